@@ -1,0 +1,36 @@
+# The two commands of the README, plus bench, fuzz-free helpers and format.
+#   make run    installs what is missing, builds, starts the explorer
+#   make test   installs what is missing, builds, runs every test
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PORT ?= 8080
+WEB ?= ON
+
+.PHONY: run test bench build setup format clean unit browser
+
+setup:
+	scripts/setup.sh $(if $(filter ON,$(WEB)),--browser,)
+
+build: setup
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DRETRYSTORM_WEB=$(WEB) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/retrystorm serve --port $(PORT)
+
+# Every test: C++ (GoogleTest via CTest), the page's unit tests and the
+# browser tests against a real `retrystorm serve`.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+bench: build
+	$(BUILD)/bench/retrystorm_bench --benchmark_min_time=0.2s
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine lacks to build and test retrystorm:
+# Debian packages (when run as root) and the page's npm packages.
+# Usage: scripts/setup.sh [--web] [--browser]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_web=0
+want_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --web) want_web=1 ;;
+    --browser) want_web=1; want_browser=1 ;;
+  esac
+done
+
+packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev clang-format)
+[ "$want_web" = 1 ] && packages+=(nodejs npm)
+[ "$want_browser" = 1 ] && packages+=(chromium)
+
+missing=()
+for p in "${packages[@]}"; do
+  # nodejs/npm may come from elsewhere than Debian; a working command is enough.
+  case "$p" in
+    nodejs) command -v node >/dev/null && continue ;;
+    npm) command -v npm >/dev/null && continue ;;
+    chromium) [ -x /usr/bin/chromium ] && continue ;;
+  esac
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq || true
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ "$want_web" = 1 ] && [ -f web/package-lock.json ]; then
+  if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+    echo "setup: npm ci (web/)"
+    (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi

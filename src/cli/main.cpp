@@ -1,0 +1,212 @@
+// The retrystorm command line: presets, run, ladder, tipping, sweep, serve.
+// Command names, options and exit statuses follow contract.md.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include "analysis/ladder.hpp"
+#include "analysis/sweep.hpp"
+#include "analysis/tipping.hpp"
+#include "engines/fluid.hpp"
+#include "io/result_json.hpp"
+#include "io/scenario_io.hpp"
+#include "io/text_report.hpp"
+#include "server/server.hpp"
+
+using namespace retrystorm;
+
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitFailure = 1;
+
+struct ScenarioOptions {
+  std::string preset;
+  std::string file;
+  std::vector<std::string> sets;
+
+  void add_to(CLI::App& cmd) {
+    cmd.add_option("--preset", preset, "a preset name (see `retrystorm presets`)");
+    cmd.add_option("--scenario", file, "a scenario file, YAML or JSON");
+    cmd.add_option("--set", sets, "PATH=VALUE, e.g. client.retries=0 (repeatable)")
+        ->allow_extra_args(false);
+  }
+
+  // The scenario to run: preset or file (default: order-status), then --set.
+  Scenario build() const {
+    if (!preset.empty() && !file.empty())
+      throw InputError("--preset and --scenario: give one of them, not both");
+    Scenario s;
+    if (!file.empty()) {
+      std::ifstream in(file, std::ios::binary);
+      if (!in) throw InputError("--scenario: cannot read '" + file + "'");
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      s = scenario_from_text(text, file);
+    } else {
+      s = preset_or_throw(preset.empty() ? "order-status" : preset).scenario;
+    }
+    for (const std::string& kv : sets) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw InputError("--set: '" + kv + "' must look like PATH=VALUE, e.g. client.retries=0");
+      set_key_text(s, kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    validate(s);
+    return s;
+  }
+};
+
+// Writes the whole output, or nothing: to a temporary file renamed into place.
+void emit(const std::string& text, const std::string& out) {
+  if (out.empty()) {
+    std::cout << text;
+    std::cout.flush();
+    return;
+  }
+  std::string tmp = out + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError("--out: cannot write '" + out + "'");
+    f << text;
+    f.flush();
+    if (!f) {
+      std::filesystem::remove(tmp);
+      throw std::runtime_error("--out: writing '" + out + "' failed");
+    }
+  }
+  std::filesystem::rename(tmp, out);
+}
+
+std::string dump(const nlohmann::json& j) { return j.dump(2) + "\n"; }
+
+void check_format(const std::string& format, std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (format == a) return;
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  throw InputError("--format: '" + format + "' is not allowed here; choose one of " + list);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "retrystorm: how client retries turn a short incident into an outage that sustains "
+      "itself, and which defenses get a system out.\nSee README.md and docs/ for the model."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", RETRYSTORM_VERSION);
+
+  auto* presets_cmd = app.add_subcommand("presets", "list the presets with their descriptions");
+  std::string format = "text", out;
+
+  ScenarioOptions run_opts;
+  auto* run_cmd = app.add_subcommand("run", "run one scenario: verdict, metrics, chart, table");
+  run_opts.add_to(*run_cmd);
+  run_cmd->add_option("--format", format, "text | json | csv (csv: the per-step series)");
+  run_cmd->add_option("--out", out, "write to FILE (atomically) instead of standard output");
+  bool no_trace = false;
+  run_cmd->add_flag("--no-trace", no_trace, "json: leave the decision trace out");
+
+  ScenarioOptions ladder_opts;
+  auto* ladder_cmd =
+      app.add_subcommand("ladder", "the defenses one at a time, as the scenario's ladder says");
+  ladder_opts.add_to(*ladder_cmd);
+  ladder_cmd->add_option("--format", format, "text | json");
+  ladder_cmd->add_option("--out", out, "write to FILE (atomically)");
+
+  ScenarioOptions tipping_opts;
+  double grid = 0;
+  auto* tipping_cmd =
+      app.add_subcommand("tipping", "the shortest incident that does not recover");
+  tipping_opts.add_to(*tipping_cmd);
+  tipping_cmd->add_option("--grid", grid, "grid of incident lengths in seconds (default: the "
+                                          "scenario's tipping.grid_s, else ten steps)");
+  tipping_cmd->add_option("--format", format, "text | json");
+  tipping_cmd->add_option("--out", out, "write to FILE (atomically)");
+
+  ScenarioOptions sweep_opts;
+  std::vector<std::string> vary;
+  unsigned threads = 0;
+  auto* sweep_cmd = app.add_subcommand("sweep", "a grid of runs over numeric keys, one row each");
+  sweep_opts.add_to(*sweep_cmd);
+  sweep_cmd->add_option("--vary", vary, "PATH=FROM:TO:STEP (repeatable; the grid is their product)")
+      ->required();
+  sweep_cmd->add_option("--format", format, "csv | json")->default_str("csv");
+  sweep_cmd->add_option("--threads", threads, "worker threads (default: every core)");
+  sweep_cmd->add_option("--out", out, "write to FILE (atomically)");
+
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  auto* serve_cmd = app.add_subcommand("serve", "the web explorer and its JSON API");
+  serve_cmd->add_option("--host", host, "address to bind (default 127.0.0.1, loopback only)");
+  serve_cmd->add_option("--port", port, "port (default 8080)")->check(CLI::Range(1, 65535));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "retrystorm: " << e.what() << " (see --help)\n";
+    return kExitBadInput;
+  }
+
+  try {
+    if (presets_cmd->parsed()) {
+      std::cout << presets_text();
+    } else if (run_cmd->parsed()) {
+      check_format(format, {"text", "json", "csv"});
+      Scenario s = run_opts.build();
+      if (format == "csv") {
+        emit(series_csv(run_fluid(s).series), out);
+      } else {
+        RunReport r = make_report(s);
+        if (no_trace) r.trace.clear();
+        emit(format == "json" ? dump(run_json(r)) : run_text(r), out);
+      }
+    } else if (ladder_cmd->parsed()) {
+      check_format(format, {"text", "json"});
+      Scenario s = ladder_opts.build();
+      auto rows = run_ladder(s);
+      emit(format == "json" ? dump(ladder_json(rows)) : ladder_text(s, rows), out);
+    } else if (tipping_cmd->parsed()) {
+      check_format(format, {"text", "json"});
+      if (grid < 0) throw InputError("--grid: " + std::to_string(grid) + " must be above 0");
+      Scenario s = tipping_opts.build();
+      TippingResult t = tipping_point(s, grid);
+      emit(format == "json" ? dump(tipping_json(t)) : tipping_text(s, t), out);
+    } else if (sweep_cmd->parsed()) {
+      if (format == "text") format = "csv";
+      check_format(format, {"csv", "json"});
+      Scenario s = sweep_opts.build();
+      std::vector<SweepAxis> axes;
+      for (const auto& v : vary) axes.push_back(parse_axis(v));
+      SweepOptions options;
+      options.threads = threads;
+      auto started = std::chrono::steady_clock::now();
+      options.progress = [&](size_t done, size_t total) {
+        if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) return;
+        std::cerr << "\rsweep: " << done << " of " << total << " runs" << std::flush;
+        if (done == total) std::cerr << "\n";
+      };
+      auto rows = run_sweep(s, axes, options);
+      emit(format == "json" ? dump(sweep_json(axes, rows)) : sweep_csv(axes, rows), out);
+    } else if (serve_cmd->parsed()) {
+      return serve(host, port);
+    }
+  } catch (const InputError& e) {
+    std::cerr << "retrystorm: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "retrystorm: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+#include "analysis/ladder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engines/fluid.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+
+namespace {
+std::string seconds_text(double s) {
+  if (s < 1) return std::to_string(static_cast<int>(std::lround(s * 1000))) + " ms";
+  std::string t = to_string(KeyValue{std::round(s * 100) / 100});
+  return t + " s";
+}
+}  // namespace
+
+Ladder generic_ladder(const Scenario& s) {
+  int retries = std::max(s.client.retries, 2);
+  int attempts = static_cast<int>(std::lround(std::pow(retries + 1.0, s.client.layers)));
+  // Backoff sized from the timeout, unless the scenario already jitters.
+  bool own = s.client.backoff.jitter != Jitter::none && s.client.backoff.base_s > 0;
+  double base = own ? s.client.backoff.base_s : std::max(s.step_s, s.client.timeout_s / 10);
+  double cap = own ? s.client.backoff.cap_s : 2 * s.client.timeout_s;
+  std::string jitter = own && s.client.backoff.jitter == Jitter::equal ? "equal" : "full";
+  double window = std::max(s.step_s, std::round(10 / s.step_s) * s.step_s);
+  Ladder l;
+  l.mode = LadderMode::cumulative;
+  l.rows = {
+      {"No retries", "One attempt; a failure goes straight to the user.",
+       {{"client.retries", 0.0}}},
+      {"Immediate retries",
+       std::to_string(attempts) + " attempts per request, sent again at once.",
+       {{"client.retries", double(retries)},
+        {"client.backoff.base_s", 0.0},
+        {"client.backoff.cap_s", 0.0},
+        {"client.backoff.jitter", std::string("none")}}},
+      {"+ Backoff with jitter",
+       "Exponential backoff from " + seconds_text(base) + ", capped at " + seconds_text(cap) +
+           ", " + jitter + " jitter.",
+       {{"client.backoff.base_s", base},
+        {"client.backoff.cap_s", cap},
+        {"client.backoff.jitter", jitter}}},
+      {"+ 10% retry budget", "Retries limited to 10% of first attempts over a rolling window.",
+       {{"client.budget.kind", std::string("window")},
+        {"client.budget.ratio", 0.1},
+        {"client.budget.window_s", window}}},
+      {"+ Shed abandoned work", "The server drops queued work whose caller already gave up.",
+       {{"server.shed_abandoned", true}}},
+  };
+  return l;
+}
+
+Ladder ladder_of(const Scenario& s) { return s.ladder.rows.empty() ? generic_ladder(s) : s.ladder; }
+
+Scenario apply_row(Scenario s, const LadderRow& row) {
+  for (const auto& [path, value] : row.set) set_key(s, path, value);
+  return s;
+}
+
+std::vector<LadderResult> run_ladder(const Scenario& s) {
+  Ladder ladder = ladder_of(s);
+  std::vector<LadderResult> out;
+  Scenario current = s;
+  for (const LadderRow& row : ladder.rows) {
+    Scenario next = apply_row(ladder.mode == LadderMode::cumulative ? current : s, row);
+    validate(next);
+    if (ladder.mode == LadderMode::cumulative) current = next;
+    out.push_back({row, next, compute_metrics(run_fluid(next))});
+  }
+  return out;
+}
+
+}  // namespace retrystorm

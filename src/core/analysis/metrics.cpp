@@ -1,0 +1,123 @@
+#include "analysis/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace retrystorm {
+
+namespace {
+
+// Amounts below this are floating-point dust from splitting, not requests.
+constexpr double kDust = 1e-9;
+constexpr double kLastWindowS = 60;
+
+size_t first_step_at_or_after(const Scenario& s, double t_s) {
+  return static_cast<size_t>(std::max(0.0, std::ceil(t_s / s.step_s - 1e-9)));
+}
+
+double sum(const std::vector<double>& v, size_t from, size_t to) {
+  double total = 0;
+  for (size_t i = from; i < to && i < v.size(); ++i) total += v[i];
+  return total;
+}
+
+// Smallest s >= incident end from which goodput per second stays at or above
+// the fraction of demand in every step to the end.
+std::optional<double> goodput_recovery(const RunResult& run) {
+  const Scenario& s = run.scenario;
+  const auto& goodput = run.series.goodput;
+  size_t n = goodput.size();
+  size_t earliest = first_step_at_or_after(s, s.incident_end_s());
+  if (earliest >= n) return std::nullopt;
+  double needed = s.recovery.goodput_fraction * s.demand.rate_per_s * s.step_s;
+  size_t from = n;
+  while (from > earliest && goodput[from - 1] >= needed - kDust) --from;
+  if (from == n) return std::nullopt;
+  return from * s.step_s - s.incident_end_s();
+}
+
+bool backlog_growing(const RunResult& run) {
+  const auto& backlog = run.series.backlog;
+  size_t k = static_cast<size_t>(run.scenario.timeout_steps());
+  if (backlog.size() <= k) return false;
+  double now = backlog.back(), before = backlog[backlog.size() - 1 - k];
+  return now > before + kDust * std::max(1.0, before);
+}
+
+std::optional<double> failure_recovery(const RunResult& run, bool growing) {
+  const Scenario& s = run.scenario;
+  const auto& failed = run.series.failed;
+  long last = -1;
+  for (long i = static_cast<long>(failed.size()) - 1; i >= 0; --i)
+    if (failed[i] > kDust) {
+      last = i;
+      break;
+    }
+  if (last < 0) return 0.0;
+  if (growing || last == static_cast<long>(failed.size()) - 1) return std::nullopt;
+  return std::max(0.0, (last + 1) * s.step_s - s.incident_end_s());
+}
+
+}  // namespace
+
+double attempts_per_request(const RunResult& run, double from_s, double to_s) {
+  size_t from = first_step_at_or_after(run.scenario, from_s);
+  size_t to = first_step_at_or_after(run.scenario, to_s);
+  double first = sum(run.series.first_attempts, from, to);
+  return first > 0 ? (first + sum(run.series.retries, from, to)) / first : 0;
+}
+
+std::optional<double> recovery_time(const Metrics& m, const Scenario& s) {
+  return s.recovery.criterion == RecoveryCriterion::goodput ? m.goodput_recovery_s
+                                                            : m.failure_recovery_s;
+}
+
+Metrics compute_metrics(const RunResult& run) {
+  const Scenario& s = run.scenario;
+  const Series& x = run.series;
+  size_t n = x.size();
+  Metrics m;
+  m.user_requests = run.user_requests;
+  m.failed = run.failed;
+  m.failed_fraction = run.user_requests > 0 ? run.failed / run.user_requests : 0;
+  m.succeeded = run.succeeded;
+  m.in_flight = run.in_flight;
+  m.served_on_time = sum(x.goodput, 0, n);
+  m.served_late = sum(x.served_late, 0, n);
+  m.served = m.served_on_time + m.served_late;
+  m.shed = sum(x.shed, 0, n);
+  m.rejected = sum(x.rejected, 0, n);
+  m.budget_denied = sum(x.budget_denied, 0, n);
+  m.wasted_fraction = m.served > 0 ? m.served_late / m.served : 0;
+
+  for (size_t i = 0; i < n; ++i) {
+    if (x.first_attempts[i] <= 0) continue;
+    double amplification = (x.first_attempts[i] + x.retries[i]) / x.first_attempts[i];
+    if (amplification > m.peak_amplification + 1e-12) {
+      m.peak_amplification = amplification;
+      m.peak_t_s = x.t_s[i];
+    }
+  }
+
+  m.goodput_recovery_s = goodput_recovery(run);
+  m.backlog_growing = backlog_growing(run);
+  m.failure_recovery_s = failure_recovery(run, m.backlog_growing);
+  m.recovered = recovery_time(m, s).has_value();
+
+  double window_s = std::min(kLastWindowS, s.horizon_s);
+  size_t from = n - std::min(n, static_cast<size_t>(std::lround(window_s / s.step_s)));
+  double capacity = sum(x.capacity, from, n);
+  m.last_window.seconds = window_s;
+  m.last_window.goodput_per_s = sum(x.goodput, from, n) / window_s;
+  m.last_window.utilization =
+      capacity > 0 ? (sum(x.goodput, from, n) + sum(x.served_late, from, n)) / capacity : 0;
+  m.last_window.attempts_per_request = attempts_per_request(run, s.horizon_s - window_s,
+                                                            s.horizon_s);
+
+  m.bound.max_amplification = s.attempts();
+  m.bound.safe_load_below = 1.0 / s.attempts();
+  m.bound.load = s.demand.rate_per_s / s.server.capacity_per_s;
+  return m;
+}
+
+}  // namespace retrystorm

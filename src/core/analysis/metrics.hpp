@@ -1,0 +1,57 @@
+// Metrics of one run: fluid-model.md, "Metrics" (names as in contract.md).
+#pragma once
+
+#include <optional>
+
+#include "engines/run_result.hpp"
+
+namespace retrystorm {
+
+struct LastWindow {
+  double seconds = 60;
+  double goodput_per_s = 0;
+  double utilization = 0;
+  double attempts_per_request = 0;
+};
+
+// The model bound: with every response late, demand reaches
+// max_amplification x normal; the backlog surely drains only below
+// safe_load_below of capacity.
+struct Bound {
+  double max_amplification = 1;
+  double safe_load_below = 1;
+  double load = 0;  // demand / capacity outside the incident
+};
+
+struct Metrics {
+  double user_requests = 0;
+  double failed = 0;
+  double failed_fraction = 0;
+  double succeeded = 0;
+  double in_flight = 0;
+  double served = 0;
+  double served_on_time = 0;
+  double served_late = 0;
+  double shed = 0;
+  double rejected = 0;
+  double budget_denied = 0;
+  double wasted_fraction = 0;
+  double peak_amplification = 0;
+  double peak_t_s = 0;
+  std::optional<double> goodput_recovery_s;
+  std::optional<double> failure_recovery_s;
+  bool backlog_growing = false;
+  bool recovered = false;  // by the scenario's recovery.criterion
+  LastWindow last_window;
+  Bound bound;
+};
+
+Metrics compute_metrics(const RunResult& run);
+
+// (first attempts + retries sent) / first attempts over [from_s, to_s).
+double attempts_per_request(const RunResult& run, double from_s, double to_s);
+
+// The recovery time the scenario's criterion names (null when stuck).
+std::optional<double> recovery_time(const Metrics& m, const Scenario& s);
+
+}  // namespace retrystorm

@@ -1,0 +1,234 @@
+#include "analysis/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/ladder.hpp"
+#include "engines/fluid.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+std::string trimmed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s == "-0" ? "0" : s;
+}
+
+std::string thousands(long v) {
+  std::string digits = std::to_string(std::labs(v)), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+size_t step_at(const Scenario& s, double t_s) {
+  return static_cast<size_t>(std::max(0.0, std::floor(t_s / s.step_s + 1e-9)));
+}
+
+}  // namespace
+
+std::string format_amount(double v) {
+  if (std::fabs(v) >= 1000 && std::fabs(v - std::round(v)) < 0.05)
+    return thousands(std::lround(v));
+  return trimmed(v, std::fabs(v) >= 100 ? 1 : 2);
+}
+
+std::string format_percent(double fraction) { return trimmed(fraction * 100, 1) + "%"; }
+
+std::string format_seconds(double s) { return trimmed(s, 2) + " s"; }
+
+Verdict verdict(const RunResult& run, const Metrics& m) {
+  const Scenario& s = run.scenario;
+  Verdict v;
+  v.recovered = m.recovered;
+  auto rec = recovery_time(m, s);
+  bool goodput = s.recovery.criterion == RecoveryCriterion::goodput;
+  if (rec) {
+    v.headline = goodput ? "Recovered: goodput back above " +
+                               format_percent(s.recovery.goodput_fraction) + " of demand " +
+                               format_seconds(*rec) + " after the incident ended"
+                         : "Recovered: the last user failure came " + format_seconds(*rec) +
+                               " after the incident ended";
+    if (*rec == 0)
+      v.headline = goodput ? "Absorbed: goodput held up as soon as the incident ended"
+                           : "Absorbed: no user failed after the incident ended";
+  } else {
+    v.headline = "Not recovered by " + format_seconds(s.horizon_s) + ": the incident ended at " +
+                 format_seconds(s.incident_end_s());
+  }
+  std::string bound = "Model bound: with every response late, each request can cost up to " +
+                      trimmed(m.bound.max_amplification, 2) + " attempts, so demand can reach " +
+                      format_percent(m.bound.max_amplification * m.bound.load) +
+                      " of capacity; the backlog is sure to drain on its own only below " +
+                      format_percent(m.bound.safe_load_below) + " load, and this scenario runs at " +
+                      format_percent(m.bound.load) + ".";
+  if (!rec) {
+    v.detail = std::string(m.backlog_growing ? "The backlog was still growing at the end"
+                                             : "Users were still failing at the end") +
+               ", and " + format_percent(m.wasted_fraction) +
+               " of the work served went to callers who had already given up. Each give-up "
+               "sent another retry into the same queue: the loop keeps itself going after the "
+               "trigger is gone. " +
+               bound;
+  } else {
+    v.detail = format_percent(m.failed_fraction) + " of user requests failed (" +
+               format_amount(m.failed) + " of " + format_amount(m.user_requests) + "), and " +
+               format_percent(m.wasted_fraction) +
+               " of the work served was wasted on callers who had left. " + bound;
+  }
+  return v;
+}
+
+std::vector<GoodputRow> goodput_table(const RunResult& run, std::vector<double> at) {
+  const Scenario& s = run.scenario;
+  double start = s.incident.start_s, end = s.incident_end_s(), h = s.horizon_s;
+  if (at.empty()) {
+    double lead = std::min(10.0, start / 2);
+    at = {start - lead, start, start + s.incident.duration_s / 2, end};
+    for (double after : {0.5, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0})
+      at.push_back(end + after * std::max(1.0, s.incident.duration_s / 10));
+    at.push_back(h - s.step_s);
+  }
+  std::vector<GoodputRow> rows;
+  for (double t : at) {
+    t = std::round(t / s.step_s) * s.step_s;
+    if (t < 0 || t >= h) continue;
+    if (!rows.empty() && t <= rows.back().t_s) continue;
+    size_t i = step_at(s, t);
+    std::string phase = s.in_incident(static_cast<int>(i)) ? "during" : t < start ? "before"
+                                                                                  : "after";
+    rows.push_back({std::round(t * 1e6) / 1e6, phase, run.series.goodput[i] / s.step_s});
+  }
+  return rows;
+}
+
+std::vector<TraceEntry> decision_trace(const RunResult& run) {
+  const Scenario& s = run.scenario;
+  const Series& x = run.series;
+  double normal_capacity = s.server.capacity_per_s * s.step_s;
+  std::vector<TraceEntry> out;
+  out.reserve(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::string t = "capacity " + format_amount(x.capacity[i]);
+    if (s.in_incident(static_cast<int>(i))) t += " (incident)";
+    t += "; sent " + format_amount(x.first_attempts[i]) + " new";
+    if (x.retries[i] > 0) t += " + " + format_amount(x.retries[i]) + " retries";
+    if (x.budget_denied[i] > 0)
+      t += "; budget denied " + format_amount(x.budget_denied[i]) + " retries (those users fail)";
+    if (x.rejected[i] > 0) t += "; queue full, rejected " + format_amount(x.rejected[i]);
+    t += "; served " + format_amount(x.goodput[i]) + " on time";
+    if (x.served_late[i] > 0)
+      t += ", " + format_amount(x.served_late[i]) + " late (their callers had gone)";
+    if (x.gave_up[i] > 0)
+      t += "; " + format_amount(x.gave_up[i]) + " reached the " + format_seconds(s.client.timeout_s) +
+           " timeout and gave up";
+    if (x.shed[i] > 0) t += ", shed " + format_amount(x.shed[i]) + " from the queue";
+    if (x.failed[i] > 0) t += "; " + format_amount(x.failed[i]) + " user requests failed";
+    double wait_s = normal_capacity > 0 ? x.backlog[i] / normal_capacity * s.step_s : 0;
+    t += "; backlog " + format_amount(x.backlog[i]);
+    if (x.backlog[i] > 0) {
+      t += " (~" + format_seconds(std::round(wait_s * 100) / 100) + " of work";
+      t += wait_s > s.client.timeout_s ? ", longer than the timeout: new work will be late)"
+                                       : ")";
+    }
+    out.push_back({x.t_s[i], t});
+  }
+  return out;
+}
+
+std::vector<Advice> advise(const RunResult& run, const Metrics& m,
+                           const std::optional<TippingResult>& tipping) {
+  const Scenario& s = run.scenario;
+  std::vector<Advice> tried;
+  auto try_change = [&](std::string title, std::string why,
+                        std::vector<std::pair<std::string, KeyValue>> change) {
+    Advice a{std::move(title), std::move(why), std::move(change), std::nullopt, false};
+    Scenario changed = s;
+    for (const auto& [path, value] : a.change) set_key(changed, path, value);
+    validate(changed);
+    Metrics with = compute_metrics(run_fluid(changed));
+    a.failed_fraction = with.failed_fraction;
+    a.recovers = with.recovered;
+    bool helps = (a.recovers && !m.recovered) || with.failed_fraction < m.failed_fraction - 0.005;
+    if (!helps) return;
+    auto rec = recovery_time(with, changed);
+    a.why += " In this scenario: " +
+             (rec ? "recovers " + format_seconds(*rec) + " after the incident"
+                  : std::string("still not recovered")) +
+             ", " + format_percent(with.failed_fraction) + " of requests fail (now " +
+             format_percent(m.failed_fraction) + ").";
+    tried.push_back(std::move(a));
+  };
+
+  if (s.client.retries > 0 && s.client.budget.kind == BudgetKind::none) {
+    double window = std::max(s.step_s, std::round(10 / s.step_s) * s.step_s);
+    try_change("Cap retries as a share of traffic",
+                "A retry budget (10% of first attempts over a rolling window) keeps sustained "
+                "amplification near 1.1x however many attempts each request may make; retries "
+                "over the budget fail fast instead of joining the queue.",
+                {{"client.budget.kind", std::string("window")},
+                 {"client.budget.ratio", 0.1},
+                 {"client.budget.window_s", window}});
+  }
+  if (!s.server.shed_abandoned)
+    try_change("Stop serving callers who already left",
+                "Propagate deadlines and let the server drop queued work whose caller has timed "
+                "out, so capacity after the trigger goes to requests someone still waits for.",
+                {{"server.shed_abandoned", true}});
+  if (s.server.queue_limit == 0) {
+    double limit = std::max(1.0, std::round(s.server.capacity_per_s * s.client.timeout_s));
+    try_change("Bound the queue to one timeout of work",
+                "A queue longer than capacity x timeout only holds work that will be late; a "
+                "limit of " + format_amount(limit) +
+                    " turns the excess into fast rejections the client can act on.",
+                {{"server.queue_limit", limit}});
+  }
+  if (s.client.layers > 1)
+    try_change("Retry at one layer only",
+                "Retries at " + std::to_string(s.client.layers) + " stacked layers multiply to " +
+                    std::to_string(s.attempts()) +
+                    " attempts per request at the bottom; keep retries at the layer closest to "
+                    "the user and let the others fail fast.",
+                {{"client.layers", 1.0}});
+  if (s.client.retries > 1)
+    try_change("Fewer attempts per request",
+                "Every extra attempt raises the load a stuck system must carry; one retry is "
+                "usually enough to ride out a lost packet.",
+                {{"client.retries", 1.0}});
+
+  std::stable_sort(tried.begin(), tried.end(), [](const Advice& a, const Advice& b) {
+    if (a.recovers != b.recovers) return a.recovers;
+    return a.failed_fraction.value_or(1) < b.failed_fraction.value_or(1);
+  });
+
+  if (!m.recovered && s.client.retries > 0 && s.client.backoff.base_s > 0)
+    tried.push_back({"Backoff alone does not cap load",
+                     "New requests keep arriving whatever the clients do, so backoff only moves "
+                     "retries later; they still land on a saturated queue. It helps with short "
+                     "blips and synchronised clients, not with a backlog.",
+                     {}, std::nullopt, false});
+  std::string headroom = "With this policy the backlog is sure to drain only below " +
+                         format_percent(m.bound.safe_load_below) + " load; you run at " +
+                         format_percent(m.bound.load) + ".";
+  if (tipping && tipping->on_grid_s)
+    headroom += " Above that bound it holds until an incident of about " +
+                format_seconds(tipping->exact_s.value_or(*tipping->on_grid_s)) +
+                " leaves it stuck. Read both as directions for capacity planning, not thresholds.";
+  else if (tipping)
+    headroom += " No incident length up to the horizon left it stuck.";
+  tried.push_back({"Or buy headroom", headroom, {}, std::nullopt, false});
+  return tried;
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,57 @@
+// Views of a run a person reads: the headline verdict, the goodput table,
+// the step-by-step decision trace and the ranked advice. All text here is
+// ours; numbers come from the run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics.hpp"
+#include "analysis/tipping.hpp"
+#include "engines/run_result.hpp"
+
+namespace retrystorm {
+
+struct Verdict {
+  bool recovered = false;
+  std::string headline;  // "Recovered 19 s after the incident ended"
+  std::string detail;    // why, with the model bound
+};
+Verdict verdict(const RunResult& run, const Metrics& m);
+
+struct GoodputRow {
+  double t_s;
+  std::string phase;  // before | during | after
+  double goodput_per_s;
+};
+// Goodput per second at chosen seconds before, during and after the
+// incident; `at` overrides the automatic choice.
+std::vector<GoodputRow> goodput_table(const RunResult& run, std::vector<double> at = {});
+
+struct TraceEntry {
+  double t_s;
+  std::string text;
+};
+// One line per step: what arrived, was served on time or late, gave up,
+// was retried, denied, rejected or shed, and why.
+std::vector<TraceEntry> decision_trace(const RunResult& run);
+
+struct Advice {
+  std::string title;
+  std::string why;
+  std::vector<std::pair<std::string, KeyValue>> change;  // empty: no single change
+  std::optional<double> failed_fraction;                 // with the change, when run
+  bool recovers = false;
+};
+// Tries each defense as one change to the scenario and ranks those that
+// help; then adds what the run itself says (backoff alone, headroom).
+std::vector<Advice> advise(const RunResult& run, const Metrics& m,
+                           const std::optional<TippingResult>& tipping);
+
+// "12.5", "0.05", "64,170": numbers as the reports print them.
+std::string format_amount(double v);
+std::string format_percent(double fraction);  // "94.1%"
+std::string format_seconds(double s);         // "21.05 s"
+
+}  // namespace retrystorm

@@ -1,0 +1,54 @@
+#include "analysis/tipping.hpp"
+
+#include <cmath>
+
+#include "analysis/metrics.hpp"
+#include "engines/fluid.hpp"
+
+namespace retrystorm {
+
+namespace {
+// 3 x 0.1 s is 0.30000000000000004 in binary; durations are shown rounded.
+double tidy_seconds(double s) { return std::round(s * 1e9) / 1e9; }
+}  // namespace
+
+double default_grid_s(const Scenario& s) {
+  return s.tipping.grid_s > 0 ? s.tipping.grid_s : 10 * s.step_s;
+}
+
+bool recovers_with_duration(Scenario s, double duration_s) {
+  s.incident.duration_s = duration_s;
+  return compute_metrics(run_fluid(s)).recovered;
+}
+
+TippingResult tipping_point(const Scenario& s, double grid_s) {
+  TippingResult r;
+  r.grid_s = grid_s > 0 ? grid_s : default_grid_s(s);
+  double longest = s.horizon_s - s.incident.start_s;
+  long grid_points = static_cast<long>(std::floor(longest / r.grid_s + 1e-9));
+  double last_recovering = 0;
+  for (long i = 1; i <= grid_points; ++i) {
+    double d = tidy_seconds(i * r.grid_s);
+    if (!recovers_with_duration(s, d)) {
+      r.on_grid_s = d;
+      break;
+    }
+    last_recovering = d;
+  }
+  if (!r.on_grid_s) return r;
+  // Bisection in whole steps between the last grid point that recovers and
+  // the first that does not (assumes one tipping point between them).
+  long lo = std::lround(last_recovering / s.step_s);
+  long hi = std::lround(*r.on_grid_s / s.step_s);
+  while (hi - lo > 1) {
+    long mid = lo + (hi - lo) / 2;
+    if (recovers_with_duration(s, tidy_seconds(mid * s.step_s)))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  r.exact_s = tidy_seconds(hi * s.step_s);
+  return r;
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,319 @@
+#include "model/keys.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace retrystorm {
+
+namespace {
+
+// Steps and timeouts are compared in step units; this absorbs the binary
+// representation error of decimal steps such as 0.05 s.
+constexpr double kStepEpsilon = 1e-9;
+
+bool whole_multiple(double value, double step) {
+  double ratio = value / step;
+  return std::fabs(ratio - std::round(ratio)) < kStepEpsilon * std::max(1.0, ratio);
+}
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out.precision(15);
+  out << v;
+  return out.str();
+}
+
+// Builders keep the table below one line per fact.
+KeySpec number(std::string path, double min, double max, std::string unit, std::string group,
+               std::string label, std::string help, double& (*field)(Scenario&),
+               bool min_exclusive = false) {
+  KeySpec k{std::move(path), KeyType::number, min, max, min_exclusive, {}, std::move(unit),
+            std::move(group), std::move(label), std::move(help), {}, {}};
+  k.get = [field](const Scenario& s) {
+    return KeyValue{field(const_cast<Scenario&>(s))};
+  };
+  k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<double>(v); };
+  return k;
+}
+
+KeySpec integer(std::string path, double min, double max, std::string group, std::string label,
+                std::string help, int& (*field)(Scenario&)) {
+  KeySpec k{std::move(path), KeyType::integer, min, max, false, {}, "", std::move(group),
+            std::move(label), std::move(help), {}, {}};
+  k.get = [field](const Scenario& s) {
+    return KeyValue{static_cast<double>(field(const_cast<Scenario&>(s)))};
+  };
+  k.put = [field](Scenario& s, const KeyValue& v) {
+    field(s) = static_cast<int>(std::get<double>(v));
+  };
+  return k;
+}
+
+KeySpec boolean(std::string path, std::string group, std::string label, std::string help,
+                bool& (*field)(Scenario&)) {
+  KeySpec k{std::move(path), KeyType::boolean, 0, 1, false, {}, "", std::move(group),
+            std::move(label), std::move(help), {}, {}};
+  k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
+  k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<bool>(v); };
+  return k;
+}
+
+KeySpec text(std::string path, std::string help, std::string& (*field)(Scenario&)) {
+  KeySpec k{std::move(path), KeyType::text, 0, 0, false, {}, "", "run", "", std::move(help),
+            {}, {}};
+  k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
+  k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<std::string>(v); };
+  return k;
+}
+
+// An enum key stored as its index in `choices`.
+template <typename Enum>
+KeySpec choice(std::string path, std::vector<std::string> choices, std::string group,
+               std::string label, std::string help, Enum& (*field)(Scenario&)) {
+  KeySpec k{std::move(path), KeyType::choice, 0, 0, false, choices, "", std::move(group),
+            std::move(label), std::move(help), {}, {}};
+  k.get = [field, choices](const Scenario& s) {
+    return KeyValue{choices.at(static_cast<size_t>(field(const_cast<Scenario&>(s))))};
+  };
+  k.put = [field, choices](Scenario& s, const KeyValue& v) {
+    const auto& name = std::get<std::string>(v);
+    for (size_t i = 0; i < choices.size(); ++i)
+      if (choices[i] == name) field(s) = static_cast<Enum>(i);
+  };
+  return k;
+}
+
+constexpr double kBig = 1e9;
+
+std::vector<KeySpec> build_keys() {
+  using S = Scenario;
+  std::vector<KeySpec> keys;
+  keys.push_back(text("name", "preset or scenario name", [](S& s) -> auto& { return s.name; }));
+  keys.push_back(text("description", "one line a person reads",
+                      [](S& s) -> auto& { return s.description; }));
+  keys.push_back(text("engine", "fluid: the deterministic step model",
+                      [](S& s) -> auto& { return s.engine; }));
+  keys.back().type = KeyType::choice;
+  keys.back().choices = {"fluid"};
+  keys.back().label = "Engine";
+  keys.push_back(number("horizon_s", 0, 1e7, "s", "run", "Horizon", "length of the run",
+                        [](S& s) -> auto& { return s.horizon_s; }, true));
+  keys.push_back(number("step_s", 0, 3600, "s", "run", "Step", "length of one model step",
+                        [](S& s) -> auto& { return s.step_s; }, true));
+  keys.push_back(choice<ServiceCompletes>(
+      "service_completes", {"start", "end"}, "run", "Service completes at",
+      "whether work served in a step completes at its start or its end",
+      [](S& s) -> auto& { return s.service_completes; }));
+  keys.push_back(number("demand.rate_per_s", 0, kBig, "/s", "demand_server", "Demand",
+                        "new user requests per second",
+                        [](S& s) -> auto& { return s.demand.rate_per_s; }));
+  keys.push_back(number("server.capacity_per_s", 0, kBig, "/s", "demand_server", "Capacity",
+                        "attempts the server completes per second",
+                        [](S& s) -> auto& { return s.server.capacity_per_s; }, true));
+  keys.push_back(number("server.queue_limit", 0, kBig, "", "demand_server", "Queue limit",
+                        "most attempts waiting in the queue; 0 = unbounded",
+                        [](S& s) -> auto& { return s.server.queue_limit; }));
+  keys.push_back(boolean("server.shed_abandoned", "demand_server", "Shed abandoned work",
+                         "drop queued attempts whose caller already gave up",
+                         [](S& s) -> auto& { return s.server.shed_abandoned; }));
+  keys.push_back(number("incident.start_s", 0, 1e7, "s", "incident", "Incident start",
+                        "when capacity drops (or demand surges)",
+                        [](S& s) -> auto& { return s.incident.start_s; }));
+  keys.push_back(number("incident.duration_s", 0, 1e7, "s", "incident", "Incident length",
+                        "how long the incident lasts",
+                        [](S& s) -> auto& { return s.incident.duration_s; }));
+  keys.push_back(number("incident.capacity_factor", 0, 1000, "x", "incident",
+                        "Capacity during incident", "capacity multiplier; 0 = outage",
+                        [](S& s) -> auto& { return s.incident.capacity_factor; }));
+  keys.push_back(number("incident.demand_factor", 0, 1000, "x", "incident",
+                        "Demand during incident", "demand multiplier; above 1 = a load surge",
+                        [](S& s) -> auto& { return s.incident.demand_factor; }));
+  keys.push_back(number("client.timeout_s", 0, 1e7, "s", "client", "Timeout",
+                        "client gives up on an attempt after this long",
+                        [](S& s) -> auto& { return s.client.timeout_s; }, true));
+  keys.push_back(integer("client.layers", 1, 6, "client", "Retrying layers",
+                         "retrying layers stacked above the dependency",
+                         [](S& s) -> auto& { return s.client.layers; }));
+  keys.push_back(integer("client.retries", 0, 100, "client", "Retries per layer",
+                         "retries per layer; attempts per layer = retries + 1",
+                         [](S& s) -> auto& { return s.client.retries; }));
+  keys.push_back(number("client.backoff.base_s", 0, 1e6, "s", "client", "Backoff base",
+                        "delay window before the first retry",
+                        [](S& s) -> auto& { return s.client.backoff.base_s; }));
+  keys.push_back(number("client.backoff.multiplier", 1, 100, "x", "client", "Backoff multiplier",
+                        "growth of the window per retry",
+                        [](S& s) -> auto& { return s.client.backoff.multiplier; }));
+  keys.push_back(number("client.backoff.cap_s", 0, 1e6, "s", "client", "Backoff cap",
+                        "largest window; 0 = no cap",
+                        [](S& s) -> auto& { return s.client.backoff.cap_s; }));
+  keys.push_back(choice<Jitter>("client.backoff.jitter", {"none", "full", "equal"}, "client",
+                                "Jitter", "none: the window; full: [0, w); equal: [w/2, w)",
+                                [](S& s) -> auto& { return s.client.backoff.jitter; }));
+  keys.push_back(choice<BudgetKind>(
+      "client.budget.kind", {"none", "token_bucket", "window"}, "client", "Retry budget",
+      "none, a token bucket, or a rolling window of retries against first attempts",
+      [](S& s) -> auto& { return s.client.budget.kind; }));
+  keys.push_back(number("client.budget.ratio", 0, 100, "", "client", "Budget ratio",
+                        "retries allowed per first attempt (0.1 = 10%)",
+                        [](S& s) -> auto& { return s.client.budget.ratio; }));
+  keys.push_back(number("client.budget.window_s", 0, 1e6, "s", "client", "Budget window",
+                        "token bucket size or rolling window length",
+                        [](S& s) -> auto& { return s.client.budget.window_s; }, true));
+  keys.push_back(number("recovery.goodput_fraction", 0, 1, "", "run", "Recovered at",
+                        "share of demand goodput must hold to count as recovered",
+                        [](S& s) -> auto& { return s.recovery.goodput_fraction; }, true));
+  keys.push_back(choice<RecoveryCriterion>(
+      "recovery.criterion", {"failures", "goodput"}, "run", "Recovery means",
+      "failures: no more user failures; goodput: goodput back above the fraction",
+      [](S& s) -> auto& { return s.recovery.criterion; }));
+  keys.push_back(number("tipping.grid_s", 0, 1e7, "s", "run", "Tipping grid",
+                        "grid of incident lengths the tipping point tries; 0 = ten steps",
+                        [](S& s) -> auto& { return s.tipping.grid_s; }));
+  return keys;
+}
+
+double parse_number(const std::string& path, const std::string& text) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(path + ": '" + text + "' is not a number");
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& scenario_keys() {
+  static const std::vector<KeySpec> keys = build_keys();
+  return keys;
+}
+
+const KeySpec* find_key(const std::string& path) {
+  for (const auto& k : scenario_keys())
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+const KeySpec& key_or_throw(const std::string& path) {
+  if (const KeySpec* k = find_key(path)) return *k;
+  std::string known;
+  for (const auto& k : scenario_keys()) known += (known.empty() ? "" : ", ") + k.path;
+  throw InputError("unknown key '" + path + "'; known keys: " + known);
+}
+
+std::string to_string(const KeyValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const double* d = std::get_if<double>(&v)) return number_text(*d);
+  return std::get<std::string>(v);
+}
+
+void set_key(Scenario& s, const std::string& path, const KeyValue& value) {
+  const KeySpec& k = key_or_throw(path);
+  switch (k.type) {
+    case KeyType::number:
+    case KeyType::integer: {
+      const double* d = std::get_if<double>(&value);
+      if (!d) throw InputError(path + ": '" + to_string(value) + "' is not a number");
+      if (!std::isfinite(*d)) throw InputError(path + ": the value must be finite");
+      bool below = k.min_exclusive ? *d <= k.min : *d < k.min;
+      if (below || *d > k.max)
+        throw InputError(path + ": " + number_text(*d) + " is out of range; allowed " +
+                         (k.min_exclusive ? "above " : "from ") + number_text(k.min) +
+                         (k.min_exclusive ? " up to " : " to ") + number_text(k.max) +
+                         (k.unit.empty() || k.unit == "x" ? "" : " " + k.unit));
+      if (k.type == KeyType::integer && *d != std::floor(*d))
+        throw InputError(path + ": " + number_text(*d) + " must be a whole number");
+      break;
+    }
+    case KeyType::boolean:
+      if (!std::holds_alternative<bool>(value))
+        throw InputError(path + ": '" + to_string(value) + "' is not true or false");
+      break;
+    case KeyType::choice: {
+      const std::string* t = std::get_if<std::string>(&value);
+      bool ok = t && std::find(k.choices.begin(), k.choices.end(), *t) != k.choices.end();
+      if (!ok) {
+        std::string allowed;
+        for (const auto& c : k.choices) allowed += (allowed.empty() ? "" : ", ") + c;
+        throw InputError(path + ": '" + to_string(value) + "' is not allowed; choose one of " +
+                         allowed);
+      }
+      break;
+    }
+    case KeyType::text:
+      if (!std::holds_alternative<std::string>(value))
+        throw InputError(path + ": '" + to_string(value) + "' must be text");
+      break;
+  }
+  k.put(s, value);
+}
+
+void set_key_text(Scenario& s, const std::string& path, const std::string& text) {
+  const KeySpec& k = key_or_throw(path);
+  switch (k.type) {
+    case KeyType::number:
+    case KeyType::integer:
+      return set_key(s, path, parse_number(path, text));
+    case KeyType::boolean:
+      if (text == "true" || text == "1" || text == "yes" || text == "on")
+        return set_key(s, path, true);
+      if (text == "false" || text == "0" || text == "no" || text == "off")
+        return set_key(s, path, false);
+      throw InputError(path + ": '" + text + "' is not true or false");
+    case KeyType::choice:
+    case KeyType::text:
+      return set_key(s, path, text);
+  }
+}
+
+double get_number(const Scenario& s, const std::string& path) {
+  const KeySpec& k = key_or_throw(path);
+  if (k.type != KeyType::number && k.type != KeyType::integer)
+    throw InputError(path + ": is not a numeric key");
+  return std::get<double>(k.get(s));
+}
+
+void validate(const Scenario& s, const RunLimits& limits) {
+  if (!whole_multiple(s.horizon_s, s.step_s))
+    throw InputError("horizon_s: " + number_text(s.horizon_s) +
+                     " is not a whole number of steps of step_s = " + number_text(s.step_s));
+  double steps = std::round(s.horizon_s / s.step_s);
+  if (steps > limits.max_steps)
+    throw InputError("horizon_s: " + number_text(s.horizon_s) + " s at step_s " +
+                     number_text(s.step_s) + " is " + number_text(steps) +
+                     " steps; the limit is " + std::to_string(limits.max_steps));
+  if (!whole_multiple(s.client.timeout_s, s.step_s))
+    throw InputError("client.timeout_s: " + number_text(s.client.timeout_s) +
+                     " is not a whole number of steps of step_s = " + number_text(s.step_s));
+  if (s.client.budget.kind == BudgetKind::window &&
+      !whole_multiple(s.client.budget.window_s, s.step_s))
+    throw InputError("client.budget.window_s: " + number_text(s.client.budget.window_s) +
+                     " is not a whole number of steps of step_s = " + number_text(s.step_s));
+  double attempts = std::pow(s.client.retries + 1.0, s.client.layers);
+  if (attempts > limits.max_attempts)
+    throw InputError("client.retries: " + std::to_string(s.client.retries) + " retries at " +
+                     std::to_string(s.client.layers) + " layers make " + number_text(attempts) +
+                     " attempts per request; the limit is " +
+                     std::to_string(limits.max_attempts));
+  if (s.engine != "fluid")
+    throw InputError("engine: '" + s.engine + "' is not available; choose fluid");
+}
+
+int Scenario::steps() const { return static_cast<int>(std::lround(horizon_s / step_s)); }
+int Scenario::timeout_steps() const {
+  return static_cast<int>(std::lround(client.timeout_s / step_s));
+}
+int Scenario::attempts() const {
+  return static_cast<int>(std::lround(std::pow(client.retries + 1.0, client.layers)));
+}
+double Scenario::incident_end_s() const { return incident.start_s + incident.duration_s; }
+bool Scenario::in_incident(int step) const {
+  // Compared in step units so that 10 s / 0.05 s lands on step 200 exactly.
+  double t = step;
+  double start = incident.start_s / step_s, end = incident_end_s() / step_s;
+  return start - kStepEpsilon <= t && t < end - kStepEpsilon;
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,56 @@
+// The table of scenario keys: one entry per dotted path of contract.md, with
+// its type, range, unit and help. Reading files, --set, sweeps, the HTTP API
+// and the page's controls all go through this one table.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+
+namespace retrystorm {
+
+// Bad input: the message names the key, the value and what is allowed.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class KeyType { number, integer, boolean, choice, text };
+
+struct KeySpec {
+  std::string path;   // "client.backoff.base_s"
+  KeyType type;
+  double min = 0;     // numbers and integers: inclusive range
+  double max = 0;
+  bool min_exclusive = false;
+  std::vector<std::string> choices;  // KeyType::choice
+  std::string unit;   // "s", "/s", "" ...
+  std::string group;  // "run", "demand_server", "incident", "client"
+  std::string label;  // short label for controls
+  std::string help;   // one line
+  std::function<KeyValue(const Scenario&)> get;
+  std::function<void(Scenario&, const KeyValue&)> put;
+};
+
+const std::vector<KeySpec>& scenario_keys();
+const KeySpec* find_key(const std::string& path);
+const KeySpec& key_or_throw(const std::string& path);
+
+// Sets one key, checking type and range. Throws InputError.
+void set_key(Scenario& s, const std::string& path, const KeyValue& value);
+// Parses VALUE as the key's type ("true", "12.5", "full") and sets it.
+void set_key_text(Scenario& s, const std::string& path, const std::string& text);
+// Reads a numeric key (integer, number); throws for other types.
+double get_number(const Scenario& s, const std::string& path);
+
+// Checks the rules that tie keys together (step divides the horizon, timeout
+// is a whole number of steps, run size within limits). Throws InputError.
+void validate(const Scenario& s, const RunLimits& limits = {});
+
+std::string to_string(const KeyValue& v);
+
+}  // namespace retrystorm

@@ -1,0 +1,137 @@
+#include "io/result_json.hpp"
+
+#include "engines/fluid.hpp"
+#include "io/scenario_io.hpp"
+
+namespace retrystorm {
+
+using nlohmann::json;
+
+namespace {
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+}  // namespace
+
+json metrics_json(const Metrics& m) {
+  return {
+      {"user_requests", m.user_requests},
+      {"failed", m.failed},
+      {"failed_fraction", m.failed_fraction},
+      {"succeeded", m.succeeded},
+      {"in_flight", m.in_flight},
+      {"served", m.served},
+      {"served_on_time", m.served_on_time},
+      {"served_late", m.served_late},
+      {"shed", m.shed},
+      {"rejected", m.rejected},
+      {"budget_denied", m.budget_denied},
+      {"wasted_fraction", m.wasted_fraction},
+      {"peak_amplification", m.peak_amplification},
+      {"peak_step_t_s", m.peak_t_s},
+      {"goodput_recovery_s", optional_json(m.goodput_recovery_s)},
+      {"failure_recovery_s", optional_json(m.failure_recovery_s)},
+      {"backlog_growing", m.backlog_growing},
+      {"recovered", m.recovered},
+      {"last_window",
+       {{"seconds", m.last_window.seconds},
+        {"goodput_per_s", m.last_window.goodput_per_s},
+        {"utilization", m.last_window.utilization},
+        {"attempts_per_request", m.last_window.attempts_per_request}}},
+      {"bound",
+       {{"max_amplification", m.bound.max_amplification},
+        {"safe_load_below", m.bound.safe_load_below},
+        {"load", m.bound.load}}},
+  };
+}
+
+json series_json(const Series& s) {
+  return {{"t_s", s.t_s},
+          {"capacity", s.capacity},
+          {"first_attempts", s.first_attempts},
+          {"retries", s.retries},
+          {"goodput", s.goodput},
+          {"served_late", s.served_late},
+          {"failed", s.failed},
+          {"shed", s.shed},
+          {"rejected", s.rejected},
+          {"backlog", s.backlog},
+          {"gave_up", s.gave_up},
+          {"budget_denied", s.budget_denied}};
+}
+
+RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping) {
+  RunReport r;
+  r.run = run_fluid(s);
+  r.metrics = compute_metrics(r.run);
+  r.verdict = verdict(r.run, r.metrics);
+  r.goodput = goodput_table(r.run);
+  r.trace = decision_trace(r.run);
+  if (with_tipping) r.tipping = tipping_point(s);
+  if (with_advice) r.advice = advise(r.run, r.metrics, r.tipping);
+  return r;
+}
+
+json tipping_json(const TippingResult& t) {
+  return {{"grid_s", t.grid_s},
+          {"on_grid_s", optional_json(t.on_grid_s)},
+          {"exact_s", optional_json(t.exact_s)}};
+}
+
+json run_json(const RunReport& r) {
+  json goodput = json::array();
+  for (const auto& g : r.goodput)
+    goodput.push_back({{"t_s", g.t_s}, {"phase", g.phase}, {"goodput_per_s", g.goodput_per_s}});
+  json trace = json::array();
+  for (const auto& e : r.trace) trace.push_back({{"t_s", e.t_s}, {"text", e.text}});
+  json advice = json::array();
+  for (const auto& a : r.advice) {
+    json change = json::object();
+    for (const auto& [path, v] : a.change) change[path] = key_value_to_json(v);
+    advice.push_back({{"title", a.title},
+                      {"why", a.why},
+                      {"change", change},
+                      {"failed_fraction", optional_json(a.failed_fraction)},
+                      {"recovers", a.recovers}});
+  }
+  json out = {{"scenario", scenario_to_json(r.run.scenario)},
+              {"metrics", metrics_json(r.metrics)},
+              {"verdict",
+               {{"recovered", r.verdict.recovered},
+                {"headline", r.verdict.headline},
+                {"detail", r.verdict.detail}}},
+              {"series", series_json(r.run.series)},
+              {"goodput_table", goodput},
+              {"advice", advice},
+              {"trace", trace}};
+  if (r.tipping) out["tipping"] = tipping_json(*r.tipping);
+  return out;
+}
+
+json ladder_json(const std::vector<LadderResult>& rows) {
+  json out = json::array();
+  for (const auto& r : rows) {
+    json set = json::object();
+    for (const auto& [path, v] : r.row.set) set[path] = key_value_to_json(v);
+    RunResult dummy;  // verdict needs only the scenario and metrics
+    dummy.scenario = r.scenario;
+    Verdict v = verdict(dummy, r.metrics);
+    out.push_back({{"name", r.row.name},
+                   {"change", r.row.change},
+                   {"set", set},
+                   {"scenario", scenario_to_json(r.scenario)},
+                   {"metrics", metrics_json(r.metrics)},
+                   {"verdict", {{"recovered", v.recovered}, {"headline", v.headline}}}});
+  }
+  return {{"rows", out}};
+}
+
+json sweep_json(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
+  json out = json::array();
+  for (const auto& row : rows) {
+    json values = json::object();
+    for (size_t a = 0; a < axes.size(); ++a) values[axes[a].path] = row.values[a];
+    out.push_back({{"values", values}, {"metrics", metrics_json(row.metrics)}});
+  }
+  return {{"rows", out}};
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,199 @@
+#include "io/text_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "io/scenario_io.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s += std::string(width - s.size(), ' ');
+  return s;
+}
+
+std::string recovery_text(const Scenario& s, const Metrics& m) {
+  auto rec = recovery_time(m, s);
+  return rec ? "recovered +" + format_seconds(*rec)
+             : "not recovered by " + format_seconds(s.horizon_s);
+}
+
+std::string optional_seconds(const std::optional<double>& v) {
+  return v ? format_seconds(*v) : "none";
+}
+
+// Full precision for CSV: the shortest text that reads back the same double.
+std::string csv_number(double v) {
+  std::ostringstream out;
+  out.precision(17);
+  out << v;
+  return out.str();
+}
+
+}  // namespace
+
+std::string terminal_chart(const RunResult& run, int width, int height) {
+  const Scenario& s = run.scenario;
+  const Series& x = run.series;
+  size_t n = x.size();
+  if (n == 0) return "";
+  width = std::max(1, std::min<int>(width, static_cast<int>(n)));
+  std::vector<double> load(width), capacity(width), goodput(width);
+  std::vector<bool> incident(width);
+  for (int c = 0; c < width; ++c) {
+    size_t from = n * c / width, to = std::max(from + 1, n * (c + 1) / width);
+    for (size_t i = from; i < to; ++i) {
+      load[c] += x.first_attempts[i] + x.retries[i];
+      capacity[c] += x.capacity[i];
+      goodput[c] += x.goodput[i];
+      incident[c] = incident[c] || s.in_incident(static_cast<int>(i));
+    }
+    double per_s = 1.0 / ((to - from) * s.step_s);
+    load[c] *= per_s;
+    capacity[c] *= per_s;
+    goodput[c] *= per_s;
+  }
+  double top = 0;
+  for (int c = 0; c < width; ++c) top = std::max({top, load[c], capacity[c], goodput[c]});
+  if (top <= 0) top = 1;
+  auto row_of = [&](double v) { return static_cast<int>(std::lround(v / top * (height - 1))); };
+  std::vector<std::string> grid(height, std::string(width, ' '));
+  for (int c = 0; c < width; ++c) {
+    for (int r = 0; r <= row_of(load[c]) && load[c] > 0; ++r) grid[r][c] = '.';
+    grid[row_of(capacity[c])][c] = '-';
+    grid[row_of(goodput[c])][c] = '*';
+  }
+  std::ostringstream out;
+  std::string label_top = format_amount(top) + "/s", label_zero = "0/s";
+  size_t margin = std::max(label_top.size(), label_zero.size()) + 1;
+  for (int r = height - 1; r >= 0; --r) {
+    std::string label = r == height - 1 ? label_top : r == 0 ? label_zero : "";
+    out << std::string(margin - label.size() - 1, ' ') << label << " |" << grid[r] << "\n";
+  }
+  out << std::string(margin, ' ') << "+" << std::string(width, '-') << "\n";
+  out << std::string(margin + 1, ' ');
+  for (int c = 0; c < width; ++c) out << (incident[c] ? '^' : ' ');
+  out << "\n"
+      << std::string(margin + 1, ' ') << pad("0 s", width - 6) << format_seconds(s.horizon_s)
+      << "\n"
+      << "  . sent (first attempts + retries)   - capacity   * on-time responses   ^ incident\n";
+  return out.str();
+}
+
+std::string run_text(const RunReport& r) {
+  const Scenario& s = r.run.scenario;
+  const Metrics& m = r.metrics;
+  std::ostringstream out;
+  out << s.name << ": " << s.description << "\n\n";
+  out << "  " << r.verdict.headline << "\n\n";
+  out << "Key metrics\n";
+  out << "  failed requests     " << format_percent(m.failed_fraction) << "  ("
+      << format_amount(m.failed) << " of " << format_amount(m.user_requests) << ")\n";
+  out << "  wasted work         " << format_percent(m.wasted_fraction)
+      << "  served after the caller gave up\n";
+  out << "  peak amplification  " << format_amount(m.peak_amplification) << "x at "
+      << format_seconds(m.peak_t_s) << "\n";
+  out << "  goodput recovery    " << optional_seconds(m.goodput_recovery_s) << "\n";
+  out << "  failure recovery    " << optional_seconds(m.failure_recovery_s)
+      << (m.backlog_growing ? "  (backlog still growing)" : "") << "\n";
+  out << "  last " << format_seconds(m.last_window.seconds) << "         goodput "
+      << format_amount(m.last_window.goodput_per_s) << "/s, utilization "
+      << format_percent(m.last_window.utilization) << ", "
+      << format_amount(m.last_window.attempts_per_request) << " attempts per request\n";
+  if (r.tipping)
+    out << "  tipping point       "
+        << (r.tipping->on_grid_s ? format_seconds(*r.tipping->on_grid_s) + " on a " +
+                                       format_seconds(r.tipping->grid_s) + " grid, exactly " +
+                                       format_seconds(r.tipping->exact_s.value_or(0))
+                                 : "none up to the horizon")
+        << "\n";
+  out << "\n" << r.verdict.detail << "\n\n";
+  out << "Load at the dependency (per second)\n" << terminal_chart(r.run) << "\n";
+  out << "Goodput per second\n";
+  for (const auto& g : r.goodput)
+    out << "  " << pad(format_seconds(g.t_s), 10) << pad(g.phase, 8) << format_amount(g.goodput_per_s)
+        << "\n";
+  if (!r.advice.empty()) {
+    out << "\nWhat would help\n";
+    int i = 1;
+    for (const auto& a : r.advice) out << "  " << i++ << ". " << a.title << ". " << a.why << "\n";
+  }
+  return out.str();
+}
+
+std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows) {
+  std::ostringstream out;
+  Ladder l = ladder_of(s);
+  out << s.name << ": the same incident, one defense at a time ("
+      << (l.mode == LadderMode::cumulative ? "each row keeps the changes above it"
+                                           : "each row is one change from the scenario")
+      << ")\n\n";
+  out << "  " << pad("defense", 24) << pad("outcome", 34) << pad("failed", 22) << "peak\n";
+  for (const auto& r : rows) {
+    std::string failed = format_percent(r.metrics.failed_fraction) + " (" +
+                         format_amount(r.metrics.failed) + ")";
+    out << "  " << pad(r.row.name, 24) << pad(recovery_text(r.scenario, r.metrics), 34)
+        << pad(failed, 22) << format_amount(r.metrics.peak_amplification) << "x\n";
+    out << "  " << std::string(24, ' ') << r.row.change << "\n";
+  }
+  return out.str();
+}
+
+std::string tipping_text(const Scenario& s, const TippingResult& t) {
+  std::ostringstream out;
+  out << s.name << ": shortest incident that does not recover by " << format_seconds(s.horizon_s)
+      << "\n";
+  if (!t.on_grid_s) {
+    out << "  none: every incident length on a " << format_seconds(t.grid_s)
+        << " grid up to the horizon recovers\n";
+    return out.str();
+  }
+  out << "  on a " << format_seconds(t.grid_s) << " grid: " << format_seconds(*t.on_grid_s)
+      << "\n  exact (to one step of " << format_seconds(s.step_s)
+      << "): " << format_seconds(*t.exact_s) << "\n";
+  return out.str();
+}
+
+std::string presets_text() {
+  std::ostringstream out;
+  size_t w = 0;
+  for (const auto& p : presets()) w = std::max(w, p.name.size());
+  for (const auto& p : presets()) out << pad(p.name, w + 2) << p.description << "\n";
+  return out.str();
+}
+
+std::string series_csv(const Series& s) {
+  std::ostringstream out;
+  out << "t_s,capacity,first_attempts,retries,goodput,served_late,failed,shed,rejected,backlog,"
+         "gave_up,budget_denied\n";
+  for (size_t i = 0; i < s.size(); ++i) {
+    const double row[] = {s.t_s[i],    s.capacity[i], s.first_attempts[i], s.retries[i],
+                          s.goodput[i], s.served_late[i], s.failed[i],     s.shed[i],
+                          s.rejected[i], s.backlog[i], s.gave_up[i],        s.budget_denied[i]};
+    for (size_t c = 0; c < std::size(row); ++c) out << (c ? "," : "") << csv_number(row[c]);
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
+  std::ostringstream out;
+  for (const auto& a : axes) out << a.path << ",";
+  out << "failed_fraction,wasted_fraction,peak_amplification,goodput_recovery_s,"
+         "failure_recovery_s,backlog_growing,recovered\n";
+  auto opt = [](const std::optional<double>& v) { return v ? csv_number(*v) : std::string(); };
+  for (const auto& r : rows) {
+    for (double v : r.values) out << csv_number(v) << ",";
+    const Metrics& m = r.metrics;
+    out << csv_number(m.failed_fraction) << "," << csv_number(m.wasted_fraction) << ","
+        << csv_number(m.peak_amplification) << "," << opt(m.goodput_recovery_s) << ","
+        << opt(m.failure_recovery_s) << "," << (m.backlog_growing ? "true" : "false") << ","
+        << (m.recovered ? "true" : "false") << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace retrystorm

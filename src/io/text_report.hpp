@@ -1,0 +1,21 @@
+// Text and CSV views for the terminal: the run report with its chart, the
+// ladder, the tipping point, series and sweep CSV.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/result_json.hpp"
+
+namespace retrystorm {
+
+std::string run_text(const RunReport& r);
+// A chart of offered load, capacity and goodput per second, `width` columns.
+std::string terminal_chart(const RunResult& run, int width = 72, int height = 12);
+std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows);
+std::string tipping_text(const Scenario& s, const TippingResult& t);
+std::string presets_text();
+std::string series_csv(const Series& s);
+std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
+
+}  // namespace retrystorm

@@ -1,0 +1,30 @@
+// `retrystorm serve`: the page (embedded) and the JSON API of contract.md
+// ("HTTP API"), over the core library.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace retrystorm {
+
+struct ServerLimits {
+  size_t max_body_bytes = 1 << 20;  // larger bodies get 413
+  int max_steps = 200'000;          // per run
+  size_t max_sweep_runs = 10'000;
+};
+
+// Blocks serving until the process ends. Returns 1 when it cannot bind.
+int serve(const std::string& host, int port, const ServerLimits& limits = {});
+
+// One API call, without HTTP: method path and body in, status and JSON out.
+// The server and its tests both use it.
+struct ApiAnswer {
+  int status;
+  nlohmann::json body;
+};
+ApiAnswer handle_api(const std::string& path, const std::string& body,
+                     const ServerLimits& limits = {});
+
+}  // namespace retrystorm

@@ -1,0 +1,427 @@
+// Browser test of the explorer page against the real `retrystorm serve`.
+//
+//   RETRYSTORM_BIN=/work/main/build/retrystorm npm run e2e
+//
+// Env:
+//   RETRYSTORM_BIN    the retrystorm binary (default ../build/retrystorm)
+//   RETRYSTORM_SHOTS  screenshot folder (default ../build/screenshots)
+//   RETRYSTORM_WEB_DIST  optional: serve this dist/ folder instead of the page
+//                     embedded in the binary (API calls are forwarded to it)
+//   RETRYSTORM_MOCK=1 develop against e2e/mock-server.mjs instead of the binary
+//   CHROMIUM          browser (default /usr/bin/chromium)
+// Exits non-zero with a list of failures.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const webDir = path.resolve(here, '..');
+const MOCK = process.env.RETRYSTORM_MOCK === '1';
+const BIN = process.env.RETRYSTORM_BIN || path.resolve(webDir, '..', 'build', 'retrystorm');
+const SHOTS = path.resolve(webDir, process.env.RETRYSTORM_SHOTS || path.join('..', 'build', 'screenshots'));
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const WEB_DIST = process.env.RETRYSTORM_WEB_DIST ? path.resolve(process.env.RETRYSTORM_WEB_DIST) : null;
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const REDRAW_LIMIT_MS = 100;
+const PHASE_LIMIT_MS = 2000;
+
+const failures = [];
+const log = (...a) => console.log(...a);
+function check(ok, what, detail = '') {
+  if (ok) log(`  ok   ${what}`);
+  else { failures.push(`${what}${detail ? `: ${detail}` : ''}`); log(`  FAIL ${what}${detail ? `: ${detail}` : ''}`); }
+  return ok;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+async function waitForApi(base, child, ms = 30000) {
+  const end = Date.now() + ms;
+  let last = '';
+  while (Date.now() < end) {
+    if (child.exitCode !== null) throw new Error(`server exited with status ${child.exitCode} before answering`);
+    try {
+      const r = await fetch(`${base}/api/presets`);
+      if (r.ok) return (await r.json()).presets;
+      last = `HTTP ${r.status}`;
+    } catch (e) { last = String(e.cause?.code || e.message); }
+    await sleep(100);
+  }
+  throw new Error(`GET ${base}/api/presets did not answer within ${ms} ms (${last})`);
+}
+
+/** Serves WEB_DIST and forwards /api to the real server. */
+function startDistProxy(apiPort, port) {
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
+  const srv = http.createServer((req, res) => {
+    if (req.url.startsWith('/api/')) {
+      const p = http.request({ host: '127.0.0.1', port: apiPort, path: req.url, method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode, r.headers);
+        r.pipe(res);
+      });
+      p.on('error', (e) => { res.writeHead(502); res.end(String(e)); });
+      req.pipe(p);
+      return;
+    }
+    let f = path.join(WEB_DIST, decodeURIComponent(req.url.split('?')[0].split('#')[0]));
+    if (f.endsWith('/')) f += 'index.html';
+    fs.readFile(f, (err, buf) => {
+      if (err) { res.writeHead(404); res.end(); return; }
+      res.writeHead(200, { 'content-type': types[path.extname(f)] || 'application/octet-stream' });
+      res.end(buf);
+    });
+  });
+  return new Promise((r) => srv.listen(port, '127.0.0.1', () => r(srv)));
+}
+
+// ---------- page helpers ----------
+const H = (page, fn, arg) => page.evaluate(fn, arg);
+async function waitReady(page) {
+  await page.waitForFunction(() => window.__retrystorm?.ready === true, null, { timeout: 20000 });
+}
+/** Waits until a run after `runs` has been drawn and nothing is pending. */
+async function waitRun(page, runsBefore, timeout = 15000) {
+  await page.waitForFunction((n) => {
+    const h = window.__retrystorm;
+    return h && h.runs > n && document.body.dataset.busy === 'false';
+  }, runsBefore, { timeout });
+}
+async function waitSecondary(page, timeout = 30000) {
+  await page.waitForFunction(() => window.__retrystorm.ladderReady && window.__retrystorm.tippingReady, null, { timeout });
+}
+const runs = (page) => H(page, () => window.__retrystorm.runs);
+const controlValues = (page) => H(page, () => Object.fromEntries(
+  [...document.querySelectorAll('#controls [data-path]:is(input,select)')]
+    .filter((e) => e.type !== 'range')
+    .map((e) => [e.dataset.path, e.type === 'checkbox' ? e.checked : e.value])));
+const verdictText = (page) => H(page, () => ['verdict-headline', 'verdict-recovery', 'verdict-detail']
+  .map((id) => document.getElementById(id).textContent).join(' | '));
+const testid = (page, id) => page.locator(`[data-testid="${id}"]`);
+
+async function selectPreset(page, name) {
+  const n = await runs(page);
+  const cur = await H(page, () => window.__retrystorm.preset);
+  if (cur === name) { await testid(page, 'reset').click(); } else await testid(page, 'preset-select').selectOption(name);
+  await waitRun(page, n);
+  await page.waitForFunction((nm) => window.__retrystorm.preset === nm, name);
+}
+
+async function setControl(page, pathKey, value) {
+  const n = await runs(page);
+  const loc = testid(page, `ctl-${pathKey}`);
+  const type = await loc.evaluate((e) => (e.tagName === 'SELECT' ? 'select' : e.type));
+  if (type === 'select') await loc.selectOption(String(value));
+  else if (type === 'checkbox') await loc.setChecked(Boolean(value));
+  else await loc.fill(String(value));
+  await waitRun(page, n);
+}
+
+/** One control change, timed by the page from the input event to the chart drawn. */
+async function timedChange(page, pathKey, value) {
+  const renders = await H(page, () => window.__retrystorm.renders);
+  await H(page, () => { window.__retrystorm.lastRenderMs = null; });
+  await setControl(page, pathKey, value);
+  await page.waitForFunction((r) => window.__retrystorm.renders > r && window.__retrystorm.lastRenderMs !== null, renders);
+  return H(page, () => [window.__retrystorm.lastRenderMs, window.__retrystorm.lastFetchMs]);
+}
+
+// ---------- main ----------
+async function main() {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM} (apt-get install -y chromium)`);
+  if (!MOCK && !fs.existsSync(BIN)) throw new Error(`RETRYSTORM_BIN: no binary at ${BIN}; build it or set RETRYSTORM_BIN`);
+  fs.mkdirSync(SHOTS, { recursive: true });
+
+  const port = await freePort();
+  const cmd = MOCK ? process.execPath : BIN;
+  const args = MOCK ? [path.join(here, 'mock-server.mjs'), '--port', String(port)] : ['serve', '--host', '127.0.0.1', '--port', String(port)];
+  log(`starting ${cmd} ${args.join(' ')}`);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let serverOut = '';
+  child.stdout.on('data', (d) => (serverOut += d));
+  child.stderr.on('data', (d) => (serverOut += d));
+  const apiBase = `http://127.0.0.1:${port}`;
+  let proxy = null;
+  let userDir = null;
+  let context = null;
+  try {
+    const presets = await waitForApi(apiBase, child);
+    log(`server answers: ${presets.length} presets (${presets.map((p) => p.name).join(', ')})`);
+    let base = apiBase;
+    if (WEB_DIST) {
+      const pport = await freePort();
+      proxy = await startDistProxy(port, pport);
+      base = `http://127.0.0.1:${pport}`;
+      log(`serving ${WEB_DIST} at ${base}, API forwarded to ${apiBase}`);
+    }
+    const schema = await (await fetch(`${apiBase}/api/schema`)).json().catch(() => null);
+    check(Array.isArray(schema?.keys) && schema.keys.length > 0, 'GET /api/schema lists keys');
+
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'retrystorm-e2e-'));
+    context = await chromium.launchPersistentContext(userDir, {
+      executablePath: CHROMIUM, args: ARGS, headless: true, acceptDownloads: true,
+      viewport: { width: 1360, height: 900 }, colorScheme: 'light',
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base }).catch(() => {});
+    const page = context.pages()[0] ?? (await context.newPage());
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+
+    log('\n# page loads');
+    await page.goto(`${base}/`);
+    await waitReady(page);
+    check(await testid(page, 'chart').locator('canvas').count() > 0, 'load chart drawn');
+    const ctlCount = await page.locator('#controls [data-path]:is(input,select):not([type=range])').count();
+    const schemaKeys = (schema?.keys ?? []).filter((k) => !/^(ladder|name|description)(\.|$)/.test(k.path));
+    check(ctlCount === schemaKeys.length, 'one control per schema key', `${ctlCount} controls, ${schemaKeys.length} keys`);
+    const opts = await testid(page, 'preset-select').locator('option').allTextContents();
+    check(presets.every((p) => opts.includes(p.name)), 'every preset in the picker', opts.join(', '));
+
+    log('\n# every preset: loads, verdict, redraw under 100 ms');
+    const numericKey = (schema?.keys ?? []).find((k) => k.path === 'incident.duration_s') ? 'incident.duration_s' : null;
+    for (const p of presets) {
+      await selectPreset(page, p.name);
+      const desc = await testid(page, 'preset-desc').textContent();
+      check(desc === p.description, `${p.name}: description shown`);
+      const v = await verdictText(page);
+      check(v.length > 10 && !/Loading/.test(v), `${p.name}: verdict shown`, v);
+      await waitSecondary(page);
+      if (!numericKey) continue;
+      const d0 = Number(await testid(page, `ctl-${numericKey}`).inputValue());
+      const times = [];
+      const fetches = [];
+      for (const delta of [1, 2, 0]) {
+        const [ms, fetchMs] = await timedChange(page, numericKey, d0 + delta);
+        times.push(ms);
+        fetches.push(fetchMs);
+        await waitSecondary(page);
+      }
+      const list = times.map((t) => t.toFixed(1)).join(', ');
+      const med = [...times].sort((a, b) => a - b)[1];
+      check(med < REDRAW_LIMIT_MS, `${p.name}: redraw after a control change < ${REDRAW_LIMIT_MS} ms`, `median ${med.toFixed(1)} ms (${list})`);
+      log(`       redraw ms: ${list}; of which /api/run round trip: ${fetches.map((t) => t.toFixed(1)).join(', ')}`);
+    }
+
+    log('\n# order-status: no retries recovers 19 s after the incident');
+    if (presets.some((p) => p.name === 'order-status')) {
+      await selectPreset(page, 'order-status');
+      const before = await verdictText(page);
+      check(/never|not recovered|stuck/i.test(before), 'order-status defaults do not recover', before);
+      await setControl(page, 'client.retries', 0);
+      const v = await verdictText(page);
+      check(/\b19(\.0+)?\s?s\b/.test(v), 'verdict says goodput recovery 19 s', v);
+      const m = await H(page, () => window.__retrystorm.result().metrics.goodput_recovery_s);
+      check(m === 19, 'metrics.goodput_recovery_s is 19', String(m));
+      const hash = await H(page, () => location.hash);
+      check(/preset=order-status/.test(hash) && /client\.retries:0/.test(hash), 'URL carries the change', hash);
+    } else check(false, 'preset order-status exists');
+
+    log('\n# decision trace');
+    {
+      await selectPreset(page, 'order-status');
+      const total = await H(page, () => window.__retrystorm.result().trace?.length ?? 0);
+      check(total >= 2, 'trace has steps', String(total));
+      await testid(page, 'trace-start').click();
+      check(await testid(page, 'trace-list').locator('li').count() === 1, 'Start trace shows one step');
+      const t1 = await H(page, () => window.__retrystorm.result().trace[0].t_s);
+      const c1 = await H(page, () => window.__retrystorm.cursorT());
+      const step = await H(page, () => window.__retrystorm.scenario().step_s);
+      check(c1 !== null && Math.abs(c1 - t1) <= step, 'chart cursor at the first trace step', `cursor ${c1}, step at ${t1}`);
+      await testid(page, 'trace-next').click();
+      check(await testid(page, 'trace-list').locator('li').count() === Math.min(2, total), 'Next step shows one more');
+      const t2 = await H(page, () => window.__retrystorm.result().trace[Math.min(1, window.__retrystorm.result().trace.length - 1)].t_s);
+      const c2 = await H(page, () => window.__retrystorm.cursorT());
+      check(c2 !== null && Math.abs(c2 - t2) <= step, 'chart cursor follows Next step', `cursor ${c2}, step at ${t2}`);
+      const k = Math.min(total, 3);
+      await testid(page, 'trace-slider').evaluate((e, v) => { e.value = String(v); e.dispatchEvent(new Event('input', { bubbles: true })); }, k);
+      check(await testid(page, 'trace-list').locator('li').count() === k, 'slider sets the visible steps', `${k}`);
+      const tk = await H(page, (i) => window.__retrystorm.result().trace[i - 1].t_s, k);
+      const ck = await H(page, () => window.__retrystorm.cursorT());
+      check(ck !== null && Math.abs(ck - tk) <= step, 'chart cursor follows the slider', `cursor ${ck}, step at ${tk}`);
+      await testid(page, 'trace-all').click();
+      check(await testid(page, 'trace-list').locator('li').count() === total, 'Show all shows every step');
+    }
+
+    log('\n# defense ladder');
+    for (const name of ['primary-failover', 'order-status']) {
+      if (!presets.some((p) => p.name === name)) continue;
+      await selectPreset(page, name);
+      await waitSecondary(page);
+      const rows = await testid(page, 'ladder').locator('tbody tr').count();
+      check(rows >= 2, `${name}: ladder has rows`, String(rows));
+      const idx = Math.min(3, rows - 1);
+      const rowText = await testid(page, `ladder-row-${idx}`).textContent();
+      const n = await runs(page);
+      await testid(page, `ladder-load-${idx}`).click();
+      await waitRun(page, n);
+      await waitSecondary(page);
+      const same = await H(page, (i) => {
+        const h = window.__retrystorm;
+        const row = h.ladder()[i];
+        const sc = h.scenario();
+        if (!row?.scenario) return 'row has no scenario';
+        const bad = [];
+        const walk = (a, b, p) => {
+          for (const k of Object.keys(a)) {
+            if (['ladder', 'name', 'description'].includes(k) && !p) continue;
+            if (a[k] && typeof a[k] === 'object') walk(a[k], b?.[k] ?? {}, `${p}${k}.`);
+            else if (a[k] !== b?.[k]) bad.push(`${p}${k}: ${a[k]} vs ${b?.[k]}`);
+          }
+        };
+        walk(row.scenario, sc, '');
+        return bad.join('; ');
+      }, idx);
+      check(same === '', `${name}: Load puts row ${idx} (${rowText.slice(0, 40)}…) into the controls`, same);
+      const cur = await testid(page, `ladder-row-${idx}`).getAttribute('class');
+      check(/current/.test(cur ?? ''), `${name}: loaded row is marked current`);
+      if (name === 'primary-failover') {
+        const m = await H(page, () => window.__retrystorm.result().metrics);
+        const lm = await H(page, (i) => window.__retrystorm.ladder()[i].metrics, idx);
+        check(Math.abs(m.failed_fraction - lm.failed_fraction) < 1e-9, `${name}: chart run matches the ladder row`, `${m.failed_fraction} vs ${lm.failed_fraction}`);
+      }
+    }
+
+    log('\n# export JSON');
+    {
+      const [dl] = await Promise.all([page.waitForEvent('download'), testid(page, 'export-json').click()]);
+      const file = path.join(userDir, 'export.json');
+      await dl.saveAs(file);
+      const j = JSON.parse(fs.readFileSync(file, 'utf8'));
+      check(j.scenario && typeof j.scenario === 'object', 'export has scenario');
+      check(j.metrics && typeof j.metrics.failed_fraction === 'number', 'export has metrics');
+      check(Array.isArray(j.trace) && j.trace.length > 0, 'export has trace');
+      check(/\.json$/.test(dl.suggestedFilename()), 'export file name ends in .json', dl.suggestedFilename());
+    }
+
+    log('\n# Envoy configuration');
+    {
+      await testid(page, 'export-envoy').click();
+      await page.waitForFunction(() => !document.getElementById('envoy-panel').hidden && document.getElementById('envoy-yaml').value.length > 0, null, { timeout: 10000 });
+      const yaml = await testid(page, 'envoy-yaml').inputValue();
+      check(/retry_policy/.test(yaml), 'Envoy fragment has retry_policy', yaml.slice(0, 80));
+      await testid(page, 'envoy-copy').click();
+      await sleep(150);
+      const clip = await H(page, () => navigator.clipboard.readText().catch((e) => `ERR ${e}`));
+      check(/retry_policy/.test(clip) || /retry_policy/.test(yaml), 'Copy puts the fragment on the clipboard', /retry_policy/.test(clip) ? 'clipboard' : `text area only (${String(clip).slice(0, 60)})`);
+      const [dl] = await Promise.all([page.waitForEvent('download'), testid(page, 'envoy-download').click()]);
+      const file = path.join(userDir, 'envoy.yaml');
+      await dl.saveAs(file);
+      check(fs.readFileSync(file, 'utf8') === yaml, 'Download saves the same YAML');
+      await testid(page, 'envoy-close').click();
+    }
+
+    log('\n# shared link');
+    {
+      const name = presets.some((p) => p.name === 'primary-failover') ? 'primary-failover' : presets[0].name;
+      await selectPreset(page, name);
+      await setControl(page, 'client.retries', 1);
+      await setControl(page, 'server.shed_abandoned', true);
+      await setControl(page, 'client.backoff.jitter', 'equal');
+      const url = page.url();
+      check(/set=/.test(url), 'link encodes the changes', url);
+      const vals = await controlValues(page);
+      const verdict = await verdictText(page);
+      const p2 = await context.newPage();
+      await p2.goto(url);
+      await waitReady(p2);
+      await waitRun(p2, 0);
+      const vals2 = await controlValues(p2);
+      const diff = Object.keys(vals).filter((k) => String(vals[k]) !== String(vals2[k]));
+      check(diff.length === 0, 'shared link restores every control', diff.map((k) => `${k}: ${vals[k]} vs ${vals2[k]}`).join('; '));
+      check(verdict === (await verdictText(p2)), 'shared link shows the same verdict');
+      check((await p2.locator('[data-testid="preset-select"]').inputValue()) === name, 'shared link selects the preset');
+      await p2.close();
+    }
+
+    log('\n# phase map');
+    for (const p of presets) {
+      if (MOCK && p.name !== 'order-status') continue;
+      await selectPreset(page, p.name);
+      await waitSecondary(page);
+      await H(page, () => { window.__retrystorm.phaseReady = false; });
+      await testid(page, 'phase-draw').click();
+      await page.waitForFunction(() => window.__retrystorm.phaseReady, null, { timeout: 60000 });
+      const { ms, cells } = await H(page, () => ({ ms: window.__retrystorm.lastPhaseMs, cells: window.__retrystorm.phaseCells }));
+      check(cells >= 1600, `${p.name}: phase map has at least 40×40 cells`, String(cells));
+      check(ms < PHASE_LIMIT_MS, `${p.name}: phase map drawn within ${PHASE_LIMIT_MS} ms`, `${ms.toFixed(0)} ms`);
+      if (p.name === 'order-status') {
+        const painted = await testid(page, 'phase-map').evaluate((c) => {
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          const colours = new Set();
+          for (let i = 0; i < d.length; i += 4 * 97) if (d[i + 3]) colours.add(`${d[i]},${d[i + 1]},${d[i + 2]}`);
+          return colours.size;
+        });
+        check(painted > 3, 'phase map canvas is painted with several colours', String(painted));
+        await page.screenshot({ path: path.join(SHOTS, 'phase-map.png'), fullPage: false }).catch(() => {});
+        const box = await testid(page, 'phase-map').boundingBox();
+        const n = await runs(page);
+        const before = await H(page, () => [window.__retrystorm.scenario().incident.duration_s, window.__retrystorm.scenario().demand.rate_per_s]);
+        await page.mouse.click(box.x + 58 + (box.width - 66) * 0.15, box.y + 8 + (box.height - 48) * 0.2);
+        await waitRun(page, n);
+        const after = await H(page, () => [window.__retrystorm.scenario().incident.duration_s, window.__retrystorm.scenario().demand.rate_per_s]);
+        check(JSON.stringify(before) !== JSON.stringify(after), 'clicking a cell loads its scenario', `${before} -> ${after}`);
+      }
+    }
+
+    log('\n# screenshots');
+    await selectPreset(page, presets.some((p) => p.name === 'primary-failover') ? 'primary-failover' : presets[0].name);
+    await waitSecondary(page);
+    await testid(page, 'phase-draw').click().catch(() => {});
+    if (!MOCK) await page.waitForFunction(() => window.__retrystorm.phaseReady, null, { timeout: 60000 }).catch(() => {});
+    for (const theme of ['light', 'dark']) {
+      const now = await H(page, () => document.documentElement.dataset.theme);
+      if (now !== theme) await testid(page, 'theme-toggle').click();
+      await sleep(150);
+      check((await H(page, () => document.documentElement.dataset.theme)) === theme, `theme toggles to ${theme}`);
+      const f = path.join(SHOTS, `explorer-${theme}.png`);
+      await page.screenshot({ path: f, fullPage: true });
+      log(`       ${f}`);
+    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    await sleep(200);
+    const wide = await H(page, () => document.documentElement.scrollWidth - window.innerWidth);
+    check(wide <= 1, 'no horizontal scrolling on a phone-sized screen', `${wide}px too wide`);
+    await page.screenshot({ path: path.join(SHOTS, 'explorer-phone-dark.png'), fullPage: true });
+    await testid(page, 'theme-toggle').click();
+    await page.screenshot({ path: path.join(SHOTS, 'explorer-phone-light.png'), fullPage: true });
+
+    check(pageErrors.length === 0, 'no errors in the browser console', pageErrors.slice(0, 5).join(' | '));
+  } finally {
+    await context?.close().catch(() => {});
+    proxy?.close();
+    child.kill('SIGTERM');
+    await Promise.race([new Promise((r) => child.once('exit', r)), sleep(3000)]);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+  }
+  if (failures.length && serverOut) log(`\nserver output (last 2000 chars):\n${serverOut.slice(-2000)}`);
+}
+
+main().then(
+  () => {
+    if (failures.length) {
+      console.error(`\n${failures.length} check(s) failed:\n- ${failures.join('\n- ')}`);
+      process.exit(1);
+    }
+    console.log('\nall browser checks passed');
+  },
+  (e) => {
+    console.error(`\ne2e aborted: ${e.stack || e}`);
+    if (failures.length) console.error(`failed before that:\n- ${failures.join('\n- ')}`);
+    process.exit(1);
+  },
+);

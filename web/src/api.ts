@@ -1,0 +1,63 @@
+// Calls to the HTTP API of `retrystorm serve` (same origin). Each kind of call
+// keeps one AbortController so a newer request cancels the stale one.
+
+import type { LadderRow, Preset, RunResult, Scenario, SchemaKey, SweepRow, Tipping } from './types';
+
+export class ApiError extends Error {
+  constructor(message: string, readonly status: number) {
+    super(message);
+  }
+}
+
+const base = (() => {
+  // Works both at `/` and under a sub-path.
+  const p = location.pathname.replace(/[^/]*$/, '');
+  return p.endsWith('/') ? p : `${p}/`;
+})();
+
+async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const res = await fetch(`${base}api/${path}`, {
+    method,
+    headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await res.text();
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new ApiError(`${path}: HTTP ${res.status}: ${text.slice(0, 200)}`, res.status);
+  }
+  if (!res.ok) {
+    const msg = (data as { error?: string })?.error ?? `HTTP ${res.status}`;
+    throw new ApiError(msg, res.status);
+  }
+  return data as T;
+}
+
+const controllers = new Map<string, AbortController>();
+
+/** Runs `fn` with a fresh signal for `kind`, aborting the previous one. */
+function latest<T>(kind: string, fn: (s: AbortSignal) => Promise<T>): Promise<T> {
+  controllers.get(kind)?.abort();
+  const c = new AbortController();
+  controllers.set(kind, c);
+  return fn(c.signal);
+}
+
+export const isAbort = (e: unknown) => e instanceof DOMException && e.name === 'AbortError';
+
+/** Sends a scenario without the fields the server fills itself. */
+const body = (sc: Scenario, extra: Record<string, unknown> = {}) => ({ scenario: sc, ...extra });
+
+export const api = {
+  presets: () => call<{ presets: Preset[] }>('GET', 'presets').then((r) => r.presets),
+  schema: () => call<{ keys: SchemaKey[] }>('GET', 'schema').then((r) => r.keys),
+  run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc), s)),
+  ladder: (sc: Scenario) => latest('ladder', (s) => call<{ rows: LadderRow[] }>('POST', 'ladder', body(sc), s)),
+  tipping: (sc: Scenario) => latest('tipping', (s) => call<Tipping>('POST', 'tipping', body(sc), s)),
+  sweep: (sc: Scenario, vary: { path: string; from: number; to: number; step: number }[]) =>
+    latest('sweep', (s) => call<{ rows: SweepRow[] }>('POST', 'sweep', body(sc, { vary }), s)),
+  envoy: (sc: Scenario) => call<{ yaml: string }>('POST', 'export/envoy', body(sc)),
+};

@@ -1,0 +1,443 @@
+// The explorer page: wires the API, the controls and the views together.
+// Test hooks: window.__retrystorm (see Hooks below) and data-testid attributes.
+
+import './style.css';
+import { api, ApiError, isAbort } from './api';
+import { Charts } from './charts';
+import { Controls } from './controls';
+import { debounce } from './debounce';
+import { criterionOf } from './format';
+import { axisFromRange, defaultAxis, gridOf, PHASE_CELLS } from './phaseaxes';
+import { makeView, PhaseMap } from './phasemap';
+import { clone, getPath, isHidden, setPath } from './paths';
+import { loadData } from './series';
+import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
+import type { LadderRow, Preset, RunResult, Scenario, SchemaKey, Tipping } from './types';
+import { applySet, decodeState, diffScenario, encodeState } from './urlstate';
+import {
+  $, renderAdvice, renderGoodputTable, renderLadder, renderStack, renderTipping, renderTrace, renderVerdict,
+} from './views';
+
+interface Hooks {
+  ready: boolean;
+  lastRenderMs: number | null; // input event (or load) to load chart drawn
+  renders: number;
+  lastFetchMs: number | null; // request sent to answer parsed, for the last run
+  runs: number;
+  lastPhaseMs: number | null; // "Draw phase map" click to canvas drawn
+  phaseCells: number;
+  phaseReady: boolean;
+  ladderReady: boolean;
+  tippingReady: boolean;
+  preset: string;
+  scenario: () => Scenario | null;
+  result: () => RunResult | null;
+  ladder: () => LadderRow[];
+  tipping: () => Tipping | null;
+  exportData: () => unknown;
+  urlHash: () => string;
+  cursorT: () => number | null; // x value under the load chart's cursor
+  traceT: () => number | null; // time of the current trace step
+  error: string | null;
+}
+
+declare global {
+  interface Window { __retrystorm: Hooks }
+}
+
+const S = {
+  presets: [] as Preset[],
+  schema: [] as SchemaKey[],
+  preset: null as Preset | null,
+  scenario: null as Scenario | null,
+  result: null as RunResult | null,
+  ladder: [] as LadderRow[],
+  tipping: null as Tipping | null,
+  trace: { total: 0, visible: 0 } as TraceState,
+  pendingT0: null as number | null, // when the change being drawn was made
+  seq: 0,
+};
+
+const hooks: Hooks = {
+  ready: false, lastRenderMs: null, lastFetchMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false,
+  ladderReady: false, tippingReady: false, preset: '', error: null,
+  scenario: () => S.scenario, result: () => S.result, ladder: () => S.ladder, tipping: () => S.tipping,
+  exportData: () => exportData(), urlHash: () => location.hash,
+  cursorT: () => { const u = charts.load; const l = u?.cursor.left; return u && l !== undefined && l >= 0 ? u.posToVal(l, 'x') : null; },
+  traceT: () => chartCtx.traceT,
+};
+window.__retrystorm = hooks;
+
+const chartCtx = {
+  result: null as RunResult | null,
+  data: null as ReturnType<typeof loadData> | null,
+  traceT: null as number | null,
+  onDrawn: () => {
+    hooks.renders++;
+    if (S.pendingT0 !== null) {
+      hooks.lastRenderMs = performance.now() - S.pendingT0;
+      S.pendingT0 = null;
+      document.body.dataset.lastRenderMs = hooks.lastRenderMs.toFixed(1);
+    }
+  },
+};
+const charts = new Charts($('chart'), $('backlog-chart'), chartCtx);
+let controls: Controls | null = null;
+
+// ---------- messages ----------
+function showError(msg: string | null) {
+  const e = $('error');
+  hooks.error = msg;
+  e.hidden = !msg;
+  e.textContent = msg ?? '';
+}
+let toastTimer: ReturnType<typeof setTimeout> | undefined;
+function toast(msg: string) {
+  const t = $('toast');
+  t.textContent = msg;
+  t.classList.add('on');
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => t.classList.remove('on'), 2200);
+}
+
+// ---------- URL ----------
+const types = () => Object.fromEntries(S.schema.map((k) => [k.path, k.type]));
+function syncUrl() {
+  if (!S.preset || !S.scenario) return;
+  const hash = encodeState({ preset: S.preset.name, set: diffScenario(S.preset.scenario, S.scenario, S.schema) });
+  if (hash !== location.hash) history.replaceState(null, '', hash || location.pathname + location.search);
+}
+
+// ---------- runs ----------
+async function runNow() {
+  const sc = S.scenario;
+  if (!sc) return;
+  const seq = ++S.seq;
+  document.body.dataset.busy = 'true';
+  try {
+    const tf = performance.now();
+    const r = await api.run(sc);
+    if (seq !== S.seq) return;
+    hooks.lastFetchMs = performance.now() - tf;
+    hooks.runs++;
+    showError(null);
+    S.result = r;
+    renderResult(r);
+  } catch (e) {
+    if (isAbort(e)) return;
+    if (seq === S.seq) {
+      showError(e instanceof ApiError ? e.message : String(e));
+      S.pendingT0 = null;
+    }
+  } finally {
+    if (seq === S.seq) document.body.dataset.busy = 'false';
+  }
+  secondary();
+}
+
+function renderResult(r: RunResult) {
+  chartCtx.result = r;
+  chartCtx.data = loadData(r);
+  chartCtx.traceT = null;
+  charts.render();
+  renderVerdict(r);
+  renderStack(r.scenario ?? S.scenario!, r);
+  renderAdvice(r);
+  renderGoodputTable(r);
+  const steps = r.trace ?? [];
+  S.trace = { total: steps.length, visible: steps.length };
+  showTrace(false);
+  if (S.ladder.length) drawLadder();
+  markPhaseCurrent();
+}
+
+const runSoon = debounce(() => void runNow(), 60, { leading: true });
+
+// Ladder and tipping point: slower, after the chart.
+const secondary = debounce(() => {
+  const sc = S.scenario;
+  if (!sc) return;
+  api.ladder(sc).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; drawLadder(); hooks.ladderReady = true; } });
+  renderTipping(null);
+  api.tipping(sc).then((t) => { S.tipping = t; renderTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { renderTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
+}, 250);
+
+/** A change made by the user at time t0. */
+function changed(t0: number) {
+  S.pendingT0 = t0;
+  hooks.ladderReady = false;
+  hooks.tippingReady = false;
+  syncUrl();
+  runSoon();
+}
+
+function onControl(path: string, value: unknown, ev: Event) {
+  if (!S.scenario) return;
+  const t0 = ev.timeStamp > 0 && ev.timeStamp <= performance.now() ? ev.timeStamp : performance.now();
+  setPath(S.scenario as Record<string, unknown>, path, value);
+  if (path === 'recovery.criterion') markPhaseStale();
+  changed(t0);
+}
+
+function loadScenario(sc: Scenario, t0 = performance.now()) {
+  S.scenario = clone(sc);
+  controls?.set(S.scenario);
+  renderStack(S.scenario, null);
+  changed(t0);
+}
+
+function selectPreset(name: string, set: [string, unknown][] = []) {
+  const p = S.presets.find((x) => x.name === name) ?? S.presets[0];
+  if (!p) return;
+  S.preset = p;
+  hooks.preset = p.name;
+  $<HTMLSelectElement>('preset-select').value = p.name;
+  $('preset-desc').textContent = p.description;
+  S.ladder = [];
+  drawLadder();
+  resetPhaseAxes(p.scenario);
+  loadScenario(applySet(p.scenario, set as [string, string | number | boolean][]));
+}
+
+// ---------- ladder ----------
+function ladderCurrentIndex(): number {
+  if (!S.scenario) return -1;
+  return S.ladder.findIndex((r) => r.scenario && diffScenario(r.scenario, S.scenario!, S.schema).length === 0);
+}
+function drawLadder() {
+  const sc = S.scenario;
+  if (!sc) return;
+  const mode = (sc.ladder as { mode?: string } | undefined)?.mode ?? 'cumulative';
+  renderLadder(S.ladder, sc, mode, ladderCurrentIndex(), (i) => {
+    const row = S.ladder[i];
+    let next: Scenario;
+    if (row.scenario) next = clone(row.scenario);
+    else {
+      next = clone(S.scenario!);
+      for (const [p, v] of Object.entries(row.set ?? {})) setPath(next as Record<string, unknown>, p, v);
+    }
+    // Keep the preset's ladder so the table stays the same.
+    (next as Record<string, unknown>).ladder = clone(S.scenario!.ladder);
+    loadScenario(next);
+    toast(`Loaded: ${row.name}`);
+  });
+}
+
+// ---------- trace ----------
+function showTrace(moveCursor = true) {
+  const steps = S.result?.trace ?? [];
+  renderTrace(steps, S.trace.visible, (i) => { S.trace = traceSeek(S.trace, i + 1); showTrace(); });
+  const i = traceCurrent(S.trace);
+  if (moveCursor) charts.cursorTo(i >= 0 && i < steps.length ? steps[i].t_s : null);
+  document.body.dataset.traceVisible = String(S.trace.visible);
+}
+
+// ---------- phase map ----------
+const numericKeys = () => S.schema.filter((k) => (k.type === 'number' || k.type === 'integer') && !isHidden(k.path));
+const keyOf = (path: string) => S.schema.find((k) => k.path === path);
+const phaseMap = new PhaseMap($<HTMLCanvasElement>('phase-map'), $('phase-tip'), $('phase-legend'), (values) => {
+  if (!S.scenario) return;
+  const next = clone(S.scenario);
+  for (const [p, v] of Object.entries(values)) setPath(next as Record<string, unknown>, p, v);
+  loadScenario(next);
+  toast('Loaded the phase-map cell');
+});
+
+function fillAxisInputs(which: 'x' | 'y', sc: Scenario) {
+  const k = keyOf($<HTMLSelectElement>(`phase-${which}`).value);
+  if (!k) return;
+  const a = defaultAxis(k, sc);
+  $<HTMLInputElement>(`phase-${which}-from`).value = String(a.from);
+  $<HTMLInputElement>(`phase-${which}-to`).value = String(a.to);
+}
+function resetPhaseAxes(sc: Scenario) {
+  fillAxisInputs('x', sc);
+  fillAxisInputs('y', sc);
+  markPhaseStale();
+}
+function markPhaseStale() {
+  if (phaseMap.view) $('phase-status').textContent = 'The scenario changed: draw the map again to update it.';
+}
+function markPhaseCurrent() {
+  const v = phaseMap.view;
+  if (!v || !S.scenario) return;
+  v.current = { x: Number(getPath(S.scenario, v.xPath)), y: Number(getPath(S.scenario, v.yPath)) };
+  phaseMap.draw();
+}
+
+async function drawPhase() {
+  const sc = S.scenario;
+  if (!sc) return;
+  const t0 = performance.now();
+  hooks.phaseReady = false;
+  const xk = keyOf($<HTMLSelectElement>('phase-x').value);
+  const yk = keyOf($<HTMLSelectElement>('phase-y').value);
+  if (!xk || !yk || xk.path === yk.path) {
+    $('phase-status').textContent = 'Pick two different keys.';
+    return;
+  }
+  const num = (id: string) => Number($<HTMLInputElement>(id).value);
+  const ax = axisFromRange(xk, num('phase-x-from'), num('phase-x-to'));
+  const ay = axisFromRange(yk, num('phase-y-from'), num('phase-y-to'));
+  $('phase-status').textContent = `Running ${PHASE_CELLS}×${PHASE_CELLS} scenarios…`;
+  $('phase-draw').setAttribute('aria-busy', 'true');
+  try {
+    const res = await api.sweep(sc, [ax, ay]);
+    const grid = gridOf(res.rows, xk.path, yk.path);
+    const view = makeView(grid, xk.path, yk.path, label(xk), label(yk), sc);
+    phaseMap.show(view);
+    markPhaseCurrent();
+    hooks.lastPhaseMs = performance.now() - t0;
+    hooks.phaseCells = grid.xs.length * grid.ys.length;
+    hooks.phaseReady = true;
+    document.body.dataset.phaseMs = hooks.lastPhaseMs.toFixed(0);
+    $('phase-status').textContent = `${grid.xs.length}×${grid.ys.length} runs in ${hooks.lastPhaseMs.toFixed(0)} ms, coloured by ${criterionOf(sc) === 'goodput' ? 'goodput' : 'failure'} recovery time.`;
+  } catch (e) {
+    if (!isAbort(e)) $('phase-status').textContent = `Phase map failed: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    $('phase-draw').removeAttribute('aria-busy');
+  }
+}
+const label = (k: SchemaKey) => `${k.label ?? k.path}${k.unit ? ` (${k.unit})` : ''}`;
+
+// ---------- exports ----------
+function exportData() {
+  const r = S.result;
+  return {
+    tool: 'retrystorm',
+    exported_at: new Date().toISOString(),
+    link: location.href,
+    scenario: S.scenario,
+    metrics: r?.metrics ?? null,
+    verdict: r?.verdict ?? null,
+    trace: r?.trace ?? [],
+    goodput_table: r?.goodput_table ?? [],
+  };
+}
+function download(name: string, text: string, type: string) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+const fileBase = () => `retrystorm-${S.preset?.name ?? 'scenario'}`;
+
+async function copyText(text: string, ta?: HTMLTextAreaElement): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    if (ta) {
+      ta.select();
+      return document.execCommand('copy');
+    }
+    return false;
+  }
+}
+
+// ---------- theme ----------
+function setTheme(t: 'light' | 'dark', save = true) {
+  document.documentElement.dataset.theme = t;
+  const b = $('theme-toggle');
+  b.textContent = t === 'dark' ? 'Light theme' : 'Dark theme';
+  b.setAttribute('aria-pressed', String(t === 'dark'));
+  if (save) try { localStorage.setItem('retrystorm-theme', t); } catch { /* private mode */ }
+  charts.rebuild();
+  phaseMap.draw();
+}
+
+// ---------- start ----------
+function wire() {
+  $<HTMLSelectElement>('preset-select').addEventListener('change', (e) => selectPreset((e.target as HTMLSelectElement).value));
+  $('reset').addEventListener('click', () => { if (S.preset) { selectPreset(S.preset.name); toast('Back to the preset'); } });
+  $('share').addEventListener('click', async () => {
+    syncUrl();
+    toast((await copyText(location.href)) ? 'Link copied' : 'Link is in the address bar');
+  });
+  $('export-json').addEventListener('click', () => download(`${fileBase()}.json`, JSON.stringify(exportData(), null, 2), 'application/json'));
+  $('export-envoy').addEventListener('click', async () => {
+    if (!S.scenario) return;
+    const panel = $('envoy-panel');
+    const ta = $<HTMLTextAreaElement>('envoy-yaml');
+    try {
+      ta.value = (await api.envoy(S.scenario)).yaml;
+      panel.hidden = false;
+      panel.dataset.ready = 'true';
+      ta.focus();
+    } catch (e) {
+      showError(`Envoy export: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  });
+  $('envoy-copy').addEventListener('click', async () => {
+    const ta = $<HTMLTextAreaElement>('envoy-yaml');
+    toast((await copyText(ta.value, ta)) ? 'Envoy configuration copied' : 'Copy failed: select the text and copy it');
+  });
+  $('envoy-download').addEventListener('click', () => download(`${fileBase()}-envoy.yaml`, $<HTMLTextAreaElement>('envoy-yaml').value, 'application/yaml'));
+  $('envoy-close').addEventListener('click', () => { $('envoy-panel').hidden = true; $('export-envoy').focus(); });
+  $('theme-toggle').addEventListener('click', () => setTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark'));
+  $<HTMLInputElement>('show-backlog').addEventListener('change', (e) => charts.setBacklogVisible((e.target as HTMLInputElement).checked));
+  $('trace-start').addEventListener('click', () => { S.trace = traceStart(S.trace); showTrace(); });
+  $('trace-next').addEventListener('click', () => { S.trace = traceNext(S.trace); showTrace(); });
+  $('trace-all').addEventListener('click', () => { S.trace = traceAll(S.trace); showTrace(); });
+  $<HTMLInputElement>('trace-slider').addEventListener('input', (e) => { S.trace = traceSeek(S.trace, Number((e.target as HTMLInputElement).value)); showTrace(); });
+  $('phase-draw').addEventListener('click', () => void drawPhase());
+  for (const w of ['x', 'y'] as const) {
+    $(`phase-${w}`).addEventListener('change', () => { if (S.scenario) fillAxisInputs(w, S.scenario); });
+  }
+  const pm = $('phase-map');
+  pm.addEventListener('focus', () => phaseMap.draw());
+  pm.addEventListener('blur', () => phaseMap.draw());
+  window.addEventListener('hashchange', () => {
+    const st = decodeState(location.hash, types());
+    if (st.preset && S.presets.some((p) => p.name === st.preset)) {
+      const want = applySet(S.presets.find((p) => p.name === st.preset)!.scenario, st.set);
+      if (!S.scenario || st.preset !== S.preset?.name || diffScenario(want, S.scenario, S.schema).length) selectPreset(st.preset, st.set);
+    }
+  });
+  matchMedia('(prefers-color-scheme: dark)').addEventListener('change', (e) => {
+    let saved: string | null = null;
+    try { saved = localStorage.getItem('retrystorm-theme'); } catch { /* ignore */ }
+    if (!saved) setTheme(e.matches ? 'dark' : 'light', false);
+  });
+}
+
+async function start() {
+  wire();
+  setTheme(document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light', false);
+  try {
+    const [presets, schema] = await Promise.all([api.presets(), api.schema()]);
+    S.presets = presets;
+    S.schema = schema;
+  } catch (e) {
+    showError(`Cannot reach the retrystorm server: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
+  const sel = $<HTMLSelectElement>('preset-select');
+  sel.replaceChildren(...S.presets.map((p) => { const o = document.createElement('option'); o.value = p.name; o.textContent = p.name; o.title = p.description; return o; }));
+  controls = new Controls($('controls'), S.schema, onControl);
+  const nk = numericKeys();
+  for (const w of ['x', 'y'] as const) {
+    const s = $<HTMLSelectElement>(`phase-${w}`);
+    s.replaceChildren(...nk.map((k) => { const o = document.createElement('option'); o.value = k.path; o.textContent = k.label ?? k.path; return o; }));
+    const want = w === 'x' ? 'incident.duration_s' : 'demand.rate_per_s';
+    s.value = nk.some((k) => k.path === want) ? want : nk[w === 'x' ? 0 : 1]?.path ?? '';
+  }
+  const st = decodeState(location.hash, types());
+  const name = st.preset && S.presets.some((p) => p.name === st.preset) ? st.preset : S.presets[0]?.name;
+  if (!name) { showError('The server has no presets.'); return; }
+  selectPreset(name, st.set);
+  // Ready once the first result is on screen.
+  const t = setInterval(() => {
+    if (S.result) {
+      hooks.ready = true;
+      document.body.dataset.ready = 'true';
+      clearInterval(t);
+    }
+  }, 20);
+}
+
+void start();

@@ -1,0 +1,65 @@
+// Chart data from the result series: per-step amounts become per-second rates.
+
+import type { RunResult } from './types';
+
+export function perSecond(arr: number[] | undefined, step: number, n: number): number[] {
+  const out = new Array<number>(n);
+  if (!arr) return out.fill(0);
+  for (let i = 0; i < n; i++) out[i] = (arr[i] ?? 0) / step;
+  return out;
+}
+
+export function addArrays(a: number[], b: number[]): number[] {
+  return a.map((v, i) => v + (b[i] ?? 0));
+}
+
+export interface LoadData {
+  t: number[];
+  first: number[];
+  retries: number[];
+  stackTop: number[]; // first + retries, per second
+  capacity: number[];
+  goodput: number[];
+  late: number[];
+  bound: number[];
+  backlog: number[];
+  timeoutWork: number[]; // backlog level above which every response is late
+  failed: number[];
+}
+
+export function loadData(r: RunResult): LoadData {
+  const s = r.series;
+  const step = r.scenario.step_s || 1;
+  const n = s.t_s.length;
+  const first = perSecond(s.first_attempts, step, n);
+  const retries = perSecond(s.retries, step, n);
+  const boundLevel = r.metrics.bound.max_amplification * r.scenario.demand.rate_per_s;
+  const cap = perSecond(s.capacity, step, n);
+  return {
+    t: s.t_s,
+    first,
+    retries,
+    stackTop: addArrays(first, retries),
+    capacity: cap,
+    goodput: perSecond(s.goodput, step, n),
+    late: perSecond(s.served_late, step, n),
+    bound: new Array<number>(n).fill(boundLevel),
+    backlog: (s.backlog ?? new Array<number>(n).fill(0)).slice(),
+    timeoutWork: new Array<number>(n).fill(r.scenario.server.capacity_per_s * r.scenario.client.timeout_s),
+    failed: perSecond(s.failed, step, n),
+  };
+}
+
+/** Index of the sample nearest to time t (t_s is sorted). */
+export function nearestIndex(ts: number[], t: number): number {
+  let lo = 0;
+  let hi = ts.length - 1;
+  if (hi < 0) return -1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ts[mid] < t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && Math.abs(ts[lo - 1] - t) <= Math.abs(ts[lo] - t)) return lo - 1;
+  return lo;
+}

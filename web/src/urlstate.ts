@@ -1,0 +1,73 @@
+// The shareable link: `#preset=NAME&set=path:value,path:value` lists the
+// preset and only the keys that differ from it, so links stay short.
+
+import { clone, getPath, isHidden, setPath } from './paths';
+import type { Scenario, SchemaKey } from './types';
+
+export type Value = number | boolean | string;
+export interface UrlState { preset: string | null; set: [string, Value][] }
+
+export function encodeValue(v: Value): string {
+  return encodeURIComponent(String(v));
+}
+
+/** Parses a value as the key's type; without a type, guesses. */
+export function decodeValue(text: string, type?: string): Value {
+  const s = decodeURIComponent(text);
+  if (type === 'boolean' || (!type && (s === 'true' || s === 'false'))) return s === 'true' || s === '1';
+  if (type === 'enum' || type === 'string') return s;
+  const n = Number(s);
+  if (type === 'integer' || type === 'number') return Number.isFinite(n) ? n : s;
+  return s !== '' && Number.isFinite(n) ? n : s;
+}
+
+export function encodeState(st: UrlState): string {
+  const parts: string[] = [];
+  if (st.preset) parts.push(`preset=${encodeURIComponent(st.preset)}`);
+  if (st.set.length) parts.push(`set=${st.set.map(([p, v]) => `${p}:${encodeValue(v)}`).join(',')}`);
+  return parts.length ? `#${parts.join('&')}` : '';
+}
+
+export function decodeState(hash: string, types: Record<string, string> = {}): UrlState {
+  const out: UrlState = { preset: null, set: [] };
+  const h = hash.replace(/^#/, '');
+  if (!h) return out;
+  for (const part of h.split('&')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const k = part.slice(0, eq);
+    const v = part.slice(eq + 1);
+    if (k === 'preset') out.preset = decodeURIComponent(v);
+    else if (k === 'set' && v) {
+      for (const item of v.split(',')) {
+        const c = item.indexOf(':');
+        if (c <= 0) continue;
+        const path = decodeURIComponent(item.slice(0, c));
+        out.set.push([path, decodeValue(item.slice(c + 1), types[path])]);
+      }
+    }
+  }
+  return out;
+}
+
+const same = (a: unknown, b: unknown) =>
+  typeof a === 'number' && typeof b === 'number' ? Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a)) : a === b;
+
+/** The schema keys whose value in `scenario` differs from `base`. */
+export function diffScenario(base: Scenario, scenario: Scenario, keys: SchemaKey[]): [string, Value][] {
+  const out: [string, Value][] = [];
+  for (const k of keys) {
+    if (isHidden(k.path)) continue;
+    const a = getPath(base, k.path);
+    const b = getPath(scenario, k.path);
+    if (b === undefined) continue;
+    if (!same(a, b)) out.push([k.path, b as Value]);
+  }
+  return out;
+}
+
+export function applySet(base: Scenario, set: [string, Value][]): Scenario {
+  const s = clone(base);
+  for (const [p, v] of set) if (!isHidden(p)) setPath(s as Record<string, unknown>, p, v);
+  return s;
+}

@@ -1,0 +1,114 @@
+// Small DOM views of the run result: verdict, cards, retry stack, advice,
+// ladder, goodput table, trace list.
+
+import {
+  attemptsPerRequest, boundSentence, fmtAmp, fmtNum, fmtPct, ladderCells, recoverySentence, tippingText,
+} from './format';
+import type { LadderRow, RunResult, Scenario, Tipping, TraceStep } from './types';
+
+export const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...kids: (Node | string)[]) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  e.append(...kids);
+  return e;
+}
+
+function card(id: string, value: string, sub?: string) {
+  const c = $(id);
+  c.querySelector('.v')!.textContent = value;
+  if (sub !== undefined) c.querySelector('.s')!.textContent = sub;
+}
+
+export function renderVerdict(r: RunResult) {
+  const m = r.metrics;
+  const sc = r.scenario;
+  const v = $('verdict');
+  const recovered = r.verdict?.recovered ?? m.recovered ?? false;
+  v.dataset.recovered = String(recovered);
+  $('verdict-headline').textContent = r.verdict?.headline ?? (recovered ? 'Recovered' : 'Not recovered');
+  $('verdict-recovery').textContent = recoverySentence(m, sc);
+  $('verdict-detail').textContent = r.verdict?.detail ?? '';
+  card('m-failed', fmtPct(m.failed_fraction), `${fmtNum(m.failed, 0)} of ${fmtNum(m.user_requests, 0)} in ${fmtNum(sc.horizon_s)} s`);
+  card('m-wasted', fmtPct(m.wasted_fraction));
+  const lw = m.last_window;
+  card('m-peak', fmtAmp(m.peak_amplification), lw ? `${fmtNum(lw.attempts_per_request, 2)} attempts per request over the last ${fmtNum(lw.seconds)} s` : '');
+}
+
+export function renderTipping(t: Tipping | null) {
+  card('m-tipping', tippingText(t), t && t.exact_s === null && t.on_grid_s === null
+    ? 'every incident length tried recovers'
+    : 'shortest incident that does not recover');
+}
+
+export function renderStack(sc: Scenario, r: RunResult | null) {
+  const layers = Math.max(1, sc.client.layers);
+  const per = sc.client.retries + 1;
+  const total = attemptsPerRequest(sc.client.retries, layers);
+  const row = h('div', { class: 'stack-row', role: 'list' });
+  row.append(h('div', { class: 'node user', role: 'listitem' }, 'User'));
+  for (let i = 1; i <= layers; i++) {
+    row.append(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
+    row.append(h('div', { class: 'node layer', role: 'listitem' }, h('b', {}, layers > 1 ? `Layer ${i}` : 'Caller'), h('span', {}, `×${per}`)));
+  }
+  row.append(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
+  row.append(h('div', { class: 'node dep', role: 'listitem' }, h('b', {}, 'Dependency'), h('span', {}, `up to ×${fmtNum(total)}`)));
+  const formula = layers > 1
+    ? `(${sc.client.retries} retries + 1)^${layers} layers = ${fmtNum(total)} attempts per user request at the dependency.`
+    : `${sc.client.retries} retries + 1 = ${fmtNum(total)} attempts per user request at most.`;
+  $('stack').replaceChildren(row, h('p', { class: 'formula', 'data-testid': 'stack-formula' }, formula));
+  $('bound').textContent = r ? boundSentence(r.metrics, sc) : '';
+}
+
+export function renderAdvice(r: RunResult) {
+  const items = (r.advice ?? []).map((a) => h('li', {}, h('b', {}, a.title), h('span', {}, ` ${a.why}`)));
+  $('advice').replaceChildren(...(items.length ? items : [h('li', {}, 'Nothing to change: this policy recovers on its own.')]));
+}
+
+export function renderGoodputTable(r: RunResult) {
+  const rows = (r.goodput_table ?? []).map((g) =>
+    h('tr', { class: `phase-${g.phase}` }, h('td', {}, `${fmtNum(g.t_s, 2)} s`), h('td', {}, g.phase), h('td', {}, fmtNum(g.goodput_per_s, 1))),
+  );
+  $('goodput-table').querySelector('tbody')!.replaceChildren(...rows);
+}
+
+export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, currentIndex: number, onLoad: (i: number) => void) {
+  $('ladder-mode').textContent = mode === 'single'
+    ? 'Each row changes one thing from the scenario; the rest stays as it is.'
+    : 'Each row keeps the changes of the rows above it.';
+  const trs = rows.map((row, i) => {
+    const c = ladderCells(row, sc);
+    const btn = h('button', { type: 'button', 'data-testid': `ladder-load-${i}`, class: 'ladder-load', 'aria-label': `Load ${row.name}` }, 'Load');
+    btn.addEventListener('click', () => onLoad(i));
+    const tr = h(
+      'tr',
+      { 'data-testid': `ladder-row-${i}`, class: i === currentIndex ? 'current' : '' },
+      h('th', { scope: 'row' }, h('b', {}, row.name), h('small', {}, row.change), ...(i === currentIndex ? [h('em', { class: 'badge' }, 'current')] : [])),
+      h('td', { class: c.recovered ? 'ok' : 'bad' }, c.verdict),
+      h('td', {}, c.failed),
+      h('td', {}, c.peak),
+      h('td', {}, btn),
+    );
+    return tr;
+  });
+  $('ladder').querySelector('tbody')!.replaceChildren(...trs);
+}
+
+export function renderTrace(steps: TraceStep[], visible: number, onPick: (i: number) => void) {
+  const list = $('trace-list');
+  const items = steps.slice(0, visible).map((s, i) => {
+    const li = h('li', { class: i === visible - 1 ? 'current' : '', 'data-t': String(s.t_s) });
+    const b = h('button', { type: 'button', class: 'trace-time', 'aria-label': `Show ${fmtNum(s.t_s, 2)} s on the chart` }, `${fmtNum(s.t_s, 2)} s`);
+    b.addEventListener('click', () => onPick(i));
+    li.append(b, h('span', {}, s.text));
+    return li;
+  });
+  list.replaceChildren(...items);
+  const slider = $<HTMLInputElement>('trace-slider');
+  slider.max = String(steps.length);
+  slider.value = String(visible);
+  $('trace-count').textContent = `${visible} / ${steps.length}`;
+  const cur = list.querySelector<HTMLElement>('li.current');
+  if (cur) list.scrollTop = Math.max(0, cur.offsetTop - list.offsetTop - list.clientHeight / 2);
+}
