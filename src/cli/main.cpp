@@ -1,11 +1,12 @@
 // The retrystorm command line: presets, run, ladder, tipping, sweep, serve.
 // Command names, options and exit statuses follow contract.md.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
 
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
@@ -80,7 +81,9 @@ void emit(const std::string& text, const std::string& out) {
   std::filesystem::rename(tmp, out);
 }
 
-std::string dump(const nlohmann::json& j) { return j.dump(2) + "\n"; }
+std::string dump(const nlohmann::json& j) {
+  return j.dump(2) + "\n";
+}
 
 void check_format(const std::string& format, std::initializer_list<const char*> allowed) {
   std::string list;
@@ -120,11 +123,11 @@ int main(int argc, char** argv) {
 
   ScenarioOptions tipping_opts;
   double grid = 0;
-  auto* tipping_cmd =
-      app.add_subcommand("tipping", "the shortest incident that does not recover");
+  auto* tipping_cmd = app.add_subcommand("tipping", "the shortest incident that does not recover");
   tipping_opts.add_to(*tipping_cmd);
-  tipping_cmd->add_option("--grid", grid, "grid of incident lengths in seconds (default: the "
-                                          "scenario's tipping.grid_s, else ten steps)");
+  tipping_cmd->add_option("--grid", grid,
+                          "grid of incident lengths in seconds (default: the "
+                          "scenario's tipping.grid_s, else ten steps)");
   tipping_cmd->add_option("--format", format, "text | json");
   tipping_cmd->add_option("--out", out, "write to FILE (atomically)");
 

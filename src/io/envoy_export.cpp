@@ -36,8 +36,10 @@ std::string envoy_yaml(const Scenario& s) {
     double base = c.backoff.base_s > 0 ? c.backoff.base_s : 0.001;
     y << "  retry_back_off:\n";
     y << "    base_interval: " << duration(base) << "\n";
-    if (c.backoff.cap_s > 0) y << "    max_interval: " << duration(c.backoff.cap_s) << "\n";
-    else y << "    # max_interval unset: Envoy uses 10 x base_interval\n";
+    if (c.backoff.cap_s > 0)
+      y << "    max_interval: " << duration(c.backoff.cap_s) << "\n";
+    else
+      y << "    # max_interval unset: Envoy uses 10 x base_interval\n";
     if (c.backoff.base_s <= 0)
       y << "    # Envoy needs base_interval > 0; 1ms is the closest to immediate retries.\n";
   }

@@ -9,4 +9,4 @@
 namespace retrystorm {
 // (file name, YAML text), in file name order.
 const std::vector<std::pair<std::string, std::string>>& preset_texts();
-}
+}  // namespace retrystorm

@@ -8,7 +8,9 @@ namespace retrystorm {
 using nlohmann::json;
 
 namespace {
-json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json optional_json(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
 }  // namespace
 
 json metrics_json(const Metrics& m) {
@@ -44,18 +46,21 @@ json metrics_json(const Metrics& m) {
 }
 
 json series_json(const Series& s) {
-  return {{"t_s", s.t_s},
-          {"capacity", s.capacity},
-          {"first_attempts", s.first_attempts},
-          {"retries", s.retries},
-          {"goodput", s.goodput},
-          {"served_late", s.served_late},
-          {"failed", s.failed},
-          {"shed", s.shed},
-          {"rejected", s.rejected},
-          {"backlog", s.backlog},
-          {"gave_up", s.gave_up},
-          {"budget_denied", s.budget_denied}};
+  auto list = [](std::span<const double> v) {
+    return json(std::vector<double>(v.begin(), v.end()));
+  };
+  return {{"t_s", list(s.t_s)},
+          {"capacity", list(s.capacity)},
+          {"first_attempts", list(s.first_attempts)},
+          {"retries", list(s.retries)},
+          {"goodput", list(s.goodput)},
+          {"served_late", list(s.served_late)},
+          {"failed", list(s.failed)},
+          {"shed", list(s.shed)},
+          {"rejected", list(s.rejected)},
+          {"backlog", list(s.backlog)},
+          {"gave_up", list(s.gave_up)},
+          {"budget_denied", list(s.budget_denied)}};
 }
 
 RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping) {

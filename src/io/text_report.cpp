@@ -114,8 +114,8 @@ std::string run_text(const RunReport& r) {
   out << "Load at the dependency (per second)\n" << terminal_chart(r.run) << "\n";
   out << "Goodput per second\n";
   for (const auto& g : r.goodput)
-    out << "  " << pad(format_seconds(g.t_s), 10) << pad(g.phase, 8) << format_amount(g.goodput_per_s)
-        << "\n";
+    out << "  " << pad(format_seconds(g.t_s), 10) << pad(g.phase, 8)
+        << format_amount(g.goodput_per_s) << "\n";
   if (!r.advice.empty()) {
     out << "\nWhat would help\n";
     int i = 1;
@@ -133,8 +133,8 @@ std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows
       << ")\n\n";
   out << "  " << pad("defense", 24) << pad("outcome", 34) << pad("failed", 22) << "peak\n";
   for (const auto& r : rows) {
-    std::string failed = format_percent(r.metrics.failed_fraction) + " (" +
-                         format_amount(r.metrics.failed) + ")";
+    std::string failed =
+        format_percent(r.metrics.failed_fraction) + " (" + format_amount(r.metrics.failed) + ")";
     out << "  " << pad(r.row.name, 24) << pad(recovery_text(r.scenario, r.metrics), 34)
         << pad(failed, 22) << format_amount(r.metrics.peak_amplification) << "x\n";
     out << "  " << std::string(24, ' ') << r.row.change << "\n";
@@ -170,9 +170,9 @@ std::string series_csv(const Series& s) {
   out << "t_s,capacity,first_attempts,retries,goodput,served_late,failed,shed,rejected,backlog,"
          "gave_up,budget_denied\n";
   for (size_t i = 0; i < s.size(); ++i) {
-    const double row[] = {s.t_s[i],    s.capacity[i], s.first_attempts[i], s.retries[i],
-                          s.goodput[i], s.served_late[i], s.failed[i],     s.shed[i],
-                          s.rejected[i], s.backlog[i], s.gave_up[i],        s.budget_denied[i]};
+    const double row[] = {s.t_s[i],      s.capacity[i],    s.first_attempts[i], s.retries[i],
+                          s.goodput[i],  s.served_late[i], s.failed[i],         s.shed[i],
+                          s.rejected[i], s.backlog[i],     s.gave_up[i],        s.budget_denied[i]};
     for (size_t c = 0; c < std::size(row); ++c) out << (c ? "," : "") << csv_number(row[c]);
     out << "\n";
   }

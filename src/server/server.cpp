@@ -20,8 +20,8 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kPostPaths = {"/api/run", "/api/ladder", "/api/tipping",
-                                          "/api/sweep", "/api/export/envoy"};
+const std::set<std::string> kPostPaths = {"/api/run", "/api/ladder", "/api/tipping", "/api/sweep",
+                                          "/api/export/envoy"};
 const std::set<std::string> kGetPaths = {"/api/presets", "/api/schema"};
 
 // The scenario a request names: {"preset", "set"} or {"scenario"}.
@@ -61,12 +61,18 @@ std::vector<SweepAxis> axes_of(const json& body) {
     if (!v.is_object()) throw InputError("vary[]: must be an object {path, from, to, step}");
     SweepAxis a;
     for (const auto& [key, value] : v.items()) {
-      if (key == "path" && value.is_string()) a.path = value.get<std::string>();
-      else if (key == "from" && value.is_number()) a.from = value.get<double>();
-      else if (key == "to" && value.is_number()) a.to = value.get<double>();
-      else if (key == "step" && value.is_number()) a.step = value.get<double>();
-      else throw InputError("vary[]." + key + ": unknown field or wrong type; allowed: path "
-                            "(text), from, to, step (numbers)");
+      if (key == "path" && value.is_string())
+        a.path = value.get<std::string>();
+      else if (key == "from" && value.is_number())
+        a.from = value.get<double>();
+      else if (key == "to" && value.is_number())
+        a.to = value.get<double>();
+      else if (key == "step" && value.is_number())
+        a.step = value.get<double>();
+      else
+        throw InputError("vary[]." + key +
+                         ": unknown field or wrong type; allowed: path "
+                         "(text), from, to, step (numbers)");
     }
     axes.push_back(a);
   }
@@ -110,10 +116,14 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
 
 std::string content_type(const std::string& file) {
   static const std::map<std::string, std::string> types = {
-      {".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
-      {".css", "text/css; charset=utf-8"},   {".svg", "image/svg+xml"},
-      {".json", "application/json"},         {".png", "image/png"},
-      {".ico", "image/x-icon"},              {".woff2", "font/woff2"}};
+      {".html", "text/html; charset=utf-8"},
+      {".js", "text/javascript; charset=utf-8"},
+      {".css", "text/css; charset=utf-8"},
+      {".svg", "image/svg+xml"},
+      {".json", "application/json"},
+      {".png", "image/png"},
+      {".ico", "image/x-icon"},
+      {".woff2", "font/woff2"}};
   auto dot = file.rfind('.');
   auto it = dot == std::string::npos ? types.end() : types.find(file.substr(dot));
   return it == types.end() ? "application/octet-stream" : it->second;
@@ -126,8 +136,7 @@ void send_json(httplib::Response& res, int status, const json& body) {
 
 }  // namespace
 
-ApiAnswer handle_api(const std::string& path, const std::string& body,
-                     const ServerLimits& limits) {
+ApiAnswer handle_api(const std::string& path, const std::string& body, const ServerLimits& limits) {
   try {
     json parsed = json::object();
     if (kPostPaths.count(path)) {
@@ -186,8 +195,8 @@ int serve(const std::string& host, int port, const ServerLimits& limits) {
   });
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
-      std::string reason = res.status == 413 ? "body: larger than the limit"
-                                             : "HTTP " + std::to_string(res.status);
+      std::string reason =
+          res.status == 413 ? "body: larger than the limit" : "HTTP " + std::to_string(res.status);
       send_json(res, res.status, {{"error", reason + " (" + req.path + ")"}});
     }
   });

@@ -8,4 +8,4 @@
 namespace retrystorm {
 // Path relative to web/dist ("index.html") to the file's bytes.
 const std::map<std::string, std::string_view>& web_assets();
-}
+}  // namespace retrystorm

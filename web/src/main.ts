@@ -56,6 +56,7 @@ const S = {
   trace: { total: 0, visible: 0 } as TraceState,
   pendingT0: null as number | null, // when the change being drawn was made
   seq: 0,
+  keepLadder: false, // a ladder row was loaded: keep showing the table it came from
 };
 
 const hooks: Hooks = {
@@ -145,7 +146,8 @@ function renderResult(r: RunResult) {
   renderAdvice(r);
   renderGoodputTable(r);
   const steps = r.trace ?? [];
-  S.trace = { total: steps.length, visible: steps.length };
+  // A new run starts with the trace folded (it can hold one line per step).
+  S.trace = { total: steps.length, visible: 0 };
   showTrace(false);
   if (S.ladder.length) drawLadder();
   markPhaseCurrent();
@@ -157,15 +159,16 @@ const runSoon = debounce(() => void runNow(), 60, { leading: true });
 const secondary = debounce(() => {
   const sc = S.scenario;
   if (!sc) return;
-  api.ladder(sc).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; drawLadder(); hooks.ladderReady = true; } });
+  if (!S.keepLadder || !S.ladder.length) api.ladder(sc).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; drawLadder(); hooks.ladderReady = true; } });
   renderTipping(null);
   api.tipping(sc).then((t) => { S.tipping = t; renderTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { renderTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
 }, 250);
 
 /** A change made by the user at time t0. */
-function changed(t0: number) {
+function changed(t0: number, keepLadder = false) {
   S.pendingT0 = t0;
-  hooks.ladderReady = false;
+  S.keepLadder = keepLadder;
+  hooks.ladderReady = keepLadder && S.ladder.length > 0;
   hooks.tippingReady = false;
   syncUrl();
   runSoon();
@@ -179,11 +182,11 @@ function onControl(path: string, value: unknown, ev: Event) {
   changed(t0);
 }
 
-function loadScenario(sc: Scenario, t0 = performance.now()) {
+function loadScenario(sc: Scenario, t0 = performance.now(), keepLadder = false) {
   S.scenario = clone(sc);
   controls?.set(S.scenario);
   renderStack(S.scenario, null);
-  changed(t0);
+  changed(t0, keepLadder);
 }
 
 function selectPreset(name: string, set: [string, unknown][] = []) {
@@ -218,7 +221,7 @@ function drawLadder() {
     }
     // Keep the preset's ladder so the table stays the same.
     (next as Record<string, unknown>).ladder = clone(S.scenario!.ladder);
-    loadScenario(next);
+    loadScenario(next, performance.now(), true);
     toast(`Loaded: ${row.name}`);
   });
 }
@@ -226,7 +229,7 @@ function drawLadder() {
 // ---------- trace ----------
 function showTrace(moveCursor = true) {
   const steps = S.result?.trace ?? [];
-  renderTrace(steps, S.trace.visible, (i) => { S.trace = traceSeek(S.trace, i + 1); showTrace(); });
+  renderTrace(steps, S.trace.visible, moveCursor);
   const i = traceCurrent(S.trace);
   if (moveCursor) charts.cursorTo(i >= 0 && i < steps.length ? steps[i].t_s : null);
   document.body.dataset.traceVisible = String(S.trace.visible);
@@ -384,6 +387,10 @@ function wire() {
   $('trace-next').addEventListener('click', () => { S.trace = traceNext(S.trace); showTrace(); });
   $('trace-all').addEventListener('click', () => { S.trace = traceAll(S.trace); showTrace(); });
   $<HTMLInputElement>('trace-slider').addEventListener('input', (e) => { S.trace = traceSeek(S.trace, Number((e.target as HTMLInputElement).value)); showTrace(); });
+  $('trace-list').addEventListener('click', (e) => {
+    const i = (e.target as HTMLElement).closest<HTMLElement>('button.trace-time')?.dataset.i;
+    if (i !== undefined) { S.trace = traceSeek(S.trace, Number(i) + 1); showTrace(); }
+  });
   $('phase-draw').addEventListener('click', () => void drawPhase());
   for (const w of ['x', 'y'] as const) {
     $(`phase-${w}`).addEventListener('change', () => { if (S.scenario) fillAxisInputs(w, S.scenario); });

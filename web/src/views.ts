@@ -95,20 +95,45 @@ export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, curr
   $('ladder').querySelector('tbody')!.replaceChildren(...trs);
 }
 
-export function renderTrace(steps: TraceStep[], visible: number, onPick: (i: number) => void) {
+let traceFor: TraceStep[] | null = null;
+let traceShown = 0;
+
+/** Shows the first `visible` steps; adds or removes only what changed. */
+export function renderTrace(steps: TraceStep[], visible: number, scroll: boolean) {
   const list = $('trace-list');
-  const items = steps.slice(0, visible).map((s, i) => {
-    const li = h('li', { class: i === visible - 1 ? 'current' : '', 'data-t': String(s.t_s) });
-    const b = h('button', { type: 'button', class: 'trace-time', 'aria-label': `Show ${fmtNum(s.t_s, 2)} s on the chart` }, `${fmtNum(s.t_s, 2)} s`);
-    b.addEventListener('click', () => onPick(i));
-    li.append(b, h('span', {}, s.text));
-    return li;
-  });
-  list.replaceChildren(...items);
+  if (traceFor !== steps) {
+    list.textContent = '';
+    traceShown = 0;
+    traceFor = steps;
+  }
+  if (visible < traceShown) {
+    while (list.childElementCount > visible) list.lastElementChild!.remove();
+  } else if (visible > traceShown) {
+    const frag = document.createDocumentFragment();
+    for (let i = traceShown; i < visible; i++) {
+      const s = steps[i];
+      const li = document.createElement('li');
+      li.dataset.i = String(i);
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'trace-time';
+      b.dataset.i = String(i);
+      b.textContent = `${fmtNum(s.t_s, 2)} s`;
+      const span = document.createElement('span');
+      span.textContent = s.text;
+      li.append(b, span);
+      frag.append(li);
+    }
+    list.append(frag);
+  }
+  traceShown = visible;
+  list.querySelector('li.current')?.classList.remove('current');
+  const cur = list.children[visible - 1] as HTMLElement | undefined;
+  cur?.classList.add('current');
   const slider = $<HTMLInputElement>('trace-slider');
   slider.max = String(steps.length);
   slider.value = String(visible);
+  slider.setAttribute('aria-valuetext', `${visible} of ${steps.length} steps shown`);
   $('trace-count').textContent = `${visible} / ${steps.length}`;
-  const cur = list.querySelector<HTMLElement>('li.current');
-  if (cur) list.scrollTop = Math.max(0, cur.offsetTop - list.offsetTop - list.clientHeight / 2);
+  if (scroll && cur) cur.scrollIntoView({ block: 'nearest' });
 }

@@ -28,7 +28,8 @@ Ladder generic_ladder(const Scenario& s) {
   Ladder l;
   l.mode = LadderMode::cumulative;
   l.rows = {
-      {"No retries", "One attempt; a failure goes straight to the user.",
+      {"No retries",
+       "One attempt; a failure goes straight to the user.",
        {{"client.retries", 0.0}}},
       {"Immediate retries",
        std::to_string(attempts) + " attempts per request, sent again at once.",
@@ -42,17 +43,21 @@ Ladder generic_ladder(const Scenario& s) {
        {{"client.backoff.base_s", base},
         {"client.backoff.cap_s", cap},
         {"client.backoff.jitter", jitter}}},
-      {"+ 10% retry budget", "Retries limited to 10% of first attempts over a rolling window.",
+      {"+ 10% retry budget",
+       "Retries limited to 10% of first attempts over a rolling window.",
        {{"client.budget.kind", std::string("window")},
         {"client.budget.ratio", 0.1},
         {"client.budget.window_s", window}}},
-      {"+ Shed abandoned work", "The server drops queued work whose caller already gave up.",
+      {"+ Shed abandoned work",
+       "The server drops queued work whose caller already gave up.",
        {{"server.shed_abandoned", true}}},
   };
   return l;
 }
 
-Ladder ladder_of(const Scenario& s) { return s.ladder.rows.empty() ? generic_ladder(s) : s.ladder; }
+Ladder ladder_of(const Scenario& s) {
+  return s.ladder.rows.empty() ? generic_ladder(s) : s.ladder;
+}
 
 Scenario apply_row(Scenario s, const LadderRow& row) {
   for (const auto& [path, value] : row.set) set_key(s, path, value);

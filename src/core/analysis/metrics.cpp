@@ -15,7 +15,7 @@ size_t first_step_at_or_after(const Scenario& s, double t_s) {
   return static_cast<size_t>(std::max(0.0, std::ceil(t_s / s.step_s - 1e-9)));
 }
 
-double sum(const std::vector<double>& v, size_t from, size_t to) {
+double sum(std::span<const double> v, size_t from, size_t to) {
   double total = 0;
   for (size_t i = from; i < to && i < v.size(); ++i) total += v[i];
   return total;
@@ -111,8 +111,8 @@ Metrics compute_metrics(const RunResult& run) {
   m.last_window.goodput_per_s = sum(x.goodput, from, n) / window_s;
   m.last_window.utilization =
       capacity > 0 ? (sum(x.goodput, from, n) + sum(x.served_late, from, n)) / capacity : 0;
-  m.last_window.attempts_per_request = attempts_per_request(run, s.horizon_s - window_s,
-                                                            s.horizon_s);
+  m.last_window.attempts_per_request =
+      attempts_per_request(run, s.horizon_s - window_s, s.horizon_s);
 
   m.bound.max_amplification = s.attempts();
   m.bound.safe_load_below = 1.0 / s.attempts();

@@ -39,14 +39,17 @@ size_t step_at(const Scenario& s, double t_s) {
 }  // namespace
 
 std::string format_amount(double v) {
-  if (std::fabs(v) >= 1000 && std::fabs(v - std::round(v)) < 0.05)
-    return thousands(std::lround(v));
+  if (std::fabs(v) >= 1000 && std::fabs(v - std::round(v)) < 0.05) return thousands(std::lround(v));
   return trimmed(v, std::fabs(v) >= 100 ? 1 : 2);
 }
 
-std::string format_percent(double fraction) { return trimmed(fraction * 100, 1) + "%"; }
+std::string format_percent(double fraction) {
+  return trimmed(fraction * 100, 1) + "%";
+}
 
-std::string format_seconds(double s) { return trimmed(s, 2) + " s"; }
+std::string format_seconds(double s) {
+  return trimmed(s, 2) + " s";
+}
 
 Verdict verdict(const RunResult& run, const Metrics& m) {
   const Scenario& s = run.scenario;
@@ -71,8 +74,8 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
                       trimmed(m.bound.max_amplification, 2) + " attempts, so demand can reach " +
                       format_percent(m.bound.max_amplification * m.bound.load) +
                       " of capacity; the backlog is sure to drain on its own only below " +
-                      format_percent(m.bound.safe_load_below) + " load, and this scenario runs at " +
-                      format_percent(m.bound.load) + ".";
+                      format_percent(m.bound.safe_load_below) +
+                      " load, and this scenario runs at " + format_percent(m.bound.load) + ".";
   if (!rec) {
     v.detail = std::string(m.backlog_growing ? "The backlog was still growing at the end"
                                              : "Users were still failing at the end") +
@@ -106,8 +109,9 @@ std::vector<GoodputRow> goodput_table(const RunResult& run, std::vector<double> 
     if (t < 0 || t >= h) continue;
     if (!rows.empty() && t <= rows.back().t_s) continue;
     size_t i = step_at(s, t);
-    std::string phase = s.in_incident(static_cast<int>(i)) ? "during" : t < start ? "before"
-                                                                                  : "after";
+    std::string phase = s.in_incident(static_cast<int>(i)) ? "during"
+                        : t < start                        ? "before"
+                                                           : "after";
     rows.push_back({std::round(t * 1e6) / 1e6, phase, run.series.goodput[i] / s.step_s});
   }
   return rows;
@@ -131,16 +135,15 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
     if (x.served_late[i] > 0)
       t += ", " + format_amount(x.served_late[i]) + " late (their callers had gone)";
     if (x.gave_up[i] > 0)
-      t += "; " + format_amount(x.gave_up[i]) + " reached the " + format_seconds(s.client.timeout_s) +
-           " timeout and gave up";
+      t += "; " + format_amount(x.gave_up[i]) + " reached the " +
+           format_seconds(s.client.timeout_s) + " timeout and gave up";
     if (x.shed[i] > 0) t += ", shed " + format_amount(x.shed[i]) + " from the queue";
     if (x.failed[i] > 0) t += "; " + format_amount(x.failed[i]) + " user requests failed";
     double wait_s = normal_capacity > 0 ? x.backlog[i] / normal_capacity * s.step_s : 0;
     t += "; backlog " + format_amount(x.backlog[i]);
     if (x.backlog[i] > 0) {
       t += " (~" + format_seconds(std::round(wait_s * 100) / 100) + " of work";
-      t += wait_s > s.client.timeout_s ? ", longer than the timeout: new work will be late)"
-                                       : ")";
+      t += wait_s > s.client.timeout_s ? ", longer than the timeout: new work will be late)" : ")";
     }
     out.push_back({x.t_s[i], t});
   }
@@ -174,38 +177,39 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
   if (s.client.retries > 0 && s.client.budget.kind == BudgetKind::none) {
     double window = std::max(s.step_s, std::round(10 / s.step_s) * s.step_s);
     try_change("Cap retries as a share of traffic",
-                "A retry budget (10% of first attempts over a rolling window) keeps sustained "
-                "amplification near 1.1x however many attempts each request may make; retries "
-                "over the budget fail fast instead of joining the queue.",
-                {{"client.budget.kind", std::string("window")},
-                 {"client.budget.ratio", 0.1},
-                 {"client.budget.window_s", window}});
+               "A retry budget (10% of first attempts over a rolling window) keeps sustained "
+               "amplification near 1.1x however many attempts each request may make; retries "
+               "over the budget fail fast instead of joining the queue.",
+               {{"client.budget.kind", std::string("window")},
+                {"client.budget.ratio", 0.1},
+                {"client.budget.window_s", window}});
   }
   if (!s.server.shed_abandoned)
     try_change("Stop serving callers who already left",
-                "Propagate deadlines and let the server drop queued work whose caller has timed "
-                "out, so capacity after the trigger goes to requests someone still waits for.",
-                {{"server.shed_abandoned", true}});
+               "Propagate deadlines and let the server drop queued work whose caller has timed "
+               "out, so capacity after the trigger goes to requests someone still waits for.",
+               {{"server.shed_abandoned", true}});
   if (s.server.queue_limit == 0) {
     double limit = std::max(1.0, std::round(s.server.capacity_per_s * s.client.timeout_s));
     try_change("Bound the queue to one timeout of work",
-                "A queue longer than capacity x timeout only holds work that will be late; a "
-                "limit of " + format_amount(limit) +
-                    " turns the excess into fast rejections the client can act on.",
-                {{"server.queue_limit", limit}});
+               "A queue longer than capacity x timeout only holds work that will be late; a "
+               "limit of " +
+                   format_amount(limit) +
+                   " turns the excess into fast rejections the client can act on.",
+               {{"server.queue_limit", limit}});
   }
   if (s.client.layers > 1)
     try_change("Retry at one layer only",
-                "Retries at " + std::to_string(s.client.layers) + " stacked layers multiply to " +
-                    std::to_string(s.attempts()) +
-                    " attempts per request at the bottom; keep retries at the layer closest to "
-                    "the user and let the others fail fast.",
-                {{"client.layers", 1.0}});
+               "Retries at " + std::to_string(s.client.layers) + " stacked layers multiply to " +
+                   std::to_string(s.attempts()) +
+                   " attempts per request at the bottom; keep retries at the layer closest to "
+                   "the user and let the others fail fast.",
+               {{"client.layers", 1.0}});
   if (s.client.retries > 1)
     try_change("Fewer attempts per request",
-                "Every extra attempt raises the load a stuck system must carry; one retry is "
-                "usually enough to ride out a lost packet.",
-                {{"client.retries", 1.0}});
+               "Every extra attempt raises the load a stuck system must carry; one retry is "
+               "usually enough to ride out a lost packet.",
+               {{"client.retries", 1.0}});
 
   std::stable_sort(tried.begin(), tried.end(), [](const Advice& a, const Advice& b) {
     if (a.recovers != b.recovers) return a.recovers;
@@ -217,7 +221,9 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
                      "New requests keep arriving whatever the clients do, so backoff only moves "
                      "retries later; they still land on a saturated queue. It helps with short "
                      "blips and synchronised clients, not with a backlog.",
-                     {}, std::nullopt, false});
+                     {},
+                     std::nullopt,
+                     false});
   std::string headroom = "With this policy the backlog is sure to drain only below " +
                          format_percent(m.bound.safe_load_below) + " load; you run at " +
                          format_percent(m.bound.load) + ".";

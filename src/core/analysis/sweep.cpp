@@ -14,7 +14,9 @@ namespace retrystorm {
 
 namespace {
 // Grid values are rounded so 0.1 + 0.2 reads 0.3 in output and validation.
-double tidy(double v) { return std::round(v * 1e9) / 1e9; }
+double tidy(double v) {
+  return std::round(v * 1e9) / 1e9;
+}
 }  // namespace
 
 std::vector<double> SweepAxis::values() const {

@@ -25,8 +25,8 @@ struct SweepRow {
 };
 
 struct SweepOptions {
-  unsigned threads = 0;                // 0 = every core
-  size_t max_runs = 1'000'000;         // refuse larger grids
+  unsigned threads = 0;                                     // 0 = every core
+  size_t max_runs = 1'000'000;                              // refuse larger grids
   std::function<void(size_t done, size_t total)> progress;  // from the calling thread
 };
 

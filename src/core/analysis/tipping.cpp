@@ -9,7 +9,9 @@ namespace retrystorm {
 
 namespace {
 // 3 x 0.1 s is 0.30000000000000004 in binary; durations are shown rounded.
-double tidy_seconds(double s) { return std::round(s * 1e9) / 1e9; }
+double tidy_seconds(double s) {
+  return std::round(s * 1e9) / 1e9;
+}
 }  // namespace
 
 double default_grid_s(const Scenario& s) {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <utility>
 #include <vector>
 
@@ -14,10 +13,30 @@
 
 namespace retrystorm {
 
-void Series::resize(size_t steps) {
+namespace {
+constexpr size_t kSeriesCount = 12;
+}
+
+void Series::bind(size_t steps) {
+  double* p = storage_.data();
   for (auto* v : {&t_s, &capacity, &first_attempts, &retries, &goodput, &served_late, &failed,
-                  &shed, &rejected, &backlog, &gave_up, &budget_denied})
-    v->assign(steps, 0.0);
+                  &shed, &rejected, &backlog, &gave_up, &budget_denied}) {
+    *v = std::span<double>(p, steps);
+    p += steps;
+  }
+}
+
+void Series::resize(size_t steps) {
+  storage_.assign(kSeriesCount * steps, 0.0);
+  bind(steps);
+}
+
+Series& Series::operator=(const Series& other) {
+  if (this != &other) {
+    storage_ = other.storage_;
+    bind(other.size());
+  }
+  return *this;
 }
 
 namespace {
@@ -27,6 +46,30 @@ struct Cohort {
   double amount;
   int sent_step;
   int attempt;  // 1 = first attempt
+};
+
+// The server's FIFO queue: a vector with a moving head, compacted now and
+// then (cheaper than std::deque for the few cohorts a step touches).
+class CohortQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  size_t size() const { return items_.size() - head_; }
+  Cohort& front() { return items_[head_]; }
+  Cohort& operator[](size_t i) { return items_[head_ + i]; }
+  void push_back(const Cohort& c) { items_.push_back(c); }
+  void pop_front() {
+    if (++head_ == items_.size()) {
+      items_.clear();
+      head_ = 0;
+    } else if (head_ >= 1024 && head_ * 2 >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<long>(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  std::vector<Cohort> items_;
+  size_t head_ = 0;
 };
 
 // Where the retries of one attempt number land, relative to the failure
@@ -47,6 +90,11 @@ class FluidEngine {
         landings_(static_cast<size_t>(attempts_) + 1) {
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
+    // The incident window as steps [first, end), the same steps in_incident() names.
+    while (incident_first_step_ < steps_ && !s.in_incident(incident_first_step_))
+      ++incident_first_step_;
+    incident_end_step_ = incident_first_step_;
+    while (incident_end_step_ < steps_ && s.in_incident(incident_end_step_)) ++incident_end_step_;
     long longest = 0;
     for (int a = 1; a < attempts_; ++a) {
       split_delay_over_steps(backoff_delay(s.client.backoff, a), 0.0, s.step_s, 0,
@@ -84,7 +132,7 @@ class FluidEngine {
 
   // Rule 1. Capacity of the step; first attempts of the step.
   double capacity_and_demand(int t) {
-    bool incident = s_.in_incident(t);
+    bool incident = incident_first_step_ <= t && t < incident_end_step_;
     double capacity =
         s_.server.capacity_per_s * s_.step_s * (incident ? s_.incident.capacity_factor : 1.0);
     double first = s_.demand.rate_per_s * s_.step_s * (incident ? s_.incident.demand_factor : 1.0);
@@ -162,7 +210,7 @@ class FluidEngine {
   // processed after the service of the step holding that instant.
   void give_up(int t) {
     int sent = s_.service_completes == ServiceCompletes::start ? t - timeout_steps_
-                                                                : t - timeout_steps_ + 1;
+                                                               : t - timeout_steps_ + 1;
     if (sent < 0) return;
     touched_.clear();
     // Given-up cohorts sit at the head (FIFO); the oldest live ones follow them.
@@ -187,7 +235,10 @@ class FluidEngine {
       abandoned_at_head_ = i;  // they stay, and will be served late
     }
     double failure_instant = sent + timeout_steps_;
-    std::sort(touched_.begin(), touched_.end());
+    // Retries are scheduled lowest attempt first; touched_ holds a handful.
+    for (size_t j = 1; j < touched_.size(); ++j)
+      for (size_t k = j; k > 0 && touched_[k - 1] > touched_[k]; --k)
+        std::swap(touched_[k - 1], touched_[k]);
     for (int a : touched_)
       attempt_failed(t, a, std::exchange(gave_up_by_attempt_[a], 0.0), failure_instant);
   }
@@ -237,8 +288,9 @@ class FluidEngine {
   size_t ring_steps_ = 0;
   std::vector<double> due_;  // due[step % ring][attempt]
   double beyond_horizon_ = 0;
-  std::deque<Cohort> queue_;
+  CohortQueue queue_;
   size_t abandoned_at_head_ = 0;  // given-up cohorts still queued (no shedding)
+  int incident_first_step_ = 0, incident_end_step_ = 0;  // [first, end)
   double queued_ = 0;
   std::vector<Cohort> sending_;  // this step's sends, in enqueue order
   std::vector<double> gave_up_by_attempt_;
@@ -248,6 +300,8 @@ class FluidEngine {
 
 }  // namespace
 
-RunResult run_fluid(const Scenario& scenario) { return FluidEngine(scenario).run(); }
+RunResult run_fluid(const Scenario& scenario) {
+  return FluidEngine(scenario).run();
+}
 
 }  // namespace retrystorm

@@ -28,19 +28,27 @@ std::string number_text(double v) {
 KeySpec number(std::string path, double min, double max, std::string unit, std::string group,
                std::string label, std::string help, double& (*field)(Scenario&),
                bool min_exclusive = false) {
-  KeySpec k{std::move(path), KeyType::number, min, max, min_exclusive, {}, std::move(unit),
-            std::move(group), std::move(label), std::move(help), {}, {}};
-  k.get = [field](const Scenario& s) {
-    return KeyValue{field(const_cast<Scenario&>(s))};
-  };
+  KeySpec k{std::move(path),
+            KeyType::number,
+            min,
+            max,
+            min_exclusive,
+            {},
+            std::move(unit),
+            std::move(group),
+            std::move(label),
+            std::move(help),
+            {},
+            {}};
+  k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
   k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<double>(v); };
   return k;
 }
 
 KeySpec integer(std::string path, double min, double max, std::string group, std::string label,
                 std::string help, int& (*field)(Scenario&)) {
-  KeySpec k{std::move(path), KeyType::integer, min, max, false, {}, "", std::move(group),
-            std::move(label), std::move(help), {}, {}};
+  KeySpec k{std::move(path),  KeyType::integer, min, max, false, {}, "", std::move(group),
+            std::move(label), std::move(help),  {},  {}};
   k.get = [field](const Scenario& s) {
     return KeyValue{static_cast<double>(field(const_cast<Scenario&>(s)))};
   };
@@ -52,16 +60,16 @@ KeySpec integer(std::string path, double min, double max, std::string group, std
 
 KeySpec boolean(std::string path, std::string group, std::string label, std::string help,
                 bool& (*field)(Scenario&)) {
-  KeySpec k{std::move(path), KeyType::boolean, 0, 1, false, {}, "", std::move(group),
-            std::move(label), std::move(help), {}, {}};
+  KeySpec k{std::move(path),  KeyType::boolean, 0,  1, false, {}, "", std::move(group),
+            std::move(label), std::move(help),  {}, {}};
   k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
   k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<bool>(v); };
   return k;
 }
 
 KeySpec text(std::string path, std::string help, std::string& (*field)(Scenario&)) {
-  KeySpec k{std::move(path), KeyType::text, 0, 0, false, {}, "", "run", "", std::move(help),
-            {}, {}};
+  KeySpec k{
+      std::move(path), KeyType::text, 0, 0, false, {}, "", "run", "", std::move(help), {}, {}};
   k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
   k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<std::string>(v); };
   return k;
@@ -71,7 +79,7 @@ KeySpec text(std::string path, std::string help, std::string& (*field)(Scenario&
 template <typename Enum>
 KeySpec choice(std::string path, std::vector<std::string> choices, std::string group,
                std::string label, std::string help, Enum& (*field)(Scenario&)) {
-  KeySpec k{std::move(path), KeyType::choice, 0, 0, false, choices, "", std::move(group),
+  KeySpec k{std::move(path),  KeyType::choice, 0,  0, false, choices, "", std::move(group),
             std::move(label), std::move(help), {}, {}};
   k.get = [field, choices](const Scenario& s) {
     return KeyValue{choices.at(static_cast<size_t>(field(const_cast<Scenario&>(s))))};
@@ -89,87 +97,105 @@ constexpr double kBig = 1e9;
 std::vector<KeySpec> build_keys() {
   using S = Scenario;
   std::vector<KeySpec> keys;
-  keys.push_back(text("name", "preset or scenario name", [](S& s) -> auto& { return s.name; }));
-  keys.push_back(text("description", "one line a person reads",
-                      [](S& s) -> auto& { return s.description; }));
-  keys.push_back(text("engine", "fluid: the deterministic step model",
-                      [](S& s) -> auto& { return s.engine; }));
+  keys.push_back(text(
+      "name", "preset or scenario name", [](S & s) -> auto& { return s.name; }));
+  keys.push_back(text(
+      "description", "one line a person reads", [](S & s) -> auto& { return s.description; }));
+  keys.push_back(text(
+      "engine", "fluid: the deterministic step model", [](S & s) -> auto& { return s.engine; }));
   keys.back().type = KeyType::choice;
   keys.back().choices = {"fluid"};
   keys.back().label = "Engine";
-  keys.push_back(number("horizon_s", 0, 1e7, "s", "run", "Horizon", "length of the run",
-                        [](S& s) -> auto& { return s.horizon_s; }, true));
-  keys.push_back(number("step_s", 0, 3600, "s", "run", "Step", "length of one model step",
-                        [](S& s) -> auto& { return s.step_s; }, true));
+  keys.push_back(number(
+      "horizon_s", 0, 1e7, "s", "run", "Horizon", "length of the run",
+      [](S & s) -> auto& { return s.horizon_s; }, true));
+  keys.push_back(number(
+      "step_s", 0, 3600, "s", "run", "Step", "length of one model step",
+      [](S & s) -> auto& { return s.step_s; }, true));
   keys.push_back(choice<ServiceCompletes>(
       "service_completes", {"start", "end"}, "run", "Service completes at",
       "whether work served in a step completes at its start or its end",
-      [](S& s) -> auto& { return s.service_completes; }));
-  keys.push_back(number("demand.rate_per_s", 0, kBig, "/s", "demand_server", "Demand",
-                        "new user requests per second",
-                        [](S& s) -> auto& { return s.demand.rate_per_s; }));
-  keys.push_back(number("server.capacity_per_s", 0, kBig, "/s", "demand_server", "Capacity",
-                        "attempts the server completes per second",
-                        [](S& s) -> auto& { return s.server.capacity_per_s; }, true));
-  keys.push_back(number("server.queue_limit", 0, kBig, "", "demand_server", "Queue limit",
-                        "most attempts waiting in the queue; 0 = unbounded",
-                        [](S& s) -> auto& { return s.server.queue_limit; }));
-  keys.push_back(boolean("server.shed_abandoned", "demand_server", "Shed abandoned work",
-                         "drop queued attempts whose caller already gave up",
-                         [](S& s) -> auto& { return s.server.shed_abandoned; }));
-  keys.push_back(number("incident.start_s", 0, 1e7, "s", "incident", "Incident start",
-                        "when capacity drops (or demand surges)",
-                        [](S& s) -> auto& { return s.incident.start_s; }));
-  keys.push_back(number("incident.duration_s", 0, 1e7, "s", "incident", "Incident length",
-                        "how long the incident lasts",
-                        [](S& s) -> auto& { return s.incident.duration_s; }));
-  keys.push_back(number("incident.capacity_factor", 0, 1000, "x", "incident",
-                        "Capacity during incident", "capacity multiplier; 0 = outage",
-                        [](S& s) -> auto& { return s.incident.capacity_factor; }));
-  keys.push_back(number("incident.demand_factor", 0, 1000, "x", "incident",
-                        "Demand during incident", "demand multiplier; above 1 = a load surge",
-                        [](S& s) -> auto& { return s.incident.demand_factor; }));
-  keys.push_back(number("client.timeout_s", 0, 1e7, "s", "client", "Timeout",
-                        "client gives up on an attempt after this long",
-                        [](S& s) -> auto& { return s.client.timeout_s; }, true));
-  keys.push_back(integer("client.layers", 1, 6, "client", "Retrying layers",
-                         "retrying layers stacked above the dependency",
-                         [](S& s) -> auto& { return s.client.layers; }));
-  keys.push_back(integer("client.retries", 0, 100, "client", "Retries per layer",
-                         "retries per layer; attempts per layer = retries + 1",
-                         [](S& s) -> auto& { return s.client.retries; }));
-  keys.push_back(number("client.backoff.base_s", 0, 1e6, "s", "client", "Backoff base",
-                        "delay window before the first retry",
-                        [](S& s) -> auto& { return s.client.backoff.base_s; }));
-  keys.push_back(number("client.backoff.multiplier", 1, 100, "x", "client", "Backoff multiplier",
-                        "growth of the window per retry",
-                        [](S& s) -> auto& { return s.client.backoff.multiplier; }));
-  keys.push_back(number("client.backoff.cap_s", 0, 1e6, "s", "client", "Backoff cap",
-                        "largest window; 0 = no cap",
-                        [](S& s) -> auto& { return s.client.backoff.cap_s; }));
-  keys.push_back(choice<Jitter>("client.backoff.jitter", {"none", "full", "equal"}, "client",
-                                "Jitter", "none: the window; full: [0, w); equal: [w/2, w)",
-                                [](S& s) -> auto& { return s.client.backoff.jitter; }));
+      [](S & s) -> auto& { return s.service_completes; }));
+  keys.push_back(number(
+      "demand.rate_per_s", 0, kBig, "/s", "demand_server", "Demand", "new user requests per second",
+      [](S & s) -> auto& { return s.demand.rate_per_s; }));
+  keys.push_back(number(
+      "server.capacity_per_s", 0, kBig, "/s", "demand_server", "Capacity",
+      "attempts the server completes per second",
+      [](S & s) -> auto& { return s.server.capacity_per_s; }, true));
+  keys.push_back(number(
+      "server.queue_limit", 0, kBig, "", "demand_server", "Queue limit",
+      "most attempts waiting in the queue; 0 = unbounded",
+      [](S & s) -> auto& { return s.server.queue_limit; }));
+  keys.push_back(boolean(
+      "server.shed_abandoned", "demand_server", "Shed abandoned work",
+      "drop queued attempts whose caller already gave up",
+      [](S & s) -> auto& { return s.server.shed_abandoned; }));
+  keys.push_back(number(
+      "incident.start_s", 0, 1e7, "s", "incident", "Incident start",
+      "when capacity drops (or demand surges)", [](S & s) -> auto& { return s.incident.start_s; }));
+  keys.push_back(number(
+      "incident.duration_s", 0, 1e7, "s", "incident", "Incident length",
+      "how long the incident lasts", [](S & s) -> auto& { return s.incident.duration_s; }));
+  keys.push_back(number(
+      "incident.capacity_factor", 0, 1000, "x", "incident", "Capacity during incident",
+      "capacity multiplier; 0 = outage",
+      [](S & s) -> auto& { return s.incident.capacity_factor; }));
+  keys.push_back(number(
+      "incident.demand_factor", 0, 1000, "x", "incident", "Demand during incident",
+      "demand multiplier; above 1 = a load surge",
+      [](S & s) -> auto& { return s.incident.demand_factor; }));
+  keys.push_back(number(
+      "client.timeout_s", 0, 1e7, "s", "client", "Timeout",
+      "client gives up on an attempt after this long",
+      [](S & s) -> auto& { return s.client.timeout_s; }, true));
+  keys.push_back(integer(
+      "client.layers", 1, 6, "client", "Retrying layers",
+      "retrying layers stacked above the dependency",
+      [](S & s) -> auto& { return s.client.layers; }));
+  keys.push_back(integer(
+      "client.retries", 0, 100, "client", "Retries per layer",
+      "retries per layer; attempts per layer = retries + 1",
+      [](S & s) -> auto& { return s.client.retries; }));
+  keys.push_back(number(
+      "client.backoff.base_s", 0, 1e6, "s", "client", "Backoff base",
+      "delay window before the first retry",
+      [](S & s) -> auto& { return s.client.backoff.base_s; }));
+  keys.push_back(number(
+      "client.backoff.multiplier", 1, 100, "x", "client", "Backoff multiplier",
+      "growth of the window per retry",
+      [](S & s) -> auto& { return s.client.backoff.multiplier; }));
+  keys.push_back(number(
+      "client.backoff.cap_s", 0, 1e6, "s", "client", "Backoff cap", "largest window; 0 = no cap",
+      [](S & s) -> auto& { return s.client.backoff.cap_s; }));
+  keys.push_back(choice<Jitter>(
+      "client.backoff.jitter", {"none", "full", "equal"}, "client", "Jitter",
+      "none: the window; full: [0, w); equal: [w/2, w)",
+      [](S & s) -> auto& { return s.client.backoff.jitter; }));
   keys.push_back(choice<BudgetKind>(
       "client.budget.kind", {"none", "token_bucket", "window"}, "client", "Retry budget",
       "none, a token bucket, or a rolling window of retries against first attempts",
-      [](S& s) -> auto& { return s.client.budget.kind; }));
-  keys.push_back(number("client.budget.ratio", 0, 100, "", "client", "Budget ratio",
-                        "retries allowed per first attempt (0.1 = 10%)",
-                        [](S& s) -> auto& { return s.client.budget.ratio; }));
-  keys.push_back(number("client.budget.window_s", 0, 1e6, "s", "client", "Budget window",
-                        "token bucket size or rolling window length",
-                        [](S& s) -> auto& { return s.client.budget.window_s; }, true));
-  keys.push_back(number("recovery.goodput_fraction", 0, 1, "", "run", "Recovered at",
-                        "share of demand goodput must hold to count as recovered",
-                        [](S& s) -> auto& { return s.recovery.goodput_fraction; }, true));
+      [](S & s) -> auto& { return s.client.budget.kind; }));
+  keys.push_back(number(
+      "client.budget.ratio", 0, 100, "", "client", "Budget ratio",
+      "retries allowed per first attempt (0.1 = 10%)",
+      [](S & s) -> auto& { return s.client.budget.ratio; }));
+  keys.push_back(number(
+      "client.budget.window_s", 0, 1e6, "s", "client", "Budget window",
+      "token bucket size or rolling window length",
+      [](S & s) -> auto& { return s.client.budget.window_s; }, true));
+  keys.push_back(number(
+      "recovery.goodput_fraction", 0, 1, "", "run", "Recovered at",
+      "share of demand goodput must hold to count as recovered",
+      [](S & s) -> auto& { return s.recovery.goodput_fraction; }, true));
   keys.push_back(choice<RecoveryCriterion>(
       "recovery.criterion", {"failures", "goodput"}, "run", "Recovery means",
       "failures: no more user failures; goodput: goodput back above the fraction",
-      [](S& s) -> auto& { return s.recovery.criterion; }));
-  keys.push_back(number("tipping.grid_s", 0, 1e7, "s", "run", "Tipping grid",
-                        "grid of incident lengths the tipping point tries; 0 = ten steps",
-                        [](S& s) -> auto& { return s.tipping.grid_s; }));
+      [](S & s) -> auto& { return s.recovery.criterion; }));
+  keys.push_back(number(
+      "tipping.grid_s", 0, 1e7, "s", "run", "Tipping grid",
+      "grid of incident lengths the tipping point tries; 0 = ten steps",
+      [](S & s) -> auto& { return s.tipping.grid_s; }));
   return keys;
 }
 
@@ -282,8 +308,8 @@ void validate(const Scenario& s, const RunLimits& limits) {
   double steps = std::round(s.horizon_s / s.step_s);
   if (steps > limits.max_steps)
     throw InputError("horizon_s: " + number_text(s.horizon_s) + " s at step_s " +
-                     number_text(s.step_s) + " is " + number_text(steps) +
-                     " steps; the limit is " + std::to_string(limits.max_steps));
+                     number_text(s.step_s) + " is " + number_text(steps) + " steps; the limit is " +
+                     std::to_string(limits.max_steps));
   if (!whole_multiple(s.client.timeout_s, s.step_s))
     throw InputError("client.timeout_s: " + number_text(s.client.timeout_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
@@ -295,20 +321,23 @@ void validate(const Scenario& s, const RunLimits& limits) {
   if (attempts > limits.max_attempts)
     throw InputError("client.retries: " + std::to_string(s.client.retries) + " retries at " +
                      std::to_string(s.client.layers) + " layers make " + number_text(attempts) +
-                     " attempts per request; the limit is " +
-                     std::to_string(limits.max_attempts));
+                     " attempts per request; the limit is " + std::to_string(limits.max_attempts));
   if (s.engine != "fluid")
     throw InputError("engine: '" + s.engine + "' is not available; choose fluid");
 }
 
-int Scenario::steps() const { return static_cast<int>(std::lround(horizon_s / step_s)); }
+int Scenario::steps() const {
+  return static_cast<int>(std::lround(horizon_s / step_s));
+}
 int Scenario::timeout_steps() const {
   return static_cast<int>(std::lround(client.timeout_s / step_s));
 }
 int Scenario::attempts() const {
   return static_cast<int>(std::lround(std::pow(client.retries + 1.0, client.layers)));
 }
-double Scenario::incident_end_s() const { return incident.start_s + incident.duration_s; }
+double Scenario::incident_end_s() const {
+  return incident.start_s + incident.duration_s;
+}
 bool Scenario::in_incident(int step) const {
   // Compared in step units so that 10 s / 0.05 s lands on step 200 exactly.
   double t = step;

@@ -22,16 +22,16 @@ class InputError : public std::runtime_error {
 enum class KeyType { number, integer, boolean, choice, text };
 
 struct KeySpec {
-  std::string path;   // "client.backoff.base_s"
+  std::string path;  // "client.backoff.base_s"
   KeyType type;
-  double min = 0;     // numbers and integers: inclusive range
+  double min = 0;  // numbers and integers: inclusive range
   double max = 0;
   bool min_exclusive = false;
   std::vector<std::string> choices;  // KeyType::choice
-  std::string unit;   // "s", "/s", "" ...
-  std::string group;  // "run", "demand_server", "incident", "client"
-  std::string label;  // short label for controls
-  std::string help;   // one line
+  std::string unit;                  // "s", "/s", "" ...
+  std::string group;                 // "run", "demand_server", "incident", "client"
+  std::string label;                 // short label for controls
+  std::string help;                  // one line
   std::function<KeyValue(const Scenario&)> get;
   std::function<void(Scenario&, const KeyValue&)> put;
 };

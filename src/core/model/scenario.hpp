@@ -20,8 +20,8 @@ enum class LadderMode { cumulative, single };
 using KeyValue = std::variant<bool, double, std::string>;
 
 struct LadderRow {
-  std::string name;    // "+ 10% retry budget"
-  std::string change;  // one line: what this row changes
+  std::string name;                                   // "+ 10% retry budget"
+  std::string change;                                 // one line: what this row changes
   std::vector<std::pair<std::string, KeyValue>> set;  // path = value, in order
 };
 
@@ -88,10 +88,10 @@ struct Scenario {
   Ladder ladder;
 
   // Derived quantities, named as the spec names them.
-  int steps() const;               // horizon_s / step_s
-  int timeout_steps() const;       // K = timeout_s / step_s
-  int attempts() const;            // (retries + 1)^layers
-  double incident_end_s() const;   // start_s + duration_s
+  int steps() const;              // horizon_s / step_s
+  int timeout_steps() const;      // K = timeout_s / step_s
+  int attempts() const;           // (retries + 1)^layers
+  double incident_end_s() const;  // start_s + duration_s
   bool in_incident(int step) const;
 };
 

@@ -25,8 +25,8 @@ DelayRange backoff_delay(const Backoff& b, int k);
 // step floor(origin_steps + d/step_s), and never before `earliest_step`.
 // Calls land(step, fraction) for each step with a share; fractions sum to 1.
 template <typename Land>
-void split_delay_over_steps(DelayRange r, double origin_steps, double step_s,
-                            long earliest_step, Land&& land);
+void split_delay_over_steps(DelayRange r, double origin_steps, double step_s, long earliest_step,
+                            Land&& land);
 
 }  // namespace retrystorm
 

@@ -15,8 +15,8 @@ inline long step_holding(double instant_steps) {
 }  // namespace detail
 
 template <typename Land>
-void split_delay_over_steps(DelayRange r, double origin_steps, double step_s,
-                            long earliest_step, Land&& land) {
+void split_delay_over_steps(DelayRange r, double origin_steps, double step_s, long earliest_step,
+                            Land&& land) {
   double lo = origin_steps + r.low_s / step_s;
   double hi = origin_steps + r.high_s / step_s;
   if (hi - lo <= detail::kLandEpsilon) {  // no jitter: one landing step
