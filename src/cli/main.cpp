@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", RETRYSTORM_VERSION);
 
   auto* presets_cmd = app.add_subcommand("presets", "list the presets with their descriptions");
+  auto* keys_cmd =
+      app.add_subcommand("keys", "list the scenario keys: type, allowed values, default, meaning");
   std::string format = "text", out;
 
   ScenarioOptions run_opts;
@@ -164,6 +166,8 @@ int main(int argc, char** argv) {
   try {
     if (presets_cmd->parsed()) {
       std::cout << presets_text();
+    } else if (keys_cmd->parsed()) {
+      std::cout << keys_markdown();
     } else if (run_cmd->parsed()) {
       check_format(format, {"text", "json", "csv"});
       Scenario s = run_opts.build();

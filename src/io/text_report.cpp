@@ -165,6 +165,38 @@ std::string presets_text() {
   return out.str();
 }
 
+std::string keys_markdown() {
+  std::ostringstream out;
+  Scenario defaults;
+  out << "| key | type | allowed | default | what |\n|---|---|---|---|---|\n";
+  for (const KeySpec& k : scenario_keys()) {
+    std::string type, allowed;
+    switch (k.type) {
+      case KeyType::number:
+      case KeyType::integer:
+        type = k.type == KeyType::number ? "number" : "integer";
+        allowed = (k.min_exclusive ? "> " : ">= ") + to_string(KeyValue{k.min}) +
+                  ", <= " + to_string(KeyValue{k.max});
+        if (!k.unit.empty() && k.unit != "x") allowed += " " + k.unit;
+        break;
+      case KeyType::boolean:
+        type = "boolean";
+        allowed = "true, false";
+        break;
+      case KeyType::choice:
+        type = "choice";
+        for (const auto& c : k.choices) allowed += (allowed.empty() ? "" : ", ") + c;
+        break;
+      case KeyType::text:
+        type = "text";
+        break;
+    }
+    out << "| `" << k.path << "` | " << type << " | " << allowed << " | "
+        << to_string(k.get(defaults)) << " | " << k.help << " |\n";
+  }
+  return out.str();
+}
+
 std::string series_csv(const Series& s) {
   std::ostringstream out;
   out << "t_s,capacity,first_attempts,retries,goodput,served_late,failed,shed,rejected,backlog,"

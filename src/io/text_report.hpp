@@ -15,6 +15,8 @@ std::string terminal_chart(const RunResult& run, int width = 72, int height = 12
 std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows);
 std::string tipping_text(const Scenario& s, const TippingResult& t);
 std::string presets_text();
+// The scenario keys as a Markdown table (docs/scenario-keys.md is this output).
+std::string keys_markdown();
 std::string series_csv(const Series& s);
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
 

@@ -15,6 +15,24 @@ export const controlId = (path: string) => `ctl-${path.replace(/[^a-zA-Z0-9_]/g,
 
 export type OnChange = (path: string, value: unknown, ev: Event) => void;
 
+/** Arrow-key step for a number key without a schema step: about a tenth of
+ * the value's order of magnitude (20 -> 1, 0.4 -> 0.01, 600 -> 10). */
+export function niceStep(v: number): number {
+  const a = Math.abs(v);
+  if (!Number.isFinite(a) || a === 0) return 0.1;
+  return Math.pow(10, Math.floor(Math.log10(a)) - 1);
+}
+
+export function stepValue(key: SchemaKey, v: number, dir: 1 | -1, big: boolean): number {
+  let step = key.step && key.step > 0 ? key.step : niceStep(v === 0 && dir < 0 ? 0 : v);
+  if (big) step *= 10;
+  let next = Number((v + dir * step).toPrecision(12));
+  if (key.min !== undefined) next = key.min_exclusive ? (next <= key.min ? v : next) : Math.max(key.min, next);
+  if (key.max !== undefined) next = Math.min(key.max, next);
+  if (key.type === 'integer') next = Math.round(next);
+  return next;
+}
+
 export function unitText(unit?: string): string {
   if (!unit) return '';
   return unit;
@@ -92,6 +110,14 @@ export class Controls {
       if (k.min !== undefined) inp.min = String(k.min);
       if (k.max !== undefined) inp.max = String(k.max);
       inp.step = k.step ? String(k.step) : k.type === 'integer' ? '1' : 'any';
+      inp.addEventListener('keydown', (e) => {
+        if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+        const cur = Number(inp.value);
+        if (!Number.isFinite(cur)) return;
+        e.preventDefault();
+        inp.value = String(stepValue(k, cur, e.key === 'ArrowUp' ? 1 : -1, e.shiftKey));
+        inp.dispatchEvent(new Event('input', { bubbles: true }));
+      });
       main = inp;
       const line = el('div', { class: 'ctl-line' });
       const span = k.min !== undefined && k.max !== undefined && k.step ? (k.max - k.min) / k.step : Infinity;

@@ -143,7 +143,12 @@ function renderResult(r: RunResult) {
   charts.render();
   renderVerdict(r);
   renderStack(r.scenario ?? S.scenario!, r);
-  renderAdvice(r);
+  renderAdvice(r, (change) => {
+    const next = clone(S.scenario!);
+    for (const [p, v] of Object.entries(change)) setPath(next as Record<string, unknown>, p, v);
+    loadScenario(next);
+    toast('Applied the suggested change');
+  });
   renderGoodputTable(r);
   const steps = r.trace ?? [];
   // A new run starts with the trace folded (it can hold one line per step).
@@ -160,6 +165,13 @@ const secondary = debounce(() => {
   const sc = S.scenario;
   if (!sc) return;
   if (!S.keepLadder || !S.ladder.length) api.ladder(sc).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; drawLadder(); hooks.ladderReady = true; } });
+  const inRun = S.result?.tipping;
+  if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema).length === 0) {
+    S.tipping = inRun;
+    renderTipping(inRun);
+    hooks.tippingReady = true;
+    return;
+  }
   renderTipping(null);
   api.tipping(sc).then((t) => { S.tipping = t; renderTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { renderTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
 }, 250);

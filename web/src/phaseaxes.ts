@@ -27,7 +27,7 @@ export function defaultAxis(key: SchemaKey, sc: Scenario, cells = PHASE_CELLS): 
   }
   // Start one cell above the minimum when the minimum is 0 (a 0 demand or
   // duration says nothing).
-  const lo = kmin > 0 || key.min_exclusive ? kmin : hi / cells;
+  const lo = kmin > 0 && !key.min_exclusive ? kmin : kmin + (hi - kmin) / cells;
   return axisFromRange(key, lo, hi, cells);
 }
 

@@ -63,7 +63,8 @@ export interface RunResult {
   verdict?: { recovered: boolean; headline: string; detail: string };
   series: Series;
   goodput_table?: { t_s: number; phase: string; goodput_per_s: number }[];
-  advice?: { title: string; why: string }[];
+  advice?: { title: string; why: string; change?: Record<string, unknown>; recovers?: boolean; failed_fraction?: number }[];
+  tipping?: Tipping; // some servers include the tipping point in the run
   trace?: TraceStep[];
 }
 

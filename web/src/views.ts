@@ -61,8 +61,16 @@ export function renderStack(sc: Scenario, r: RunResult | null) {
   $('bound').textContent = r ? boundSentence(r.metrics, sc) : '';
 }
 
-export function renderAdvice(r: RunResult) {
-  const items = (r.advice ?? []).map((a) => h('li', {}, h('b', {}, a.title), h('span', {}, ` ${a.why}`)));
+export function renderAdvice(r: RunResult, onApply: (change: Record<string, unknown>) => void) {
+  const items = (r.advice ?? []).map((a, i) => {
+    const li = h('li', {}, h('b', {}, a.title), h('span', {}, ` ${a.why}`));
+    if (a.change && typeof a.change === 'object' && Object.keys(a.change).length) {
+      const b = h('button', { type: 'button', class: 'apply', 'data-testid': `advice-apply-${i}`, 'aria-label': `Try: ${a.title}` }, 'Try it');
+      b.addEventListener('click', () => onApply(a.change!));
+      li.append(b);
+    }
+    return li;
+  });
   $('advice').replaceChildren(...(items.length ? items : [h('li', {}, 'Nothing to change: this policy recovers on its own.')]));
 }
 

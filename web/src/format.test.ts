@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import {
+  attemptsPerRequest, boundSentence, criterionOf, fmtAmp, fmtNum, fmtPct, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingText,
+} from './format';
+import type { LadderRow, Metrics, Scenario } from './types';
+
+const sc = (criterion: 'goodput' | 'failures', horizon = 120) => ({
+  horizon_s: horizon, step_s: 0.05,
+  demand: { rate_per_s: 600 }, server: { capacity_per_s: 1000, queue_limit: 0, shed_abandoned: false },
+  incident: { start_s: 10, duration_s: 15, capacity_factor: 0, demand_factor: 1 },
+  client: { timeout_s: 1, layers: 1, retries: 2, backoff: { base_s: 0.1, multiplier: 2, cap_s: 2, jitter: 'full' }, budget: { kind: 'none', ratio: 0.1, window_s: 10 } },
+  recovery: { criterion },
+}) as unknown as Scenario;
+
+const m = (over: Partial<Metrics> = {}): Metrics => ({
+  user_requests: 72000, failed: 64170, failed_fraction: 0.89125, wasted_fraction: 0.9406, peak_amplification: 3,
+  goodput_recovery_s: null, failure_recovery_s: null, backlog_growing: true,
+  bound: { max_amplification: 3, safe_load_below: 1 / 3, load: 0.6 }, ...over,
+});
+
+describe('numbers', () => {
+  it('formats', () => {
+    expect(fmtNum(64170)).toBe('64,170');
+    expect(fmtNum(21.05)).toBe('21.05');
+    expect(fmtNum(21.050000000000004)).toBe('21.05');
+    expect(fmtNum(null)).toBe('–');
+    expect(fmtPct(0.89125)).toBe('89.1%');
+    expect(fmtPct(0.2922222)).toBe('29.2%');
+    expect(fmtAmp(3.000000000000348)).toBe('3×');
+    expect(fmtAmp(1.1)).toBe('1.1×');
+    expect(attemptsPerRequest(2, 2)).toBe(9);
+  });
+});
+
+describe('verdicts', () => {
+  it('uses the scenario criterion', () => {
+    expect(criterionOf(sc('goodput'))).toBe('goodput');
+    expect(criterionOf(sc('failures'))).toBe('failures');
+    expect(criterionOf(undefined)).toBe('failures');
+    expect(recoveryOf(m({ goodput_recovery_s: 19, failure_recovery_s: null }), 'goodput')).toBe(19);
+    expect(recoveryOf(m({ goodput_recovery_s: 19, failure_recovery_s: null }), 'failures')).toBeNull();
+  });
+
+  it('says recovered or stuck', () => {
+    expect(shortVerdict(m({ failure_recovery_s: 21.050000000000004 }), sc('failures'))).toBe('Recovered +21.05 s');
+    expect(shortVerdict(m(), sc('failures'))).toBe('Not recovered by 120 s');
+    expect(recoverySentence(m({ goodput_recovery_s: 19 }), sc('goodput', 300))).toBe('Goodput recovers 19 s after the incident ends.');
+    expect(recoverySentence(m(), sc('goodput', 300))).toMatch(/never returns.*300 s/);
+    expect(recoverySentence(m({ failure_recovery_s: 0 }), sc('failures'))).toMatch(/0 s/);
+  });
+
+  it('formats ladder rows like the published table', () => {
+    const row: LadderRow = { name: '+ 10% retry budget', change: 'window budget', metrics: m({ failure_recovery_s: 28.650000000000006, failed_fraction: 0.3546527777777751, peak_amplification: 2.000000000000071 }) };
+    expect(ladderCells(row, sc('failures'))).toEqual({ verdict: 'Recovered +28.65 s', recovered: true, failed: '35.5%', peak: '2×' });
+    const stuck: LadderRow = { name: '+ Backoff', change: '', metrics: m() };
+    expect(ladderCells(stuck, sc('failures'))).toEqual({ verdict: 'Not recovered by 120 s', recovered: false, failed: '89.1%', peak: '3×' });
+  });
+
+  it('uses the row scenario criterion when the row carries one', () => {
+    const row: LadderRow = { name: 'x', change: '', scenario: sc('goodput', 300), metrics: m({ goodput_recovery_s: 40, failure_recovery_s: null }) };
+    expect(ladderCells(row, sc('failures')).verdict).toBe('Recovered +40 s');
+  });
+
+  it('states the tipping point and the bound', () => {
+    expect(tippingText({ grid_s: 0.5, on_grid_s: 1.5, exact_s: 1.3 })).toBe('1.3 s');
+    expect(tippingText({ grid_s: 0.5, on_grid_s: 1.5, exact_s: null })).toBe('1.5 s');
+    expect(tippingText({ grid_s: 0.5, on_grid_s: null, exact_s: null })).toBe('none');
+    expect(tippingText(null)).toBe('…');
+    const b = boundSentence(m(), sc('failures'));
+    expect(b).toContain('3×');
+    expect(b).toContain('180%');
+    expect(b).toContain('33.3%');
+    expect(b).toContain('60%');
+    expect(boundSentence(m({ bound: { max_amplification: 3, safe_load_below: 1 / 3, load: 0.2 } }), sc('failures'))).toContain('always safe');
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { applySet, decodeState, decodeValue, diffScenario, encodeState } from './urlstate';
+import type { Scenario, SchemaKey } from './types';
+
+const base = {
+  name: 'order-status', horizon_s: 300, step_s: 1, service_completes: 'start',
+  demand: { rate_per_s: 80 },
+  server: { capacity_per_s: 100, queue_limit: 0, shed_abandoned: false },
+  incident: { start_s: 60, duration_s: 20, capacity_factor: 0.4, demand_factor: 1 },
+  client: { timeout_s: 5, layers: 1, retries: 3, backoff: { base_s: 1, multiplier: 2, cap_s: 0, jitter: 'none' }, budget: { kind: 'none', ratio: 0.1, window_s: 10 } },
+  recovery: { goodput_fraction: 0.9, criterion: 'goodput' },
+  ladder: { mode: 'single', rows: [] },
+} as unknown as Scenario;
+
+const keys: SchemaKey[] = [
+  { path: 'client.retries', type: 'integer' },
+  { path: 'incident.duration_s', type: 'number' },
+  { path: 'server.shed_abandoned', type: 'boolean' },
+  { path: 'client.backoff.jitter', type: 'enum', values: ['none', 'full', 'equal'] },
+  { path: 'incident.capacity_factor', type: 'number' },
+];
+const types = Object.fromEntries(keys.map((k) => [k.path, k.type]));
+
+describe('URL state', () => {
+  it('round-trips preset and changes', () => {
+    const st = { preset: 'order-status', set: [['client.retries', 0], ['server.shed_abandoned', true], ['client.backoff.jitter', 'full'], ['incident.capacity_factor', 0.25]] as [string, number | boolean | string][] };
+    const hash = encodeState(st);
+    expect(hash).toBe('#preset=order-status&set=client.retries:0,server.shed_abandoned:true,client.backoff.jitter:full,incident.capacity_factor:0.25');
+    expect(decodeState(hash, types)).toEqual(st);
+  });
+
+  it('encodes nothing for an empty state and decodes an empty hash', () => {
+    expect(encodeState({ preset: null, set: [] })).toBe('');
+    expect(decodeState('')).toEqual({ preset: null, set: [] });
+    expect(decodeState('#preset=x')).toEqual({ preset: 'x', set: [] });
+  });
+
+  it('parses values by key type, and guesses without one', () => {
+    expect(decodeValue('12.5', 'number')).toBe(12.5);
+    expect(decodeValue('true', 'boolean')).toBe(true);
+    expect(decodeValue('false')).toBe(false);
+    expect(decodeValue('3')).toBe(3);
+    expect(decodeValue('full')).toBe('full');
+    expect(decodeValue('1e3', 'enum')).toBe('1e3');
+  });
+
+  it('escapes awkward characters', () => {
+    const st = { preset: 'a b', set: [['x.y', 'c,d:e'] as [string, string]] };
+    expect(decodeState(encodeState(st), { 'x.y': 'enum' })).toEqual(st);
+  });
+
+  it('diffs only schema keys that changed and re-applies them', () => {
+    const sc = applySet(base, [['client.retries', 0], ['incident.duration_s', 12]]);
+    expect(sc.client.retries).toBe(0);
+    expect(base.client.retries).toBe(3); // base untouched
+    const d = diffScenario(base, sc, keys);
+    expect(d).toEqual([['client.retries', 0], ['incident.duration_s', 12]]);
+    expect(diffScenario(base, applySet(base, d), keys)).toEqual(d);
+    expect(diffScenario(base, base, keys)).toEqual([]);
+  });
+
+  it('never sets hidden keys from a link', () => {
+    const sc = applySet(base, [['ladder.mode', 'cumulative'], ['name', 'evil']]);
+    expect((sc.ladder as { mode: string }).mode).toBe('single');
+    expect(sc.name).toBe('order-status');
+  });
+
+  it('treats float noise as equal', () => {
+    const sc = applySet(base, [['incident.capacity_factor', 0.1 + 0.3]]);
+    expect(diffScenario(base, sc, keys)).toEqual([]);
+  });
+});
