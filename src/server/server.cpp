@@ -9,6 +9,8 @@
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
+#include "io/configs/export.hpp"
+#include "io/configs/lint.hpp"
 #include "io/envoy_export.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
@@ -20,8 +22,10 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kPostPaths = {"/api/run", "/api/ladder", "/api/tipping", "/api/sweep",
-                                          "/api/export/envoy"};
+const std::set<std::string> kPostPaths = {
+    "/api/run",          "/api/ladder",      "/api/tipping",      "/api/sweep",
+    "/api/export/envoy", "/api/export/grpc", "/api/export/istio", "/api/export/linkerd",
+    "/api/export/aws",   "/api/import",      "/api/lint"};
 const std::set<std::string> kGetPaths = {"/api/presets", "/api/schema"};
 
 // The scenario a request names: {"preset", "set"} or {"scenario"}.
@@ -79,6 +83,55 @@ std::vector<SweepAxis> axes_of(const json& body) {
   return axes;
 }
 
+// POST /api/export/{system}: body as /api/run. Envoy keeps the field "yaml".
+json export_json(const std::string& system, const json& body, const ServerLimits& limits) {
+  configs::ExportResult r = configs::export_config(scenario_of(body, {}, limits), system);
+  json out = {{"text", r.text}, {"notes", r.notes}};
+  if (system == "envoy") out["yaml"] = r.text;
+  return out;
+}
+
+// POST /api/import and /api/lint: {"files": [{"name", "text"}]}; lint also
+// takes "load", "simulate" and "preset".
+json configs_json(const std::string& path, const json& body) {
+  if (!body.is_object() || !body.contains("files") || !body["files"].is_array())
+    throw InputError("files: must be a list of {name, text}");
+  bool lint = path == "/api/lint";
+  for (const auto& [key, v] : body.items())
+    if (key != "files" && !(lint && (key == "load" || key == "simulate" || key == "preset")))
+      throw InputError("body." + key + ": unknown field; allowed: files" +
+                       std::string(lint ? ", load, simulate, preset" : ""));
+  std::vector<configs::ConfigFile> files;
+  for (const auto& f : body["files"]) {
+    if (!f.is_object() || !f.contains("text") || !f["text"].is_string())
+      throw InputError("files[]: must be {name, text} with text a string");
+    std::string name = f.contains("name") && f["name"].is_string()
+                           ? f["name"].get<std::string>()
+                           : "file" + std::to_string(files.size() + 1);
+    files.push_back({name, f["text"].get<std::string>()});
+  }
+  if (!lint) {
+    configs::ImportResult r = configs::import_configs(files);
+    return {{"keys", configs::keys_flat(r.keys)}, {"warnings", r.warnings}, {"formats", r.formats}};
+  }
+  configs::LintOptions o;
+  if (body.contains("load")) {
+    if (!body["load"].is_number() || body["load"].get<double>() < 0)
+      throw InputError("load: must be a number, demand / capacity");
+    o.load = body["load"].get<double>();
+  }
+  if (body.contains("simulate")) {
+    if (!body["simulate"].is_boolean()) throw InputError("simulate: must be true or false");
+    o.simulate = body["simulate"].get<bool>();
+  }
+  if (body.contains("preset")) {
+    if (!body["preset"].is_string()) throw InputError("preset: must be a preset name");
+    o.preset = body["preset"].get<std::string>();
+    preset_or_throw(o.preset);
+  }
+  return configs::lint_json(configs::lint_configs(files, o));
+}
+
 json dispatch(const std::string& path, const json& body, const ServerLimits& limits) {
   if (path == "/api/presets") {
     json list = json::array();
@@ -110,14 +163,15 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
     options.max_runs = limits.max_sweep_runs;
     return sweep_json(axes, run_sweep(s, axes, options));
   }
-  if (path == "/api/export/envoy") return {{"yaml", envoy_yaml(scenario_of(body, {}, limits))}};
+  if (path.rfind("/api/export/", 0) == 0) return export_json(path.substr(12), body, limits);
+  if (path == "/api/import" || path == "/api/lint") return configs_json(path, body);
   throw std::logic_error("no handler for " + path);
 }
 
 std::string content_type(const std::string& file) {
   static const std::map<std::string, std::string> types = {
       {".html", "text/html; charset=utf-8"},
-      {".js", "text/javascript; charset=utf-8"},
+      {".js", "application/javascript; charset=utf-8"},
       {".css", "text/css; charset=utf-8"},
       {".svg", "image/svg+xml"},
       {".json", "application/json"},
@@ -131,7 +185,9 @@ std::string content_type(const std::string& file) {
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Not "application/json": cpp-httplib would brotli-compress it, which costs
+  // seconds for a 1 MB answer and nothing is gained on loopback.
+  res.set_content(body.dump(), "application/json; charset=utf-8");
 }
 
 }  // namespace

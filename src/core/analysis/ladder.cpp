@@ -18,7 +18,8 @@ std::string seconds_text(double s) {
 
 Ladder generic_ladder(const Scenario& s) {
   int retries = std::max(s.client.retries, 2);
-  int attempts = static_cast<int>(std::lround(std::pow(retries + 1.0, s.client.layers)));
+  int layers = s.retrying_layers();
+  int attempts = static_cast<int>(std::lround(std::pow(retries + 1.0, layers)));
   // Backoff sized from the timeout, unless the scenario already jitters.
   bool own = s.client.backoff.jitter != Jitter::none && s.client.backoff.base_s > 0;
   double base = own ? s.client.backoff.base_s : std::max(s.step_s, s.client.timeout_s / 10);

@@ -198,14 +198,14 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
                    " turns the excess into fast rejections the client can act on.",
                {{"server.queue_limit", limit}});
   }
-  if (s.client.layers > 1)
+  if (s.retrying_layers() > 1)
     try_change("Retry at one layer only",
-               "Retries at " + std::to_string(s.client.layers) + " stacked layers multiply to " +
-                   std::to_string(s.attempts()) +
+               "Retries at " + std::to_string(s.retrying_layers()) +
+                   " stacked layers multiply to " + std::to_string(s.attempts()) +
                    " attempts per request at the bottom; keep retries at the layer closest to "
                    "the user and let the others fail fast.",
-               {{"client.layers", 1.0}});
-  if (s.client.retries > 1)
+               {{"client.layers", 1.0}, {"client.stack_retries", std::string()}});
+  if (s.client.retries > 1 && s.client.stack_retries.empty())
     try_change("Fewer attempts per request",
                "Every extra attempt raises the load a stuck system must carry; one retry is "
                "usually enough to ride out a lost packet.",

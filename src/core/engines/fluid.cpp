@@ -97,11 +97,20 @@ class FluidEngine {
     while (incident_end_step_ < steps_ && s.in_incident(incident_end_step_)) ++incident_end_step_;
     long longest = 0;
     for (int a = 1; a < attempts_; ++a) {
-      split_delay_over_steps(backoff_delay(s.client.backoff, a), 0.0, s.step_s, 0,
+      split_delay_over_steps(backoff_delay(s.client.backoff, a), 0.0, s.step_s, 0, steps_,
                              [&](long step, double fraction) {
                                landings_[a].push_back({step, fraction});
                                longest = std::max(longest, step);
                              });
+    }
+    // With a deadline, retry number a is sent only if the ladder up to it fits:
+    // a timeouts plus the middle of each backoff range.
+    retry_fits_deadline_.assign(static_cast<size_t>(attempts_) + 1, true);
+    double elapsed = 0;
+    for (int a = 1; a < attempts_ && s.client.deadline_s > 0; ++a) {
+      DelayRange d = backoff_delay(s.client.backoff, a);
+      elapsed += s.client.timeout_s + (d.low_s + d.high_s) / 2;
+      retry_fits_deadline_[a] = elapsed <= s.client.deadline_s + 1e-9;
     }
     // Retries land at most `longest` steps after a failure, and never beyond
     // the horizon (those stay in flight), so a ring of that many steps holds
@@ -150,7 +159,8 @@ class FluidEngine {
     for (int a = 2; a <= attempts_; ++a) {
       double amount = std::exchange(due[a], 0.0);
       if (amount <= 0) continue;
-      double sent = budget_.take(amount);
+      double sent =
+          budget_.take(amount, {live_attempts_ + result_.series.first_attempts[t], live_retries_});
       double denied = amount - sent;
       if (denied > 0) {
         result_.series.budget_denied[t] += denied;
@@ -174,11 +184,13 @@ class FluidEngine {
       if (admitted > 0) {
         queue_.push_back({admitted, t, c.attempt});
         queued_ += admitted;
+        track_live(c.attempt, admitted);
       }
       double rejected = c.amount - admitted;
       if (rejected > 0) {
         result_.series.rejected[t] += rejected;
-        attempt_failed(t, c.attempt, rejected, static_cast<double>(t));
+        budget_.on_attempt_failed(rejected);
+        attempt_failed(t, c.attempt, rejected, static_cast<double>(t), false);
       }
     }
   }
@@ -193,7 +205,11 @@ class FluidEngine {
       double served = std::min(left, head.amount);
       bool on_time = completion_step - head.sent_step <= timeout_steps_;
       (on_time ? result_.series.goodput : result_.series.served_late)[t] += served;
-      if (on_time) result_.succeeded += served;
+      if (on_time) {
+        result_.succeeded += served;
+        budget_.on_success(served, head.attempt);
+      }
+      if (abandoned_at_head_ == 0) track_live(head.attempt, -served);
       left -= served;
       queued_ -= served;
       if (served < head.amount) {
@@ -220,6 +236,7 @@ class FluidEngine {
       if (gave_up_by_attempt_[c.attempt] == 0) touched_.push_back(c.attempt);
       gave_up_by_attempt_[c.attempt] += c.amount;
       result_.series.gave_up[t] += c.amount;
+      track_live(c.attempt, -c.amount);
       ++i;
     }
     if (s_.server.shed_abandoned) {
@@ -239,15 +256,27 @@ class FluidEngine {
     for (size_t j = 1; j < touched_.size(); ++j)
       for (size_t k = j; k > 0 && touched_[k - 1] > touched_[k]; --k)
         std::swap(touched_[k - 1], touched_[k]);
-    for (int a : touched_)
-      attempt_failed(t, a, std::exchange(gave_up_by_attempt_[a], 0.0), failure_instant);
+    for (int a : touched_) {
+      double amount = std::exchange(gave_up_by_attempt_[a], 0.0);
+      budget_.on_attempt_failed(amount);
+      attempt_failed(t, a, amount, failure_instant, true);
+    }
+  }
+
+  // Requests in flight at the dependency (queued, caller still waiting).
+  void track_live(int attempt, double amount) {
+    live_attempts_ += amount;
+    if (attempt > 1) live_retries_ += amount;
   }
 
   // A failed attempt (given up or rejected): retry after the backoff of
   // retry number `attempt`, never earlier than the next step; or, with no
-  // attempts left, the user request fails.
-  void attempt_failed(int t, int attempt, double amount, double failure_instant_steps) {
-    if (attempt >= attempts_) {
+  // attempts left (or none that fit the deadline, or a timeout the client does
+  // not retry), the user request fails.
+  void attempt_failed(int t, int attempt, double amount, double failure_instant_steps,
+                      bool timed_out) {
+    if (attempt >= attempts_ || !retry_fits_deadline_[attempt] ||
+        (timed_out && !s_.client.retry_on_timeout)) {
       fail_users(t, amount);
       return;
     }
@@ -288,6 +317,8 @@ class FluidEngine {
   size_t ring_steps_ = 0;
   std::vector<double> due_;  // due[step % ring][attempt]
   double beyond_horizon_ = 0;
+  std::vector<bool> retry_fits_deadline_;  // by attempt number
+  double live_attempts_ = 0, live_retries_ = 0;
   CohortQueue queue_;
   size_t abandoned_at_head_ = 0;  // given-up cohorts still queued (no shedding)
   int incident_first_step_ = 0, incident_end_step_ = 0;  // [first, end)

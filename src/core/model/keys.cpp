@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
 
 namespace retrystorm {
 
@@ -158,6 +159,22 @@ std::vector<KeySpec> build_keys() {
       "retries per layer; attempts per layer = retries + 1",
       [](S & s) -> auto& { return s.client.retries; }));
   keys.push_back(number(
+      "client.deadline_s", 0, 1e7, "s", "client", "Deadline",
+      "whole request across attempts and backoff; 0 = none",
+      [](S & s) -> auto& { return s.client.deadline_s; }));
+  keys.push_back(boolean(
+      "client.retry_on_timeout", "client", "Retry timeouts",
+      "false: a timed-out attempt fails the request (Envoy without "
+      "per_try_timeout)",
+      [](S & s) -> auto& { return s.client.retry_on_timeout; }));
+  keys.push_back(text(
+      "client.stack_retries",
+      "retries per layer, outermost first (\"2,1\"); overrides layers and "
+      "retries when set",
+      [](S & s) -> auto& { return s.client.stack_retries; }));
+  keys.back().group = "client";
+  keys.back().label = "Stack retries";
+  keys.push_back(number(
       "client.backoff.base_s", 0, 1e6, "s", "client", "Backoff base",
       "delay window before the first retry",
       [](S & s) -> auto& { return s.client.backoff.base_s; }));
@@ -169,12 +186,16 @@ std::vector<KeySpec> build_keys() {
       "client.backoff.cap_s", 0, 1e6, "s", "client", "Backoff cap", "largest window; 0 = no cap",
       [](S & s) -> auto& { return s.client.backoff.cap_s; }));
   keys.push_back(choice<Jitter>(
-      "client.backoff.jitter", {"none", "full", "equal"}, "client", "Jitter",
-      "none: the window; full: [0, w); equal: [w/2, w)",
+      "client.backoff.jitter", {"none", "full", "equal", "decorrelated", "grpc"}, "client",
+      "Jitter",
+      "none: the window; full: [0, w); equal: [w/2, w); decorrelated: [base, 3^k base); "
+      "grpc: w x [0.8, 1.2)",
       [](S & s) -> auto& { return s.client.backoff.jitter; }));
   keys.push_back(choice<BudgetKind>(
-      "client.budget.kind", {"none", "token_bucket", "window"}, "client", "Retry budget",
-      "none, a token bucket, or a rolling window of retries against first attempts",
+      "client.budget.kind",
+      {"none", "token_bucket", "window", "envoy_concurrency", "grpc_throttling", "aws_quota",
+       "ratio_ttl"},
+      "client", "Retry budget", "how retries are capped: see docs/policies.md",
       [](S & s) -> auto& { return s.client.budget.kind; }));
   keys.push_back(number(
       "client.budget.ratio", 0, 100, "", "client", "Budget ratio",
@@ -184,6 +205,45 @@ std::vector<KeySpec> build_keys() {
       "client.budget.window_s", 0, 1e6, "s", "client", "Budget window",
       "token bucket size or rolling window length",
       [](S & s) -> auto& { return s.client.budget.window_s; }, true));
+  auto budget_number = [&](std::string name, double max, std::string unit, std::string label,
+                           std::string help, double& (*field)(Scenario&)) {
+    keys.push_back(number("client.budget." + name, 0, max, std::move(unit), "client",
+                          std::move(label), std::move(help), field));
+  };
+  budget_number(
+      "min_concurrency", 1e6, "", "Min retry concurrency",
+      "envoy_concurrency: retries always allowed per client",
+      [](S & s) -> auto& { return s.client.budget.min_concurrency; });
+  budget_number(
+      "max_tokens", 1000, "", "Max tokens", "grpc_throttling: tokens per client",
+      [](S & s) -> auto& { return s.client.budget.max_tokens; });
+  budget_number(
+      "token_ratio", 1000, "", "Token ratio", "grpc_throttling: tokens a success returns",
+      [](S & s) -> auto& { return s.client.budget.token_ratio; });
+  budget_number(
+      "quota_tokens", 1e6, "", "Retry quota", "aws_quota: tokens per client",
+      [](S & s) -> auto& { return s.client.budget.quota_tokens; });
+  budget_number(
+      "retry_cost", 1e6, "", "Retry cost", "aws_quota: tokens a retry after an error answer costs",
+      [](S & s) -> auto& { return s.client.budget.retry_cost; });
+  budget_number(
+      "timeout_cost", 1e6, "", "Timeout retry cost",
+      "aws_quota: tokens a retry after a timeout costs",
+      [](S & s) -> auto& { return s.client.budget.timeout_cost; });
+  budget_number(
+      "success_reward", 1e6, "", "Success reward", "aws_quota: tokens a first-attempt success adds",
+      [](S & s) -> auto& { return s.client.budget.success_reward; });
+  budget_number(
+      "min_retries_per_s", 1e6, "/s", "Min retries per second",
+      "ratio_ttl: retries always allowed per client and second",
+      [](S & s) -> auto& { return s.client.budget.min_retries_per_s; });
+  budget_number(
+      "ttl_s", 1e6, "s", "Budget ttl", "ratio_ttl: how long deposits last",
+      [](S & s) -> auto& { return s.client.budget.ttl_s; });
+  keys.push_back(number(
+      "client.budget.clients", 1, 1e7, "", "client", "Clients",
+      "client instances sharing the load (per-client budgets scale by it)",
+      [](S & s) -> auto& { return s.client.budget.clients; }));
   keys.push_back(number(
       "recovery.goodput_fraction", 0, 1, "", "run", "Recovered at",
       "share of demand goodput must hold to count as recovered",
@@ -317,11 +377,20 @@ void validate(const Scenario& s, const RunLimits& limits) {
       !whole_multiple(s.client.budget.window_s, s.step_s))
     throw InputError("client.budget.window_s: " + number_text(s.client.budget.window_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
-  double attempts = std::pow(s.client.retries + 1.0, s.client.layers);
-  if (attempts > limits.max_attempts)
-    throw InputError("client.retries: " + std::to_string(s.client.retries) + " retries at " +
-                     std::to_string(s.client.layers) + " layers make " + number_text(attempts) +
+  double attempts = 1;
+  for (int r : s.layer_retries()) attempts *= r + 1.0;  // also checks client.stack_retries
+  if (attempts > limits.max_attempts) {
+    std::string what = s.client.stack_retries.empty()
+                           ? "client.retries: " + std::to_string(s.client.retries) +
+                                 " retries at " + std::to_string(s.client.layers) + " layers"
+                           : "client.stack_retries: '" + s.client.stack_retries + "'";
+    throw InputError(what + " make " + number_text(attempts) +
                      " attempts per request; the limit is " + std::to_string(limits.max_attempts));
+  }
+  if (s.client.budget.kind == BudgetKind::ratio_ttl &&
+      !whole_multiple(s.client.budget.ttl_s, s.step_s))
+    throw InputError("client.budget.ttl_s: " + number_text(s.client.budget.ttl_s) +
+                     " is not a whole number of steps of step_s = " + number_text(s.step_s));
   if (s.engine != "fluid")
     throw InputError("engine: '" + s.engine + "' is not available; choose fluid");
 }
@@ -332,8 +401,37 @@ int Scenario::steps() const {
 int Scenario::timeout_steps() const {
   return static_cast<int>(std::lround(client.timeout_s / step_s));
 }
+std::vector<int> Scenario::layer_retries() const {
+  if (client.stack_retries.empty()) return std::vector<int>(client.layers, client.retries);
+  std::vector<int> out;
+  std::stringstream in(client.stack_retries);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    int r = -1;
+    try {
+      r = std::stoi(item, &used);
+    } catch (const std::exception&) {
+    }
+    while (used < item.size() && item[used] == ' ') ++used;
+    if (r < 0 || r > 100 || used != item.size())
+      throw InputError("client.stack_retries: '" + client.stack_retries +
+                       "' must be retries per layer, whole numbers 0 to 100, like 2,1");
+    out.push_back(r);
+  }
+  if (out.empty() || out.size() > 6)
+    throw InputError("client.stack_retries: '" + client.stack_retries +
+                     "' must name 1 to 6 layers, like 2,1");
+  return out;
+}
+
+int Scenario::retrying_layers() const {
+  return static_cast<int>(layer_retries().size());
+}
+
 int Scenario::attempts() const {
-  return static_cast<int>(std::lround(std::pow(client.retries + 1.0, client.layers)));
+  double product = 1;
+  for (int r : layer_retries()) product *= r + 1.0;
+  return static_cast<int>(std::min(product, 1e9));
 }
 double Scenario::incident_end_s() const {
   return incident.start_s + incident.duration_s;

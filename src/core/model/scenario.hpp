@@ -10,8 +10,18 @@
 namespace retrystorm {
 
 enum class ServiceCompletes { start, end };
-enum class Jitter { none, full, equal };
-enum class BudgetKind { none, token_bucket, window };
+// full: U[0, w); equal: U[w/2, w); grpc: w x U(0.8, 1.2);
+// decorrelated: U[base, min(cap, base x 3^k)) (see docs/policies.md).
+enum class Jitter { none, full, equal, decorrelated, grpc };
+enum class BudgetKind {
+  none,
+  token_bucket,       // fluid-model.md
+  window,             // fluid-model.md
+  envoy_concurrency,  // Envoy retry_budget: active retries vs active + pending
+  grpc_throttling,    // gRPC retryThrottling: tokens, retries while > half
+  aws_quota,          // AWS SDK standard mode retry quota
+  ratio_ttl,          // Linkerd / Finagle: ratio, minimum per second, ttl
+};
 // Which recovery time decides "recovered" (verdict, ladder, tipping point).
 enum class RecoveryCriterion { failures, goodput };
 enum class LadderMode { cumulative, single };
@@ -41,6 +51,16 @@ struct Budget {
   BudgetKind kind = BudgetKind::none;
   double ratio = 0.1;
   double window_s = 10;
+  double min_concurrency = 3;     // envoy_concurrency, per client
+  double max_tokens = 10;         // grpc_throttling, per client
+  double token_ratio = 0.1;       // grpc_throttling
+  double quota_tokens = 500;      // aws_quota, per client
+  double retry_cost = 5;          // aws_quota
+  double timeout_cost = 10;       // aws_quota
+  double success_reward = 1;      // aws_quota
+  double min_retries_per_s = 10;  // ratio_ttl, per client
+  double ttl_s = 10;              // ratio_ttl
+  double clients = 100;           // client instances sharing the load
 };
 
 struct Scenario {
@@ -72,6 +92,9 @@ struct Scenario {
     double timeout_s = 5;
     int layers = 1;
     int retries = 3;
+    double deadline_s = 0;         // whole request across attempts; 0 = none
+    bool retry_on_timeout = true;  // false: a timed-out attempt is not retried
+    std::string stack_retries;     // "2,1": retries per layer, outermost first
     Backoff backoff;
     Budget budget;
   } client;
@@ -88,10 +111,12 @@ struct Scenario {
   Ladder ladder;
 
   // Derived quantities, named as the spec names them.
-  int steps() const;              // horizon_s / step_s
-  int timeout_steps() const;      // K = timeout_s / step_s
-  int attempts() const;           // (retries + 1)^layers
-  double incident_end_s() const;  // start_s + duration_s
+  int steps() const;                       // horizon_s / step_s
+  int timeout_steps() const;               // K = timeout_s / step_s
+  int attempts() const;                    // (retries + 1)^layers, or the stack's product
+  int retrying_layers() const;             // layers, or the stack's length
+  std::vector<int> layer_retries() const;  // retries of each layer, outermost first
+  double incident_end_s() const;           // start_s + duration_s
   bool in_incident(int step) const;
 };
 

@@ -3,6 +3,9 @@
 // a per-request engine would draw from the same range.
 #pragma once
 
+#include <limits>
+#include <utility>
+
 #include "model/scenario.hpp"
 
 namespace retrystorm {
@@ -22,11 +25,21 @@ DelayRange backoff_delay(const Backoff& b, int k);
 
 // Splits a delay range exactly over steps, in proportion to the overlap.
 // `origin_steps` is the failure instant in step units; a delay d lands in the
-// step floor(origin_steps + d/step_s), and never before `earliest_step`.
+// step floor(origin_steps + d/step_s), never before `earliest_step`; every
+// share from `beyond_step` on lands in beyond_step (an engine's "after the
+// horizon"), so a huge delay costs no more than a short one.
 // Calls land(step, fraction) for each step with a share; fractions sum to 1.
 template <typename Land>
 void split_delay_over_steps(DelayRange r, double origin_steps, double step_s, long earliest_step,
                             Land&& land);
+
+// The same with no horizon: for short ranges only.
+template <typename Land>
+void split_delay_over_steps(DelayRange r, double origin_steps, double step_s, long earliest_step,
+                            Land&& land) {
+  split_delay_over_steps(r, origin_steps, step_s, earliest_step,
+                         std::numeric_limits<long>::max() / 2, std::forward<Land>(land));
+}
 
 }  // namespace retrystorm
 
