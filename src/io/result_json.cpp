@@ -63,14 +63,14 @@ json series_json(const Series& s) {
           {"budget_denied", list(s.budget_denied)}};
 }
 
-RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping) {
+RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping, TippingCache* cache) {
   RunReport r;
   r.run = run_fluid(s);
   r.metrics = compute_metrics(r.run);
   r.verdict = verdict(r.run, r.metrics);
   r.goodput = goodput_table(r.run);
   r.trace = decision_trace(r.run);
-  if (with_tipping) r.tipping = tipping_point(s);
+  if (with_tipping) r.tipping = cache ? cache->get(s) : tipping_point(s);
   if (with_advice) r.advice = advise(r.run, r.metrics, r.tipping);
   return r;
 }

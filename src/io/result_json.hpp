@@ -25,7 +25,9 @@ struct RunReport {
   std::optional<TippingResult> tipping;
 };
 // Runs a validated scenario and builds every view of it.
-RunReport make_report(const Scenario& s, bool with_advice = true, bool with_tipping = true);
+// A cache, when given, supplies the tipping point.
+RunReport make_report(const Scenario& s, bool with_advice = true, bool with_tipping = true,
+                      TippingCache* cache = nullptr);
 
 nlohmann::json run_json(const RunReport& r);
 nlohmann::json ladder_json(const std::vector<LadderResult>& rows);

@@ -142,7 +142,10 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
     return {{"presets", list}};
   }
   if (path == "/api/schema") return schema_json();
-  if (path == "/api/run") return run_json(make_report(scenario_of(body, {}, limits)));
+  if (path == "/api/run") {
+    static TippingCache tipping_cache;
+    return run_json(make_report(scenario_of(body, {}, limits), true, true, &tipping_cache));
+  }
   if (path == "/api/ladder") return ladder_json(run_ladder(scenario_of(body, {}, limits)));
   if (path == "/api/tipping") {
     Scenario s = scenario_of(body, {"grid_s"}, limits);

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <charconv>
+#include <string_view>
 
 #include "analysis/ladder.hpp"
 #include "engines/fluid.hpp"
@@ -14,13 +15,13 @@ namespace {
 
 std::string trimmed(double v, int decimals) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s = buf;
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
+  auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals).ptr;
+  if (std::find(buf, end, '.') != end) {
+    while (end[-1] == '0') --end;
+    if (end[-1] == '.') --end;
   }
-  return s == "-0" ? "0" : s;
+  std::string out(buf, end);
+  return out == "-0" ? "0" : out;
 }
 
 std::string thousands(long v) {
@@ -121,31 +122,37 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
   const Scenario& s = run.scenario;
   const Series& x = run.series;
   double normal_capacity = s.server.capacity_per_s * s.step_s;
+  std::string timeout = format_seconds(s.client.timeout_s);
   std::vector<TraceEntry> out;
   out.reserve(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    std::string t = "capacity " + format_amount(x.capacity[i]);
+    std::string t;
+    t.reserve(320);
+    auto add = [&t](std::initializer_list<std::string_view> parts) {
+      for (auto p : parts) t += p;
+    };
+    add({"capacity ", format_amount(x.capacity[i])});
     if (s.in_incident(static_cast<int>(i))) t += " (incident)";
-    t += "; sent " + format_amount(x.first_attempts[i]) + " new";
-    if (x.retries[i] > 0) t += " + " + format_amount(x.retries[i]) + " retries";
+    add({"; sent ", format_amount(x.first_attempts[i]), " new"});
+    if (x.retries[i] > 0) add({" + ", format_amount(x.retries[i]), " retries"});
     if (x.budget_denied[i] > 0)
-      t += "; budget denied " + format_amount(x.budget_denied[i]) + " retries (those users fail)";
-    if (x.rejected[i] > 0) t += "; queue full, rejected " + format_amount(x.rejected[i]);
-    t += "; served " + format_amount(x.goodput[i]) + " on time";
+      add({"; budget denied ", format_amount(x.budget_denied[i]), " retries (those users fail)"});
+    if (x.rejected[i] > 0) add({"; queue full, rejected ", format_amount(x.rejected[i])});
+    add({"; served ", format_amount(x.goodput[i]), " on time"});
     if (x.served_late[i] > 0)
-      t += ", " + format_amount(x.served_late[i]) + " late (their callers had gone)";
+      add({", ", format_amount(x.served_late[i]), " late (their callers had gone)"});
     if (x.gave_up[i] > 0)
-      t += "; " + format_amount(x.gave_up[i]) + " reached the " +
-           format_seconds(s.client.timeout_s) + " timeout and gave up";
-    if (x.shed[i] > 0) t += ", shed " + format_amount(x.shed[i]) + " from the queue";
-    if (x.failed[i] > 0) t += "; " + format_amount(x.failed[i]) + " user requests failed";
-    double wait_s = normal_capacity > 0 ? x.backlog[i] / normal_capacity * s.step_s : 0;
-    t += "; backlog " + format_amount(x.backlog[i]);
-    if (x.backlog[i] > 0) {
-      t += " (~" + format_seconds(std::round(wait_s * 100) / 100) + " of work";
-      t += wait_s > s.client.timeout_s ? ", longer than the timeout: new work will be late)" : ")";
+      add({"; ", format_amount(x.gave_up[i]), " reached the ", timeout, " timeout and gave up"});
+    if (x.shed[i] > 0) add({", shed ", format_amount(x.shed[i]), " from the queue"});
+    if (x.failed[i] > 0) add({"; ", format_amount(x.failed[i]), " user requests failed"});
+    add({"; backlog ", format_amount(x.backlog[i])});
+    if (x.backlog[i] > 0 && normal_capacity > 0) {
+      double wait_s = x.backlog[i] / normal_capacity * s.step_s;
+      add({" (~", format_seconds(wait_s), " of work",
+           wait_s > s.client.timeout_s ? ", longer than the timeout: new work will be late)"
+                                       : ")"});
     }
-    out.push_back({x.t_s[i], t});
+    out.push_back({x.t_s[i], std::move(t)});
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "analysis/metrics.hpp"
 #include "engines/fluid.hpp"
+#include "model/keys.hpp"
 
 namespace retrystorm {
 
@@ -50,6 +51,26 @@ TippingResult tipping_point(const Scenario& s, double grid_s) {
       hi = mid;
   }
   r.exact_s = tidy_seconds(hi * s.step_s);
+  return r;
+}
+
+TippingResult TippingCache::get(const Scenario& s, double grid_s) {
+  std::string key = std::to_string(grid_s);
+  for (const KeySpec& k : scenario_keys())
+    if (k.path != "incident.duration_s" && k.path != "name" && k.path != "description")
+      key += "|" + to_string(k.get(s));
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return it->second;
+      }
+  }
+  TippingResult r = tipping_point(s, grid_s);  // outside the lock: it takes a while
+  std::lock_guard lock(mutex_);
+  entries_.emplace_front(std::move(key), r);
+  if (entries_.size() > capacity_) entries_.pop_back();
   return r;
 }
 

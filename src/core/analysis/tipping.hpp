@@ -2,7 +2,10 @@
 // (fluid-model.md, "Tipping point"), on a grid and exactly by bisection.
 #pragma once
 
+#include <list>
+#include <mutex>
 #include <optional>
+#include <string>
 
 #include "model/scenario.hpp"
 
@@ -20,5 +23,19 @@ double default_grid_s(const Scenario& s);
 
 // Whether the run with this incident length recovers (scenario's criterion).
 bool recovers_with_duration(Scenario s, double duration_s);
+
+// Remembers tipping points by scenario. The tipping point does not depend on
+// the incident's own length, so changing only that hits the cache. Safe to
+// share between threads.
+class TippingCache {
+ public:
+  explicit TippingCache(size_t capacity = 256) : capacity_(capacity) {}
+  TippingResult get(const Scenario& s, double grid_s = 0);
+
+ private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::list<std::pair<std::string, TippingResult>> entries_;  // most recent first
+};
 
 }  // namespace retrystorm
