@@ -227,6 +227,7 @@ json schema_json() {
       entry["step"] = k.type == KeyType::integer ? 1.0 : 0.0;
     }
     if (k.type == KeyType::choice) entry["values"] = k.choices;
+    if (!k.when_path.empty()) entry["when"] = {{"path", k.when_path}, {"values", k.when_values}};
     keys.push_back(entry);
   }
   return {{"keys", keys}};

@@ -57,8 +57,14 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
   return e;
 }
 
+/** Whether a key matters for this scenario (budget parameters of another budget do not). */
+export function isRelevant(key: SchemaKey, sc: Scenario): boolean {
+  if (!key.when) return true;
+  return key.when.values.includes(String(getPath(sc, key.when.path)));
+}
+
 export class Controls {
-  private inputs = new Map<string, { key: SchemaKey; main: HTMLInputElement | HTMLSelectElement; range?: HTMLInputElement }>();
+  private inputs = new Map<string, { key: SchemaKey; main: HTMLInputElement | HTMLSelectElement; range?: HTMLInputElement; row: HTMLElement }>();
 
   constructor(private root: HTMLElement, private keys: SchemaKey[], private onChange: OnChange) {
     this.build();
@@ -93,7 +99,7 @@ export class Controls {
       main.addEventListener('change', (e) => this.onChange(k.path, (main as HTMLInputElement).checked, e));
       row.classList.add('ctl-check');
       row.append(main, label, help);
-      this.inputs.set(k.path, { key: k, main });
+      this.inputs.set(k.path, { key: k, main, row });
       return row;
     }
     if (k.type === 'enum' || k.values) {
@@ -147,13 +153,14 @@ export class Controls {
       if (k.unit) inp.setAttribute('aria-label', `${k.label || k.path} (${k.unit})`);
       row.append(label, line, help);
     }
-    this.inputs.set(k.path, { key: k, main, range });
+    this.inputs.set(k.path, { key: k, main, range, row });
     return row;
   }
 
   /** Shows the scenario's values (without firing change events). */
   set(sc: Scenario) {
-    for (const [path, { key, main, range }] of this.inputs) {
+    for (const [path, { key, main, range, row }] of this.inputs) {
+      row.hidden = !isRelevant(key, sc);
       const v = getPath(sc, path);
       if (key.type === 'boolean') (main as HTMLInputElement).checked = Boolean(v);
       else if (v !== undefined && v !== null) {

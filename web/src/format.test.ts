@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  attemptsPerRequest, boundSentence, criterionOf, fmtAmp, fmtNum, fmtPct, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingText,
+  attemptsPerRequest, boundSentence, criterionOf, fmtAmp, fmtNum, fmtPct, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingDetail, tippingText,
 } from './format';
 import type { LadderRow, Metrics, Scenario } from './types';
 
@@ -62,7 +62,8 @@ describe('verdicts', () => {
   });
 
   it('states the tipping point and the bound', () => {
-    expect(tippingText({ grid_s: 0.5, on_grid_s: 1.5, exact_s: 1.3 })).toBe('1.3 s');
+    expect(tippingText({ grid_s: 0.5, on_grid_s: 1.5, exact_s: 1.3 })).toBe('1.5 s');
+    expect(tippingDetail({ grid_s: 0.5, on_grid_s: 1.5, exact_s: 1.3 })).toContain('exactly 1.3 s');
     expect(tippingText({ grid_s: 0.5, on_grid_s: 1.5, exact_s: null })).toBe('1.5 s');
     expect(tippingText({ grid_s: 0.5, on_grid_s: null, exact_s: null })).toBe('none');
     expect(tippingText(null)).toBe('…');

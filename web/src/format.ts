@@ -76,8 +76,16 @@ export function ladderCells(row: LadderRow, sc: Scenario): LadderCells {
 export function tippingText(t: Tipping | null): string {
   if (!t) return '…';
   if (t.exact_s === null && t.on_grid_s === null) return 'none';
-  const v = t.exact_s ?? t.on_grid_s;
+  const v = t.on_grid_s ?? t.exact_s;
   return `${fmtNum(v, 2)} s`;
+}
+
+/** How the tipping point was found: the grid, and the exact value to one step. */
+export function tippingDetail(t: Tipping | null): string {
+  if (!t) return '';
+  if (t.exact_s === null && t.on_grid_s === null) return 'every incident length tried recovers';
+  const exact = t.exact_s !== null && t.exact_s !== t.on_grid_s ? `; exactly ${fmtNum(t.exact_s, 2)} s` : '';
+  return `shortest incident that does not recover, on a ${fmtNum(t.grid_s, 2)} s grid${exact}`;
 }
 
 /** The model bound in plain words. */

@@ -178,3 +178,14 @@ describe('controls', () => {
     expect(stepValue({ ...num, min_exclusive: true }, 0.1, -1, false)).toBeCloseTo(0.09);
   });
 });
+
+import { isRelevant } from './controls';
+
+describe('isRelevant', () => {
+  const key = { path: 'client.budget.max_tokens', type: 'number', when: { path: 'client.budget.kind', values: ['grpc_throttling'] } };
+  it('shows a budget parameter only with its budget', () => {
+    expect(isRelevant(key, { client: { budget: { kind: 'grpc_throttling' } } } as never)).toBe(true);
+    expect(isRelevant(key, { client: { budget: { kind: 'window' } } } as never)).toBe(false);
+    expect(isRelevant({ path: 'client.retries', type: 'integer' }, {} as never)).toBe(true);
+  });
+});

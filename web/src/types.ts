@@ -32,6 +32,8 @@ export interface SchemaKey {
   label?: string;
   help?: string;
   values?: string[];
+  /** Shown only when the key at `when.path` has one of `when.values`. */
+  when?: { path: string; values: string[] };
 }
 
 export interface Metrics {

@@ -2,7 +2,7 @@
 // ladder, goodput table, trace list.
 
 import {
-  attemptsPerRequest, boundSentence, fmtAmp, fmtNum, fmtPct, ladderCells, recoverySentence, tippingText,
+  attemptsPerRequest, boundSentence, fmtAmp, fmtNum, fmtPct, ladderCells, recoverySentence, tippingDetail, tippingText,
 } from './format';
 import type { LadderRow, RunResult, Scenario, Tipping, TraceStep } from './types';
 
@@ -37,9 +37,7 @@ export function renderVerdict(r: RunResult) {
 }
 
 export function renderTipping(t: Tipping | null) {
-  card('m-tipping', tippingText(t), t && t.exact_s === null && t.on_grid_s === null
-    ? 'every incident length tried recovers'
-    : 'shortest incident that does not recover');
+  card('m-tipping', tippingText(t), tippingDetail(t));
 }
 
 export function renderStack(sc: Scenario, r: RunResult | null) {

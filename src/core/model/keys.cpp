@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
+
+#include "engines/agent/agent.hpp"  // validate_agent
 
 namespace retrystorm {
 
@@ -40,6 +43,8 @@ KeySpec number(std::string path, double min, double max, std::string unit, std::
             std::move(label),
             std::move(help),
             {},
+            {},
+            {},
             {}};
   k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
   k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<double>(v); };
@@ -49,7 +54,7 @@ KeySpec number(std::string path, double min, double max, std::string unit, std::
 KeySpec integer(std::string path, double min, double max, std::string group, std::string label,
                 std::string help, int& (*field)(Scenario&)) {
   KeySpec k{std::move(path),  KeyType::integer, min, max, false, {}, "", std::move(group),
-            std::move(label), std::move(help),  {},  {}};
+            std::move(label), std::move(help),  {},  {},  {},    {}};
   k.get = [field](const Scenario& s) {
     return KeyValue{static_cast<double>(field(const_cast<Scenario&>(s)))};
   };
@@ -61,16 +66,28 @@ KeySpec integer(std::string path, double min, double max, std::string group, std
 
 KeySpec boolean(std::string path, std::string group, std::string label, std::string help,
                 bool& (*field)(Scenario&)) {
-  KeySpec k{std::move(path),  KeyType::boolean, 0,  1, false, {}, "", std::move(group),
-            std::move(label), std::move(help),  {}, {}};
+  KeySpec k{std::move(path),  KeyType::boolean, 0,  1,  false, {}, "", std::move(group),
+            std::move(label), std::move(help),  {}, {}, {},    {}};
   k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
   k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<bool>(v); };
   return k;
 }
 
 KeySpec text(std::string path, std::string help, std::string& (*field)(Scenario&)) {
-  KeySpec k{
-      std::move(path), KeyType::text, 0, 0, false, {}, "", "run", "", std::move(help), {}, {}};
+  KeySpec k{std::move(path),
+            KeyType::text,
+            0,
+            0,
+            false,
+            {},
+            "",
+            "run",
+            "",
+            std::move(help),
+            {},
+            {},
+            {},
+            {}};
   k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
   k.put = [field](Scenario& s, const KeyValue& v) { field(s) = std::get<std::string>(v); };
   return k;
@@ -80,8 +97,8 @@ KeySpec text(std::string path, std::string help, std::string& (*field)(Scenario&
 template <typename Enum>
 KeySpec choice(std::string path, std::vector<std::string> choices, std::string group,
                std::string label, std::string help, Enum& (*field)(Scenario&)) {
-  KeySpec k{std::move(path),  KeyType::choice, 0,  0, false, choices, "", std::move(group),
-            std::move(label), std::move(help), {}, {}};
+  KeySpec k{std::move(path),  KeyType::choice, 0,  0,  false, choices, "", std::move(group),
+            std::move(label), std::move(help), {}, {}, {},    {}};
   k.get = [field, choices](const Scenario& s) {
     return KeyValue{choices.at(static_cast<size_t>(field(const_cast<Scenario&>(s))))};
   };
@@ -103,9 +120,10 @@ std::vector<KeySpec> build_keys() {
   keys.push_back(text(
       "description", "one line a person reads", [](S & s) -> auto& { return s.description; }));
   keys.push_back(text(
-      "engine", "fluid: the deterministic step model", [](S & s) -> auto& { return s.engine; }));
+      "engine", "fluid: the deterministic step model; agent: every attempt an entity",
+      [](S & s) -> auto& { return s.engine; }));
   keys.back().type = KeyType::choice;
-  keys.back().choices = {"fluid"};
+  keys.back().choices = {"fluid", "agent"};
   keys.back().label = "Engine";
   keys.push_back(number(
       "horizon_s", 0, 1e7, "s", "run", "Horizon", "length of the run",
@@ -256,6 +274,87 @@ std::vector<KeySpec> build_keys() {
       "tipping.grid_s", 0, 1e7, "s", "run", "Tipping grid",
       "grid of incident lengths the tipping point tries; 0 = ten steps",
       [](S & s) -> auto& { return s.tipping.grid_s; }));
+  // Budget parameters matter only with the budgets that read them.
+  const std::map<std::string, std::vector<std::string>> budget_uses = {
+      {"client.budget.ratio", {"token_bucket", "window", "envoy_concurrency", "ratio_ttl"}},
+      {"client.budget.window_s", {"token_bucket", "window"}},
+      {"client.budget.min_concurrency", {"envoy_concurrency"}},
+      {"client.budget.max_tokens", {"grpc_throttling"}},
+      {"client.budget.token_ratio", {"grpc_throttling"}},
+      {"client.budget.quota_tokens", {"aws_quota"}},
+      {"client.budget.retry_cost", {"aws_quota"}},
+      {"client.budget.timeout_cost", {"aws_quota"}},
+      {"client.budget.success_reward", {"aws_quota"}},
+      {"client.budget.min_retries_per_s", {"ratio_ttl"}},
+      {"client.budget.ttl_s", {"ratio_ttl"}},
+      {"client.budget.clients", {"envoy_concurrency", "grpc_throttling", "aws_quota", "ratio_ttl"}},
+  };
+  for (KeySpec& k : keys) {
+    auto it = budget_uses.find(k.path);
+    if (it == budget_uses.end()) continue;
+    k.when_path = "client.budget.kind";
+    k.when_values = it->second;
+  }
+
+  // ---- Agent engine keys (docs/agent-engine.md); the fluid engine ignores them. ----
+  keys.push_back(choice<DemandProcess>(
+      "demand.process", {"deterministic", "poisson", "bursty"}, "agent", "Arrivals",
+      "agent: evenly spaced, Poisson, or Poisson switching between on and off periods",
+      [](S & s) -> auto& { return s.demand.process; }));
+  keys.push_back(number(
+      "demand.burst_on_s", 0, 1e6, "s", "agent", "Burst length",
+      "agent, bursty: length of an on period", [](S & s) -> auto& { return s.demand.burst_on_s; },
+      true));
+  keys.push_back(number(
+      "demand.burst_off_s", 0, 1e6, "s", "agent", "Pause length",
+      "agent, bursty: length of an off period", [](S & s) -> auto& { return s.demand.burst_off_s; },
+      true));
+  keys.push_back(number(
+      "demand.burst_factor", 1, 1000, "x", "agent", "Burst factor",
+      "agent, bursty: rate multiplier while on; off periods make up the mean when they can",
+      [](S & s) -> auto& { return s.demand.burst_factor; }));
+  keys.push_back(choice<ServiceDist>(
+      "server.service", {"deterministic", "exponential", "lognormal", "two_point"}, "agent",
+      "Service time", "agent: distribution of service times; mean = slots / capacity",
+      [](S & s) -> auto& { return s.server.service; }));
+  keys.push_back(number(
+      "server.service_sigma", 0, 10, "", "agent", "Service spread",
+      "agent: lognormal sigma of the log; two_point: mean x (1 - v) or mean x (1 + v), v <= 1",
+      [](S & s) -> auto& { return s.server.service_sigma; }));
+  keys.push_back(integer(
+      "server.slots", 0, 100000, "agent", "Slots", "agent: attempts served at once; 0 = one slot",
+      [](S & s) -> auto& { return s.server.slots; }));
+  keys.push_back(choice<QueueDiscipline>(
+      "server.discipline", {"fifo", "lifo", "codel"}, "agent", "Queue discipline",
+      "agent: order of service; codel drops at the head while the wait stays above target",
+      [](S & s) -> auto& { return s.server.discipline; }));
+  keys.push_back(number(
+      "server.codel_target_s", 0, 1e6, "s", "agent", "CoDel target",
+      "agent, codel: acceptable queueing delay",
+      [](S & s) -> auto& { return s.server.codel_target_s; }, true));
+  keys.push_back(number(
+      "server.codel_interval_s", 0, 1e6, "s", "agent", "CoDel interval",
+      "agent, codel: how long the delay may stay above target before dropping",
+      [](S & s) -> auto& { return s.server.codel_interval_s; }, true));
+  keys.push_back(number(
+      "server.contention", 0, 1000, "", "agent", "Contention",
+      "agent: service time x (1 + contention x other attempts at the server)",
+      [](S & s) -> auto& { return s.server.contention; }));
+  keys.push_back(text(
+      "client.layer_timeouts_s",
+      "agent: timeout per layer, outermost first (\"3,1\"); empty = client.timeout_s everywhere",
+      [](S & s) -> auto& { return s.client.layer_timeouts_s; }));
+  keys.back().group = "agent";
+  keys.back().label = "Layer timeouts";
+  keys.push_back(number(
+      "seed", 0, 9007199254740991.0, "", "agent", "Seed",
+      "agent: seed of the random generator (whole number); the same seed gives the same run",
+      [](S & s) -> auto& { return s.seed; }));
+  keys.push_back(integer(
+      "runs", 1, 10000, "agent", "Runs",
+      "agent: Monte Carlo replications of `run` (seed, seed + 1, ...)",
+      [](S & s) -> auto& { return s.runs; }));
+  // ---- end of agent engine keys ----
   return keys;
 }
 
@@ -391,8 +490,11 @@ void validate(const Scenario& s, const RunLimits& limits) {
       !whole_multiple(s.client.budget.ttl_s, s.step_s))
     throw InputError("client.budget.ttl_s: " + number_text(s.client.budget.ttl_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
-  if (s.engine != "fluid")
-    throw InputError("engine: '" + s.engine + "' is not available; choose fluid");
+  if (s.engine == "agent") {
+    validate_agent(s, limits);  // engines/agent/agent.hpp
+  } else if (s.engine != "fluid") {
+    throw InputError("engine: '" + s.engine + "' is not available; choose fluid or agent");
+  }
 }
 
 int Scenario::steps() const {

@@ -32,8 +32,12 @@ struct KeySpec {
   std::string group;                 // "run", "demand_server", "incident", "client"
   std::string label;                 // short label for controls
   std::string help;                  // one line
-  std::function<KeyValue(const Scenario&)> get;
+  std::function<KeyValue(const Scenario&)> get;  // (members after get/put are optional)
   std::function<void(Scenario&, const KeyValue&)> put;
+  // The key matters only when the key at when_path has one of when_values
+  // (the page hides it otherwise); empty: always.
+  std::string when_path;
+  std::vector<std::string> when_values;
 };
 
 const std::vector<KeySpec>& scenario_keys();

@@ -25,6 +25,10 @@ enum class BudgetKind {
 // Which recovery time decides "recovered" (verdict, ladder, tipping point).
 enum class RecoveryCriterion { failures, goodput };
 enum class LadderMode { cumulative, single };
+// Agent engine only (docs/agent-engine.md).
+enum class DemandProcess { deterministic, poisson, bursty };
+enum class ServiceDist { deterministic, exponential, lognormal, two_point };
+enum class QueueDiscipline { fifo, lifo, codel };
 
 // A value set on a scenario key by path ("client.retries" = 0).
 using KeyValue = std::variant<bool, double, std::string>;
@@ -73,12 +77,25 @@ struct Scenario {
 
   struct {
     double rate_per_s = 80;
+    // Agent engine only: how arrivals are spaced (the fluid engine uses the rate).
+    DemandProcess process = DemandProcess::deterministic;
+    double burst_on_s = 1;    // bursty: length of an on period
+    double burst_off_s = 4;   // bursty: length of an off period
+    double burst_factor = 3;  // bursty: rate multiplier while on
   } demand;
 
   struct {
     double capacity_per_s = 100;
     double queue_limit = 0;  // 0 = unbounded
     bool shed_abandoned = false;
+    // Agent engine only. Mean service time = slots / capacity_per_s.
+    ServiceDist service = ServiceDist::deterministic;
+    double service_sigma = 1;  // lognormal: sigma of the log; two_point: spread
+    int slots = 0;             // concurrency; 0 = one slot
+    QueueDiscipline discipline = QueueDiscipline::fifo;
+    double codel_target_s = 0.005;
+    double codel_interval_s = 0.1;
+    double contention = 0;  // service time x (1 + contention x attempts at the server)
   } server;
 
   struct {
@@ -95,6 +112,7 @@ struct Scenario {
     double deadline_s = 0;         // whole request across attempts; 0 = none
     bool retry_on_timeout = true;  // false: a timed-out attempt is not retried
     std::string stack_retries;     // "2,1": retries per layer, outermost first
+    std::string layer_timeouts_s;  // agent engine: "3,1": timeout per layer, outermost first
     Backoff backoff;
     Budget budget;
   } client;
@@ -110,6 +128,10 @@ struct Scenario {
 
   Ladder ladder;
 
+  // Agent engine only: the generator's seed and Monte Carlo replications.
+  double seed = 1;
+  int runs = 1;
+
   // Derived quantities, named as the spec names them.
   int steps() const;                       // horizon_s / step_s
   int timeout_steps() const;               // K = timeout_s / step_s
@@ -124,6 +146,7 @@ struct Scenario {
 struct RunLimits {
   int max_steps = 1'000'000;
   int max_attempts = 10'000;
+  double max_agent_requests = 50'000'000;  // agent engine: user requests per run
 };
 
 }  // namespace retrystorm
