@@ -7,7 +7,6 @@
 //   RETRYSTORM_SHOTS  screenshot folder (default ../build/screenshots)
 //   RETRYSTORM_WEB_DIST  optional: serve this dist/ folder instead of the page
 //                     embedded in the binary (API calls are forwarded to it)
-//   RETRYSTORM_MOCK=1 develop against e2e/mock-server.mjs instead of the binary
 //   CHROMIUM          browser (default /usr/bin/chromium)
 // Exits non-zero with a list of failures.
 
@@ -22,7 +21,6 @@ import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const webDir = path.resolve(here, '..');
-const MOCK = process.env.RETRYSTORM_MOCK === '1';
 const BIN = process.env.RETRYSTORM_BIN || path.resolve(webDir, '..', 'build', 'retrystorm');
 const SHOTS = path.resolve(webDir, process.env.RETRYSTORM_SHOTS || path.join('..', 'build', 'screenshots'));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -142,12 +140,12 @@ async function timedChange(page, pathKey, value) {
 // ---------- main ----------
 async function main() {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM} (apt-get install -y chromium)`);
-  if (!MOCK && !fs.existsSync(BIN)) throw new Error(`RETRYSTORM_BIN: no binary at ${BIN}; build it or set RETRYSTORM_BIN`);
+  if (!fs.existsSync(BIN)) throw new Error(`RETRYSTORM_BIN: no binary at ${BIN}; build it or set RETRYSTORM_BIN`);
   fs.mkdirSync(SHOTS, { recursive: true });
 
   const port = await freePort();
-  const cmd = MOCK ? process.execPath : BIN;
-  const args = MOCK ? [path.join(here, 'mock-server.mjs'), '--port', String(port)] : ['serve', '--host', '127.0.0.1', '--port', String(port)];
+  const cmd = BIN;
+  const args = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   log(`starting ${cmd} ${args.join(' ')}`);
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let serverOut = '';
@@ -161,7 +159,7 @@ async function main() {
     const presets = await waitForApi(apiBase, child);
     log(`server answers: ${presets.length} presets (${presets.map((p) => p.name).join(', ')})`);
     let base = apiBase;
-    if (!WEB_DIST && !MOCK) {
+    if (!WEB_DIST) {
       const html = await fetch(`${apiBase}/`).then((r) => (r.ok ? r.text() : '')).catch(() => '');
       if (!html.includes('preset-select')) {
         const dist = path.join(webDir, 'dist');
@@ -361,7 +359,6 @@ async function main() {
 
     log('\n# phase map');
     for (const p of presets) {
-      if (MOCK && p.name !== 'order-status') continue;
       await selectPreset(page, p.name);
       await waitSecondary(page);
       await H(page, () => { window.__retrystorm.phaseReady = false; });
@@ -393,7 +390,7 @@ async function main() {
     await selectPreset(page, presets.some((p) => p.name === 'primary-failover') ? 'primary-failover' : presets[0].name);
     await waitSecondary(page);
     await testid(page, 'phase-draw').click().catch(() => {});
-    if (!MOCK) await page.waitForFunction(() => window.__retrystorm.phaseReady, null, { timeout: 60000 }).catch(() => {});
+    await page.waitForFunction(() => window.__retrystorm.phaseReady, null, { timeout: 60000 }).catch(() => {});
     for (const theme of ['light', 'dark']) {
       const now = await H(page, () => document.documentElement.dataset.theme);
       if (now !== theme) await testid(page, 'theme-toggle').click();
