@@ -4,6 +4,7 @@
 #include "engines/fluid.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -105,19 +106,23 @@ class FluidEngine {
     }
     // With a deadline, retry number a is sent only if the ladder up to it fits:
     // a timeouts plus the middle of each backoff range.
-    retry_fits_deadline_.assign(static_cast<size_t>(attempts_) + 1, true);
+    // The ladder only grows, so the first retry that does not fit ends it.
+    last_retrying_attempt_ = attempts_;
     double elapsed = 0;
     for (int a = 1; a < attempts_ && s.client.deadline_s > 0; ++a) {
       DelayRange d = backoff_delay(s.client.backoff, a);
       elapsed += s.client.timeout_s + (d.low_s + d.high_s) / 2;
-      retry_fits_deadline_[a] = elapsed <= s.client.deadline_s + 1e-9;
+      if (elapsed > s.client.deadline_s + 1e-9) {
+        last_retrying_attempt_ = a;
+        break;
+      }
     }
     // Retries land at most `longest` steps after a failure, and never beyond
     // the horizon (those stay in flight), so a ring of that many steps holds
     // every retry waiting in `due`.
-    ring_steps_ = static_cast<size_t>(std::min<long>(longest, steps_) + 2);
+    // A power of two, so finding a step's row is a mask, not a division.
+    ring_steps_ = std::bit_ceil(static_cast<size_t>(std::min<long>(longest, steps_) + 2));
     due_.assign(ring_steps_ * (static_cast<size_t>(attempts_) + 1), 0.0);
-    gave_up_by_attempt_.assign(static_cast<size_t>(attempts_) + 1, 0.0);
   }
 
   RunResult run() {
@@ -159,8 +164,10 @@ class FluidEngine {
     for (int a = 2; a <= attempts_; ++a) {
       double amount = std::exchange(due[a], 0.0);
       if (amount <= 0) continue;
-      double sent =
-          budget_.take(amount, {live_attempts_ + result_.series.first_attempts[t], live_retries_});
+      double sent = budget_.enabled()
+                        ? budget_.take(amount, {live_attempts_ + result_.series.first_attempts[t],
+                                                live_retries_})
+                        : amount;
       double denied = amount - sent;
       if (denied > 0) {
         result_.series.budget_denied[t] += denied;
@@ -228,15 +235,17 @@ class FluidEngine {
     int sent = s_.service_completes == ServiceCompletes::start ? t - timeout_steps_
                                                                : t - timeout_steps_ + 1;
     if (sent < 0) return;
-    touched_.clear();
-    // Given-up cohorts sit at the head (FIFO); the oldest live ones follow them.
+    // Given-up cohorts sit at the head (FIFO); the oldest live ones follow
+    // them. A step sends one cohort per attempt number, so each attempt
+    // number gives up at most once here.
+    double failure_instant = sent + timeout_steps_;
     size_t i = abandoned_at_head_;
     while (i < queue_.size() && queue_[i].sent_step == sent) {
-      Cohort& c = queue_[i];
-      if (gave_up_by_attempt_[c.attempt] == 0) touched_.push_back(c.attempt);
-      gave_up_by_attempt_[c.attempt] += c.amount;
+      const Cohort& c = queue_[i];
       result_.series.gave_up[t] += c.amount;
       track_live(c.attempt, -c.amount);
+      budget_.on_attempt_failed(c.amount);
+      attempt_failed(t, c.attempt, c.amount, failure_instant, true);
       ++i;
     }
     if (s_.server.shed_abandoned) {
@@ -250,16 +259,6 @@ class FluidEngine {
       if (queue_.empty()) queued_ = 0;
     } else {
       abandoned_at_head_ = i;  // they stay, and will be served late
-    }
-    double failure_instant = sent + timeout_steps_;
-    // Retries are scheduled lowest attempt first; touched_ holds a handful.
-    for (size_t j = 1; j < touched_.size(); ++j)
-      for (size_t k = j; k > 0 && touched_[k - 1] > touched_[k]; --k)
-        std::swap(touched_[k - 1], touched_[k]);
-    for (int a : touched_) {
-      double amount = std::exchange(gave_up_by_attempt_[a], 0.0);
-      budget_.on_attempt_failed(amount);
-      attempt_failed(t, a, amount, failure_instant, true);
     }
   }
 
@@ -275,8 +274,7 @@ class FluidEngine {
   // not retry), the user request fails.
   void attempt_failed(int t, int attempt, double amount, double failure_instant_steps,
                       bool timed_out) {
-    if (attempt >= attempts_ || !retry_fits_deadline_[attempt] ||
-        (timed_out && !s_.client.retry_on_timeout)) {
+    if (attempt >= last_retrying_attempt_ || (timed_out && !s_.client.retry_on_timeout)) {
       fail_users(t, amount);
       return;
     }
@@ -297,7 +295,7 @@ class FluidEngine {
   }
 
   double* due_row(int step) {
-    return &due_[(static_cast<size_t>(step) % ring_steps_) * (attempts_ + 1)];
+    return &due_[(static_cast<size_t>(step) & (ring_steps_ - 1)) * (attempts_ + 1)];
   }
 
   // Rule 7 at the end of the horizon: who is still in flight.
@@ -317,15 +315,13 @@ class FluidEngine {
   size_t ring_steps_ = 0;
   std::vector<double> due_;  // due[step % ring][attempt]
   double beyond_horizon_ = 0;
-  std::vector<bool> retry_fits_deadline_;  // by attempt number
+  int last_retrying_attempt_ = 1;  // attempts from here on fail instead of retrying
   double live_attempts_ = 0, live_retries_ = 0;
   CohortQueue queue_;
   size_t abandoned_at_head_ = 0;  // given-up cohorts still queued (no shedding)
   int incident_first_step_ = 0, incident_end_step_ = 0;  // [first, end)
   double queued_ = 0;
   std::vector<Cohort> sending_;  // this step's sends, in enqueue order
-  std::vector<double> gave_up_by_attempt_;
-  std::vector<int> touched_;
   RunResult result_;
 };
 
