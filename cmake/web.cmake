@@ -2,9 +2,13 @@
 # binary alone serves the page. With RETRYSTORM_WEB=OFF a stub page is used.
 set(WEB_ASSETS_CPP ${CMAKE_BINARY_DIR}/generated/web_assets.cpp)
 if(RETRYSTORM_WEB)
-  file(GLOB_RECURSE WEB_INPUTS CONFIGURE_DEPENDS
-       ${CMAKE_SOURCE_DIR}/web/src/* ${CMAKE_SOURCE_DIR}/web/index.html
-       ${CMAKE_SOURCE_DIR}/web/package.json ${CMAKE_SOURCE_DIR}/web/vite.config.*)
+  # GLOB_RECURSE only under src/: a recursive pattern such as web/package.json
+  # would also match every package.json in node_modules and the built dist/.
+  file(GLOB_RECURSE WEB_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/web/src/*)
+  file(GLOB WEB_TOP CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/web/index.html
+       ${CMAKE_SOURCE_DIR}/web/package.json ${CMAKE_SOURCE_DIR}/web/package-lock.json
+       ${CMAKE_SOURCE_DIR}/web/vite.config.* ${CMAKE_SOURCE_DIR}/web/tsconfig.json)
+  set(WEB_INPUTS ${WEB_SOURCES} ${WEB_TOP})
   add_custom_command(
     OUTPUT ${WEB_ASSETS_CPP}
     COMMAND npm run build --silent

@@ -334,6 +334,28 @@ async function main() {
       await testid(page, 'envoy-close').click();
     }
 
+    log('\n# import a configuration');
+    {
+      const n = await runs(page);
+      await testid(page, 'import-open').click();
+      const envoy = [
+        'retry_policy:',
+        '  retry_on: "5xx,reset"',
+        '  num_retries: 4',
+        '  per_try_timeout: 0.5s',
+        '  retry_back_off: {base_interval: 0.05s, max_interval: 1s}',
+      ].join('\n');
+      await testid(page, 'import-text').fill(envoy);
+      await testid(page, 'import-apply').click();
+      await waitRun(page, n);
+      const sc = await H(page, () => window.__retrystorm.scenario());
+      check(sc.client.retries === 4, 'imported Envoy num_retries sets the retries', String(sc.client.retries));
+      check(sc.client.timeout_s === 0.5, 'imported per_try_timeout sets the timeout', String(sc.client.timeout_s));
+      const said = await testid(page, 'import-result').innerText();
+      check(/envoy/i.test(said), 'import names the format it read', said.slice(0, 80));
+      await testid(page, 'import-close').click();
+    }
+
     log('\n# shared link');
     {
       const name = presets.some((p) => p.name === 'primary-failover') ? 'primary-failover' : presets[0].name;

@@ -3,6 +3,13 @@
 
 import type { LadderRow, Preset, RunResult, Scenario, SchemaKey, SweepRow, Tipping } from './types';
 
+/** What POST /api/import answers: scenario keys, and what it noticed. */
+export interface ImportResult {
+  keys: Record<string, string | number | boolean>;
+  warnings: string[];
+  formats: string[];
+}
+
 export class ApiError extends Error {
   constructor(message: string, readonly status: number) {
     super(message);
@@ -60,4 +67,6 @@ export const api = {
   sweep: (sc: Scenario, vary: { path: string; from: number; to: number; step: number }[]) =>
     latest('sweep', (s) => call<{ rows: SweepRow[] }>('POST', 'sweep', body(sc, { vary }), s)),
   envoy: (sc: Scenario) => call<{ yaml: string }>('POST', 'export/envoy', body(sc)),
+  importConfigs: (files: { name: string; text: string }[]) =>
+    call<ImportResult>('POST', 'import', { files }),
 };

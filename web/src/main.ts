@@ -392,6 +392,7 @@ function wire() {
     toast((await copyText(ta.value, ta)) ? 'Envoy configuration copied' : 'Copy failed: select the text and copy it');
   });
   $('envoy-download').addEventListener('click', () => download(`${fileBase()}-envoy.yaml`, $<HTMLTextAreaElement>('envoy-yaml').value, 'application/yaml'));
+  wireImport();
   $('envoy-close').addEventListener('click', () => { $('envoy-panel').hidden = true; $('export-envoy').focus(); });
   $('theme-toggle').addEventListener('click', () => setTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark'));
   $<HTMLInputElement>('show-backlog').addEventListener('change', (e) => charts.setBacklogVisible((e.target as HTMLInputElement).checked));
@@ -460,3 +461,42 @@ async function start() {
 }
 
 void start();
+
+/** The import box: configuration files in, scenario keys out (POST /api/import). */
+function wireImport() {
+  const panel = $('import-panel');
+  const result = $('import-result');
+  const line = (text: string, cls = '') => {
+    const li = document.createElement('li');
+    li.textContent = text;
+    if (cls) li.className = cls;
+    result.append(li);
+  };
+  $('import-open').addEventListener('click', () => {
+    panel.hidden = false;
+    $('import-files').focus();
+  });
+  $('import-close').addEventListener('click', () => {
+    panel.hidden = true;
+    $('import-open').focus();
+  });
+  $('import-apply').addEventListener('click', async () => {
+    result.replaceChildren();
+    const files: { name: string; text: string }[] = [];
+    for (const f of Array.from($<HTMLInputElement>('import-files').files ?? [])) files.push({ name: f.name, text: await f.text() });
+    const pasted = $<HTMLTextAreaElement>('import-text').value;
+    if (pasted.trim()) files.push({ name: 'pasted', text: pasted });
+    if (!files.length) return line('Choose a file or paste a configuration first.', 'warn');
+    try {
+      const r = await api.importConfigs(files);
+      if (!S.scenario) return;
+      const next = clone(S.scenario);
+      for (const [p, v] of Object.entries(r.keys)) setPath(next as Record<string, unknown>, p, v);
+      line(`Read ${r.formats.join(', ')}: ${Object.keys(r.keys).length} keys applied.`);
+      for (const w of r.warnings) line(w, 'warn');
+      loadScenario(next);
+    } catch (e) {
+      line(`Import failed: ${e instanceof Error ? e.message : String(e)}`, 'error');
+    }
+  });
+}
