@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PORT ?= 8080
 WEB ?= ON
 
-.PHONY: run test bench build setup format clean unit browser
+.PHONY: run test bench build setup format clean unit browser fuzz
 
 setup:
 	scripts/setup.sh $(if $(filter ON,$(WEB)),--browser,)
@@ -27,7 +27,13 @@ unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
 
 bench: build
-	$(BUILD)/bench/retrystorm_bench --benchmark_min_time=0.2s
+	$(BUILD)/bench/retrystorm_bench --benchmark_min_time=0.2
+
+# libFuzzer on the configuration importers (clang), FUZZ_SECONDS per format;
+# corpora in fuzz/corpus/<format>/. Not part of `make test`.
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(MAKE) -C fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -15,7 +15,8 @@ for arg in "$@"; do
 done
 
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
-          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev clang-format)
+          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev clang-format
+          libgrpc++-dev)
 [ "$want_web" = 1 ] && packages+=(nodejs npm)
 [ "$want_browser" = 1 ] && packages+=(chromium)
 

@@ -7,11 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
-#include "engines/fluid.hpp"
+#include "cli/config_commands.hpp"
+#include "engines/agent/request_log.hpp"
+#include "engines/engine.hpp"
+#include "engines/montecarlo.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "io/text_report.hpp"
@@ -67,6 +71,9 @@ void emit(const std::string& text, const std::string& out) {
     std::cout.flush();
     return;
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(out, ec))
+    throw InputError("--out: '" + out + "' is a directory; name a file");
   std::string tmp = out + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -78,7 +85,11 @@ void emit(const std::string& text, const std::string& out) {
       throw std::runtime_error("--out: writing '" + out + "' failed");
     }
   }
-  std::filesystem::rename(tmp, out);
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw InputError("--out: cannot write '" + out + "': " + ec.message());
+  }
 }
 
 std::string dump(const nlohmann::json& j) {
@@ -115,6 +126,14 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", out, "write to FILE (atomically) instead of standard output");
   bool no_trace = false;
   run_cmd->add_flag("--no-trace", no_trace, "json: leave the decision trace out");
+  int runs = 0;
+  std::optional<double> seed;
+  std::string log_dir;
+  run_cmd->add_option("--runs", runs, "Monte Carlo replications (agent engine; default: runs key)")
+      ->check(CLI::Range(1, 10000));
+  run_cmd->add_option("--seed", seed, "seed of the agent engine (default: seed key)");
+  run_cmd->add_option("--log", log_dir,
+                      "agent engine: write DIR/requests.csv, one row per attempt");
 
   ScenarioOptions ladder_opts;
   auto* ladder_cmd =
@@ -150,6 +169,23 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--host", host, "address to bind (default 127.0.0.1, loopback only)");
   serve_cmd->add_option("--port", port, "port (default 8080)")->check(CLI::Range(1, 65535));
 
+  auto& config_cmds = cli::add_config_commands(app);  // import, export, lint
+
+  // CLI11 reports an unknown command as a missing one; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "retrystorm: unknown command '" << argv[1] << "'; choose one of " << names
+                << "\n";
+      return kExitBadInput;
+    }
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -164,6 +200,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (auto status = cli::run_config_commands(config_cmds)) return *status;
     if (presets_cmd->parsed()) {
       std::cout << presets_text();
     } else if (keys_cmd->parsed()) {
@@ -171,12 +208,34 @@ int main(int argc, char** argv) {
     } else if (run_cmd->parsed()) {
       check_format(format, {"text", "json", "csv"});
       Scenario s = run_opts.build();
+      if (seed) set_key(s, "seed", *seed);
+      if (runs > 0) set_key(s, "runs", double(runs));
+      validate(s);
+      if (!log_dir.empty()) {
+        if (s.engine != "agent") throw InputError("--log: needs engine agent (--set engine=agent)");
+        std::filesystem::create_directories(log_dir);
+        RequestsCsv csv((std::filesystem::path(log_dir) / "requests.csv").string());
+        run_agent(s, {&csv, nullptr});
+        csv.close();
+      }
+      std::optional<MonteCarloResult> mc;
+      if (s.runs > 1 && format != "csv") mc = run_montecarlo(s);
       if (format == "csv") {
-        emit(series_csv(run_fluid(s).series), out);
+        emit(series_csv(run_engine(s).series), out);
       } else {
         RunReport r = make_report(s);
         if (no_trace) r.trace.clear();
-        emit(format == "json" ? dump(run_json(r)) : run_text(r), out);
+        nlohmann::json j = format == "json" ? run_json(r) : nlohmann::json();
+        if (mc) {
+          nlohmann::json metrics = nlohmann::json::object();
+          for (const auto& [name, m] : mc->metrics)
+            metrics[name] =
+                m.n ? nlohmann::json{{"mean", m.mean}, {"low", m.low}, {"high", m.high}, {"n", m.n}}
+                    : nlohmann::json{
+                          {"mean", nullptr}, {"low", nullptr}, {"high", nullptr}, {"n", 0}};
+          j["montecarlo"] = {{"runs", mc->runs}, {"seed", mc->seed}, {"metrics", metrics}};
+        }
+        emit(format == "json" ? dump(j) : run_text(r) + (mc ? montecarlo_text(*mc) : ""), out);
       }
     } else if (ladder_cmd->parsed()) {
       check_format(format, {"text", "json"});

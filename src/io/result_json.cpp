@@ -1,6 +1,6 @@
 #include "io/result_json.hpp"
 
-#include "engines/fluid.hpp"
+#include "engines/engine.hpp"
 #include "io/scenario_io.hpp"
 
 namespace retrystorm {
@@ -65,12 +65,14 @@ json series_json(const Series& s) {
 
 RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping, TippingCache* cache) {
   RunReport r;
-  r.run = run_fluid(s);
+  r.run = run_engine(s);
   r.metrics = compute_metrics(r.run);
   r.verdict = verdict(r.run, r.metrics);
   r.goodput = goodput_table(r.run);
   r.trace = decision_trace(r.run);
-  if (with_tipping) r.tipping = cache ? cache->get(s) : tipping_point(s);
+  // A very long run leaves the tipping point to the `tipping` command.
+  if (with_tipping && tipping_steps(s) <= kReportTippingSteps)
+    r.tipping = cache ? cache->get(s) : tipping_point(s);
   if (with_advice) r.advice = advise(r.run, r.metrics, r.tipping);
   return r;
 }

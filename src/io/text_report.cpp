@@ -103,6 +103,8 @@ std::string run_text(const RunReport& r) {
       << format_amount(m.last_window.goodput_per_s) << "/s, utilization "
       << format_percent(m.last_window.utilization) << ", "
       << format_amount(m.last_window.attempts_per_request) << " attempts per request\n";
+  if (!r.tipping)
+    out << "  tipping point       not computed for a run this long; see `retrystorm tipping`\n";
   if (r.tipping)
     out << "  tipping point       "
         << (r.tipping->on_grid_s ? format_seconds(*r.tipping->on_grid_s) + " on a " +

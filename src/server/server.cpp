@@ -144,7 +144,8 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   if (path == "/api/schema") return schema_json();
   if (path == "/api/run") {
     static TippingCache tipping_cache;
-    return run_json(make_report(scenario_of(body, {}, limits), true, true, &tipping_cache));
+    Scenario s = scenario_of(body, {}, limits);
+    return run_json(make_report(s, true, true, &tipping_cache));
   }
   if (path == "/api/ladder") return ladder_json(run_ladder(scenario_of(body, {}, limits)));
   if (path == "/api/tipping") {
@@ -154,9 +155,12 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
       if (!body["grid_s"].is_number() || body["grid_s"].get<double>() <= 0)
         throw InputError("grid_s: must be a number of seconds above 0");
       grid = body["grid_s"].get<double>();
-      if ((s.horizon_s - s.incident.start_s) / grid > limits.max_sweep_runs)
-        throw InputError("grid_s: " + body["grid_s"].dump() + " makes too many grid points");
     }
+    if (tipping_steps(s, grid) > limits.max_tipping_steps)
+      throw InputError("grid_s: " + to_string(KeyValue{grid > 0 ? grid : default_grid_s(s)}) +
+                       " s makes " + to_string(KeyValue{tipping_steps(s, grid)}) +
+                       " steps of work; the limit is " +
+                       to_string(KeyValue{limits.max_tipping_steps}) + "; choose a coarser grid");
     return tipping_json(tipping_point(s, grid));
   }
   if (path == "/api/sweep") {

@@ -12,6 +12,9 @@ struct ServerLimits {
   size_t max_body_bytes = 1 << 20;  // larger bodies get 413
   int max_steps = 200'000;          // per run
   size_t max_sweep_runs = 10'000;
+  // Steps a tipping point may run in all (grid points x steps per run):
+  // /api/tipping refuses more, so one request cannot hold a thread for long.
+  double max_tipping_steps = 50e6;
 };
 
 // Blocks serving until the process ends. Returns 1 when it cannot bind.

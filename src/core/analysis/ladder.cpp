@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engines/fluid.hpp"
+#include "engines/engine.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {
@@ -73,7 +73,7 @@ std::vector<LadderResult> run_ladder(const Scenario& s) {
     Scenario next = apply_row(ladder.mode == LadderMode::cumulative ? current : s, row);
     validate(next);
     if (ladder.mode == LadderMode::cumulative) current = next;
-    out.push_back({row, next, compute_metrics(run_fluid(next))});
+    out.push_back({row, next, compute_metrics(run_engine(next))});
   }
   return out;
 }

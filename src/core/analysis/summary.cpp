@@ -1,12 +1,12 @@
 #include "analysis/summary.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <string_view>
 
 #include "analysis/ladder.hpp"
-#include "engines/fluid.hpp"
+#include "engines/engine.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {
@@ -167,7 +167,7 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
     Scenario changed = s;
     for (const auto& [path, value] : a.change) set_key(changed, path, value);
     validate(changed);
-    Metrics with = compute_metrics(run_fluid(changed));
+    Metrics with = compute_metrics(run_engine(changed));
     a.failed_fraction = with.failed_fraction;
     a.recovers = with.recovered;
     bool helps = (a.recovers && !m.recovered) || with.failed_fraction < m.failed_fraction - 0.005;

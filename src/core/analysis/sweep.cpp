@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "engines/fluid.hpp"
+#include "engines/engine.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {
@@ -96,7 +96,7 @@ std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxi
   std::atomic<size_t> next{0}, done{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < total; done.fetch_add(1))
-      rows[i].metrics = compute_metrics(run_fluid(points[i]));
+      rows[i].metrics = compute_metrics(run_engine(points[i]));
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);

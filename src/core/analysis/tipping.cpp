@@ -1,9 +1,10 @@
 #include "analysis/tipping.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/metrics.hpp"
-#include "engines/fluid.hpp"
+#include "engines/engine.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {
@@ -19,9 +20,15 @@ double default_grid_s(const Scenario& s) {
   return s.tipping.grid_s > 0 ? s.tipping.grid_s : 10 * s.step_s;
 }
 
+double tipping_steps(const Scenario& s, double grid_s) {
+  double grid = grid_s > 0 ? grid_s : default_grid_s(s);
+  double points = std::max(1.0, std::floor((s.horizon_s - s.incident.start_s) / grid));
+  return (points + 20) * s.steps();  // 20 runs cover any bisection
+}
+
 bool recovers_with_duration(Scenario s, double duration_s) {
   s.incident.duration_s = duration_s;
-  return compute_metrics(run_fluid(s)).recovered;
+  return compute_metrics(run_engine(s)).recovered;
 }
 
 TippingResult tipping_point(const Scenario& s, double grid_s) {

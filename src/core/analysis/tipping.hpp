@@ -21,6 +21,13 @@ struct TippingResult {
 TippingResult tipping_point(const Scenario& s, double grid_s = 0);
 double default_grid_s(const Scenario& s);
 
+// An upper bound on the steps tipping_point() runs: every grid point a whole
+// run, plus the bisection. Callers use it to refuse or skip work too large.
+double tipping_steps(const Scenario& s, double grid_s = 0);
+// Above this many steps, `run` reports leave the tipping point out (about a
+// second of work); the `tipping` command and /api/tipping have their own limits.
+constexpr double kReportTippingSteps = 3e6;
+
 // Whether the run with this incident length recovers (scenario's criterion).
 bool recovers_with_duration(Scenario s, double duration_s);
 

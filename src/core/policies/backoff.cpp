@@ -14,7 +14,9 @@ constexpr double kDecorrelatedGrowth = 3;
 }  // namespace
 
 double backoff_window_s(const Backoff& b, int k) {
-  double w = b.base_s * std::pow(b.multiplier, k - 1);
+  // A zero base stays zero however far the multiplier grows (0 x inf is NaN).
+  if (b.base_s <= 0) return 0;
+  double w = b.base_s * std::pow(b.multiplier, k - 1);  // may overflow to inf
   if (b.cap_s > 0 && w > b.cap_s) w = b.cap_s;
   return w;
 }

@@ -1,0 +1,60 @@
+// Benchmarks with the targets of the agent engine issue:
+//   the per-request primary-failover ladder (5 runs, ~1.5 M events)  < 100 ms
+//   the engine's own event rate (M/M/1 at load 0.9, one core)         >= 20 M events/s
+// Counters: events and events per second; memory: peak entities in flight.
+#include <benchmark/benchmark.h>
+
+#include "analysis/ladder.hpp"
+#include "engines/agent/agent.hpp"
+#include "io/scenario_io.hpp"
+#include "model/keys.hpp"
+
+using namespace retrystorm;
+
+static void BM_AgentPrimaryFailoverLadder(benchmark::State& state) {
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  s.engine = "agent";
+  // The ladder's five scenarios, run as run_ladder runs them.
+  std::vector<Scenario> rows;
+  for (const auto& r : run_ladder(s)) rows.push_back(r.scenario);
+  uint64_t events = 0;
+  for (auto _ : state) {
+    events = 0;
+    for (const Scenario& row : rows) {
+      AgentStats stats;
+      benchmark::DoNotOptimize(run_agent(row, {nullptr, &stats}));
+      events += stats.events;
+    }
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_AgentPrimaryFailoverLadder)->Unit(benchmark::kMillisecond);
+
+static void BM_AgentEventRate(benchmark::State& state) {
+  Scenario s;
+  s.engine = "agent";
+  s.horizon_s = 2000;
+  s.step_s = 1;
+  s.demand.rate_per_s = 900;
+  s.demand.process = DemandProcess::poisson;
+  s.server.capacity_per_s = 1000;
+  s.server.service = ServiceDist::exponential;
+  s.incident.duration_s = 0;
+  s.client.timeout_s = 1000;
+  s.client.retries = 0;
+  validate(s);
+  AgentStats stats;
+  for (auto _ : state) {
+    stats = {};
+    benchmark::DoNotOptimize(run_agent(s, {nullptr, &stats}));
+  }
+  state.counters["events"] = static_cast<double>(stats.events);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(stats.events) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+  state.counters["peak_calls"] = static_cast<double>(stats.peak_calls);
+}
+BENCHMARK(BM_AgentEventRate)->Unit(benchmark::kMillisecond);

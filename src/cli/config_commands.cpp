@@ -1,0 +1,170 @@
+#include "cli/config_commands.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "io/configs/export.hpp"
+#include "io/configs/import.hpp"
+#include "io/configs/lint.hpp"
+#include "io/scenario_io.hpp"
+
+namespace retrystorm::cli {
+
+using namespace retrystorm::configs;
+
+struct ConfigCommands {
+  CLI::App* import_cmd = nullptr;
+  CLI::App* export_cmd = nullptr;
+  CLI::App* lint_cmd = nullptr;
+  std::vector<std::string> files;
+  std::string format = "text";
+  std::string out;
+  std::string to;
+  std::string preset, scenario;
+  std::vector<std::string> sets;
+  bool simulate = false;
+  double load = -1;
+};
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read the file");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<ConfigFile> read_files(const std::vector<std::string>& paths) {
+  std::vector<ConfigFile> files;
+  for (const auto& p : paths) files.push_back({p, read_file(p)});
+  return files;
+}
+
+void check_format(const std::string& format, std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (format == a) return;
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  throw InputError("--format: '" + format + "' is not allowed here; choose one of " + list);
+}
+
+// The whole output or nothing, as the other commands write it.
+void emit(const std::string& text, const std::string& out) {
+  if (out.empty()) {
+    std::cout << text << std::flush;
+    return;
+  }
+  std::string tmp = out + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError("--out: cannot write '" + out + "'");
+    f << text;
+    f.flush();
+    if (!f) {
+      std::filesystem::remove(tmp);
+      throw std::runtime_error("--out: writing '" + out + "' failed");
+    }
+  }
+  std::filesystem::rename(tmp, out);
+}
+
+Scenario build_scenario(const ConfigCommands& c, const std::string& fallback) {
+  if (!c.preset.empty() && !c.scenario.empty())
+    throw InputError("--preset and --scenario: give one of them, not both");
+  Scenario s = c.scenario.empty() ? preset_or_throw(c.preset.empty() ? fallback : c.preset).scenario
+                                  : scenario_from_text(read_file(c.scenario), c.scenario);
+  for (const std::string& kv : c.sets) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set: '" + kv + "' must look like PATH=VALUE, e.g. client.retries=0");
+    set_key_text(s, kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  validate(s);
+  return s;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::cerr << "retrystorm: warning: " << w << "\n";
+}
+
+}  // namespace
+
+ConfigCommands& add_config_commands(CLI::App& app) {
+  static ConfigCommands c;
+  c.import_cmd = app.add_subcommand(
+      "import",
+      "read Envoy, gRPC, Istio, Linkerd or AWS retry configuration as scenario keys; several "
+      "files are stacked layers, outermost first");
+  c.import_cmd->add_option("files", c.files, "configuration files (format detected)")->required();
+  c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml");
+  c.import_cmd->add_option("--out", c.out, "write to FILE (atomically)");
+
+  c.export_cmd =
+      app.add_subcommand("export",
+                         "write the scenario's client policy as Envoy, gRPC, Istio, Linkerd or AWS "
+                         "configuration, with comments on what the system cannot express");
+  c.export_cmd->add_option("--to", c.to, "envoy | grpc | istio | linkerd | aws")->required();
+  c.export_cmd->add_option("--preset", c.preset, "a preset name (default: order-status)");
+  c.export_cmd->add_option("--scenario", c.scenario, "a scenario file, YAML or JSON");
+  c.export_cmd->add_option("--set", c.sets, "PATH=VALUE (repeatable)")->allow_extra_args(false);
+  c.export_cmd->add_option("--out", c.out, "write to FILE (atomically)");
+
+  c.lint_cmd = app.add_subcommand(
+      "lint",
+      "check retry configuration files for retry storms in waiting; exit 0 clean, 1 "
+      "findings, 2 bad input");
+  c.lint_cmd->add_option("files", c.files, "configuration files; several are stacked layers")
+      ->required();
+  c.lint_cmd->add_flag("--simulate", c.simulate,
+                       "also run an incident (primary-failover, or --preset) with the imported "
+                       "policy and with each suggested fix");
+  c.lint_cmd->add_option("--preset", c.preset, "the incident to simulate, and its load");
+  c.lint_cmd->add_option("--scenario", c.scenario, "a scenario file to simulate instead");
+  c.lint_cmd->add_option("--load", c.load, "demand / capacity outside incidents (e.g. 0.6)")
+      ->check(CLI::Range(0.0, 100.0));
+  c.lint_cmd->add_option("--format", c.format, "text | json");
+  c.lint_cmd->add_option("--out", c.out, "write to FILE (atomically)");
+  return c;
+}
+
+std::optional<int> run_config_commands(ConfigCommands& c) {
+  if (c.import_cmd->parsed()) {
+    check_format(c.format, {"text", "json", "yaml"});
+    ImportResult r = import_configs(read_files(c.files));
+    print_warnings(r.warnings);
+    if (c.format == "text")
+      emit(keys_text(r), c.out);
+    else if (c.format == "json")
+      emit(keys_object(r.keys).dump(2) + "\n", c.out);
+    else
+      emit(json_to_yaml_text(keys_object(r.keys)), c.out);
+    return 0;
+  }
+  if (c.export_cmd->parsed()) {
+    Scenario s = build_scenario(c, "order-status");
+    ExportResult r = export_config(s, c.to);
+    if (c.to == "grpc")  // JSON has no comments: the notes go to stderr too
+      for (const auto& n : r.notes) std::cerr << "retrystorm: note: " << n << "\n";
+    emit(r.text, c.out);
+    return 0;
+  }
+  if (c.lint_cmd->parsed()) {
+    check_format(c.format, {"text", "json"});
+    LintOptions o;
+    if (c.load >= 0) o.load = c.load;
+    o.simulate = c.simulate;
+    o.preset = c.preset;
+    if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
+    LintReport r = lint_configs(read_files(c.files), o);
+    if (c.format == "text") print_warnings(r.imported.warnings);
+    emit(c.format == "json" ? lint_json(r).dump(2) + "\n" : lint_text(r), c.out);
+    return r.exit_status();
+  }
+  return std::nullopt;
+}
+
+}  // namespace retrystorm::cli

@@ -1,0 +1,59 @@
+// The agent (per-request, discrete-event) engine: every user request, every
+// call of a retrying layer and every attempt at the server is an entity.
+// Same scenario keys as the fluid engine plus the agent keys, the same policy
+// code (backoff, jitter, budgets, shedding), and the same Series, so every
+// view of a RunResult works unchanged. See docs/agent-engine.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engines/run_result.hpp"
+#include "model/scenario.hpp"
+
+namespace retrystorm {
+
+// One row of requests.csv (../shared/spec/session-log.md): one attempt.
+struct AttemptRow {
+  uint64_t request_id;
+  int attempt;  // at its layer, 1 = first
+  double sent_s;
+  double done_s;        // NaN: never answered
+  const char* outcome;  // ok, late, timeout, rejected, shed, budget_denied, failed, in_flight
+  int layer;            // 1 = outermost retrying layer; the last layer calls the server
+};
+
+class AttemptSink {
+ public:
+  virtual ~AttemptSink() = default;
+  virtual void row(const AttemptRow& r) = 0;
+};
+
+// What the engine measured beyond the Series (theory tests, benchmarks).
+struct AgentStats {
+  uint64_t events = 0;           // events processed (stale timers not counted)
+  uint64_t server_arrivals = 0;  // attempts that reached the server (rejected ones too)
+  uint64_t completed = 0;        // attempts served
+  double sojourn_sum_s = 0;      // served: completion - arrival at the server
+  double wait_sum_s = 0;         // served: service start - arrival at the server
+  double area_in_system = 0;     // integral over [0, horizon] of attempts at the server
+  uint64_t peak_calls = 0;       // pool high-water marks: memory is bounded by these
+  uint64_t peak_jobs = 0;
+};
+
+struct AgentOptions {
+  AttemptSink* log = nullptr;  // requests.csv rows, when wanted
+  AgentStats* stats = nullptr;
+};
+
+// Runs a validated scenario (validate()) with the agent engine.
+RunResult run_agent(const Scenario& s, const AgentOptions& options = {});
+
+// The agent keys' own checks (called by validate() when engine is agent).
+void validate_agent(const Scenario& s, const RunLimits& limits);
+
+// client.layer_timeouts_s as numbers, one per retrying layer (outermost
+// first); client.timeout_s for every layer when the key is empty.
+std::vector<double> layer_timeouts(const Scenario& s);
+
+}  // namespace retrystorm

@@ -1,0 +1,12 @@
+// Picks the engine a scenario names: `engine: fluid` (default) or `agent`.
+#pragma once
+
+#include "engines/run_result.hpp"
+#include "model/scenario.hpp"
+
+namespace retrystorm {
+
+// Runs a validated scenario with its engine (one replication for agent).
+RunResult run_engine(const Scenario& s);
+
+}  // namespace retrystorm

@@ -1,0 +1,132 @@
+#include "engines/montecarlo.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <thread>
+
+#include "engines/engine.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+// Two-sided 95% quantile of Student's t with df degrees of freedom.
+double t95(size_t df) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df == 0) return 0;
+  if (df <= 30) return table[df - 1];
+  return 1.96 + 2.5 / static_cast<double>(df);  // within 0.002 of the exact value
+}
+
+using Getter = std::function<std::optional<double>(const Metrics&)>;
+
+const std::vector<std::pair<std::string, Getter>>& metric_getters() {
+  static const std::vector<std::pair<std::string, Getter>> all = {
+      {"user_requests", [](const Metrics& m) { return m.user_requests; }},
+      {"failed", [](const Metrics& m) { return m.failed; }},
+      {"failed_fraction", [](const Metrics& m) { return m.failed_fraction; }},
+      {"succeeded", [](const Metrics& m) { return m.succeeded; }},
+      {"in_flight", [](const Metrics& m) { return m.in_flight; }},
+      {"served", [](const Metrics& m) { return m.served; }},
+      {"served_late", [](const Metrics& m) { return m.served_late; }},
+      {"shed", [](const Metrics& m) { return m.shed; }},
+      {"rejected", [](const Metrics& m) { return m.rejected; }},
+      {"budget_denied", [](const Metrics& m) { return m.budget_denied; }},
+      {"wasted_fraction", [](const Metrics& m) { return m.wasted_fraction; }},
+      {"peak_amplification", [](const Metrics& m) { return m.peak_amplification; }},
+      {"recovered", [](const Metrics& m) { return m.recovered ? 1.0 : 0.0; }},
+      {"goodput_recovery_s", [](const Metrics& m) { return m.goodput_recovery_s; }},
+      {"failure_recovery_s", [](const Metrics& m) { return m.failure_recovery_s; }},
+      {"last_window_goodput_per_s", [](const Metrics& m) { return m.last_window.goodput_per_s; }},
+      {"last_window_attempts_per_request",
+       [](const Metrics& m) { return m.last_window.attempts_per_request; }},
+  };
+  return all;
+}
+
+}  // namespace
+
+MetricSummary summarize(const std::vector<double>& values) {
+  MetricSummary out;
+  out.n = values.size();
+  if (values.empty()) return out;
+  double sum = 0;
+  for (double v : values) sum += v;
+  out.mean = sum / static_cast<double>(out.n);
+  out.low = out.high = out.mean;
+  if (out.n < 2) return out;
+  double ss = 0;
+  for (double v : values) ss += (v - out.mean) * (v - out.mean);
+  double half = t95(out.n - 1) * std::sqrt(ss / static_cast<double>(out.n - 1)) /
+                std::sqrt(static_cast<double>(out.n));
+  out.low = out.mean - half;
+  out.high = out.mean + half;
+  return out;
+}
+
+MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
+  MonteCarloResult r;
+  r.runs = std::max(1, runs > 0 ? runs : s.runs);
+  r.seed = s.seed;
+  r.replications.resize(static_cast<size_t>(r.runs));
+  size_t total = r.replications.size();
+  threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(total));
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    try {
+      for (size_t i; !failed && (i = next.fetch_add(1)) < total;) {
+        Scenario rep = s;
+        rep.seed = s.seed + static_cast<double>(i);
+        RunResult run = run_engine(rep);
+        r.replications[i] = compute_metrics(run);
+        if (i == 0) r.first = std::move(run);
+      }
+    } catch (...) {
+      if (!failed.exchange(true)) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  for (const auto& [name, get] : metric_getters()) {
+    std::vector<double> values;
+    for (const Metrics& m : r.replications)
+      if (auto v = get(m)) values.push_back(*v);
+    r.metrics.emplace_back(name, summarize(values));
+  }
+  return r;
+}
+
+std::string montecarlo_text(const MonteCarloResult& r) {
+  char line[256];
+  std::snprintf(line, sizeof line, "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval)\n",
+                r.runs, r.seed);
+  std::string out = line;
+  for (const auto& [name, m] : r.metrics) {
+    if (m.n == 0) {
+      std::snprintf(line, sizeof line, "  %-34s never\n", name.c_str());
+    } else {
+      std::snprintf(
+          line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]%s\n", name.c_str(), m.mean, m.low, m.high,
+          m.n < static_cast<size_t>(r.runs) ? (" in " + std::to_string(m.n) + " runs").c_str()
+                                            : "");
+    }
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace retrystorm

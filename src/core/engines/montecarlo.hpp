@@ -1,0 +1,41 @@
+// Monte Carlo: independent replications of one scenario (seed, seed + 1, ...)
+// on every core, each metric summarised by its mean and 95% interval.
+// Replications are combined in replication order: the same scenario and
+// seed give the same bytes whatever the number of threads.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/metrics.hpp"
+#include "engines/run_result.hpp"
+
+namespace retrystorm {
+
+struct MetricSummary {
+  double mean = 0;
+  double low = 0;  // 95% interval of the mean (Student t)
+  double high = 0;
+  size_t n = 0;  // replications with a value (recovery times can be null)
+};
+
+struct MonteCarloResult {
+  int runs = 0;
+  double seed = 0;
+  std::vector<std::pair<std::string, MetricSummary>> metrics;  // in a fixed order
+  std::vector<Metrics> replications;                           // by replication
+  RunResult first;  // replication 0 (the run `run` shows)
+};
+
+// Runs `runs` replications (default: the scenario's `runs`) of a validated
+// scenario; threads = 0 uses every core.
+MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0);
+
+// Mean and 95% interval of values (Student t with n - 1 degrees of freedom).
+MetricSummary summarize(const std::vector<double>& values);
+
+// A few lines for the text report.
+std::string montecarlo_text(const MonteCarloResult& r);
+
+}  // namespace retrystorm

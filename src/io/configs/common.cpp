@@ -1,0 +1,319 @@
+#include "io/configs/common.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace retrystorm::configs {
+
+namespace {
+
+constexpr size_t kMaxText = 4 * 1024 * 1024;
+constexpr int kMaxNesting = 200;
+
+int line_at_offset(const std::string& text, size_t offset) {
+  int line = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i)
+    if (text[i] == '\n') ++line;
+  return line;
+}
+
+YAML::Node json_to_yaml(const nlohmann::json& j) {
+  if (j.is_object()) {
+    YAML::Node n(YAML::NodeType::Map);
+    for (const auto& [k, v] : j.items()) n[k] = json_to_yaml(v);
+    return n;
+  }
+  if (j.is_array()) {
+    YAML::Node n(YAML::NodeType::Sequence);
+    for (const auto& v : j) n.push_back(json_to_yaml(v));
+    return n;
+  }
+  if (j.is_null()) return YAML::Node(YAML::NodeType::Null);
+  if (j.is_string()) return YAML::Node(j.get<std::string>());
+  return YAML::Node(j.dump());
+}
+
+// Deeply nested flow collections make recursive parsers run out of stack;
+// no configuration of ours nests anywhere near this deep.
+void check_nesting(const std::string& text, const std::string& file) {
+  int depth = 0;
+  int line = 1;
+  for (char c : text) {
+    if (c == '\n') ++line;
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        fail({file, "", line}, "nested more than " + std::to_string(kMaxNesting) + " levels deep");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+}  // namespace
+
+std::string Where::text() const {
+  std::string out = file;
+  if (line > 0) out += ":" + std::to_string(line);
+  if (!key.empty()) out += ": " + key;
+  return out;
+}
+
+int line_of(const YAML::Node& n) {
+  if (!n.IsDefined()) return 0;
+  YAML::Mark m = n.Mark();
+  return m.is_null() ? 0 : m.line + 1;
+}
+
+Where at(const std::string& file, const std::string& key, const YAML::Node& n) {
+  return {file, key, line_of(n)};
+}
+
+void fail(const Where& w, const std::string& message) {
+  throw InputError(w.text() + ": " + message);
+}
+
+std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxText) fail({file, "", 0}, "larger than 4 MiB");
+  check_nesting(text, file);
+  size_t first = text.find_first_not_of(" \t\r\n");
+  std::vector<YAML::Node> docs;
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      std::string what = e.what();
+      auto colon = what.find("syntax error");
+      fail({file, "", line_at_offset(text, e.byte > 0 ? e.byte - 1 : 0)},
+           "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon)));
+    }
+    try {
+      docs.push_back(YAML::Load(text));  // the same data, with line numbers
+    } catch (const std::exception&) {
+      docs.push_back(json_to_yaml(j));
+    }
+    return docs;
+  }
+  // Documents are split here, not by YAML::LoadAll: yaml-cpp 0.7's LoadAll
+  // loops forever on some malformed input (found by fuzzing), Load does not.
+  // Each document keeps its line numbers: the lines before it become empty.
+  std::vector<std::string> chunks(1);
+  int line = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    std::string l = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    bool separator =
+        l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (separator) {
+      chunks.push_back(std::string(static_cast<size_t>(line), '\n') + l.substr(3) + "\n");
+    } else {
+      chunks.back() += l + "\n";
+    }
+    ++line;
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  for (const auto& chunk : chunks) {
+    try {
+      YAML::Node d = YAML::Load(chunk);
+      if (d.IsDefined() && !d.IsNull()) docs.push_back(d);
+    } catch (const YAML::Exception& e) {
+      fail({file, "", e.mark.is_null() ? 0 : e.mark.line + 1}, "not valid YAML: " + e.msg);
+    }
+  }
+  return docs;
+}
+
+double parse_duration_text(const std::string& raw, const Where& w, const DurationRules& rules) {
+  std::string t;
+  for (char c : raw)
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  auto bad = [&](const std::string& why) -> double {
+    fail(w, "'" + raw + "' is not a duration" + (why.empty() ? "" : " (" + why + ")") +
+                (rules.allow_units ? "; write e.g. 100ms, 1.5s, 1m30s" : "; write e.g. 0.1s"));
+  };
+  if (t.empty()) return bad("empty");
+  if (t[0] == '-') return bad("negative");
+  // A plain number: seconds, where the system allows it.
+  {
+    char* end = nullptr;
+    double v = std::strtod(t.c_str(), &end);
+    if (end && *end == '\0' && (t[0] == '.' || std::isdigit(static_cast<unsigned char>(t[0])))) {
+      if (!std::isfinite(v)) return bad("not finite");
+      if (rules.allow_number || v == 0) return v;
+      return bad("a unit is required");
+    }
+  }
+  double total = 0;
+  size_t i = 0;
+  while (i < t.size()) {
+    size_t start = i;
+    while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
+    if (i == start) return bad("expected a number");
+    std::string num = t.substr(start, i - start);
+    if (std::count(num.begin(), num.end(), '.') > 1) return bad("");
+    double v = std::strtod(num.c_str(), nullptr);
+    size_t ustart = i;
+    while (i < t.size() && !std::isdigit(static_cast<unsigned char>(t[i])) && t[i] != '.') ++i;
+    std::string unit = t.substr(ustart, i - ustart);
+    double scale = 0;
+    if (unit == "s")
+      scale = 1;
+    else if (rules.allow_units && unit == "ms")
+      scale = 1e-3;
+    else if (rules.allow_units && (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs"))
+      scale = 1e-6;
+    else if (rules.allow_units && unit == "ns")
+      scale = 1e-9;
+    else if (rules.allow_units && unit == "m")
+      scale = 60;
+    else if (rules.allow_units && unit == "h")
+      scale = 3600;
+    else
+      return bad(unit.empty() ? "a unit is required" : "unknown unit '" + unit + "'");
+    if (!rules.allow_units && i != t.size()) return bad("");
+    total += v * scale;
+  }
+  if (!std::isfinite(total) || total > 1e12) return bad("too large");
+  return total;
+}
+
+double duration(const YAML::Node& n, const Where& w, const DurationRules& rules) {
+  if (n.IsMap()) {
+    if (!rules.allow_object) fail(w, "a duration here is a string such as \"1.5s\", not an object");
+    double seconds = 0, nanos = 0;
+    for (const auto& kv : n) {
+      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      Where sub = at(w.file, w.key + "." + k, kv.second);
+      if (k == "seconds")
+        seconds = static_cast<double>(whole(kv.second, sub, 0, 315'576'000'000LL));
+      else if (k == "nanos")
+        nanos = static_cast<double>(whole(kv.second, sub, 0, 999'999'999));
+      else
+        fail(sub, "unknown field of a Duration; allowed: seconds, nanos");
+    }
+    return seconds + nanos * 1e-9;
+  }
+  if (!n.IsScalar()) fail(w, "must be a duration such as \"1.5s\"");
+  return parse_duration_text(n.Scalar(), w, rules);
+}
+
+double number(const YAML::Node& n, const Where& w) {
+  if (!n.IsScalar()) fail(w, "must be a number");
+  const std::string& s = n.Scalar();
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || !end || *end != '\0' || !std::isfinite(v) ||
+      !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' ||
+        s[0] == '.'))
+    fail(w, "'" + s + "' is not a number");
+  return v;
+}
+
+long long whole(const YAML::Node& n, const Where& w, long long min, long long max) {
+  double v = number(n, w);
+  if (v != std::floor(v)) fail(w, "'" + n.Scalar() + "' is not a whole number");
+  if (v < static_cast<double>(min) || v > static_cast<double>(max))
+    fail(w, "'" + n.Scalar() + "' is out of range; allowed " + std::to_string(min) + " to " +
+                std::to_string(max));
+  return static_cast<long long>(v);
+}
+
+bool boolean(const YAML::Node& n, const Where& w) {
+  if (n.IsScalar()) {
+    std::string s = n.Scalar();
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+  }
+  fail(w, "must be true or false");
+}
+
+std::string text(const YAML::Node& n, const Where& w) {
+  if (!n.IsScalar()) fail(w, "must be text");
+  return n.Scalar();
+}
+
+double wrapped_number(const YAML::Node& n, const Where& w) {
+  if (n.IsMap()) {
+    for (const auto& kv : n) {
+      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      if (k != "value") fail(at(w.file, w.key + "." + k, kv.second), "allowed: value");
+    }
+    if (!n["value"]) fail(w, "{value: ...} without a value");
+    return number(n["value"], at(w.file, w.key + ".value", n["value"]));
+  }
+  return number(n, w);
+}
+
+std::string snake_case(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string num_text(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+std::string human_duration(double s) {
+  if (s <= 0) return "0 s";
+  if (s < 1) return num_text(std::round(s * 1e6) / 1e3) + " ms";
+  if (s < 60) return num_text(std::round(s * 1000) / 1000) + " s";
+  double rounded = std::round(s * 1000) / 1000;
+  long long whole_s = static_cast<long long>(std::floor(rounded));
+  double frac = rounded - static_cast<double>(whole_s);
+  long long h = whole_s / 3600, m = (whole_s % 3600) / 60;
+  double sec = static_cast<double>(whole_s % 60) + frac;
+  std::string out;
+  if (h > 0) out += std::to_string(h) + " h";
+  if (m > 0) out += (out.empty() ? "" : " ") + std::to_string(m) + " min";
+  if (sec > 0) out += (out.empty() ? "" : " ") + num_text(sec) + " s";
+  return out;
+}
+
+std::string proto_duration(double seconds) {
+  // Nanosecond precision, trailing zeros trimmed.
+  double rounded = std::round(seconds * 1e9) / 1e9;
+  std::ostringstream o;
+  o.precision(9);
+  o << std::fixed << rounded;
+  std::string t = o.str();
+  while (!t.empty() && t.back() == '0') t.pop_back();
+  if (!t.empty() && t.back() == '.') t.pop_back();
+  return t + "s";
+}
+
+std::string go_duration(double seconds) {
+  if (seconds <= 0) return "0s";
+  long long ms = static_cast<long long>(std::llround(seconds * 1000));
+  if (ms == 0) return num_text(std::round(seconds * 1e6)) + "us";
+  if (ms < 1000 || ms % 1000 != 0) {
+    if (ms >= 1000 && ms % 1000 != 0 && ms < 60000) return num_text(ms / 1000.0) + "s";
+    if (ms < 1000) return std::to_string(ms) + "ms";
+  }
+  long long s = ms / 1000;
+  long long h = s / 3600, m = (s % 3600) / 60, rest_ms = ms - (h * 3600 + m * 60) * 1000;
+  std::string out;
+  if (h) out += std::to_string(h) + "h";
+  if (m) out += std::to_string(m) + "m";
+  if (rest_ms) out += num_text(rest_ms / 1000.0) + "s";
+  return out.empty() ? "0s" : out;
+}
+
+}  // namespace retrystorm::configs

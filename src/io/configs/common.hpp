@@ -1,0 +1,73 @@
+// Shared pieces of the configuration importers: documents with line numbers,
+// durations in every form the systems allow, and errors that name the file,
+// the line and the key. See docs/configs.md.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/keys.hpp"
+
+namespace retrystorm::configs {
+
+// Where a value sits: the file, the dotted key inside it and, when the parser
+// gives one, the line (1-based; 0 = unknown).
+struct Where {
+  std::string file;
+  std::string key;
+  int line = 0;
+  std::string text() const;  // "envoy.yaml:12: retry_policy.num_retries"
+};
+
+// A node that tests false: YAML::Node() is a defined null, which tests true.
+inline YAML::Node missing() {
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+int line_of(const YAML::Node& n);
+Where at(const std::string& file, const std::string& key, const YAML::Node& n);
+
+// Bad input: "FILE:LINE: KEY: message".
+[[noreturn]] void fail(const Where& w, const std::string& message);
+
+// Parses a whole file as YAML (documents separated by ---) or JSON. JSON is
+// checked with nlohmann::json first so a JSON syntax error names its line.
+std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file);
+
+// Durations. Accepted forms: "1.5s", "100ms", "250us", "1m", "2h", "1m30s"
+// (Go style, as Istio and Linkerd write them), protobuf Duration strings
+// ("0.100s"), {seconds, nanos} objects where `allow_object`, and plain numbers
+// of seconds where `allow_number`.
+struct DurationRules {
+  bool allow_object = false;
+  bool allow_number = false;
+  bool allow_units = true;  // false: protobuf strings only, "<seconds>s"
+};
+double parse_duration_text(const std::string& text, const Where& w, const DurationRules& rules);
+double duration(const YAML::Node& n, const Where& w, const DurationRules& rules);
+
+// Scalars with checks; each fails naming the key.
+double number(const YAML::Node& n, const Where& w);
+long long whole(const YAML::Node& n, const Where& w, long long min, long long max);
+bool boolean(const YAML::Node& n, const Where& w);
+std::string text(const YAML::Node& n, const Where& w);
+
+// A protobuf wrapper value (DoubleValue, UInt32Value): plain or {value: x}.
+double wrapped_number(const YAML::Node& n, const Where& w);
+
+// "retryPolicy" -> "retry_policy" (proto3 JSON allows either spelling).
+std::string snake_case(const std::string& key);
+
+// Human durations for reports: "31 min 30 s", "250 ms", "1.5 s".
+std::string human_duration(double seconds);
+// Protobuf Duration string: 0.1 -> "0.1s", 2 -> "2s".
+std::string proto_duration(double seconds);
+// Go-style duration for Istio/Linkerd: 0.1 -> "100ms", 90 -> "1m30s".
+std::string go_duration(double seconds);
+// Shortest text that reads back as the same double.
+std::string num_text(double v);
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,394 @@
+// Envoy: route (timeout, retry_policy) and cluster (circuit_breakers) fragments,
+// in YAML or JSON, snake_case or lowerCamelCase (proto3 JSON allows both).
+#include <sstream>
+
+#include "io/configs/readers.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+
+constexpr double kEnvoyRouteTimeout = 15;
+constexpr double kEnvoyBaseInterval = 0.025;
+
+struct Found {
+  YAML::Node map;
+  std::string path;
+};
+
+YAML::Node get(const YAML::Node& map, const std::string& snake) {
+  if (!map.IsMap()) return missing();
+  for (const auto& kv : map)
+    if (snake_case(key_of(kv.first)) == snake) return kv.second;
+  return missing();
+}
+
+// Collects maps holding `key` (retry_policy, circuit_breakers), bounded.
+void collect(const YAML::Node& n, const std::string& key, const std::string& path,
+             std::vector<Found>& out, int depth, int& budget) {
+  if (depth > 40 || --budget < 0) return;
+  if (n.IsMap()) {
+    if (get(n, key)) out.push_back({n, path});
+    for (const auto& kv : n) {
+      std::string k = key_of(kv.first);
+      if (snake_case(k) == key) continue;
+      collect(kv.second, key, path.empty() ? k : path + "." + k, out, depth + 1, budget);
+    }
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i)
+      collect(n[i], key, path + "[" + std::to_string(i) + "]", out, depth + 1, budget);
+  }
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  return a.empty() ? b : a + "." + b;
+}
+
+double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& key) {
+  Where w = at(r.file, key, n);
+  if (n.IsScalar()) {
+    std::string t = n.Scalar();
+    bool proto_form =
+        !t.empty() && t.back() == 's' && t.find_first_not_of("0123456789.") == t.size() - 1;
+    if (!proto_form && t != "0") {
+      double v = parse_duration_text(t, w, {false, false, true});
+      r.warn(w, "'" + t + "': Envoy reads durations as seconds with an s suffix (\"" +
+                    proto_duration(v) + "\"); Envoy rejects this form, read as " +
+                    human_duration(v));
+      return v;
+    }
+  }
+  return duration(n, w, {true, false, false});
+}
+
+bool retries_timeouts(const std::string& retry_on) {
+  std::stringstream in(retry_on);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item == "5xx" || item == "gateway-error" || item == "reset") return true;
+  }
+  return false;
+}
+
+void read_budget(const std::vector<Found>& breakers, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (breakers.empty()) return;
+  l.has_budget_part = true;
+  const Found& f = breakers.front();
+  if (breakers.size() > 1)
+    r.warn(at(r.file, join(f.path, "circuit_breakers"), get(f.map, "circuit_breakers")),
+           std::to_string(breakers.size()) + " clusters with circuit breakers; the first is read");
+  std::string cb_key = join(f.path, "circuit_breakers");
+  YAML::Node cb = get(f.map, "circuit_breakers");
+  if (!cb.IsMap()) fail(at(r.file, cb_key, cb), "must be an object with thresholds");
+  r.check_fields(cb, cb_key, {"thresholds", "per_host_thresholds"}, true);
+  YAML::Node th = get(cb, "thresholds");
+  l.budget_kind = "none";
+  l.budget.clear();
+  l.from["client.budget.kind"] =
+      at(r.file, cb_key, cb).text() +
+      ": no retry_budget; Envoy then caps only concurrent retries (max_retries, default 3)";
+  if (!th) return;
+  if (!th.IsSequence()) fail(at(r.file, cb_key + ".thresholds", th), "must be a list");
+  for (size_t i = 0; i < th.size(); ++i) {
+    std::string tk = cb_key + ".thresholds[" + std::to_string(i) + "]";
+    const YAML::Node t = th[i];
+    if (!t.IsMap()) fail(at(r.file, tk, t), "must be an object");
+    r.check_fields(t, tk,
+                   {"priority", "max_connections", "max_pending_requests", "max_requests",
+                    "max_retries", "retry_budget", "track_remaining", "max_connection_pools"},
+                   true);
+    YAML::Node pr = get(t, "priority");
+    std::string priority = pr ? text(pr, at(r.file, tk + ".priority", pr)) : "DEFAULT";
+    if (priority != "DEFAULT") {
+      if (priority != "HIGH")
+        fail(at(r.file, tk + ".priority", pr), "'" + priority + "': choose DEFAULT or HIGH");
+      l.notes.push_back(tk + ": priority HIGH thresholds are not modelled");
+      continue;
+    }
+    YAML::Node rb = get(t, "retry_budget");
+    YAML::Node mr = get(t, "max_retries");
+    if (rb) {
+      std::string rk = tk + ".retry_budget";
+      if (!rb.IsMap() && !rb.IsNull()) fail(at(r.file, rk, rb), "must be an object");
+      r.check_fields(rb, rk, {"budget_percent", "min_retry_concurrency", "budget_interval"}, true);
+      YAML::Node bp = get(rb, "budget_percent");
+      YAML::Node mc = get(rb, "min_retry_concurrency");
+      double percent = 20, minc = 3;
+      if (bp) {
+        percent = wrapped_number(bp, at(r.file, rk + ".budget_percent", bp));
+        if (percent < 0 || percent > 100)
+          fail(at(r.file, rk + ".budget_percent", bp),
+               num_text(percent) + " is out of range; allowed 0 to 100");
+      }
+      if (mc) {
+        Where w = at(r.file, rk + ".min_retry_concurrency", mc);
+        minc = mc.IsMap() ? wrapped_number(mc, w) : static_cast<double>(whole(mc, w, 0, 1 << 30));
+      }
+      l.budget_kind = "envoy_concurrency";
+      l.budget["ratio"] = percent / 100;
+      l.budget["min_concurrency"] = minc;
+      l.from["client.budget.kind"] = at(r.file, rk, rb).text() + ": Envoy retry budget";
+      l.from["client.budget.ratio"] =
+          bp ? at(r.file, rk + ".budget_percent", bp).text() + ": " + num_text(percent) + "%"
+             : at(r.file, rk, rb).text() + ": budget_percent left out (Envoy default 20%)";
+      l.from["client.budget.min_concurrency"] =
+          mc ? at(r.file, rk + ".min_retry_concurrency", mc).text()
+             : at(r.file, rk, rb).text() + ": min_retry_concurrency left out (Envoy default 3)";
+      if (mr) l.notes.push_back(tk + ": retry_budget replaces max_retries; max_retries is ignored");
+      if (get(rb, "budget_interval"))
+        l.notes.push_back(rk + ".budget_interval is not modelled (concurrent retries are)");
+    } else if (mr) {
+      Where w = at(r.file, tk + ".max_retries", mr);
+      double n =
+          mr.IsMap() ? wrapped_number(mr, w) : static_cast<double>(whole(mr, w, 0, 1LL << 32));
+      l.budget_kind = "envoy_concurrency";
+      l.budget["ratio"] = 0;
+      l.budget["min_concurrency"] = n;
+      l.from["client.budget.kind"] =
+          w.text() + ": a fixed cap of " + num_text(n) + " concurrent retries, no retry_budget";
+      l.from["client.budget.ratio"] = w.text() + ": max_retries has no share of traffic";
+      l.from["client.budget.min_concurrency"] = w.text() + ": " + num_text(n);
+    }
+  }
+  l.budget_from = l.from["client.budget.kind"];
+}
+
+}  // namespace
+
+void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
+  LayerPolicy& l = r.layer;
+  std::vector<Found> routes, breakers, bare;
+  for (const auto& d : docs) {
+    int budget = 50000;
+    collect(d, "retry_policy", "", routes, 0, budget);
+    budget = 50000;
+    collect(d, "circuit_breakers", "", breakers, 0, budget);
+    // A bare retry policy (num_retries, retry_on ... at the top).
+    if (d.IsMap() && !get(d, "retry_policy") &&
+        (get(d, "num_retries") || get(d, "retry_on") || get(d, "per_try_timeout") ||
+         get(d, "retry_back_off")))
+      bare.push_back({d, ""});
+    if (d.IsMap() && !get(d, "circuit_breakers") &&
+        (get(d, "thresholds") || get(d, "retry_budget")))
+      fail(at(r.file, "", d),
+           "thresholds/retry_budget must sit under circuit_breakers (cluster.circuit_breakers)");
+  }
+  bool has_route = !routes.empty() || !bare.empty();
+  l.format = has_route && !breakers.empty() ? "Envoy route + cluster"
+             : has_route                    ? "Envoy route"
+                                            : "Envoy cluster";
+  read_budget(breakers, r);
+  if (!has_route) {
+    if (breakers.empty())
+      fail({r.file, "", docs.empty() ? 0 : line_of(docs[0])},
+           "no Envoy retry_policy or circuit_breakers found");
+    return;
+  }
+  l.has_retry_policy = true;
+  l.counting = "retries";
+  if (!breakers.empty() && l.budget_kind == "none") {
+    // from already says why
+  } else if (breakers.empty()) {
+    l.from["client.budget.kind"] =
+        r.file +
+        ": no cluster circuit_breakers given; without a retry_budget Envoy caps only "
+        "concurrent retries (max_retries, default 3), which is not modelled";
+    l.budget_from = l.from["client.budget.kind"];
+  }
+
+  YAML::Node route = missing(), rp = missing();
+  std::string route_key, rp_key;
+  if (!routes.empty()) {
+    route = routes.front().map;
+    route_key = routes.front().path;
+    rp = get(route, "retry_policy");
+    rp_key = join(route_key, "retry_policy");
+    if (routes.size() > 1)
+      r.warn(at(r.file, rp_key, rp),
+             std::to_string(routes.size()) + " retry policies in this file; the first is read");
+    // A virtual host's retry_policy applies to its routes; a route's is its own.
+    bool vhost = get(route, "routes") || get(route, "domains");
+    if (!vhost)
+      r.check_fields(route, route_key,
+                     {"cluster",
+                      "cluster_header",
+                      "weighted_clusters",
+                      "cluster_specifier_plugin",
+                      "inline_cluster_specifier_plugin",
+                      "cluster_not_found_response_code",
+                      "metadata_match",
+                      "prefix_rewrite",
+                      "path_rewrite_policy",
+                      "regex_rewrite",
+                      "host_rewrite_literal",
+                      "auto_host_rewrite",
+                      "host_rewrite_header",
+                      "host_rewrite_path_regex",
+                      "append_x_forwarded_host",
+                      "timeout",
+                      "idle_timeout",
+                      "early_data_policy",
+                      "retry_policy",
+                      "retry_policy_typed_config",
+                      "request_mirror_policies",
+                      "priority",
+                      "rate_limits",
+                      "include_vh_rate_limits",
+                      "hash_policy",
+                      "cors",
+                      "max_grpc_timeout",
+                      "grpc_timeout_offset",
+                      "upgrade_configs",
+                      "internal_redirect_policy",
+                      "internal_redirect_action",
+                      "max_internal_redirects",
+                      "hedge_policy",
+                      "max_stream_duration",
+                      "circuit_breakers",
+                      "name",
+                      "match",
+                      "route"},
+                     true);
+    if (get(route, "hedge_policy"))
+      r.warn(at(r.file, join(route_key, "hedge_policy"), get(route, "hedge_policy")),
+             "hedging is not modelled; hedged requests add load like retries");
+  } else {
+    rp = bare.front().map;
+    route = rp;
+  }
+  if (!rp.IsMap()) fail(at(r.file, rp_key, rp), "must be an object");
+  r.check_fields(
+      rp, rp_key,
+      {"retry_on", "num_retries", "per_try_timeout", "per_try_idle_timeout", "retry_priority",
+       "retry_host_predicate", "retry_options_predicates", "host_selection_retry_max_attempts",
+       "retriable_status_codes", "retry_back_off", "rate_limited_retry_back_off",
+       "retriable_headers", "retriable_request_headers", "timeout"},
+      true);
+
+  // Route timeout: the whole request, all retries included.
+  YAML::Node to = get(route, "timeout");
+  double deadline = kEnvoyRouteTimeout;
+  std::string deadline_from;
+  if (to) {
+    deadline = envoy_duration(r, to, join(route_key, "timeout"));
+    deadline_from = at(r.file, join(route_key, "timeout"), to).text() + ": route timeout " +
+                    (deadline == 0 ? "0s (disabled)" : human_duration(deadline)) +
+                    ", all attempts included";
+  } else {
+    deadline_from = at(r.file, route_key, route).text() +
+                    ": route timeout left out (Envoy default 15 s, all attempts included)";
+  }
+  l.deadline_s = deadline;
+  l.from["client.deadline_s"] = deadline_from;
+
+  // Retries.
+  YAML::Node nr = get(rp, "num_retries");
+  long long n = 1;
+  if (nr) {
+    Where w = at(r.file, join(rp_key, "num_retries"), nr);
+    n = nr.IsMap() ? static_cast<long long>(wrapped_number(nr, w)) : whole(nr, w, 0, 1LL << 32);
+    if (n < 0) fail(w, "must be 0 or more");
+    l.from["client.retries"] =
+        w.text() + ": " + std::to_string(n) + " (retries; " + std::to_string(n + 1) + " attempts)";
+  } else {
+    l.from["client.retries"] =
+        at(r.file, rp_key, rp).text() + ": num_retries left out (Envoy default 1 retry)";
+  }
+  l.as_written = n;
+  l.count_field = "retry_policy.num_retries";
+  YAML::Node ro = get(rp, "retry_on");
+  std::string retry_on = ro ? text(ro, at(r.file, join(rp_key, "retry_on"), ro)) : "";
+  if (retry_on.empty()) {
+    r.warn(at(r.file, rp_key, rp), "retry_on is empty: Envoy retries nothing; read as 0 retries");
+    n = 0;
+    l.from["client.retries"] = at(r.file, rp_key, rp).text() + ": no retry_on, so no retries";
+  }
+  if (n > 100) {
+    r.warn(at(r.file, join(rp_key, "num_retries"), nr),
+           std::to_string(n) + " retries: the model takes at most 100");
+    n = 100;
+  }
+  l.retries = static_cast<int>(n);
+
+  // Per-try timeout.
+  YAML::Node pt = get(rp, "per_try_timeout");
+  double per_try = pt ? envoy_duration(r, pt, join(rp_key, "per_try_timeout")) : 0;
+  if (pt && per_try > 0) {
+    l.per_try_timeout_s = per_try;
+    l.retry_on_timeout = retries_timeouts(retry_on);
+    l.from["client.timeout_s"] =
+        at(r.file, join(rp_key, "per_try_timeout"), pt).text() + ": " + human_duration(per_try);
+    l.from["client.retry_on_timeout"] =
+        l.retry_on_timeout
+            ? at(r.file, join(rp_key, "per_try_timeout"), pt).text() + ": set, and retry_on '" +
+                  retry_on + "' retries a timed-out attempt"
+            : at(r.file, join(rp_key, "retry_on"), ro).text() + ": '" + retry_on +
+                  "' has none of 5xx, gateway-error, reset: a timed-out attempt is not retried";
+    if (deadline > 0 && per_try > deadline)
+      l.notes.push_back("per_try_timeout " + human_duration(per_try) +
+                        " is longer than the route timeout " + human_duration(deadline));
+  } else {
+    l.per_try_timeout_unset = true;
+    l.retry_on_timeout = false;
+    l.from["client.retry_on_timeout"] =
+        at(r.file, rp_key, rp).text() +
+        ": per_try_timeout unset, so an attempt runs until the route timeout and a timed-out "
+        "attempt is never retried";
+    if (deadline > 0) {
+      l.per_try_timeout_s = deadline;
+      l.from["client.timeout_s"] = at(r.file, rp_key, rp).text() +
+                                   ": per_try_timeout unset; an attempt may take the whole route "
+                                   "timeout " +
+                                   human_duration(deadline);
+    } else {
+      l.notes.push_back(
+          "no per_try_timeout and no route timeout: attempts never time out; "
+          "client.timeout_s is not imported");
+    }
+  }
+
+  // Backoff: a window from base_interval doubling to max_interval, delay
+  // uniform in [0, window): full jitter, multiplier 2.
+  YAML::Node bo = get(rp, "retry_back_off");
+  std::string bo_key = join(rp_key, "retry_back_off");
+  double base = kEnvoyBaseInterval, cap = 0;
+  YAML::Node bi = missing(), mi = missing();
+  if (bo) {
+    if (!bo.IsMap()) fail(at(r.file, bo_key, bo), "must be an object with base_interval");
+    r.check_fields(bo, bo_key, {"base_interval", "max_interval"}, true);
+    bi = get(bo, "base_interval");
+    mi = get(bo, "max_interval");
+    if (!bi) fail(at(r.file, bo_key, bo), "base_interval is required by Envoy");
+    base = envoy_duration(r, bi, bo_key + ".base_interval");
+    if (base <= 0) fail(at(r.file, bo_key + ".base_interval", bi), "must be above 0");
+  }
+  cap = 10 * base;
+  if (mi) {
+    cap = envoy_duration(r, mi, bo_key + ".max_interval");
+    if (cap < base)
+      fail(at(r.file, bo_key + ".max_interval", mi),
+           human_duration(cap) + " is below base_interval " + human_duration(base) +
+               "; Envoy rejects it");
+  }
+  l.base_s = base;
+  l.multiplier = 2;
+  l.cap_s = cap;
+  l.jitter = "full";
+  l.from["client.backoff.base_s"] =
+      bi ? at(r.file, bo_key + ".base_interval", bi).text() + ": " + human_duration(base)
+         : at(r.file, rp_key, rp).text() + ": retry_back_off left out (Envoy default 25 ms)";
+  l.from["client.backoff.multiplier"] = "Envoy doubles the backoff window each retry";
+  l.from["client.backoff.cap_s"] =
+      mi ? at(r.file, bo_key + ".max_interval", mi).text() + ": " + human_duration(cap)
+         : "max_interval left out: Envoy uses 10 x base_interval = " + human_duration(cap);
+  l.from["client.backoff.jitter"] = "Envoy draws each delay uniformly in [0, window)";
+  if (get(rp, "rate_limited_retry_back_off"))
+    l.notes.push_back("rate_limited_retry_back_off (reset headers) is not modelled");
+  if (get(rp, "retry_host_predicate"))
+    l.notes.push_back("retry_host_predicate: retries go to other hosts; the model has one queue");
+}
+
+}  // namespace retrystorm::configs

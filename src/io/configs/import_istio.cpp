@@ -1,0 +1,248 @@
+// Istio: VirtualService (http[].retries, timeout) and DestinationRule
+// (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
+#include "io/configs/readers.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+
+const DurationRules kIstio{false, false, true};  // "1s", "500ms", "1m", "1h"
+
+bool retries_timeouts(const std::string& retry_on) {
+  for (const char* c : {"5xx", "gateway-error", "reset"}) {
+    size_t p = 0;
+    while ((p = retry_on.find(c, p)) != std::string::npos) {
+      size_t end = p + std::string(c).size();
+      bool left = p == 0 || retry_on[p - 1] == ',' || retry_on[p - 1] == ' ';
+      bool right = end == retry_on.size() || retry_on[end] == ',' || retry_on[end] == ' ';
+      if (left && right) return true;
+      p = end;
+    }
+  }
+  return false;
+}
+
+double istio_duration(const YAML::Node& n, const Where& w) {
+  double v = duration(n, w, kIstio);
+  if (v > 0 && v < 0.001) fail(w, "Istio requires at least 1ms");
+  return v;
+}
+
+void read_virtual_service(const YAML::Node& d, Reader& r) {
+  LayerPolicy& l = r.layer;
+  r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
+  YAML::Node spec = d["spec"];
+  if (!spec || !spec.IsMap()) fail(at(r.file, "spec", d), "a VirtualService needs a spec");
+  r.check_fields(spec, "spec", {"hosts", "gateways", "http", "tls", "tcp", "exportTo"});
+  YAML::Node http = spec["http"];
+  if (!http || !http.IsSequence() || http.size() == 0)
+    fail(at(r.file, "spec.http", http ? http : spec), "a list of HTTP routes is needed");
+  size_t pick = 0;
+  int with_retries = 0;
+  for (size_t i = 0; i < http.size(); ++i) {
+    std::string k = "spec.http[" + std::to_string(i) + "]";
+    if (!http[i].IsMap()) fail(at(r.file, k, http[i]), "must be an object");
+    r.check_fields(http[i], k,
+                   {"name", "match", "route", "redirect", "directResponse", "delegate", "rewrite",
+                    "timeout", "retries", "fault", "mirror", "mirrors", "mirrorPercentage",
+                    "mirrorPercent", "mirror_percent", "corsPolicy", "headers"});
+    if (http[i]["retries"] && ++with_retries == 1) pick = i;
+  }
+  if (with_retries > 1)
+    r.warn(at(r.file, "spec.http", http),
+           std::to_string(with_retries) + " routes set retries; the first is read");
+  std::string hk = "spec.http[" + std::to_string(pick) + "]";
+  YAML::Node route = http[pick];
+  l.has_retry_policy = true;
+  l.counting = "retries";
+  l.count_field = "retries.attempts";
+
+  YAML::Node to = route["timeout"];
+  if (to) {
+    Where w = at(r.file, hk + ".timeout", to);
+    l.deadline_s = istio_duration(to, w);
+    l.from["client.deadline_s"] = w.text() + ": route timeout, all attempts included";
+  } else {
+    l.deadline_s = 0;
+    l.from["client.deadline_s"] =
+        at(r.file, hk, route).text() + ": no timeout (Istio's route timeout is off by default)";
+  }
+
+  YAML::Node re = route["retries"];
+  long long attempts = 2;
+  std::string retry_on =
+      "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
+  YAML::Node ptt = missing();
+  std::string rk = hk + ".retries";
+  if (re) {
+    if (!re.IsMap()) fail(at(r.file, rk, re), "must be an object");
+    r.check_fields(re, rk,
+                   {"attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities",
+                    "retryIgnorePreviousHosts", "backoff"});
+    if (re["attempts"]) {
+      Where w = at(r.file, rk + ".attempts", re["attempts"]);
+      attempts = whole(re["attempts"], w, 0, 1LL << 31);
+      l.from["client.retries"] = w.text() + ": " + std::to_string(attempts) +
+                                 " (Istio counts retries; " + std::to_string(attempts + 1) +
+                                 " attempts)";
+    } else {
+      l.from["client.retries"] =
+          at(r.file, rk, re).text() + ": attempts left out (Istio default 2 retries)";
+    }
+    if (re["retryOn"]) retry_on = text(re["retryOn"], at(r.file, rk + ".retryOn", re["retryOn"]));
+    ptt = re["perTryTimeout"];
+  } else {
+    l.from["client.retries"] = at(r.file, hk, route).text() +
+                               ": no retries block: Istio's default policy, 2 retries on "
+                               "connect-failure, refused-stream, unavailable, cancelled";
+  }
+  l.as_written = attempts;
+  if (attempts > 100) {
+    r.warn(at(r.file, rk + ".attempts", re["attempts"]),
+           std::to_string(attempts) + " retries: the model takes at most 100");
+    attempts = 100;
+  }
+  l.retries = static_cast<int>(attempts);
+
+  if (ptt) {
+    Where w = at(r.file, rk + ".perTryTimeout", ptt);
+    double t = istio_duration(ptt, w);
+    if (t <= 0) fail(w, "must be at least 1ms");
+    l.per_try_timeout_s = t;
+    l.retry_on_timeout = retries_timeouts(retry_on);
+    l.from["client.timeout_s"] = w.text() + ": " + human_duration(t);
+    l.from["client.retry_on_timeout"] =
+        l.retry_on_timeout
+            ? w.text() + ": set, and retryOn '" + retry_on + "' retries a timed-out attempt"
+            : "retryOn '" + retry_on +
+                  "' has none of 5xx, gateway-error, reset: a timed-out attempt "
+                  "is not retried";
+  } else {
+    l.per_try_timeout_unset = true;
+    l.retry_on_timeout = false;
+    l.from["client.retry_on_timeout"] =
+        at(r.file, re ? rk : hk, re ? re : route).text() +
+        ": perTryTimeout unset, so an attempt runs until the route timeout and a timed-out "
+        "attempt is never retried";
+    if (l.deadline_s && *l.deadline_s > 0) {
+      l.per_try_timeout_s = *l.deadline_s;
+      l.from["client.timeout_s"] =
+          "perTryTimeout unset: an attempt may take the whole route "
+          "timeout " +
+          human_duration(*l.deadline_s);
+    } else {
+      l.notes.push_back(
+          "no perTryTimeout and no route timeout: attempts never time out; "
+          "client.timeout_s is not imported");
+    }
+  }
+  // Istio sets no backoff of its own: Envoy's default, 25 ms doubling to 250 ms.
+  l.base_s = 0.025;
+  l.cap_s = 0.25;
+  l.multiplier = 2;
+  l.jitter = "full";
+  l.from["client.backoff.base_s"] = "Istio leaves Envoy's default backoff: 25 ms";
+  l.from["client.backoff.cap_s"] = "Envoy's default max_interval: 10 x 25 ms = 250 ms";
+  l.from["client.backoff.multiplier"] = "Envoy doubles the backoff window each retry";
+  l.from["client.backoff.jitter"] = "Envoy draws each delay uniformly in [0, window)";
+  if (re && re["backoff"]) {
+    Where w = at(r.file, rk + ".backoff", re["backoff"]);
+    double b = istio_duration(re["backoff"], w);
+    if (b > 0) {
+      l.base_s = b;
+      l.cap_s = 10 * b;
+      l.from["client.backoff.base_s"] = w.text() + ": " + human_duration(b);
+      l.from["client.backoff.cap_s"] = "Envoy's max_interval default: 10 x base";
+    }
+  }
+  if (!l.has_budget_part) {
+    l.budget_kind = "none";
+    l.from["client.budget.kind"] = r.file +
+                                   ": no DestinationRule retryBudget; Istio lifts Envoy's "
+                                   "retry circuit breaker, so nothing limits retries";
+    l.budget_from = l.from["client.budget.kind"];
+  }
+}
+
+void read_destination_rule(const YAML::Node& d, Reader& r) {
+  LayerPolicy& l = r.layer;
+  r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
+  YAML::Node spec = d["spec"];
+  if (!spec || !spec.IsMap()) fail(at(r.file, "spec", d), "a DestinationRule needs a spec");
+  r.check_fields(spec, "spec",
+                 {"host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"});
+  YAML::Node tp = spec["trafficPolicy"];
+  l.has_budget_part = true;
+  l.budget_kind = "none";
+  l.budget.clear();
+  l.from["client.budget.kind"] =
+      at(r.file, "spec", spec).text() +
+      ": no retryBudget or maxRetries; Istio lifts Envoy's retry limit, so nothing limits retries";
+  if (tp) {
+    if (!tp.IsMap()) fail(at(r.file, "spec.trafficPolicy", tp), "must be an object");
+    r.check_fields(tp, "spec.trafficPolicy",
+                   {"loadBalancer", "connectionPool", "outlierDetection", "tls",
+                    "portLevelSettings", "tunnel", "proxyProtocol", "retryBudget"});
+    YAML::Node rb = tp["retryBudget"];
+    YAML::Node mr = tp["connectionPool"] && tp["connectionPool"].IsMap() &&
+                            tp["connectionPool"]["http"] && tp["connectionPool"]["http"].IsMap()
+                        ? tp["connectionPool"]["http"]["maxRetries"]
+                        : missing();
+    if (rb) {
+      std::string k = "spec.trafficPolicy.retryBudget";
+      if (!rb.IsMap()) fail(at(r.file, k, rb), "must be an object");
+      r.check_fields(rb, k, {"percent", "minRetryConcurrency"});
+      double percent = 20, minc = 3;
+      if (rb["percent"]) {
+        Where w = at(r.file, k + ".percent", rb["percent"]);
+        percent = wrapped_number(rb["percent"], w);
+        if (percent < 0 || percent > 100) fail(w, "out of range; allowed 0 to 100");
+        l.from["client.budget.ratio"] = w.text() + ": " + num_text(percent) + "%";
+      } else {
+        l.from["client.budget.ratio"] = at(r.file, k, rb).text() + ": percent left out (20%)";
+      }
+      if (rb["minRetryConcurrency"]) {
+        Where w = at(r.file, k + ".minRetryConcurrency", rb["minRetryConcurrency"]);
+        minc = static_cast<double>(whole(rb["minRetryConcurrency"], w, 0, 1LL << 32));
+        l.from["client.budget.min_concurrency"] = w.text();
+      } else {
+        l.from["client.budget.min_concurrency"] =
+            at(r.file, k, rb).text() + ": minRetryConcurrency left out (3)";
+      }
+      l.budget_kind = "envoy_concurrency";
+      l.budget["ratio"] = percent / 100;
+      l.budget["min_concurrency"] = minc;
+      l.from["client.budget.kind"] = at(r.file, k, rb).text() + ": Envoy retry budget via Istio";
+    } else if (mr) {
+      Where w = at(r.file, "spec.trafficPolicy.connectionPool.http.maxRetries", mr);
+      double n = static_cast<double>(whole(mr, w, 0, 1LL << 32));
+      l.budget_kind = "envoy_concurrency";
+      l.budget["ratio"] = 0;
+      l.budget["min_concurrency"] = n;
+      l.from["client.budget.kind"] =
+          w.text() + ": a fixed cap of " + num_text(n) + " concurrent retries, no retryBudget";
+      l.from["client.budget.ratio"] = w.text() + ": maxRetries has no share of traffic";
+      l.from["client.budget.min_concurrency"] = w.text();
+    }
+  }
+  l.budget_from = l.from["client.budget.kind"];
+}
+
+}  // namespace
+
+void read_istio(const std::vector<YAML::Node>& docs, Reader& r) {
+  LayerPolicy& l = r.layer;
+  int vs = 0, dr = 0;
+  // DestinationRules first, so a VirtualService in the same file keeps their budget.
+  for (const auto& d : docs)
+    if (d["kind"].Scalar() == "DestinationRule" && ++dr == 1) read_destination_rule(d, r);
+  for (const auto& d : docs)
+    if (d["kind"].Scalar() == "VirtualService" && ++vs == 1) read_virtual_service(d, r);
+  if (vs > 1 || dr > 1)
+    r.warn({r.file, "", 0}, "several resources of one kind; the first of each is read");
+  l.format = vs && dr ? "Istio VirtualService + DestinationRule"
+             : vs     ? "Istio VirtualService"
+                      : "Istio DestinationRule";
+}
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,156 @@
+// Our own format: kind: retrystorm-policy, a retry policy written plainly
+// (an explicit ladder, or retries with backoff), for post-mortems and tests.
+#include <cmath>
+
+#include "io/configs/readers.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+const DurationRules kAny{false, true, true};  // numbers are seconds; "16m" works too
+
+std::string choice_of(const YAML::Node& n, const Where& w, const std::string& path,
+                      std::vector<std::string> fallback) {
+  std::string v = text(n, w);
+  const KeySpec* k = find_key(path);
+  const auto& choices = k && !k->choices.empty() ? k->choices : fallback;
+  for (const auto& c : choices)
+    if (c == v) return v;
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  fail(w, "'" + v + "' is not allowed; choose one of " + list);
+}
+}  // namespace
+
+void read_policy(const std::vector<YAML::Node>& docs, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (docs.size() != 1) fail({r.file, "", line_of(docs[1])}, "one policy per file");
+  const YAML::Node& d = docs[0];
+  l.format = "retrystorm policy";
+  l.system = "retrystorm";
+  l.has_retry_policy = true;
+  l.has_budget_part = true;
+  l.counting = "retries";
+  l.count_field = "retries";
+  r.check_fields(d, "",
+                 {"kind", "name", "description", "ladder_s", "deadline_s", "timeout_s", "retries",
+                  "retry_on_timeout", "backoff", "budget"});
+  auto w = [&](const std::string& key, const YAML::Node& n) { return at(r.file, key, n); };
+  if (d["ladder_s"] && d["retries"])
+    fail(w("retries", d["retries"]), "give ladder_s or retries, not both");
+  if (d["ladder_s"]) {
+    const YAML::Node ls = d["ladder_s"];
+    if (!ls.IsSequence()) fail(w("ladder_s", ls), "must be a list of delays");
+    for (size_t i = 0; i < ls.size(); ++i) {
+      Where wi = w("ladder_s[" + std::to_string(i) + "]", ls[i]);
+      l.ladder_s.push_back(duration(ls[i], wi, kAny));
+    }
+    if (l.ladder_s.empty()) fail(w("ladder_s", ls), "an empty ladder: write retries: 0");
+    if (l.ladder_s.size() > 100) fail(w("ladder_s", ls), "more than 100 retries");
+    l.retries = static_cast<int>(l.ladder_s.size());
+    l.base_s = l.ladder_s[0];
+    l.multiplier = l.ladder_s.size() > 1 && l.ladder_s[0] > 0 ? l.ladder_s[1] / l.ladder_s[0] : 2;
+    if (l.multiplier < 1) l.multiplier = 1;
+    double cap = 0;
+    bool geometric = true;
+    for (size_t i = 1; i < l.ladder_s.size(); ++i) {
+      double want = l.base_s * std::pow(l.multiplier, static_cast<double>(i));
+      if (std::fabs(l.ladder_s[i] - want) > 1e-9 * std::max(1.0, want)) {
+        if (i >= 2 && std::fabs(l.ladder_s[i] - l.ladder_s[i - 1]) < 1e-9 * l.ladder_s[i]) {
+          cap = l.ladder_s[i];  // capped from here on
+        } else {
+          geometric = false;
+        }
+      }
+    }
+    l.cap_s = cap;
+    std::string shown;
+    for (double v : l.ladder_s) shown += (shown.empty() ? "" : ", ") + human_duration(v);
+    std::string from = w("ladder_s", ls).text() + ": " + shown;
+    if (!geometric)
+      r.warn(w("ladder_s", ls), "not a geometric ladder; the model uses base " +
+                                    human_duration(l.base_s) + " x " + num_text(l.multiplier) +
+                                    " (lint uses the ladder as written)");
+    l.from["client.retries"] = from + " (" + std::to_string(l.retries) + " retries)";
+    l.from["client.backoff.base_s"] = from;
+    l.from["client.backoff.multiplier"] = from;
+    l.from["client.backoff.cap_s"] = from;
+    l.jitter = "none";
+    l.from["client.backoff.jitter"] = "a ladder of fixed delays";
+  } else {
+    if (d["retries"]) {
+      l.retries = static_cast<int>(whole(d["retries"], w("retries", d["retries"]), 0, 100));
+      l.from["client.retries"] = w("retries", d["retries"]).text();
+    } else {
+      l.retries = 3;
+      l.from["client.retries"] = r.file + ": retries left out (3)";
+    }
+    l.base_s = 1;
+    l.multiplier = 2;
+    l.cap_s = 0;
+    l.jitter = "none";
+    const YAML::Node bo = d["backoff"];
+    if (bo) {
+      if (!bo.IsMap()) fail(w("backoff", bo), "must be an object");
+      r.check_fields(bo, "backoff", {"base_s", "multiplier", "cap_s", "jitter"});
+      if (bo["base_s"]) l.base_s = duration(bo["base_s"], w("backoff.base_s", bo["base_s"]), kAny);
+      if (bo["multiplier"]) {
+        l.multiplier = number(bo["multiplier"], w("backoff.multiplier", bo["multiplier"]));
+        if (l.multiplier < 1) fail(w("backoff.multiplier", bo["multiplier"]), "must be 1 or more");
+      }
+      if (bo["cap_s"]) l.cap_s = duration(bo["cap_s"], w("backoff.cap_s", bo["cap_s"]), kAny);
+      if (bo["jitter"])
+        l.jitter =
+            choice_of(bo["jitter"], w("backoff.jitter", bo["jitter"]), "client.backoff.jitter",
+                      {"none", "full", "equal", "decorrelated", "grpc"});
+    }
+    for (const char* k : {"base_s", "multiplier", "cap_s", "jitter"})
+      l.from[std::string("client.backoff.") + k] =
+          bo && bo[k] ? w(std::string("backoff.") + k, bo[k]).text() : r.file + ": default";
+  }
+  if (d["deadline_s"]) {
+    l.deadline_s = duration(d["deadline_s"], w("deadline_s", d["deadline_s"]), kAny);
+    l.from["client.deadline_s"] =
+        w("deadline_s", d["deadline_s"]).text() + ": " + human_duration(*l.deadline_s);
+  }
+  if (d["timeout_s"]) {
+    double t = duration(d["timeout_s"], w("timeout_s", d["timeout_s"]), kAny);
+    if (t <= 0) fail(w("timeout_s", d["timeout_s"]), "must be above 0");
+    l.per_try_timeout_s = t;
+    l.from["client.timeout_s"] = w("timeout_s", d["timeout_s"]).text();
+  }
+  l.retry_on_timeout = true;
+  if (d["retry_on_timeout"]) {
+    l.retry_on_timeout =
+        boolean(d["retry_on_timeout"], w("retry_on_timeout", d["retry_on_timeout"]));
+    l.from["client.retry_on_timeout"] = w("retry_on_timeout", d["retry_on_timeout"]).text();
+  }
+  l.budget_kind = "none";
+  l.from["client.budget.kind"] = r.file + ": no budget";
+  const YAML::Node b = d["budget"];
+  if (b) {
+    if (!b.IsMap()) fail(w("budget", b), "must be an object");
+    for (const auto& kv : b) {
+      std::string k = key_of(kv.first);
+      Where wk = w("budget." + k, kv.second);
+      if (k == "kind") {
+        l.budget_kind = choice_of(kv.second, wk, "client.budget.kind",
+                                  {"none", "token_bucket", "window", "envoy_concurrency",
+                                   "grpc_throttling", "aws_quota", "ratio_ttl"});
+        l.from["client.budget.kind"] = wk.text();
+      } else if (k == "ratio" || k == "window_s" || k == "min_concurrency" || k == "max_tokens" ||
+                 k == "token_ratio" || k == "quota_tokens" || k == "retry_cost" ||
+                 k == "timeout_cost" || k == "success_reward" || k == "min_retries_per_s" ||
+                 k == "ttl_s" || k == "clients") {
+        l.budget[k] =
+            k == "window_s" || k == "ttl_s" ? duration(kv.second, wk, kAny) : number(kv.second, wk);
+        l.from["client.budget." + k] = wk.text();
+      } else {
+        r.warn(wk, "unknown budget field, ignored");
+      }
+    }
+  }
+  l.budget_from = l.from["client.budget.kind"];
+}
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,358 @@
+// The agent engine: agreement with the fluid ladder, accounting invariants,
+// byte-identical reruns, Monte Carlo, stacked layers, requests.csv, queue
+// disciplines, arrival processes, service distributions and validation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "analysis/ladder.hpp"
+#include "analysis/metrics.hpp"
+#include "engines/agent/agent.hpp"
+#include "engines/agent/request_log.hpp"
+#include "engines/engine.hpp"
+#include "engines/fluid.hpp"
+#include "engines/montecarlo.hpp"
+#include "io/result_json.hpp"
+#include "io/scenario_io.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+namespace {
+
+double sum(std::span<const double> v) {
+  return std::accumulate(v.begin(), v.end(), 0.0);
+}
+
+Scenario agent_preset(const std::string& name) {
+  Scenario s = preset_or_throw(name).scenario;
+  s.engine = "agent";
+  validate(s);
+  return s;
+}
+
+// A short primary-failover-like run, to keep the many variants cheap.
+Scenario small() {
+  Scenario s = agent_preset("primary-failover");
+  s.horizon_s = 40;
+  s.incident.start_s = 5;
+  s.incident.duration_s = 5;
+  s.demand.rate_per_s = 300;
+  s.server.capacity_per_s = 500;
+  return s;
+}
+
+TEST(AgentAgreement, PrimaryFailoverLadderMatchesFluid) {
+  Scenario fluid = preset_or_throw("primary-failover").scenario;
+  Scenario agent = agent_preset("primary-failover");
+  auto f = run_ladder(fluid);
+  auto a = run_ladder(agent);
+  ASSERT_EQ(f.size(), a.size());
+  std::printf("%-24s %10s %10s %8s  %s\n", "row", "fluid", "agent", "diff", "recovered f/a");
+  for (size_t i = 0; i < f.size(); ++i) {
+    double ff = f[i].metrics.failed_fraction, af = a[i].metrics.failed_fraction;
+    std::printf("%-24s %9.2f%% %9.2f%% %7.2fpt  %d/%d\n", f[i].row.name.c_str(), 100 * ff, 100 * af,
+                100 * (af - ff), f[i].metrics.recovered, a[i].metrics.recovered);
+    EXPECT_LT(std::fabs(ff - af), 0.005) << f[i].row.name;
+    EXPECT_EQ(f[i].metrics.recovered, a[i].metrics.recovered) << f[i].row.name;
+  }
+}
+
+// Every user request and every attempt ends somewhere, in many variants.
+TEST(AgentEngine, EveryRequestAndAttemptIsAccounted) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> variants = {
+      {},
+      {{"server.shed_abandoned", "true"}},
+      {{"client.budget.kind", "window"}},
+      {{"client.budget.kind", "token_bucket"}},
+      {{"client.budget.kind", "envoy_concurrency"}},
+      {{"client.budget.kind", "grpc_throttling"}},
+      {{"client.budget.kind", "aws_quota"}},
+      {{"server.queue_limit", "200"}},
+      {{"client.layers", "2"}, {"client.layer_timeouts_s", "3,1"}},
+      {{"client.stack_retries", "1,2,1"}, {"server.shed_abandoned", "true"}},
+      {{"server.discipline", "codel"}, {"demand.process", "poisson"}},
+      {{"server.discipline", "lifo"}, {"server.service", "exponential"}, {"server.slots", "4"}},
+      {{"demand.process", "bursty"}, {"server.service", "lognormal"}},
+      {{"server.service", "two_point"}, {"server.contention", "0.01"}},
+      {{"client.deadline_s", "2"}, {"client.retry_on_timeout", "false"}},
+      {{"incident.capacity_factor", "0.3"}, {"incident.demand_factor", "2"}},
+  };
+  for (const auto& v : variants) {
+    Scenario s = small();
+    std::string label;
+    for (const auto& [k, val] : v) {
+      set_key_text(s, k, val);
+      label += k + "=" + val + " ";
+    }
+    validate(s);
+    AgentStats stats;
+    RunResult r = run_agent(s, {nullptr, &stats});
+    const Series& x = r.series;
+    EXPECT_GT(r.user_requests, 0) << label;
+    EXPECT_DOUBLE_EQ(r.user_requests, sum(x.first_attempts)) << label;
+    EXPECT_DOUBLE_EQ(r.user_requests, r.succeeded + r.failed + r.in_flight) << label;
+    EXPECT_DOUBLE_EQ(r.failed, sum(x.failed)) << label;
+    EXPECT_DOUBLE_EQ(r.succeeded, sum(x.goodput)) << label;
+    double arrivals = static_cast<double>(stats.server_arrivals);
+    EXPECT_DOUBLE_EQ(arrivals, sum(x.first_attempts) + sum(x.retries)) << label;
+    EXPECT_DOUBLE_EQ(arrivals, sum(x.goodput) + sum(x.served_late) + sum(x.shed) + sum(x.rejected) +
+                                   x.backlog.back())
+        << label;
+    for (size_t t = 0; t < x.size(); ++t) EXPECT_GE(x.backlog[t], 0) << label;
+    Metrics m = compute_metrics(r);
+    EXPECT_GE(m.failed_fraction, 0) << label;
+    EXPECT_LE(m.failed_fraction, 1) << label;
+  }
+}
+
+TEST(AgentEngine, SameSeedSameBytes) {
+  Scenario s = small();
+  s.demand.process = DemandProcess::poisson;
+  s.server.service = ServiceDist::exponential;
+  s.seed = 42;
+  std::string one = run_json(make_report(s, false, false)).dump();
+  std::string two = run_json(make_report(s, false, false)).dump();
+  EXPECT_EQ(one, two);
+  s.seed = 43;
+  EXPECT_NE(one, run_json(make_report(s, false, false)).dump());
+}
+
+TEST(AgentEngine, RunEngineDispatches) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  EXPECT_EQ(run_engine(s).failed, run_fluid(s).failed);
+  s.engine = "agent";
+  EXPECT_EQ(run_engine(s).failed, run_agent(s).failed);
+}
+
+TEST(AgentMonteCarlo, SameBytesWhateverTheThreads) {
+  Scenario s = small();
+  s.demand.process = DemandProcess::poisson;
+  s.seed = 5;
+  MonteCarloResult one = run_montecarlo(s, 6, 1);
+  MonteCarloResult two = run_montecarlo(s, 6, 2);
+  ASSERT_EQ(one.metrics.size(), two.metrics.size());
+  for (size_t i = 0; i < one.metrics.size(); ++i) {
+    EXPECT_EQ(one.metrics[i].first, two.metrics[i].first);
+    EXPECT_EQ(one.metrics[i].second.mean, two.metrics[i].second.mean) << one.metrics[i].first;
+    EXPECT_EQ(one.metrics[i].second.low, two.metrics[i].second.low) << one.metrics[i].first;
+    EXPECT_LE(one.metrics[i].second.low, one.metrics[i].second.mean);
+    EXPECT_GE(one.metrics[i].second.high, one.metrics[i].second.mean);
+  }
+  // Replication 0 is the single run with the same seed.
+  EXPECT_EQ(one.replications[0].failed, compute_metrics(run_engine(s)).failed);
+  EXPECT_EQ(run_json(make_report(s, false, false)).dump(), [&] {
+    RunReport r = make_report(s, false, false);
+    r.run = one.first;
+    r.metrics = compute_metrics(r.run);
+    return run_json(r).dump();
+  }());
+}
+
+TEST(AgentMonteCarlo, IntervalOfKnownValues) {
+  MetricSummary m = summarize({1, 2, 3, 4});
+  EXPECT_DOUBLE_EQ(m.mean, 2.5);
+  // sd = 1.29099, n = 4, t(0.975, 3) = 3.182.
+  EXPECT_NEAR(m.high - m.mean, 3.182 * 1.2909944 / 2, 0.01);
+  EXPECT_EQ(summarize({7}).low, 7);
+}
+
+// Collects rows in memory for the tests.
+struct Rows : AttemptSink {
+  std::vector<AttemptRow> rows;
+  void row(const AttemptRow& r) override { rows.push_back(r); }
+};
+
+TEST(AgentLayers, StackedClientsEachWithTheirOwnTimeoutAndRetries) {
+  Scenario s = small();
+  set_key_text(s, "client.layers", "2");
+  set_key_text(s, "client.retries", "2");
+  // The outer layer waits longer than the inner one's whole ladder
+  // (3 x 1 s plus at most 0.1 + 0.2 s of backoff): it never times out.
+  set_key_text(s, "client.layer_timeouts_s", "10,1");
+  validate(s);
+  Rows log;
+  AgentStats stats;
+  RunResult r = run_agent(s, {&log, &stats});
+  std::map<uint64_t, int> server_attempts;
+  int outer_failed = 0, outer_timeout = 0;
+  for (const auto& row : log.rows) {
+    if (row.layer == 2 && std::string(row.outcome) != "budget_denied")
+      ++server_attempts[row.request_id];
+    if (row.layer == 1 && std::string(row.outcome) == "failed") ++outer_failed;
+    if (row.layer == 1 && std::string(row.outcome) == "timeout") ++outer_timeout;
+    EXPECT_LE(row.attempt, 3);
+  }
+  for (const auto& [id, n] : server_attempts) EXPECT_LE(n, 9) << id;
+  EXPECT_GT(outer_failed, 0);
+  EXPECT_EQ(outer_timeout, 0);
+  EXPECT_GT(r.failed, 0);
+  // Equal timeouts: the outer layer gives up while the inner one still
+  // retries, so work nobody waits for reaches the server.
+  set_key_text(s, "client.layer_timeouts_s", "1,1");
+  Rows equal;
+  run_agent(s, {&equal, nullptr});
+  int timeouts = 0;
+  for (const auto& row : equal.rows)
+    if (row.layer == 1 && std::string(row.outcome) == "timeout") ++timeouts;
+  EXPECT_GT(timeouts, 0);
+}
+
+TEST(AgentLog, RequestsCsvHasOneRowPerAttempt) {
+  Scenario s = small();
+  s.server.shed_abandoned = true;
+  auto dir = std::filesystem::temp_directory_path() / "retrystorm_agent_log_test";
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "requests.csv").string();
+  AgentStats stats;
+  {
+    RequestsCsv csv(path);
+    run_agent(s, {&csv, &stats});
+    csv.close();
+  }
+  std::ifstream in(path);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header, "request_id,attempt,sent_s,done_s,outcome,layer");
+  std::set<std::string> allowed = {"ok",   "late",          "timeout",  "rejected",
+                                   "shed", "budget_denied", "in_flight"};
+  size_t rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    std::stringstream cells(line);
+    std::vector<std::string> c;
+    for (std::string cell; std::getline(cells, cell, ',');) c.push_back(cell);
+    if (line.back() == ',') c.push_back("");
+    ASSERT_EQ(c.size(), 6u) << line;
+    EXPECT_TRUE(allowed.count(c[4])) << line;
+    EXPECT_EQ(c[2].find('.') + 4, c[2].size()) << "three decimals: " << line;
+  }
+  EXPECT_EQ(rows, stats.server_arrivals);  // one layer: one row per attempt
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AgentQueue, CodelKeepsTheWaitShortUnderOverload) {
+  Scenario s;
+  s.engine = "agent";
+  s.horizon_s = 200;
+  s.demand.rate_per_s = 150;
+  s.demand.process = DemandProcess::poisson;
+  s.server.capacity_per_s = 100;
+  s.server.service = ServiceDist::exponential;
+  s.incident.duration_s = 0;
+  s.client.timeout_s = 1000;
+  s.client.retries = 0;
+  validate(s);
+  AgentStats fifo;
+  run_agent(s, {nullptr, &fifo});
+  s.server.discipline = QueueDiscipline::codel;
+  AgentStats codel;
+  RunResult r = run_agent(s, {nullptr, &codel});
+  double fifo_wait = fifo.wait_sum_s / static_cast<double>(fifo.completed);
+  double codel_wait = codel.wait_sum_s / static_cast<double>(codel.completed);
+  EXPECT_GT(fifo_wait, 10);    // the queue grows without bound
+  EXPECT_LT(codel_wait, 0.1);  // a few targets of 5 ms
+  EXPECT_GT(sum(r.series.rejected), 0.2 * r.user_requests);
+  EXPECT_GT(static_cast<double>(codel.completed), 0.95 * 100 * 200);  // still busy
+}
+
+TEST(AgentArrivals, BurstyKeepsTheMeanRate) {
+  Scenario s;
+  s.engine = "agent";
+  s.horizon_s = 2000;
+  s.step_s = 0.5;
+  s.demand.rate_per_s = 100;
+  s.demand.process = DemandProcess::bursty;  // on 1 s at 300/s, off 4 s at 50/s
+  s.server.capacity_per_s = 1000;
+  s.incident.duration_s = 0;
+  s.client.timeout_s = 1;
+  validate(s);
+  RunResult r = run_agent(s);
+  EXPECT_NEAR(r.user_requests / 2000, 100, 3);
+  const auto& first = r.series.first_attempts;
+  double on = 0, off = 0;
+  for (size_t t = 0; t < first.size(); ++t) (std::fmod(t * 0.5, 5.0) < 1 ? on : off) += first[t];
+  EXPECT_NEAR(on / (2000 / 5.0 * 1), 300, 10);
+  EXPECT_NEAR(off / (2000 / 5.0 * 4), 50, 3);
+}
+
+TEST(AgentService, LognormalMatchesPollaczekKhinchine) {
+  Scenario s;
+  s.engine = "agent";
+  s.horizon_s = 4000;
+  s.demand.rate_per_s = 50;
+  s.demand.process = DemandProcess::poisson;
+  s.server.capacity_per_s = 100;
+  s.server.service = ServiceDist::lognormal;
+  s.server.service_sigma = 0.5;
+  s.incident.duration_s = 0;
+  s.client.timeout_s = 1000;
+  s.client.retries = 0;
+  validate(s);
+  AgentStats st;
+  run_agent(s, {nullptr, &st});
+  double m = 0.01, es2 = m * m * std::exp(0.25), rho = 0.5;
+  double theory = 50 * es2 / (2 * (1 - rho)) + m;
+  EXPECT_NEAR(st.sojourn_sum_s / static_cast<double>(st.completed) / theory, 1, 0.02);
+}
+
+TEST(AgentService, ContentionSlowsServiceAndTheIncidentStopsIt) {
+  Scenario s = small();
+  s.incident.duration_s = 0;  // steady state at 60% load, with queueing
+  s.demand.process = DemandProcess::poisson;
+  s.server.contention = 0.05;
+  AgentStats slow, fast;
+  run_agent(s, {nullptr, &slow});
+  s.server.contention = 0;
+  run_agent(s, {nullptr, &fast});
+  s = small();
+  RunResult r = run_agent(s);
+  EXPECT_GT(slow.sojourn_sum_s / static_cast<double>(slow.completed),
+            fast.sojourn_sum_s / static_cast<double>(fast.completed));
+  // Capacity factor 0 from 5 s to 10 s: nothing is served inside it.
+  for (size_t t = 0; t < r.series.size(); ++t) {
+    double at = r.series.t_s[t];
+    if (at >= 5.05 && at < 10) {
+      EXPECT_EQ(r.series.goodput[t] + r.series.served_late[t], 0) << at;
+    }
+  }
+}
+
+TEST(AgentValidation, KeysAndLimits) {
+  Scenario s = preset_or_throw("two-layer-stack").scenario;
+  set_key_text(s, "engine", "agent");
+  EXPECT_NO_THROW(validate(s));
+  set_key_text(s, "client.layer_timeouts_s", "2");
+  try {
+    validate(s);
+    FAIL() << "one timeout for two layers was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("client.layer_timeouts_s"), std::string::npos);
+  }
+  set_key_text(s, "client.layer_timeouts_s", "2,abc");
+  EXPECT_THROW(validate(s), InputError);
+  set_key_text(s, "client.layer_timeouts_s", "2,1");
+  EXPECT_NO_THROW(validate(s));
+  set_key_text(s, "seed", "1.5");
+  EXPECT_THROW(validate(s), InputError);
+  set_key_text(s, "seed", "12");
+  set_key_text(s, "demand.rate_per_s", "1e8");
+  EXPECT_THROW(validate(s), InputError);
+  EXPECT_THROW(set_key_text(s, "server.discipline", "random"), InputError);
+  EXPECT_THROW(set_key_text(s, "runs", "0"), InputError);
+  // The fluid engine ignores the agent keys.
+  Scenario f = preset_or_throw("primary-failover").scenario;
+  Scenario g = f;
+  set_key_text(g, "server.slots", "8");
+  set_key_text(g, "demand.process", "poisson");
+  EXPECT_EQ(run_fluid(f).failed, run_fluid(g).failed);
+}
+
+}  // namespace
+}  // namespace retrystorm

@@ -1,0 +1,488 @@
+// Bad input through the real binary: every wrong scenario or command line is
+// refused with exit status 2 and one line on standard error that names the
+// problem (contract.md, "Command line"), and nothing is written to --out.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status = -1;  // exit status, or -1 when the process did not exit normally
+  std::string out;
+  std::string err;
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << text;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
+  }
+  return q + "'";
+}
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name) {
+    path_ = fs::temp_directory_path() /
+            ("retrystorm_bad_input_" + std::to_string(::getpid()) + "_" + name);
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs the built binary in `dir` with `args`; standard output and error are
+// captured in files. `timeout` keeps a case that wrongly starts serving from
+// hanging the suite.
+Outcome run_cli(const fs::path& dir, const std::vector<std::string>& args) {
+  std::string cmd = "cd " + shell_quote(dir.string()) + " && timeout 30 " + RETRYSTORM_BIN;
+  for (const auto& a : args) {
+    cmd += ' ';
+    cmd += shell_quote(a);
+  }
+  cmd += " > .stdout 2> .stderr < /dev/null";
+  int raw = std::system(cmd.c_str());
+  Outcome o;
+  if (raw != -1 && WIFEXITED(raw)) o.status = WEXITSTATUS(raw);
+  o.out = read_all(dir / ".stdout");
+  o.err = read_all(dir / ".stderr");
+  fs::remove(dir / ".stdout");
+  fs::remove(dir / ".stderr");
+  return o;
+}
+
+// Files whose name starts with `prefix` + ".tmp." (atomic-write leftovers).
+std::vector<std::string> stray_tmp_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(prefix + ".tmp.", 0) == 0) found.push_back(name);
+  }
+  return found;
+}
+
+struct BadCase {
+  std::string name;                          // test name suffix
+  std::map<std::string, std::string> files;  // written into the temp dir first
+  std::vector<std::string> args;
+  std::vector<std::string> needles;  // each must appear in the message
+  bool with_out = true;              // append --out result.out
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+const char kGoodYaml[] =
+    "name: tiny\n"
+    "horizon_s: 60\n"
+    "step_s: 1\n"
+    "demand: {rate_per_s: 10}\n"
+    "server: {capacity_per_s: 20}\n"
+    "incident: {start_s: 10, duration_s: 5, capacity_factor: 0.2}\n"
+    "client: {timeout_s: 2, retries: 1}\n";
+
+std::vector<BadCase> bad_cases() {
+  std::vector<BadCase> c;
+  // Unknown keys.
+  c.push_back({"UnknownKeyInYaml",
+               {{"s.yaml", "client:\n  retriez: 3\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"client.retriez", "s.yaml"}});
+  c.push_back({"UnknownTopLevelKeyInJson",
+               {{"s.json", R"({"horizon": 100})"}},
+               {"run", "--scenario", "s.json"},
+               {"horizon", "s.json"}});
+  c.push_back({"UnknownKeyInSet", {}, {"run", "--set", "client.retriez=3"}, {"client.retriez"}});
+  // Wrong types.
+  c.push_back({"StringForNumberInSet",
+               {},
+               {"run", "--set", "client.retries=three"},
+               {"client.retries", "three"}});
+  c.push_back({"StringForNumberInYaml",
+               {{"s.yaml", "demand: {rate_per_s: fast}\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"demand.rate_per_s", "fast"}});
+  c.push_back({"QuotedNumberInJson",
+               {{"s.json", R"({"client": {"timeout_s": "5"}})"}},
+               {"run", "--scenario", "s.json"},
+               {"client.timeout_s"}});
+  c.push_back({"NumberForBoolInYaml",
+               {{"s.yaml", "server:\n  shed_abandoned: 1\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"server.shed_abandoned"}});
+  c.push_back({"NumberForBoolInSet",
+               {},
+               {"run", "--set", "server.shed_abandoned=2"},
+               {"server.shed_abandoned"}});
+  c.push_back({"ListForNumberInYaml",
+               {{"s.yaml", "client: {retries: [1, 2]}\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"client.retries"}});
+  c.push_back(
+      {"NotANumberInSet", {}, {"run", "--set", "client.timeout_s=nan"}, {"client.timeout_s"}});
+  // Ranges.
+  c.push_back(
+      {"NegativeRate", {}, {"run", "--set", "demand.rate_per_s=-5"}, {"demand.rate_per_s", "-5"}});
+  c.push_back({"ZeroCapacity",
+               {{"s.yaml", "server: {capacity_per_s: 0}\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"server.capacity_per_s"}});
+  c.push_back({"ZeroHorizon", {}, {"run", "--set", "horizon_s=0"}, {"horizon_s"}});
+  c.push_back({"NegativeCapacityFactor",
+               {},
+               {"run", "--set", "incident.capacity_factor=-1"},
+               {"incident.capacity_factor"}});
+  c.push_back({"NegativeBudgetRatio",
+               {},
+               {"run", "--set", "client.budget.ratio=-0.1"},
+               {"client.budget.ratio"}});
+  c.push_back({"LayersZero", {}, {"run", "--set", "client.layers=0"}, {"client.layers", "0"}});
+  c.push_back(
+      {"FractionalRetries", {}, {"run", "--set", "client.retries=1.5"}, {"client.retries"}});
+  c.push_back({"GoodputFractionZero",
+               {},
+               {"run", "--set", "recovery.goodput_fraction=0"},
+               {"recovery.goodput_fraction"}});
+  c.push_back({"GoodputFractionAboveOne",
+               {{"s.yaml", "recovery: {goodput_fraction: 1.5}\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"recovery.goodput_fraction"}});
+  // Rules between keys (validate()).
+  c.push_back(
+      {"StepDoesNotDivideHorizon", {}, {"run", "--set", "step_s=7"}, {"horizon_s", "step_s"}});
+  c.push_back({"TimeoutNotWholeSteps",
+               {},
+               {"run", "--set", "client.timeout_s=2.5"},
+               {"client.timeout_s", "2.5"}});
+  c.push_back({"WindowNotWholeStepsWithWindowBudget",
+               {},
+               {"run", "--preset", "primary-failover", "--set", "client.budget.kind=window",
+                "--set", "client.budget.window_s=0.07"},
+               {"client.budget.window_s", "0.07"}});
+  c.push_back(
+      {"RunOverTheStepLimit", {}, {"run", "--set", "horizon_s=2000000"}, {"horizon_s", "1000000"}});
+  c.push_back({"AttemptsOverTheLimit",
+               {},
+               {"run", "--set", "client.retries=100", "--set", "client.layers=6"},
+               {"client.retries", "10000"}});
+  c.push_back({"UnknownEngine", {}, {"run", "--set", "engine=agents"}, {"engine", "agents"}});
+  // Choices.
+  c.push_back({"UnknownJitter",
+               {},
+               {"run", "--set", "client.backoff.jitter=partial"},
+               {"client.backoff.jitter", "partial"}});
+  c.push_back({"UnknownBudgetKind",
+               {{"s.yaml", "client:\n  budget: {kind: leaky}\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"client.budget.kind", "leaky"}});
+  c.push_back({"UnknownServiceCompletes",
+               {},
+               {"run", "--set", "service_completes=middle"},
+               {"service_completes", "middle"}});
+  // Files.
+  c.push_back({"MalformedYamlWithLineNumber",
+               {{"s.yaml", "horizon_s: 100\nclient:\n  retries: [1\n  timeout_s: 2\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml", "line 4"}});
+  c.push_back({"MalformedYamlIndentation",
+               {{"s.yaml", "horizon_s: 100\nclient:\n  retries: 1\n   timeout_s: 2\n"}},
+               {"ladder", "--scenario", "s.yaml"},
+               {"s.yaml", "line 4"}});
+  c.push_back({"MalformedJson",
+               {{"s.json", "{\"client\": {\"retries\": }"}},
+               {"run", "--scenario", "s.json"},
+               {"s.json", "JSON"}});
+  c.push_back({"ScenarioIsAList",
+               {{"s.yaml", "- 1\n- 2\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml", "list"}});
+  c.push_back(
+      {"EmptyFile", {{"s.yaml", "  \n\n"}}, {"run", "--scenario", "s.yaml"}, {"s.yaml", "empty"}});
+  c.push_back({"MissingFile",
+               {},
+               {"run", "--scenario", "no-such-file.yaml"},
+               {"--scenario", "no-such-file.yaml"}});
+  c.push_back(
+      {"LadderRowWithUnknownKey",
+       {{"s.yaml", "ladder:\n  rows:\n    - {name: x, change: y, set: {client.retriez: 1}}\n"}},
+       {"ladder", "--scenario", "s.yaml"},
+       {"client.retriez"}});
+  c.push_back({"LadderRowWithUnknownField",
+               {{"s.yaml", "ladder:\n  rows:\n    - {name: x, chnage: y}\n"}},
+               {"ladder", "--scenario", "s.yaml"},
+               {"ladder.rows[0].chnage"}});
+  c.push_back({"LadderRowWithBadValue",
+               {{"s.yaml", "ladder:\n  rows:\n    - {name: x, set: {client.layers: 0}}\n"}},
+               {"ladder", "--scenario", "s.yaml"},
+               {"client.layers"}});
+  c.push_back({"UnknownLadderMode",
+               {{"s.yaml", "ladder: {mode: sideways, rows: []}\n"}},
+               {"ladder", "--scenario", "s.yaml"},
+               {"ladder.mode"}});
+  // Scenario options.
+  c.push_back({"UnknownPreset", {}, {"run", "--preset", "nope"}, {"preset", "nope"}});
+  c.push_back({"PresetAndScenario",
+               {{"s.yaml", kGoodYaml}},
+               {"run", "--preset", "order-status", "--scenario", "s.yaml"},
+               {"--preset", "--scenario"}});
+  c.push_back(
+      {"SetWithoutEquals", {}, {"run", "--set", "client.retries"}, {"--set", "client.retries"}});
+  c.push_back({"SetWithoutPath", {}, {"run", "--set", "=3"}, {"--set"}});
+  // Command line.
+  // Regression (fixed): an unknown subcommand gets "A subcommand is required", which does not
+  // name the word that was not understood ('frobnicate').
+  c.push_back({"UnknownSubcommand", {}, {"frobnicate"}, {"frobnicate"}, false});
+  c.push_back({"UnknownOption", {}, {"run", "--frob"}, {"--frob"}});
+  c.push_back(
+      {"FormatNotAllowedForLadder", {}, {"ladder", "--format", "csv"}, {"--format", "csv"}});
+  c.push_back({"FormatNotAllowedForRun", {}, {"run", "--format", "xml"}, {"--format", "xml"}});
+  c.push_back(
+      {"FormatNotAllowedForTipping", {}, {"tipping", "--format", "csv"}, {"--format", "csv"}});
+  c.push_back({"FormatNotAllowedForSweep",
+               {},
+               {"sweep", "--vary", "client.retries=0:1:1", "--format", "yaml"},
+               {"--format", "yaml"}});
+  c.push_back({"SweepWithoutVary", {}, {"sweep"}, {"--vary"}});
+  c.push_back({"VaryWithoutEquals", {}, {"sweep", "--vary", "client.retries"}, {"--vary"}});
+  c.push_back({"VaryMissingParts",
+               {},
+               {"sweep", "--vary", "client.retries=0:3"},
+               {"client.retries", "FROM:TO:STEP"}});
+  c.push_back({"VaryNotANumber",
+               {},
+               {"sweep", "--vary", "client.retries=0:x:1"},
+               {"client.retries", "'x'"}});
+  c.push_back(
+      {"VaryTooManyParts", {}, {"sweep", "--vary", "client.retries=0:3:1:5"}, {"client.retries"}});
+  c.push_back({"VaryStepZero",
+               {},
+               {"sweep", "--vary", "client.retries=0:3:0"},
+               {"client.retries", "step"}});
+  c.push_back({"VaryStepNegative",
+               {},
+               {"sweep", "--vary", "incident.duration_s=0:3:-1"},
+               {"incident.duration_s", "step"}});
+  c.push_back({"VaryToBelowFrom",
+               {},
+               {"sweep", "--vary", "client.retries=3:0:1"},
+               {"client.retries", "below"}});
+  c.push_back({"VaryNonNumericKey",
+               {},
+               {"sweep", "--vary", "client.backoff.jitter=0:1:1"},
+               {"client.backoff.jitter"}});
+  c.push_back(
+      {"VaryUnknownKey", {}, {"sweep", "--vary", "client.retriez=0:1:1"}, {"client.retriez"}});
+  c.push_back({"VaryGridPointInvalid",
+               {},
+               {"sweep", "--vary", "client.timeout_s=0.5:1:0.5"},
+               {"client.timeout_s"}});
+  c.push_back(
+      {"SweepOverTheRunLimit",
+       {},
+       {"sweep", "--vary", "incident.duration_s=0:1000:1", "--vary", "incident.start_s=0:1000:1"},
+       {"vary", "1000000"}});
+  c.push_back({"TippingGridNegative", {}, {"tipping", "--grid", "-1"}, {"--grid"}});
+  c.push_back({"TippingGridNotANumber", {}, {"tipping", "--grid", "abc"}, {"--grid"}});
+  c.push_back({"PortOutOfRange", {}, {"serve", "--port", "70000"}, {"--port"}, false});
+  c.push_back({"PortZero", {}, {"serve", "--port", "0"}, {"--port"}, false});
+  c.push_back({"PortNotANumber", {}, {"serve", "--port", "http"}, {"--port"}, false});
+  return c;
+}
+
+class BadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInput, IsRefusedWithStatus2AndOneLineNamingTheProblem) {
+  const BadCase& c = GetParam();
+  TempDir dir(c.name);
+  for (const auto& [name, text] : c.files) write_file(dir.path() / name, text);
+  std::vector<std::string> args = c.args;
+  if (c.with_out) {
+    args.push_back("--out");
+    args.push_back("result.out");
+  }
+  Outcome o = run_cli(dir.path(), args);
+  EXPECT_EQ(o.status, 2) << "stderr: " << o.err;
+  ASSERT_FALSE(o.err.empty());
+  EXPECT_EQ(o.err.back(), '\n') << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "more than one line:\n" << o.err;
+  EXPECT_EQ(o.err.rfind("retrystorm: ", 0), 0u) << o.err;
+  for (const auto& needle : c.needles)
+    EXPECT_NE(o.err.find(needle), std::string::npos)
+        << "the message does not name '" << needle << "': " << o.err;
+  EXPECT_TRUE(o.out.empty()) << "standard output: " << o.out.substr(0, 200);
+  EXPECT_FALSE(fs::exists(dir.path() / "result.out")) << "partial output written";
+  EXPECT_TRUE(stray_tmp_files(dir.path(), "result.out").empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, BadInput, ::testing::ValuesIn(bad_cases()),
+                         [](const ::testing::TestParamInfo<BadCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(BadInputCases, AreManyAndDistinct) {
+  auto cases = bad_cases();
+  EXPECT_GE(cases.size(), 30u);
+  std::set<std::string> names;
+  std::set<std::vector<std::string>> args;
+  for (const auto& c : cases) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_TRUE(args.insert(c.args).second || !c.files.empty()) << c.name;
+  }
+}
+
+TEST(BadInputOut, AnExistingOutFileIsLeftUntouched) {
+  TempDir dir("existing_out");
+  write_file(dir.path() / "result.out", "previous contents\n");
+  Outcome o = run_cli(dir.path(), {"run", "--set", "client.retries=-1", "--out", "result.out"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("client.retries"), std::string::npos) << o.err;
+  EXPECT_EQ(read_all(dir.path() / "result.out"), "previous contents\n");
+  EXPECT_TRUE(stray_tmp_files(dir.path(), "result.out").empty());
+}
+
+TEST(BadInputOut, OutIntoAMissingDirectoryIsBadInputAndLeavesNothing) {
+  TempDir dir("missing_dir");
+  Outcome o = run_cli(dir.path(), {"run", "--format", "json", "--out", "no/such/dir/result.json"});
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("--out"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "no"));
+}
+
+// Regression (fixed): --out naming an existing directory: the output is written to
+// DIR.tmp.PID, the rename onto the directory throws std::filesystem_error,
+// main() reports it as "other failure" (exit 1, not 2) and the temporary file
+// (the whole output) is left behind beside the directory.
+TEST(BadInputOut, OutNamingADirectoryIsBadInputAndLeavesNoTemporaryFile) {
+  TempDir dir("out_is_dir");
+  fs::create_directory(dir.path() / "result.out");
+  Outcome o = run_cli(dir.path(), {"run", "--format", "json", "--out", "result.out"});
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("--out"), std::string::npos) << o.err;
+  EXPECT_TRUE(fs::is_directory(dir.path() / "result.out"));
+  EXPECT_TRUE(fs::is_empty(dir.path() / "result.out"));
+  auto stray = stray_tmp_files(dir.path(), "result.out");
+  EXPECT_TRUE(stray.empty()) << "left behind: " << (stray.empty() ? "" : stray.front());
+}
+
+// Good input with --out: exit 0, the whole file, nothing on standard output,
+// no temporary file left beside it.
+struct GoodCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::string out;  // file name
+  std::string starts_with;
+};
+
+TEST(GoodInputOut, WritesTheFileAtomicallyAndExitsZero) {
+  const GoodCase cases[] = {
+      {"run_json", {"run", "--preset", "order-status", "--format", "json"}, "run.json", "{"},
+      {"run_text", {"run", "--preset", "primary-failover"}, "run.txt", ""},
+      {"run_csv", {"run", "--scenario", "s.yaml", "--format", "csv"}, "series.csv", "t_s"},
+      {"ladder_json",
+       {"ladder", "--preset", "primary-failover", "--format", "json"},
+       "l.json",
+       "{"},
+      {"tipping_json",
+       {"tipping", "--preset", "primary-failover", "--grid", "0.5", "--format", "json"},
+       "t.json",
+       "{"},
+      {"sweep_csv",
+       {"sweep", "--scenario", "s.yaml", "--vary", "client.retries=0:2:1", "--threads", "1"},
+       "sweep.csv",
+       ""},
+  };
+  TempDir dir("good");
+  write_file(dir.path() / "s.yaml", kGoodYaml);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args = c.args;
+    args.push_back("--out");
+    args.push_back(c.out);
+    Outcome o = run_cli(dir.path(), args);
+    EXPECT_EQ(o.status, 0) << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out.substr(0, 200);
+    ASSERT_TRUE(fs::exists(dir.path() / c.out));
+    std::string text = read_all(dir.path() / c.out);
+    EXPECT_FALSE(text.empty());
+    EXPECT_EQ(text.rfind(c.starts_with, 0), 0u) << text.substr(0, 80);
+    EXPECT_TRUE(stray_tmp_files(dir.path(), c.out).empty());
+  }
+  // The JSON files are whole documents with the contract's fields.
+  auto run = nlohmann::json::parse(read_all(dir.path() / "run.json"));
+  for (const char* field : {"scenario", "metrics", "series", "trace"})
+    EXPECT_TRUE(run.contains(field)) << field;
+  EXPECT_EQ(run["metrics"]["goodput_recovery_s"], nullptr);
+  auto tipping = nlohmann::json::parse(read_all(dir.path() / "t.json"));
+  EXPECT_EQ(tipping["on_grid_s"], 1.5);
+  auto ladder = nlohmann::json::parse(read_all(dir.path() / "l.json"));
+  EXPECT_EQ(ladder["rows"].size(), 5u);
+  // A sweep of retries 0, 1, 2: a header and three rows.
+  std::string csv = read_all(dir.path() / "sweep.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << csv;
+  // The whole directory: only what we wrote and the outputs.
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(GoodInputOut, OverwritesAnExistingFileWhole) {
+  TempDir dir("overwrite");
+  write_file(dir.path() / "out.json", std::string(3'000'000, 'x'));
+  Outcome o = run_cli(
+      dir.path(), {"tipping", "--preset", "order-status", "--format", "json", "--out", "out.json"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  auto t = nlohmann::json::parse(read_all(dir.path() / "out.json"));  // no trailing x
+  EXPECT_EQ(t["on_grid_s"], 12.0);
+  EXPECT_TRUE(stray_tmp_files(dir.path(), "out.json").empty());
+}
+
+TEST(GoodInput, SetOverridesAFileAndExitsZero) {
+  TempDir dir("set_over_file");
+  write_file(dir.path() / "s.yaml", kGoodYaml);
+  Outcome o = run_cli(dir.path(), {"run", "--scenario", "s.yaml", "--set", "client.retries=0",
+                                   "--format", "json", "--no-trace"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["scenario"]["client"]["retries"], 0);
+  EXPECT_EQ(j["scenario"]["name"], "tiny");
+  EXPECT_TRUE(j["trace"].empty());
+}
+
+}  // namespace

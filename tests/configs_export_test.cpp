@@ -1,0 +1,237 @@
+// Export: every system's configuration reads back (import(export(x)) keeps
+// every key the system can express), notes name what it cannot, and every
+// gRPC service config passes gRPC's own validator.
+#include <grpcpp/support/validate_service_config.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "configs_helpers.hpp"
+#include "io/configs/export.hpp"
+#include "io/envoy_export.hpp"
+#include "io/scenario_io.hpp"
+
+namespace retrystorm::configs {
+namespace {
+
+using namespace testing;
+
+Scenario make(std::initializer_list<std::pair<const char*, const char*>> sets) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  for (const auto& [k, v] : sets) set_key_text(s, k, v);
+  return s;
+}
+
+// Policies to round-trip: each system gets the ones it can express, plus others.
+std::vector<Scenario> policies() {
+  return {
+      make({{"client.retries", "3"},
+            {"client.timeout_s", "2"},
+            {"client.deadline_s", "10"},
+            {"client.backoff.base_s", "0.1"},
+            {"client.backoff.cap_s", "1"},
+            {"client.backoff.jitter", "full"},
+            {"client.budget.kind", "envoy_concurrency"},
+            {"client.budget.ratio", "0.25"},
+            {"client.budget.min_concurrency", "5"}}),
+      make({{"client.retries", "2"},
+            {"client.timeout_s", "1"},
+            {"client.deadline_s", "0"},
+            {"client.retry_on_timeout", "false"},
+            {"client.backoff.base_s", "0.2"},
+            {"client.backoff.multiplier", "1.5"},
+            {"client.backoff.cap_s", "3"},
+            {"client.backoff.jitter", "grpc"},
+            {"client.budget.kind", "grpc_throttling"},
+            {"client.budget.max_tokens", "20"},
+            {"client.budget.token_ratio", "0.2"}}),
+      make({{"client.retries", "4"},
+            {"client.timeout_s", "0.5"},
+            {"client.deadline_s", "4"},
+            {"client.backoff.base_s", "1"},
+            {"client.backoff.cap_s", "20"},
+            {"client.backoff.jitter", "full"},
+            {"client.budget.kind", "aws_quota"}}),
+      make({{"client.retries", "2"},
+            {"client.timeout_s", "3"},
+            {"client.deadline_s", "12"},
+            {"client.budget.kind", "ratio_ttl"},
+            {"client.budget.ratio", "0.3"},
+            {"client.budget.min_retries_per_s", "7"},
+            {"client.budget.ttl_s", "15"}}),
+      make({{"client.retries", "7"},
+            {"client.timeout_s", "1"},
+            {"client.budget.kind", "none"},
+            {"client.backoff.cap_s", "0"},
+            {"client.backoff.jitter", "none"}}),
+      make({{"client.retries", "0"}, {"client.budget.kind", "window"}}),
+      make({{"client.budget.kind", "envoy_concurrency"},
+            {"client.budget.ratio", "0"},
+            {"client.budget.min_concurrency", "4"},
+            {"client.layers", "2"}}),
+  };
+}
+
+Scenario reimport(const Scenario& s, const std::string& system, std::string& text) {
+  ExportResult e = export_config(s, system);
+  text = e.text;
+  ImportResult r = import_configs({{"exported-" + system, e.text}});
+  EXPECT_EQ(r.layers.size(), 1u);
+  EXPECT_EQ(r.layers[0].system, system);
+  Scenario back = s;
+  apply_keys(back, r.keys);
+  return back;
+}
+
+void expect_key(const Scenario& a, const Scenario& b, const std::string& path,
+                const std::string& text) {
+  EXPECT_EQ(to_string(key_or_throw(path).get(a)), to_string(key_or_throw(path).get(b)))
+      << path << " after a round trip through:\n"
+      << text;
+}
+
+TEST(ConfigsExport, EnvoyRoundTrip) {
+  for (const Scenario& s : policies()) {
+    std::string text;
+    Scenario b = reimport(s, "envoy", text);
+    EXPECT_EQ(b.client.retries, s.client.retries) << text;
+    expect_key(b, s, "client.deadline_s", text);
+    expect_key(b, s, "client.retry_on_timeout", text);
+    if (s.client.retry_on_timeout) expect_key(b, s, "client.timeout_s", text);
+    if (s.client.backoff.base_s > 0) expect_key(b, s, "client.backoff.base_s", text);
+    if (s.client.backoff.cap_s > 0) expect_key(b, s, "client.backoff.cap_s", text);
+    if (s.client.backoff.jitter == Jitter::full && s.client.backoff.multiplier == 2) {
+      expect_key(b, s, "client.backoff.jitter", text);
+      expect_key(b, s, "client.backoff.multiplier", text);
+    }
+    if (s.client.budget.kind == BudgetKind::envoy_concurrency) {
+      expect_key(b, s, "client.budget.kind", text);
+      expect_key(b, s, "client.budget.ratio", text);
+      expect_key(b, s, "client.budget.min_concurrency", text);
+    }
+    if (s.client.budget.kind == BudgetKind::none) expect_key(b, s, "client.budget.kind", text);
+  }
+}
+
+TEST(ConfigsExport, GrpcRoundTripAndValidator) {
+  for (const Scenario& s : policies()) {
+    ExportResult e = export_config(s, "grpc");
+    EXPECT_EQ(grpc::experimental::ValidateServiceConfigJSON(e.text), "") << e.text;
+    EXPECT_TRUE(nlohmann::json::accept(e.text));
+    std::string text;
+    Scenario b = reimport(s, "grpc", text);
+    EXPECT_EQ(b.client.retries, std::min(s.client.retries, 4)) << text;
+    expect_key(b, s, "client.deadline_s", text);
+    if (s.client.retries > 0) {
+      expect_key(b, s, "client.retry_on_timeout", text);
+      if (s.client.retry_on_timeout) expect_key(b, s, "client.timeout_s", text);
+      expect_key(b, s, "client.backoff.base_s", text);
+      expect_key(b, s, "client.backoff.multiplier", text);
+      if (s.client.backoff.cap_s > 0) expect_key(b, s, "client.backoff.cap_s", text);
+      if (s.client.backoff.jitter == Jitter::grpc) expect_key(b, s, "client.backoff.jitter", text);
+    }
+    if (s.client.budget.kind == BudgetKind::grpc_throttling) {
+      expect_key(b, s, "client.budget.kind", text);
+      expect_key(b, s, "client.budget.max_tokens", text);
+      expect_key(b, s, "client.budget.token_ratio", text);
+    }
+    if (s.client.retries + 1 > 5) {
+      bool noted = false;
+      for (const auto& n : e.notes) noted = noted || n.find("at most 5") != std::string::npos;
+      EXPECT_TRUE(noted) << text;
+    }
+  }
+}
+
+TEST(ConfigsExport, IstioRoundTrip) {
+  for (const Scenario& s : policies()) {
+    std::string text;
+    Scenario b = reimport(s, "istio", text);
+    EXPECT_EQ(b.client.retries, s.client.retries) << text;
+    expect_key(b, s, "client.deadline_s", text);
+    expect_key(b, s, "client.retry_on_timeout", text);
+    if (s.client.retry_on_timeout) expect_key(b, s, "client.timeout_s", text);
+    if (s.client.budget.kind == BudgetKind::envoy_concurrency ||
+        s.client.budget.kind == BudgetKind::none) {
+      expect_key(b, s, "client.budget.kind", text);
+      if (s.client.budget.kind != BudgetKind::none) {
+        expect_key(b, s, "client.budget.ratio", text);
+        expect_key(b, s, "client.budget.min_concurrency", text);
+      }
+    }
+  }
+}
+
+TEST(ConfigsExport, LinkerdRoundTrip) {
+  for (const Scenario& s : policies()) {
+    std::string text;
+    Scenario b = reimport(s, "linkerd", text);
+    if (s.client.budget.kind == BudgetKind::ratio_ttl) {  // a ServiceProfile
+      EXPECT_NE(text.find("kind: ServiceProfile"), std::string::npos);
+      expect_key(b, s, "client.budget.kind", text);
+      expect_key(b, s, "client.budget.ratio", text);
+      expect_key(b, s, "client.budget.min_retries_per_s", text);
+      expect_key(b, s, "client.budget.ttl_s", text);
+      if (s.client.deadline_s > 0) expect_key(b, s, "client.deadline_s", text);
+    } else {  // annotations
+      EXPECT_EQ(b.client.retries, s.client.retries) << text;
+      expect_key(b, s, "client.deadline_s", text);
+      expect_key(b, s, "client.retry_on_timeout", text);
+      if (s.client.retry_on_timeout) expect_key(b, s, "client.timeout_s", text);
+      EXPECT_EQ(b.client.budget.kind, BudgetKind::none);
+    }
+  }
+}
+
+TEST(ConfigsExport, AwsRoundTrip) {
+  for (const Scenario& s : policies()) {
+    std::string text;
+    Scenario b = reimport(s, "aws", text);
+    EXPECT_EQ(b.client.retries, s.client.retries) << text;
+    if (s.client.budget.kind == BudgetKind::aws_quota || s.client.budget.kind == BudgetKind::none)
+      expect_key(b, s, "client.budget.kind", text);
+    if (s.client.budget.kind == BudgetKind::aws_quota)
+      expect_key(b, s, "client.budget.quota_tokens", text);
+  }
+}
+
+TEST(ConfigsExport, NotesNameWhatCannotBeExpressed) {
+  Scenario s = make({{"client.backoff.jitter", "equal"},
+                     {"client.backoff.multiplier", "3"},
+                     {"client.layers", "2"},
+                     {"client.budget.kind", "aws_quota"}});
+  ExportResult e = export_config(s, "envoy");
+  EXPECT_NE(e.text.find("jitter 'equal' cannot be expressed"), std::string::npos) << e.text;
+  EXPECT_NE(e.text.find("multiplier of 3"), std::string::npos) << e.text;
+  EXPECT_NE(e.text.find("2 layers"), std::string::npos) << e.text;
+  EXPECT_NE(e.text.find("no Envoy equivalent"), std::string::npos) << e.text;
+  ExportResult g = export_config(s, "grpc");
+  auto j = nlohmann::json::parse(g.text);
+  ASSERT_TRUE(j.contains("_comment"));
+  EXPECT_GT(j["_comment"].size(), 2u);
+  EXPECT_THROW(export_config(s, "nginx"), InputError);
+}
+
+TEST(ConfigsExport, PageExportUsesTheSameCode) {
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  EXPECT_EQ(envoy_yaml(s), export_config(s, "envoy").text);
+  EXPECT_NE(envoy_yaml(s).find("retry_policy"), std::string::npos);
+}
+
+TEST(ConfigsExport, EveryPresetExportsToEverySystem) {
+  for (const auto& p : presets())
+    for (const auto& system : export_systems()) {
+      ExportResult e = export_config(p.scenario, system);
+      if (system == "grpc") {
+        EXPECT_EQ(grpc::experimental::ValidateServiceConfigJSON(e.text), "");
+      }
+      std::vector<std::string> warnings;
+      EXPECT_NO_THROW(import_file({p.name + "." + system, e.text}, warnings, system))
+          << p.name << " " << system << "\n"
+          << e.text;
+      EXPECT_TRUE(warnings.empty()) << p.name << " " << system << ": " << warnings.front();
+    }
+}
+
+}  // namespace
+}  // namespace retrystorm::configs

@@ -1,0 +1,76 @@
+// Helpers shared by the configs_*_test.cpp suites: fixtures and the binary.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/configs/import.hpp"
+
+namespace retrystorm::configs::testing {
+
+inline std::string fixture_path(const std::string& rel) {
+  return std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/configs/" + rel;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline ConfigFile fixture(const std::string& rel) {
+  return {rel, read_text(fixture_path(rel))};
+}
+
+// The value of one imported key (throws when absent).
+inline KeyValue key(const ImportResult& r, const std::string& path) {
+  for (const auto& k : r.keys)
+    if (k.path == path) return k.value;
+  throw std::runtime_error("no key " + path);
+}
+inline bool has_key(const ImportResult& r, const std::string& path) {
+  for (const auto& k : r.keys)
+    if (k.path == path) return true;
+  return false;
+}
+inline double num(const ImportResult& r, const std::string& path) {
+  return std::get<double>(key(r, path));
+}
+inline std::string str(const ImportResult& r, const std::string& path) {
+  return std::get<std::string>(key(r, path));
+}
+inline bool flag(const ImportResult& r, const std::string& path) {
+  return std::get<bool>(key(r, path));
+}
+
+struct BinRun {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs the retrystorm binary with `args` (already shell-quoted where needed).
+inline BinRun run_bin(const std::string& args) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("rs-configs-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  static int n = 0;
+  std::string base = (dir / std::to_string(++n)).string();
+  std::string cmd =
+      std::string(RETRYSTORM_BIN) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  int rc = std::system(cmd.c_str());
+  BinRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = read_text(base + ".out");
+  r.err = read_text(base + ".err");
+  return r;
+}
+
+}  // namespace retrystorm::configs::testing

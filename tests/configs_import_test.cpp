@@ -1,0 +1,375 @@
+// Importing real retry configurations: each system's fixture (written from the
+// system's documentation), defaults left out, every duration form, unknown
+// fields (a warning) and broken files (InputError naming file, line and key).
+#include <gtest/gtest.h>
+
+#include "configs_helpers.hpp"
+#include "io/configs/common.hpp"
+#include "io/scenario_io.hpp"
+
+namespace retrystorm::configs {
+namespace {
+
+using namespace testing;
+
+ImportResult import1(const std::string& rel) {
+  return import_configs({fixture(rel)});
+}
+
+std::string error_of(const std::vector<ConfigFile>& files) {
+  try {
+    import_configs(files);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConfigsDetect, NamesEachFormat) {
+  EXPECT_EQ(detect_system(fixture("envoy/route.yaml")), "envoy");
+  EXPECT_EQ(detect_system(fixture("envoy/route.json")), "envoy");
+  EXPECT_EQ(detect_system(fixture("envoy/cluster.yaml")), "envoy");
+  EXPECT_EQ(detect_system(fixture("grpc/service-config.json")), "grpc");
+  EXPECT_EQ(detect_system(fixture("istio/virtualservice.yaml")), "istio");
+  EXPECT_EQ(detect_system(fixture("istio/destinationrule.yaml")), "istio");
+  EXPECT_EQ(detect_system(fixture("linkerd/serviceprofile.yaml")), "linkerd");
+  EXPECT_EQ(detect_system(fixture("linkerd/annotations.yaml")), "linkerd");
+  EXPECT_EQ(detect_system(fixture("aws/config")), "aws");
+  EXPECT_EQ(detect_system(fixture("retrystorm/postmortem.yaml")), "retrystorm");
+  auto r = import_configs({fixture("envoy/route.yaml"), fixture("envoy/cluster.yaml")});
+  ASSERT_EQ(r.formats.size(), 2u);
+  EXPECT_NE(r.formats[0].find("Envoy route"), std::string::npos);
+  EXPECT_NE(r.formats[1].find("Envoy cluster"), std::string::npos);
+}
+
+TEST(ConfigsDetect, UnknownFormatIsBadInput) {
+  std::string e = error_of({{"x.yaml", "hello: world\n"}});
+  EXPECT_NE(e.find("x.yaml"), std::string::npos);
+  EXPECT_NE(e.find("cannot tell the format"), std::string::npos);
+  EXPECT_NE(error_of({{"k.yaml", "kind: Deployment\nmetadata: {name: x}\n"}}).find("kind"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"empty.yaml", ""}}).find("empty"), std::string::npos);
+}
+
+TEST(ConfigsEnvoy, RouteWithEverythingSet) {
+  auto r = import1("envoy/route.yaml");
+  EXPECT_EQ(num(r, "client.retries"), 3);
+  EXPECT_EQ(num(r, "client.timeout_s"), 2);
+  EXPECT_EQ(num(r, "client.deadline_s"), 10);
+  EXPECT_TRUE(flag(r, "client.retry_on_timeout"));
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.base_s"), 0.1);
+  EXPECT_EQ(num(r, "client.backoff.cap_s"), 1);
+  EXPECT_EQ(num(r, "client.backoff.multiplier"), 2);
+  EXPECT_EQ(str(r, "client.backoff.jitter"), "full");
+  EXPECT_EQ(str(r, "client.budget.kind"), "none");
+  EXPECT_EQ(num(r, "client.layers"), 1);
+  // Every key says where it came from, with the line.
+  for (const auto& k : r.keys)
+    if (k.path == "client.retries") {
+      EXPECT_NE(k.from.find("route.yaml:15"), std::string::npos);
+    }
+}
+
+TEST(ConfigsEnvoy, DefaultsLeftOut) {
+  auto r = import1("envoy/defaults.yaml");
+  EXPECT_EQ(num(r, "client.retries"), 1);            // num_retries default
+  EXPECT_EQ(num(r, "client.deadline_s"), 15);        // route timeout default
+  EXPECT_FALSE(flag(r, "client.retry_on_timeout"));  // per_try_timeout unset
+  EXPECT_EQ(num(r, "client.timeout_s"), 15);         // an attempt may take it all
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.base_s"), 0.025);
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.cap_s"), 0.25);  // 10 x base
+}
+
+TEST(ConfigsEnvoy, JsonCamelCaseAndDurationObjects) {
+  auto r = import1("envoy/route.json");
+  EXPECT_EQ(num(r, "client.retries"), 2);              // {"value": 2}
+  EXPECT_DOUBLE_EQ(num(r, "client.deadline_s"), 4.5);  // {seconds: 4, nanos: 5e8}
+  EXPECT_DOUBLE_EQ(num(r, "client.timeout_s"), 1.25);
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.base_s"), 0.05);
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.cap_s"), 0.4);
+}
+
+TEST(ConfigsEnvoy, ClusterBudgetMergesIntoTheRoute) {
+  auto r = import_configs({fixture("envoy/route.yaml"), fixture("envoy/cluster.yaml")});
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_EQ(str(r, "client.budget.kind"), "envoy_concurrency");
+  EXPECT_DOUBLE_EQ(num(r, "client.budget.ratio"), 0.25);
+  EXPECT_EQ(num(r, "client.budget.min_concurrency"), 5);
+  EXPECT_EQ(num(r, "client.layers"), 1);
+  // Budget only, alone.
+  auto c = import1("envoy/cluster.yaml");
+  EXPECT_FALSE(has_key(c, "client.retries"));
+  EXPECT_EQ(str(c, "client.budget.kind"), "envoy_concurrency");
+}
+
+TEST(ConfigsEnvoy, MaxRetriesOnlyIsAFixedCap) {
+  auto r = import_configs({{"c.yaml",
+                            "circuit_breakers:\n  thresholds:\n  - max_retries: 7\n"
+                            "retry_policy: {retry_on: 5xx, num_retries: 2}\n"}});
+  EXPECT_EQ(str(r, "client.budget.kind"), "envoy_concurrency");
+  EXPECT_EQ(num(r, "client.budget.ratio"), 0);
+  EXPECT_EQ(num(r, "client.budget.min_concurrency"), 7);
+}
+
+TEST(ConfigsEnvoy, UnknownFieldAndWrongUnitWarn) {
+  auto r = import1("envoy/unknown-field.yaml");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("unknown-field.yaml:8: route.retry_policy.retry_jitter"),
+            std::string::npos);
+  auto m = import1("envoy/ms-duration.yaml");
+  EXPECT_DOUBLE_EQ(num(m, "client.timeout_s"), 0.5);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("\"0.5s\""), std::string::npos);
+}
+
+TEST(ConfigsEnvoy, BrokenFilesNameFileLineAndKey) {
+  std::string e = error_of({fixture("envoy/broken-syntax.yaml")});
+  EXPECT_NE(e.find("envoy/broken-syntax.yaml:6"), std::string::npos) << e;
+  e = error_of({fixture("envoy/broken-num-retries.yaml")});
+  EXPECT_NE(e.find("envoy/broken-num-retries.yaml:5: route.retry_policy.num_retries"),
+            std::string::npos)
+      << e;
+  e = error_of({fixture("envoy/broken-backoff.yaml")});
+  EXPECT_NE(e.find("broken-backoff.yaml:7: route.retry_policy.retry_back_off.max_interval"),
+            std::string::npos)
+      << e;
+  e = error_of({{"neg.yaml", "retry_policy: {retry_on: 5xx, per_try_timeout: -1s}\n"}});
+  EXPECT_NE(e.find("neg.yaml:1: retry_policy.per_try_timeout"), std::string::npos) << e;
+}
+
+TEST(ConfigsEnvoy, RetryOnWithoutTimeoutsAndEmpty) {
+  auto r = import_configs(
+      {{"a.yaml",
+        "retry_policy: {retry_on: connect-failure, num_retries: 2, per_try_timeout: 1s}\n"}});
+  EXPECT_FALSE(flag(r, "client.retry_on_timeout"));
+  auto e = import_configs({{"b.yaml", "retry_policy: {num_retries: 2}\n"}});
+  EXPECT_EQ(num(e, "client.retries"), 0);
+  EXPECT_FALSE(e.warnings.empty());
+}
+
+TEST(ConfigsGrpc, ServiceConfig) {
+  auto r = import1("grpc/service-config.json");
+  EXPECT_EQ(num(r, "client.retries"), 3);  // maxAttempts 4
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.base_s"), 0.2);
+  EXPECT_EQ(num(r, "client.backoff.cap_s"), 2);
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.multiplier"), 1.5);
+  EXPECT_EQ(str(r, "client.backoff.jitter"), "grpc");
+  EXPECT_DOUBLE_EQ(num(r, "client.deadline_s"), 3.5);
+  EXPECT_FALSE(flag(r, "client.retry_on_timeout"));
+  EXPECT_EQ(str(r, "client.budget.kind"), "grpc_throttling");
+  EXPECT_EQ(num(r, "client.budget.max_tokens"), 20);
+  EXPECT_DOUBLE_EQ(num(r, "client.budget.token_ratio"), 0.2);
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST(ConfigsGrpc, MaxAttemptsAboveFiveIsCappedWithAWarning) {
+  auto r = import1("grpc/max-attempts-7.json");
+  EXPECT_EQ(num(r, "client.retries"), 4);
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_EQ(r.layers[0].capped_from, 7);
+  bool capped = false, unknown = false;
+  for (const auto& w : r.warnings) {
+    capped = capped || w.find("gRPC silently uses 5") != std::string::npos;
+    unknown = unknown || w.find("retryEverything: unknown field") != std::string::npos;
+  }
+  EXPECT_TRUE(capped);
+  EXPECT_TRUE(unknown);
+}
+
+TEST(ConfigsGrpc, NoThrottlingNoTimeout) {
+  auto r = import1("grpc/no-throttling.json");
+  EXPECT_EQ(str(r, "client.budget.kind"), "none");
+  EXPECT_EQ(num(r, "client.deadline_s"), 0);
+  EXPECT_FALSE(has_key(r, "client.timeout_s"));
+}
+
+TEST(ConfigsGrpc, DurationFormsAndBrokenFiles) {
+  auto obj =
+      import_configs({{"o.json",
+                       R"({"methodConfig":[{"name":[{}],"timeout":{"seconds":2,"nanos":500000000},
+   "retryPolicy":{"maxAttempts":2,"initialBackoff":"0.1s","maxBackoff":"100ms","backoffMultiplier":2,
+   "retryableStatusCodes":["UNAVAILABLE"]}}]})"}});
+  EXPECT_DOUBLE_EQ(num(obj, "client.deadline_s"), 2.5);
+  EXPECT_DOUBLE_EQ(num(obj, "client.backoff.cap_s"), 0.1);
+  EXPECT_EQ(obj.warnings.size(), 2u);  // gRPC itself wants "2.5s" and "0.1s"
+  std::string e = error_of({fixture("grpc/broken-missing-backoff.json")});
+  EXPECT_NE(e.find("broken-missing-backoff.json:4: methodConfig[0].retryPolicy: initialBackoff"),
+            std::string::npos)
+      << e;
+  e = error_of({fixture("grpc/broken-syntax.json")});
+  EXPECT_NE(e.find("broken-syntax.json:4"), std::string::npos) << e;
+  EXPECT_NE(e.find("not valid JSON"), std::string::npos) << e;
+  e = error_of(
+      {{"s.json",
+        R"({"methodConfig":[{"name":[{}],"retryPolicy":{"maxAttempts":1,"initialBackoff":"1s",
+  "maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}]})"}});
+  EXPECT_NE(e.find("maxAttempts"), std::string::npos) << e;
+  e = error_of(
+      {{"c.json",
+        R"({"methodConfig":[{"name":[{}],"retryPolicy":{"maxAttempts":3,"initialBackoff":"1s",
+  "maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["NOT_A_CODE"]}}]})"}});
+  EXPECT_NE(e.find("retryableStatusCodes[0]"), std::string::npos) << e;
+}
+
+TEST(ConfigsIstio, VirtualServiceAndDestinationRule) {
+  auto r =
+      import_configs({fixture("istio/virtualservice.yaml"), fixture("istio/destinationrule.yaml")});
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_EQ(num(r, "client.retries"), 4);
+  EXPECT_DOUBLE_EQ(num(r, "client.timeout_s"), 1.5);  // "1500ms"
+  EXPECT_EQ(num(r, "client.deadline_s"), 6);
+  EXPECT_TRUE(flag(r, "client.retry_on_timeout"));
+  EXPECT_EQ(str(r, "client.budget.kind"), "envoy_concurrency");
+  EXPECT_DOUBLE_EQ(num(r, "client.budget.ratio"), 0.15);
+  EXPECT_EQ(num(r, "client.budget.min_concurrency"), 3);  // default
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.base_s"), 0.025);
+}
+
+TEST(ConfigsIstio, DefaultsAndOneFileWithBoth) {
+  auto d = import1("istio/vs-defaults.yaml");
+  EXPECT_EQ(num(d, "client.retries"), 2);
+  EXPECT_EQ(num(d, "client.deadline_s"), 0);
+  EXPECT_FALSE(flag(d, "client.retry_on_timeout"));
+  EXPECT_EQ(str(d, "client.budget.kind"), "none");
+  ASSERT_EQ(d.warnings.size(), 1u);  // trafficShadow
+  EXPECT_NE(d.warnings[0].find("vs-defaults.yaml:13: spec.http[0].trafficShadow"),
+            std::string::npos);
+  auto b = import1("istio/vs-and-dr.yaml");
+  EXPECT_EQ(num(b, "client.deadline_s"), 60);  // "1m"
+  EXPECT_EQ(num(b, "client.timeout_s"), 20);
+  EXPECT_FALSE(flag(b, "client.retry_on_timeout"));  // default retryOn has no 5xx
+  EXPECT_EQ(num(b, "client.budget.min_concurrency"), 8);
+  std::string e = error_of({{"bad.yaml",
+                             "apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec:\n"
+                             "  http:\n  - retries:\n      attempts: 2\n      perTryTimeout: 2 "
+                             "seconds\n"}});
+  EXPECT_NE(e.find("bad.yaml:7: spec.http[0].retries.perTryTimeout"), std::string::npos) << e;
+}
+
+TEST(ConfigsLinkerd, ServiceProfile) {
+  auto r = import1("linkerd/serviceprofile.yaml");
+  EXPECT_GT(num(r, "client.retries"), 0);
+  EXPECT_EQ(num(r, "client.deadline_s"), 2);
+  EXPECT_FALSE(flag(r, "client.retry_on_timeout"));
+  EXPECT_EQ(str(r, "client.budget.kind"), "ratio_ttl");
+  EXPECT_DOUBLE_EQ(num(r, "client.budget.ratio"), 0.25);
+  EXPECT_EQ(num(r, "client.budget.min_retries_per_s"), 5);
+  EXPECT_EQ(num(r, "client.budget.ttl_s"), 20);
+  auto d = import1("linkerd/sp-defaults.yaml");
+  EXPECT_EQ(num(d, "client.deadline_s"), 10);
+  EXPECT_DOUBLE_EQ(num(d, "client.budget.ratio"), 0.2);
+  EXPECT_EQ(num(d, "client.budget.min_retries_per_s"), 10);
+  EXPECT_EQ(num(d, "client.budget.ttl_s"), 10);
+}
+
+TEST(ConfigsLinkerd, Annotations) {
+  auto r = import1("linkerd/annotations.yaml");
+  EXPECT_EQ(num(r, "client.retries"), 2);
+  EXPECT_DOUBLE_EQ(num(r, "client.timeout_s"), 0.4);
+  EXPECT_EQ(num(r, "client.deadline_s"), 2);
+  EXPECT_TRUE(flag(r, "client.retry_on_timeout"));
+  EXPECT_EQ(str(r, "client.budget.kind"), "none");
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("retry.linkerd.io/backoff"), std::string::npos);
+  auto d = import_configs({{"svc.yaml",
+                            "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  annotations:\n"
+                            "    retry.linkerd.io/http: 5xx\n"}});
+  EXPECT_EQ(num(d, "client.retries"), 1);  // limit default
+  std::string e = error_of({{"l.yaml",
+                             "kind: Service\nmetadata:\n  annotations:\n    retry.linkerd.io/http: "
+                             "5xx\n    retry.linkerd.io/limit: many\n"}});
+  EXPECT_NE(e.find("l.yaml:5: metadata.annotations.retry.linkerd.io/limit"), std::string::npos)
+      << e;
+}
+
+TEST(ConfigsAws, Profiles) {
+  auto r = import1("aws/config");
+  EXPECT_EQ(num(r, "client.retries"), 4);
+  EXPECT_EQ(str(r, "client.budget.kind"), "aws_quota");
+  EXPECT_EQ(num(r, "client.budget.quota_tokens"), 500);
+  EXPECT_EQ(num(r, "client.budget.retry_cost"), 5);
+  EXPECT_EQ(num(r, "client.budget.timeout_cost"), 10);
+  EXPECT_EQ(num(r, "client.backoff.cap_s"), 20);
+  EXPECT_EQ(str(r, "client.backoff.jitter"), "full");
+  EXPECT_EQ(r.warnings.size(), 2u);  // two profiles; retry_jitter unknown
+  auto l = import1("aws/legacy.ini");
+  EXPECT_EQ(num(l, "client.retries"), 4);  // legacy default 5 attempts
+  EXPECT_EQ(str(l, "client.budget.kind"), "none");
+  auto d = import1("aws/defaults.ini");
+  EXPECT_EQ(num(d, "client.retries"), 2);  // standard default 3 attempts
+  std::string e = error_of({fixture("aws/broken-mode.ini")});
+  EXPECT_NE(e.find("broken-mode.ini:3: [default] retry_mode"), std::string::npos) << e;
+  e = error_of({fixture("aws/broken-line.ini")});
+  EXPECT_NE(e.find("broken-line.ini:3"), std::string::npos) << e;
+  e = error_of({{"z.ini", "[default]\nmax_attempts = 0\n"}});
+  EXPECT_NE(e.find("z.ini:2: [default] max_attempts"), std::string::npos) << e;
+}
+
+TEST(ConfigsPolicy, PostMortemLadder) {
+  auto r = import1("retrystorm/postmortem.yaml");
+  EXPECT_EQ(num(r, "client.retries"), 6);
+  EXPECT_EQ(num(r, "client.backoff.base_s"), 30);
+  EXPECT_EQ(num(r, "client.backoff.multiplier"), 2);
+  EXPECT_EQ(num(r, "client.deadline_s"), 1800);
+  auto u = import1("retrystorm/postmortem-units.yaml");
+  EXPECT_EQ(num(u, "client.deadline_s"), 1800);
+  EXPECT_EQ(u.layers[0].ladder_s, r.layers[0].ladder_s);
+}
+
+TEST(ConfigsStack, LayersMultiplyAndDifferentRetriesUseTheStack) {
+  auto r = import_configs({fixture("stack/edge-envoy.yaml"), fixture("stack/service-grpc.json")});
+  ASSERT_EQ(r.layers.size(), 2u);
+  EXPECT_EQ(num(r, "client.layers"), 2);
+  EXPECT_EQ(str(r, "client.stack_retries"), "3,2");
+  EXPECT_EQ(num(r, "client.deadline_s"), 30);  // the outermost layer's
+  EXPECT_EQ(num(r, "client.timeout_s"), 4);    // the innermost layer's
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  apply_keys(s, r.keys);
+  EXPECT_EQ(s.attempts(), 12);
+  auto same =
+      import_configs({fixture("envoy/unknown-field.yaml"), fixture("envoy/unknown-field.yaml")});
+  EXPECT_EQ(num(same, "client.retries"), 2);
+  EXPECT_EQ(str(same, "client.stack_retries"), "");
+}
+
+TEST(ConfigsDurations, EveryForm) {
+  Where w{"f", "k", 1};
+  DurationRules go{false, false, true}, proto{true, false, false}, plain{false, true, true};
+  EXPECT_DOUBLE_EQ(parse_duration_text("0.1s", w, proto), 0.1);
+  EXPECT_DOUBLE_EQ(parse_duration_text("100ms", w, go), 0.1);
+  EXPECT_DOUBLE_EQ(parse_duration_text("1m", w, go), 60);
+  EXPECT_DOUBLE_EQ(parse_duration_text("1m30s", w, go), 90);
+  EXPECT_DOUBLE_EQ(parse_duration_text("2h", w, go), 7200);
+  EXPECT_DOUBLE_EQ(parse_duration_text("250us", w, go), 0.00025);
+  EXPECT_DOUBLE_EQ(parse_duration_text("30", w, plain), 30);
+  EXPECT_THROW(parse_duration_text("30", w, go), InputError);
+  EXPECT_THROW(parse_duration_text("100ms", w, proto), InputError);
+  EXPECT_THROW(parse_duration_text("-1s", w, go), InputError);
+  EXPECT_THROW(parse_duration_text("1x", w, go), InputError);
+  EXPECT_EQ(human_duration(1890), "31 min 30 s");
+  EXPECT_EQ(human_duration(1800), "30 min");
+  EXPECT_EQ(human_duration(0.25), "250 ms");
+  EXPECT_EQ(go_duration(90), "1m30s");
+  EXPECT_EQ(go_duration(0.1), "100ms");
+  EXPECT_EQ(go_duration(1.5), "1.5s");
+  EXPECT_EQ(proto_duration(0.1), "0.1s");
+}
+
+TEST(ConfigsOutput, TextJsonYaml) {
+  auto r = import1("envoy/route.yaml");
+  std::string t = keys_text(r);
+  EXPECT_NE(t.find("client.retries = 3"), std::string::npos) << t;
+  EXPECT_NE(t.find("# envoy/route.yaml:15"), std::string::npos) << t;
+  auto j = keys_object(r.keys);
+  EXPECT_EQ(j["client"]["retries"], 3);
+  EXPECT_EQ(j["client"]["backoff"]["jitter"], "full");
+  // The partial scenario object reads back as a scenario.
+  Scenario s = scenario_from_json(j, preset_or_throw("order-status").scenario);
+  EXPECT_EQ(s.client.retries, 3);
+  Scenario y = scenario_from_text(json_to_yaml_text(j), "import.yaml");
+  EXPECT_EQ(y.client.retries, 3);
+  EXPECT_DOUBLE_EQ(y.client.timeout_s, 2);
+}
+
+}  // namespace
+}  // namespace retrystorm::configs

@@ -1,0 +1,521 @@
+// Invariants of the fluid engine over a few hundred varied scenarios, drawn
+// deterministically from a seeded generator: conservation of user requests and
+// of attempts, capacity respected, no negative amounts, metrics in range,
+// budgets respected, byte-identical JSON for the same input, shedding never
+// adding late work, and no retries when there are none to send.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "analysis/metrics.hpp"
+#include "engines/fluid.hpp"
+#include "io/result_json.hpp"
+#include "io/scenario_io.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+namespace {
+
+constexpr int kScenarios = 320;
+constexpr unsigned kSeed = 20'240'611;
+
+double tidy(double v) {
+  return std::round(v * 1e9) / 1e9;
+}
+
+// Close in relative terms (absolute near zero).
+bool close(double a, double b, double rel = 1e-9) {
+  return std::fabs(a - b) <= rel * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+std::vector<std::string> choices_of(const std::string& path) {
+  const KeySpec* k = find_key(path);
+  return k ? k->choices : std::vector<std::string>{};
+}
+
+// One scenario drawn from `rng`, set key by key through the key table so that
+// every value is one the table accepts.
+Scenario draw(std::mt19937& rng, int index) {
+  auto uniform_int = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  auto pick = [&](const auto& list) { return list[uniform_int(0, int(std::size(list)) - 1)]; };
+
+  Scenario s;
+  auto set = [&](const std::string& path, KeyValue v) { set_key(s, path, v); };
+  set("name", std::string("generated-") + std::to_string(index));
+  const double steps_of[] = {0.05, 0.1, 0.25, 0.5, 1.0};
+  double step = pick(steps_of);
+  int steps = uniform_int(40, 400);
+  set("step_s", step);
+  set("horizon_s", tidy(steps * step));
+  set("service_completes", std::string(index % 2 ? "end" : "start"));  // both, evenly
+
+  double demand = std::round(uniform(5, 500) * 4) / 4;
+  set("demand.rate_per_s", demand);
+  set("server.capacity_per_s", std::round(demand / uniform(0.2, 1.1) * 4) / 4);
+  bool limited = uniform_int(0, 2) == 0;
+  set("server.queue_limit", limited ? std::round(demand * step * uniform(0.5, 20)) : 0.0);
+  set("server.shed_abandoned", uniform_int(0, 1) == 1);
+
+  set("incident.start_s", tidy(uniform_int(0, steps / 2) * step));
+  set("incident.duration_s", tidy(uniform_int(0, steps / 2) * step));
+  const double capacity_factors[] = {0, 0, 0.1, 0.3, 0.5, 0.8, 1.0, 1.5};
+  set("incident.capacity_factor", pick(capacity_factors));
+  const double demand_factors[] = {1, 1, 1, 0.5, 1.5, 3};
+  set("incident.demand_factor", pick(demand_factors));
+
+  set("client.timeout_s", tidy(uniform_int(1, 8) * step));  // K whole steps
+  set("client.retries", double(uniform_int(0, 4)));
+  set("client.layers", double(uniform_int(1, 3)));
+  const double bases[] = {0, step, 2.5 * step, 0.1, 0.5, 1, 3};
+  set("client.backoff.base_s", pick(bases));
+  const double multipliers[] = {1, 1.5, 2, 3};
+  set("client.backoff.multiplier", pick(multipliers));
+  const double caps[] = {0, 0, 0.2, 1, 5};
+  set("client.backoff.cap_s", pick(caps));
+  auto jitters = choices_of("client.backoff.jitter");
+  set("client.backoff.jitter", jitters[static_cast<size_t>(index) % jitters.size()]);
+  auto kinds = choices_of("client.budget.kind");
+  set("client.budget.kind", kinds[static_cast<size_t>(index / 2) % kinds.size()]);
+  const double ratios[] = {0, 0.05, 0.1, 0.5, 1, 2};
+  set("client.budget.ratio", pick(ratios));
+  set("client.budget.window_s", tidy(uniform_int(1, 60) * step));
+  const double fractions[] = {0.5, 0.9, 1.0};
+  set("recovery.goodput_fraction", pick(fractions));
+  return s;
+}
+
+struct Case {
+  Scenario scenario;
+  RunResult run;
+  Metrics metrics;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = [] {
+    std::mt19937 rng(kSeed);
+    std::vector<Case> out;
+    for (int i = 0; i < kScenarios; ++i) {
+      Scenario s = draw(rng, i);
+      validate(s);  // by construction; a throw fails every test with its message
+      RunResult r = run_fluid(s);
+      Metrics m = compute_metrics(r);
+      out.push_back({s, std::move(r), m});
+    }
+    return out;
+  }();
+  return all;
+}
+
+std::string describe(const Case& c) {
+  return scenario_to_json(c.scenario).dump();
+}
+
+// Reports the first few violations in full, then only counts them.
+class Violations {
+ public:
+  explicit Violations(const char* what) : what_(what) {}
+  ~Violations() { EXPECT_EQ(count_, 0) << count_ << " violations of: " << what_; }
+  // `detail` is text, or a function returning it (only called on a violation).
+  template <typename Detail>
+  void check(bool ok, const Case& c, const Detail& detail) {
+    if (ok) return;
+    if (++count_ > 3) return;
+    std::string text;
+    if constexpr (std::is_invocable_v<Detail>)
+      text = detail();
+    else
+      text = detail;
+    ADD_FAILURE() << what_ << ": " << text << "\n  scenario: " << describe(c);
+  }
+
+ private:
+  const char* what_;
+  int count_ = 0;
+};
+
+double sum(std::span<const double> v) {
+  double t = 0;
+  for (double x : v) t += x;
+  return t;
+}
+
+std::string at(size_t step, double got, double want) {
+  std::ostringstream o;
+  o.precision(17);
+  o << "step " << step << ": " << got << " vs " << want;
+  return o.str();
+}
+
+TEST(Invariants, GeneratedScenariosAreVariedAndValid) {
+  const auto& all = cases();
+  ASSERT_GE(all.size(), 300u);
+  std::set<std::string> jitters, kinds, completes;
+  int shedding = 0, limited = 0, no_retries = 0, multi_layer = 0, stormy = 0;
+  for (const auto& c : all) {
+    EXPECT_NO_THROW(validate(c.scenario));
+    const auto& cl = c.scenario.client;
+    jitters.insert(std::get<std::string>(find_key("client.backoff.jitter")->get(c.scenario)));
+    kinds.insert(std::get<std::string>(find_key("client.budget.kind")->get(c.scenario)));
+    completes.insert(std::get<std::string>(find_key("service_completes")->get(c.scenario)));
+    shedding += c.scenario.server.shed_abandoned;
+    limited += c.scenario.server.queue_limit > 0;
+    no_retries += cl.retries == 0;
+    multi_layer += cl.layers > 1;
+    stormy += c.metrics.failed > 0 && sum(c.run.series.retries) > 0;
+  }
+  EXPECT_EQ(jitters.size(), choices_of("client.backoff.jitter").size());
+  EXPECT_EQ(kinds.size(), choices_of("client.budget.kind").size());
+  EXPECT_EQ(completes.size(), 2u);
+  EXPECT_GT(shedding, 50);
+  EXPECT_GT(limited, 50);
+  EXPECT_GT(no_retries, 30);
+  EXPECT_GT(multi_layer, 100);
+  EXPECT_GT(stormy, 30) << "too few scenarios exercise retries that fail";
+}
+
+TEST(Invariants, EveryUserRequestIsSucceededFailedOrInFlight) {
+  Violations v("user_requests == succeeded + failed + in_flight");
+  Violations first("user_requests == sum of first attempts");
+  for (const auto& c : cases()) {
+    const RunResult& r = c.run;
+    v.check(close(r.user_requests, r.succeeded + r.failed + r.in_flight), c, [&] {
+      return std::string(at(0, r.user_requests, r.succeeded + r.failed + r.in_flight));
+    });
+    first.check(close(r.user_requests, sum(r.series.first_attempts)), c,
+                [&] { return std::string(at(0, r.user_requests, sum(r.series.first_attempts))); });
+  }
+}
+
+TEST(Invariants, ServedIsGoodputPlusLateAndWithinCapacity) {
+  Violations v("goodput + served_late <= capacity");
+  Violations m("metrics.served == goodput + served_late");
+  for (const auto& c : cases()) {
+    const Series& x = c.run.series;
+    for (size_t t = 0; t < x.size(); ++t) {
+      double served = x.goodput[t] + x.served_late[t];
+      v.check(served <= x.capacity[t] * (1 + 1e-12) + 1e-9, c,
+              [&] { return std::string(at(t, served, x.capacity[t])); });
+    }
+    m.check(close(c.metrics.served, sum(x.goodput) + sum(x.served_late)) &&
+                close(c.metrics.served_on_time, sum(x.goodput)),
+            c, [&] {
+              return std::string(at(0, c.metrics.served, sum(x.goodput) + sum(x.served_late)));
+            });
+  }
+}
+
+TEST(Invariants, CapacityAndTimeFollowTheScenario) {
+  Violations v("capacity and t_s per step");
+  for (const auto& c : cases()) {
+    const Scenario& s = c.scenario;
+    const Series& x = c.run.series;
+    v.check(x.size() == size_t(s.steps()), c, "steps");
+    for (size_t t = 0; t < x.size(); ++t) {
+      double cap = s.server.capacity_per_s * s.step_s *
+                   (s.in_incident(int(t)) ? s.incident.capacity_factor : 1.0);
+      double first =
+          s.demand.rate_per_s * s.step_s * (s.in_incident(int(t)) ? s.incident.demand_factor : 1.0);
+      v.check(close(x.capacity[t], cap) && close(x.first_attempts[t], first) &&
+                  close(x.t_s[t], double(t) * s.step_s),
+              c, [&] { return std::string(at(t, x.capacity[t], cap)); });
+    }
+  }
+}
+
+TEST(Invariants, NoSeriesHoldsANegativeAmount) {
+  Violations v("every series >= 0");
+  Violations b("backlog >= 0");
+  for (const auto& c : cases()) {
+    const Series& x = c.run.series;
+    const std::pair<const char*, std::span<const double>> all[] = {
+        {"t_s", x.t_s},
+        {"capacity", x.capacity},
+        {"first_attempts", x.first_attempts},
+        {"retries", x.retries},
+        {"goodput", x.goodput},
+        {"served_late", x.served_late},
+        {"failed", x.failed},
+        {"shed", x.shed},
+        {"rejected", x.rejected},
+        {"gave_up", x.gave_up},
+        {"budget_denied", x.budget_denied}};
+    for (const auto& [name, series] : all)
+      for (size_t t = 0; t < series.size(); ++t)
+        v.check(series[t] >= 0, c,
+                [&] { return std::string(std::string(name) + " " + at(t, series[t], 0)); });
+    for (size_t t = 0; t < x.size(); ++t)
+      b.check(x.backlog[t] >= 0, c, [&] { return std::string(at(t, x.backlog[t], 0)); });
+    v.check(c.run.in_flight >= 0 && c.run.failed >= 0 && c.run.succeeded >= 0, c, "totals");
+  }
+}
+
+TEST(Invariants, FailedSeriesSumsToFailed) {
+  Violations v("sum(series.failed) == failed");
+  Violations g("sum(series.goodput) == succeeded");
+  for (const auto& c : cases()) {
+    v.check(close(sum(c.run.series.failed), c.run.failed), c,
+            [&] { return std::string(at(0, sum(c.run.series.failed), c.run.failed)); });
+    v.check(close(c.metrics.failed, c.run.failed), c, "metrics.failed");
+    g.check(close(sum(c.run.series.goodput), c.run.succeeded), c,
+            [&] { return std::string(at(0, sum(c.run.series.goodput), c.run.succeeded)); });
+  }
+}
+
+// Every attempt admitted to the queue is served, shed, or still queued at the
+// end; the rest were rejected. Per step, the backlog moves by exactly that.
+TEST(Invariants, AttemptsAreConservedThroughTheQueue) {
+  Violations total("first + retries == served + shed + rejected + final backlog");
+  Violations step("backlog[t] == backlog[t-1] + sent - rejected - served - shed");
+  for (const auto& c : cases()) {
+    const Series& x = c.run.series;
+    double sent = sum(x.first_attempts) + sum(x.retries);
+    double gone = sum(x.goodput) + sum(x.served_late) + sum(x.shed) + sum(x.rejected) +
+                  (x.size() ? x.backlog[x.size() - 1] : 0);
+    total.check(close(sent, gone), c, [&] { return std::string(at(x.size(), sent, gone)); });
+    double before = 0;
+    for (size_t t = 0; t < x.size(); ++t) {
+      double want = before + x.first_attempts[t] + x.retries[t] - x.rejected[t] - x.goodput[t] -
+                    x.served_late[t] - x.shed[t];
+      step.check(std::fabs(x.backlog[t] - want) <= 1e-9 * std::max(1.0, sent), c,
+                 [&] { return std::string(at(t, x.backlog[t], want)); });
+      before = x.backlog[t];
+    }
+  }
+}
+
+TEST(Invariants, MetricFractionsAreWithinZeroAndOne) {
+  Violations v("fractions in [0, 1]");
+  for (const auto& c : cases()) {
+    const Metrics& m = c.metrics;
+    auto in01 = [](double f) { return f >= 0 && f <= 1 + 1e-12; };
+    v.check(in01(m.failed_fraction), c,
+            [&] { return std::string("failed_fraction " + std::to_string(m.failed_fraction)); });
+    v.check(in01(m.wasted_fraction), c,
+            [&] { return std::string("wasted_fraction " + std::to_string(m.wasted_fraction)); });
+    v.check(in01(m.last_window.utilization), c, [&] {
+      return std::string("last_window.utilization " + std::to_string(m.last_window.utilization));
+    });
+    v.check(in01(m.bound.safe_load_below) && m.bound.safe_load_below > 0, c, "safe_load_below");
+    v.check(close(m.bound.max_amplification * m.bound.safe_load_below, 1), c, "bound");
+    v.check(m.peak_amplification >= 1 - 1e-12, c, "peak_amplification");
+  }
+}
+
+// Immediate retries (base 0) with an uncapped multiplier and more than a
+// thousand attempts: every retry must still land somewhere.
+// Regression (fixed): backoff_window_s() computes base_s * pow(multiplier, k - 1), which is
+// 0 * inf = NaN once 2^(k-1) overflows (k > 1024); the NaN delay lands in no
+// step, so those retries vanish: user_requests != succeeded + failed +
+// in_flight (10240 of 15000 here), and attempts above 1025 are never sent.
+TEST(Invariants, ThousandsOfImmediateRetriesConserveRequests) {
+  Scenario s;
+  s.horizon_s = 1500;
+  s.step_s = 1;
+  s.service_completes = ServiceCompletes::end;  // give up and retry every step
+  s.demand.rate_per_s = 10;
+  s.server.capacity_per_s = 20;
+  s.incident = {0, 1500, 0, 1};  // an outage for the whole run
+  s.client.timeout_s = 1;
+  s.client.retries = 40;
+  s.client.layers = 2;  // 1681 attempts
+  s.client.backoff = {0, 2, 0, Jitter::none};
+  validate(s);
+  RunResult r = run_fluid(s);
+  EXPECT_NEAR(r.user_requests, 15000, 1e-6);
+  EXPECT_NEAR(r.succeeded + r.failed + r.in_flight, r.user_requests, 1e-6)
+      << "succeeded " << r.succeeded << " failed " << r.failed << " in flight " << r.in_flight;
+  // An attempt a step per cohort: the first cohort sends attempt 1500 in the
+  // last step, and every earlier cohort retries in it too.
+  EXPECT_NEAR(r.series.retries[1499], 10 * 1499, 1e-6);
+}
+
+// Regression (fixed): goodput_recovery_s is "the smallest s >= incident end ... reported as
+// s - incident end", so never negative; but with an incident end that is not
+// exact in binary (3.2 + 5.4 = 8.600000000000001) the first step at or after
+// it (step 86, 8.6 s) is found with a tolerance and the difference reported
+// as -1.7763568394002505e-15. failure_recovery_s clamps at 0; this does not.
+TEST(Invariants, RecoveryTimesAreNeverNegative) {
+  Violations v("goodput_recovery_s and failure_recovery_s >= 0");
+  for (const auto& c : cases()) {
+    const Metrics& m = c.metrics;
+    if (m.goodput_recovery_s)
+      v.check(*m.goodput_recovery_s >= 0, c,
+              [&] { return "goodput_recovery_s " + std::to_string(*m.goodput_recovery_s); });
+    if (m.failure_recovery_s)
+      v.check(*m.failure_recovery_s >= 0, c,
+              [&] { return "failure_recovery_s " + std::to_string(*m.failure_recovery_s); });
+  }
+}
+
+// Regression (fixed): the same, in one scenario: an absorbed incident from 3.2 s for 5.4 s.
+TEST(Invariants, GoodputRecoveryIsNeverNegative) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  s.step_s = 0.1;
+  s.incident.start_s = 3.2;
+  s.incident.duration_s = 5.4;
+  s.server.capacity_per_s = 1000;  // absorbed: goodput never drops
+  validate(s);
+  Metrics m = compute_metrics(run_fluid(s));
+  ASSERT_TRUE(m.goodput_recovery_s.has_value());
+  EXPECT_GE(*m.goodput_recovery_s, 0.0);
+  EXPECT_EQ(m.failure_recovery_s, 0.0);
+}
+
+// Regression (fixed): fluid-model.md says failure_recovery_s is null "when failures reach the
+// last step or the backlog is still growing", but failure_recovery() returns 0
+// for a run in which nothing has failed yet before it looks at the backlog: an
+// overloaded run (load above 1, backlog growing, no timeout reached yet) reads
+// "recovered +0 s". See also BacklogGrowingWithoutFailuresIsNotRecovered.
+TEST(Invariants, AGrowingBacklogIsNeverRecoveredByFailures) {
+  Violations v("backlog_growing implies failure_recovery_s == null");
+  for (const auto& c : cases()) {
+    const Metrics& m = c.metrics;
+    if (m.backlog_growing)
+      v.check(!m.failure_recovery_s, c, [&] {
+        return std::string("failure_recovery_s " +
+                           std::to_string(m.failure_recovery_s.value_or(-1)) + " with failed " +
+                           std::to_string(m.failed));
+      });
+  }
+}
+
+// Regression (fixed): the smallest case of the one above: demand 101/s on capacity 100/s and
+// no incident. The backlog grows by 1 a second and never drains, yet no
+// attempt waits the 5 s timeout within 300 s, so failure_recovery_s is 0.
+TEST(Invariants, BacklogGrowingWithoutFailuresIsNotRecovered) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  s.demand.rate_per_s = 101;
+  s.incident.duration_s = 0;
+  s.recovery.criterion = RecoveryCriterion::failures;
+  validate(s);
+  Metrics m = compute_metrics(run_fluid(s));
+  EXPECT_EQ(m.failed, 0);
+  EXPECT_TRUE(m.backlog_growing);
+  EXPECT_FALSE(m.failure_recovery_s.has_value()) << *m.failure_recovery_s;
+  EXPECT_FALSE(m.recovered);
+}
+
+TEST(Invariants, WithoutRetriesNothingIsRetried) {
+  Violations v("retries 0: no retries, every failed attempt fails its user");
+  int seen = 0;
+  for (const auto& c : cases()) {
+    if (c.scenario.client.retries != 0) continue;
+    ++seen;
+    const Series& x = c.run.series;
+    v.check(sum(x.retries) == 0, c,
+            [&] { return std::string("retries sent " + std::to_string(sum(x.retries))); });
+    v.check(sum(x.budget_denied) == 0, c, "budget_denied");
+    v.check(close(c.run.failed, sum(x.gave_up) + sum(x.rejected)), c,
+            [&] { return std::string(at(0, c.run.failed, sum(x.gave_up) + sum(x.rejected))); });
+    v.check(close(c.metrics.peak_amplification, 1), c, "peak_amplification");
+  }
+  EXPECT_GT(seen, 30);
+}
+
+TEST(Invariants, RetriesNeverExceedTheAttemptsAllowed) {
+  Violations v("retries <= (attempts - 1) x user_requests");
+  for (const auto& c : cases()) {
+    double allowed = (c.scenario.attempts() - 1) * c.run.user_requests;
+    v.check(sum(c.run.series.retries) <= allowed * (1 + 1e-9) + 1e-9, c,
+            [&] { return std::string(at(0, sum(c.run.series.retries), allowed)); });
+  }
+}
+
+TEST(Invariants, QueueLimitBoundsTheBacklog) {
+  Violations v("backlog <= queue_limit");
+  for (const auto& c : cases()) {
+    double limit = c.scenario.server.queue_limit;
+    if (limit <= 0) continue;
+    const Series& x = c.run.series;
+    for (size_t t = 0; t < x.size(); ++t)
+      v.check(x.backlog[t] <= limit * (1 + 1e-12), c,
+              [&] { return std::string(at(t, x.backlog[t], limit)); });
+  }
+}
+
+TEST(Invariants, BudgetsHoldRetriesToTheirAllowance) {
+  Violations none("no budget: nothing denied");
+  Violations bucket("token_bucket: retries <= size + ratio x first attempts so far");
+  Violations window("window: retries in window <= ratio_eff x first attempts in window");
+  for (const auto& c : cases()) {
+    const Scenario& s = c.scenario;
+    const Series& x = c.run.series;
+    const auto& b = s.client.budget;
+    if (b.kind == BudgetKind::none) none.check(sum(x.budget_denied) == 0, c, "budget_denied");
+    if (b.kind == BudgetKind::token_bucket) {
+      double size = b.ratio * s.demand.rate_per_s * b.window_s, first = 0, retries = 0;
+      for (size_t t = 0; t < x.size(); ++t) {
+        first += x.first_attempts[t];
+        retries += x.retries[t];
+        bucket.check(retries <= (size + b.ratio * first) * (1 + 1e-9) + 1e-9, c,
+                     [&] { return std::string(at(t, retries, size + b.ratio * first)); });
+      }
+    }
+    if (b.kind == BudgetKind::window) {
+      size_t w = size_t(std::lround(b.window_s / s.step_s));
+      double ratio_eff = std::pow(1 + b.ratio, s.client.layers) - 1;
+      for (size_t t = 0; t < x.size(); ++t) {
+        if (x.retries[t] <= 0) continue;  // the rule binds when a retry is sent
+        double first = 0, retries = 0;
+        for (size_t u = t + 1 > w ? t + 1 - w : 0; u <= t; ++u) {
+          first += x.first_attempts[u];
+          retries += x.retries[u];
+        }
+        window.check(retries <= ratio_eff * first * (1 + 1e-9) + 1e-9, c,
+                     [&] { return std::string(at(t, retries, ratio_eff * first)); });
+      }
+    }
+  }
+}
+
+// With shedding, a given-up attempt leaves the queue when its client gives
+// up, so nothing is ever served late; turning shedding on never raises the
+// late share of the same scenario.
+TEST(Invariants, SheddingNeverIncreasesTheLateShare) {
+  Violations none_late("shed_abandoned: served_late == 0");
+  Violations share("wasted_fraction(shed) <= wasted_fraction(no shed)");
+  for (const auto& c : cases()) {
+    Scenario with = c.scenario, without = c.scenario;
+    with.server.shed_abandoned = true;
+    without.server.shed_abandoned = false;
+    Metrics on = compute_metrics(run_fluid(with));
+    Metrics off = compute_metrics(run_fluid(without));
+    none_late.check(on.served_late == 0, c,
+                    [&] { return std::string("served_late " + std::to_string(on.served_late)); });
+    share.check(on.wasted_fraction <= off.wasted_fraction + 1e-12, c,
+                [&] { return std::string(at(0, on.wasted_fraction, off.wasted_fraction)); });
+    if (!c.scenario.server.shed_abandoned)
+      none_late.check(sum(run_fluid(without).series.shed) == 0, c, "shed without shedding");
+  }
+}
+
+TEST(Invariants, SameInputGivesByteIdenticalJson) {
+  Violations v("run_json(make_report(s)).dump() is deterministic");
+  Violations round("the scenario's own JSON runs to the same bytes");
+  for (const auto& c : cases()) {
+    std::string a = run_json(make_report(c.scenario)).dump();
+    std::string b = run_json(make_report(c.scenario)).dump();
+    v.check(a == b, c, "two runs differ");
+    // After a round trip through the scenario's JSON (without the tipping
+    // point and advice, which the comparison above already covers).
+    Scenario again = scenario_from_json(scenario_to_json(c.scenario));
+    round.check(run_json(make_report(again, false, false)).dump() ==
+                    run_json(make_report(c.scenario, false, false)).dump(),
+                c, "round trip through JSON differs");
+  }
+}
+
+}  // namespace
+}  // namespace retrystorm

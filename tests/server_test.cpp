@@ -1,0 +1,609 @@
+// The HTTP API of `retrystorm serve` (contract.md, "HTTP API"): the real
+// server started in-process on a free loopback port, spoken to with
+// httplib::Client and with raw requests; handle_api() directly; and a load
+// test of POST /api/run from four concurrent clients.
+#include "server/server.hpp"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis/tipping.hpp"
+#include "io/result_json.hpp"
+#include "io/scenario_io.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kHost = "127.0.0.1";
+
+// A port nobody listens on now: bind to port 0, read the port, close.
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+bool answers(int port) {
+  httplib::Client c(kHost, port);
+  c.set_connection_timeout(0, 200'000);
+  auto r = c.Get("/api/presets");
+  return r && r->status == 200;
+}
+
+// The server, started once for the whole program with the default limits
+// (1 MB bodies, 200,000 steps a run, 10,000 runs a sweep). serve() blocks
+// until the process ends, so its thread is detached.
+int server_port() {
+  static const int port = [] {
+    static const ServerLimits limits;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      int port = free_port();
+      if (port == 0) continue;
+      auto stopped = std::make_shared<std::atomic<bool>>(false);
+      std::thread([port, stopped] {
+        serve(kHost, port, limits);
+        *stopped = true;  // could not bind (someone took the port): try another
+      }).detach();
+      for (int i = 0; i < 250 && !*stopped; ++i) {
+        if (answers(port)) return port;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    return 0;
+  }();
+  return port;
+}
+
+class Server : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NE(server_port(), 0) << "the server did not start"; }
+
+  static httplib::Client client() {
+    httplib::Client c(kHost, server_port());
+    c.set_connection_timeout(2);
+    c.set_read_timeout(30);
+    c.set_write_timeout(30);
+    return c;
+  }
+  static httplib::Result post(const std::string& path, const std::string& body) {
+    return client().Post(path.c_str(), body, "application/json");
+  }
+  static httplib::Result post(const std::string& path, const json& body) {
+    return post(path, body.dump());
+  }
+  static httplib::Result get(const std::string& path) { return client().Get(path.c_str()); }
+
+  // 200 and a JSON object.
+  static json ok_json(const httplib::Result& r) {
+    EXPECT_TRUE(r) << "no answer";
+    if (!r) return json();
+    EXPECT_EQ(r->status, 200) << r->body.substr(0, 300);
+    EXPECT_EQ(r->get_header_value("Content-Type").rfind("application/json", 0), 0u);
+    json j = json::parse(r->body, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r->body.substr(0, 300);
+    return j;
+  }
+  // An error status with {"error": "..."} that names `needle`.
+  static void expect_error(const httplib::Result& r, int status, const std::string& needle) {
+    ASSERT_TRUE(r) << "no answer";
+    EXPECT_EQ(r->status, status) << r->body.substr(0, 300);
+    json j = json::parse(r->body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error") && j["error"].is_string())
+        << r->body.substr(0, 300);
+    EXPECT_NE(j["error"].get<std::string>().find(needle), std::string::npos)
+        << "the error does not name '" << needle << "': " << j["error"];
+  }
+};
+
+// A request written by hand, so that nothing normalizes the path on the way;
+// returns the whole response (status line, headers, body). With `half_close`
+// the request is followed by end of file, so that a server waiting for more of
+// a malformed request gives up at once.
+std::string raw_request(int port, const std::string& request, bool half_close = false) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    size_t sent = 0;
+    while (sent < request.size()) {
+      ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    if (half_close) ::shutdown(fd, SHUT_WR);
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+      response.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return response;
+}
+
+int status_of(const std::string& response) {
+  // "HTTP/1.1 404 Not Found"
+  if (response.rfind("HTTP/1.", 0) != 0 || response.size() < 12) return 0;
+  return std::atoi(response.substr(9, 3).c_str());
+}
+
+// ------------------------------------------------------------- GET answers
+
+TEST_F(Server, PresetsListsEveryPresetWithItsScenario) {
+  json j = ok_json(get("/api/presets"));
+  ASSERT_TRUE(j["presets"].is_array());
+  std::set<std::string> names;
+  for (const auto& p : j["presets"]) {
+    names.insert(p["name"].get<std::string>());
+    EXPECT_FALSE(p["description"].get<std::string>().empty());
+    EXPECT_TRUE(p["scenario"].is_object());
+    EXPECT_EQ(p["scenario"]["name"], p["name"]);
+  }
+  EXPECT_TRUE(names.count("order-status"));
+  EXPECT_TRUE(names.count("primary-failover"));
+}
+
+TEST_F(Server, SchemaListsTheScenarioKeys) {
+  json j = ok_json(get("/api/schema"));
+  ASSERT_TRUE(j["keys"].is_array());
+  std::set<std::string> paths;
+  for (const auto& k : j["keys"]) paths.insert(k["path"].get<std::string>());
+  for (const char* p : {"horizon_s", "step_s", "demand.rate_per_s", "server.capacity_per_s",
+                        "client.retries", "client.backoff.jitter", "client.budget.kind"})
+    EXPECT_TRUE(paths.count(p)) << p;
+}
+
+TEST_F(Server, HeadOnAGetPathIsAllowed) {
+  auto r = client().Head("/api/presets");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+// ------------------------------------------------------------ POST answers
+
+TEST_F(Server, RunAnswersTheContractFields) {
+  json j = ok_json(post("/api/run", json{{"preset", "primary-failover"}}));
+  for (const char* f : {"scenario", "metrics", "series", "trace"}) EXPECT_TRUE(j.contains(f)) << f;
+  const json& m = j["metrics"];
+  for (const char* f :
+       {"user_requests", "failed", "failed_fraction", "wasted_fraction", "peak_amplification",
+        "goodput_recovery_s", "failure_recovery_s", "backlog_growing", "last_window", "bound"})
+    EXPECT_TRUE(m.contains(f)) << f;
+  for (const char* f : {"seconds", "goodput_per_s", "utilization", "attempts_per_request"})
+    EXPECT_TRUE(m["last_window"].contains(f)) << f;
+  for (const char* f : {"max_amplification", "safe_load_below"})
+    EXPECT_TRUE(m["bound"].contains(f)) << f;
+  EXPECT_EQ(m["user_requests"], 72000.0);
+  EXPECT_NEAR(m["failed"].get<double>(), 64170, 1e-6);
+  EXPECT_EQ(m["failure_recovery_s"], nullptr);
+  EXPECT_EQ(m["backlog_growing"], true);
+  EXPECT_EQ(m["bound"]["max_amplification"], 3.0);
+  for (const char* f : {"t_s", "capacity", "first_attempts", "retries", "goodput", "served_late",
+                        "failed", "shed", "rejected", "backlog"}) {
+    ASSERT_TRUE(j["series"][f].is_array()) << f;
+    EXPECT_EQ(j["series"][f].size(), 2400u) << f;  // 120 s / 0.05 s
+  }
+  ASSERT_TRUE(j["trace"].is_array());
+  ASSERT_FALSE(j["trace"].empty());
+  EXPECT_TRUE(j["trace"][0].contains("t_s"));
+  EXPECT_TRUE(j["trace"][0]["text"].is_string());
+  EXPECT_EQ(j["scenario"]["name"], "primary-failover");
+  EXPECT_EQ(j["scenario"]["step_s"], 0.05);
+}
+
+TEST_F(Server, OrderStatusWithoutRetriesRecoversIn19Seconds) {
+  json j =
+      ok_json(post("/api/run", json{{"preset", "order-status"}, {"set", {{"client.retries", 0}}}}));
+  EXPECT_EQ(j["metrics"]["goodput_recovery_s"], 19.0);
+  EXPECT_EQ(j["scenario"]["client"]["retries"], 0);
+}
+
+TEST_F(Server, RunTakesAWholeScenarioObject) {
+  json scenario = {{"name", "tiny"},
+                   {"horizon_s", 60},
+                   {"demand", {{"rate_per_s", 10}}},
+                   {"server", {{"capacity_per_s", 20}}},
+                   {"incident", {{"start_s", 10}, {"duration_s", 5}, {"capacity_factor", 0.5}}},
+                   {"client", {{"timeout_s", 2}, {"retries", 1}}}};
+  json j = ok_json(post("/api/run", json{{"scenario", scenario}}));
+  EXPECT_EQ(j["scenario"]["name"], "tiny");
+  EXPECT_EQ(j["series"]["t_s"].size(), 60u);
+  EXPECT_EQ(j["metrics"]["user_requests"], 600.0);
+  EXPECT_EQ(j["scenario"]["client"]["backoff"]["multiplier"], 2.0);  // defaults filled in
+}
+
+TEST_F(Server, LadderAnswersThePresetsRows) {
+  json j = ok_json(post("/api/ladder", json{{"preset", "primary-failover"}}));
+  ASSERT_EQ(j["rows"].size(), 5u);
+  EXPECT_EQ(j["rows"][0]["name"], "No retries");
+  EXPECT_TRUE(j["rows"][0]["change"].is_string());
+  EXPECT_NEAR(j["rows"][0]["metrics"]["failure_recovery_s"].get<double>(), 21.05, 1e-9);
+  EXPECT_EQ(j["rows"][2]["metrics"]["failure_recovery_s"], nullptr);
+  EXPECT_NEAR(j["rows"][4]["metrics"]["failure_recovery_s"].get<double>(), 0.1, 1e-9);
+}
+
+TEST_F(Server, TippingOnAHalfSecondGrid) {
+  json j = ok_json(post("/api/tipping", json{{"preset", "primary-failover"}, {"grid_s", 0.5}}));
+  EXPECT_EQ(j["grid_s"], 0.5);
+  EXPECT_EQ(j["on_grid_s"], 1.5);
+  ASSERT_TRUE(j["exact_s"].is_number());
+  EXPECT_GT(j["exact_s"].get<double>(), 1.0);
+  EXPECT_LE(j["exact_s"].get<double>(), 1.5);
+}
+
+// Grid 50 s: incidents of 50 to 200 s, all absorbed by 1000/s. (An incident
+// lasting to the end of the run, 240 s, would never count as recovered.)
+TEST_F(Server, TippingNullWhenEveryDurationRecovers) {
+  json j = ok_json(post("/api/tipping", json{{"preset", "order-status"},
+                                             {"set", {{"server.capacity_per_s", 1000}}},
+                                             {"grid_s", 50}}));
+  EXPECT_EQ(j["on_grid_s"], nullptr);
+  EXPECT_EQ(j["exact_s"], nullptr);
+}
+
+TEST_F(Server, SweepAnswersOneRowPerGridPoint) {
+  json body = {{"preset", "order-status"},
+               {"vary", {{{"path", "client.retries"}, {"from", 0}, {"to", 3}, {"step", 1}}}}};
+  json j = ok_json(post("/api/sweep", body));
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(j["rows"][i]["values"]["client.retries"], double(i));
+  EXPECT_EQ(j["rows"][0]["metrics"]["goodput_recovery_s"], 19.0);
+  EXPECT_EQ(j["rows"][3]["metrics"]["goodput_recovery_s"], nullptr);
+}
+
+TEST_F(Server, ExportEnvoyAnswersYaml) {
+  json j = ok_json(post("/api/export/envoy", json{{"preset", "primary-failover"}}));
+  ASSERT_TRUE(j["yaml"].is_string());
+  std::string yaml = j["yaml"];
+  EXPECT_NE(yaml.find("retry_policy"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("num_retries: 2"), std::string::npos) << yaml;
+}
+
+// ------------------------------------------------------------------ errors
+
+TEST_F(Server, MalformedJsonIs400) {
+  expect_error(post("/api/run", std::string("{\"preset\": ")), 400, "JSON");
+  expect_error(post("/api/ladder", std::string("not json")), 400, "JSON");
+}
+
+TEST_F(Server, UnknownTopLevelFieldIs400NamingIt) {
+  expect_error(post("/api/run", json{{"presett", "order-status"}}), 400, "presett");
+  expect_error(post("/api/run", json{{"preset", "order-status"}, {"grid_s", 1}}), 400, "grid_s");
+}
+
+TEST_F(Server, UnknownScenarioKeyIs400NamingIt) {
+  expect_error(post("/api/run", json{{"set", {{"client.retriez", 1}}}}), 400, "client.retriez");
+  expect_error(post("/api/run", json{{"scenario", {{"client", {{"retriez", 1}}}}}}), 400,
+               "client.retriez");
+}
+
+TEST_F(Server, BadValuesAre400NamingTheKey) {
+  expect_error(post("/api/run", json{{"set", {{"client.retries", "three"}}}}), 400,
+               "client.retries");
+  expect_error(post("/api/run", json{{"set", {{"demand.rate_per_s", -1}}}}), 400,
+               "demand.rate_per_s");
+  expect_error(post("/api/run", json{{"preset", "nope"}}), 400, "nope");
+  expect_error(post("/api/run", json{{"preset", "order-status"}, {"scenario", json::object()}}),
+               400, "preset");
+  expect_error(post("/api/run", std::string("[1, 2]")), 400, "body");
+}
+
+TEST_F(Server, BodyOverTheLimitIs413) {
+  std::string big = R"({"preset": "order-status", "pad": ")" + std::string(2 << 20, 'x') + "\"}";
+  auto r = post("/api/run", big);
+  ASSERT_TRUE(r) << "no answer to an oversized body";
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(r->body.find("xxxx"), std::string::npos);
+}
+
+TEST_F(Server, HugeHorizonIs400) {
+  expect_error(post("/api/run", json{{"set", {{"horizon_s", 1e6}}}}), 400, "horizon_s");
+  expect_error(post("/api/run", json{{"set", {{"horizon_s", 1e7}, {"step_s", 0.01}}}}), 400,
+               "horizon_s");
+}
+
+TEST_F(Server, SweepOverTheRunLimitIs400) {
+  json body = {{"preset", "order-status"},
+               {"vary",
+                {{{"path", "incident.duration_s"}, {"from", 0}, {"to", 200}, {"step", 1}},
+                 {{"path", "client.retries"}, {"from", 0}, {"to", 100}, {"step", 1}}}}};
+  expect_error(post("/api/sweep", body), 400, "vary");
+  expect_error(post("/api/sweep", json{{"preset", "order-status"}}), 400, "vary");
+}
+
+TEST_F(Server, TippingGridTooFineIs400) {
+  expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", 0.001}}), 400,
+               "grid_s");
+  expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", -1}}), 400,
+               "grid_s");
+}
+
+TEST_F(Server, WrongMethodIs405) {
+  auto r = get("/api/run");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "POST");
+  r = post("/api/presets", json::object());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET");
+  r = post("/api/schema", json::object());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  r = client().Delete("/api/run");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  r = client().Put("/api/sweep", "{}", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+}
+
+TEST_F(Server, UnknownPathIs404) {
+  for (const char* p : {"/api/nope", "/api/run/extra", "/nope.txt", "/api"}) {
+    auto r = get(p);
+    ASSERT_TRUE(r) << p;
+    if (std::string(p) == "/api") continue;  // a client-side route may show the page
+    EXPECT_EQ(r->status, 404) << p;
+  }
+  auto r = post("/api/nope", json::object());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+}
+
+TEST_F(Server, PathTraversalFindsNoFile) {
+  const char* paths[] = {"/../../etc/passwd",
+                         "/%2e%2e/%2e%2e/etc/passwd",
+                         "/assets/../../CMakeLists.txt",
+                         "/..%2f..%2fetc%2fpasswd",
+                         "/%2e%2e%2f%2e%2e%2fCMakeLists.txt",
+                         "/assets/%2e%2e/%2e%2e/CMakeLists.txt",
+                         "/....//....//etc/passwd"};
+  for (const char* p : paths) {
+    std::string response = raw_request(server_port(), std::string("GET ") + p +
+                                                          " HTTP/1.1\r\nHost: localhost\r\n"
+                                                          "Connection: close\r\n\r\n");
+    int status = status_of(response);
+    EXPECT_GE(status, 400) << p << "\n" << response.substr(0, 300);
+    EXPECT_LT(status, 500) << p;
+    EXPECT_EQ(response.find("root:"), std::string::npos) << p;
+    EXPECT_EQ(response.find("cmake_minimum_required"), std::string::npos) << p;
+  }
+  // A path without a dot may be a client-side route and get the page, but
+  // never a file from the disk.
+  for (const char* p :
+       {"//etc/passwd", "/etc/passwd", "/%2fetc%2fpasswd", "/%252e%252e/%252e%252e/etc/passwd"}) {
+    std::string response = raw_request(server_port(), std::string("GET ") + p +
+                                                          " HTTP/1.1\r\nHost: localhost\r\n"
+                                                          "Connection: close\r\n\r\n");
+    EXPECT_NE(status_of(response), 0) << p;
+    EXPECT_EQ(response.find("root:"), std::string::npos) << p;
+  }
+  // The same through the client library.
+  for (const char* p : {"/../../etc/passwd", "/assets/../../CMakeLists.txt"}) {
+    auto r = get(p);
+    if (!r) continue;  // refusing to send is fine too
+    EXPECT_GE(r->status, 400) << p;
+    EXPECT_EQ(r->body.find("root:"), std::string::npos) << p;
+    EXPECT_EQ(r->body.find("cmake_minimum_required"), std::string::npos) << p;
+  }
+}
+
+TEST_F(Server, GarbageRequestsDoNotStopTheServer) {
+  for (const char* request : {"\r\n\r\n", "GET\r\n\r\n", "BREW /api/run HTTP/1.1\r\n\r\n",
+                              "POST /api/run HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n",
+                              "POST /api/run HTTP/1.1\r\nContent-Length: -5\r\n\r\n{}",
+                              "GET /api/presets HTTP/9.9\r\n\r\n"})
+    raw_request(server_port(), request, true);
+  // After all of the above (and the tests before), the server still answers.
+  json j = ok_json(get("/api/presets"));
+  EXPECT_TRUE(j["presets"].is_array());
+  json run = ok_json(post("/api/run", json{{"preset", "order-status"}}));
+  EXPECT_EQ(run["metrics"]["goodput_recovery_s"], nullptr);
+}
+
+// --------------------------------------------------------------- load test
+
+TEST_F(Server, LoadThousandRunsFromFourClients) {
+  const std::vector<std::string> presets = {"order-status", "primary-failover",
+                                            "brief-outage", "partial-brownout",
+                                            "load-surge",   "two-layer-stack"};
+  constexpr int kClients = 4, kPerClient = 250;
+  std::atomic<int> ok{0}, failed{0};
+  std::atomic<size_t> bytes{0};
+  std::vector<std::string> errors(kClients);
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client cli(kHost, server_port());
+      cli.set_keep_alive(true);
+      cli.set_read_timeout(60);
+      for (int i = 0; i < kPerClient; ++i) {
+        json body = {{"preset", presets[static_cast<size_t>(c + i) % presets.size()]}};
+        if (i % 5 == 0) body["set"] = {{"client.retries", i % 4}};
+        auto r = cli.Post("/api/run", body.dump(), "application/json");
+        if (r && r->status == 200 && r->body.size() > 1000 && r->body.front() == '{' &&
+            r->body.find("\"metrics\"") != std::string::npos) {
+          ++ok;
+          bytes += r->body.size();
+        } else {
+          ++failed;
+          if (errors[c].empty())
+            errors[c] = r ? std::to_string(r->status) + " " + r->body.substr(0, 200)
+                          : "error " + httplib::to_string(r.error());
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(ok.load(), kClients * kPerClient);
+  EXPECT_EQ(failed.load(), 0);
+  for (const auto& e : errors) EXPECT_TRUE(e.empty()) << e;
+  std::cout << "[ load     ] " << ok.load() << " POST /api/run from " << kClients << " clients in "
+            << seconds << " s: " << (ok.load() / seconds) << " requests per second ("
+            << bytes.load() / (1 << 20) << " MB of JSON)" << std::endl;
+}
+
+// ------------------------------------------------------ handle_api directly
+
+TEST(HandleApi, RunsOneCallWithoutHttp) {
+  ApiAnswer a =
+      handle_api("/api/run", R"({"preset": "order-status", "set": {"client.retries": 0}})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body["metrics"]["goodput_recovery_s"], 19.0);
+  // An empty body is the default preset.
+  a = handle_api("/api/run", "");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body["scenario"]["name"], "order-status");
+  a = handle_api("/api/presets", "");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_TRUE(a.body["presets"].is_array());
+}
+
+TEST(HandleApi, ErrorsAre400WithAMessageNamingTheField) {
+  struct Case {
+    const char* path;
+    const char* body;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"/api/run", "{bad", "JSON"},
+      {"/api/run", R"({"set": 5})", "set"},
+      {"/api/run", R"({"preset": 7})", "preset"},
+      {"/api/run", R"({"set": {"client.layers": 0}})", "client.layers"},
+      {"/api/run", R"({"set": {"client.retries": null}})", "client.retries"},
+      {"/api/run", R"({"set": {"server.shed_abandoned": "yes"}})", "server.shed_abandoned"},
+      {"/api/run", R"({"set": {"client.timeout_s": 2.5}})", "client.timeout_s"},
+      {"/api/run", R"({"scenario": [1]})", "scenario"},
+      {"/api/sweep", R"({"vary": [{"path": "client.retries", "from": 0, "to": "3"}]})", "to"},
+      {"/api/sweep", R"({"vary": [{"path": "client.backoff.jitter", "from": 0, "to": 1}]})",
+       "client.backoff.jitter"},
+      {"/api/sweep", R"({"vary": [{"path": "client.retries", "from": 3, "to": 0}]})",
+       "client.retries"},
+      {"/api/sweep", R"({"vary": [{"path": "client.retries", "from": 0, "to": 3, "step": 0}]})",
+       "step"},
+      {"/api/tipping", R"({"grid_s": "1"})", "grid_s"},
+      {"/api/ladder", R"({"scenario": {"ladder": {"rows": [{"set": {"x.y": 1}}]}}})", "x.y"},
+      {"/api/export/envoy", R"({"set": {"client.budget.kind": "leaky"}})", "client.budget.kind"},
+  };
+  for (const auto& c : cases) {
+    ApiAnswer a = handle_api(c.path, c.body);
+    EXPECT_EQ(a.status, 400) << c.path << " " << c.body;
+    ASSERT_TRUE(a.body.contains("error")) << c.body;
+    EXPECT_NE(a.body["error"].get<std::string>().find(c.needle), std::string::npos)
+        << c.body << " -> " << a.body["error"];
+  }
+}
+
+TEST(HandleApi, LimitsComeFromTheCaller) {
+  ServerLimits tight;
+  tight.max_steps = 100;
+  tight.max_sweep_runs = 3;
+  ApiAnswer a = handle_api("/api/run", R"({"preset": "order-status"})", tight);  // 300 steps
+  EXPECT_EQ(a.status, 400);
+  EXPECT_NE(a.body["error"].get<std::string>().find("horizon_s"), std::string::npos);
+  a = handle_api("/api/run", R"({"preset": "order-status", "set": {"horizon_s": 100}})", tight);
+  EXPECT_EQ(a.status, 200);
+  a = handle_api(
+      "/api/sweep",
+      R"({"set": {"horizon_s": 100}, "vary": [{"path": "client.retries", "from": 0, "to": 3}]})",
+      tight);
+  EXPECT_EQ(a.status, 400);
+  EXPECT_NE(a.body["error"].get<std::string>().find("vary"), std::string::npos);
+  a = handle_api(
+      "/api/sweep",
+      R"({"set": {"horizon_s": 100}, "vary": [{"path": "client.retries", "from": 0, "to": 2}]})",
+      tight);
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body["rows"].size(), 3u);
+}
+
+// The server caches tipping points across requests: each answer must still
+// be the tipping point of its own scenario, in any order.
+TEST(HandleApi, TippingInRunAnswersFollowTheirScenario) {
+  struct Req {
+    const char* preset;
+    const char* path;
+    double value;
+  };
+  const Req reqs[] = {{"order-status", "client.retries", 3},
+                      {"order-status", "client.retries", 1},
+                      {"order-status", "incident.capacity_factor", 0.2},
+                      {"primary-failover", "client.retries", 2},
+                      {"order-status", "client.retries", 3},
+                      {"primary-failover", "client.retries", 1},
+                      {"order-status", "incident.duration_s", 5}};
+  for (const auto& r : reqs) {
+    json body = {{"preset", r.preset}, {"set", {{r.path, r.value}}}};
+    ApiAnswer a = handle_api("/api/run", body.dump());
+    ASSERT_EQ(a.status, 200) << body;
+    Scenario s = preset_or_throw(r.preset).scenario;
+    set_key(s, r.path, r.value);
+    EXPECT_EQ(a.body["tipping"], tipping_json(tipping_point(s))) << body;
+  }
+  // order-status as published: 12 s on its 1 s grid, whatever its own duration.
+  ApiAnswer a = handle_api("/api/run", R"({"set": {"incident.duration_s": 5}})");
+  EXPECT_EQ(a.body["tipping"]["on_grid_s"], 12.0);
+}
+
+TEST(HandleApi, SameRequestSameBytes) {
+  const char* body = R"({"preset": "primary-failover", "set": {"client.budget.kind": "window"}})";
+  EXPECT_EQ(handle_api("/api/run", body).body.dump(), handle_api("/api/run", body).body.dump());
+}
+
+// Regression (fixed): POST /api/run always computes the tipping point (make_report with
+// tipping), on a grid of ten steps over the whole run: (horizon - start) /
+// (10 steps) runs of the whole horizon, quadratic in the run length, and not
+// bounded by ServerLimits::max_sweep_runs. A run of 20,000 steps (a tenth of
+// the server's 200,000-step limit) where every incident length recovers takes
+// about 30 s of CPU (about 2,000 runs); at the limit it is about 100 times
+// that, so a handful of such requests occupy every server thread. Checked
+// through the binary, which runs the same make_report, under a time limit.
+TEST(ServerLimits, RunWithinTheStepLimitAnswersInBoundedTime) {
+  std::string cmd = std::string("timeout 5 ") + RETRYSTORM_BIN +
+                    " run --set horizon_s=20000 --set server.capacity_per_s=1000"
+                    " --format json --no-trace > /dev/null 2>&1";
+  auto started = std::chrono::steady_clock::now();
+  int raw = std::system(cmd.c_str());
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_TRUE(WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 0) << "did not finish in 5 s (124 = killed by timeout); took "
+                                 << seconds << " s";
+}
+
+}  // namespace
+}  // namespace retrystorm
