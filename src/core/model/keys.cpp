@@ -274,28 +274,6 @@ std::vector<KeySpec> build_keys() {
       "tipping.grid_s", 0, 1e7, "s", "run", "Tipping grid",
       "grid of incident lengths the tipping point tries; 0 = ten steps",
       [](S & s) -> auto& { return s.tipping.grid_s; }));
-  // Budget parameters matter only with the budgets that read them.
-  const std::map<std::string, std::vector<std::string>> budget_uses = {
-      {"client.budget.ratio", {"token_bucket", "window", "envoy_concurrency", "ratio_ttl"}},
-      {"client.budget.window_s", {"token_bucket", "window"}},
-      {"client.budget.min_concurrency", {"envoy_concurrency"}},
-      {"client.budget.max_tokens", {"grpc_throttling"}},
-      {"client.budget.token_ratio", {"grpc_throttling"}},
-      {"client.budget.quota_tokens", {"aws_quota"}},
-      {"client.budget.retry_cost", {"aws_quota"}},
-      {"client.budget.timeout_cost", {"aws_quota"}},
-      {"client.budget.success_reward", {"aws_quota"}},
-      {"client.budget.min_retries_per_s", {"ratio_ttl"}},
-      {"client.budget.ttl_s", {"ratio_ttl"}},
-      {"client.budget.clients", {"envoy_concurrency", "grpc_throttling", "aws_quota", "ratio_ttl"}},
-  };
-  for (KeySpec& k : keys) {
-    auto it = budget_uses.find(k.path);
-    if (it == budget_uses.end()) continue;
-    k.when_path = "client.budget.kind";
-    k.when_values = it->second;
-  }
-
   // ---- Agent engine keys (docs/agent-engine.md); the fluid engine ignores them. ----
   keys.push_back(choice<DemandProcess>(
       "demand.process", {"deterministic", "poisson", "bursty"}, "agent", "Arrivals",
@@ -355,6 +333,31 @@ std::vector<KeySpec> build_keys() {
       "agent: Monte Carlo replications of `run` (seed, seed + 1, ...)",
       [](S & s) -> auto& { return s.runs; }));
   // ---- end of agent engine keys ----
+  // Budget parameters matter only with the budgets that read them.
+  const std::map<std::string, std::vector<std::string>> budget_uses = {
+      {"client.budget.ratio", {"token_bucket", "window", "envoy_concurrency", "ratio_ttl"}},
+      {"client.budget.window_s", {"token_bucket", "window"}},
+      {"client.budget.min_concurrency", {"envoy_concurrency"}},
+      {"client.budget.max_tokens", {"grpc_throttling"}},
+      {"client.budget.token_ratio", {"grpc_throttling"}},
+      {"client.budget.quota_tokens", {"aws_quota"}},
+      {"client.budget.retry_cost", {"aws_quota"}},
+      {"client.budget.timeout_cost", {"aws_quota"}},
+      {"client.budget.success_reward", {"aws_quota"}},
+      {"client.budget.min_retries_per_s", {"ratio_ttl"}},
+      {"client.budget.ttl_s", {"ratio_ttl"}},
+      {"client.budget.clients", {"envoy_concurrency", "grpc_throttling", "aws_quota", "ratio_ttl"}},
+  };
+  for (KeySpec& k : keys) {
+    if (k.group == "agent") {  // the agent engine's own keys
+      k.when_path = "engine";
+      k.when_values = {"agent"};
+    }
+    auto it = budget_uses.find(k.path);
+    if (it == budget_uses.end()) continue;
+    k.when_path = "client.budget.kind";
+    k.when_values = it->second;
+  }
   return keys;
 }
 
