@@ -1,4 +1,4 @@
-# The two commands of the README, plus bench, fuzz-free helpers and format.
+# The two commands of the README, plus bench, fuzz and format.
 #   make run    installs what is missing, builds, starts the explorer
 #   make test   installs what is missing, builds, runs every test
 BUILD ?= build
