@@ -8,8 +8,9 @@ WEB ?= ON
 
 .PHONY: run test bench build setup format clean unit browser fuzz
 
+# Debian packages (as root) and npm packages; the browser only for tests.
 setup:
-	scripts/setup.sh $(if $(filter ON,$(WEB)),--browser,)
+	scripts/setup.sh $(if $(filter ON,$(WEB)),--web,)
 
 build: setup
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DRETRYSTORM_WEB=$(WEB) >/dev/null
@@ -21,10 +22,15 @@ run: build
 # Every test: C++ (GoogleTest via CTest), the page's unit tests and the
 # browser tests against a real `retrystorm serve`.
 test: build
+	scripts/setup.sh $(if $(filter ON,$(WEB)),--browser,)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+browser: build
+	scripts/setup.sh --browser
+	cd $(BUILD) && ctest --output-on-failure -L 'web|browser'
 
 bench: build
 	$(BUILD)/bench/retrystorm_bench --benchmark_min_time=0.2
