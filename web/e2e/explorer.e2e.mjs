@@ -336,6 +336,8 @@ async function main() {
 
     log('\n# import a configuration');
     {
+      // A 0.5 s per-try timeout needs a scenario whose step divides it.
+      await selectPreset(page, 'primary-failover');
       const n = await runs(page);
       await testid(page, 'import-open').click();
       const envoy = [
