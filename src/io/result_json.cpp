@@ -63,13 +63,14 @@ json series_json(const Series& s) {
           {"budget_denied", list(s.budget_denied)}};
 }
 
-RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping, TippingCache* cache) {
+RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping, TippingCache* cache,
+                      bool with_trace) {
   RunReport r;
   r.run = run_engine(s);
   r.metrics = compute_metrics(r.run);
   r.verdict = verdict(r.run, r.metrics);
   r.goodput = goodput_table(r.run);
-  r.trace = decision_trace(r.run);
+  if (with_trace) r.trace = decision_trace(r.run);
   // A very long run leaves the tipping point to the `tipping` command.
   if (with_tipping && tipping_steps(s) <= kReportTippingSteps)
     r.tipping = cache ? cache->get(s) : tipping_point(s);
@@ -87,8 +88,6 @@ json run_json(const RunReport& r) {
   json goodput = json::array();
   for (const auto& g : r.goodput)
     goodput.push_back({{"t_s", g.t_s}, {"phase", g.phase}, {"goodput_per_s", g.goodput_per_s}});
-  json trace = json::array();
-  for (const auto& e : r.trace) trace.push_back({{"t_s", e.t_s}, {"text", e.text}});
   json advice = json::array();
   for (const auto& a : r.advice) {
     json change = json::object();
@@ -107,9 +106,15 @@ json run_json(const RunReport& r) {
                 {"detail", r.verdict.detail}}},
               {"series", series_json(r.run.series)},
               {"goodput_table", goodput},
-              {"advice", advice},
-              {"trace", trace}};
+              {"advice", advice}};
+  if (!r.trace.empty()) out["trace"] = trace_json(r.trace);
   if (r.tipping) out["tipping"] = tipping_json(*r.tipping);
+  return out;
+}
+
+json trace_json(const std::vector<TraceEntry>& trace) {
+  json out = json::array();
+  for (const auto& e : trace) out.push_back({{"t_s", e.t_s}, {"text", e.text}});
   return out;
 }
 

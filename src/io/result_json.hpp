@@ -27,9 +27,11 @@ struct RunReport {
 // Runs a validated scenario and builds every view of it.
 // A cache, when given, supplies the tipping point.
 RunReport make_report(const Scenario& s, bool with_advice = true, bool with_tipping = true,
-                      TippingCache* cache = nullptr);
+                      TippingCache* cache = nullptr, bool with_trace = true);
 
+// The trace is left out when the report has none (see make_report).
 nlohmann::json run_json(const RunReport& r);
+nlohmann::json trace_json(const std::vector<TraceEntry>& trace);
 nlohmann::json ladder_json(const std::vector<LadderResult>& rows);
 nlohmann::json tipping_json(const TippingResult& t);
 nlohmann::json sweep_json(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);

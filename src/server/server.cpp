@@ -9,6 +9,7 @@
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
+#include "engines/engine.hpp"
 #include "io/configs/export.hpp"
 #include "io/configs/lint.hpp"
 #include "io/envoy_export.hpp"
@@ -25,7 +26,7 @@ namespace {
 const std::set<std::string> kPostPaths = {
     "/api/run",          "/api/ladder",      "/api/tipping",      "/api/sweep",
     "/api/export/envoy", "/api/export/grpc", "/api/export/istio", "/api/export/linkerd",
-    "/api/export/aws",   "/api/import",      "/api/lint"};
+    "/api/export/aws",   "/api/import",      "/api/lint",         "/api/trace"};
 const std::set<std::string> kGetPaths = {"/api/presets", "/api/schema"};
 
 // The scenario a request names: {"preset", "set"} or {"scenario"}.
@@ -144,9 +145,16 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   if (path == "/api/schema") return schema_json();
   if (path == "/api/run") {
     static TippingCache tipping_cache;
-    Scenario s = scenario_of(body, {}, limits);
-    return run_json(make_report(s, true, true, &tipping_cache));
+    Scenario s = scenario_of(body, {"trace"}, limits);
+    bool trace = true;  // the page asks without, then fetches /api/trace
+    if (body.contains("trace")) {
+      if (!body["trace"].is_boolean()) throw InputError("trace: must be true or false");
+      trace = body["trace"].get<bool>();
+    }
+    return run_json(make_report(s, true, true, &tipping_cache, trace));
   }
+  if (path == "/api/trace")
+    return {{"trace", trace_json(decision_trace(run_engine(scenario_of(body, {}, limits))))}};
   if (path == "/api/ladder") return ladder_json(run_ladder(scenario_of(body, {}, limits)));
   if (path == "/api/tipping") {
     Scenario s = scenario_of(body, {"grid_s"}, limits);

@@ -243,6 +243,8 @@ async function main() {
     log('\n# decision trace');
     {
       await selectPreset(page, 'order-status');
+      // The trace text arrives after the chart, in its own request.
+      await page.waitForFunction(() => window.__retrystorm.traceReady, null, { timeout: 15000 });
       const total = await H(page, () => window.__retrystorm.result().trace?.length ?? 0);
       check(total >= 2, 'trace has steps', String(total));
       await testid(page, 'trace-start').click();

@@ -1,7 +1,7 @@
 // Calls to the HTTP API of `retrystorm serve` (same origin). Each kind of call
 // keeps one AbortController so a newer request cancels the stale one.
 
-import type { LadderRow, Preset, RunResult, Scenario, SchemaKey, SweepRow, Tipping } from './types';
+import type { LadderRow, Preset, RunResult, Scenario, SchemaKey, SweepRow, Tipping, TraceStep } from './types';
 
 /** What POST /api/import answers: scenario keys, and what it noticed. */
 export interface ImportResult {
@@ -61,7 +61,9 @@ const body = (sc: Scenario, extra: Record<string, unknown> = {}) => ({ scenario:
 export const api = {
   presets: () => call<{ presets: Preset[] }>('GET', 'presets').then((r) => r.presets),
   schema: () => call<{ keys: SchemaKey[] }>('GET', 'schema').then((r) => r.keys),
-  run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc), s)),
+  /** The run without its trace (the chart needs none); see trace(). */
+  run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false }), s)),
+  trace: (sc: Scenario) => latest('trace', (s) => call<{ trace: TraceStep[] }>('POST', 'trace', body(sc), s).then((r) => r.trace)),
   ladder: (sc: Scenario) => latest('ladder', (s) => call<{ rows: LadderRow[] }>('POST', 'ladder', body(sc), s)),
   tipping: (sc: Scenario) => latest('tipping', (s) => call<Tipping>('POST', 'tipping', body(sc), s)),
   sweep: (sc: Scenario, vary: { path: string; from: number; to: number; step: number }[]) =>

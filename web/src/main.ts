@@ -29,6 +29,7 @@ interface Hooks {
   phaseReady: boolean;
   ladderReady: boolean;
   tippingReady: boolean;
+  traceReady: boolean;
   preset: string;
   scenario: () => Scenario | null;
   result: () => RunResult | null;
@@ -61,7 +62,7 @@ const S = {
 
 const hooks: Hooks = {
   ready: false, lastRenderMs: null, lastFetchMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false,
-  ladderReady: false, tippingReady: false, preset: '', error: null,
+  ladderReady: false, tippingReady: false, traceReady: false, preset: '', error: null,
   scenario: () => S.scenario, result: () => S.result, ladder: () => S.ladder, tipping: () => S.tipping,
   exportData: () => exportData(), urlHash: () => location.hash,
   cursorT: () => { const u = charts.load; const l = u?.cursor.left; return u && l !== undefined && l >= 0 ? u.posToVal(l, 'x') : null; },
@@ -150,9 +151,9 @@ function renderResult(r: RunResult) {
     toast('Applied the suggested change');
   });
   renderGoodputTable(r);
-  const steps = r.trace ?? [];
-  // A new run starts with the trace folded (it can hold one line per step).
-  S.trace = { total: steps.length, visible: 0 };
+  // A new run starts with the trace folded (it can hold one line per step);
+  // its text arrives separately (loadTrace), one entry per step.
+  S.trace = { total: r.trace?.length ?? r.series.t_s.length, visible: 0 };
   showTrace(false);
   if (S.ladder.length) drawLadder();
   markPhaseCurrent();
@@ -164,6 +165,7 @@ const runSoon = debounce(() => void runNow(), 60, { leading: true });
 const secondary = debounce(() => {
   const sc = S.scenario;
   if (!sc) return;
+  void loadTrace();
   if (!S.keepLadder || !S.ladder.length) api.ladder(sc).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; drawLadder(); hooks.ladderReady = true; } });
   const inRun = S.result?.tipping;
   if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema).length === 0) {
@@ -182,6 +184,7 @@ function changed(t0: number, keepLadder = false) {
   S.keepLadder = keepLadder;
   hooks.ladderReady = keepLadder && S.ladder.length > 0;
   hooks.tippingReady = false;
+  hooks.traceReady = false;
   syncUrl();
   runSoon();
 }
@@ -239,6 +242,24 @@ function drawLadder() {
 }
 
 // ---------- trace ----------
+/** Fetches the trace of the shown run once; later calls share the answer. */
+let tracePending: Promise<void> | null = null;
+function loadTrace(): Promise<void> {
+  const r = S.result;
+  const sc = S.scenario;
+  if (!r || !sc || r.trace) return Promise.resolve();
+  if (tracePending) return tracePending;
+  tracePending = api.trace(sc).then((steps) => {
+    if (S.result === r) {
+      r.trace = steps;
+      hooks.traceReady = true;
+      if (S.trace.visible > 0) showTrace();
+    }
+  }).catch((e) => { if (!isAbort(e)) showError(`trace: ${e instanceof Error ? e.message : String(e)}`); })
+    .finally(() => { tracePending = null; });
+  return tracePending;
+}
+
 function showTrace(moveCursor = true) {
   const steps = S.result?.trace ?? [];
   renderTrace(steps, S.trace.visible, moveCursor);
@@ -373,7 +394,10 @@ function wire() {
     syncUrl();
     toast((await copyText(location.href)) ? 'Link copied' : 'Link is in the address bar');
   });
-  $('export-json').addEventListener('click', () => download(`${fileBase()}.json`, JSON.stringify(exportData(), null, 2), 'application/json'));
+  $('export-json').addEventListener('click', async () => {
+    await loadTrace();
+    download(`${fileBase()}.json`, JSON.stringify(exportData(), null, 2), 'application/json');
+  });
   $('export-envoy').addEventListener('click', async () => {
     if (!S.scenario) return;
     const panel = $('envoy-panel');
@@ -396,10 +420,14 @@ function wire() {
   $('envoy-close').addEventListener('click', () => { $('envoy-panel').hidden = true; $('export-envoy').focus(); });
   $('theme-toggle').addEventListener('click', () => setTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark'));
   $<HTMLInputElement>('show-backlog').addEventListener('change', (e) => charts.setBacklogVisible((e.target as HTMLInputElement).checked));
-  $('trace-start').addEventListener('click', () => { S.trace = traceStart(S.trace); showTrace(); });
-  $('trace-next').addEventListener('click', () => { S.trace = traceNext(S.trace); showTrace(); });
-  $('trace-all').addEventListener('click', () => { S.trace = traceAll(S.trace); showTrace(); });
-  $<HTMLInputElement>('trace-slider').addEventListener('input', (e) => { S.trace = traceSeek(S.trace, Number((e.target as HTMLInputElement).value)); showTrace(); });
+  const withTrace = (step: () => void) => loadTrace().then(() => { step(); showTrace(); });
+  $('trace-start').addEventListener('click', () => withTrace(() => { S.trace = traceStart(S.trace); }));
+  $('trace-next').addEventListener('click', () => withTrace(() => { S.trace = traceNext(S.trace); }));
+  $('trace-all').addEventListener('click', () => withTrace(() => { S.trace = traceAll(S.trace); }));
+  $<HTMLInputElement>('trace-slider').addEventListener('input', (e) => {
+    const v = Number((e.target as HTMLInputElement).value);
+    void withTrace(() => { S.trace = traceSeek(S.trace, v); });
+  });
   $('trace-list').addEventListener('click', (e) => {
     const i = (e.target as HTMLElement).closest<HTMLElement>('button.trace-time')?.dataset.i;
     if (i !== undefined) { S.trace = traceSeek(S.trace, Number(i) + 1); showTrace(); }

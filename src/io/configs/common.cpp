@@ -91,6 +91,11 @@ std::vector<YAML::Node> parse_documents(const std::string& text, const std::stri
       auto colon = what.find("syntax error");
       fail({file, "", line_at_offset(text, e.byte > 0 ? e.byte - 1 : 0)},
            "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon)));
+    } catch (const nlohmann::json::exception& e) {  // e.g. a number too large (found by fuzz/)
+      std::string what = e.what();
+      auto close = what.find("] ");
+      fail({file, "", 0},
+           "not valid JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
     }
     try {
       docs.push_back(YAML::Load(text));  // the same data, with line numbers
@@ -145,7 +150,7 @@ double parse_duration_text(const std::string& raw, const Where& w, const Duratio
     char* end = nullptr;
     double v = std::strtod(t.c_str(), &end);
     if (end && *end == '\0' && (t[0] == '.' || std::isdigit(static_cast<unsigned char>(t[0])))) {
-      if (!std::isfinite(v)) return bad("not finite");
+      if (!std::isfinite(v) || v > 1e12) return bad("too large");
       if (rules.allow_number || v == 0) return v;
       return bad("a unit is required");
     }
@@ -252,6 +257,15 @@ double wrapped_number(const YAML::Node& n, const Where& w) {
   return number(n, w);
 }
 
+long long wrapped_whole(const YAML::Node& n, const Where& w, long long min, long long max) {
+  if (!n.IsMap()) return whole(n, w, min, max);
+  double v = wrapped_number(n, w);
+  if (v != std::floor(v) || v < static_cast<double>(min) || v > static_cast<double>(max))
+    fail(w, num_text(v) + " is not a whole number from " + std::to_string(min) + " to " +
+                std::to_string(max));
+  return static_cast<long long>(v);
+}
+
 std::string snake_case(const std::string& key) {
   std::string out;
   for (char c : key) {
@@ -272,7 +286,8 @@ std::string num_text(double v) {
 }
 
 std::string human_duration(double s) {
-  if (s <= 0) return "0 s";
+  if (!(s > 0)) return "0 s";
+  if (s >= 1e12) return num_text(s) + " s";
   if (s < 1) return num_text(std::round(s * 1e6) / 1e3) + " ms";
   if (s < 60) return num_text(std::round(s * 1000) / 1000) + " s";
   double rounded = std::round(s * 1000) / 1000;

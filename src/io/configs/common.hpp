@@ -57,6 +57,7 @@ std::string text(const YAML::Node& n, const Where& w);
 
 // A protobuf wrapper value (DoubleValue, UInt32Value): plain or {value: x}.
 double wrapped_number(const YAML::Node& n, const Where& w);
+long long wrapped_whole(const YAML::Node& n, const Where& w, long long min, long long max);
 
 // "retryPolicy" -> "retry_policy" (proto3 JSON allows either spelling).
 std::string snake_case(const std::string& key);

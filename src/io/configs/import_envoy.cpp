@@ -125,7 +125,7 @@ void read_budget(const std::vector<Found>& breakers, Reader& r) {
       }
       if (mc) {
         Where w = at(r.file, rk + ".min_retry_concurrency", mc);
-        minc = mc.IsMap() ? wrapped_number(mc, w) : static_cast<double>(whole(mc, w, 0, 1 << 30));
+        minc = static_cast<double>(wrapped_whole(mc, w, 0, 1 << 30));
       }
       l.budget_kind = "envoy_concurrency";
       l.budget["ratio"] = percent / 100;
@@ -142,8 +142,7 @@ void read_budget(const std::vector<Found>& breakers, Reader& r) {
         l.notes.push_back(rk + ".budget_interval is not modelled (concurrent retries are)");
     } else if (mr) {
       Where w = at(r.file, tk + ".max_retries", mr);
-      double n =
-          mr.IsMap() ? wrapped_number(mr, w) : static_cast<double>(whole(mr, w, 0, 1LL << 32));
+      double n = static_cast<double>(wrapped_whole(mr, w, 0, 1LL << 32));
       l.budget_kind = "envoy_concurrency";
       l.budget["ratio"] = 0;
       l.budget["min_concurrency"] = n;
@@ -289,7 +288,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   long long n = 1;
   if (nr) {
     Where w = at(r.file, join(rp_key, "num_retries"), nr);
-    n = nr.IsMap() ? static_cast<long long>(wrapped_number(nr, w)) : whole(nr, w, 0, 1LL << 32);
+    n = wrapped_whole(nr, w, 0, 1LL << 32);
     if (n < 0) fail(w, "must be 0 or more");
     l.from["client.retries"] =
         w.text() + ": " + std::to_string(n) + " (retries; " + std::to_string(n + 1) + " attempts)";
