@@ -49,28 +49,35 @@ struct Cohort {
   int attempt;  // 1 = first attempt
 };
 
-// The server's FIFO queue: a vector with a moving head, compacted now and
-// then (cheaper than std::deque for the few cohorts a step touches).
+// The server's FIFO queue: a ring of cohorts whose size is a power of two,
+// doubled when full, so pushing and popping never move the other cohorts.
 class CohortQueue {
  public:
-  bool empty() const { return head_ == items_.size(); }
-  size_t size() const { return items_.size() - head_; }
+  CohortQueue() : items_(kInitialSize) {}
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
   Cohort& front() { return items_[head_]; }
-  Cohort& operator[](size_t i) { return items_[head_ + i]; }
-  void push_back(const Cohort& c) { items_.push_back(c); }
+  Cohort& operator[](size_t i) { return items_[(head_ + i) & (items_.size() - 1)]; }
+  void push_back(const Cohort& c) {
+    if (size_ == items_.size()) grow();
+    items_[(head_ + size_) & (items_.size() - 1)] = c;
+    ++size_;
+  }
   void pop_front() {
-    if (++head_ == items_.size()) {
-      items_.clear();
-      head_ = 0;
-    } else if (head_ >= 1024 && head_ * 2 >= items_.size()) {
-      items_.erase(items_.begin(), items_.begin() + static_cast<long>(head_));
-      head_ = 0;
-    }
+    head_ = (head_ + 1) & (items_.size() - 1);
+    --size_;
   }
 
  private:
+  static constexpr size_t kInitialSize = 256;
+  void grow() {
+    std::vector<Cohort> bigger(items_.size() * 2);
+    for (size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
+    items_.swap(bigger);
+    head_ = 0;
+  }
   std::vector<Cohort> items_;
-  size_t head_ = 0;
+  size_t head_ = 0, size_ = 0;
 };
 
 // Where the retries of one attempt number land, relative to the failure
