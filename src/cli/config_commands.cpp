@@ -1,11 +1,11 @@
 #include "cli/config_commands.hpp"
 
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "cli/common.hpp"
 #include "io/configs/export.hpp"
 #include "io/configs/import.hpp"
 #include "io/configs/lint.hpp"
@@ -31,60 +31,14 @@ struct ConfigCommands {
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read the file");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+Scenario build_scenario(const ConfigCommands& c, const std::string& fallback) {
+  return cli::build_scenario(c.preset, c.scenario, c.sets, fallback);
 }
 
 std::vector<ConfigFile> read_files(const std::vector<std::string>& paths) {
   std::vector<ConfigFile> files;
   for (const auto& p : paths) files.push_back({p, read_file(p)});
   return files;
-}
-
-void check_format(const std::string& format, std::initializer_list<const char*> allowed) {
-  std::string list;
-  for (const char* a : allowed) {
-    if (format == a) return;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
-  throw InputError("--format: '" + format + "' is not allowed here; choose one of " + list);
-}
-
-// The whole output or nothing, as the other commands write it.
-void emit(const std::string& text, const std::string& out) {
-  if (out.empty()) {
-    std::cout << text << std::flush;
-    return;
-  }
-  std::string tmp = out + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError("--out: cannot write '" + out + "'");
-    f << text;
-    f.flush();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw std::runtime_error("--out: writing '" + out + "' failed");
-    }
-  }
-  std::filesystem::rename(tmp, out);
-}
-
-Scenario build_scenario(const ConfigCommands& c, const std::string& fallback) {
-  if (!c.preset.empty() && !c.scenario.empty())
-    throw InputError("--preset and --scenario: give one of them, not both");
-  Scenario s = c.scenario.empty() ? preset_or_throw(c.preset.empty() ? fallback : c.preset).scenario
-                                  : scenario_from_text(read_file(c.scenario), c.scenario);
-  for (const std::string& kv : c.sets) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set: '" + kv + "' must look like PATH=VALUE, e.g. client.retries=0");
-    set_key_text(s, kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  validate(s);
-  return s;
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {

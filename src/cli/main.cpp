@@ -1,6 +1,5 @@
 // The retrystorm command line: presets, run, ladder, tipping, sweep, serve.
 // Command names, options and exit statuses follow contract.md.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
+#include "cli/common.hpp"
 #include "cli/config_commands.hpp"
 #include "engines/agent/request_log.hpp"
 #include "engines/engine.hpp"
@@ -22,6 +22,8 @@
 #include "server/server.hpp"
 
 using namespace retrystorm;
+using retrystorm::cli::check_format;
+using retrystorm::cli::emit;
 
 namespace {
 
@@ -41,68 +43,11 @@ struct ScenarioOptions {
   }
 
   // The scenario to run: preset or file (default: order-status), then --set.
-  Scenario build() const {
-    if (!preset.empty() && !file.empty())
-      throw InputError("--preset and --scenario: give one of them, not both");
-    Scenario s;
-    if (!file.empty()) {
-      std::ifstream in(file, std::ios::binary);
-      if (!in) throw InputError("--scenario: cannot read '" + file + "'");
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      s = scenario_from_text(text, file);
-    } else {
-      s = preset_or_throw(preset.empty() ? "order-status" : preset).scenario;
-    }
-    for (const std::string& kv : sets) {
-      auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw InputError("--set: '" + kv + "' must look like PATH=VALUE, e.g. client.retries=0");
-      set_key_text(s, kv.substr(0, eq), kv.substr(eq + 1));
-    }
-    validate(s);
-    return s;
-  }
+  Scenario build() const { return cli::build_scenario(preset, file, sets, "order-status"); }
 };
-
-// Writes the whole output, or nothing: to a temporary file renamed into place.
-void emit(const std::string& text, const std::string& out) {
-  if (out.empty()) {
-    std::cout << text;
-    std::cout.flush();
-    return;
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(out, ec))
-    throw InputError("--out: '" + out + "' is a directory; name a file");
-  std::string tmp = out + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError("--out: cannot write '" + out + "'");
-    f << text;
-    f.flush();
-    if (!f) {
-      std::filesystem::remove(tmp);
-      throw std::runtime_error("--out: writing '" + out + "' failed");
-    }
-  }
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw InputError("--out: cannot write '" + out + "': " + ec.message());
-  }
-}
 
 std::string dump(const nlohmann::json& j) {
   return j.dump(2) + "\n";
-}
-
-void check_format(const std::string& format, std::initializer_list<const char*> allowed) {
-  std::string list;
-  for (const char* a : allowed) {
-    if (format == a) return;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
-  throw InputError("--format: '" + format + "' is not allowed here; choose one of " + list);
 }
 
 }  // namespace
