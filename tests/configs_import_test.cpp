@@ -332,6 +332,28 @@ TEST(ConfigsStack, LayersMultiplyAndDifferentRetriesUseTheStack) {
   EXPECT_EQ(str(same, "client.stack_retries"), "");
 }
 
+TEST(ConfigsFuzzFindings, InputsThatHungYamlCppLoadAll) {
+  // yaml-cpp 0.7's LoadAll never returns on these (found by fuzz/); we split
+  // documents ourselves.
+  for (const std::string& text : {std::string(",\xb8\xa2|"), std::string("#A\x05\x07\0\0a\0t: 30s"
+                                                                         "retriesy_policy:\n   , "
+                                                                         "retry_o retry_o 0s\n",
+                                                                         55)}) {
+    std::vector<std::string> warnings;
+    for (const char* system : {"envoy", "istio", "linkerd", "retrystorm"})
+      EXPECT_THROW(import_file({"hang.yaml", text}, warnings, system), InputError);
+  }
+  // A number nlohmann::json cannot hold is bad input, not a crash.
+  std::string big = error_of({{"big.json", "{\"methodConfig\": 1e99999}"}});
+  EXPECT_NE(big.find("big.json: not valid JSON"), std::string::npos) << big;
+  // Documents split by --- keep their line numbers.
+  std::string e = error_of({{"two.yaml",
+                             "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nspec:\n  "
+                             "host: a\n---\napiVersion: networking.istio.io/v1\nkind: "
+                             "VirtualService\nspec:\n  http:\n  - timeout: soon\n"}});
+  EXPECT_NE(e.find("two.yaml:10: spec.http[0].timeout"), std::string::npos) << e;
+}
+
 TEST(ConfigsDurations, EveryForm) {
   Where w{"f", "k", 1};
   DurationRules go{false, false, true}, proto{true, false, false}, plain{false, true, true};

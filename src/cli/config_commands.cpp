@@ -1,6 +1,5 @@
 #include "cli/config_commands.hpp"
 
-
 #include <filesystem>
 #include <fstream>
 #include <iostream>
