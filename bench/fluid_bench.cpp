@@ -43,4 +43,9 @@ static void BM_Sweep100x100(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(run_sweep(s, axes, options));
   state.counters["runs"] = 100 * 100;
 }
-BENCHMARK(BM_Sweep100x100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Sweep100x100)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);

@@ -13,7 +13,9 @@
 namespace retrystorm {
 namespace {
 
-Scenario preset(const std::string& name) { return preset_or_throw(name).scenario; }
+Scenario preset(const std::string& name) {
+  return preset_or_throw(name).scenario;
+}
 
 Metrics metrics_of(const Scenario& s) {
   validate(s);
@@ -26,7 +28,9 @@ Metrics order_status_with(const std::string& path, const KeyValue& v) {
   return metrics_of(s);
 }
 
-double one_decimal_percent(double fraction) { return std::round(fraction * 1000) / 10; }
+double one_decimal_percent(double fraction) {
+  return std::round(fraction * 1000) / 10;
+}
 
 // order-status: recovery means goodput_recovery_s.
 TEST(OrderStatus, DefaultsNeverRecoverAndTheServerStaysBusyWithWaste) {
@@ -76,8 +80,8 @@ TEST(OrderStatus, Timeout15SecondsNeverCollapses) {
 }
 
 TEST(OrderStatus, LowerDemandOrMoreCapacityAbsorbsTheTrigger) {
-  for (auto [path, value] : {std::pair{"demand.rate_per_s", 50.0},
-                             std::pair{"server.capacity_per_s", 150.0}}) {
+  for (auto [path, value] :
+       {std::pair{"demand.rate_per_s", 50.0}, std::pair{"server.capacity_per_s", 150.0}}) {
     Metrics m = order_status_with(path, value);
     EXPECT_EQ(m.goodput_recovery_s, 0.0) << path;
     EXPECT_EQ(m.failed, 0) << path;

@@ -27,11 +27,11 @@ struct KeySpec {
   double min = 0;  // numbers and integers: inclusive range
   double max = 0;
   bool min_exclusive = false;
-  std::vector<std::string> choices;  // KeyType::choice
-  std::string unit;                  // "s", "/s", "" ...
-  std::string group;                 // "run", "demand_server", "incident", "client"
-  std::string label;                 // short label for controls
-  std::string help;                  // one line
+  std::vector<std::string> choices;              // KeyType::choice
+  std::string unit;                              // "s", "/s", "" ...
+  std::string group;                             // "run", "demand_server", "incident", "client"
+  std::string label;                             // short label for controls
+  std::string help;                              // one line
   std::function<KeyValue(const Scenario&)> get;  // (members after get/put are optional)
   std::function<void(Scenario&, const KeyValue&)> put;
   // The key matters only when the key at when_path has one of when_values
