@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "engines/ring_queue.hpp"
 #include "policies/backoff.hpp"
 #include "policies/budget.hpp"
 
@@ -49,36 +50,8 @@ struct Cohort {
   int attempt;  // 1 = first attempt
 };
 
-// The server's FIFO queue: a ring of cohorts whose size is a power of two,
-// doubled when full, so pushing and popping never move the other cohorts.
-class CohortQueue {
- public:
-  CohortQueue() : items_(kInitialSize) {}
-  bool empty() const { return size_ == 0; }
-  size_t size() const { return size_; }
-  Cohort& front() { return items_[head_]; }
-  Cohort& operator[](size_t i) { return items_[(head_ + i) & (items_.size() - 1)]; }
-  void push_back(const Cohort& c) {
-    if (size_ == items_.size()) grow();
-    items_[(head_ + size_) & (items_.size() - 1)] = c;
-    ++size_;
-  }
-  void pop_front() {
-    head_ = (head_ + 1) & (items_.size() - 1);
-    --size_;
-  }
-
- private:
-  static constexpr size_t kInitialSize = 256;
-  void grow() {
-    std::vector<Cohort> bigger(items_.size() * 2);
-    for (size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
-    items_.swap(bigger);
-    head_ = 0;
-  }
-  std::vector<Cohort> items_;
-  size_t head_ = 0, size_ = 0;
-};
+// The server's FIFO queue of cohorts.
+using CohortQueue = RingQueue<Cohort>;
 
 // Where the retries of one attempt number land, relative to the failure
 // instant, split exactly over steps (precomputed once per attempt number).

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engines/agent/rng.hpp"
+#include "engines/ring_queue.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
 #include "policies/budget.hpp"
@@ -153,40 +154,8 @@ class TimerFifo {
   size_t head_ = 0, n_ = 0, mask_ = 0;
 };
 
-// A ring of job indices: FIFO pops the front, LIFO the back.
-class Ring {
- public:
-  bool empty() const { return n_ == 0; }
-  uint32_t front() const { return buf_[head_]; }
-  uint32_t back() const { return buf_[(head_ + n_ - 1) & mask_]; }
-  void push_back(uint32_t v) {
-    if (n_ == buf_.size()) grow();
-    buf_[(head_ + n_) & mask_] = v;
-    ++n_;
-  }
-  void pop_front() {
-    head_ = (head_ + 1) & mask_;
-    --n_;
-  }
-  void pop_back() { --n_; }
-  void clear() { head_ = n_ = 0; }
-  template <typename F>
-  void for_each(F f) const {
-    for (size_t i = 0; i < n_; ++i) f(buf_[(head_ + i) & mask_]);
-  }
-
- private:
-  void grow() {
-    size_t size = std::max<size_t>(64, buf_.size() * 2);
-    std::vector<uint32_t> next(size);
-    for (size_t i = 0; i < n_; ++i) next[i] = buf_[(head_ + i) & mask_];
-    buf_ = std::move(next);
-    head_ = 0;
-    mask_ = size - 1;
-  }
-  std::vector<uint32_t> buf_;
-  size_t head_ = 0, n_ = 0, mask_ = 0;
-};
+// Job indices: FIFO pops the front, LIFO the back.
+using Ring = RingQueue<uint32_t>;
 
 bool before(double t, uint64_t order, double bt, uint64_t bo) {
   return t < bt || (t == bt && order < bo);
