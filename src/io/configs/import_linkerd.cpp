@@ -11,6 +11,17 @@ const DurationRules kGo{false, false, true};
 // retries. The model needs a number; this one lets the budget bind first.
 constexpr int kProfileRetries = 10;
 
+// Linkerd retries at once in both forms: no backoff to read.
+void retry_at_once(LayerPolicy& l) {
+  l.base_s = 0;
+  l.cap_s = 0;
+  l.multiplier = 2;
+  l.jitter = "none";
+  l.from["client.backoff.base_s"] = "Linkerd retries at once, without backoff";
+  l.from["client.backoff.cap_s"] = l.from["client.backoff.multiplier"] =
+      l.from["client.backoff.jitter"] = "Linkerd has no retry backoff";
+}
+
 void read_profile(const YAML::Node& d, Reader& r) {
   LayerPolicy& l = r.layer;
   r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
@@ -79,13 +90,7 @@ void read_profile(const YAML::Node& d, Reader& r) {
   l.retry_on_timeout = false;
   l.from["client.retry_on_timeout"] =
       "ServiceProfile: the route timeout ends the request; a timeout is not retried";
-  l.base_s = 0;
-  l.cap_s = 0;
-  l.multiplier = 2;
-  l.jitter = "none";
-  l.from["client.backoff.base_s"] = "Linkerd retries at once, without backoff";
-  l.from["client.backoff.cap_s"] = l.from["client.backoff.multiplier"] =
-      l.from["client.backoff.jitter"] = "Linkerd has no retry backoff";
+  retry_at_once(l);
 
   YAML::Node rb = spec["retryBudget"];
   double ratio = 0.2, min_per_s = 10, ttl = 10;
@@ -199,13 +204,7 @@ void read_annotations(const YAML::Node& d, Reader& r) {
           "no per-attempt timeout: an attempt can take the request timeout";
     }
   }
-  l.base_s = 0;
-  l.cap_s = 0;
-  l.multiplier = 2;
-  l.jitter = "none";
-  l.from["client.backoff.base_s"] = "Linkerd retries at once, without backoff";
-  l.from["client.backoff.cap_s"] = l.from["client.backoff.multiplier"] =
-      l.from["client.backoff.jitter"] = "Linkerd has no retry backoff";
+  retry_at_once(l);
   l.budget_kind = "none";
   l.from["client.budget.kind"] = r.file + ": retry annotations have no retry budget";
   l.budget_from = l.from["client.budget.kind"];
