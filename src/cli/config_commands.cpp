@@ -9,6 +9,7 @@
 #include "io/configs/import.hpp"
 #include "io/configs/lint.hpp"
 #include "io/scenario_io.hpp"
+#include "model/keys.hpp"
 
 namespace retrystorm::cli {
 
@@ -38,6 +39,22 @@ std::vector<ConfigFile> read_files(const std::vector<std::string>& paths) {
   std::vector<ConfigFile> files;
   for (const auto& p : paths) files.push_back({p, read_file(p)});
   return files;
+}
+
+// A scenario's client policy as our own policy format, so that the lint
+// rules (a ladder longer than the deadline, ...) read it like any config.
+ConfigFile scenario_policy(const Scenario& s, const std::string& source) {
+  const auto& c = s.client;
+  std::string text = "kind: retrystorm-policy\nname: " + nlohmann::json(s.name).dump() +
+                     "\nretries: " + std::to_string(c.retries) +
+                     "\nbackoff: {base_s: " + to_string(KeyValue{c.backoff.base_s}) +
+                     ", multiplier: " + to_string(KeyValue{c.backoff.multiplier}) +
+                     ", cap_s: " + to_string(KeyValue{c.backoff.cap_s}) + ", jitter: " +
+                     std::get<std::string>(key_or_throw("client.backoff.jitter").get(s)) + "}\n";
+  if (c.deadline_s > 0) text += "deadline_s: " + to_string(KeyValue{c.deadline_s}) + "\n";
+  // The session model's calls have no per-try timeout of their own.
+  if (s.engine != "sessions") text += "timeout_s: " + to_string(KeyValue{c.timeout_s}) + "\n";
+  return {source + " (client policy)", text};
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -70,8 +87,9 @@ ConfigCommands& add_config_commands(CLI::App& app) {
       "lint",
       "check retry configuration files for retry storms in waiting; exit 0 clean, 1 "
       "findings, 2 bad input");
-  c.lint_cmd->add_option("files", c.files, "configuration files; several are stacked layers")
-      ->required();
+  c.lint_cmd->add_option("files", c.files,
+                         "configuration files; several are stacked layers (none: lint the client "
+                         "policy of --preset or --scenario)");
   c.lint_cmd->add_flag("--simulate", c.simulate,
                        "also run an incident (primary-failover, or --preset) with the imported "
                        "policy and with each suggested fix");
@@ -112,7 +130,18 @@ std::optional<int> run_config_commands(ConfigCommands& c) {
     o.simulate = c.simulate;
     o.preset = c.preset;
     if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
-    LintReport r = lint_configs(read_files(c.files), o);
+    std::vector<ConfigFile> files;
+    if (!c.files.empty()) {
+      files = read_files(c.files);
+    } else if (!c.preset.empty() || !c.scenario.empty()) {
+      files.push_back(scenario_policy(build_scenario(c, "primary-failover"),
+                                      c.preset.empty() ? c.scenario : "preset " + c.preset));
+    } else {
+      throw InputError(
+          "lint: name configuration files, or --preset or --scenario to lint a "
+          "scenario's own client policy");
+    }
+    LintReport r = lint_configs(files, o);
     if (c.format == "text") print_warnings(r.imported.warnings);
     emit(c.format == "json" ? lint_json(r).dump(2) + "\n" : lint_text(r), c.out);
     return r.exit_status();

@@ -18,6 +18,7 @@
 #include "engines/montecarlo.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
+#include "io/session_report.hpp"
 #include "io/text_report.hpp"
 #include "server/server.hpp"
 
@@ -50,6 +51,21 @@ std::string dump(const nlohmann::json& j) {
   return j.dump(2) + "\n";
 }
 
+// `run` with the session model: the report, and the logs when --log names a
+// directory (written whole or not at all, like every output).
+void run_sessions_command(const Scenario& s, const std::string& format, const std::string& out,
+                          const std::string& log_dir) {
+  EventsJsonl events;
+  SessionReport r = make_session_report(s, log_dir.empty() ? nullptr : &events);
+  if (!log_dir.empty()) {
+    std::filesystem::create_directories(log_dir);
+    emit(sessions_csv(r.run), (std::filesystem::path(log_dir) / "sessions.csv").string());
+    emit(events.text(), (std::filesystem::path(log_dir) / "events.jsonl").string());
+  }
+  if (format == "csv") return emit(session_series_csv(r.run), out);
+  emit(format == "json" ? dump(session_json(r)) : session_text(r), out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +94,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 10000));
   run_cmd->add_option("--seed", seed, "seed of the agent engine (default: seed key)");
   run_cmd->add_option("--log", log_dir,
-                      "agent engine: write DIR/requests.csv, one row per attempt");
+                      "agent engine: write DIR/requests.csv, one row per attempt; sessions: "
+                      "DIR/sessions.csv and DIR/events.jsonl");
 
   ScenarioOptions ladder_opts;
   auto* ladder_cmd =
@@ -156,8 +173,13 @@ int main(int argc, char** argv) {
       if (seed) set_key(s, "seed", *seed);
       if (runs > 0) set_key(s, "runs", double(runs));
       validate(s);
+      if (s.engine == "sessions") {
+        run_sessions_command(s, format, out, log_dir);
+        return 0;
+      }
       if (!log_dir.empty()) {
-        if (s.engine != "agent") throw InputError("--log: needs engine agent (--set engine=agent)");
+        if (s.engine != "agent")
+          throw InputError("--log: needs engine agent or sessions (--set engine=agent)");
         std::filesystem::create_directories(log_dir);
         RequestsCsv csv((std::filesystem::path(log_dir) / "requests.csv").string());
         run_agent(s, {&csv, nullptr});

@@ -84,12 +84,9 @@ json tipping_json(const TippingResult& t) {
           {"exact_s", optional_json(t.exact_s)}};
 }
 
-json run_json(const RunReport& r) {
-  json goodput = json::array();
-  for (const auto& g : r.goodput)
-    goodput.push_back({{"t_s", g.t_s}, {"phase", g.phase}, {"goodput_per_s", g.goodput_per_s}});
+json advice_json(const std::vector<Advice>& list) {
   json advice = json::array();
-  for (const auto& a : r.advice) {
+  for (const auto& a : list) {
     json change = json::object();
     for (const auto& [path, v] : a.change) change[path] = key_value_to_json(v);
     advice.push_back({{"title", a.title},
@@ -98,6 +95,14 @@ json run_json(const RunReport& r) {
                       {"failed_fraction", optional_json(a.failed_fraction)},
                       {"recovers", a.recovers}});
   }
+  return advice;
+}
+
+json run_json(const RunReport& r) {
+  json goodput = json::array();
+  for (const auto& g : r.goodput)
+    goodput.push_back({{"t_s", g.t_s}, {"phase", g.phase}, {"goodput_per_s", g.goodput_per_s}});
+  json advice = advice_json(r.advice);
   json out = {{"scenario", scenario_to_json(r.run.scenario)},
               {"metrics", metrics_json(r.metrics)},
               {"verdict",

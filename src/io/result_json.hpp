@@ -31,6 +31,7 @@ RunReport make_report(const Scenario& s, bool with_advice = true, bool with_tipp
 
 // The trace is left out when the report has none (see make_report).
 nlohmann::json run_json(const RunReport& r);
+nlohmann::json advice_json(const std::vector<Advice>& advice);
 nlohmann::json trace_json(const std::vector<TraceEntry>& trace);
 nlohmann::json ladder_json(const std::vector<LadderResult>& rows);
 nlohmann::json tipping_json(const TippingResult& t);

@@ -15,6 +15,7 @@
 #include "io/envoy_export.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
+#include "io/session_report.hpp"
 #include "server/web_assets.hpp"
 
 namespace retrystorm {
@@ -151,10 +152,20 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
       if (!body["trace"].is_boolean()) throw InputError("trace: must be true or false");
       trace = body["trace"].get<bool>();
     }
+    if (s.engine == "sessions") {
+      if (s.runs > limits.max_session_runs)
+        throw InputError(
+            "runs: " + std::to_string(s.runs) + " replications; the server's limit is " +
+            std::to_string(limits.max_session_runs) + " (use the command line for more)");
+      return session_json(make_session_report(s));
+    }
     return run_json(make_report(s, true, true, &tipping_cache, trace));
   }
-  if (path == "/api/trace")
-    return {{"trace", trace_json(decision_trace(run_engine(scenario_of(body, {}, limits))))}};
+  if (path == "/api/trace") {
+    Scenario s = scenario_of(body, {}, limits);
+    if (s.engine == "sessions") return {{"trace", json::array()}};  // no per-step trace
+    return {{"trace", trace_json(decision_trace(run_engine(s)))}};
+  }
   if (path == "/api/ladder") return ladder_json(run_ladder(scenario_of(body, {}, limits)));
   if (path == "/api/tipping") {
     Scenario s = scenario_of(body, {"grid_s"}, limits);

@@ -57,6 +57,7 @@ SweepAxis parse_axis(const std::string& text) {
 
 std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxis>& axes,
                                 const SweepOptions& options) {
+  require_step_run(base);  // before the workers: they cannot report it
   if (axes.empty()) throw InputError("vary: give at least one key to vary");
   std::vector<std::vector<double>> values;
   size_t total = 1;

@@ -72,35 +72,39 @@ MetricSummary summarize(const std::vector<double>& values) {
   return out;
 }
 
+void for_each_replication(size_t total, unsigned threads, const std::function<void(size_t)>& work) {
+  threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(total, 1)));
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto loop = [&] {
+    try {
+      for (size_t i; !failed && (i = next.fetch_add(1)) < total;) work(i);
+    } catch (...) {
+      if (!failed.exchange(true)) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(loop);
+  loop();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   MonteCarloResult r;
   r.runs = std::max(1, runs > 0 ? runs : s.runs);
   r.seed = s.seed;
   r.replications.resize(static_cast<size_t>(r.runs));
   size_t total = r.replications.size();
-  threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(total));
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::atomic<bool> failed{false};
-  auto work = [&] {
-    try {
-      for (size_t i; !failed && (i = next.fetch_add(1)) < total;) {
-        Scenario rep = s;
-        rep.seed = s.seed + static_cast<double>(i);
-        RunResult run = run_engine(rep);
-        r.replications[i] = compute_metrics(run);
-        if (i == 0) r.first = std::move(run);
-      }
-    } catch (...) {
-      if (!failed.exchange(true)) error = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  for_each_replication(total, threads, [&](size_t i) {
+    Scenario rep = s;
+    rep.seed = s.seed + static_cast<double>(i);
+    RunResult run = run_engine(rep);
+    r.replications[i] = compute_metrics(run);
+    if (i == 0) r.first = std::move(run);
+  });
   for (const auto& [name, get] : metric_getters()) {
     std::vector<double> values;
     for (const Metrics& m : r.replications)

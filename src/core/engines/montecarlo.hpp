@@ -4,6 +4,7 @@
 // seed give the same bytes whatever the number of threads.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,10 @@ struct MonteCarloResult {
 // Runs `runs` replications (default: the scenario's `runs`) of a validated
 // scenario; threads = 0 uses every core.
 MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0);
+
+// Calls work(i) for i in [0, total) on `threads` threads (0 = every core);
+// rethrows the first exception once every thread has stopped.
+void for_each_replication(size_t total, unsigned threads, const std::function<void(size_t)>& work);
 
 // Mean and 95% interval of values (Student t with n - 1 degrees of freedom).
 MetricSummary summarize(const std::vector<double>& values);

@@ -6,7 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "engines/agent/agent.hpp"  // validate_agent
+#include "engines/agent/agent.hpp"              // validate_agent
+#include "engines/sessions/session_engine.hpp"  // validate_sessions
 
 namespace retrystorm {
 
@@ -112,6 +113,11 @@ KeySpec choice(std::string path, std::vector<std::string> choices, std::string g
 
 constexpr double kBig = 1e9;
 
+// Marks the key just added as "above min" rather than "from min".
+void scenario_keys_min_exclusive(std::vector<KeySpec>& keys) {
+  keys.back().min_exclusive = true;
+}
+
 std::vector<KeySpec> build_keys() {
   using S = Scenario;
   std::vector<KeySpec> keys;
@@ -120,10 +126,12 @@ std::vector<KeySpec> build_keys() {
   keys.push_back(text(
       "description", "one line a person reads", [](S & s) -> auto& { return s.description; }));
   keys.push_back(text(
-      "engine", "fluid: the deterministic step model; agent: every attempt an entity",
+      "engine",
+      "fluid: the deterministic step model; agent: every attempt an entity; sessions: the "
+      "scheduler's session model",
       [](S & s) -> auto& { return s.engine; }));
   keys.back().type = KeyType::choice;
-  keys.back().choices = {"fluid", "agent"};
+  keys.back().choices = {"fluid", "agent", "sessions"};
   keys.back().label = "Engine";
   keys.push_back(number(
       "horizon_s", 0, 1e7, "s", "run", "Horizon", "length of the run",
@@ -333,6 +341,216 @@ std::vector<KeySpec> build_keys() {
       "agent: Monte Carlo replications of `run` (seed, seed + 1, ...)",
       [](S & s) -> auto& { return s.runs; }));
   // ---- end of agent engine keys ----
+  // ---- Session model keys (docs/sessions.md); other engines ignore them. ----
+  auto session_number = [&](std::string path, double min, double max, std::string unit,
+                            std::string label, std::string help, double& (*field)(Scenario&)) {
+    keys.push_back(number(std::move(path), min, max, std::move(unit), "sessions", std::move(label),
+                          std::move(help), field));
+  };
+  auto session_integer = [&](std::string path, double min, double max, std::string label,
+                             std::string help, int& (*field)(Scenario&)) {
+    keys.push_back(
+        integer(std::move(path), min, max, "sessions", std::move(label), std::move(help), field));
+  };
+  auto session_flag = [&](std::string path, std::string label, std::string help,
+                          bool& (*field)(Scenario&)) {
+    keys.push_back(boolean(std::move(path), "sessions", std::move(label), std::move(help), field));
+  };
+  auto session_text = [&](std::string path, std::string label, std::string help,
+                          std::string& (*field)(Scenario&)) {
+    keys.push_back(text(std::move(path), std::move(help), field));
+    keys.back().group = "sessions";
+    keys.back().label = std::move(label);
+  };
+  constexpr double kWeek = 7 * 86400.0;
+  session_number(
+      "sessions.poll_s", 0, 86400, "s", "Scheduler tick", "sessions: the scheduler looks every",
+      [](S & s) -> auto& { return s.sessions.poll_s; });
+  scenario_keys_min_exclusive(keys);
+  session_number(
+      "sessions.watchdog_s", 0, 86400, "s", "Watchdog",
+      "sessions: how often the watchdog looks at a sleeping session past its deadline",
+      [](S & s) -> auto& { return s.sessions.watchdog_s; });
+  scenario_keys_min_exclusive(keys);
+  session_integer(
+      "sessions.batch_cap", 1, 10000, "Batch cap", "sessions: items a session claims at most",
+      [](S & s) -> auto& { return s.sessions.batch_cap; });
+  session_integer(
+      "sessions.max_deliveries", 1, 100, "Deliveries",
+      "sessions: launches a wake-up chain may cause, the first included (at-least-once retries)",
+      [](S & s) -> auto& { return s.sessions.max_deliveries; });
+  session_number(
+      "sessions.launch_delay_min_s", 0, 86400, "s", "Launch delay from",
+      "sessions: a launch starts U(min, max) after its tick",
+      [](S & s) -> auto& { return s.sessions.launch_delay_min_s; });
+  session_number(
+      "sessions.launch_delay_max_s", 0, 86400, "s", "Launch delay to", "sessions: see min",
+      [](S & s) -> auto& { return s.sessions.launch_delay_max_s; });
+  session_number(
+      "sessions.boot_min_s", 0, 86400, "s", "Boot from", "sessions: boot time U(min, max)",
+      [](S & s) -> auto& { return s.sessions.boot_min_s; });
+  session_number(
+      "sessions.boot_max_s", 0, 86400, "s", "Boot to", "sessions: see min",
+      [](S & s) -> auto& { return s.sessions.boot_max_s; });
+  session_number(
+      "sessions.scan_min_s", 0, 86400, "s", "Scan from",
+      "sessions: the scan round's work U(min, max)",
+      [](S & s) -> auto& { return s.sessions.scan_min_s; });
+  session_number(
+      "sessions.scan_max_s", 0, 86400, "s", "Scan to", "sessions: see min",
+      [](S & s) -> auto& { return s.sessions.scan_max_s; });
+  session_number(
+      "sessions.round_min_s", 0, 86400, "s", "Round from",
+      "sessions: work budget of one item round U(min, max)",
+      [](S & s) -> auto& { return s.sessions.round_min_s; });
+  scenario_keys_min_exclusive(keys);
+  session_number(
+      "sessions.round_max_s", 0, 86400, "s", "Round to", "sessions: see min",
+      [](S & s) -> auto& { return s.sessions.round_max_s; });
+  session_number(
+      "sessions.housekeeping_median_s", 0, 86400, "s", "Housekeeping",
+      "sessions: housekeeping round, lognormal with this median",
+      [](S & s) -> auto& { return s.sessions.housekeeping_median_s; });
+  session_number(
+      "sessions.housekeeping_sigma", 0, 5, "", "Housekeeping spread",
+      "sessions: sigma of the log of the housekeeping time",
+      [](S & s) -> auto& { return s.sessions.housekeeping_sigma; });
+  session_number(
+      "sessions.wrapup_min_s", 0, 86400, "s", "Wrap-up from",
+      "sessions: the wrap-up round (writes the execution log) U(min, max)",
+      [](S & s) -> auto& { return s.sessions.wrapup_min_s; });
+  session_number(
+      "sessions.wrapup_max_s", 0, 86400, "s", "Wrap-up to", "sessions: see min",
+      [](S & s) -> auto& { return s.sessions.wrapup_max_s; });
+  session_number(
+      "sessions.crash_probability", 0, 1, "", "Crash chance",
+      "sessions: chance of an unrelated crash early in a session",
+      [](S & s) -> auto& { return s.sessions.crash_probability; });
+  session_number(
+      "sessions.crash_within_s", 0, 86400, "s", "Crash window",
+      "sessions: a crash comes U(0, this) after the start",
+      [](S & s) -> auto& { return s.sessions.crash_within_s; });
+  session_flag(
+      "sessions.deadline_aware", "Deadline-aware backoff",
+      "sessions, fix one: fail fast when the rest of the ladder cannot finish before the deadline",
+      [](S & s) -> auto& { return s.sessions.deadline_aware; });
+  session_number(
+      "sessions.fail_fast_s", 0, 86400, "s", "Fail-fast time",
+      "sessions: how long failing fast takes",
+      [](S & s) -> auto& { return s.sessions.fail_fast_s; });
+  session_flag(
+      "sessions.anchor_first", "Anchor first",
+      "sessions, fix two: a session opening with a full batch does the anchors first, then a few "
+      "others, and leaves the rest unread",
+      [](S & s) -> auto& { return s.sessions.anchor_first; });
+  session_integer(
+      "sessions.anchor_threshold", 1, 10000, "Anchor rule from",
+      "sessions: batch size from which the anchor rule applies",
+      [](S & s) -> auto& { return s.sessions.anchor_threshold; });
+  session_integer(
+      "sessions.anchor_others", 0, 10000, "Others after anchors",
+      "sessions: items other than anchors a session under the anchor rule does at most",
+      [](S & s) -> auto& { return s.sessions.anchor_others; });
+  session_flag(
+      "sessions.deterministic", "Deterministic",
+      "sessions: every random draw at its median (a replay with no randomness)",
+      [](S & s) -> auto& { return s.sessions.deterministic; });
+  session_number(
+      "sessions.start_s", 0, kWeek, "s", "Start",
+      "sessions: time of the first scheduler tick; nothing earlier is simulated",
+      [](S & s) -> auto& { return s.sessions.start_s; });
+  session_number(
+      "sessions.focus_from_s", 0, kWeek, "s", "Focus from",
+      "sessions: start of the window the headline figures cover (0 and 0: the whole run)",
+      [](S & s) -> auto& { return s.sessions.focus_from_s; });
+  session_number(
+      "sessions.focus_to_s", 0, kWeek, "s", "Focus to", "sessions: end of that window",
+      [](S & s) -> auto& { return s.sessions.focus_to_s; });
+  session_text(
+      "api.timeline", "API timeline",
+      "sessions: the API's states, \"WHEN STATE, ...\" with WHEN in seconds or [Nd]HH:MM and STATE "
+      "healthy, dead, 429:P or 401; healthy before the first entry",
+      [](S & s) -> auto& { return s.api.timeline; });
+  session_number(
+      "api.success_min_s", 0, 86400, "s", "Answer from",
+      "sessions: a successful call takes U(min, max)",
+      [](S & s) -> auto& { return s.api.success_min_s; });
+  session_number(
+      "api.success_max_s", 0, 86400, "s", "Answer to", "sessions: see min",
+      [](S & s) -> auto& { return s.api.success_max_s; });
+  session_number(
+      "api.error_min_s", 0, 86400, "s", "429 from", "sessions: a 429 answer takes U(min, max)",
+      [](S & s) -> auto& { return s.api.error_min_s; });
+  session_number(
+      "api.error_max_s", 0, 86400, "s", "429 to", "sessions: see min",
+      [](S & s) -> auto& { return s.api.error_max_s; });
+  session_number(
+      "api.auth_min_s", 0, 86400, "s", "401 from", "sessions: a 401 answer takes U(min, max)",
+      [](S & s) -> auto& { return s.api.auth_min_s; });
+  session_number(
+      "api.auth_max_s", 0, 86400, "s", "401 to", "sessions: see min",
+      [](S & s) -> auto& { return s.api.auth_max_s; });
+  session_text(
+      "items.ping_rates_per_h", "Pings per hour",
+      "sessions: 24 rates, pings per hour for each hour of the day from 00",
+      [](S & s) -> auto& { return s.items.ping_rates_per_h; });
+  session_text(
+      "items.ping_day_factors", "Ping day factors",
+      "sessions: multiplier of the ping rates per day (\"1,1,0.5\"); the last one repeats",
+      [](S & s) -> auto& { return s.items.ping_day_factors; });
+  session_integer(
+      "items.ping_channels", 1, 10000, "Ping channels",
+      "sessions: a new ping replaces an unread, unclaimed one on its channel",
+      [](S & s) -> auto& { return s.items.ping_channels; });
+  session_number(
+      "items.ping_work_median_s", 0, 86400, "s", "Ping work",
+      "sessions: lognormal median of a ping's work",
+      [](S & s) -> auto& { return s.items.ping_work_median_s; });
+  session_number(
+      "items.ping_work_sigma", 0, 5, "", "Ping work spread", "sessions: sigma of its log",
+      [](S & s) -> auto& { return s.items.ping_work_sigma; });
+  session_integer(
+      "items.notifications_per_day", 0, 10000, "Notifications",
+      "sessions: notifications arriving together once a day",
+      [](S & s) -> auto& { return s.items.notifications_per_day; });
+  session_number(
+      "items.notification_at_s", 0, 86400, "s", "Notifications at", "sessions: their time of day",
+      [](S & s) -> auto& { return s.items.notification_at_s; });
+  session_number(
+      "items.notification_fresh_min_s", 0, 86400, "s", "Fresh from",
+      "sessions: work of a fresh notification U(min, max)",
+      [](S & s) -> auto& { return s.items.notification_fresh_min_s; });
+  session_number(
+      "items.notification_fresh_max_s", 0, 86400, "s", "Fresh to", "sessions: see min",
+      [](S & s) -> auto& { return s.items.notification_fresh_max_s; });
+  session_number(
+      "items.notification_stale_after_s", 0, kWeek, "s", "Stale after",
+      "sessions: age from which a notification is stale and slower to triage",
+      [](S & s) -> auto& { return s.items.notification_stale_after_s; });
+  session_number(
+      "items.notification_stale_min_s", 0, 86400, "s", "Stale from",
+      "sessions: work of a stale notification U(min, max)",
+      [](S & s) -> auto& { return s.items.notification_stale_min_s; });
+  session_number(
+      "items.notification_stale_max_s", 0, 86400, "s", "Stale to", "sessions: see min",
+      [](S & s) -> auto& { return s.items.notification_stale_max_s; });
+  session_number(
+      "items.anchor_at_s", -1, 86400, "s", "Anchor at",
+      "sessions: time of day of the daily anchor job; -1 = none",
+      [](S & s) -> auto& { return s.items.anchor_at_s; });
+  session_number(
+      "items.anchor_work_median_s", 0, 86400, "s", "Anchor work",
+      "sessions: lognormal median of the anchor's work",
+      [](S & s) -> auto& { return s.items.anchor_work_median_s; });
+  session_number(
+      "items.anchor_work_sigma", 0, 5, "", "Anchor work spread", "sessions: sigma of its log",
+      [](S & s) -> auto& { return s.items.anchor_work_sigma; });
+  session_text(
+      "items.initial_queue", "Queue at start",
+      "sessions: items queued at sessions.start_s, \"14 notification @2d06:30, anchor @2d18:00, "
+      "5 ping @2d21:00-2d21:48\"",
+      [](S & s) -> auto& { return s.items.initial_queue; });
+  // ---- end of session model keys ----
   // Budget parameters matter only with the budgets that read them.
   const std::map<std::string, std::vector<std::string>> budget_uses = {
       {"client.budget.ratio", {"token_bucket", "window", "envoy_concurrency", "ratio_ttl"}},
@@ -351,7 +569,11 @@ std::vector<KeySpec> build_keys() {
   for (KeySpec& k : keys) {
     if (k.group == "agent") {  // the agent engine's own keys
       k.when_path = "engine";
-      k.when_values = {"agent"};
+      k.when_values = {"agent", "sessions"};
+    }
+    if (k.group == "sessions") {
+      k.when_path = "engine";
+      k.when_values = {"sessions"};
     }
     auto it = budget_uses.find(k.path);
     if (it == budget_uses.end()) continue;
@@ -395,6 +617,25 @@ std::string to_string(const KeyValue& v) {
   if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (const double* d = std::get_if<double>(&v)) return number_text(*d);
   return std::get<std::string>(v);
+}
+
+bool parse_number_list(const std::string& text, std::vector<double>& out, std::string& bad) {
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    double v = NAN;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+    }
+    while (used < item.size() && item[used] == ' ') ++used;
+    if (!std::isfinite(v) || used != item.size()) {
+      bad = item;
+      return false;
+    }
+    out.push_back(v);
+  }
+  return true;
 }
 
 void set_key(Scenario& s, const std::string& path, const KeyValue& value) {
@@ -472,6 +713,7 @@ void validate(const Scenario& s, const RunLimits& limits) {
     throw InputError("horizon_s: " + number_text(s.horizon_s) + " s at step_s " +
                      number_text(s.step_s) + " is " + number_text(steps) + " steps; the limit is " +
                      std::to_string(limits.max_steps));
+  if (s.engine == "sessions") return sessions::validate_sessions(s, limits);
   if (!whole_multiple(s.client.timeout_s, s.step_s))
     throw InputError("client.timeout_s: " + number_text(s.client.timeout_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
@@ -496,7 +738,8 @@ void validate(const Scenario& s, const RunLimits& limits) {
   if (s.engine == "agent") {
     validate_agent(s, limits);  // engines/agent/agent.hpp
   } else if (s.engine != "fluid") {
-    throw InputError("engine: '" + s.engine + "' is not available; choose fluid or agent");
+    throw InputError("engine: '" + s.engine +
+                     "' is not available; choose fluid, agent or sessions");
   }
 }
 

@@ -57,4 +57,8 @@ void validate(const Scenario& s, const RunLimits& limits = {});
 
 std::string to_string(const KeyValue& v);
 
+// A comma-separated list of numbers ("3, 1.5"). At the first item that is not
+// a finite number, returns false with that item in `bad`.
+bool parse_number_list(const std::string& text, std::vector<double>& out, std::string& bad);
+
 }  // namespace retrystorm

@@ -7,6 +7,8 @@
 #include <variant>
 #include <vector>
 
+#include "model/sessions_scenario.hpp"
+
 namespace retrystorm {
 
 enum class ServiceCompletes { start, end };
@@ -127,6 +129,11 @@ struct Scenario {
   } tipping;
 
   Ladder ladder;
+
+  // Session model only (engine: sessions; docs/sessions.md).
+  SessionsModel sessions;
+  ApiModel api;
+  ItemsModel items;
 
   // Agent engine only: the generator's seed and Monte Carlo replications.
   double seed = 1;

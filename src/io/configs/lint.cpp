@@ -555,8 +555,11 @@ LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions&
     Scenario base =
         o.base ? *o.base
                : preset_or_throw(o.preset.empty() ? "primary-failover" : o.preset).scenario;
-    load = base.demand.rate_per_s / base.server.capacity_per_s;
-    load_from = "demand / capacity of " + base.name;
+    // The session model has no demand / capacity ratio: its load is sessions.
+    if (base.engine != "sessions") {
+      load = base.demand.rate_per_s / base.server.capacity_per_s;
+      load_from = "demand / capacity of " + base.name;
+    }
   }
   if (!c.retrying.empty()) rule_load(c, load, load_from);
   auto rank = [](const std::string& s) { return s == "error" ? 0 : s == "warning" ? 1 : 2; };

@@ -893,20 +893,13 @@ std::vector<double> layer_timeouts(const Scenario& s) {
   const std::string& text = s.client.layer_timeouts_s;
   if (text.empty()) return std::vector<double>(layers, s.client.timeout_s);
   std::vector<double> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    size_t used = 0;
-    double v = -1;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-    }
-    while (used < item.size() && item[used] == ' ') ++used;
-    if (!(v > 0) || !std::isfinite(v) || v > 1e7 || used != item.size())
-      throw InputError("client.layer_timeouts_s: '" + text +
-                       "' must be timeouts in seconds above 0, outermost first, like 3,1");
-    out.push_back(v);
-  }
+  std::string bad;
+  bool numbers = parse_number_list(text, out, bad);
+  bool valid =
+      numbers && std::all_of(out.begin(), out.end(), [](double v) { return v > 0 && v <= 1e7; });
+  if (!valid)
+    throw InputError("client.layer_timeouts_s: '" + text +
+                     "' must be timeouts in seconds above 0, outermost first, like 3,1");
   if (out.size() != layers)
     throw InputError("client.layer_timeouts_s: '" + text + "' names " + std::to_string(out.size()) +
                      " timeouts for " + std::to_string(layers) +

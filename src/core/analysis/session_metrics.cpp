@@ -1,0 +1,229 @@
+#include "analysis/session_metrics.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <thread>
+
+#include "engines/sessions/session_engine.hpp"
+
+namespace retrystorm {
+
+using sessions::Outcome;
+using sessions::SessionRow;
+using sessions::SessionRun;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  size_t n = x.size();
+  if (n < 2) return kNaN;
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; ++i) mx += x[i], my += y[i];
+  mx /= static_cast<double>(n);
+  my /= static_cast<double>(n);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
+}
+
+// The focus window, or the simulated part of the run.
+std::pair<double, double> window(const SessionRun& run) {
+  const auto& x = run.scenario.sessions;
+  if (x.focus_from_s == 0 && x.focus_to_s == 0) return {x.start_s, run.scenario.horizon_s};
+  return {x.focus_from_s, x.focus_to_s};
+}
+
+bool inside(double t, std::pair<double, double> w) {
+  return t >= w.first && t < w.second;
+}
+
+int lines_429(const SessionRow& r) {
+  return r.n_429 + (r.terminal_error == 429 ? 1 : 0);
+}
+
+}  // namespace
+
+SessionMetrics session_metrics(const SessionRun& run) {
+  SessionMetrics m;
+  auto w = window(run);
+  m.from_s = w.first;
+  m.to_s = w.second;
+  for (int o = 0; o <= static_cast<int>(Outcome::in_flight); ++o)
+    m.outcomes[sessions::outcome_name(static_cast<Outcome>(o))] = 0;
+  std::vector<double> successes;
+  double failed_sum = 0, duration_sum = 0;
+  int pinned = 0, lines = 0;
+  double deadline = run.scenario.client.deadline_s;
+  for (const SessionRow& r : run.sessions) {
+    if (!inside(r.start_s, w)) continue;
+    ++m.launched;
+    ++m.outcomes[sessions::outcome_name(r.outcome)];
+    duration_sum += r.duration_s();
+    lines += lines_429(r);
+    if (r.outcome == Outcome::completed) {
+      ++m.completed;
+      successes.push_back(r.duration_s());
+    } else if (r.outcome == Outcome::in_flight) {
+      ++m.in_flight;
+    } else {
+      ++m.failed;
+      failed_sum += r.duration_s();
+      double d = r.duration_s();
+      if (deadline > 0 && d >= deadline - 1 && d <= deadline + run.scenario.sessions.watchdog_s)
+        ++pinned;
+    }
+  }
+  m.median_success_s = median(successes);
+  m.mean_failed_s = m.failed ? failed_sum / m.failed : kNaN;
+  m.pinned_share = m.failed ? static_cast<double>(pinned) / m.failed : 0;
+  m.lines_429_per_session = m.launched ? static_cast<double>(lines) / m.launched : 0;
+
+  const auto& b = run.series;
+  double span = 0;
+  std::vector<double> hour_launches, hour_429;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (!inside(b.t_s[i], w)) continue;
+    span += b.bucket_s;
+    m.mean_working += b.occupancy[0][i] * b.bucket_s;
+    m.mean_blocked += b.occupancy[1][i] * b.bucket_s;
+    m.mean_asleep += b.occupancy[2][i] * b.bucket_s;
+    m.peak_in_flight = std::max(m.peak_in_flight, static_cast<int>(b.peak_in_flight[i]));
+    m.errors_429 += static_cast<int>(b.errors_429[i]);
+    m.errors_401 += static_cast<int>(b.errors_401[i]);
+    m.items_arrived += static_cast<int>(b.arrivals[i]);
+    m.items_done += static_cast<int>(b.items_done[i]);
+  }
+  if (span > 0) {
+    m.mean_working /= span;
+    m.mean_blocked /= span;
+    m.mean_asleep /= span;
+  }
+  m.mean_in_flight = m.mean_working + m.mean_blocked + m.mean_asleep;
+  m.asleep_share = m.mean_in_flight > 0 ? m.mean_asleep / m.mean_in_flight : 0;
+  for (const SessionHourRow& h : session_hours(run)) {
+    if (!inside(h.t_s, w)) continue;
+    hour_launches.push_back(h.launches);
+    hour_429.push_back(h.errors_429);
+  }
+  m.launches_429_correlation = pearson(hour_launches, hour_429);
+  m.little_l = m.mean_in_flight;
+  m.little_lambda_w = span > 0 ? duration_sum / span : 0;  // (launches / span) x mean duration
+  return m;
+}
+
+std::vector<SessionHourRow> session_hours(const SessionRun& run) {
+  const auto& b = run.hourly;
+  std::vector<SessionHourRow> rows(b.size());
+  std::vector<double> duration(b.size(), 0);
+  for (const SessionRow& r : run.sessions)
+    if (long i = b.index(r.start_s); i >= 0) duration[static_cast<size_t>(i)] += r.duration_s();
+  for (size_t i = 0; i < b.size(); ++i) {
+    rows[i] = {b.t_s[i],          b.launches[i],           b.completions[i],  b.failures[i],
+               b.occupancy[0][i], b.occupancy[1][i],       b.occupancy[2][i], b.peak_in_flight[i],
+               b.errors_429[i],   b.errors_401[i],         b.items_done[i],   b.arrivals[i],
+               b.queue_unread[i], duration[i] / b.bucket_s};
+  }
+  return rows;
+}
+
+std::vector<std::pair<std::string, double>> session_metric_values(const SessionMetrics& m) {
+  std::vector<std::pair<std::string, double>> v = {
+      {"launched", m.launched},
+      {"completed", m.completed},
+      {"failed", m.failed},
+      {"in_flight", m.in_flight},
+      {"median_success_s", m.median_success_s},
+      {"mean_failed_s", m.mean_failed_s},
+      {"pinned_share", m.pinned_share},
+      {"errors_429", m.errors_429},
+      {"errors_401", m.errors_401},
+      {"lines_429_per_session", m.lines_429_per_session},
+      {"mean_in_flight", m.mean_in_flight},
+      {"mean_working", m.mean_working},
+      {"mean_blocked", m.mean_blocked},
+      {"mean_asleep", m.mean_asleep},
+      {"asleep_share", m.asleep_share},
+      {"peak_in_flight", m.peak_in_flight},
+      {"launches_429_correlation", m.launches_429_correlation},
+      {"items_arrived", m.items_arrived},
+      {"items_done", m.items_done},
+      {"little_l", m.little_l},
+      {"little_lambda_w", m.little_lambda_w},
+  };
+  for (const auto& [name, count] : m.outcomes) v.emplace_back("outcome_" + name, count);
+  return v;
+}
+
+SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned threads) {
+  SessionMonteCarlo r;
+  r.runs = std::max(1, runs > 0 ? runs : s.runs);
+  r.seed = s.seed;
+  size_t total = static_cast<size_t>(r.runs);
+  r.replications.resize(total);
+  std::vector<std::vector<double>> in_flight(total);
+  for_each_replication(total, threads, [&](size_t i) {
+    Scenario rep = s;
+    rep.seed = s.seed + static_cast<double>(i);
+    SessionRun run = sessions::run_sessions(rep);
+    r.replications[i] = session_metrics(run);
+    const auto& b = run.series;
+    in_flight[i].resize(b.size());
+    for (size_t k = 0; k < b.size(); ++k)
+      in_flight[i][k] = b.occupancy[0][k] + b.occupancy[1][k] + b.occupancy[2][k];
+    if (i == 0) r.first = std::move(run);
+  });
+  // Combined in replication order: the same bytes whatever the thread count.
+  auto names = session_metric_values(r.replications[0]);
+  for (size_t k = 0; k < names.size(); ++k) {
+    std::vector<double> values;
+    for (const SessionMetrics& m : r.replications)
+      if (double v = session_metric_values(m)[k].second; std::isfinite(v)) values.push_back(v);
+    r.metrics.emplace_back(names[k].first, summarize(values));
+  }
+  size_t buckets = in_flight[0].size();
+  for (size_t k = 0; k < buckets; ++k) {
+    std::vector<double> values;
+    for (const auto& series : in_flight) values.push_back(series[k]);
+    MetricSummary band = summarize(values);
+    r.in_flight_low.push_back(band.low);
+    r.in_flight_mean.push_back(band.mean);
+    r.in_flight_high.push_back(band.high);
+  }
+  return r;
+}
+
+std::string session_montecarlo_text(const SessionMonteCarlo& r) {
+  char line[256];
+  std::snprintf(line, sizeof line, "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval)\n",
+                r.runs, r.seed);
+  std::string out = line;
+  for (const auto& [name, m] : r.metrics) {
+    if (m.n == 0) {
+      std::snprintf(line, sizeof line, "  %-34s none\n", name.c_str());
+    } else {
+      std::snprintf(line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]\n", name.c_str(), m.mean, m.low,
+                    m.high);
+    }
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,290 @@
+#include "io/session_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "engines/sessions/clock.hpp"
+#include "engines/sessions/session_engine.hpp"
+#include "io/result_json.hpp"
+#include "io/scenario_io.hpp"
+
+namespace retrystorm {
+
+using nlohmann::json;
+using sessions::format_clock;
+using sessions::format_minutes;
+using sessions::SessionRun;
+
+SessionReport make_session_report(const Scenario& s, sessions::SessionSink* log) {
+  SessionReport r;
+  if (s.runs > 1) {
+    r.montecarlo = run_session_montecarlo(s);
+    r.run = r.montecarlo->first;
+  }
+  // The reported run is replication 0 (the scenario's seed); with a log it
+  // runs again here, so that its events are written in order.
+  if (!r.montecarlo || log) r.run = sessions::run_sessions(s, {log});
+  r.metrics = session_metrics(r.run);
+  r.hours = session_hours(r.run);
+  r.verdict = session_verdict(r.run, r.metrics);
+  r.advice = advise_sessions(r.run, r.metrics);
+  return r;
+}
+
+namespace {
+
+json number_or_null(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+json buckets_json(const sessions::SessionBuckets& b) {
+  return {{"t_s", b.t_s},
+          {"working", b.occupancy[0]},
+          {"blocked", b.occupancy[1]},
+          {"asleep", b.occupancy[2]},
+          {"launches", b.launches},
+          {"completions", b.completions},
+          {"failures", b.failures},
+          {"errors_429", b.errors_429},
+          {"errors_401", b.errors_401},
+          {"items_done", b.items_done},
+          {"arrivals", b.arrivals},
+          {"queue_unread", b.queue_unread},
+          {"peak_in_flight", b.peak_in_flight}};
+}
+
+json session_row_json(const sessions::SessionRow& r) {
+  return {{"session_id", r.session_id},
+          {"start_s", r.start_s},
+          {"end_s", r.end_s},
+          {"outcome", sessions::outcome_name(r.outcome)},
+          {"n_429", r.n_429},
+          {"n_401", r.n_401},
+          {"terminal_error_line", r.terminal_error},
+          {"n_api_calls", r.n_api_calls},
+          {"items_in", r.items_in},
+          {"items_done", r.items_done},
+          {"items_deferred", r.items_deferred},
+          {"queue_unread_at_open", r.queue_unread_at_open},
+          {"time_working_s", r.time_s[0]},
+          {"time_blocked_s", r.time_s[1]},
+          {"time_asleep_s", r.time_s[2]},
+          {"anchor_in_batch", r.anchor_in_batch},
+          {"anchor_done", r.anchor_done},
+          {"anchor_started_after_s",
+           number_or_null(r.anchor_started_after_s < 0 ? NAN : r.anchor_started_after_s)},
+          {"delivery", r.delivery}};
+}
+
+json metrics_object(const SessionMetrics& m) {
+  json out = json::object();
+  for (const auto& [name, v] : session_metric_values(m))
+    if (name.rfind("outcome_", 0) != 0) out[name] = number_or_null(v);
+  out["outcomes"] = m.outcomes;
+  out["window"] = {{"from_s", m.from_s}, {"to_s", m.to_s}};
+  return out;
+}
+
+}  // namespace
+
+json session_json(const SessionReport& r) {
+  LadderCheck ladder = check_ladder(r.run.scenario);
+  json sessions_list = json::array();
+  for (const auto& row : r.run.sessions) sessions_list.push_back(session_row_json(row));
+  json hours = json::array();
+  for (const auto& h : r.hours)
+    hours.push_back({{"t_s", h.t_s},
+                     {"clock", format_clock(h.t_s)},
+                     {"launches", h.launches},
+                     {"completions", h.completions},
+                     {"failures", h.failures},
+                     {"working", h.working},
+                     {"blocked", h.blocked},
+                     {"asleep", h.asleep},
+                     {"peak_in_flight", h.peak_in_flight},
+                     {"errors_429", h.errors_429},
+                     {"errors_401", h.errors_401},
+                     {"items_done", h.items_done},
+                     {"arrivals", h.arrivals},
+                     {"queue_unread", h.queue_unread},
+                     {"little_lambda_w", h.lambda_w}});
+  json out = {{"scenario", scenario_to_json(r.run.scenario)},
+              {"engine", "sessions"},
+              {"metrics", metrics_object(r.metrics)},
+              {"verdict", {{"headline", r.verdict}}},
+              {"ladder",
+               {{"ladder_s", ladder.ladder_s},
+                {"total_s", ladder.total_s},
+                {"deadline_s", ladder.deadline_s},
+                {"exceeds_deadline", ladder.exceeds}}},
+              {"series", buckets_json(r.run.series)},
+              {"hours", hours},
+              {"items",
+               {{"arrived", r.run.items.arrived},
+                {"done", r.run.items.done},
+                {"superseded", r.run.items.superseded},
+                {"unread", r.run.items.unread}}},
+              {"sessions", sessions_list},
+              {"advice", advice_json(r.advice)}};
+  if (r.montecarlo) {
+    json metrics = json::object();
+    for (const auto& [name, m] : r.montecarlo->metrics)
+      metrics[name] = {{"mean", m.n ? json(m.mean) : json(nullptr)},
+                       {"low", m.n ? json(m.low) : json(nullptr)},
+                       {"high", m.n ? json(m.high) : json(nullptr)},
+                       {"n", m.n}};
+    out["montecarlo"] = {{"runs", r.montecarlo->runs},
+                         {"seed", r.montecarlo->seed},
+                         {"metrics", metrics},
+                         {"band",
+                          {{"in_flight_low", r.montecarlo->in_flight_low},
+                           {"in_flight_mean", r.montecarlo->in_flight_mean},
+                           {"in_flight_high", r.montecarlo->in_flight_high}}}};
+  }
+  return out;
+}
+
+namespace {
+
+std::string line(const char* format, auto... args) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof buffer, format, args...);
+  return buffer;
+}
+
+std::string ladder_text(const LadderCheck& c) {
+  std::string out;
+  for (double d : c.ladder_s) out += (out.empty() ? "" : " + ") + format_minutes(d);
+  if (out.empty()) return "no retries";
+  out += " = " + format_minutes(c.total_s);
+  if (c.deadline_s <= 0) return out + " (no deadline)";
+  return out + " against a " + format_minutes(c.deadline_s) +
+         " deadline: " + (c.exceeds ? "longer" : "fits");
+}
+
+// Four characters a session: # working, - blocked, . asleep.
+std::string occupancy_bar(const SessionHourRow& h) {
+  auto chars = [](double sessions) { return static_cast<size_t>(std::lround(sessions * 4)); };
+  return std::string(chars(h.working), '#') + std::string(chars(h.blocked), '-') +
+         std::string(chars(h.asleep), '.');
+}
+
+}  // namespace
+
+std::string session_text(const SessionReport& r) {
+  const Scenario& s = r.run.scenario;
+  const SessionMetrics& m = r.metrics;
+  std::string out = s.name + (s.description.empty() ? "" : ": " + s.description) + "\n";
+  out += "Window " + format_clock(m.from_s) + " to " + format_clock(m.to_s) +
+         " (engine sessions, seed " + format_amount(s.seed) + ")\n\n";
+  out += r.verdict + "\n\n";
+  out += line("  %-14s launched %d, completed %d, failed %d, still running %d\n", "Sessions",
+              m.launched, m.completed, m.failed, m.in_flight);
+  std::string outcomes;
+  for (const auto& [name, n] : m.outcomes)
+    if (n > 0) outcomes += (outcomes.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  out += line("  %-14s %s\n", "Outcomes", outcomes.empty() ? "none" : outcomes.c_str());
+  out += line("  %-14s median success %s, mean failure %s, %s of failures pinned to the deadline\n",
+              "Durations",
+              std::isfinite(m.median_success_s) ? format_minutes(m.median_success_s).c_str() : "-",
+              std::isfinite(m.mean_failed_s) ? format_minutes(m.mean_failed_s).c_str() : "-",
+              format_percent(m.pinned_share).c_str());
+  out += line(
+      "  %-14s %d 429 and %d 401 answers; %.2f 429 log lines a session; hourly "
+      "correlation with launches %s\n",
+      "Errors", m.errors_429, m.errors_401, m.lines_429_per_session,
+      std::isfinite(m.launches_429_correlation) ? line("%.2f", m.launches_429_correlation).c_str()
+                                                : "-");
+  out += line(
+      "  %-14s %.2f on average (working %.2f, blocked %.2f, asleep %.2f: %s asleep), "
+      "peak %d\n",
+      "In flight", m.mean_in_flight, m.mean_working, m.mean_blocked, m.mean_asleep,
+      format_percent(m.asleep_share).c_str(), m.peak_in_flight);
+  out += line("  %-14s L %.3f against launches x mean duration %.3f\n", "Little's law", m.little_l,
+              m.little_lambda_w);
+  out +=
+      line("  %-14s %d arrived, %d done in the window\n", "Items", m.items_arrived, m.items_done);
+  out += line("  %-14s %s\n", "Ladder", ladder_text(check_ladder(s)).c_str());
+  out +=
+      "\nPer hour: sessions launched, completed, failed; time-average in flight by state; "
+      "429s; items done; unread queue at the hour's end\n";
+  out += line("  %-11s %6s %5s %5s %7s %7s %7s %5s %5s %5s %6s  %s\n", "hour", "launch", "done",
+              "fail", "working", "blocked", "asleep", "peak", "429", "items", "queue",
+              "# working - blocked . asleep");
+  for (const SessionHourRow& h : r.hours) {
+    if (h.t_s < m.from_s || h.t_s >= m.to_s) continue;
+    out += line("  %-11s %6.0f %5.0f %5.0f %7.2f %7.2f %7.2f %5.0f %5.0f %5.0f %6.0f  %s\n",
+                format_clock(h.t_s).substr(0, 7).c_str(), h.launches, h.completions, h.failures,
+                h.working, h.blocked, h.asleep, h.peak_in_flight, h.errors_429, h.items_done,
+                h.queue_unread, occupancy_bar(h).c_str());
+  }
+  if (!r.advice.empty()) {
+    out += "\nAdvice\n";
+    for (const Advice& a : r.advice) {
+      out += "  - " + a.title + "\n    " + a.why + "\n";
+    }
+  }
+  if (r.montecarlo) out += session_montecarlo_text(*r.montecarlo);
+  return out;
+}
+
+std::string session_series_csv(const SessionRun& run) {
+  const auto& b = run.series;
+  std::string out =
+      "t_s,working,blocked,asleep,launches,completions,failures,errors_429,errors_401,"
+      "items_done,arrivals,queue_unread,peak_in_flight\n";
+  for (size_t i = 0; i < b.size(); ++i)
+    out += line("%.3f,%.6g,%.6g,%.6g,%g,%g,%g,%g,%g,%g,%g,%g,%g\n", b.t_s[i], b.occupancy[0][i],
+                b.occupancy[1][i], b.occupancy[2][i], b.launches[i], b.completions[i],
+                b.failures[i], b.errors_429[i], b.errors_401[i], b.items_done[i], b.arrivals[i],
+                b.queue_unread[i], b.peak_in_flight[i]);
+  return out;
+}
+
+std::string sessions_csv(const SessionRun& run) {
+  std::string out =
+      "session_id,start_s,end_s,outcome,n_429,n_401,terminal_error_line,n_api_calls,items_in,"
+      "items_done,queue_unread_at_open,time_working_s,time_blocked_s,time_asleep_s,"
+      "anchor_in_batch,anchor_done,items_deferred,delivery\n";
+  for (const auto& r : run.sessions) {
+    std::string terminal = r.terminal_error ? std::to_string(r.terminal_error) : "";
+    out += line("%s,%.3f,%.3f,%s,%d,%d,%s,%d,%d,%d,%d,%.3f,%.3f,%.3f,%d,%d,%d,%d\n",
+                r.session_id.c_str(), r.start_s, r.end_s, sessions::outcome_name(r.outcome),
+                r.n_429, r.n_401, terminal.c_str(), r.n_api_calls, r.items_in, r.items_done,
+                r.queue_unread_at_open, r.time_s[0], r.time_s[1], r.time_s[2],
+                r.anchor_in_batch ? 1 : 0, r.anchor_done ? 1 : 0, r.items_deferred, r.delivery);
+  }
+  return out;
+}
+
+void EventsJsonl::event(const sessions::SessionEvent& e) {
+  using K = sessions::SessionEvent;
+  text_ += line("{\"t\": %.3f", e.t_s);
+  if (e.session >= 0) text_ += line(", \"sid\": \"%s\"", e.session_id);
+  text_ += line(", \"ev\": \"%s\"", sessions::event_name(e.kind));
+  switch (e.kind) {
+    case K::arrival:
+    case K::superseded:
+    case K::item_start:
+    case K::item_done:
+    case K::defer:
+      text_ +=
+          line(", \"item\": %d, \"kind\": \"%s\"", e.item, sessions::item_kind_name(e.item_kind));
+      break;
+    case K::resp:
+      text_ += line(", \"status\": %d", e.status);
+      if (e.status != 200) text_ += line(", \"step\": %d", e.step);
+      break;
+    case K::sleep:
+      text_ += line(", \"dur\": %.3f", e.duration_s);
+      break;
+    case K::end:
+      text_ += line(", \"outcome\": \"%s\"", sessions::outcome_name(e.outcome));
+      break;
+    default:
+      break;
+  }
+  text_ += "}\n";
+}
+
+}  // namespace retrystorm

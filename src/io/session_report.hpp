@@ -1,0 +1,45 @@
+// Views of a session-model run (engine: sessions): the JSON answer of `run`
+// and /api/run, the terminal report, the per-bucket CSV, and the logs of
+// ../shared/spec/session-log.md (sessions.csv, events.jsonl).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "analysis/session_advice.hpp"
+#include "analysis/session_metrics.hpp"
+
+namespace retrystorm {
+
+struct SessionReport {
+  sessions::SessionRun run;
+  SessionMetrics metrics;
+  std::vector<SessionHourRow> hours;
+  std::string verdict;
+  std::vector<Advice> advice;
+  std::optional<SessionMonteCarlo> montecarlo;  // when runs > 1
+};
+
+// Runs a validated scenario (Monte Carlo when its runs > 1); `log`, when
+// given, receives the events of the reported run (replication 0).
+SessionReport make_session_report(const Scenario& s, sessions::SessionSink* log = nullptr);
+
+nlohmann::json session_json(const SessionReport& r);
+std::string session_text(const SessionReport& r);
+std::string session_series_csv(const sessions::SessionRun& run);
+
+// sessions.csv: one row per session, the columns of session-log.md.
+std::string sessions_csv(const sessions::SessionRun& run);
+
+// events.jsonl, one line per event, into a string the caller writes.
+class EventsJsonl : public sessions::SessionSink {
+ public:
+  void event(const sessions::SessionEvent& e) override;
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace retrystorm
