@@ -607,3 +607,24 @@ TEST(ServerLimits, RunWithinTheStepLimitAnswersInBoundedTime) {
 
 }  // namespace
 }  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// Monte Carlo of the agent engine through /api/run: intervals and the goodput band.
+TEST(HandleApi, AgentRunsGiveIntervalsAndABand) {
+  ApiAnswer a = handle_api("/api/run", R"({"preset": "primary-failover", "trace": false,
+      "set": {"engine": "agent", "runs": 3, "demand.process": "poisson"}})");
+  ASSERT_EQ(a.status, 200) << a.body.dump();
+  const auto& mc = a.body["montecarlo"];
+  EXPECT_EQ(mc["runs"], 3);
+  EXPECT_EQ(mc["band"]["goodput_mean"].size(), a.body["series"]["goodput"].size());
+  auto failed = mc["metrics"]["failed_fraction"];
+  EXPECT_LE(failed["low"].get<double>(), failed["high"].get<double>());
+  a = handle_api("/api/run",
+                 R"({"preset": "primary-failover", "set": {"engine": "agent", "runs": 500}})");
+  EXPECT_EQ(a.status, 400);
+}
+
+}  // namespace
+}  // namespace retrystorm

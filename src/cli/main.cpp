@@ -193,15 +193,7 @@ int main(int argc, char** argv) {
         RunReport r = make_report(s);
         if (no_trace) r.trace.clear();
         nlohmann::json j = format == "json" ? run_json(r) : nlohmann::json();
-        if (mc) {
-          nlohmann::json metrics = nlohmann::json::object();
-          for (const auto& [name, m] : mc->metrics)
-            metrics[name] =
-                m.n ? nlohmann::json{{"mean", m.mean}, {"low", m.low}, {"high", m.high}, {"n", m.n}}
-                    : nlohmann::json{
-                          {"mean", nullptr}, {"low", nullptr}, {"high", nullptr}, {"n", 0}};
-          j["montecarlo"] = {{"runs", mc->runs}, {"seed", mc->seed}, {"metrics", metrics}};
-        }
+        if (mc) j["montecarlo"] = montecarlo_json(*mc);
         emit(format == "json" ? dump(j) : run_text(r) + (mc ? montecarlo_text(*mc) : ""), out);
       }
     } else if (ladder_cmd->parsed()) {

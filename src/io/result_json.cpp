@@ -84,6 +84,20 @@ json tipping_json(const TippingResult& t) {
           {"exact_s", optional_json(t.exact_s)}};
 }
 
+json montecarlo_json(const MonteCarloResult& mc) {
+  json metrics = json::object();
+  for (const auto& [name, m] : mc.metrics)
+    metrics[name] = m.n ? json{{"mean", m.mean}, {"low", m.low}, {"high", m.high}, {"n", m.n}}
+                        : json{{"mean", nullptr}, {"low", nullptr}, {"high", nullptr}, {"n", 0}};
+  return {{"runs", mc.runs},
+          {"seed", mc.seed},
+          {"metrics", metrics},
+          {"band",
+           {{"goodput_low", mc.goodput_low},
+            {"goodput_mean", mc.goodput_mean},
+            {"goodput_high", mc.goodput_high}}}};
+}
+
 json advice_json(const std::vector<Advice>& list) {
   json advice = json::array();
   for (const auto& a : list) {

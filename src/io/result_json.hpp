@@ -9,6 +9,7 @@
 #include "analysis/summary.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
+#include "engines/montecarlo.hpp"
 
 namespace retrystorm {
 
@@ -31,6 +32,9 @@ RunReport make_report(const Scenario& s, bool with_advice = true, bool with_tipp
 
 // The trace is left out when the report has none (see make_report).
 nlohmann::json run_json(const RunReport& r);
+// The Monte Carlo part of a `run` answer: each metric's mean and interval,
+// and the goodput band.
+nlohmann::json montecarlo_json(const MonteCarloResult& mc);
 nlohmann::json advice_json(const std::vector<Advice>& advice);
 nlohmann::json trace_json(const std::vector<TraceEntry>& trace);
 nlohmann::json ladder_json(const std::vector<LadderResult>& rows);

@@ -10,6 +10,7 @@
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
 #include "engines/engine.hpp"
+#include "engines/montecarlo.hpp"
 #include "io/configs/export.hpp"
 #include "io/configs/lint.hpp"
 #include "io/envoy_export.hpp"
@@ -158,6 +159,16 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
             "runs: " + std::to_string(s.runs) + " replications; the server's limit is " +
             std::to_string(limits.max_session_runs) + " (use the command line for more)");
       return session_json(make_session_report(s));
+    }
+    if (s.engine == "agent" && s.runs > 1) {
+      if (s.runs > limits.max_agent_runs)
+        throw InputError("runs: " + std::to_string(s.runs) +
+                         " replications; the server's limit for the agent engine is " +
+                         std::to_string(limits.max_agent_runs) +
+                         " (use the command line for more)");
+      json answer = run_json(make_report(s, true, true, &tipping_cache, trace));
+      answer["montecarlo"] = montecarlo_json(run_montecarlo(s));
+      return answer;
     }
     return run_json(make_report(s, true, true, &tipping_cache, trace));
   }

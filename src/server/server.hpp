@@ -16,6 +16,7 @@ struct ServerLimits {
   // /api/tipping refuses more, so one request cannot hold a thread for long.
   double max_tipping_steps = 50e6;
   int max_session_runs = 200;  // session-model replications per /api/run
+  int max_agent_runs = 50;     // agent-engine replications per /api/run
 };
 
 // Blocks serving until the process ends. Returns 1 when it cannot bind.

@@ -98,13 +98,23 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   r.seed = s.seed;
   r.replications.resize(static_cast<size_t>(r.runs));
   size_t total = r.replications.size();
+  std::vector<std::vector<double>> goodput(total);
   for_each_replication(total, threads, [&](size_t i) {
     Scenario rep = s;
     rep.seed = s.seed + static_cast<double>(i);
     RunResult run = run_engine(rep);
     r.replications[i] = compute_metrics(run);
+    goodput[i].assign(run.series.goodput.begin(), run.series.goodput.end());
     if (i == 0) r.first = std::move(run);
   });
+  for (size_t k = 0; k < goodput[0].size(); ++k) {
+    std::vector<double> values;
+    for (const auto& series : goodput) values.push_back(series[k]);
+    MetricSummary band = summarize(values);
+    r.goodput_low.push_back(band.low);
+    r.goodput_mean.push_back(band.mean);
+    r.goodput_high.push_back(band.high);
+  }
   for (const auto& [name, get] : metric_getters()) {
     std::vector<double> values;
     for (const Metrics& m : r.replications)

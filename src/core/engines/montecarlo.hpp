@@ -27,6 +27,8 @@ struct MonteCarloResult {
   std::vector<std::pair<std::string, MetricSummary>> metrics;  // in a fixed order
   std::vector<Metrics> replications;                           // by replication
   RunResult first;  // replication 0 (the run `run` shows)
+  // 95% interval of the mean of goodput (served on time) per step: the page's band.
+  std::vector<double> goodput_low, goodput_mean, goodput_high;
 };
 
 // Runs `runs` replications (default: the scenario's `runs`) of a validated
