@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/metrics.hpp"
 #include "engines/agent/agent.hpp"
+#include "engines/fluid.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {
@@ -122,6 +124,32 @@ TEST(AgentTheory, LifoHasTheSameMeanAsFifo) {
   s.server.discipline = QueueDiscipline::lifo;
   Measured m = measure(s);
   EXPECT_LT(std::fabs(m.mean_time_s / (1 / 20.0) - 1), 0.03) << m.mean_time_s;
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// Latency percentiles of successful requests: M/M/1 time in system is
+// exponential with mean 1/(mu - lambda), so its p-quantile is -ln(1-p)/(mu - lambda).
+TEST(AgentTheory, SuccessLatencyPercentilesOfMM1) {
+  const double mu = 100, lambda = 80;
+  Scenario s = queue(lambda, mu, 1, 1e6);
+  Metrics m = compute_metrics(run_agent(s));
+  double rate = mu - lambda;
+  ASSERT_TRUE(m.latency_p50_s && m.latency_p90_s && m.latency_p99_s);
+  for (auto [q, got] : {std::pair{0.5, *m.latency_p50_s}, std::pair{0.9, *m.latency_p90_s},
+                        std::pair{0.99, *m.latency_p99_s}}) {
+    double theory = -std::log(1 - q) / rate;
+    EXPECT_NEAR(got, theory, 0.05 * theory) << "p" << q * 100;
+  }
+  // The fluid model has no per-request latency.
+  s.engine = "fluid";
+  s.client.timeout_s = 100;
+  s.horizon_s = 1000;
+  EXPECT_FALSE(compute_metrics(run_fluid(s)).latency_p50_s);
 }
 
 }  // namespace

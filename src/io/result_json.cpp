@@ -42,6 +42,10 @@ json metrics_json(const Metrics& m) {
        {{"max_amplification", m.bound.max_amplification},
         {"safe_load_below", m.bound.safe_load_below},
         {"load", m.bound.load}}},
+      {"latency_s",
+       {{"p50", optional_json(m.latency_p50_s)},
+        {"p90", optional_json(m.latency_p90_s)},
+        {"p99", optional_json(m.latency_p99_s)}}},
   };
 }
 

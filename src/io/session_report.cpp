@@ -184,11 +184,13 @@ std::string session_text(const SessionReport& r) {
   for (const auto& [name, n] : m.outcomes)
     if (n > 0) outcomes += (outcomes.empty() ? "" : ", ") + name + " " + std::to_string(n);
   out += line("  %-14s %s\n", "Outcomes", outcomes.empty() ? "none" : outcomes.c_str());
-  out += line("  %-14s median success %s, mean failure %s, %s of failures pinned to the deadline\n",
-              "Durations",
-              std::isfinite(m.median_success_s) ? format_minutes(m.median_success_s).c_str() : "-",
-              std::isfinite(m.mean_failed_s) ? format_minutes(m.mean_failed_s).c_str() : "-",
-              format_percent(m.pinned_share).c_str());
+  auto minutes = [](double s) { return std::isfinite(s) ? format_minutes(s) : std::string("-"); };
+  out += line(
+      "  %-14s success median %s, p90 %s, p99 %s; mean failure %s, %s of failures pinned "
+      "to the deadline\n",
+      "Durations", minutes(m.median_success_s).c_str(), minutes(m.success_p90_s).c_str(),
+      minutes(m.success_p99_s).c_str(), minutes(m.mean_failed_s).c_str(),
+      format_percent(m.pinned_share).c_str());
   out += line(
       "  %-14s %d 429 and %d 401 answers; %.2f 429 log lines a session; hourly "
       "correlation with launches %s\n",

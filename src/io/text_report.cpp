@@ -96,6 +96,9 @@ std::string run_text(const RunReport& r) {
       << "  served after the caller gave up\n";
   out << "  peak amplification  " << format_amount(m.peak_amplification) << "x at "
       << format_seconds(m.peak_t_s) << "\n";
+  if (m.latency_p50_s)
+    out << "  success latency     p50 " << format_seconds(*m.latency_p50_s) << ", p90 "
+        << format_seconds(*m.latency_p90_s) << ", p99 " << format_seconds(*m.latency_p99_s) << "\n";
   out << "  goodput recovery    " << optional_seconds(m.goodput_recovery_s) << "\n";
   out << "  failure recovery    " << optional_seconds(m.failure_recovery_s)
       << (m.backlog_growing ? "  (backlog still growing)" : "") << "\n";

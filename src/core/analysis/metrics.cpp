@@ -92,6 +92,9 @@ Metrics compute_metrics(const RunResult& run) {
   size_t n = x.size();
   Metrics m;
   m.user_requests = run.user_requests;
+  m.latency_p50_s = run.success_latency.quantile(0.50);
+  m.latency_p90_s = run.success_latency.quantile(0.90);
+  m.latency_p99_s = run.success_latency.quantile(0.99);
   m.failed = run.failed;
   m.failed_fraction = run.user_requests > 0 ? run.failed / run.user_requests : 0;
   m.succeeded = run.succeeded;

@@ -44,6 +44,9 @@ struct Metrics {
   bool recovered = false;  // by the scenario's recovery.criterion
   LastWindow last_window;
   Bound bound;
+  // Latency percentiles of successful requests (per-request engines; the
+  // fluid model knows amounts, not requests).
+  std::optional<double> latency_p50_s, latency_p90_s, latency_p99_s;
 };
 
 Metrics compute_metrics(const RunResult& run);

@@ -27,6 +27,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Nearest-rank percentile (q in (0, 1]); NaN when empty.
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
 double pearson(const std::vector<double>& x, const std::vector<double>& y) {
   size_t n = x.size();
   if (n < 2) return kNaN;
@@ -91,6 +99,8 @@ SessionMetrics session_metrics(const SessionRun& run) {
     }
   }
   m.median_success_s = median(successes);
+  m.success_p90_s = percentile(successes, 0.90);
+  m.success_p99_s = percentile(successes, 0.99);
   m.mean_failed_s = m.failed ? failed_sum / m.failed : kNaN;
   m.pinned_share = m.failed ? static_cast<double>(pinned) / m.failed : 0;
   m.lines_429_per_session = m.launched ? static_cast<double>(lines) / m.launched : 0;
@@ -150,6 +160,8 @@ std::vector<std::pair<std::string, double>> session_metric_values(const SessionM
       {"failed", m.failed},
       {"in_flight", m.in_flight},
       {"median_success_s", m.median_success_s},
+      {"success_p90_s", m.success_p90_s},
+      {"success_p99_s", m.success_p99_s},
       {"mean_failed_s", m.mean_failed_s},
       {"pinned_share", m.pinned_share},
       {"errors_429", m.errors_429},

@@ -16,11 +16,12 @@ struct SessionMetrics {
   double from_s = 0, to_s = 0;  // the window; sessions count by their start
   int launched = 0;
   int completed = 0;
-  int failed = 0;                       // every failed outcome
-  int in_flight = 0;                    // still running at the end of the run
-  std::map<std::string, int> outcomes;  // by outcome name, every one listed
-  double median_success_s = 0;          // NaN when none completed
-  double mean_failed_s = 0;             // NaN when none failed
+  int failed = 0;                               // every failed outcome
+  int in_flight = 0;                            // still running at the end of the run
+  std::map<std::string, int> outcomes;          // by outcome name, every one listed
+  double median_success_s = 0;                  // NaN when none completed
+  double success_p90_s = 0, success_p99_s = 0;  // durations of completed sessions
+  double mean_failed_s = 0;                     // NaN when none failed
   // Failed sessions that lasted from one second before the deadline to one
   // watchdog period after it: pinned to the deadline.
   double pinned_share = 0;

@@ -46,6 +46,9 @@ const std::vector<std::pair<std::string, Getter>>& metric_getters() {
       {"goodput_recovery_s", [](const Metrics& m) { return m.goodput_recovery_s; }},
       {"failure_recovery_s", [](const Metrics& m) { return m.failure_recovery_s; }},
       {"last_window_goodput_per_s", [](const Metrics& m) { return m.last_window.goodput_per_s; }},
+      {"latency_p50_s", [](const Metrics& m) { return m.latency_p50_s; }},
+      {"latency_p90_s", [](const Metrics& m) { return m.latency_p90_s; }},
+      {"latency_p99_s", [](const Metrics& m) { return m.latency_p99_s; }},
       {"last_window_attempts_per_request",
        [](const Metrics& m) { return m.last_window.attempts_per_request; }},
   };

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "analysis/latency_histogram.hpp"
 #include "model/scenario.hpp"
 
 namespace retrystorm {
@@ -49,6 +50,8 @@ struct RunResult {
   double succeeded = 0;
   double failed = 0;
   double in_flight = 0;  // queued and not given up, or waiting to retry
+  // Per-request engines only: arrival to success of each successful request.
+  LatencyHistogram success_latency;
 };
 
 }  // namespace retrystorm

@@ -566,9 +566,11 @@ class AgentEngine {
       if (budget_on_) budgets_[x.layer].on_success(1, x.attempt);
       if (x.layer < layers_ - 1) log(x.request, x.attempt, x.sent_s, now_, "ok", x.layer + 1);
       uint32_t p = x.parent, pg = x.parent_gen;
+      double started = x.start_s;
       free_call(c);
       if (p == kNone) {
         result_.succeeded += 1;
+        result_.success_latency.add(now_ - started);
         --live_users_;
         return true;
       }
