@@ -11,6 +11,7 @@
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
+#include "cli/analyze_command.hpp"
 #include "cli/common.hpp"
 #include "cli/config_commands.hpp"
 #include "engines/agent/request_log.hpp"
@@ -132,6 +133,7 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--port", port, "port (default 8080)")->check(CLI::Range(1, 65535));
 
   auto& config_cmds = cli::add_config_commands(app);  // import, export, lint
+  auto& analyze_cmd = cli::add_analyze_command(app);
 
   // CLI11 reports an unknown command as a missing one; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
 
   try {
     if (auto status = cli::run_config_commands(config_cmds)) return *status;
+    if (auto status = cli::run_analyze_command(analyze_cmd)) return *status;
     if (presets_cmd->parsed()) {
       std::cout << presets_text();
     } else if (keys_cmd->parsed()) {

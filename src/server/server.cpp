@@ -135,6 +135,13 @@ json configs_json(const std::string& path, const json& body) {
   return configs::lint_json(configs::lint_configs(files, o));
 }
 
+// An optional true/false field of a body (default true).
+bool flag_of(const json& body, const char* name) {
+  if (!body.contains(name)) return true;
+  if (!body[name].is_boolean()) throw InputError(std::string(name) + ": must be true or false");
+  return body[name].get<bool>();
+}
+
 json dispatch(const std::string& path, const json& body, const ServerLimits& limits) {
   if (path == "/api/presets") {
     json list = json::array();
@@ -147,18 +154,17 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   if (path == "/api/schema") return schema_json();
   if (path == "/api/run") {
     static TippingCache tipping_cache;
-    Scenario s = scenario_of(body, {"trace"}, limits);
-    bool trace = true;  // the page asks without, then fetches /api/trace
-    if (body.contains("trace")) {
-      if (!body["trace"].is_boolean()) throw InputError("trace: must be true or false");
-      trace = body["trace"].get<bool>();
-    }
+    Scenario s = scenario_of(body, {"trace", "sessions"}, limits);
+    bool trace = flag_of(body, "trace");    // the page asks without, then fetches /api/trace
+    bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
     if (s.engine == "sessions") {
       if (s.runs > limits.max_session_runs)
         throw InputError(
             "runs: " + std::to_string(s.runs) + " replications; the server's limit is " +
             std::to_string(limits.max_session_runs) + " (use the command line for more)");
-      return session_json(make_session_report(s));
+      json answer = session_json(make_session_report(s));
+      if (!rows) answer.erase("sessions");
+      return answer;
     }
     if (s.engine == "agent" && s.runs > 1) {
       if (s.runs > limits.max_agent_runs)

@@ -199,8 +199,11 @@ async function main() {
     check(presets.every((p) => opts.includes(p.name)), 'every preset in the picker', opts.join(', '));
 
     log('\n# every preset: loads, verdict, redraw under 100 ms');
-    const numericKey = (schema?.keys ?? []).find((k) => k.path === 'incident.duration_s') ? 'incident.duration_s' : null;
+    const hasKey = (path) => (schema?.keys ?? []).some((k) => k.path === path);
     for (const p of presets) {
+      // The incident's length for the step models; the session deadline for the session model.
+      const wanted = p.scenario?.engine === 'sessions' ? 'client.deadline_s' : 'incident.duration_s';
+      const numericKey = hasKey(wanted) ? wanted : null;
       await selectPreset(page, p.name);
       const desc = await testid(page, 'preset-desc').textContent();
       check(desc === p.description, `${p.name}: description shown`);
@@ -224,6 +227,85 @@ async function main() {
       if (med >= REDRAW_LIMIT_MS && fetches.every((f, i) => f > 0.7 * times[i])) {
         log('       hint: the time goes to the /api/run round trip, not to drawing (server compute or response compression: brotli on ~1 MB answers takes seconds)');
       }
+    }
+
+    log('\n# session model (engine: sessions)');
+    if (presets.some((p) => p.name === 'scheduler-429-outage')) {
+      const visible = (id) => testid(page, id).isVisible();
+      await selectPreset(page, 'scheduler-429-outage');
+      await page.waitForFunction(() => window.__retrystorm.engine === 'sessions' && document.querySelector('[data-testid="occupancy-chart"] canvas'), null, { timeout: 15000 });
+      check(await visible('occupancy-chart'), 'occupancy chart shown');
+      check(!(await visible('chart')) && !(await visible('ladder')) && !(await visible('phase-map')) && !(await visible('goodput-table')),
+        'load chart, ladder, phase map and goodput table hidden for sessions');
+      check(await testid(page, 'export-envoy').isDisabled(), 'Envoy export disabled for sessions');
+      const legend = await testid(page, 'occupancy-chart').locator('.u-legend').innerText();
+      check(/Working/.test(legend) && /Blocked/.test(legend) && /Asleep/.test(legend) && /429/.test(legend) && /Completions/.test(legend), 'occupancy legend names the layers and lines', legend.replace(/\s+/g, ' ').slice(0, 120));
+      const head = await testid(page, 'verdict-headline').textContent();
+      const want = await H(page, () => window.__retrystorm.result().verdict.headline);
+      check(head === want && head.length > 10, 'sessions verdict headline shown', head);
+      const inflight = await testid(page, 's-in-flight').innerText();
+      const asleep = Number((/([\d.]+)% asleep/.exec(inflight) ?? [])[1]);
+      check(asleep > 90, 'asleep share card shows more than 90%', inflight.replace(/\s+/g, ' '));
+      check(/\d/.test(await testid(page, 's-little').innerText()), "Little's law card filled");
+      check(/killed asleep/.test(await testid(page, 's-failed').innerText()), 'failed card lists the outcomes');
+      const ladder = await testid(page, 's-ladder').textContent();
+      check(/31m30s/.test(ladder) && /30m00s/.test(ladder) && /longer/.test(ladder), 'ladder against the deadline says longer', ladder);
+      const hours = await testid(page, 's-hours').locator('tbody tr').count();
+      check(hours === 24, 'per-hour table holds the 24 hours of the window', String(hours));
+      check(await testid(page, 's-hours').locator('.occ-bar').count() === hours, 'every hour has an occupancy bar');
+      const before = await H(page, () => window.__retrystorm.result().metrics.mean_in_flight);
+      const idx = await testid(page, 'advice').locator('li').evaluateAll((lis) => lis.findIndex((li) => /deadline-aware/i.test(li.textContent) && li.querySelector('button')));
+      if (check(idx >= 0, 'deadline-aware advice has a Try it button')) {
+        const n = await runs(page);
+        await testid(page, 'advice').locator('li').nth(idx).locator('button').click();
+        await waitRun(page, n);
+        const after = await H(page, () => [window.__retrystorm.result().metrics.mean_in_flight, window.__retrystorm.scenario().sessions.deadline_aware]);
+        check(after[1] === true && after[0] < before / 2, 'Try it: deadline-aware backoff, mean in flight drops', `${before} -> ${after[0]}`);
+        const card = Number(await testid(page, 's-in-flight').locator('.v').textContent());
+        check(Math.abs(card - after[0]) < 0.01, 'mean in flight card follows', String(card));
+      }
+      await selectPreset(page, 'scheduler-429-outage');
+      check(!(await H(page, () => window.__retrystorm.bandShown())), 'no band with one run');
+      await setControl(page, 'runs', 8);
+      await page.waitForFunction(() => window.__retrystorm.bandShown(), null, { timeout: 15000 }).catch(() => {});
+      check(await H(page, () => window.__retrystorm.bandShown()), 'runs = 8 draws the in-flight band');
+      const mc = await H(page, () => window.__retrystorm.result().montecarlo?.runs);
+      check(mc === 8, 'answer carries 8 Monte Carlo runs', String(mc));
+      const ci = await testid(page, 's-in-flight-ci').textContent().catch(() => '');
+      check(/^8 runs: [\d.]+ \[[\d.]+, [\d.]+\]/.test(ci), 'cards show mean [low, high]', ci);
+      for (const theme of ['light', 'dark']) {
+        if ((await H(page, () => document.documentElement.dataset.theme)) !== theme) await testid(page, 'theme-toggle').click();
+        await page.waitForFunction(() => window.__retrystorm.bandShown(), null, { timeout: 5000 }).catch(() => {});
+        await H(page, () => document.getElementById('toast')?.classList.remove('on'));
+        await sleep(250);
+        const f = path.join(SHOTS, `sessions-${theme}.png`);
+        await page.screenshot({ path: f, fullPage: true });
+        log(`       ${f}`);
+      }
+      await testid(page, 'theme-toggle').click();
+      check(await H(page, () => window.__retrystorm.bandShown()), 'band drawn again after a theme change');
+      await selectPreset(page, 'order-status');
+      await page.waitForFunction(() => window.__retrystorm.engine !== 'sessions', null, { timeout: 15000 });
+      await waitSecondary(page);
+      check(await visible('chart') && await testid(page, 'chart').locator('canvas').count() > 0, 'back to order-status: load chart shown');
+      check(!(await visible('occupancy-chart')) && !(await visible('s-cards')) && !(await visible('s-ladder')), 'back to order-status: sessions view hidden');
+      check(await visible('m-failed') && await visible('ladder') && !(await testid(page, 'export-envoy').isDisabled()), 'back to order-status: cards, ladder and Envoy export back');
+      const v = await verdictText(page);
+      check(/never|not recovered|stuck/i.test(v), 'back to order-status: its verdict', v);
+    } else check(false, 'preset scheduler-429-outage exists');
+
+    log('\n# agent engine: Monte Carlo intervals when the server sends them');
+    if (presets.some((p) => p.name === 'order-status')) {
+      await selectPreset(page, 'order-status');
+      await page.locator('details[data-group="run"]').evaluate((d) => { d.open = true; });
+      await setControl(page, 'engine', 'agent');
+      await setControl(page, 'runs', 4);
+      const mc = await H(page, () => window.__retrystorm.result().montecarlo ?? null);
+      const ci = await testid(page, 'm-failed-ci').textContent().catch(() => '');
+      if (mc) check(/^4 runs: /.test(ci), 'agent cards show intervals', ci);
+      else check(ci === '', 'agent without montecarlo: no interval line', ci);
+      log(`       agent answer ${mc ? 'has' : 'has no'} montecarlo`);
+      check(await testid(page, 'chart').isVisible(), 'agent engine keeps the load chart');
     }
 
     log('\n# order-status: no retries recovers 19 s after the incident');
@@ -384,7 +466,7 @@ async function main() {
     }
 
     log('\n# phase map');
-    for (const p of presets) {
+    for (const p of presets.filter((x) => x.scenario?.engine !== 'sessions')) {
       await selectPreset(page, p.name);
       await waitSecondary(page);
       await H(page, () => { window.__retrystorm.phaseReady = false; });

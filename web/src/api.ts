@@ -62,7 +62,7 @@ export const api = {
   presets: () => call<{ presets: Preset[] }>('GET', 'presets').then((r) => r.presets),
   schema: () => call<{ keys: SchemaKey[] }>('GET', 'schema').then((r) => r.keys),
   /** The run without its trace (the chart needs none); see trace(). */
-  run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false }), s)),
+  run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false, sessions: false }), s)),
   trace: (sc: Scenario) => latest('trace', (s) => call<{ trace: TraceStep[] }>('POST', 'trace', body(sc), s).then((r) => r.trace)),
   ladder: (sc: Scenario) => latest('ladder', (s) => call<{ rows: LadderRow[] }>('POST', 'ladder', body(sc), s)),
   tipping: (sc: Scenario) => latest('tipping', (s) => call<Tipping>('POST', 'tipping', body(sc), s)),

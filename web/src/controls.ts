@@ -9,6 +9,8 @@ export const GROUPS: [string, string][] = [
   ['demand_server', 'Demand & server'],
   ['client', 'Client policy'],
   ['run', 'Run & measurement'],
+  ['agent', 'Randomness & runs'],
+  ['sessions', 'Session model'],
 ];
 
 export const controlId = (path: string) => `ctl-${path.replace(/[^a-zA-Z0-9_]/g, '-')}`;

@@ -2,10 +2,16 @@
 
 import type { LadderRow, Metrics, Scenario, Tipping } from './types';
 
+// One formatter per digit count: toLocaleString with options builds a new one
+// on every call, which costs tens of milliseconds over a table.
+const formatters = new Map<number, Intl.NumberFormat>();
+
 export function fmtNum(v: number | null | undefined, maxDigits = 2): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   const r = Math.abs(v) >= 100 ? Math.round(v) : Number(v.toFixed(maxDigits));
-  return r.toLocaleString('en-US', { maximumFractionDigits: maxDigits });
+  let f = formatters.get(maxDigits);
+  if (!f) formatters.set(maxDigits, (f = new Intl.NumberFormat('en-US', { maximumFractionDigits: maxDigits })));
+  return f.format(r);
 }
 
 export function fmtPct(f: number | null | undefined, digits = 1): string {

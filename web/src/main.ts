@@ -8,11 +8,14 @@ import { Controls } from './controls';
 import { debounce } from './debounce';
 import { criterionOf } from './format';
 import { axisFromRange, defaultAxis, gridOf, PHASE_CELLS } from './phaseaxes';
+import { OccupancyChart } from './occupancy';
 import { makeView, PhaseMap } from './phasemap';
 import { clone, getPath, isHidden, setPath } from './paths';
 import { loadData } from './series';
 import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
-import type { LadderRow, Preset, RunResult, Scenario, SchemaKey, Tipping } from './types';
+import { renderHours, renderSessionVerdict } from './sessionview';
+import { pickWindow, windowHours } from './sessions';
+import { isSessions, type AnyResult, type LadderRow, type Preset, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
 import { applySet, decodeState, diffScenario, encodeState } from './urlstate';
 import {
   $, renderAdvice, renderGoodputTable, renderLadder, renderStack, renderTipping, renderTrace, renderVerdict,
@@ -23,6 +26,7 @@ interface Hooks {
   lastRenderMs: number | null; // input event (or load) to load chart drawn
   renders: number;
   lastFetchMs: number | null; // request sent to answer parsed, for the last run
+  lastDrawMs: number | null; // answer parsed to chart drawn, for the last run
   runs: number;
   lastPhaseMs: number | null; // "Draw phase map" click to canvas drawn
   phaseCells: number;
@@ -31,8 +35,10 @@ interface Hooks {
   tippingReady: boolean;
   traceReady: boolean;
   preset: string;
+  engine: string; // of the result on screen: fluid, agent or sessions
+  bandShown: () => boolean; // the occupancy chart draws the Monte Carlo band
   scenario: () => Scenario | null;
-  result: () => RunResult | null;
+  result: () => AnyResult | null;
   ladder: () => LadderRow[];
   tipping: () => Tipping | null;
   exportData: () => unknown;
@@ -51,7 +57,8 @@ const S = {
   schema: [] as SchemaKey[],
   preset: null as Preset | null,
   scenario: null as Scenario | null,
-  result: null as RunResult | null,
+  result: null as AnyResult | null,
+  sessions: false, // the page shows the session model's view
   ladder: [] as LadderRow[],
   tipping: null as Tipping | null,
   trace: { total: 0, visible: 0 } as TraceState,
@@ -61,8 +68,9 @@ const S = {
 };
 
 const hooks: Hooks = {
-  ready: false, lastRenderMs: null, lastFetchMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false,
-  ladderReady: false, tippingReady: false, traceReady: false, preset: '', error: null,
+  ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false,
+  ladderReady: false, tippingReady: false, traceReady: false, preset: '', engine: '', error: null,
+  bandShown: () => document.getElementById('occupancy-chart')?.dataset.band === 'true' && S.sessions,
   scenario: () => S.scenario, result: () => S.result, ladder: () => S.ladder, tipping: () => S.tipping,
   exportData: () => exportData(), urlHash: () => location.hash,
   cursorT: () => { const u = charts.load; const l = u?.cursor.left; return u && l !== undefined && l >= 0 ? u.posToVal(l, 'x') : null; },
@@ -74,8 +82,13 @@ const chartCtx = {
   result: null as RunResult | null,
   data: null as ReturnType<typeof loadData> | null,
   traceT: null as number | null,
+  drawT0: null as number | null,
   onDrawn: () => {
     hooks.renders++;
+    if (chartCtx.drawT0 !== null) {
+      hooks.lastDrawMs = performance.now() - chartCtx.drawT0;
+      chartCtx.drawT0 = null;
+    }
     if (S.pendingT0 !== null) {
       hooks.lastRenderMs = performance.now() - S.pendingT0;
       S.pendingT0 = null;
@@ -84,6 +97,7 @@ const chartCtx = {
   },
 };
 const charts = new Charts($('chart'), $('backlog-chart'), chartCtx);
+const occupancy = new OccupancyChart($('occupancy-chart'), () => chartCtx.onDrawn());
 let controls: Controls | null = null;
 
 // ---------- messages ----------
@@ -121,10 +135,13 @@ async function runNow() {
     const r = await api.run(sc);
     if (seq !== S.seq) return;
     hooks.lastFetchMs = performance.now() - tf;
+    chartCtx.drawT0 = performance.now();
     hooks.runs++;
     showError(null);
     S.result = r;
-    renderResult(r);
+    hooks.engine = isSessions(r) ? 'sessions' : String(r.scenario?.engine ?? 'fluid');
+    if (isSessions(r)) renderSessionResult(r);
+    else renderResult(r);
   } catch (e) {
     if (isAbort(e)) return;
     if (seq === S.seq) {
@@ -137,19 +154,46 @@ async function runNow() {
   secondary();
 }
 
+/** Shows the session model's view or the fluid/agent one (panels, exports). */
+function setMode(sessions: boolean) {
+  if (S.sessions === sessions && document.body.dataset.engineView) return;
+  S.sessions = sessions;
+  document.body.dataset.engineView = sessions ? 'sessions' : 'requests';
+  for (const e of document.querySelectorAll<HTMLElement>('.sessions-only')) e.hidden = !sessions;
+  for (const e of document.querySelectorAll<HTMLElement>('.fluid-only')) e.hidden = sessions;
+  const envoy = $<HTMLButtonElement>('export-envoy');
+  envoy.disabled = sessions;
+  envoy.title = sessions ? 'The session model has no request retry policy to export' : '';
+  if (sessions) $('envoy-panel').hidden = true;
+}
+
+const applyChange = (change: Record<string, unknown>) => {
+  const next = clone(S.scenario!);
+  for (const [p, v] of Object.entries(change)) setPath(next as Record<string, unknown>, p, v);
+  loadScenario(next);
+  toast('Applied the suggested change');
+};
+
+function renderSessionResult(r: SessionResult) {
+  setMode(true);
+  chartCtx.result = null;
+  chartCtx.data = null;
+  renderSessionVerdict(r);
+  occupancy.render(r);
+  renderAdvice(r, applyChange, 'Nothing to change: no advice for this run.');
+  // The hour table sits below the chart: build it after the chart is drawn.
+  setTimeout(() => { if (S.result === r) renderHours(r); }, 0);
+}
+
 function renderResult(r: RunResult) {
+  setMode(false);
   chartCtx.result = r;
   chartCtx.data = loadData(r);
   chartCtx.traceT = null;
   charts.render();
   renderVerdict(r);
   renderStack(r.scenario ?? S.scenario!, r);
-  renderAdvice(r, (change) => {
-    const next = clone(S.scenario!);
-    for (const [p, v] of Object.entries(change)) setPath(next as Record<string, unknown>, p, v);
-    loadScenario(next);
-    toast('Applied the suggested change');
-  });
+  renderAdvice(r, applyChange);
   renderGoodputTable(r);
   // A new run starts with the trace folded (it can hold one line per step);
   // its text arrives separately (loadTrace), one entry per step.
@@ -165,9 +209,14 @@ const runSoon = debounce(() => void runNow(), 60, { leading: true });
 const secondary = debounce(() => {
   const sc = S.scenario;
   if (!sc) return;
+  if (sc.engine === 'sessions') {
+    // No trace, ladder, tipping point or phase map for the session model.
+    hooks.ladderReady = hooks.tippingReady = hooks.traceReady = true;
+    return;
+  }
   void loadTrace();
   if (!S.keepLadder || !S.ladder.length) api.ladder(sc).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; drawLadder(); hooks.ladderReady = true; } });
-  const inRun = S.result?.tipping;
+  const inRun = S.result && !isSessions(S.result) ? S.result.tipping : undefined;
   if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema).length === 0) {
     S.tipping = inRun;
     renderTipping(inRun);
@@ -193,6 +242,8 @@ function onControl(path: string, value: unknown, ev: Event) {
   if (!S.scenario) return;
   const t0 = ev.timeStamp > 0 && ev.timeStamp <= performance.now() ? ev.timeStamp : performance.now();
   setPath(S.scenario as Record<string, unknown>, path, value);
+  // Keys shown only for some values of this one (engine, budget kind) appear or go.
+  if (S.schema.some((k) => k.when?.path === path)) controls?.set(S.scenario);
   if (path === 'recovery.criterion') markPhaseStale();
   changed(t0);
 }
@@ -339,16 +390,17 @@ const label = (k: SchemaKey) => `${k.label ?? k.path}${k.unit ? ` (${k.unit})` :
 // ---------- exports ----------
 function exportData() {
   const r = S.result;
-  return {
+  const base = {
     tool: 'retrystorm',
     exported_at: new Date().toISOString(),
     link: location.href,
     scenario: S.scenario,
     metrics: r?.metrics ?? null,
     verdict: r?.verdict ?? null,
-    trace: r?.trace ?? [],
-    goodput_table: r?.goodput_table ?? [],
+    montecarlo: r?.montecarlo ? { runs: r.montecarlo.runs, seed: r.montecarlo.seed, metrics: r.montecarlo.metrics } : null,
   };
+  if (isSessions(r)) return { ...base, engine: 'sessions', ladder: r.ladder ?? null, hours: windowHours(r.hours, pickWindow(r)), advice: r.advice ?? [] };
+  return { ...base, trace: r?.trace ?? [], goodput_table: r?.goodput_table ?? [] };
 }
 function download(name: string, text: string, type: string) {
   const url = URL.createObjectURL(new Blob([text], { type }));
@@ -383,6 +435,7 @@ function setTheme(t: 'light' | 'dark', save = true) {
   b.setAttribute('aria-pressed', String(t === 'dark'));
   if (save) try { localStorage.setItem('retrystorm-theme', t); } catch { /* private mode */ }
   charts.rebuild();
+  occupancy.rebuild();
   phaseMap.draw();
 }
 
@@ -399,7 +452,7 @@ function wire() {
     download(`${fileBase()}.json`, JSON.stringify(exportData(), null, 2), 'application/json');
   });
   $('export-envoy').addEventListener('click', async () => {
-    if (!S.scenario) return;
+    if (!S.scenario || S.sessions) return;
     const panel = $('envoy-panel');
     const ta = $<HTMLTextAreaElement>('envoy-yaml');
     try {

@@ -68,6 +68,8 @@ export interface RunResult {
   advice?: { title: string; why: string; change?: Record<string, unknown>; recovers?: boolean; failed_fraction?: number }[];
   tipping?: Tipping; // some servers include the tipping point in the run
   trace?: TraceStep[];
+  engine?: string;
+  montecarlo?: MonteCarlo; // agent engine with runs > 1 (may be absent)
 }
 
 export interface LadderRow {
@@ -81,3 +83,84 @@ export interface LadderRow {
 export interface Tipping { grid_s: number; on_grid_s: number | null; exact_s: number | null }
 
 export interface SweepRow { values: Record<string, number>; metrics: Metrics }
+
+/** Mean and 95% interval of one figure over Monte Carlo replications (null: never happened). */
+export interface MetricInterval { mean: number | null; low: number | null; high: number | null; n: number }
+
+/** `montecarlo` of a run with runs > 1 (agent: goodput band; sessions: in-flight band). */
+export interface MonteCarlo {
+  runs: number;
+  seed: number;
+  metrics: Record<string, MetricInterval>;
+  band?: Record<string, number[]>;
+}
+
+/** POST /api/run for `engine: sessions` (docs/http-api.md). NaN figures arrive as null. */
+export interface SessionMetrics {
+  launched: number;
+  completed: number;
+  failed: number;
+  in_flight: number;
+  median_success_s: number | null;
+  mean_failed_s: number | null;
+  pinned_share: number | null;
+  errors_429: number;
+  errors_401: number;
+  lines_429_per_session: number | null;
+  mean_in_flight: number;
+  mean_working: number;
+  mean_blocked: number;
+  mean_asleep: number;
+  asleep_share: number | null;
+  peak_in_flight: number;
+  launches_429_correlation: number | null;
+  items_arrived: number;
+  items_done: number;
+  little_l: number | null;
+  little_lambda_w: number | null;
+  outcomes: Record<string, number>;
+  window: { from_s: number; to_s: number };
+}
+
+export interface SessionHour {
+  t_s: number;
+  clock?: string;
+  launches: number;
+  completions: number;
+  failures: number;
+  working: number;
+  blocked: number;
+  asleep: number;
+  peak_in_flight: number;
+  errors_429: number;
+  errors_401: number;
+  items_done: number;
+  arrivals: number;
+  queue_unread: number;
+  little_lambda_w?: number;
+}
+
+export type SessionSeriesName =
+  | 'working' | 'blocked' | 'asleep' | 'launches' | 'completions' | 'failures' | 'errors_429' | 'errors_401'
+  | 'items_done' | 'arrivals' | 'queue_unread' | 'peak_in_flight';
+
+export interface SessionResult {
+  engine: 'sessions';
+  scenario: Scenario;
+  verdict?: { headline: string; detail?: string };
+  metrics: SessionMetrics;
+  ladder?: { ladder_s: number[]; total_s: number; deadline_s: number; exceeds_deadline: boolean };
+  series: Partial<Record<SessionSeriesName, number[]>> & { t_s: number[] };
+  hours?: SessionHour[];
+  items?: Record<string, number>;
+  sessions?: Record<string, unknown>[];
+  advice?: RunResult['advice'];
+  montecarlo?: MonteCarlo;
+  trace?: TraceStep[];
+}
+
+/** What POST /api/run answers, by engine. */
+export type AnyResult = RunResult | SessionResult;
+
+export const isSessions = (r: AnyResult | null | undefined): r is SessionResult =>
+  !!r && (r as { engine?: string }).engine === 'sessions';

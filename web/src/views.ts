@@ -4,6 +4,7 @@
 import {
   attemptsPerRequest, boundSentence, fmtAmp, fmtNum, fmtPct, ladderCells, recoverySentence, tippingDetail, tippingText,
 } from './format';
+import { ciText } from './sessions';
 import type { LadderRow, RunResult, Scenario, Tipping, TraceStep } from './types';
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -34,6 +35,19 @@ export function renderVerdict(r: RunResult) {
   card('m-wasted', fmtPct(m.wasted_fraction));
   const lw = m.last_window;
   card('m-peak', fmtAmp(m.peak_amplification), lw ? `${fmtNum(lw.attempts_per_request, 2)} attempts per request over the last ${fmtNum(lw.seconds)} s` : '');
+  // Agent engine with runs > 1: mean and 95% interval over the replications.
+  const mc = r.montecarlo;
+  const ci = (id: string, name: string, fmt: (v: number) => string) => {
+    const c = $(id);
+    let span = c.querySelector<HTMLElement>('.ci');
+    const iv = mc?.metrics?.[name];
+    if (!iv) { span?.remove(); return; }
+    if (!span) { span = h('span', { class: 'ci', 'data-testid': `${id}-ci` }); c.append(span); }
+    span.textContent = `${mc!.runs} runs: ${ciText(iv, fmt)}`;
+  };
+  ci('m-failed', 'failed_fraction', (v) => fmtPct(v));
+  ci('m-wasted', 'wasted_fraction', (v) => fmtPct(v));
+  ci('m-peak', 'peak_amplification', fmtAmp);
 }
 
 export function renderTipping(t: Tipping | null) {
@@ -59,7 +73,7 @@ export function renderStack(sc: Scenario, r: RunResult | null) {
   $('bound').textContent = r ? boundSentence(r.metrics, sc) : '';
 }
 
-export function renderAdvice(r: RunResult, onApply: (change: Record<string, unknown>) => void) {
+export function renderAdvice(r: Pick<RunResult, 'advice'>, onApply: (change: Record<string, unknown>) => void, empty = 'Nothing to change: this policy recovers on its own.') {
   const items = (r.advice ?? []).map((a, i) => {
     const li = h('li', {}, h('b', {}, a.title), h('span', {}, ` ${a.why}`));
     if (a.change && typeof a.change === 'object' && Object.keys(a.change).length) {
@@ -69,7 +83,7 @@ export function renderAdvice(r: RunResult, onApply: (change: Record<string, unkn
     }
     return li;
   });
-  $('advice').replaceChildren(...(items.length ? items : [h('li', {}, 'Nothing to change: this policy recovers on its own.')]));
+  $('advice').replaceChildren(...(items.length ? items : [h('li', {}, empty)]));
 }
 
 export function renderGoodputTable(r: RunResult) {

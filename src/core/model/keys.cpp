@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -574,6 +575,15 @@ std::vector<KeySpec> build_keys() {
     if (k.group == "sessions") {
       k.when_path = "engine";
       k.when_values = {"sessions"};
+    }
+    // Keys of the per-step engines only (the session model has its own).
+    static const std::set<std::string> step_only = {
+        "service_completes",         "client.timeout_s",     "client.layers",
+        "client.retry_on_timeout",   "client.stack_retries", "client.budget.kind",
+        "recovery.goodput_fraction", "recovery.criterion",   "tipping.grid_s"};
+    if (k.group == "incident" || k.group == "demand_server" || step_only.count(k.path)) {
+      k.when_path = "engine";
+      k.when_values = {"fluid", "agent"};
     }
     auto it = budget_uses.find(k.path);
     if (it == budget_uses.end()) continue;

@@ -1,0 +1,112 @@
+#include "cli/analyze_command.hpp"
+
+#include <iostream>
+
+#include "analysis/incident/accumulator.hpp"
+#include "cli/common.hpp"
+#include "io/analyze_report.hpp"
+#include "io/logs/read_logs.hpp"
+#include "io/logs/times.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm::cli {
+
+struct AnalyzeCommand {
+  CLI::App* cmd = nullptr;
+  std::vector<std::string> logs;
+  std::string from, to, ladder, format = "text", out, emit_scenario;
+  double slots = 0, deadline = 0;
+};
+
+namespace {
+
+double clock_option(const std::string& name, const std::string& text) {
+  auto t = logs::parse_clock(text);
+  if (!t)
+    throw InputError(name + ": '" + text +
+                     "' is not a time; write seconds (70200) or a clock ([Nd]HH:MM[:SS], e.g. "
+                     "1d09:40)");
+  return *t;
+}
+
+std::vector<double> ladder_option(const std::string& text) {
+  std::vector<double> steps;
+  size_t at = 0;
+  for (;;) {
+    size_t comma = text.find(',', at);
+    std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
+    auto v = logs::parse_number(item);
+    if (!v || *v <= 0)
+      throw InputError("--ladder: '" + item +
+                       "' is not a step; give seconds above 0 separated by commas, e.g. "
+                       "30,60,120,240,480,960");
+    steps.push_back(*v);
+    if (comma == std::string::npos) return steps;
+    at = comma + 1;
+  }
+}
+
+incident::AnalysisOptions options_of(const AnalyzeCommand& c) {
+  incident::AnalysisOptions o;
+  if (!c.from.empty()) o.from_s = clock_option("--from", c.from);
+  if (!c.to.empty()) o.to_s = clock_option("--to", c.to);
+  if (o.from_s && o.to_s && *o.to_s <= *o.from_s)
+    throw InputError("--to: '" + c.to + "' is not after --from '" + c.from + "'");
+  if (c.cmd->count("--slots")) o.slots = c.slots;
+  if (c.cmd->count("--deadline")) o.deadline_s = c.deadline;
+  if (!c.ladder.empty()) o.ladder_s = ladder_option(c.ladder);
+  return o;
+}
+
+}  // namespace
+
+AnalyzeCommand& add_analyze_command(CLI::App& app) {
+  static AnalyzeCommand c;
+  c.cmd = app.add_subcommand(
+      "analyze",
+      "read incident logs (sessions.csv, events.jsonl, requests.csv, client logs, per-second "
+      "CSVs; format detected) and report Little's law by hour, fake saturation, errors as a "
+      "retry signal, durations, the ladder against the deadline and a ranked diagnosis");
+  c.cmd->add_option("logs", c.logs, "log files")->required();
+  c.cmd->add_option("--from", c.from, "only sessions starting from T (seconds or [Nd]HH:MM[:SS])");
+  c.cmd->add_option("--to", c.to, "only sessions starting before T");
+  c.cmd
+      ->add_option("--slots", c.slots,
+                   "the concurrency ceiling for utilization (default: the peak in flight)")
+      ->check(CLI::PositiveNumber);
+  c.cmd
+      ->add_option("--deadline", c.deadline,
+                   "the session deadline in seconds (default: where killed or failed sessions' "
+                   "durations cluster)")
+      ->check(CLI::PositiveNumber);
+  c.cmd->add_option("--ladder", c.ladder,
+                    "the backoff ladder in seconds, e.g. 30,60,120,240,480,960 (default: "
+                    "inferred from events)");
+  c.cmd->add_option("--format", c.format, "text | json | html (one self-contained file)");
+  c.cmd->add_option("--out", c.out, "write to FILE (atomically) instead of standard output");
+  c.cmd->add_option("--emit-scenario", c.emit_scenario,
+                    "also write a session-engine scenario (YAML) that replays the incident");
+  return c;
+}
+
+std::optional<int> run_analyze_command(AnalyzeCommand& c) {
+  if (!c.cmd->parsed()) return std::nullopt;
+  check_format(c.format, {"text", "json", "html"});
+  incident::Accumulator acc(options_of(c));
+  auto sources = logs::read_logs(c.logs, acc);
+  incident::Report r = acc.finish();
+  for (const auto& s : sources) r.sources.push_back(s.path + ": " + logs::format_name(s.format));
+  if (r.sessions <= 0)
+    throw InputError(c.logs.front() + (c.logs.size() > 1 ? " and the others" : "") +
+                     ": no sessions or requests" +
+                     (c.from.empty() && c.to.empty() ? "" : " between --from and --to") +
+                     "; nothing to analyze");
+  std::string text = c.format == "json"   ? analyze_json(r).dump(2) + "\n"
+                     : c.format == "html" ? analyze_html(r)
+                                          : analyze_text(r);
+  if (!c.emit_scenario.empty()) emit(replay_yaml(r), c.emit_scenario);
+  emit(text, c.out);
+  return 0;
+}
+
+}  // namespace retrystorm::cli

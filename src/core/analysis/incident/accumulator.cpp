@@ -1,0 +1,320 @@
+#include "analysis/incident/accumulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace retrystorm::incident {
+
+namespace {
+
+constexpr double kHour = 3600;
+// Error lines per session above this share one histogram bar.
+constexpr int kHistogramTop = 40;
+// A session counts as opening with a full batch from this many items (the
+// post-mortem's anchor rule starts at 16 of a cap of 20).
+constexpr double kFullBatch = 16;
+
+int64_t hour_of(double t) {
+  return static_cast<int64_t>(std::floor(t / kHour));
+}
+
+// Where a session's error line of `status` is counted.
+double& error_line(SessionRecord& s, int status) {
+  return status == 429 ? s.lines_429 : status == 401 ? s.lines_401 : s.other_errors;
+}
+
+bool repeats_last_error(std::string_view outcome) {
+  return outcome == "killed_asleep" || outcome == "failed_fast" || outcome == "ladder_exhausted";
+}
+
+}  // namespace
+
+Accumulator::Accumulator(AnalysisOptions options)
+    : options_(std::move(options)),
+      error_histogram_(kHistogramTop + 1, 0.0),
+      outcome_counts_(8, 0.0) {}
+
+void Accumulator::add_unknown(const std::string& figure, const std::string& reason) {
+  for (const auto& u : unknowns_)
+    if (u.figure == figure) return;
+  unknowns_.push_back({figure, reason});
+}
+
+bool Accumulator::outside(double start, double end) const {
+  (void)end;
+  return (options_.from_s && start < *options_.from_s) ||
+         (options_.to_s && start >= *options_.to_s);
+}
+
+double Accumulator::clip_from(double t) const {
+  return options_.from_s ? std::max(t, *options_.from_s) : t;
+}
+
+double Accumulator::clip_to(double t) const {
+  return options_.to_s ? std::min(t, *options_.to_s) : t;
+}
+
+Accumulator::Hour& Accumulator::hour(double t) {
+  return hours_[hour_of(t)];
+}
+
+template <class F>
+void Accumulator::spread(double a, double b, F f) {
+  a = clip_from(a);
+  b = clip_to(b);
+  if (b < a) return;
+  if (b == a) {
+    f(hour(a), 0.0);
+    return;
+  }
+  for (int64_t h = hour_of(a); h * kHour < b; ++h) {
+    double lo = std::max(a, h * kHour), hi = std::min(b, (h + 1) * kHour);
+    if (hi > lo) f(hours_[h], hi - lo);
+  }
+}
+
+void Accumulator::add(const SessionRecord& s) {
+  if (outside(s.start_s, s.end_s)) return;
+  add_counts(s);
+  add_errors_and_split(s);
+  add_shape(s);
+}
+
+// Launches, outcomes and goodput, by the hour a session starts or ends.
+void Accumulator::add_counts(const SessionRecord& s) {
+  bool ok = s.outcome == Outcome::completed;
+  bool running = s.outcome == Outcome::in_flight;  // neither success nor failure yet
+  double d = s.duration_s();
+  Hour& start = hour(s.start_s);
+  start.launches += 1;
+  start.retries += s.is_retry ? 1 : 0;
+  start.duration_sum += d;
+  start.started_failed += ok || running ? 0 : 1;
+  outcome_counts_[static_cast<size_t>(s.outcome)] += 1;
+  totals_.sessions += 1;
+  DayRow& day = days_[static_cast<int64_t>(std::floor(s.start_s / (24 * kHour)))];
+  day.launches += 1;
+  day.completions += ok ? 1 : 0;
+  day.lines_429 += s.lines_429;
+  day.errors += s.error_lines();
+  if (running) return;
+  if (!options_.to_s || s.end_s < *options_.to_s) {
+    Hour& end = hour(s.end_s);
+    (ok ? end.completions : end.failures) += 1;
+    end.goodput += known(s.items_done) ? s.items_done : (ok ? 1 : 0);
+  }
+  if (known(s.items_done)) {
+    items_sessions_ += 1;
+    totals_.items_done = (known(totals_.items_done) ? totals_.items_done : 0) + s.items_done;
+  }
+  (ok ? totals_.completed : totals_.failed) += 1;
+  totals_.crashed += s.outcome == Outcome::crashed ? 1 : 0;
+}
+
+// Occupancy and error lines, spread over the hours a session spans in
+// proportion to the time it spent in each.
+void Accumulator::add_errors_and_split(const SessionRecord& s) {
+  double d = s.duration_s();
+  bool split = s.has_split() && d > 0;
+  if (split) split_sessions_ += 1;
+  spread(s.start_s, s.end_s, [&](Hour& h, double seconds) {
+    double share = d > 0 ? seconds / d : 1.0;
+    h.busy_s += seconds;
+    h.row_429 += s.lines_429 * share;
+    h.row_401 += s.lines_401 * share;
+    h.row_other += s.other_errors * share;
+    h.row_answers += s.error_answers() * share;
+    if (known(s.api_calls)) h.row_calls += s.api_calls * share;
+    if (split) {
+      h.row_split_s += seconds;
+      h.row_working_s += s.working_s * share;
+      h.row_blocked_s += s.blocked_s * share;
+      h.row_asleep_s += s.asleep_s * share;
+    }
+  });
+  starts_.push_back(clip_from(s.start_s));
+  ends_.push_back(clip_to(s.end_s));
+}
+
+// The distributions: durations, error lines per session, batches cut.
+void Accumulator::add_shape(const SessionRecord& s) {
+  bool ok = s.outcome == Outcome::completed;
+  if (s.outcome != Outcome::in_flight)
+    (ok ? ok_durations_ : failed_durations_).push_back(static_cast<float>(s.duration_s()));
+  if (s.outcome == Outcome::killed_asleep || s.outcome == Outcome::killed_working)
+    killed_durations_.push_back(static_cast<float>(s.duration_s()));
+  double lines = s.error_lines();
+  int bar = static_cast<int>(std::min<double>(kHistogramTop, std::floor(lines + 0.5)));
+  error_histogram_[static_cast<size_t>(std::max(0, bar))] += 1;
+  ErrorSignal& e = totals_.errors;
+  e.lines += lines;
+  e.lines_429 += s.lines_429;
+  e.lines_401 += s.lines_401;
+  if (lines > 0) {
+    e.with_errors += 1;
+    bool unrelated = s.outcome == Outcome::crashed || s.outcome == Outcome::in_flight;
+    e.failed_with_errors += ok || unrelated ? 0 : 1;
+    erring_sum_ += lines;
+    erring_sumsq_ += lines * lines;
+  }
+  BatchCut& b = totals_.batch;
+  if (known(s.items_in)) b.known_items += 1;
+  if (s.outcome != Outcome::killed_working) return;
+  b.killed_working += 1;
+  bool full = known(s.items_in) && s.items_in >= kFullBatch;
+  bool anchor_cut = s.anchor_in_batch == 1 && s.anchor_done == 0;
+  b.killed_working_full += full ? 1 : 0;
+  b.anchor_cut += anchor_cut ? 1 : 0;
+  if ((full || anchor_cut) && b.examples_start_s.size() < 5)
+    b.examples_start_s.push_back(s.start_s);
+}
+
+void Accumulator::add(const CountBucket& b) {
+  if (outside(b.t_s, b.t_s)) return;
+  saw_buckets_ = true;
+  Hour& h = hour(b.t_s);
+  h.launches += b.starts;
+  h.retries += b.retries;
+  h.completions += b.successes;
+  h.goodput += b.successes;
+  h.failures += b.timeouts;
+  h.started_failed += b.timeouts;
+  h.row_other += b.timeouts;
+  if (known(b.concurrency)) {
+    h.busy_s += b.concurrency * b.width_s;
+    h.peak = std::max(h.peak, b.concurrency);
+    bucket_peak_ = std::max(bucket_peak_, b.concurrency);
+  }
+  totals_.sessions += b.starts;
+  totals_.completed += b.successes;
+  totals_.failed += b.timeouts;
+  totals_.errors.lines += b.timeouts;
+  DayRow& day = days_[static_cast<int64_t>(std::floor(b.t_s / (24 * kHour)))];
+  day.launches += b.starts;
+  day.completions += b.successes;
+  day.errors += b.timeouts;
+}
+
+// Time from the session's last event to `t` goes to the state it was in.
+void Accumulator::attribute(Live& live, double t, Phase phase) {
+  if (t > live.since) {
+    SessionRecord& r = live.rebuilt;
+    spread(live.since, t, [&](Hour& h, double seconds) {
+      if (phase == Phase::asleep)
+        h.ev_asleep_s += seconds;
+      else if (phase == Phase::calling)
+        h.ev_blocked_s += seconds;
+      else
+        h.ev_working_s += seconds;
+    });
+    double d = t - live.since;
+    if (phase == Phase::asleep)
+      r.asleep_s += d;
+    else if (phase == Phase::calling)
+      r.blocked_s += d;
+    else
+      r.working_s += d;
+  }
+  live.since = std::max(live.since, t);
+}
+
+// An error answer: the session's ladder count always moves on; the hour
+// counts it when it falls inside the window.
+void Accumulator::event_error(Live& live, const SessionEvent& e) {
+  error_line(live.rebuilt, e.status) += 1;
+  if (!outside(e.t, e.t)) {
+    Hour& h = hour(e.t);
+    h.ev_answers += 1;
+    (e.status == 429 ? h.ev_429 : e.status == 401 ? h.ev_401 : h.ev_other) += 1;
+  }
+  // Without sleep lengths, the gap between two errors is the step plus a call.
+  if (known(live.last_error_t) && !live.slept_with_dur && live.run >= 1) {
+    size_t step = static_cast<size_t>(live.run - 1);
+    if (gap_samples_.size() <= step) gap_samples_.resize(step + 1);
+    gap_samples_[step].push_back(e.t - live.last_error_t);
+  }
+  live.run += 1;
+  live.last_status = e.status;
+  live.last_error_t = e.t;
+}
+
+void Accumulator::event_end(Live& live, const SessionEvent& e) {
+  // The last line of a session that dies asleep or fails fast repeats its error.
+  if (repeats_last_error(e.outcome) && live.last_status != 0) {
+    live.rebuilt.repeated_lines += 1;
+    error_line(live.rebuilt, live.last_status) += 1;
+    if (!outside(e.t, e.t)) {
+      Hour& h = hour(e.t);
+      (live.last_status == 429 ? h.ev_429 : live.last_status == 401 ? h.ev_401 : h.ev_other) += 1;
+    }
+  }
+  if (!sessions_from_events_) return;
+  SessionRecord r = live.rebuilt;
+  r.end_s = e.t;
+  r.outcome = outcome_from_name(e.outcome).value_or(Outcome::failed);
+  add(r);  // kept only when it started inside the window
+}
+
+void Accumulator::add(const SessionEvent& e) {
+  saw_events_ = true;
+  if (e.kind == EventKind::arrival) {
+    // The demand profile counts pings; notifications and anchors are scheduled.
+    bool ping = e.item_kind.empty() || e.item_kind == "ping";
+    if (!outside(e.t, e.t) && ping) hour(e.t).arrivals += 1;
+    return;
+  }
+  if (e.sid.empty() || e.kind == EventKind::superseded || e.kind == EventKind::defer) return;
+  auto [it, fresh] = live_.try_emplace(std::string(e.sid));
+  Live& live = it->second;
+  if (fresh) {
+    live.since = e.t;
+    live.rebuilt.start_s = e.t;
+    live.rebuilt.working_s = live.rebuilt.blocked_s = live.rebuilt.asleep_s = 0;
+    live.rebuilt.api_calls = 0;
+  }
+  switch (e.kind) {
+    case EventKind::call:
+      attribute(live, e.t, live.phase);
+      live.phase = Phase::calling;
+      live.rebuilt.api_calls += 1;
+      if (!outside(e.t, e.t)) hour(e.t).ev_calls += 1;
+      break;
+    case EventKind::resp:
+      // Waiting on an error answer is blocked; on a good one, working.
+      attribute(live, e.t, e.status >= 400 ? Phase::calling : Phase::working);
+      live.phase = Phase::working;
+      if (e.status >= 400) {
+        event_error(live, e);
+      } else {
+        live.run = 0;
+        live.last_error_t = kUnknown;
+      }
+      break;
+    case EventKind::sleep:
+      attribute(live, e.t, live.phase == Phase::calling ? Phase::calling : Phase::working);
+      live.phase = Phase::asleep;
+      if (known(e.dur)) {
+        live.slept_with_dur = true;
+        // The sleep after the k-th error in a row is step k; logs number steps
+        // from 0 or from 1, so the session's own count is the one to trust.
+        size_t step = static_cast<size_t>(std::max(0, live.run - 1));
+        if (sleep_samples_.size() <= step) sleep_samples_.resize(step + 1);
+        sleep_samples_[step].push_back(e.dur);
+      }
+      break;
+    case EventKind::wake:
+      attribute(live, e.t, Phase::asleep);
+      live.phase = Phase::working;
+      break;
+    case EventKind::end:
+      attribute(live, e.t, live.phase);
+      event_end(live, e);
+      live_.erase(it);
+      break;
+    default:  // launch, item_start, item_done: working from here
+      attribute(live, e.t, live.phase == Phase::asleep ? Phase::asleep : Phase::working);
+      break;
+  }
+}
+
+}  // namespace retrystorm::incident

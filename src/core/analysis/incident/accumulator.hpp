@@ -1,0 +1,98 @@
+// Streams incident-log records into the figures of report.hpp. Memory grows
+// with the hours the log spans and by about 24 bytes a session (start, end and
+// duration, for peaks and quantiles), never with the size of a file.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/incident/records.hpp"
+#include "analysis/incident/report.hpp"
+
+namespace retrystorm::incident {
+
+class Accumulator {
+ public:
+  explicit Accumulator(AnalysisOptions options);
+
+  void add(const SessionRecord& s);
+  void add(const SessionEvent& e);
+  void add(const CountBucket& b);
+
+  // With no sessions file, sessions are rebuilt from launch and end events.
+  void set_sessions_from_events(bool on) { sessions_from_events_ = on; }
+  void set_unit(std::string unit) { unit_ = std::move(unit); }
+  // A figure the log cannot give, and why (said once per figure).
+  void add_unknown(const std::string& figure, const std::string& reason);
+
+  // The figures and the ranked diagnosis.
+  Report finish();
+
+ private:
+  // Everything one hour collects before finish() turns it into a HourRow.
+  struct Hour {
+    double launches = 0, retries = 0, duration_sum = 0, started_failed = 0;
+    double busy_s = 0, completions = 0, failures = 0, goodput = 0, items = 0;
+    double row_split_s = 0, row_working_s = 0, row_blocked_s = 0, row_asleep_s = 0;
+    double ev_working_s = 0, ev_blocked_s = 0, ev_asleep_s = 0;
+    double row_429 = 0, row_401 = 0, row_other = 0;
+    double ev_429 = 0, ev_401 = 0, ev_other = 0;
+    double row_calls = 0, ev_calls = 0;
+    double row_answers = 0, ev_answers = 0;  // error answers, without repeated lines
+    double arrivals = 0;
+    double peak = 0;
+  };
+  enum class Phase { working, calling, asleep };
+  // A session whose events are still coming.
+  struct Live {
+    double since = 0;
+    Phase phase = Phase::working;
+    int run = 0;  // consecutive error answers
+    int last_status = 0;
+    double last_error_t = kUnknown;
+    bool slept_with_dur = false;
+    SessionRecord rebuilt;  // when sessions come from events
+  };
+
+  bool outside(double start, double end) const;
+  double clip_from(double t) const;
+  double clip_to(double t) const;
+  Hour& hour(double t);
+  // Calls f(hour, seconds) for each hour [a, b) overlaps, within the window.
+  template <class F>
+  void spread(double a, double b, F f);
+  void add_counts(const SessionRecord& s);
+  void add_errors_and_split(const SessionRecord& s);
+  void add_shape(const SessionRecord& s);
+  void attribute(Live& live, double t, Phase phase);
+  void event_error(Live& live, const SessionEvent& e);
+  void event_end(Live& live, const SessionEvent& e);
+
+  AnalysisOptions options_;
+  std::string unit_ = "sessions";
+  bool sessions_from_events_ = false;
+  bool saw_events_ = false;
+  bool saw_buckets_ = false;
+  std::map<int64_t, Hour> hours_;
+  std::map<int64_t, DayRow> days_;
+  std::unordered_map<std::string, Live> live_;
+  // Chunked, so a long log never needs a vector's doubling room at once.
+  std::deque<double> starts_, ends_;
+  std::deque<float> ok_durations_, failed_durations_, killed_durations_;
+  std::vector<std::vector<double>> sleep_samples_, gap_samples_;
+  std::vector<double> error_histogram_;
+  std::vector<Unknown> unknowns_;
+  Report totals_;  // sessions, outcomes, errors, batch: filled as records come
+  std::vector<double> outcome_counts_;
+  double split_sessions_ = 0, items_sessions_ = 0;
+  double erring_sum_ = 0, erring_sumsq_ = 0;
+  double bucket_peak_ = 0;
+};
+
+// The ranked findings for a finished report (diagnosis.cpp).
+std::vector<Finding> diagnose(const Report& r);
+
+}  // namespace retrystorm::incident

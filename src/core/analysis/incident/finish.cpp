@@ -1,0 +1,316 @@
+// Accumulator::finish: the streamed sums become the report's figures.
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/incident/accumulator.hpp"
+#include "analysis/incident/stats.hpp"
+
+namespace retrystorm::incident {
+
+namespace {
+
+constexpr double kHour = 3600;
+constexpr double kPinnedWindow = 60;   // failures within a minute of the deadline are pinned
+constexpr double kNearCeiling = 0.6;   // fake saturation: L at least this share of the ceiling
+constexpr double kLowLoad = 0.35;      // a failing hour is low load below this utilization
+constexpr double kAllFailed = 0.9;     // ... when at least this share of its sessions failed
+constexpr double kConstantCv = 0.25;   // error lines per session this even are "constant"
+constexpr double kLadderReach = 0.05;  // a ladder step needs this share of first-step samples
+constexpr size_t kMaxMinuteBars = 240;
+
+int64_t hour_of(double t) {
+  return static_cast<int64_t>(std::floor(t / kHour));
+}
+
+// Most in flight per hour, from every session's start and end.
+std::vector<double> peaks(std::deque<double>& starts, std::deque<double>& ends, int64_t h0,
+                          size_t n) {
+  std::vector<double> peak(n, 0.0);
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  size_t i = 0, j = 0;
+  double cur = 0;
+  int64_t at = h0;
+  auto mark = [&](int64_t h) {
+    if (h >= h0 && h < h0 + static_cast<int64_t>(n))
+      peak[static_cast<size_t>(h - h0)] = std::max(peak[static_cast<size_t>(h - h0)], cur);
+  };
+  while (i < starts.size() || j < ends.size()) {
+    bool end_first = j < ends.size() && (i == starts.size() || ends[j] <= starts[i]);
+    double t = end_first ? ends[j] : starts[i];
+    for (int64_t h = hour_of(t); at < h;) mark(++at);
+    cur += end_first ? -1 : 1;
+    end_first ? ++j : ++i;
+    mark(hour_of(t));
+  }
+  return peak;
+}
+
+// The deadline durations are pinned to: the start of the densest minute of
+// them, when it holds at least `share` of them (and `least` in all).
+// Sorts `failed` in place.
+double pinned_deadline(std::deque<float>& failed, size_t least, double share) {
+  if (failed.size() < least) return kUnknown;
+  std::sort(failed.begin(), failed.end());
+  size_t best = 0, best_at = 0;
+  for (size_t a = 0, b = 0; a < failed.size(); ++a) {
+    while (b < failed.size() && failed[b] <= failed[a] + kPinnedWindow) ++b;
+    if (b - a > best) best = b - a, best_at = a;
+  }
+  if (best < share * failed.size() || failed[best_at] < kPinnedWindow) return kUnknown;
+  return std::round(failed[best_at] / 60.0) * 60.0;
+}
+
+std::vector<double> minute_bars(const std::deque<float>& d, size_t bars) {
+  std::vector<double> out(bars, 0.0);
+  for (float v : d) {
+    size_t m = static_cast<size_t>(std::max(0.0, std::floor(v / 60.0)));
+    out[std::min(m, bars - 1)] += 1;
+  }
+  return out;
+}
+
+// Ladder steps from samples per step: the median of each step most
+// sessions reach.
+std::vector<double> ladder_from(std::vector<std::vector<double>>& samples) {
+  std::vector<double> steps;
+  if (samples.empty()) return steps;
+  double first = static_cast<double>(samples[0].size());
+  for (auto& s : samples) {
+    if (s.size() < 3 || static_cast<double>(s.size()) < kLadderReach * first) break;
+    steps.push_back(std::round(median(s)));
+  }
+  return steps;
+}
+
+}  // namespace
+
+Report Accumulator::finish() {
+  Report r = std::move(totals_);
+  r.unit = unit_;
+  r.findings.clear();
+  for (size_t o = 0; o < outcome_counts_.size(); ++o)
+    if (outcome_counts_[o] > 0)
+      r.outcomes.push_back({outcome_name(static_cast<Outcome>(o)), outcome_counts_[o]});
+  if (hours_.empty()) {
+    r.unknowns = unknowns_;
+    r.findings = diagnose(r);
+    return r;
+  }
+  int64_t h0 = hours_.begin()->first, h1 = hours_.rbegin()->first;
+  // A window given is the span, quiet hours at its edges included.
+  if (options_.from_s) h0 = std::min(h0, hour_of(*options_.from_s));
+  if (options_.to_s) h1 = std::max(h1, hour_of(std::nextafter(*options_.to_s, -1e300)));
+  size_t n = static_cast<size_t>(h1 - h0 + 1);
+  r.first_s = h0 * kHour;
+  r.last_s = (h1 + 1) * kHour;
+  std::vector<double> peak =
+      saw_buckets_ ? std::vector<double>(n, 0.0) : peaks(starts_, ends_, h0, n);
+  double top = *std::max_element(peak.begin(), peak.end());
+  r.peak = std::max(top, bucket_peak_);
+  if (options_.slots) {
+    r.ceiling = *options_.slots;
+    r.ceiling_source = "--slots";
+  } else if (r.peak > 0) {
+    r.ceiling = r.peak;
+    r.ceiling_source = "peak in flight";
+  }
+  bool rows_split = split_sessions_ > 0 && split_sessions_ >= r.sessions - 0.5;
+  bool calls_known = false;
+  double busy = 0, work = 0, block = 0, sleep = 0, durations = 0;
+  for (size_t k = 0; k < n; ++k) {
+    auto it = hours_.find(h0 + static_cast<int64_t>(k));
+    Hour h = it == hours_.end() ? Hour{} : it->second;
+    HourRow row;
+    row.hour = h0 + static_cast<int64_t>(k);
+    row.launches = h.launches;
+    row.retries = h.retries;
+    row.in_flight = h.busy_s / kHour;
+    row.mean_duration_s = h.launches > 0 && !saw_buckets_ ? h.duration_sum / h.launches : kUnknown;
+    row.little = known(row.mean_duration_s) ? h.launches * row.mean_duration_s / kHour : kUnknown;
+    row.utilization = known(r.ceiling) && r.ceiling > 0 ? row.in_flight / r.ceiling : kUnknown;
+    row.peak = saw_buckets_ ? h.peak : peak[k];
+    row.completions = h.completions;
+    row.failures = h.failures;
+    row.failure_share = h.launches > 0 ? h.started_failed / h.launches : kUnknown;
+    row.goodput = h.goodput;
+    if (saw_events_) {
+      row.working = h.ev_working_s / kHour;
+      row.blocked = h.ev_blocked_s / kHour;
+      row.asleep = h.ev_asleep_s / kHour;
+    } else if (rows_split) {
+      row.working = h.row_working_s / kHour;
+      row.blocked = h.row_blocked_s / kHour;
+      row.asleep = h.row_asleep_s / kHour;
+    }
+    bool ev = saw_events_;
+    row.lines_429 = ev ? h.ev_429 : h.row_429;
+    row.lines_401 = ev ? h.ev_401 : h.row_401;
+    row.errors = row.lines_429 + row.lines_401 + (ev ? h.ev_other : h.row_other);
+    if (ev) row.arrivals = h.arrivals;
+    double calls = ev ? h.ev_calls : h.row_calls;
+    if (calls > 0) {
+      row.error_share = std::min(1.0, (ev ? h.ev_answers : h.row_answers) / calls);
+      calls_known = true;
+    } else if (row.errors > 0 && h.completions == 0) {
+      row.error_share = 1.0;
+    }
+    busy += h.busy_s;
+    durations += h.duration_sum;
+    if (known(row.working)) work += row.working, block += row.blocked, sleep += row.asleep;
+    r.hours.push_back(row);
+  }
+  double span = static_cast<double>(n) * kHour;
+  r.mean_in_flight = busy / span;
+  if (r.sessions > 0 && !saw_buckets_) {
+    r.mean_duration_s = durations / r.sessions;
+    r.little = r.sessions / span * r.mean_duration_s;
+  }
+  for (auto& [day, row] : days_) {
+    row.day = day;
+    r.days.push_back(row);
+  }
+
+  // Occupancy split over the whole log.
+  double split_total = work + block + sleep;
+  if ((saw_events_ || rows_split) && split_total > 0) {
+    r.occupancy.source = saw_events_ ? "events" : "session columns";
+    r.occupancy.working = work / split_total;
+    r.occupancy.blocked = block / split_total;
+    r.occupancy.asleep = sleep / split_total;
+  } else {
+    add_unknown("occupancy split (working, blocked, asleep)",
+                saw_buckets_ ? "a per-second log counts requests in flight, not their state"
+                             : "the sessions have no time_working_s, time_blocked_s and "
+                               "time_asleep_s columns and no events.jsonl was given");
+  }
+  if (!known(r.items_done) && !saw_buckets_)
+    add_unknown("goodput in items", "no items_done column: goodput counts completed " + unit_);
+  if (saw_buckets_)
+    add_unknown("time in system (W)",
+                "a per-second log has no per-request durations; L is its concurrency column");
+  if (!calls_known && !saw_buckets_)
+    add_unknown("error share of calls", "no n_api_calls column and no call events");
+
+  // Fake saturation: near the ceiling, almost nothing completes.
+  FakeSaturation& f = r.fake;
+  double f_l = 0, f_done = 0, f_sleep = 0, f_split = 0;
+  for (const auto& row : r.hours) {
+    bool near = known(r.ceiling) && row.in_flight >= kNearCeiling * r.ceiling && row.in_flight > 0;
+    bool idle = row.completions <= std::max(1.0, 0.1 * row.launches);
+    if (!near || !idle) continue;
+    f.hours.push_back(row.hour);
+    f_l += row.in_flight;
+    f_done += row.completions;
+    if (known(row.asleep)) f_sleep += row.asleep, f_split += row.working + row.blocked + row.asleep;
+  }
+  if (!f.hours.empty()) {
+    f.in_flight = f_l / static_cast<double>(f.hours.size());
+    f.completions_per_hour = f_done / static_cast<double>(f.hours.size());
+    if (f_split > 0) f.asleep_share = f_sleep / f_split;
+  }
+
+  // Errors as a retry signal.
+  ErrorSignal& e = r.errors;
+  e.sessions = r.sessions;
+  if (e.sessions > 0) e.per_session = e.lines / e.sessions;
+  if (e.with_errors > 0) {
+    e.per_erring_session = erring_sum_ / e.with_errors;
+    double var = erring_sumsq_ / e.with_errors - e.per_erring_session * e.per_erring_session;
+    if (e.per_erring_session > 0) e.cv = std::sqrt(std::max(0.0, var)) / e.per_erring_session;
+  }
+  for (size_t k = 0; k < error_histogram_.size(); ++k)
+    if (error_histogram_[k] > 0) e.histogram.push_back({static_cast<int>(k), error_histogram_[k]});
+  std::vector<double> launches, lines, loads, fail_shares;
+  for (const auto& row : r.hours) {
+    if (row.launches > 0 || row.errors > 0) {
+      launches.push_back(row.launches);
+      lines.push_back(row.errors);
+    }
+    if (row.launches > 0 && known(row.failure_share)) {
+      loads.push_back(row.in_flight);
+      fail_shares.push_back(row.failure_share);
+    }
+  }
+  if (e.lines > 0) e.correlation = correlation(launches, lines);
+  e.nearly_constant =
+      e.with_errors >= 10 && known(e.cv) && e.cv <= kConstantCv && e.per_erring_session >= 2;
+
+  // Durations and the deadline they are pinned to.
+  Durations& d = r.durations;
+  d.failures = static_cast<double>(failed_durations_.size());
+  if (options_.deadline_s) {
+    d.deadline_s = *options_.deadline_s;
+    d.deadline_source = "--deadline";
+  } else if (known(d.deadline_s = pinned_deadline(killed_durations_, 1, 0.5))) {
+    d.deadline_source = "killed sessions";
+  } else {
+    // A cluster of failures shorter than completed sessions (failing fast)
+    // is not the deadline: no session outlives it.
+    d.deadline_s = pinned_deadline(failed_durations_, 5, 0.25);
+    float longest_ok = 0;
+    for (float v : ok_durations_) longest_ok = std::max(longest_ok, v);
+    if (known(d.deadline_s) && longest_ok > d.deadline_s + kPinnedWindow) d.deadline_s = kUnknown;
+    if (known(d.deadline_s)) d.deadline_source = "failed durations";
+  }
+  for (float v : failed_durations_)
+    if (known(d.deadline_s) && std::abs(v - d.deadline_s) <= kPinnedWindow) d.pinned += 1;
+  if (d.failures > 0 && known(d.deadline_s)) d.pinned_share = d.pinned / d.failures;
+  if (!known(d.deadline_s))
+    add_unknown("deadline", "no --deadline and the failed durations are not pinned to one value");
+  float longest = 0;
+  for (float v : ok_durations_) longest = std::max(longest, v);
+  for (float v : failed_durations_) longest = std::max(longest, v);
+  double reach = std::max<double>(longest, known(d.deadline_s) ? d.deadline_s + kPinnedWindow : 0);
+  size_t bars = std::min(kMaxMinuteBars, static_cast<size_t>(reach / 60) + 2);
+  d.minute_ok = minute_bars(ok_durations_, bars);
+  d.minute_failed = minute_bars(failed_durations_, bars);
+  d.median_ok_s = median(ok_durations_);
+  d.median_failed_s = median(failed_durations_);
+
+  // The ladder against the deadline.
+  LadderCheck& l = r.ladder;
+  if (!options_.ladder_s.empty()) {
+    l.steps_s = options_.ladder_s;
+    l.source = "--ladder";
+  } else if (!(l.steps_s = ladder_from(sleep_samples_)).empty()) {
+    l.source = "sleep events";
+  } else if (!(l.steps_s = ladder_from(gap_samples_)).empty()) {
+    l.source = "gaps between errors";
+  } else {
+    add_unknown("backoff ladder", saw_events_ ? "the events show fewer than three sleeps a step"
+                                              : "no --ladder and no events.jsonl to infer it from");
+  }
+  if (!l.steps_s.empty()) {
+    l.sum_s = 0;
+    for (double s : l.steps_s) l.sum_s += s;
+    l.deadline_s = d.deadline_s;
+    if (known(l.deadline_s)) l.over_s = l.sum_s - l.deadline_s;
+    // Gaps show only the steps sessions lived to finish: a sum that fits may
+    // still be the start of a ladder the deadline cut short.
+    if (l.source == "gaps between errors" && known(l.over_s) && l.over_s <= 0) {
+      l.over_s = kUnknown;
+      add_unknown("ladder beyond the deadline",
+                  "the gaps between errors show only the steps sessions finished; give --ladder "
+                  "or sleep events with dur");
+    }
+  }
+
+  // Failures against load.
+  FailureLoad& fl = r.failure_load;
+  fl.correlation = correlation(loads, fail_shares);
+  for (const auto& row : r.hours) {
+    bool low = known(row.utilization) && row.utilization <= kLowLoad;
+    if (!low || row.launches < 1 || !known(row.failure_share) || row.failure_share < kAllFailed)
+      continue;
+    fl.low_load_failing.push_back(row.hour);
+    fl.low_load_sessions += row.launches;
+    fl.low_load_failed += row.failure_share * row.launches;
+    fl.low_load_peak = std::max(fl.low_load_peak, row.peak);
+  }
+  r.unknowns = unknowns_;
+  r.findings = diagnose(r);
+  return r;
+}
+
+}  // namespace retrystorm::incident

@@ -1,0 +1,59 @@
+// How the incident reports print hours, clock times and durations.
+#include <cmath>
+#include <cstdio>
+
+#include "analysis/incident/report.hpp"
+
+namespace retrystorm::incident {
+
+std::string hour_label(int64_t hour) {
+  int64_t day = hour >= 0 ? hour / 24 : -((-hour + 23) / 24);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "d%lld %02lld:00", static_cast<long long>(day),
+                static_cast<long long>(hour - day * 24));
+  return buf;
+}
+
+std::string clock_label(double t_s) {
+  int64_t s = static_cast<int64_t>(std::floor(t_s));
+  int64_t day = s >= 0 ? s / 86400 : -((-s + 86399) / 86400);
+  int64_t rest = s - day * 86400;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%lldd%02lld:%02lld:%02lld", static_cast<long long>(day),
+                static_cast<long long>(rest / 3600), static_cast<long long>(rest / 60 % 60),
+                static_cast<long long>(rest % 60));
+  return buf;
+}
+
+std::string span_label(double s) {
+  if (!known(s)) return "unknown";
+  int64_t v = static_cast<int64_t>(std::llround(std::abs(s)));
+  char buf[48];
+  if (v >= 3600)
+    std::snprintf(buf, sizeof buf, "%s%lld:%02lld:%02lld", s < 0 ? "-" : "",
+                  static_cast<long long>(v / 3600), static_cast<long long>(v / 60 % 60),
+                  static_cast<long long>(v % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%s%lld:%02lld", s < 0 ? "-" : "",
+                  static_cast<long long>(v / 60), static_cast<long long>(v % 60));
+  return buf;
+}
+
+std::string hour_ranges(const std::vector<int64_t>& hours) {
+  std::string out;
+  for (size_t i = 0; i < hours.size();) {
+    size_t j = i;
+    while (j + 1 < hours.size() && hours[j + 1] == hours[j] + 1) ++j;
+    std::string first = hour_label(hours[i]), last = hour_label(hours[j]);
+    bool same_day = first.substr(0, first.size() - 6) == last.substr(0, last.size() - 6);
+    // The range runs to the end of its last hour.
+    std::string end =
+        (same_day ? last.substr(last.size() - 5) : last).substr(0, same_day ? 2 : last.size() - 3) +
+        ":59";
+    out += (out.empty() ? "" : ", ") + first + "-" + end;
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace retrystorm::incident

@@ -1,0 +1,160 @@
+#include "analysis/incident/replay.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace retrystorm::incident {
+
+namespace {
+
+constexpr double kDeadShare = 0.9;      // error share of calls from which the API is dead
+constexpr double kHealthyShare = 0.05;  // ... below which it is healthy
+// The session engine's defaults, used when the log does not say.
+constexpr double kDefaultDeadline = 1800;
+constexpr double kDefaultBase = 30;
+constexpr double kDefaultMultiplier = 2;
+constexpr int kDefaultRetries = 6;
+
+std::string number(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  std::string s = buf;
+  while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.')) {
+    bool dot = s.back() == '.';
+    s.pop_back();
+    if (dot) break;
+  }
+  return s;
+}
+
+std::string when(int64_t hour) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lldd%02lld:00", static_cast<long long>(hour / 24),
+                static_cast<long long>(hour % 24));
+  return buf;
+}
+
+std::string hour_state(const HourRow& h) {
+  if (h.errors <= 0) return "healthy";
+  double share = known(h.error_share) ? h.error_share : 1.0;
+  if (share < kHealthyShare) return "healthy";
+  if (h.lines_401 > h.lines_429) return "401";
+  if (share >= kDeadShare) return "dead";
+  return "429:" + number(std::round(share * 20) / 20, 2);
+}
+
+// Arrivals a day against day 0, per hour observed; empty without arrival events.
+std::vector<double> day_factors(const Report& r) {
+  std::vector<double> sum, hours;
+  for (const auto& h : r.hours) {
+    if (h.hour < 0 || !known(h.arrivals)) continue;
+    size_t day = static_cast<size_t>(h.hour / 24);
+    if (sum.size() <= day) sum.resize(day + 1, 0.0), hours.resize(day + 1, 0.0);
+    sum[day] += h.arrivals;
+    hours[day] += 1;
+  }
+  std::vector<double> f;
+  if (sum.empty() || sum[0] <= 0) return f;
+  double base = sum[0] / hours[0];
+  for (size_t d = 0; d < sum.size(); ++d)
+    f.push_back(hours[d] > 0 ? std::round(sum[d] / hours[d] / base * 100) / 100 : 1.0);
+  return f;
+}
+
+// Items an hour, hour of day 00..23, at day factor 1: arrivals when the
+// events give them, else what healthy hours completed, else launches.
+std::vector<double> hourly_rates(const Report& r, const std::vector<double>& factors,
+                                 std::string& source) {
+  std::vector<double> sum(24, 0.0), n(24, 0.0);
+  bool arrivals = !factors.empty();
+  source = arrivals ? "ping arrivals in the events" : "items done in hours without errors";
+  for (const auto& h : r.hours) {
+    if (h.hour < 0) continue;
+    size_t hod = static_cast<size_t>(h.hour % 24);
+    size_t day = static_cast<size_t>(h.hour / 24);
+    if (arrivals && day < factors.size() && factors[day] > 0) {
+      sum[hod] += h.arrivals / factors[day];
+      n[hod] += 1;
+    } else if (!arrivals && h.errors == 0) {
+      sum[hod] += h.goodput > 0 ? h.goodput : h.launches;
+      n[hod] += 1;
+    }
+  }
+  double total = 0, hours = 0;
+  for (size_t k = 0; k < 24; ++k)
+    if (n[k] > 0) total += sum[k] / n[k], hours += 1;
+  double fill = hours > 0 ? total / hours : 1;
+  std::vector<double> rate(24);
+  for (size_t k = 0; k < 24; ++k) rate[k] = n[k] > 0 ? sum[k] / n[k] : fill;
+  return rate;
+}
+
+std::string join(const std::vector<double>& v) {
+  std::string s;
+  for (double x : v) s += (s.empty() ? "" : ", ") + number(x, 2);
+  return s;
+}
+
+}  // namespace
+
+std::string replay_timeline(const Report& r) {
+  std::string text, last = "healthy";
+  for (const auto& h : r.hours) {
+    if (h.hour < 0) continue;
+    // An hour with nothing in flight says nothing about the dependency.
+    if (h.in_flight <= 0 && h.errors <= 0) continue;
+    std::string state = hour_state(h);
+    if (state == last) continue;
+    text += (text.empty() ? "" : ", ") + when(h.hour) + " " + state;
+    last = state;
+  }
+  return text;
+}
+
+std::vector<ReplayKey> replay_keys(const Report& r) {
+  std::vector<ReplayKey> k;
+  double horizon = known(r.last_s) ? std::max(3600.0, std::ceil(r.last_s / 3600) * 3600) : 86400;
+  k.push_back({"engine", "sessions", false, ""});
+  k.push_back({"horizon_s", number(horizon), false, "to the end of the log's last hour"});
+  k.push_back({"step_s", "60", false, ""});
+  k.push_back({"seed", "1", false, ""});
+  k.push_back({"runs", "1", false, ""});
+
+  const LadderCheck& l = r.ladder;
+  bool ladder = l.steps_s.size() >= 1 && l.steps_s.front() > 0;
+  std::string from = ladder ? "ladder from " + l.source : "not in the log: the engine's default";
+  double base = ladder ? l.steps_s.front() : kDefaultBase;
+  double mult = ladder && l.steps_s.size() >= 2 ? l.steps_s[1] / l.steps_s[0] : kDefaultMultiplier;
+  k.push_back({"client.retries",
+               ladder ? number(double(l.steps_s.size()), 0) : number(kDefaultRetries), false,
+               from});
+  k.push_back({"client.backoff.base_s", number(base), false, from});
+  k.push_back({"client.backoff.multiplier", number(mult), false, from});
+  k.push_back({"client.backoff.cap_s", "0", false, ""});
+  k.push_back({"client.backoff.jitter", "none", false, ""});
+  const Durations& d = r.durations;
+  k.push_back({"client.deadline_s", number(known(d.deadline_s) ? d.deadline_s : kDefaultDeadline),
+               false,
+               known(d.deadline_s) ? "deadline from " + d.deadline_source
+                                   : "not in the log: the engine's default"});
+
+  // Sessions that fail fast ran deadline-aware backoff (fix one).
+  double fast = 0;
+  for (const auto& [name, n] : r.outcomes) fast += name == "failed_fast" ? n : 0;
+  k.push_back({"sessions.deadline_aware", fast > 0 ? "true" : "false", false,
+               fast > 0 ? "sessions failed fast in the log" : "no session failed fast in the log"});
+
+  std::string timeline = replay_timeline(r);
+  if (!timeline.empty())
+    k.push_back({"api.timeline", timeline, true,
+                 "hours with errors: dead, or 429 with the error share of calls"});
+
+  std::string source;
+  std::vector<double> factors = day_factors(r);
+  k.push_back({"items.ping_rates_per_h", join(hourly_rates(r, factors, source)), true, source});
+  if (!factors.empty())
+    k.push_back({"items.ping_day_factors", join(factors), true, "arrivals a day against day 0"});
+  return k;
+}
+
+}  // namespace retrystorm::incident

@@ -1,0 +1,93 @@
+// sessions.csv (../shared/spec/session-log.md): one row per session.
+#include "analysis/incident/records.hpp"
+#include "io/logs/readers.hpp"
+
+namespace retrystorm::logs {
+
+namespace {
+
+const std::string kNeeds =
+    "sessions.csv needs start_s, end_s, outcome and an error count (n_429 or n_errors); "
+    "see session-log.md";
+
+// The columns one session row is read from; -1 where absent.
+struct SessionColumns {
+  int start, end, outcome, n429, n401, errors, terminal, calls, items_in, items_done, queue,
+      working, blocked, asleep, anchor_in, anchor_done;
+
+  explicit SessionColumns(const CsvHeader& h, const LineReader& in)
+      : start(h.require(in, "start_s", kNeeds)),
+        end(h.require(in, "end_s", kNeeds)),
+        outcome(h.require(in, "outcome", kNeeds)),
+        n429(h.find("n_429")),
+        n401(h.find("n_401")),
+        errors(h.find("n_errors")),
+        terminal(h.find("terminal_error_line")),
+        calls(h.find("n_api_calls")),
+        items_in(h.find("items_in")),
+        items_done(h.find("items_done")),
+        queue(h.find("queue_unread_at_open")),
+        working(h.find("time_working_s")),
+        blocked(h.find("time_blocked_s")),
+        asleep(h.find("time_asleep_s")),
+        anchor_in(h.find("anchor_in_batch")),
+        anchor_done(h.find("anchor_done")) {}
+};
+
+incident::SessionRecord session_row(const SessionColumns& c, const Row& row, const LineReader& in) {
+  using incident::kUnknown;
+  incident::SessionRecord s;
+  s.start_s = row.time(c.start, "start_s");
+  s.end_s = row.time(c.end, "end_s");
+  check_span(in, s.start_s, s.end_s, "start_s", "end_s");
+  std::string_view outcome = row.text(c.outcome);
+  auto o = incident::outcome_from_name(outcome);
+  if (!o)
+    in.fail("column outcome: '" + std::string(outcome.substr(0, 40)) +
+            "' is not an outcome; allowed: " + incident::outcome_names());
+  s.outcome = *o;
+  s.lines_429 = row.amount(c.n429, "n_429", 0);
+  s.lines_401 = row.amount(c.n401, "n_401", 0);
+  s.other_errors = row.amount(c.errors, "n_errors", 0);
+  // The last line of a session that died with an error repeats it.
+  std::string_view terminal = row.text(c.terminal);
+  if (terminal == "429")
+    s.lines_429 += 1;
+  else if (terminal == "401")
+    s.lines_401 += 1;
+  else if (!terminal.empty())
+    s.other_errors += 1;
+  s.api_calls = row.amount(c.calls, "n_api_calls", kUnknown);
+  s.items_in = row.amount(c.items_in, "items_in", kUnknown);
+  s.items_done = row.amount(c.items_done, "items_done", kUnknown);
+  s.queue_at_open = row.amount(c.queue, "queue_unread_at_open", kUnknown);
+  s.working_s = row.amount(c.working, "time_working_s", kUnknown);
+  s.blocked_s = row.amount(c.blocked, "time_blocked_s", kUnknown);
+  s.asleep_s = row.amount(c.asleep, "time_asleep_s", kUnknown);
+  s.anchor_in_batch = row.flag(c.anchor_in, "anchor_in_batch");
+  s.anchor_done = row.flag(c.anchor_done, "anchor_done");
+  return s;
+}
+
+}  // namespace
+
+void read_sessions_csv(LineReader& in, TimeBase& base, incident::Accumulator& acc) {
+  std::string_view line;
+  in.next(line);
+  CsvHeader header(line);
+  SessionColumns columns(header, in);
+  if (columns.n429 < 0 && columns.n401 < 0 && columns.errors < 0)
+    acc.add_unknown("error answers", in.path() + " has no n_429, n_401 or n_errors column");
+  std::vector<std::string_view> fields;
+  Row row(in, fields, base);
+  while (in.next(line)) {
+    if (line.empty()) continue;
+    split(line, ',', fields);
+    if (fields.size() < header.size())
+      in.fail(std::to_string(fields.size()) + " fields, the header names " +
+              std::to_string(header.size()));
+    acc.add(session_row(columns, row, in));
+  }
+}
+
+}  // namespace retrystorm::logs

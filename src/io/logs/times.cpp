@@ -1,0 +1,115 @@
+#include "io/logs/times.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace retrystorm::logs {
+
+namespace {
+
+constexpr double kDay = 86400;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '"')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '"' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Reads `width` digits at `at`; nothing unless they are all digits.
+std::optional<int> digits(std::string_view s, size_t at, size_t width) {
+  if (at + width > s.size()) return std::nullopt;
+  int v = 0;
+  for (size_t i = at; i < at + width; ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v;
+}
+
+// Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  unsigned yoe = static_cast<unsigned>(y - era * 400);
+  unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// "2024-03-10T19:40:00.250Z" (or a space for T; an offset "+01:00") as Unix seconds.
+std::optional<double> parse_date_time(std::string_view s) {
+  auto y = digits(s, 0, 4), mo = digits(s, 5, 2), d = digits(s, 8, 2);
+  if (!y || !mo || !d || s[4] != '-' || s[7] != '-' || s.size() < 19) return std::nullopt;
+  if (s[10] != 'T' && s[10] != ' ') return std::nullopt;
+  auto h = digits(s, 11, 2), mi = digits(s, 14, 2), se = digits(s, 17, 2);
+  if (!h || !mi || !se || s[13] != ':' || s[16] != ':' || *mo < 1 || *mo > 12 || *d < 1 ||
+      *d > 31 || *h > 23 || *mi > 59 || *se > 60)
+    return std::nullopt;
+  double t = static_cast<double>(
+                 days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d))) *
+                 kDay +
+             *h * 3600.0 + *mi * 60.0 + *se;
+  size_t at = 19;
+  if (at < s.size() && s[at] == '.') {
+    size_t end = at + 1;
+    while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;
+    auto frac = parse_number(s.substr(at, end - at));
+    if (!frac) return std::nullopt;
+    t += *frac;
+    at = end;
+  }
+  std::string_view zone = s.substr(at);
+  if (zone.empty() || zone == "Z") return t;
+  auto zh = digits(zone, 1, 2), zm = digits(zone, 4, 2);
+  if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || !zh || !zm) return std::nullopt;
+  double offset = *zh * 3600.0 + *zm * 60.0;
+  return zone[0] == '+' ? t - offset : t + offset;
+}
+
+}  // namespace
+
+double TimeBase::relative(double t, bool absolute) {
+  if (!absolute) return t;
+  if (!midnight_) midnight_ = std::floor(t / kDay) * kDay;
+  return t - *midnight_;
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  text = trim(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_clock(std::string_view text) {
+  text = trim(text);
+  if (auto v = parse_number(text)) return v;
+  double days = 0;
+  if (auto d = text.find('d'); d != std::string_view::npos) {
+    auto n = parse_number(text.substr(0, d));
+    if (!n || *n < 0 || *n != std::floor(*n)) return std::nullopt;
+    days = *n;
+    text.remove_prefix(d + 1);
+  }
+  auto h = digits(text, 0, 2), m = digits(text, 3, 2);
+  if (!h || !m || text.size() < 5 || text[2] != ':' || *h > 23 || *m > 59) return std::nullopt;
+  double s = 0;
+  if (text.size() > 5) {
+    auto sec = text[5] == ':' ? parse_number(text.substr(6)) : std::nullopt;
+    if (!sec || *sec < 0 || *sec >= 61) return std::nullopt;
+    s = *sec;
+  }
+  return days * kDay + *h * 3600.0 + *m * 60.0 + s;
+}
+
+std::optional<double> parse_time(std::string_view text, TimeBase& base) {
+  text = trim(text);
+  if (auto v = parse_number(text)) return base.relative(*v, *v > kAbsoluteAfter);
+  if (auto v = parse_date_time(text)) return base.relative(*v, true);
+  return parse_clock(text);
+}
+
+}  // namespace retrystorm::logs

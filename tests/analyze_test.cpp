@@ -1,0 +1,591 @@
+// `retrystorm analyze`: logs with a known truth (analyze_logs.hpp) in, the
+// figures and the diagnosis out; broken logs give exit 2 and no output file.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/incident/accumulator.hpp"
+#include "analysis/incident/replay.hpp"
+#include "analyze_logs.hpp"
+#include "io/analyze_report.hpp"
+#include "io/logs/read_logs.hpp"
+#include "io/logs/times.hpp"
+
+namespace retrystorm {
+namespace {
+
+namespace fs = std::filesystem;
+using incident::Report;
+
+const std::string kFixtures = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/logs/";
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("retrystorm-analyze-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+Report analyze(const std::vector<std::string>& paths, incident::AnalysisOptions o = {}) {
+  incident::Accumulator acc(std::move(o));
+  logs::read_logs(paths, acc);
+  return acc.finish();
+}
+
+struct CliRun {
+  int status;
+  std::string out, err;
+};
+
+// Runs the binary with `args`; standard output and error from files.
+CliRun run_cli(const std::string& args, const fs::path& dir) {
+  std::string cmd = std::string(RETRYSTORM_BIN) + " " + args + " >" + (dir / "stdout").string() +
+                    " 2>" + (dir / "stderr").string();
+  int rc = std::system(cmd.c_str());
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(dir / "stdout"), slurp(dir / "stderr")};
+}
+
+const incident::Finding* finding(const Report& r, const std::string& id) {
+  for (const auto& f : r.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+class AnalyzeOutage : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = temp_dir("outage");
+    sessions_ = testlogs::outage();
+    testlogs::write_logs(dir_, sessions_);
+  }
+  static std::string csv() { return (dir_ / "sessions.csv").string(); }
+  static std::string events() { return (dir_ / "events.jsonl").string(); }
+  static inline fs::path dir_;
+  static inline std::vector<testlogs::Session> sessions_;
+};
+
+TEST_F(AnalyzeOutage, FirstDiagnosisIsTheDeadDependency) {
+  Report r = analyze({csv(), events()});
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().id, "dead_dependency");
+  EXPECT_NE(finding(r, "ladder_longer_than_deadline"), nullptr);
+  EXPECT_NE(finding(r, "fake_saturation"), nullptr);
+  EXPECT_NE(finding(r, "batch_deadline_cuts_newest"), nullptr);
+  EXPECT_EQ(finding(r, "healthy"), nullptr);
+  EXPECT_EQ(finding(r, "genuine_overload"), nullptr);
+}
+
+TEST_F(AnalyzeOutage, ErrorLinesPerSessionAreTheTruth) {
+  Report r = analyze({csv()});
+  double lines = 0, with = 0;
+  for (const auto& s : sessions_) {
+    lines += s.n429 + (s.terminal429 ? 1 : 0);
+    with += s.n429 > 0 ? 1 : 0;
+  }
+  EXPECT_NEAR(r.errors.lines_429, lines, 1e-9);
+  EXPECT_NEAR(r.errors.per_session, lines / double(sessions_.size()), 1e-9);
+  EXPECT_NEAR(r.errors.per_erring_session, 7.0, 1e-9);
+  EXPECT_TRUE(r.errors.nearly_constant);
+  EXPECT_GT(r.errors.correlation, 0.85);  // spread over each session's hours
+}
+
+TEST_F(AnalyzeOutage, EventsPlaceTheSameErrorsInTheirHours) {
+  Report rows = analyze({csv()});
+  Report ev = analyze({csv(), events()});
+  double total = 0;
+  for (const auto& h : ev.hours) total += h.lines_429;
+  EXPECT_NEAR(total, rows.errors.lines_429, 1e-9);
+  // The 01:00 session's errors all fall in the 01:00 hour, the kill in 01:00 too.
+  EXPECT_NEAR(ev.hours[1].lines_429, 7, 1e-9);
+}
+
+TEST_F(AnalyzeOutage, PinnedShareAndDeadlineFromDurations) {
+  Report r = analyze({csv()});
+  double failed = 0, pinned = 0;
+  for (const auto& s : sessions_) {
+    if (s.outcome == "completed") continue;
+    failed += 1;
+    pinned += std::abs(s.end - s.start - testlogs::kDeadline) <= 60 ? 1 : 0;
+  }
+  EXPECT_EQ(r.durations.deadline_s, 1800);
+  EXPECT_EQ(r.durations.deadline_source, "killed sessions");
+  EXPECT_NEAR(r.durations.pinned_share, pinned / failed, 1e-9);
+  EXPECT_NEAR(r.durations.median_ok_s, 610, 1e-6);
+}
+
+TEST_F(AnalyzeOutage, AsleepShareFromEventsMatchesTheColumns) {
+  Report columns = analyze({csv()});
+  Report events_only = analyze({events()});
+  double asleep = 0, total = 0;
+  for (const auto& s : sessions_) asleep += s.asleep, total += s.end - s.start;
+  EXPECT_EQ(columns.occupancy.source, "session columns");
+  EXPECT_NEAR(columns.occupancy.asleep, asleep / total, 1e-6);
+  EXPECT_EQ(events_only.occupancy.source, "events");
+  EXPECT_NEAR(events_only.occupancy.asleep, asleep / total, 0.02);
+  EXPECT_EQ(events_only.sessions, double(sessions_.size()));  // rebuilt from the events
+}
+
+TEST_F(AnalyzeOutage, LadderFromSleepEventsIsLongerThanTheDeadline) {
+  Report r = analyze({csv(), events()});
+  EXPECT_EQ(r.ladder.source, "sleep events");
+  EXPECT_EQ(r.ladder.steps_s, testlogs::kLadder);
+  EXPECT_EQ(r.ladder.sum_s, 1890);
+  EXPECT_EQ(r.ladder.over_s, 90);
+  incident::AnalysisOptions short_ladder;
+  short_ladder.ladder_s = {30, 60, 120};
+  Report given = analyze({csv()}, short_ladder);
+  EXPECT_EQ(given.ladder.source, "--ladder");
+  EXPECT_LT(given.ladder.over_s, 0);
+  EXPECT_EQ(finding(given, "ladder_longer_than_deadline"), nullptr);
+}
+
+TEST_F(AnalyzeOutage, LittlesLawHoldsOverTheWholeLog) {
+  Report r = analyze({csv()});
+  EXPECT_NEAR(r.mean_in_flight, r.little, 0.05 * r.little);
+  double busy = 0;
+  for (const auto& s : sessions_) busy += s.end - s.start;
+  EXPECT_NEAR(r.mean_in_flight, busy / (r.last_s - r.first_s), 1e-9);
+}
+
+TEST_F(AnalyzeOutage, FakeSaturationInTheBusyDeadHours) {
+  incident::AnalysisOptions six;
+  six.slots = 6;
+  Report r = analyze({csv(), events()}, six);
+  ASSERT_FALSE(r.fake.hours.empty());
+  EXPECT_EQ(r.fake.hours.front(), 3);
+  EXPECT_GT(r.fake.asleep_share, 0.9);
+  EXPECT_EQ(r.ceiling_source, "--slots");
+  EXPECT_NEAR(r.hours[4].utilization, r.hours[4].in_flight / 6, 1e-12);
+  // Quiet dead hours fail too: the signature of a dead dependency.
+  EXPECT_EQ(r.failure_load.low_load_failing.front(), 1);
+}
+
+TEST_F(AnalyzeOutage, SessionsOnlySayWhatIsUnknownAndWhy) {
+  fs::path bare = temp_dir("bare");
+  testlogs::write_logs(bare, sessions_, true);
+  Report r = analyze({(bare / "sessions.csv").string()});
+  EXPECT_EQ(r.occupancy.source, "");
+  EXPECT_FALSE(incident::known(r.hours[3].asleep));
+  std::string figures;
+  for (const auto& u : r.unknowns) figures += u.figure + "|";
+  EXPECT_NE(figures.find("occupancy split"), std::string::npos);
+  EXPECT_NE(figures.find("backoff ladder"), std::string::npos);
+  EXPECT_NE(figures.find("goodput in items"), std::string::npos);
+  EXPECT_EQ(r.findings.front().id, "dead_dependency");
+  // Without the ladder the pinned failures still point at it.
+  const auto* ladder = finding(r, "ladder_longer_than_deadline");
+  ASSERT_NE(ladder, nullptr);
+  EXPECT_LT(ladder->score, r.findings.front().score);
+  std::string text = analyze_text(r);
+  EXPECT_NE(text.find("Unknown"), std::string::npos);
+}
+
+TEST_F(AnalyzeOutage, WindowKeepsOnlySessionsStartingInIt) {
+  incident::AnalysisOptions window;
+  window.from_s = 3 * 3600;
+  window.to_s = 5 * 3600;
+  Report r = analyze({csv()}, window);
+  EXPECT_EQ(r.sessions, 24);
+  EXPECT_EQ(r.completed, 0);
+}
+
+TEST_F(AnalyzeOutage, ReplayScenarioMatchesTheLog) {
+  Report r = analyze({csv(), events()});
+  YAML::Node y = YAML::Load(replay_yaml(r));
+  EXPECT_EQ(y["engine"].as<std::string>(), "sessions");
+  EXPECT_EQ(y["client"]["deadline_s"].as<double>(), 1800);
+  EXPECT_EQ(y["client"]["retries"].as<int>(), 6);
+  EXPECT_EQ(y["client"]["backoff"]["base_s"].as<double>(), 30);
+  EXPECT_EQ(y["client"]["backoff"]["multiplier"].as<double>(), 2);
+  EXPECT_EQ(y["horizon_s"].as<double>(), 8 * 3600);
+  EXPECT_FALSE(y["sessions"]["deadline_aware"].as<bool>());
+  std::string timeline = y["api"]["timeline"].as<std::string>();
+  EXPECT_EQ(timeline.rfind("0d01:00 dead", 0), 0u) << timeline;
+  EXPECT_NE(timeline.find("0d06:00 healthy"), std::string::npos) << timeline;
+  std::string rates = y["items"]["ping_rates_per_h"].as<std::string>();
+  EXPECT_EQ(std::count(rates.begin(), rates.end(), ','), 23);
+}
+
+TEST_F(AnalyzeOutage, CommandWritesTextJsonHtmlAndScenario) {
+  fs::path d = temp_dir("cli");
+  CliRun text = run_cli("analyze " + csv() + " " + events(), d);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("sessions CSV"), std::string::npos);
+  EXPECT_NE(text.out.find("events JSONL"), std::string::npos);
+  EXPECT_NE(text.out.find("1. Dead dependency"), std::string::npos);
+  EXPECT_NE(text.out.find("Little's law"), std::string::npos);
+
+  CliRun json = run_cli(
+      "analyze " + csv() + " --format json --deadline 1800 --ladder 30,60,120,240,480,960", d);
+  ASSERT_EQ(json.status, 0) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["diagnosis"], "dead_dependency");
+  EXPECT_EQ(j["durations"]["deadline_source"], "--deadline");
+  EXPECT_EQ(j["ladder"]["over_s"], 90);
+  EXPECT_TRUE(j["hours"][3]["asleep"].is_number());
+
+  fs::path html = d / "report.html", yaml = d / "replay.yaml";
+  CliRun h = run_cli("analyze " + csv() + " " + events() + " --format html --out " + html.string() +
+                         " --emit-scenario " + yaml.string(),
+                     d);
+  ASSERT_EQ(h.status, 0) << h.err;
+  std::ifstream in(html);
+  std::string page((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(page.find("id=\"report-data\""), std::string::npos);
+  EXPECT_NE(page.find("data-finding=\"dead_dependency\""), std::string::npos);
+  EXPECT_EQ(page.find("<script src"), std::string::npos);  // nothing to fetch
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  if (analyze_html_has_charts()) {
+    EXPECT_NE(page.find("chartsDrawn"), std::string::npos);
+  }
+  EXPECT_TRUE(fs::exists(yaml));
+}
+
+TEST(AnalyzeNormalDay, IsHealthy) {
+  fs::path d = temp_dir("normal");
+  testlogs::write_logs(d, testlogs::normal_day());
+  Report r = analyze({(d / "sessions.csv").string(), (d / "events.jsonl").string()});
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().id, "healthy");
+  EXPECT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.errors.lines, 0);
+  EXPECT_TRUE(r.fake.hours.empty());
+  EXPECT_EQ(replay_yaml(r).find("api:"), std::string::npos);  // healthy all along
+}
+
+TEST(AnalyzeFormats, DetectsEveryFormat) {
+  using logs::LogFormat;
+  EXPECT_EQ(logs::detect_format(kFixtures + "requests.csv"), LogFormat::requests_csv);
+  EXPECT_EQ(logs::detect_format(kFixtures + "client.log"), LogFormat::client_log);
+  EXPECT_EQ(logs::detect_format(kFixtures + "per-second.csv"), LogFormat::per_second_csv);
+  EXPECT_EQ(logs::detect_format(kFixtures + "broken.jsonl"), LogFormat::events_jsonl);
+  EXPECT_EQ(logs::detect_format(kFixtures + "bad-time.csv"), LogFormat::sessions_csv);
+}
+
+TEST(AnalyzeFormats, RequestsCsvCountsAttemptsAndRetries) {
+  Report r = analyze({kFixtures + "requests.csv"});
+  EXPECT_EQ(r.unit, "attempts");
+  EXPECT_EQ(r.sessions, 5);
+  EXPECT_EQ(r.completed, 3);
+  EXPECT_EQ(r.hours.front().retries, 1);
+  EXPECT_EQ(r.errors.lines, 2);
+}
+
+TEST(AnalyzeFormats, ClientLogUsesRetriesAsErrors) {
+  Report r = analyze({kFixtures + "client.log"});
+  EXPECT_EQ(r.unit, "requests");
+  EXPECT_EQ(r.sessions, 4);
+  EXPECT_EQ(r.failed, 1);
+  EXPECT_EQ(r.errors.lines, 3);
+  EXPECT_GE(r.first_s, 0);  // Unix seconds become seconds from day 0
+  EXPECT_LT(r.first_s, 86400);
+}
+
+TEST(AnalyzeFormats, PerSecondCsvGivesLButNotW) {
+  Report r = analyze({kFixtures + "per-second.csv"});
+  EXPECT_EQ(r.sessions, 46);
+  EXPECT_EQ(r.peak, 12);
+  EXPECT_NEAR(r.mean_in_flight, 26.0 / 3600, 1e-9);
+  EXPECT_FALSE(incident::known(r.hours.front().mean_duration_s));
+  bool w_unknown = false;
+  for (const auto& u : r.unknowns) w_unknown = w_unknown || u.figure == "time in system (W)";
+  EXPECT_TRUE(w_unknown);
+}
+
+TEST(AnalyzeTimes, ClocksDateTimesAndSeconds) {
+  EXPECT_EQ(logs::parse_clock("1d09:40"), 86400 + 9 * 3600 + 40 * 60);
+  EXPECT_EQ(logs::parse_clock("22:15:09"), 22 * 3600 + 15 * 60 + 9);
+  EXPECT_EQ(logs::parse_clock("70200"), 70200);
+  EXPECT_FALSE(logs::parse_clock("25:00"));
+  EXPECT_FALSE(logs::parse_clock("soon"));
+  logs::TimeBase base;
+  EXPECT_EQ(logs::parse_time("2024-03-10T19:40:00Z", base), 19 * 3600 + 40 * 60);
+  EXPECT_EQ(logs::parse_time("2024-03-11 01:00:00.5+01:00", base), 86400 + 0.5);
+  EXPECT_EQ(logs::parse_time("12.5", base), 12.5);
+}
+
+// Bad input: exit 2, one line naming the file, the column, the value and
+// what is allowed, and no output file.
+struct BadLog {
+  std::string file;
+  std::vector<std::string> says;
+};
+
+class AnalyzeBadInput : public ::testing::TestWithParam<BadLog> {};
+
+TEST_P(AnalyzeBadInput, ExitsTwoNamingTheProblem) {
+  fs::path d = temp_dir("bad");
+  fs::path out = d / "report.json";
+  CliRun r =
+      run_cli("analyze " + kFixtures + GetParam().file + " --format json --out " + out.string(), d);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(GetParam().file), std::string::npos) << r.err;
+  for (const auto& s : GetParam().says) EXPECT_NE(r.err.find(s), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AnalyzeLogs, AnalyzeBadInput,
+    ::testing::Values(BadLog{"missing-column.csv",
+                             {"no column 'end_s'", "start_s, end_s, outcome"}},
+                      BadLog{"bad-time.csv", {":3:", "start_s", "'12:3x'", "seconds"}},
+                      BadLog{"end-before-start.csv", {":2:", "is before start_s"}},
+                      BadLog{"empty.csv", {"empty", "sessions.csv"}},
+                      BadLog{"bad-outcome.csv", {"'finished'", "killed_asleep"}},
+                      BadLog{"unknown-format.csv", {"cannot tell the format", "per-second"}},
+                      BadLog{"broken.jsonl", {":2:", "not a JSON object"}},
+                      BadLog{"no-such-file.csv", {"cannot read"}}));
+
+TEST(AnalyzeBadOptions, NameTheOptionAndWhatIsAllowed) {
+  fs::path d = temp_dir("options");
+  std::string log = kFixtures + "requests.csv";
+  CliRun f = run_cli("analyze " + log + " --format csv", d);
+  EXPECT_EQ(f.status, 2);
+  EXPECT_NE(f.err.find("text, json, html"), std::string::npos) << f.err;
+  CliRun l = run_cli("analyze " + log + " --ladder 30,x", d);
+  EXPECT_EQ(l.status, 2);
+  EXPECT_NE(l.err.find("--ladder: 'x'"), std::string::npos) << l.err;
+  CliRun t = run_cli("analyze " + log + " --from 2d25:00", d);
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.err.find("--from"), std::string::npos) << t.err;
+  CliRun w = run_cli("analyze " + log + " --from 10:00 --to 11:00", d);
+  EXPECT_EQ(w.status, 2);
+  EXPECT_NE(w.err.find("no sessions or requests between --from and --to"), std::string::npos)
+      << w.err;
+}
+
+TEST(AnalyzeBadInput, BinaryGarbageIsAnErrorNotACrash) {
+  fs::path d = temp_dir("garbage");
+  {
+    std::ofstream f(d / "garbage.csv", std::ios::binary);
+    f << "session_id,start_s,end_s,outcome,n_429\n";
+    for (int i = 0; i < 3 << 20; ++i) f << char('a' + i % 26);  // one 3 MiB line
+  }
+  CliRun r = run_cli("analyze " + (d / "garbage.csv").string(), d);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("longer than"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// The acceptance figure: a million sessions in under 5 s and 500 MB. The log
+// is written here (about 130 MB in the temporary folder) and removed after.
+TEST(AnalyzeScale, MillionSessionsUnderFiveSecondsAndHalfAGigabyte) {
+  constexpr int kSessions = 1'000'000;
+  fs::path d = temp_dir("million");
+  {
+    std::ofstream csv(d / "sessions.csv", std::ios::binary);
+    csv << testlogs::kHeader;
+    testlogs::Session ok = testlogs::healthy("s", 0), bad = testlogs::dead("s", 0, 10);
+    std::string rows;
+    for (int i = 0; i < kSessions; ++i) {
+      testlogs::Session& s = i % 3 == 0 ? bad : ok;
+      double span = s.end - s.start;
+      s.id = "s-" + std::to_string(i);
+      s.start = i * 17.28;  // 200 days
+      s.end = s.start + span;
+      rows += testlogs::row(s, false);
+      if (rows.size() > (1 << 20)) csv << rows, rows.clear();
+    }
+    csv << rows;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  CliRun r = run_cli("analyze " + (d / "sessions.csv").string() + " --format json", d);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  struct rusage usage {};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  double peak_mb = usage.ru_maxrss / 1024.0;
+  fs::remove_all(d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["sessions"], kSessions);
+  EXPECT_EQ(j["errors"]["per_erring_session"], 7);
+  std::printf("analyze: %d sessions in %.2f s, peak %.0f MB\n", kSessions, seconds, peak_mb);
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_LT(peak_mb, 500.0);
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+TEST(AnalyzeLadder, GapsBetweenErrorsWhenSleepsHaveNoLength) {
+  fs::path d = temp_dir("gaps");
+  auto sessions = testlogs::outage();
+  for (auto& s : sessions)
+    for (auto& e : s.events)
+      if (auto at = e.find(", \"dur\""); at != std::string::npos)
+        e.erase(at, e.find(", \"step", at + 1) - at);
+  testlogs::write_logs(d, sessions);
+  Report r = analyze({(d / "sessions.csv").string(), (d / "events.jsonl").string()});
+  EXPECT_EQ(r.ladder.source, "gaps between errors");
+  // Each gap is a step plus one call; the 16 min step is never finished.
+  EXPECT_EQ(r.ladder.steps_s, (std::vector<double>{31, 61, 121, 241, 481}));
+  EXPECT_FALSE(incident::known(r.ladder.over_s));
+  EXPECT_NE(finding(r, "ladder_longer_than_deadline"), nullptr);
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// Acceptance on the session engine's own logs: the analyzer recovers what
+// the simulator knows (its `run --format json` metrics over the same window).
+class AnalyzeEngineLogs : public ::testing::Test {
+ protected:
+  struct Engine {
+    fs::path dir;
+    nlohmann::json metrics;
+  };
+
+  // Runs the preset with --log; the engine's metrics come from the same run.
+  static Engine run_preset(const std::string& preset, const std::string& extra = "") {
+    fs::path d = temp_dir("engine-" + preset);
+    std::string source = extra.empty() ? "--preset " + preset : extra;
+    CliRun log = run_cli("run " + source + " --log " + (d / "log").string(), d);
+    if (log.status != 0) return {d, nullptr};
+    CliRun json = run_cli("run " + source + " --format json", d);
+    auto j = nlohmann::json::parse(json.out, nullptr, false);
+    return {d, j.is_discarded() ? nullptr : j["metrics"]};
+  }
+
+  static nlohmann::json analyze_json_of(const Engine& e, const std::string& options,
+                                        bool events = true) {
+    std::string files = (e.dir / "log" / "sessions.csv").string() +
+                        (events ? " " + (e.dir / "log" / "events.jsonl").string() : "");
+    CliRun r = run_cli("analyze " + files + " --format json " + options, e.dir);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  static std::string window(const nlohmann::json& m) {
+    return "--from " + std::to_string(m["window"]["from_s"].get<double>()) + " --to " +
+           std::to_string(m["window"]["to_s"].get<double>());
+  }
+
+  void SetUp() override {
+    CliRun p = run_cli("presets", temp_dir("presets"));
+    if (p.out.find("scheduler-429-outage") == std::string::npos)
+      GTEST_SKIP() << "the session engine's presets are not built in";
+  }
+};
+
+TEST_F(AnalyzeEngineLogs, OutageFiguresMatchTheSimulator) {
+  Engine e = run_preset("scheduler-429-outage");
+  ASSERT_FALSE(e.metrics.is_null()) << "run --log failed";
+  auto a = analyze_json_of(e, window(e.metrics));
+  EXPECT_NEAR(a["errors"]["per_session"].get<double>(),
+              e.metrics["lines_429_per_session"].get<double>(), 0.1);
+  EXPECT_NEAR(a["durations"]["pinned_share"].get<double>(), e.metrics["pinned_share"].get<double>(),
+              0.02);
+  EXPECT_EQ(a["occupancy"]["source"], "events");
+  EXPECT_NEAR(a["occupancy"]["asleep"].get<double>(), e.metrics["asleep_share"].get<double>(),
+              0.02);
+  EXPECT_NEAR(a["mean_in_flight"].get<double>(), e.metrics["mean_in_flight"].get<double>(), 0.05);
+  std::string first = a["diagnosis"];
+  EXPECT_TRUE(first == "dead_dependency" || first == "ladder_longer_than_deadline") << first;
+  bool ladder = false;
+  for (const auto& f : a["findings"]) ladder = ladder || f["id"] == "ladder_longer_than_deadline";
+  EXPECT_TRUE(ladder);
+  EXPECT_EQ(a["ladder"]["source"], "sleep events");
+  EXPECT_EQ(a["ladder"]["sum_s"], 1890);
+
+  // Sessions only: the occupancy split comes from the columns instead.
+  auto rows = analyze_json_of(e, window(e.metrics), false);
+  EXPECT_EQ(rows["occupancy"]["source"], "session columns");
+  EXPECT_NEAR(rows["occupancy"]["asleep"].get<double>(), e.metrics["asleep_share"].get<double>(),
+              0.02);
+  EXPECT_EQ(rows["diagnosis"], a["diagnosis"]);
+}
+
+TEST_F(AnalyzeEngineLogs, DeadlineAwareOutageHasNoLadderFinding) {
+  Engine e = run_preset("scheduler-429-outage-deadline-aware");
+  ASSERT_FALSE(e.metrics.is_null());
+  auto a = analyze_json_of(e, "--ladder 30,60,120,240,480,960");
+  EXPECT_EQ(a["diagnosis"], "dead_dependency");
+  for (const auto& f : a["findings"]) EXPECT_NE(f["id"], "ladder_longer_than_deadline");
+  EXPECT_LT(a["durations"]["pinned_share"].get<double>(), 0.5);
+  fs::path yaml = e.dir / "replay.yaml";
+  analyze_json_of(e, "--emit-scenario " + yaml.string());
+  EXPECT_TRUE(YAML::LoadFile(yaml.string())["sessions"]["deadline_aware"].as<bool>());
+}
+
+// The first diagnosis of each preset's log, and the figure that shows it.
+struct PresetDiagnosis {
+  std::string preset, diagnosis, figure;  // figure: a JSON pointer
+  double at_least, at_most;
+};
+
+class AnalyzeEnginePresets : public AnalyzeEngineLogs,
+                             public ::testing::WithParamInterface<PresetDiagnosis> {};
+
+TEST_P(AnalyzeEnginePresets, FirstDiagnosis) {
+  const auto& p = GetParam();
+  Engine e = run_preset(p.preset);
+  ASSERT_FALSE(e.metrics.is_null());
+  auto a = analyze_json_of(e, "");
+  EXPECT_EQ(a["diagnosis"], p.diagnosis);
+  double figure = a[nlohmann::json::json_pointer(p.figure)].get<double>();
+  EXPECT_GE(figure, p.at_least) << p.figure;
+  EXPECT_LE(figure, p.at_most) << p.figure;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scheduler, AnalyzeEnginePresets,
+    ::testing::Values(PresetDiagnosis{"scheduler-normal-day", "healthy", "/errors/lines", 0, 0},
+                      PresetDiagnosis{"scheduler-credential-outage", "dead_dependency",
+                                      "/errors/lines_401", 1, 1e9},
+                      PresetDiagnosis{"scheduler-recovery-burst", "batch_deadline_cuts_newest",
+                                      "/batch/anchor_cut", 1, 1e9}),
+    [](const auto& info) {
+      std::string name = info.param.preset;
+      std::erase(name, '-');
+      return name;
+    });
+
+// The emitted scenario replays the incident: its headline figures over the
+// same window land near the log's own.
+TEST_F(AnalyzeEngineLogs, ReplayLandsNearTheLog) {
+  Engine e = run_preset("scheduler-429-outage");
+  ASSERT_FALSE(e.metrics.is_null());
+  fs::path yaml = e.dir / "replay.yaml";
+  std::string w = window(e.metrics);
+  analyze_json_of(e, "--emit-scenario " + yaml.string());  // the whole log
+  auto a = analyze_json_of(e, w);
+  Engine replay = run_preset("replay", "--scenario " + yaml.string());
+  ASSERT_FALSE(replay.metrics.is_null()) << "the replay scenario does not run";
+  auto b = analyze_json_of(replay, w);
+  EXPECT_NEAR(b["errors"]["per_session"].get<double>(), a["errors"]["per_session"].get<double>(),
+              0.5);
+  EXPECT_NEAR(b["durations"]["pinned_share"].get<double>(),
+              a["durations"]["pinned_share"].get<double>(), 0.1);
+  EXPECT_NEAR(b["occupancy"]["asleep"].get<double>(), a["occupancy"]["asleep"].get<double>(), 0.05);
+  EXPECT_NEAR(b["sessions"].get<double>(), a["sessions"].get<double>(),
+              0.2 * a["sessions"].get<double>());
+  EXPECT_EQ(b["diagnosis"], a["diagnosis"]);
+}
+
+}  // namespace
+}  // namespace retrystorm
