@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -26,10 +28,26 @@ using incident::Report;
 
 const std::string kFixtures = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/logs/";
 
+// One directory per process and name: ctest runs the tests in parallel
+// processes, and two of them must never share a directory.
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("retrystorm-analyze-" + name);
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string who = test ? std::string(test->test_suite_name()) + "." + test->name() : "suite";
+  for (char& c : who)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  fs::path d = fs::temp_directory_path() /
+               ("retrystorm-analyze-" + std::to_string(::getpid()) + "-" + who + "-" + name);
   fs::remove_all(d);
   fs::create_directories(d);
+  // Removed when the test program ends.
+  static struct Cleanup {
+    std::vector<fs::path> dirs;
+    ~Cleanup() {
+      std::error_code ec;
+      for (const auto& x : dirs) fs::remove_all(x, ec);
+    }
+  } cleanup;
+  cleanup.dirs.push_back(d);
   return d;
 }
 
@@ -323,6 +341,10 @@ struct BadLog {
   std::string file;
   std::vector<std::string> says;
 };
+// Printed by name: ctest's test names include the parameter as printed.
+void PrintTo(const BadLog& b, std::ostream* os) {
+  *os << b.file;
+}
 
 class AnalyzeBadInput : public ::testing::TestWithParam<BadLog> {};
 
@@ -348,7 +370,14 @@ INSTANTIATE_TEST_SUITE_P(
                       BadLog{"bad-outcome.csv", {"'finished'", "killed_asleep"}},
                       BadLog{"unknown-format.csv", {"cannot tell the format", "per-second"}},
                       BadLog{"broken.jsonl", {":2:", "not a JSON object"}},
-                      BadLog{"no-such-file.csv", {"cannot read"}}));
+                      BadLog{"no-such-file.csv", {"cannot read"}}),
+    // Named after the file: ctest lists the tests by these names.
+    [](const auto& info) {
+      std::string name = info.param.file;
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 TEST(AnalyzeBadOptions, NameTheOptionAndWhatIsAllowed) {
   fs::path d = temp_dir("options");
@@ -537,6 +566,9 @@ struct PresetDiagnosis {
   std::string preset, diagnosis, figure;  // figure: a JSON pointer
   double at_least, at_most;
 };
+void PrintTo(const PresetDiagnosis& p, std::ostream* os) {
+  *os << p.preset;
+}
 
 class AnalyzeEnginePresets : public AnalyzeEngineLogs,
                              public ::testing::WithParamInterface<PresetDiagnosis> {};

@@ -91,9 +91,12 @@ int main(int argc, char** argv) {
   int runs = 0;
   std::optional<double> seed;
   std::string log_dir;
-  run_cmd->add_option("--runs", runs, "Monte Carlo replications (agent engine; default: runs key)")
+  run_cmd
+      ->add_option("--runs", runs,
+                   "Monte Carlo replications (agent engine, session model; default: runs key)")
       ->check(CLI::Range(1, 10000));
-  run_cmd->add_option("--seed", seed, "seed of the agent engine (default: seed key)");
+  run_cmd->add_option("--seed", seed,
+                      "seed of the agent engine or session model (default: seed key)");
   run_cmd->add_option("--log", log_dir,
                       "agent engine: write DIR/requests.csv, one row per attempt; sessions: "
                       "DIR/sessions.csv and DIR/events.jsonl");

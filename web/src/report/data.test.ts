@@ -7,8 +7,8 @@ const row = (working: number | null, blocked: number | null, asleep: number | nu
 
 describe('report data', () => {
   it('labels hours by day', () => {
-    expect(hourTick(0)).toBe('d0 00h');
-    expect(hourTick(37)).toBe('d1 13h');
+    expect(hourTick(0)).toBe('0d00:00');
+    expect(hourTick(37)).toBe('1d13:00');
   });
   it('stacks working, blocked and asleep', () => {
     expect(occupancyStacks([row(0.5, 0.25, 2)])).toEqual({ working: [0.5], blocked: [0.75], asleep: [2.75] });

@@ -23,11 +23,11 @@ export interface Analysis {
   occupancy: { source: string | null };
 }
 
-/** "d1 13h": an hour since day 0, for axis ticks. */
+/** "1d13:00": an hour since day 0, for axis ticks (the reports' clock format). */
 export function hourTick(hour: number): string {
   const day = Math.floor(hour / 24);
   const h = hour - day * 24;
-  return `d${day} ${String(h).padStart(2, '0')}h`;
+  return `${day}d${String(h).padStart(2, '0')}:00`;
 }
 
 /** Cumulative stacks (bottom to top) of the occupancy split; null when unknown. */

@@ -9,7 +9,7 @@ namespace retrystorm::incident {
 std::string hour_label(int64_t hour) {
   int64_t day = hour >= 0 ? hour / 24 : -((-hour + 23) / 24);
   char buf[48];
-  std::snprintf(buf, sizeof buf, "d%lld %02lld:00", static_cast<long long>(day),
+  std::snprintf(buf, sizeof buf, "%lldd%02lld:00", static_cast<long long>(day),
                 static_cast<long long>(hour - day * 24));
   return buf;
 }

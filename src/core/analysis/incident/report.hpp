@@ -163,7 +163,7 @@ struct Report {
   std::vector<Unknown> unknowns;
 };
 
-// "d1 13:00": an hour as the reports print it.
+// "1d13:00": an hour as the reports print it (the clock format of the session model).
 std::string hour_label(int64_t hour);
 // "1d13:05:09" or "13:05": a time of the log.
 std::string clock_label(double t_s);
