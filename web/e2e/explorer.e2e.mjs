@@ -308,6 +308,36 @@ async function main() {
       check(await testid(page, 'chart').isVisible(), 'agent engine keeps the load chart');
     }
 
+    log('\n# agent engine: goodput band on the load chart (primary-failover, Poisson, runs = 4)');
+    if (presets.some((p) => p.name === 'primary-failover')) {
+      const bandShown = () => H(page, () => window.__retrystorm.goodputBandShown());
+      await selectPreset(page, 'primary-failover');
+      check(!(await bandShown()), 'fluid engine: no goodput band');
+      await page.locator('details[data-group="run"]').evaluate((d) => { d.open = true; });
+      await setControl(page, 'engine', 'agent');
+      await setControl(page, 'demand.process', 'poisson');
+      check(!(await bandShown()), 'agent with one run: no goodput band');
+      await setControl(page, 'runs', 4);
+      await page.waitForFunction(() => window.__retrystorm.goodputBandShown(), null, { timeout: 15000 }).catch(() => {});
+      check(await bandShown(), 'runs = 4 draws the goodput band on the load chart');
+      const mc = await H(page, () => window.__retrystorm.result().montecarlo ?? null);
+      check(mc?.runs === 4 && Array.isArray(mc?.band?.goodput_low) && mc.band.goodput_low.length > 0, 'answer carries the 4-run goodput band', String(mc?.runs));
+      check(await testid(page, 'chart').getAttribute('data-band') === 'true', 'load chart carries data-band="true"');
+      const legend = await testid(page, 'chart').locator('.u-legend').innerText();
+      check(/goodput 95% interval \(4 runs\)/.test(legend), 'legend names the goodput interval and the run count', legend.replace(/\s+/g, ' ').slice(0, 200));
+      const visibleRows = await testid(page, 'chart').locator('.u-legend .u-series:visible').count();
+      check(visibleRows === 8, 'one legend row for the band', String(visibleRows));
+      await setControl(page, 'runs', 1);
+      await page.waitForFunction(() => !window.__retrystorm.goodputBandShown(), null, { timeout: 15000 }).catch(() => {});
+      check(!(await bandShown()), 'runs back to 1 removes the goodput band');
+      check(!/goodput 95% interval/.test(await testid(page, 'chart').locator('.u-legend').innerText()), 'band gone from the legend');
+      await setControl(page, 'runs', 4);
+      await page.waitForFunction(() => window.__retrystorm.goodputBandShown(), null, { timeout: 15000 }).catch(() => {});
+      await setControl(page, 'engine', 'fluid');
+      await page.waitForFunction(() => !window.__retrystorm.goodputBandShown(), null, { timeout: 15000 }).catch(() => {});
+      check(!(await bandShown()), 'engine back to fluid removes the goodput band');
+    } else check(false, 'preset primary-failover exists');
+
     log('\n# order-status: no retries recovers 19 s after the incident');
     if (presets.some((p) => p.name === 'order-status')) {
       await selectPreset(page, 'order-status');

@@ -1,10 +1,11 @@
 // The load chart and the backlog chart (uPlot). Data comes from series.ts;
-// the incident window, the amplification bound and the peak are drawn here.
+// the incident window, the amplification bound and the peak are drawn here and,
+// for agent runs with runs > 1, the 95% band of the mean goodput.
 
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { fmtAmp, fmtNum } from './format';
-import { nearestIndex, type LoadData } from './series';
+import { goodputBandLabel, nearestIndex, type LoadData } from './series';
 import type { RunResult } from './types';
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
@@ -24,6 +25,10 @@ function size(el: HTMLElement, small: boolean) {
   return { width: w, height: small ? (narrow ? 130 : 160) : narrow ? 240 : 320 };
 }
 
+/** Series indices of the goodput band's edges on the load chart (present only with a band). */
+const BAND_LOW = 7;
+const BAND_HIGH = 8;
+
 function fmtVal(v: number | null | undefined) {
   return v === null || v === undefined ? '–' : `${fmtNum(v, 1)}`;
 }
@@ -32,6 +37,7 @@ export class Charts {
   load: uPlot | null = null;
   backlog: uPlot | null = null;
   private ro: ResizeObserver;
+  private key = ''; // what the load chart's options depend on: the goodput band and its run count
 
   constructor(private loadEl: HTMLElement, private backlogEl: HTMLElement, private ctx: ChartCtx) {
     this.ro = new ResizeObserver(() => this.resize());
@@ -105,7 +111,7 @@ export class Charts {
     const axisColor = css('--fg-muted');
     const grid = css('--grid');
     const axis = (label: string): uPlot.Axis => ({ stroke: axisColor, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, label, labelSize: 18 });
-    return {
+    const opts: uPlot.Options = {
       ...size(this.loadEl, false),
       cursor: { sync: { key: SYNC }, drag: { x: true, y: false } },
       scales: { x: { time: false } },
@@ -126,8 +132,32 @@ export class Charts {
         { label: 'Bound', stroke: css('--c-bound'), width: 1.5, dash: [2, 4], value: (_u, v) => fmtVal(v) },
       ],
       bands: [{ series: [2, 1], fill: css('--c-retry-fill') }],
-      hooks: { drawClear: [this.incidentHook], draw: [this.markHook, () => this.ctx.onDrawn()] },
+      hooks: {
+        drawClear: [this.incidentHook],
+        draw: [this.markHook, () => {
+          this.loadEl.dataset.band = String(!!this.ctx.data?.goodputBand);
+          this.ctx.onDrawn();
+        }],
+      },
     };
+    const band = this.ctx.data?.goodputBand;
+    if (band) {
+      // Two edge series with the fill between them; one legend row (the low edge's)
+      // shows "low–high" and toggles both.
+      const bandVal = (_u: uPlot, _v: number | null, _s: number, i: number | null) => {
+        const b = d()?.goodputBand;
+        return i === null || i === undefined || !b ? '–' : `${fmtVal(b.low[i])}–${fmtVal(b.high[i])}`;
+      };
+      opts.series.push(
+        { label: goodputBandLabel(band.runs), stroke: css('--c-good-band'), width: 1, value: bandVal },
+        { label: 'goodput 95% interval, high', stroke: css('--c-good-band'), width: 1, value: (_u, v) => fmtVal(v) },
+      );
+      opts.bands!.push({ series: [BAND_HIGH, BAND_LOW], fill: css('--c-good-band-fill') });
+      opts.hooks!.setSeries = [(u, i, o) => {
+        if (i === BAND_LOW && o.show !== undefined && u.series[BAND_HIGH].show !== o.show) u.setSeries(BAND_HIGH, { show: o.show });
+      }];
+    }
+    return opts;
   }
 
   private backlogOpts(): uPlot.Options {
@@ -151,7 +181,9 @@ export class Charts {
 
   private loadArrays(): uPlot.AlignedData {
     const d = this.ctx.data!;
-    return [d.t, d.first, d.stackTop, d.capacity, d.goodput, d.late, d.bound];
+    const data: (number | null)[][] = [d.t, d.first, d.stackTop, d.capacity, d.goodput, d.late, d.bound];
+    if (d.goodputBand) data.push(d.goodputBand.low, d.goodputBand.high);
+    return data as uPlot.AlignedData;
   }
 
   private backlogArrays(): uPlot.AlignedData {
@@ -162,8 +194,20 @@ export class Charts {
   /** Draws the current data; creates the charts on first use. */
   render() {
     if (!this.ctx.data) return;
-    if (!this.load) this.load = new uPlot(this.loadOpts(), this.loadArrays(), this.loadEl);
-    else this.load.setData(this.loadArrays());
+    // The band's series come and go with the answer: rebuild the load chart then.
+    const band = this.ctx.data.goodputBand;
+    const key = band ? `band|${band.runs}` : 'none';
+    if (this.load && key !== this.key) {
+      this.load.destroy();
+      this.load = null;
+    }
+    this.key = key;
+    if (!this.load) {
+      this.load = new uPlot(this.loadOpts(), this.loadArrays(), this.loadEl);
+      // The high edge shares the low edge's legend row.
+      const row = this.loadEl.querySelectorAll<HTMLElement>('.u-legend .u-series')[BAND_HIGH];
+      if (band && row) row.hidden = true;
+    } else this.load.setData(this.loadArrays());
     if (!this.backlogEl.hidden) {
       if (!this.backlog) this.backlog = new uPlot(this.backlogOpts(), this.backlogArrays(), this.backlogEl);
       else this.backlog.setData(this.backlogArrays());

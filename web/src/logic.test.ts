@@ -3,7 +3,7 @@ import { legendStops, recoveryColor, STUCK_COLOR } from './colorscale';
 import { niceStep, parseControl, stepValue } from './controls';
 import { debounce } from './debounce';
 import { axisFromRange, defaultAxis, gridOf } from './phaseaxes';
-import { addArrays, loadData, nearestIndex, perSecond } from './series';
+import { addArrays, goodputBand, goodputBandLabel, loadData, nearestIndex, perSecond } from './series';
 import { traceAll, traceCurrent, traceNext, traceSeek, traceStart } from './trace';
 import type { Metrics, RunResult, Scenario, SchemaKey, SweepRow } from './types';
 
@@ -29,6 +29,34 @@ describe('per-second conversion', () => {
     expect(d.bound).toEqual([1800, 1800]);
     expect(d.backlog).toEqual([0, 450]); // an amount, not a rate
     expect(d.timeoutWork).toEqual([1000, 1000]);
+  });
+
+  it('converts the Monte Carlo goodput band to per-second rates like goodput', () => {
+    const base = {
+      scenario: { step_s: 0.5, demand: { rate_per_s: 600 }, server: { capacity_per_s: 1000 }, client: { timeout_s: 1 } } as unknown as Scenario,
+      metrics: { bound: { max_amplification: 3 } } as Metrics,
+      series: { t_s: [0, 0.5, 1, 1.5], goodput: [300, 0, 10, 20] },
+    } as RunResult;
+    // One run, the fluid engine: no band.
+    expect(goodputBand(base)).toBeNull();
+    expect(loadData(base).goodputBand).toBeNull();
+    expect(goodputBand({ ...base, montecarlo: { runs: 4, seed: 1, metrics: {} } })).toBeNull();
+    expect(goodputBand({ ...base, montecarlo: { runs: 4, seed: 1, metrics: {}, band: { goodput_low: [], goodput_high: [] } } })).toBeNull();
+    const r: RunResult = {
+      ...base,
+      montecarlo: {
+        runs: 4, seed: 1, metrics: {},
+        // per step; a negative low edge (t interval of a small mean) and a short array
+        band: { goodput_low: [290, -2, 4], goodput_mean: [300, 1, 5], goodput_high: [310, 4, 6] },
+      },
+    };
+    const b = goodputBand(r)!;
+    expect(b.runs).toBe(4);
+    expect(b.low).toEqual([580, 0, 8, null]);
+    expect(b.high).toEqual([620, 8, 12, null]);
+    expect(loadData(r).goodputBand).toEqual(b);
+    expect(loadData(r).goodput).toEqual([600, 0, 20, 40]); // the same unit as the band
+    expect(goodputBandLabel(4)).toBe('goodput 95% interval (4 runs)');
   });
 
   it('finds the nearest sample', () => {

@@ -37,6 +37,7 @@ interface Hooks {
   preset: string;
   engine: string; // of the result on screen: fluid, agent or sessions
   bandShown: () => boolean; // the occupancy chart draws the Monte Carlo band
+  goodputBandShown: () => boolean; // the load chart draws the Monte Carlo goodput band (agent, runs > 1)
   scenario: () => Scenario | null;
   result: () => AnyResult | null;
   ladder: () => LadderRow[];
@@ -71,6 +72,7 @@ const hooks: Hooks = {
   ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false,
   ladderReady: false, tippingReady: false, traceReady: false, preset: '', engine: '', error: null,
   bandShown: () => document.getElementById('occupancy-chart')?.dataset.band === 'true' && S.sessions,
+  goodputBandShown: () => document.getElementById('chart')?.dataset.band === 'true' && !S.sessions && !!charts.load,
   scenario: () => S.scenario, result: () => S.result, ladder: () => S.ladder, tipping: () => S.tipping,
   exportData: () => exportData(), urlHash: () => location.hash,
   cursorT: () => { const u = charts.load; const l = u?.cursor.left; return u && l !== undefined && l >= 0 ? u.posToVal(l, 'x') : null; },

@@ -1,4 +1,5 @@
-// Chart data from the result series: per-step amounts become per-second rates.
+// Chart data from the result series: per-step amounts become per-second rates
+// (the Monte Carlo goodput band too).
 
 import type { RunResult } from './types';
 
@@ -25,6 +26,47 @@ export interface LoadData {
   backlog: number[];
   timeoutWork: number[]; // backlog level above which every response is late
   failed: number[];
+  goodputBand: GoodputBand | null; // agent runs > 1: 95% interval of the mean goodput
+}
+
+/** The Monte Carlo band of goodput, per second like `LoadData.goodput` (null: no value for that step). */
+export interface GoodputBand {
+  runs: number;
+  low: (number | null)[];
+  high: (number | null)[];
+}
+
+/** Legend label of the goodput band on the load chart. */
+export function goodputBandLabel(runs: number): string {
+  return `goodput 95% interval (${runs} runs)`;
+}
+
+/**
+ * `montecarlo.band.goodput_low/high` (per-step amounts) as per-second rates, or null when
+ * the answer has no usable band (one run, the fluid engine, missing or empty arrays).
+ * The low edge is kept at zero or above: goodput is never negative.
+ */
+export function goodputBand(r: RunResult): GoodputBand | null {
+  const mc = r.montecarlo;
+  const lo = mc?.band?.goodput_low;
+  const hi = mc?.band?.goodput_high;
+  const n = r.series.t_s.length;
+  if (!mc || !Array.isArray(lo) || !Array.isArray(hi) || !lo.length || !hi.length || !n) return null;
+  const step = r.scenario.step_s || 1;
+  const ok = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+  const low = new Array<number | null>(n);
+  const high = new Array<number | null>(n);
+  for (let i = 0; i < n; i++) {
+    const a = lo[i];
+    const b = hi[i];
+    if (!ok(a) || !ok(b)) {
+      low[i] = high[i] = null;
+      continue;
+    }
+    low[i] = Math.max(0, Math.min(a, b) / step);
+    high[i] = Math.max(0, Math.max(a, b) / step);
+  }
+  return { runs: mc.runs, low, high };
 }
 
 export function loadData(r: RunResult): LoadData {
@@ -47,6 +89,7 @@ export function loadData(r: RunResult): LoadData {
     backlog: (s.backlog ?? new Array<number>(n).fill(0)).slice(),
     timeoutWork: new Array<number>(n).fill(r.scenario.server.capacity_per_s * r.scenario.client.timeout_s),
     failed: perSecond(s.failed, step, n),
+    goodputBand: goodputBand(r),
   };
 }
 
