@@ -97,9 +97,9 @@ json montecarlo_json(const MonteCarloResult& mc) {
           {"seed", mc.seed},
           {"metrics", metrics},
           {"band",
-           {{"goodput_low", mc.goodput_low},
-            {"goodput_mean", mc.goodput_mean},
-            {"goodput_high", mc.goodput_high}}}};
+           {{"goodput_low", mc.goodput.low},
+            {"goodput_mean", mc.goodput.mean},
+            {"goodput_high", mc.goodput.high}}}};
 }
 
 json advice_json(const std::vector<Advice>& list) {

@@ -17,16 +17,16 @@ using sessions::SessionRun;
 
 SessionReport make_session_report(const Scenario& s, sessions::SessionSink* log) {
   SessionReport r;
+  // The reported run is replication 0 (the scenario's seed), logged if asked.
   if (s.runs > 1) {
-    r.montecarlo = run_session_montecarlo(s);
+    r.montecarlo = run_session_montecarlo(s, 0, 0, log);
     r.run = r.montecarlo->first;
+  } else {
+    r.run = sessions::run_sessions(s, {log});
   }
-  // The reported run is replication 0 (the scenario's seed); with a log it
-  // runs again here, so that its events are written in order.
-  if (!r.montecarlo || log) r.run = sessions::run_sessions(s, {log});
   r.metrics = session_metrics(r.run);
   r.hours = session_hours(r.run);
-  r.verdict = session_verdict(r.run, r.metrics);
+  r.verdict = session_verdict(r.metrics);
   r.advice = advise_sessions(r.run, r.metrics);
   return r;
 }
@@ -137,9 +137,9 @@ json session_json(const SessionReport& r) {
                          {"seed", r.montecarlo->seed},
                          {"metrics", metrics},
                          {"band",
-                          {{"in_flight_low", r.montecarlo->in_flight_low},
-                           {"in_flight_mean", r.montecarlo->in_flight_mean},
-                           {"in_flight_high", r.montecarlo->in_flight_high}}}};
+                          {{"in_flight_low", r.montecarlo->in_flight.low},
+                           {"in_flight_mean", r.montecarlo->in_flight.mean},
+                           {"in_flight_high", r.montecarlo->in_flight.high}}}};
   }
   return out;
 }

@@ -135,6 +135,14 @@ json configs_json(const std::string& path, const json& body) {
   return configs::lint_json(configs::lint_configs(files, o));
 }
 
+// Monte Carlo replications one request may ask for.
+void check_runs(const Scenario& s, int limit) {
+  if (s.runs > limit)
+    throw InputError("runs: " + std::to_string(s.runs) + " replications; the server's limit for " +
+                     "engine " + s.engine + " is " + std::to_string(limit) +
+                     " (use the command line for more)");
+}
+
 // An optional true/false field of a body (default true).
 bool flag_of(const json& body, const char* name) {
   if (!body.contains(name)) return true;
@@ -158,20 +166,13 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
     bool trace = flag_of(body, "trace");    // the page asks without, then fetches /api/trace
     bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
     if (s.engine == "sessions") {
-      if (s.runs > limits.max_session_runs)
-        throw InputError(
-            "runs: " + std::to_string(s.runs) + " replications; the server's limit is " +
-            std::to_string(limits.max_session_runs) + " (use the command line for more)");
+      check_runs(s, limits.max_session_runs);
       json answer = session_json(make_session_report(s));
       if (!rows) answer.erase("sessions");
       return answer;
     }
     if (s.engine == "agent" && s.runs > 1) {
-      if (s.runs > limits.max_agent_runs)
-        throw InputError("runs: " + std::to_string(s.runs) +
-                         " replications; the server's limit for the agent engine is " +
-                         std::to_string(limits.max_agent_runs) +
-                         " (use the command line for more)");
+      check_runs(s, limits.max_agent_runs);
       json answer = run_json(make_report(s, true, true, &tipping_cache, trace));
       answer["montecarlo"] = montecarlo_json(run_montecarlo(s));
       return answer;

@@ -66,8 +66,7 @@ int count(const sessions::SessionRun& run, const SessionMetrics& m, auto&& which
 
 }  // namespace
 
-std::string session_verdict(const sessions::SessionRun& run, const SessionMetrics& m) {
-  (void)run;
+std::string session_verdict(const SessionMetrics& m) {
   std::string done =
       std::to_string(m.completed) + " of " + std::to_string(m.launched) + " sessions completed";
   if (m.launched == 0) return "No session was launched in the window.";

@@ -11,7 +11,7 @@
 namespace retrystorm {
 
 // A one-line reading of the run ("Slots full of sleeping sessions ...").
-std::string session_verdict(const sessions::SessionRun& run, const SessionMetrics& m);
+std::string session_verdict(const SessionMetrics& m);
 
 // Ranked advice; each change is tried on the same seed, and its failed
 // share (failed / launched in the focus window) reported.

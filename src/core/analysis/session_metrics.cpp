@@ -1,12 +1,9 @@
 #include "analysis/session_metrics.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <limits>
-#include <thread>
 
 #include "engines/sessions/session_engine.hpp"
 
@@ -183,18 +180,21 @@ std::vector<std::pair<std::string, double>> session_metric_values(const SessionM
   return v;
 }
 
-SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned threads) {
+SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned threads,
+                                         sessions::SessionSink* log) {
   SessionMonteCarlo r;
   r.runs = std::max(1, runs > 0 ? runs : s.runs);
   r.seed = s.seed;
   size_t total = static_cast<size_t>(r.runs);
   r.replications.resize(total);
+  std::vector<std::vector<std::pair<std::string, double>>> values(total);
   std::vector<std::vector<double>> in_flight(total);
   for_each_replication(total, threads, [&](size_t i) {
     Scenario rep = s;
     rep.seed = s.seed + static_cast<double>(i);
-    SessionRun run = sessions::run_sessions(rep);
+    SessionRun run = sessions::run_sessions(rep, {i == 0 ? log : nullptr});
     r.replications[i] = session_metrics(run);
+    values[i] = session_metric_values(r.replications[i]);
     const auto& b = run.series;
     in_flight[i].resize(b.size());
     for (size_t k = 0; k < b.size(); ++k)
@@ -202,40 +202,18 @@ SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned t
     if (i == 0) r.first = std::move(run);
   });
   // Combined in replication order: the same bytes whatever the thread count.
-  auto names = session_metric_values(r.replications[0]);
-  for (size_t k = 0; k < names.size(); ++k) {
-    std::vector<double> values;
-    for (const SessionMetrics& m : r.replications)
-      if (double v = session_metric_values(m)[k].second; std::isfinite(v)) values.push_back(v);
-    r.metrics.emplace_back(names[k].first, summarize(values));
+  for (size_t k = 0; k < values[0].size(); ++k) {
+    std::vector<double> finite;
+    for (const auto& v : values)
+      if (std::isfinite(v[k].second)) finite.push_back(v[k].second);
+    r.metrics.emplace_back(values[0][k].first, summarize(finite));
   }
-  size_t buckets = in_flight[0].size();
-  for (size_t k = 0; k < buckets; ++k) {
-    std::vector<double> values;
-    for (const auto& series : in_flight) values.push_back(series[k]);
-    MetricSummary band = summarize(values);
-    r.in_flight_low.push_back(band.low);
-    r.in_flight_mean.push_back(band.mean);
-    r.in_flight_high.push_back(band.high);
-  }
+  r.in_flight = band_of(in_flight);
   return r;
 }
 
 std::string session_montecarlo_text(const SessionMonteCarlo& r) {
-  char line[256];
-  std::snprintf(line, sizeof line, "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval)\n",
-                r.runs, r.seed);
-  std::string out = line;
-  for (const auto& [name, m] : r.metrics) {
-    if (m.n == 0) {
-      std::snprintf(line, sizeof line, "  %-34s none\n", name.c_str());
-    } else {
-      std::snprintf(line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]\n", name.c_str(), m.mean, m.low,
-                    m.high);
-    }
-    out += line;
-  }
-  return out;
+  return summaries_text(r.runs, r.seed, r.metrics);
 }
 
 }  // namespace retrystorm

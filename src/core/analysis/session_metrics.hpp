@@ -65,11 +65,13 @@ struct SessionMonteCarlo {
   double seed = 0;
   std::vector<std::pair<std::string, MetricSummary>> metrics;
   std::vector<SessionMetrics> replications;
-  std::vector<double> in_flight_low, in_flight_mean, in_flight_high;  // per series bucket
-  sessions::SessionRun first;                                         // replication 0
+  Band in_flight;              // sessions in flight, per series bucket
+  sessions::SessionRun first;  // replication 0
 };
 
-SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0);
+// `log`, when given, receives the events of replication 0 (the reported run).
+SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0,
+                                         sessions::SessionSink* log = nullptr);
 
 std::string session_montecarlo_text(const SessionMonteCarlo& r);
 

@@ -110,14 +110,7 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
     goodput[i].assign(run.series.goodput.begin(), run.series.goodput.end());
     if (i == 0) r.first = std::move(run);
   });
-  for (size_t k = 0; k < goodput[0].size(); ++k) {
-    std::vector<double> values;
-    for (const auto& series : goodput) values.push_back(series[k]);
-    MetricSummary band = summarize(values);
-    r.goodput_low.push_back(band.low);
-    r.goodput_mean.push_back(band.mean);
-    r.goodput_high.push_back(band.high);
-  }
+  r.goodput = band_of(goodput);
   for (const auto& [name, get] : metric_getters()) {
     std::vector<double> values;
     for (const Metrics& m : r.replications)
@@ -127,19 +120,37 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   return r;
 }
 
+Band band_of(const std::vector<std::vector<double>>& series) {
+  Band band;
+  size_t steps = series.empty() ? 0 : series[0].size();
+  std::vector<double> values(series.size());
+  for (size_t k = 0; k < steps; ++k) {
+    for (size_t i = 0; i < series.size(); ++i) values[i] = series[i][k];
+    MetricSummary m = summarize(values);
+    band.low.push_back(m.low);
+    band.mean.push_back(m.mean);
+    band.high.push_back(m.high);
+  }
+  return band;
+}
+
 std::string montecarlo_text(const MonteCarloResult& r) {
+  return summaries_text(r.runs, r.seed, r.metrics);
+}
+
+std::string summaries_text(int runs, double seed,
+                           const std::vector<std::pair<std::string, MetricSummary>>& metrics) {
   char line[256];
   std::snprintf(line, sizeof line, "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval)\n",
-                r.runs, r.seed);
+                runs, seed);
   std::string out = line;
-  for (const auto& [name, m] : r.metrics) {
+  for (const auto& [name, m] : metrics) {
     if (m.n == 0) {
       std::snprintf(line, sizeof line, "  %-34s never\n", name.c_str());
     } else {
       std::snprintf(
           line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]%s\n", name.c_str(), m.mean, m.low, m.high,
-          m.n < static_cast<size_t>(r.runs) ? (" in " + std::to_string(m.n) + " runs").c_str()
-                                            : "");
+          m.n < static_cast<size_t>(runs) ? (" in " + std::to_string(m.n) + " runs").c_str() : "");
     }
     out += line;
   }

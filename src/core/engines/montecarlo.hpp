@@ -21,14 +21,20 @@ struct MetricSummary {
   size_t n = 0;  // replications with a value (recovery times can be null)
 };
 
+// Per step (or bucket): the 95% interval of the mean of one series over
+// the replications (`series[replication][step]`), as a band to draw.
+struct Band {
+  std::vector<double> low, mean, high;
+};
+Band band_of(const std::vector<std::vector<double>>& series);
+
 struct MonteCarloResult {
   int runs = 0;
   double seed = 0;
   std::vector<std::pair<std::string, MetricSummary>> metrics;  // in a fixed order
   std::vector<Metrics> replications;                           // by replication
   RunResult first;  // replication 0 (the run `run` shows)
-  // 95% interval of the mean of goodput (served on time) per step: the page's band.
-  std::vector<double> goodput_low, goodput_mean, goodput_high;
+  Band goodput;     // goodput (served on time) per step: the page's band
 };
 
 // Runs `runs` replications (default: the scenario's `runs`) of a validated
@@ -38,6 +44,10 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned thread
 // Calls work(i) for i in [0, total) on `threads` threads (0 = every core);
 // rethrows the first exception once every thread has stopped.
 void for_each_replication(size_t total, unsigned threads, const std::function<void(size_t)>& work);
+
+// The text table of metric summaries that `run --runs N` prints.
+std::string summaries_text(int runs, double seed,
+                           const std::vector<std::pair<std::string, MetricSummary>>& metrics);
 
 // Mean and 95% interval of values (Student t with n - 1 degrees of freedom).
 MetricSummary summarize(const std::vector<double>& values);

@@ -357,7 +357,7 @@ class Simulation {
     for (auto it = unread_.begin(); it != unread_.end(); ++it) {
       Item& item = items_[static_cast<size_t>(*it)];
       if (item.kind != ItemKind::ping || item.channel != channel || item.claimed) continue;
-      emit({.t_s = 0, .kind = SessionEvent::superseded, .item = *it, .item_kind = item.kind});
+      emit({.kind = SessionEvent::superseded, .item = *it, .item_kind = item.kind});
       unread_.erase(it);
       unread_changed();
       ++run_.items.superseded;
@@ -372,7 +372,7 @@ class Simulation {
     ++run_.items.arrived;
     run_.series.count(run_.series.arrivals, at);
     run_.hourly.count(run_.hourly.arrivals, at);
-    emit({.t_s = 0, .kind = SessionEvent::arrival, .item = id, .item_kind = kind});
+    emit({.kind = SessionEvent::arrival, .item = id, .item_kind = kind});
     wake_ups_.push_back(0);
   }
   // The unread queue is FIFO by arrival, also for items a session gives back.
@@ -443,7 +443,7 @@ class Simulation {
     change_in_flight(+1);
     run_.series.count(run_.series.launches, now_);
     run_.hourly.count(run_.hourly.launches, now_);
-    emit({.t_s = 0, .kind = SessionEvent::launch, .session = id});
+    emit({.kind = SessionEvent::launch, .session = id});
     if (s_.client.deadline_s > 0) schedule(now_ + s_.client.deadline_s, Timer::deadline, id);
     if (draw_.chance(s_.sessions.crash_probability))
       schedule(now_ + draw_.uniform(0, s_.sessions.crash_within_s), Timer::crash, id);
@@ -478,7 +478,7 @@ class Simulation {
       case Next::item_work_done:
         return item_work_done(x);
       case Next::woke:
-        emit({.t_s = 0, .kind = SessionEvent::wake, .session = x.row.id});
+        emit({.kind = SessionEvent::wake, .session = x.row.id});
         set_state(x, Occupancy::working);
         return call(x);
       case Next::failed_fast:
@@ -492,7 +492,7 @@ class Simulation {
   // state when the call is made.
   void call(Session& x) {
     ++x.row.n_api_calls;
-    emit({.t_s = 0, .kind = SessionEvent::call, .session = x.row.id});
+    emit({.kind = SessionEvent::call, .session = x.row.id});
     const ApiPhase& api = api_.at(now_);
     bool refused = api.state == ApiState::dead || api.state == ApiState::auth_fail ||
                    (api.state == ApiState::rate_limited && draw_.chance(api.p));
@@ -511,7 +511,7 @@ class Simulation {
 
   void answered(Session& x) {
     if (x.answer == 200) {
-      emit({.t_s = 0, .kind = SessionEvent::resp, .session = x.row.id, .status = 200});
+      emit({.kind = SessionEvent::resp, .session = x.row.id, .status = 200});
       x.ladder_step = 0;  // a success resets the ladder
       return begin_round(x);
     }
@@ -552,7 +552,7 @@ class Simulation {
     double sleep =
         range.high_s > range.low_s ? draw_.uniform(range.low_s, range.high_s) : range.low_s;
     set_state(x, Occupancy::asleep);
-    emit({.t_s = 0, .kind = SessionEvent::sleep, .session = x.row.id, .duration_s = sleep});
+    emit({.kind = SessionEvent::sleep, .session = x.row.id, .duration_s = sleep});
     x.ladder_step = step;
     x.sleep_until = now_ + sleep;
     after(x, sleep, Next::woke);
@@ -692,7 +692,7 @@ class Simulation {
     auto& hourly = outcome == Outcome::completed ? run_.hourly.completions : run_.hourly.failures;
     run_.series.count(series, now_);
     run_.hourly.count(hourly, now_);
-    emit({.t_s = 0, .kind = SessionEvent::end, .session = r.id, .outcome = outcome});
+    emit({.kind = SessionEvent::end, .session = r.id, .outcome = outcome});
     // At-least-once: a failed session's items are delivered again, up to
     // the chain's cap, or retries never die.
     if (failed(outcome) && x.current < x.batch.size() && r.delivery < s_.sessions.max_deliveries)
@@ -705,8 +705,14 @@ class Simulation {
     run_.peak_in_flight = std::max(run_.peak_in_flight, in_flight_);
     level_changes_.push_back({now_, in_flight_});
   }
-  // Each bucket's peak: the level it opens with and every level it reaches.
-  static void peaks(SessionBuckets& b, const std::vector<std::pair<double, int>>& changes) {
+  // Walks a level's changes bucket by bucket: each bucket's peak (the level
+  // it opens with and every level it reaches) and its level at the end.
+  struct BucketLevels {
+    std::vector<double> peak, end;
+  };
+  static BucketLevels levels(const SessionBuckets& b,
+                             const std::vector<std::pair<double, int>>& changes) {
+    BucketLevels out{std::vector<double>(b.size()), std::vector<double>(b.size())};
     int level = 0;
     size_t c = 0;
     for (size_t i = 0; i < b.size(); ++i) {
@@ -716,18 +722,10 @@ class Simulation {
         level = changes[c].second;
         peak = std::max(peak, static_cast<double>(level));
       }
-      b.peak_in_flight[i] = peak;
+      out.peak[i] = peak;
+      out.end[i] = level;
     }
-  }
-  // The unread queue's length at each bucket's end.
-  static void queue_levels(SessionBuckets& b, const std::vector<std::pair<double, int>>& changes) {
-    int level = 0;
-    size_t c = 0;
-    for (size_t i = 0; i < b.size(); ++i) {
-      double end = b.origin_s + static_cast<double>(i + 1) * b.bucket_s;
-      for (; c < changes.size() && changes[c].first < end; ++c) level = changes[c].second;
-      b.queue_unread[i] = level;
-    }
+    return out;
   }
   void unread_changed() { unread_changes_.push_back({now_, static_cast<int>(unread_.size())}); }
 
@@ -740,10 +738,10 @@ class Simulation {
       x.row.outcome = Outcome::in_flight;
     }
     run_.items.unread = static_cast<int>(unread_.size());
-    peaks(run_.series, level_changes_);
-    peaks(run_.hourly, level_changes_);
-    queue_levels(run_.series, unread_changes_);
-    queue_levels(run_.hourly, unread_changes_);
+    for (SessionBuckets* b : {&run_.series, &run_.hourly}) {
+      b->peak_in_flight = levels(*b, level_changes_).peak;
+      b->queue_unread = levels(*b, unread_changes_).end;
+    }
     run_.sessions.reserve(sessions_.size());
     for (Session& x : sessions_) run_.sessions.push_back(std::move(x.row));
   }

@@ -70,7 +70,7 @@ struct SessionEvent {
     defer,
     end
   };
-  double t_s;
+  double t_s = 0;  // set by the engine when it emits the event
   Kind kind;
   int session = -1;             // -1: none (arrival, superseded)
   const char* session_id = "";  // the session's session_id
