@@ -35,11 +35,12 @@ browser: build
 bench: build
 	$(BUILD)/bench/retrystorm_bench --benchmark_min_time=0.2
 
-# libFuzzer on the configuration importers (clang), FUZZ_SECONDS per format;
-# corpora in fuzz/corpus/<format>/. Not part of `make test`.
+# libFuzzer (clang) on every reader of outside input, FUZZ_SECONDS each: the
+# configuration importers and the scenario reader, the HTTP API bodies, the
+# incident-log readers. Corpora in fuzz/corpus/<format>/. Not part of `make test`.
 FUZZ_SECONDS ?= 60
 fuzz:
-	$(MAKE) -C fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+	$(MAKE) -C fuzz run run-http run-logs FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -13,7 +13,7 @@ using namespace retrystorm;
 
 static void BM_AgentPrimaryFailoverLadder(benchmark::State& state) {
   Scenario s = preset_or_throw("primary-failover").scenario;
-  s.engine = "agent";
+  s.engine = Engine::agent;
   // The ladder's five scenarios, run as run_ladder runs them.
   std::vector<Scenario> rows;
   for (const auto& r : run_ladder(s)) rows.push_back(r.scenario);
@@ -35,7 +35,7 @@ BENCHMARK(BM_AgentPrimaryFailoverLadder)->Unit(benchmark::kMillisecond);
 
 static void BM_AgentEventRate(benchmark::State& state) {
   Scenario s;
-  s.engine = "agent";
+  s.engine = Engine::agent;
   s.horizon_s = 2000;
   s.step_s = 1;
   s.demand.rate_per_s = 900;

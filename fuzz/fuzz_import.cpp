@@ -1,6 +1,7 @@
 // libFuzzer target for the configuration importers (src/io/configs).
 // The format comes from FUZZ_FORMAT (envoy, grpc, istio, linkerd, aws,
-// retrystorm; "detect" runs the detection too). Bad input must end in
+// retrystorm; "detect" runs the detection too; "scenario" reads the input as a
+// scenario file, JSON or YAML, as `run --scenario` does). Bad input must end in
 // InputError; anything else (a crash, another exception, a sanitizer
 // report) is a bug. Each accepted input is also applied to a scenario and
 // exported to every system, and linted.
@@ -11,6 +12,7 @@
 #include "io/configs/export.hpp"
 #include "io/configs/import.hpp"
 #include "io/configs/lint.hpp"
+#include "io/scenario_io.hpp"
 #include "model/keys.hpp"
 
 namespace {
@@ -27,10 +29,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace retrystorm::configs;
   std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> warnings;
+  if (format == "scenario") {
+    try {
+      std::vector<std::string> given;
+      Scenario s = scenario_from_text(text, "fuzz", &given);
+      validate(s);
+      ignored_keys(s, given);
+      scenario_from_json(scenario_to_json(s));  // what we write, we read back
+    } catch (const InputError&) {
+    }
+    return 0;
+  }
   try {
     ConfigFile f{"fuzz", text};
     LayerPolicy l = import_file(f, warnings, format == "detect" ? "" : format);
-    ImportResult r = import_configs({f, f});  // a stack of two
+    ImportResult r = import_configs({f, f}, false);  // a stack of two, ranges unchecked
     Scenario s;
     try {
       apply_keys(s, l.keys);

@@ -32,7 +32,7 @@ double sum(std::span<const double> v) {
 
 Scenario agent_preset(const std::string& name) {
   Scenario s = preset_or_throw(name).scenario;
-  s.engine = "agent";
+  s.engine = Engine::agent;
   validate(s);
   return s;
 }
@@ -127,7 +127,7 @@ TEST(AgentEngine, SameSeedSameBytes) {
 TEST(AgentEngine, RunEngineDispatches) {
   Scenario s = preset_or_throw("order-status").scenario;
   EXPECT_EQ(run_engine(s).failed, run_fluid(s).failed);
-  s.engine = "agent";
+  s.engine = Engine::agent;
   EXPECT_EQ(run_engine(s).failed, run_agent(s).failed);
 }
 
@@ -239,7 +239,7 @@ TEST(AgentLog, RequestsCsvHasOneRowPerAttempt) {
 
 TEST(AgentQueue, CodelKeepsTheWaitShortUnderOverload) {
   Scenario s;
-  s.engine = "agent";
+  s.engine = Engine::agent;
   s.horizon_s = 200;
   s.demand.rate_per_s = 150;
   s.demand.process = DemandProcess::poisson;
@@ -264,7 +264,7 @@ TEST(AgentQueue, CodelKeepsTheWaitShortUnderOverload) {
 
 TEST(AgentArrivals, BurstyKeepsTheMeanRate) {
   Scenario s;
-  s.engine = "agent";
+  s.engine = Engine::agent;
   s.horizon_s = 2000;
   s.step_s = 0.5;
   s.demand.rate_per_s = 100;
@@ -284,7 +284,7 @@ TEST(AgentArrivals, BurstyKeepsTheMeanRate) {
 
 TEST(AgentService, LognormalMatchesPollaczekKhinchine) {
   Scenario s;
-  s.engine = "agent";
+  s.engine = Engine::agent;
   s.horizon_s = 4000;
   s.demand.rate_per_s = 50;
   s.demand.process = DemandProcess::poisson;

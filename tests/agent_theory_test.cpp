@@ -20,7 +20,7 @@ namespace {
 Scenario queue(double lambda, double mu_total, int slots, double customers) {
   Scenario s;
   s.name = "theory";
-  s.engine = "agent";
+  s.engine = Engine::agent;
   s.step_s = 1;
   s.horizon_s = std::ceil(customers / lambda);
   s.demand.rate_per_s = lambda;
@@ -146,7 +146,7 @@ TEST(AgentTheory, SuccessLatencyPercentilesOfMM1) {
     EXPECT_NEAR(got, theory, 0.05 * theory) << "p" << q * 100;
   }
   // The fluid model has no per-request latency.
-  s.engine = "fluid";
+  s.engine = Engine::fluid;
   s.client.timeout_s = 100;
   s.horizon_s = 1000;
   EXPECT_FALSE(compute_metrics(run_fluid(s)).latency_p50_s);

@@ -17,8 +17,10 @@
 #include "analysis/incident/replay.hpp"
 #include "analyze_logs.hpp"
 #include "io/analyze_report.hpp"
+#include "io/logs/line_reader.hpp"
 #include "io/logs/read_logs.hpp"
 #include "io/logs/times.hpp"
+#include "io/scenario_io.hpp"
 
 namespace retrystorm {
 namespace {
@@ -617,6 +619,232 @@ TEST_F(AnalyzeEngineLogs, ReplayLandsNearTheLog) {
   EXPECT_NEAR(b["sessions"].get<double>(), a["sessions"].get<double>(),
               0.2 * a["sessions"].get<double>());
   EXPECT_EQ(b["diagnosis"], a["diagnosis"]);
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+// Hostile logs and options (issue 10, items 9 and 12): every one ends in a
+// bounded report or exit 2 naming the file, line, column and value.
+namespace retrystorm {
+namespace {
+
+// Writes `text` to DIR/NAME and returns the path.
+std::string write_file(const fs::path& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir / name, std::ios::binary) << text;
+  return (dir / name).string();
+}
+
+// A sessions.csv of `n` sessions every ten minutes from 0, then `extra` rows.
+std::string sessions_csv(int n, const std::string& extra = "") {
+  std::string s = "session_id,start_s,end_s,outcome,n_429\n";
+  for (int i = 0; i < n; ++i)
+    s += "s" + std::to_string(i) + "," + std::to_string(i * 600) + "," +
+         std::to_string(i * 600 + 300) + ",completed,0\n";
+  return s + extra;
+}
+
+TEST(AnalyzeHostile, OneFarRowIsDroppedNotSpreadOverHoursOfEmptyRows) {
+  fs::path d = temp_dir("outlier");
+  std::string far = "x,990000000,990000100,failed,3\n";
+  for (bool first : {false, true}) {  // the bulk decides, wherever the row is
+    std::string text = sessions_csv(50);
+    if (first) text.insert(text.find('\n') + 1, far);
+    Report r = analyze({write_file(d, "s.csv", first ? text : text + far)});
+    EXPECT_EQ(r.outliers, 1);
+    EXPECT_EQ(r.sessions, 50);
+    EXPECT_LE(r.hours.size(), 10u);  // was 275,000 rows
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_NE(r.warnings[0].find("366 days"), std::string::npos) << r.warnings[0];
+    EXPECT_NE(analyze_text(r).find("Warning: 1 record dropped"), std::string::npos);
+  }
+  CliRun j = run_cli("analyze " + write_file(d, "s.csv", sessions_csv(50) + far) +
+                         " --format json --from 0 --to 1000000000",
+                     d);
+  ASSERT_EQ(j.status, 0) << j.err;
+  auto json = nlohmann::json::parse(j.out);
+  EXPECT_EQ(json["outliers_dropped"], 1);
+  // A window reaching far away pads only up to where records may lie.
+  EXPECT_LE(json["hours"].size(), 367u * 24);
+  EXPECT_NE(j.err.find("warning: 1 record dropped"), std::string::npos) << j.err;
+}
+
+TEST(AnalyzeHostile, NegativeTimesAreRefusedNamingFileLineColumnAndValue) {
+  fs::path d = temp_dir("negative");
+  struct Case {
+    std::string name, text;
+    std::vector<std::string> says;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"neg.csv", sessions_csv(2, "z,-5,10,completed,0\n"), {":4:", "start_s", "'-5'"}},
+           {"neg.jsonl",
+            "{\"t\": 1, \"sid\": \"a\", \"ev\": \"launch\"}\n{\"t\": -0.5, \"sid\": \"a\", "
+            "\"ev\": \"end\"}\n",
+            {":2:", "key t", "'-0.5'", "negative"}},
+           {"before.csv",
+            "session_id,start_s,end_s,outcome,n_429\na,2024-03-10T10:00:00Z,2024-03-10T11:00:00Z,"
+            "completed,0\nb,2024-03-09T23:00:00Z,2024-03-10T00:30:00Z,completed,0\n",
+            {":3:", "start_s", "before day 0"}}}) {
+    CliRun r = run_cli("analyze " + write_file(d, c.name, c.text), d);
+    EXPECT_EQ(r.status, 2) << c.name << r.err;
+    EXPECT_NE(r.err.find(c.name), std::string::npos) << r.err;
+    for (const auto& s : c.says) EXPECT_NE(r.err.find(s), std::string::npos) << r.err;
+  }
+}
+
+// One session of events whose ladder has `steps` sleeps of the given lengths.
+std::string ladder_events(const std::string& sid, double t0, const std::vector<double>& durs) {
+  std::string s =
+      "{\"t\": " + std::to_string(t0) + ", \"sid\": \"" + sid + "\", \"ev\": \"launch\"}\n";
+  double t = t0;
+  auto ev = [&](const std::string& what, const std::string& extra = "") {
+    s += "{\"t\": " + std::to_string(t) + ", \"sid\": \"" + sid + "\", \"ev\": \"" + what + "\"" +
+         extra + "}\n";
+  };
+  for (double dur : durs) {
+    ev("call");
+    ev("resp", ", \"status\": 429");
+    ev("sleep", ", \"dur\": " + std::to_string(dur));
+    t += 1;
+    ev("wake");
+  }
+  ev("end", ", \"outcome\": \"killed_asleep\"");
+  return s;
+}
+
+TEST(AnalyzeHostile, EmittedScenarioIsOneRunAcceptsEvenFromAnOutlierRichLog) {
+  fs::path d = temp_dir("emit");
+  // 150 ladder steps, a first step above the key's 1e6 s, a multiplier below
+  // 1, a log spanning 300 days, and far rows.
+  std::vector<double> durs(150, 1.0);
+  durs[0] = 5e6;
+  std::string events;
+  for (int k = 0; k < 3; ++k) events += ladder_events("s" + std::to_string(k), k * 10.0, durs);
+  events += ladder_events("late", 300 * 86400.0, {1, 2});
+  events += "{\"t\": 990000000, \"sid\": \"far\", \"ev\": \"launch\"}\n";
+  std::string log = write_file(d, "events.jsonl", events);
+  fs::path yaml = d / "replay.yaml";
+  CliRun r = run_cli("analyze " + log + " --emit-scenario " + yaml.string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(yaml);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("clamped to the key's range"), std::string::npos) << text;
+  EXPECT_NO_THROW(validate(scenario_from_text(text, yaml.string()))) << text;
+  Scenario s = scenario_from_text(text, yaml.string());
+  EXPECT_EQ(s.client.retries, 100);
+  EXPECT_LE(s.horizon_s, 1e7);
+  EXPECT_EQ(s.client.backoff.multiplier, 1);
+  EXPECT_EQ(s.client.backoff.base_s, 1e6);
+  // Demand above the session engine's range of ping rates (found by fuzz_logs).
+  Report busy = analyze({write_file(d, "busy.csv",
+                                    "t,starts,successes,retries,timeouts,"
+                                    "concurrency\n10,9312,9312,0,0,1\n")});
+  std::string replay = replay_yaml(busy);
+  EXPECT_NO_THROW(validate(scenario_from_text(replay, "busy"))) << replay;
+  EXPECT_NE(replay.find("clamped to the key's range 0 to 3600"), std::string::npos) << replay;
+}
+
+TEST(AnalyzeHostile, CountsMustBeWholeNonNegativeAndBelowABillion) {
+  fs::path d = temp_dir("counts");
+  for (std::string v : {"1e300", "2.5", "-1", "1000000001"}) {
+    CliRun r = run_cli(
+        "analyze " + write_file(d, "c.csv", sessions_csv(1, "y,5,6,failed," + v + "\n")), d);
+    EXPECT_EQ(r.status, 2) << v;
+    EXPECT_NE(r.err.find("c.csv:3: column n_429: '" + v + "'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a whole number from 0 to 1000000000"), std::string::npos) << r.err;
+  }
+  CliRun ok =
+      run_cli("analyze " + write_file(d, "c.csv", sessions_csv(1, "y,5,6,failed,1000000000\n")), d);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  CliRun dur = run_cli(
+      "analyze " + write_file(d, "e.jsonl",
+                              "{\"t\": 1, \"sid\": \"a\", \"ev\": \"sleep\", \"dur\": 1e300}\n"),
+      d);
+  EXPECT_EQ(dur.status, 2);
+  EXPECT_NE(dur.err.find("key dur: '1e300'"), std::string::npos) << dur.err;
+}
+
+TEST(AnalyzeHostile, TheSameFileTwiceIsRefusedNamingIt) {
+  fs::path d = temp_dir("twice");
+  std::string log = write_file(d, "s.csv", sessions_csv(3));
+  fs::create_symlink(d / "s.csv", d / "link.csv");
+  for (const std::string& other : {log, (d / "." / "s.csv").string(), (d / "link.csv").string()}) {
+    CliRun r = run_cli("analyze " + log + " " + other, d);
+    EXPECT_EQ(r.status, 2) << other;
+    EXPECT_NE(r.err.find("the same file as " + log), std::string::npos) << r.err;
+  }
+  CliRun dir = run_cli("analyze " + d.string(), d);
+  EXPECT_EQ(dir.status, 2);
+  EXPECT_NE(dir.err.find("is a directory"), std::string::npos) << dir.err;
+}
+
+TEST(AnalyzeHostile, LinesOverOneMebibyteAreRefusedWithFileAndLine) {
+  fs::path d = temp_dir("long");
+  constexpr size_t kMax = logs::LineReader::kMaxLine;
+  std::string at_limit(kMax, 'a'), over(kMax + 1, 'b');
+  std::string path = write_file(d, "l.txt", at_limit + "\r\n" + at_limit + "\n" + over + "\nx\n");
+  logs::LineReader in(path);
+  std::string_view line;
+  ASSERT_TRUE(in.next(line));
+  EXPECT_EQ(line.size(), kMax);
+  ASSERT_TRUE(in.next(line));
+  EXPECT_EQ(line.size(), kMax);
+  try {
+    in.next(line);
+    ADD_FAILURE() << "a line of 1 MiB + 1 byte was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("l.txt:3: a line longer than 1048576"), std::string::npos)
+        << e.what();
+  }
+  // Also the last line, without a line end, and through the command.
+  std::string csv = write_file(d, "l.csv", sessions_csv(1) + std::string(kMax + 10, '1'));
+  CliRun r = run_cli("analyze " + csv, d);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("l.csv:3: a line longer than"), std::string::npos) << r.err;
+}
+
+TEST(AnalyzeHostile, OptionsRefuseNonFiniteAndOutOfRangeNumbers) {
+  fs::path d = temp_dir("options");
+  std::string log = kFixtures + "requests.csv";
+  for (std::string opt :
+       {"--slots 0", "--slots nan", "--slots -3", "--slots 1e400", "--slots 2e9", "--deadline nan",
+        "--deadline 0", "--deadline inf", "--deadline 1e8", "--from -5", "--from nan", "--to 1e300",
+        "--to 99999d00:00", "--ladder 0x10", "--ladder 30,nan", "--ladder 30,1e300"}) {
+    CliRun r = run_cli("analyze " + log + " " + opt, d);
+    EXPECT_EQ(r.status, 2) << opt;
+    EXPECT_NE(r.err.find(opt.substr(0, opt.find(' ')) + ":"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 300u) << r.err;  // no 309-digit range
+  }
+  EXPECT_FALSE(logs::parse_clock("-73"));  // found by fuzz_logs (time)
+  EXPECT_FALSE(logs::parse_clock("1e305d00:00"));
+  std::string many = "--ladder 1";
+  for (int i = 0; i < 100; ++i) many += ",1";
+  EXPECT_EQ(run_cli("analyze " + log + " " + many, d).status, 2);
+  CliRun ok = run_cli("analyze " + log + " --slots 1 --deadline 30 --from 0 --to 1d00:00", d);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+TEST(AnalyzeHostile, ControlCharactersFromLogsAndPathsAreEscaped) {
+  EXPECT_EQ(logs::printable("a\nb\x1b[31m\t\r\x7f\xff\xc2\x9b é ✓"),
+            "a\\nb\\x1b[31m\\t\\r\\x7f\\xff\\xc2\\x9b é ✓");
+  fs::path d = temp_dir("escape");
+  // An outcome with an escape sequence, in the error message.
+  CliRun bad =
+      run_cli("analyze " + write_file(d, "o.csv", sessions_csv(1, "s,1,2,fin\x1b[2Jished,0\n")), d);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err.find('\x1b'), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("fin\\x1b[2Jished"), std::string::npos) << bad.err;
+  // A file name with a newline, an escape and a byte that is not UTF-8, in
+  // the text report and in JSON.
+  std::string odd = write_file(d, "a\nb\x1b]0;x\x07\xff.csv", sessions_csv(2));
+  std::string quoted = "'" + odd + "'";
+  CliRun text = run_cli("analyze " + quoted, d);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.out.find("a\\nb\\x1b]0;x\\x07\\xff.csv"), std::string::npos) << text.out;
+  CliRun json = run_cli("analyze " + quoted + " --format json", d);
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(json.out));
 }
 
 }  // namespace

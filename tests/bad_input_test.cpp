@@ -15,84 +15,21 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using namespace retrystorm::testing;
 
-struct Outcome {
-  int status = -1;  // exit status, or -1 when the process did not exit normally
-  std::string out;
-  std::string err;
-};
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f << text;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'')
-      q += "'\\''";
-    else
-      q += c;
-  }
-  return q + "'";
-}
-
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name) {
-    path_ = fs::temp_directory_path() /
-            ("retrystorm_bad_input_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Runs the built binary in `dir` with `args`; standard output and error are
-// captured in files. `timeout` keeps a case that wrongly starts serving from
-// hanging the suite.
-Outcome run_cli(const fs::path& dir, const std::vector<std::string>& args) {
-  std::string cmd = "cd " + shell_quote(dir.string()) + " && timeout 30 " + RETRYSTORM_BIN;
-  for (const auto& a : args) {
-    cmd += ' ';
-    cmd += shell_quote(a);
-  }
-  cmd += " > .stdout 2> .stderr < /dev/null";
-  int raw = std::system(cmd.c_str());
-  Outcome o;
-  if (raw != -1 && WIFEXITED(raw)) o.status = WEXITSTATUS(raw);
-  o.out = read_all(dir / ".stdout");
-  o.err = read_all(dir / ".stderr");
-  fs::remove(dir / ".stdout");
-  fs::remove(dir / ".stderr");
-  return o;
-}
-
-// Files whose name starts with `prefix` + ".tmp." (atomic-write leftovers).
+// Temporary files of an atomic write of `prefix` left behind: "." + prefix +
+// ".XXXXXX" (mkstemp), or the older prefix + ".tmp.PID".
 std::vector<std::string> stray_tmp_files(const fs::path& dir, const std::string& prefix) {
   std::vector<std::string> found;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string name = e.path().filename().string();
-    if (name.rfind(prefix + ".tmp.", 0) == 0) found.push_back(name);
+    if (name.rfind(prefix + ".tmp.", 0) == 0 || name.rfind("." + prefix + ".", 0) == 0)
+      found.push_back(name);
   }
   return found;
 }

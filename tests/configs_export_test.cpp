@@ -83,6 +83,12 @@ Scenario reimport(const Scenario& s, const std::string& system, std::string& tex
   return back;
 }
 
+std::string sets_text(const std::vector<std::pair<std::string, std::string>>& sets) {
+  std::string out;
+  for (const auto& [k, v] : sets) out += k + "=" + v + " ";
+  return out;
+}
+
 void expect_key(const Scenario& a, const Scenario& b, const std::string& path,
                 const std::string& text) {
   EXPECT_EQ(to_string(key_or_throw(path).get(a)), to_string(key_or_throw(path).get(b)))
@@ -172,12 +178,14 @@ TEST(ConfigsExport, LinkerdRoundTrip) {
       expect_key(b, s, "client.budget.ratio", text);
       expect_key(b, s, "client.budget.min_retries_per_s", text);
       expect_key(b, s, "client.budget.ttl_s", text);
-      if (s.client.deadline_s > 0) expect_key(b, s, "client.deadline_s", text);
-    } else {  // annotations
+      expect_key(b, s, "client.deadline_s", text);  // none stays none (Linkerd 2.9+)
+    } else {                                        // annotations
       EXPECT_EQ(b.client.retries, s.client.retries) << text;
       expect_key(b, s, "client.deadline_s", text);
-      expect_key(b, s, "client.retry_on_timeout", text);
-      if (s.client.retry_on_timeout) expect_key(b, s, "client.timeout_s", text);
+      // Without retries Linkerd has no per-try timeout: no retry annotation is written.
+      if (s.client.retries > 0) expect_key(b, s, "client.retry_on_timeout", text);
+      if (s.client.retries > 0 && s.client.retry_on_timeout)
+        expect_key(b, s, "client.timeout_s", text);
       EXPECT_EQ(b.client.budget.kind, BudgetKind::none);
     }
   }
@@ -188,10 +196,15 @@ TEST(ConfigsExport, AwsRoundTrip) {
     std::string text;
     Scenario b = reimport(s, "aws", text);
     EXPECT_EQ(b.client.retries, s.client.retries) << text;
-    if (s.client.budget.kind == BudgetKind::aws_quota || s.client.budget.kind == BudgetKind::none)
-      expect_key(b, s, "client.budget.kind", text);
+    if (s.client.budget.kind == BudgetKind::aws_quota) expect_key(b, s, "client.budget.kind", text);
     if (s.client.budget.kind == BudgetKind::aws_quota)
       expect_key(b, s, "client.budget.quota_tokens", text);
+    // No budget is written as standard mode, whose quota no setting turns off
+    // (legacy is never written: see ConfigsExport.AwsNeverWritesLegacy).
+    if (s.client.budget.kind == BudgetKind::none) {
+      EXPECT_EQ(b.client.budget.kind, BudgetKind::aws_quota) << text;
+      EXPECT_NE(text.find("this file adds one"), std::string::npos) << text;
+    }
   }
 }
 
@@ -231,6 +244,156 @@ TEST(ConfigsExport, EveryPresetExportsToEverySystem) {
           << e.text;
       EXPECT_TRUE(warnings.empty()) << p.name << " " << system << ": " << warnings.front();
     }
+}
+
+// The largest seconds a protobuf Duration holds; gRPC refuses more
+// (grpc/grpc src/core/util/json/json_object_loader.cc, LoadDuration::LoadInto:
+// "seconds must be in the range [0, 315576000000]").
+constexpr double kProtoDurationMax = 315'576'000'000.0;
+
+double seconds_of(const std::string& proto) {  // "8s", "0.5s"
+  return std::stod(proto.substr(0, proto.size() - 1));
+}
+
+bool has_note(const ExportResult& e, const std::string& part) {
+  for (const auto& n : e.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// Issue 10, item 10: 100 retries without a cap wrote maxBackoff "6.3e29s"
+// (2^99 s), which gRPC and our own import refuse. gRPC clamps maxAttempts to 5
+// (grpc/grpc src/core/client_channel/retry_service_config.cc,
+// RetryMethodConfig::JsonPostLoad, MAX_MAX_RETRY_ATTEMPTS), so the window it
+// reaches is that of 4 retries; a larger one is clamped to what
+// client.backoff.cap_s reads back, with a note.
+TEST(ConfigsExport, GrpcBackoffOfManyRetriesStaysInRange) {
+  Scenario s = make({{"client.retries", "100"}, {"client.backoff.cap_s", "0"}});
+  ExportResult e = export_config(s, "grpc");
+  EXPECT_EQ(grpc::experimental::ValidateServiceConfigJSON(e.text), "") << e.text;
+  auto rp = nlohmann::json::parse(e.text)["methodConfig"][0]["retryPolicy"];
+  EXPECT_EQ(rp["maxAttempts"], 5);
+  double base = s.client.backoff.base_s, mult = s.client.backoff.multiplier;
+  EXPECT_DOUBLE_EQ(seconds_of(rp["maxBackoff"]), base * mult * mult * mult) << e.text;
+  std::string text;
+  Scenario b = reimport(s, "grpc", text);
+  EXPECT_EQ(b.client.retries, 4);
+
+  Scenario huge = make({{"client.retries", "100"},
+                        {"client.backoff.cap_s", "0"},
+                        {"client.backoff.base_s", "1000000"},
+                        {"client.backoff.multiplier", "100"}});
+  ExportResult h = export_config(huge, "grpc");
+  EXPECT_EQ(grpc::experimental::ValidateServiceConfigJSON(h.text), "") << h.text;
+  rp = nlohmann::json::parse(h.text)["methodConfig"][0]["retryPolicy"];
+  double cap_max = key_or_throw("client.backoff.cap_s").max;
+  EXPECT_EQ(seconds_of(rp["maxBackoff"]), cap_max) << h.text;
+  EXPECT_TRUE(has_note(h, "maxBackoff: 1000000000000 s is more than client.backoff.cap_s"))
+      << h.text;
+  b = reimport(huge, "grpc", text);
+  EXPECT_EQ(b.client.backoff.cap_s, cap_max);
+}
+
+// Envoy's max_interval had the same 2^99 s; its Percent allows at most 100
+// and UInt32Value only whole numbers: each is clamped with a note and reads back.
+TEST(ConfigsExport, EnvoyValuesClampedWithANote) {
+  Scenario s = make({{"client.retries", "100"},
+                     {"client.backoff.cap_s", "0"},
+                     {"client.budget.kind", "envoy_concurrency"},
+                     {"client.budget.ratio", "2"},
+                     {"client.budget.min_concurrency", "2.5"}});
+  ExportResult e = export_config(s, "envoy");
+  double cap_max = key_or_throw("client.backoff.cap_s").max;
+  EXPECT_NE(e.text.find("max_interval: 1000000s"), std::string::npos) << e.text;
+  EXPECT_TRUE(has_note(e, "max_interval: ")) << e.text;
+  EXPECT_TRUE(has_note(e, "budget_percent: 200% is above the 100%")) << e.text;
+  EXPECT_TRUE(has_note(e, "min_retry_concurrency: 2.5 is not a whole number")) << e.text;
+  std::string text;
+  Scenario b = reimport(s, "envoy", text);
+  EXPECT_EQ(b.client.retries, 100);
+  EXPECT_EQ(b.client.backoff.cap_s, cap_max);
+  EXPECT_EQ(b.client.budget.ratio, 1);
+  EXPECT_EQ(b.client.budget.min_concurrency, 3);  // rounded half up
+}
+
+// Durations below a millisecond: gRPC, Envoy and Istio keep milliseconds, so
+// "0.0001s" reads as 0, which they refuse (initialBackoff "must be greater
+// than 0", RetryMethodConfig::JsonPostLoad). Written as 1 ms, with a note.
+TEST(ConfigsExport, SubMillisecondDurationsClampedToOneMs) {
+  Scenario s = make({{"client.retries", "2"}, {"client.backoff.base_s", "0.0001"}});
+  for (const char* system : {"envoy", "grpc"}) {
+    ExportResult e = export_config(s, system);
+    EXPECT_TRUE(has_note(e, "clamped to 1 ms")) << system << "\n" << e.text;
+    std::string text;
+    Scenario b = reimport(s, system, text);
+    EXPECT_EQ(b.client.backoff.base_s, 0.001) << text;
+  }
+  EXPECT_EQ(grpc::experimental::ValidateServiceConfigJSON(export_config(s, "grpc").text), "");
+}
+
+// Every preset x every system x extreme values: the export passes gRPC's
+// validator, our own import reads it back into a scenario `run` accepts, and
+// the retries come back (gRPC: at most 4).
+TEST(ConfigsExport, ExtremeValuesReimportForEveryPresetAndSystem) {
+  using Sets = std::vector<std::pair<std::string, std::string>>;
+  const std::vector<Sets> extremes = {
+      {},
+      {{"client.stack_retries", ""}, {"client.layers", "1"}, {"client.retries", "0"}},
+      {{"client.stack_retries", ""}, {"client.layers", "1"}, {"client.retries", "100"}},
+      {{"client.stack_retries", ""},
+       {"client.layers", "1"},
+       {"client.retries", "100"},
+       {"client.backoff.cap_s", "0"},
+       {"client.backoff.base_s", "1000000"},
+       {"client.backoff.multiplier", "100"}},
+      {{"client.stack_retries", ""}, {"client.layers", "6"}, {"client.retries", "3"}},
+      {{"client.timeout_s", "10000000"}, {"client.deadline_s", "10000000"}},
+      {{"client.backoff.base_s", "0.0001"}, {"client.backoff.cap_s", "1000000"}},
+      {{"client.budget.kind", "envoy_concurrency"},
+       {"client.budget.ratio", "100"},
+       {"client.budget.min_concurrency", "2.5"}},
+      {{"client.budget.kind", "grpc_throttling"},
+       {"client.budget.max_tokens", "0.5"},
+       {"client.budget.token_ratio", "0.0001"}},
+      {{"client.budget.kind", "ratio_ttl"},
+       {"client.budget.ttl_s", "0"},
+       {"client.budget.min_retries_per_s", "0.4"}},
+  };
+  int exported = 0;
+  for (const auto& preset : presets())
+    for (const Sets& sets : extremes) {
+      Scenario s = preset.scenario;
+      try {
+        for (const auto& [k, v] : sets) set_key_text(s, k, v);
+        validate(s);
+      } catch (const InputError&) {
+        continue;  // not a scenario `export` accepts (e.g. a timeout off the step)
+      }
+      for (const auto& system : export_systems()) {
+        std::string where = preset.name + " " + system + " " + sets_text(sets);
+        ExportResult e = export_config(s, system);
+        ++exported;
+        if (system == "grpc") {
+          EXPECT_EQ(grpc::experimental::ValidateServiceConfigJSON(e.text), "") << where;
+        }
+        ImportResult r;
+        try {
+          r = import_configs({{"exported." + system, e.text}});
+        } catch (const InputError& err) {
+          ADD_FAILURE() << where << ": " << err.what() << "\n" << e.text;
+          continue;
+        }
+        Scenario back = s;
+        apply_keys(back, r.keys);
+        int retries = s.layer_retries().back();
+        if (system == "grpc") retries = std::min(retries, 4);
+        bool profile = system == "linkerd" && s.client.budget.kind == BudgetKind::ratio_ttl;
+        if (!profile) {
+          EXPECT_EQ(back.client.retries, retries) << where << "\n" << e.text;
+        }
+      }
+    }
+  EXPECT_GT(exported, static_cast<int>(presets().size() * export_systems().size() * 5));
 }
 
 }  // namespace

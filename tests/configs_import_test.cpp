@@ -61,7 +61,10 @@ TEST(ConfigsEnvoy, RouteWithEverythingSet) {
   EXPECT_EQ(num(r, "client.backoff.cap_s"), 1);
   EXPECT_EQ(num(r, "client.backoff.multiplier"), 2);
   EXPECT_EQ(str(r, "client.backoff.jitter"), "full");
-  EXPECT_EQ(str(r, "client.budget.kind"), "none");
+  // No cluster given: Envoy's default max_retries, 3 concurrent retries
+  // (ConfigsEnvoyDefaults.RouteWithoutBreakersGetsDefaultRetryCap).
+  EXPECT_EQ(str(r, "client.budget.kind"), "envoy_concurrency");
+  EXPECT_EQ(num(r, "client.budget.min_concurrency"), 3);
   EXPECT_EQ(num(r, "client.layers"), 1);
   // Every key says where it came from, with the line.
   for (const auto& k : r.keys)
@@ -256,7 +259,7 @@ TEST(ConfigsLinkerd, ServiceProfile) {
   EXPECT_EQ(num(r, "client.budget.min_retries_per_s"), 5);
   EXPECT_EQ(num(r, "client.budget.ttl_s"), 20);
   auto d = import1("linkerd/sp-defaults.yaml");
-  EXPECT_EQ(num(d, "client.deadline_s"), 10);
+  EXPECT_EQ(num(d, "client.deadline_s"), 0);  // no default route timeout since Linkerd 2.9
   EXPECT_DOUBLE_EQ(num(d, "client.budget.ratio"), 0.2);
   EXPECT_EQ(num(d, "client.budget.min_retries_per_s"), 10);
   EXPECT_EQ(num(d, "client.budget.ttl_s"), 10);
@@ -295,8 +298,9 @@ TEST(ConfigsAws, Profiles) {
   auto l = import1("aws/legacy.ini");
   EXPECT_EQ(num(l, "client.retries"), 4);  // legacy default 5 attempts
   EXPECT_EQ(str(l, "client.budget.kind"), "none");
-  auto d = import1("aws/defaults.ini");
-  EXPECT_EQ(num(d, "client.retries"), 2);  // standard default 3 attempts
+  auto d = import1("aws/defaults.ini");    // retry_mode left out: botocore's legacy
+  EXPECT_EQ(num(d, "client.retries"), 4);  // legacy default 5 attempts
+  EXPECT_EQ(str(d, "client.budget.kind"), "none");
   std::string e = error_of({fixture("aws/broken-mode.ini")});
   EXPECT_NE(e.find("broken-mode.ini:3: [default] retry_mode"), std::string::npos) << e;
   e = error_of({fixture("aws/broken-line.ini")});
@@ -330,6 +334,38 @@ TEST(ConfigsStack, LayersMultiplyAndDifferentRetriesUseTheStack) {
       import_configs({fixture("envoy/unknown-field.yaml"), fixture("envoy/unknown-field.yaml")});
   EXPECT_EQ(num(same, "client.retries"), 2);
   EXPECT_EQ(str(same, "client.stack_retries"), "");
+}
+
+// Issue 10, item 10: 7 files imported as `client.layers: 7`, which `run`
+// refuses. Keys outside their range (key table, src/core/model/keys.cpp) or a
+// stack with more attempts than `run` allows are refused, naming the files.
+TEST(ConfigsStack, ImportsOutsideAKeysRangeAreRefused) {
+  std::vector<ConfigFile> seven;
+  for (int i = 1; i <= 7; ++i)
+    seven.push_back({"layer" + std::to_string(i) + ".yaml",
+                     "retry_policy:\n  retry_on: 5xx\n  num_retries: 1\n"});
+  std::string err = error_of(seven);
+  EXPECT_NE(err.find("client.layers: 7 is out of range; allowed from 1 to 6"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("layer1.yaml"), std::string::npos) << err;
+  EXPECT_NE(err.find("layer7.yaml"), std::string::npos) << err;
+  seven.pop_back();
+  EXPECT_EQ(error_of(seven), "");  // 6 layers: as many as `run` takes
+
+  ConfigFile hundred{"edge.yaml", "retry_policy:\n  retry_on: 5xx\n  num_retries: 100\n"};
+  err = error_of({hundred, hundred});  // 101 x 101 attempts
+  EXPECT_NE(err.find("10201 attempts per request; the limit is 10000"), std::string::npos) << err;
+  EXPECT_NE(err.find("edge.yaml"), std::string::npos) << err;
+
+  err = error_of({{"slow.yaml",
+                   "retry_policy:\n  retry_on: 5xx\n  num_retries: 1\n"
+                   "  per_try_timeout: 100000000s\n"}});
+  EXPECT_NE(err.find("client.timeout_s: 100000000 is out of range"), std::string::npos) << err;
+  EXPECT_NE(err.find("slow.yaml:4: retry_policy.per_try_timeout"), std::string::npos) << err;
+
+  // Lint still reads such files: their findings are the point.
+  std::vector<ConfigFile> eight(8, hundred);
+  EXPECT_NO_THROW(import_configs(eight, false));
 }
 
 TEST(ConfigsFuzzFindings, InputsThatHungYamlCppLoadAll) {

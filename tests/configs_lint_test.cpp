@@ -3,9 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
 
+#include "analysis/session_advice.hpp"
 #include "configs_helpers.hpp"
+#include "io/configs/common.hpp"
 #include "io/configs/lint.hpp"
+#include "io/scenario_io.hpp"
+#include "model/keys.hpp"
 #include "server/server.hpp"
 
 namespace retrystorm::configs {
@@ -97,10 +103,18 @@ TEST(ConfigsLint, StackedLayersAndCountingTrap) {
 TEST(ConfigsLint, LoadAboveTheDrainBound) {
   LintOptions o;
   o.load = 0.6;
-  LintReport r = lint_configs({fixture("envoy/route.yaml")}, o);  // 4 attempts: bound 25%
+  // 4 attempts: bound 25%. max_retries lifted: nothing limits retries.
+  const ConfigFile unlimited{"cluster.yaml",
+                             "circuit_breakers:\n  thresholds:\n  - max_retries: 4294967295\n"};
+  LintReport r = lint_configs({fixture("envoy/route.yaml"), unlimited}, o);
   const Finding* f = find(r, "load-above-drain-bound");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, "warning");
+  // Envoy's default cap of 3 concurrent retries bounds them: info.
+  const Finding* capped =
+      find(lint_configs({fixture("envoy/route.yaml")}, o), "load-above-drain-bound");
+  ASSERT_NE(capped, nullptr);
+  EXPECT_EQ(capped->severity, "info");
   EXPECT_DOUBLE_EQ(f->numbers["safe_load_below"].get<double>(), 0.25);
   o.load = 0.2;
   const Finding* ok =
@@ -136,6 +150,149 @@ TEST(ConfigsLint, SimulateRunsTheIncidentAndTheFixes) {
   std::string text = lint_text(r);
   EXPECT_NE(text.find("as configured:"), std::string::npos);
   EXPECT_NE(text.find("all fixes together:"), std::string::npos);
+}
+
+// ------------------------------------------ issue 11, Part 3: the tail
+
+// The share of requests whose attempts all fail that pass `deadline_s`, by
+// drawing each delay (independent of LadderDistribution's grid).
+double drawn_share_past(const std::vector<DelayRange>& ladder, double fixed_s, double deadline_s) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  const int n = 400'000;
+  int past = 0;
+  for (int i = 0; i < n; ++i) {
+    double total = fixed_s;
+    for (const DelayRange& r : ladder) total += r.low_s + (r.high_s - r.low_s) * u(rng);
+    past += total > deadline_s;
+  }
+  return static_cast<double>(past) / n;
+}
+
+// Envoy base 30 s, max 960 s, 6 retries, route timeout 1800 s, no per-try
+// timeout (tests/fixtures/configs/envoy/long-ladder.yaml). Envoy draws each
+// delay in [0, window) (JitteredExponentialBackOffStrategy::nextBackOffMs,
+// source/common/common/backoff_strategy.cc). Windows 30, 60, ..., 960 s: the
+// worst case is 1890 s > 1800 s. The ladder passes 1800 s when the six
+// "missing" parts w - U sum below 90 s: P = (90^6 - 60^6 - 30^6) / (6! x prod w)
+// = 2.81e-5. The old fix, a per-try timeout of (1800 - mean 945) / 7 =
+// 122.14 s, let about half of the fully failing requests pass the deadline.
+TEST(ConfigsLint, EnvoyLongLadderStatesTheTailAndSizesTheFixAtThe99thPercentile) {
+  LintReport r = lint_configs({fixture("envoy/long-ladder.yaml")});
+  const Finding* ladder = find(r, "ladder-exceeds-deadline");
+  ASSERT_NE(ladder, nullptr) << lint_text(r);
+  EXPECT_EQ(ladder->severity, "info");  // the 99th percentile fits
+  EXPECT_DOUBLE_EQ(ladder->numbers["worst_case_s"].get<double>(), 1890);
+  EXPECT_DOUBLE_EQ(ladder->numbers["ladder_mean_s"].get<double>(), 945);
+  const double prod = 30.0 * 60 * 120 * 240 * 480 * 960;
+  const double exact = (std::pow(90, 6) - std::pow(60, 6) - std::pow(30, 6)) / (720 * prod);
+  EXPECT_NEAR(ladder->numbers["p_exceeds_deadline"].get<double>(), exact, exact * 0.05);
+  EXPECT_NE(ladder->message.find("31 min 30 s"), std::string::npos) << ladder->message;
+  EXPECT_NE(ladder->message.find("0.0028%"), std::string::npos) << ladder->message;
+
+  const Finding* fix = find(r, "timeouts-never-retried");
+  ASSERT_NE(fix, nullptr);
+  std::vector<DelayRange> ranges = r.imported.layers.at(0).ladder();
+  ASSERT_EQ(ranges.size(), 6u);
+  double per_try = fix->numbers["per_try_timeout_s"].get<double>();
+  double mean_based = (1800 - 945) / 7.0;  // what lint suggested before
+  EXPECT_LT(per_try, mean_based);
+  // The suggested per-try timeout: its 99th percentile fits, and tightly.
+  LadderDistribution with_fix(ranges, 7 * per_try);
+  EXPECT_LE(with_fix.quantile(0.99), 1800 + 1e-6);
+  EXPECT_NEAR(fix->numbers["p_exceeds_deadline_with_fix"].get<double>(), 0.01, 0.001);
+  EXPECT_NEAR(drawn_share_past(ranges, 7 * per_try, 1800), 0.01, 0.0015);
+  EXPECT_NEAR(drawn_share_past(ranges, 7 * mean_based, 1800), 0.5, 0.01);
+  EXPECT_NE(fix->fix.find(human_duration(per_try)), std::string::npos) << fix->fix;
+}
+
+// The per-try rule's fix is sized on the 99th percentile too.
+TEST(ConfigsLint, PerTryFixFitsAtThe99thPercentile) {
+  LintReport r = lint_configs({{"e.yaml",
+                                "route:\n  timeout: 60s\n  retry_policy:\n    retry_on: 5xx\n"
+                                "    num_retries: 3\n    per_try_timeout: 14s\n"
+                                "    retry_back_off: {base_interval: 4s, max_interval: 16s}\n"}});
+  const Finding* f = find(r, "per-try-timeouts-exceed-deadline");
+  ASSERT_NE(f, nullptr) << lint_text(r);
+  double suggested = f->numbers["per_try_timeout_that_fits_s"].get<double>();
+  std::vector<DelayRange> ranges = r.imported.layers.at(0).ladder();
+  EXPECT_LE(LadderDistribution(ranges, 4 * suggested).quantile(0.99), 60 + 1e-6);
+  EXPECT_GT(f->numbers["p_exceeds_deadline"].get<double>(), 0.01);
+}
+
+// Every number in a message is the shortest text that reads back as the same
+// value (number_text, {fmt}): the fix used to read "about 2 min
+// 2.1430000000000007 s". Message formats of several findings changed with
+// Part 3 on purpose (they now state the worst case and the probability).
+TEST(ConfigsLint, NumbersPrintInTheirShortestForm) {
+  EXPECT_EQ(human_duration(122.143), "2 min 2.143 s");
+  EXPECT_EQ(human_duration(3600 + 61.5), "1 h 1 min 1.5 s");
+  EXPECT_EQ(number_text(1e6), "1000000");
+  EXPECT_EQ(number_text(0.1 + 0.2), "0.30000000000000004");  // a different double
+  std::regex noise(R"(\d\.\d*(0000000|9999999)\d)");
+  for (const char* file :
+       {"envoy/long-ladder.yaml", "envoy/defaults.yaml", "envoy/route.yaml",
+        "retrystorm/postmortem.yaml", "grpc/service-config.json", "linkerd/annotations.yaml",
+        "istio/virtualservice.yaml", "aws/legacy.ini"}) {
+    LintOptions o;
+    o.load = 0.7;
+    for (const auto& f : lint_configs({fixture(file)}, o).findings) {
+      EXPECT_FALSE(std::regex_search(f.message, noise)) << file << ": " << f.message;
+      EXPECT_FALSE(std::regex_search(f.fix, noise)) << file << ": " << f.fix;
+    }
+  }
+}
+
+// ------------------------------- issue 11, Part 1: the scenario's own policy
+
+// `lint --scenario` used to write the scenario out as YAML and read back part
+// of it: a window budget was lost, so lint warned no-retry-budget.
+TEST(ConfigsLint, ScenarioPolicyIsPassedAsItIs) {
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  set_key(s, "client.budget.kind", std::string("window"));
+  LintReport r = lint_scenario(s, "s.yaml");
+  EXPECT_EQ(find(r, "no-retry-budget"), nullptr) << lint_text(r);
+  EXPECT_EQ(lint_json(r)["layers"][0]["budget"], "window");
+  set_key(s, "client.budget.kind", std::string("none"));
+  EXPECT_NE(find(lint_scenario(s, "s.yaml"), "no-retry-budget"), nullptr);
+  // A stack is linted as its layers.
+  Scenario stack = preset_or_throw("primary-failover").scenario;
+  set_key(stack, "client.stack_retries", std::string("2,1"));
+  LintReport rs = lint_scenario(stack, "stack.yaml");
+  ASSERT_EQ(rs.imported.layers.size(), 2u);
+  EXPECT_EQ(rs.imported.layers[0].retries, 2);
+  EXPECT_NE(find(rs, "retries-at-several-layers"), nullptr);
+}
+
+// Issue 11: for a sessions scenario with decorrelated jitter `run` said the
+// ladder is longer than the deadline while `lint` summed window sizes and said
+// nothing. Both now read ClientPolicy's ladder: on every preset and every
+// jitter kind, lint's mean ladder is the one run reports (check_ladder, the
+// session report's "Ladder" line), and a ladder run calls longer than the
+// deadline is an error in lint.
+TEST(ConfigsLint, LintAndRunQuoteTheSameLadder) {
+  for (const auto& preset : presets())
+    for (const char* jitter : {"none", "full", "equal", "decorrelated", "grpc"}) {
+      Scenario s = preset.scenario;
+      set_key(s, "client.backoff.jitter", std::string(jitter));
+      std::string what = preset.scenario.name + " / " + jitter;
+      LadderCheck run = check_ladder(s);
+      LintReport r = lint_scenario(s, preset.scenario.name);
+      nlohmann::json layers = lint_json(r)["layers"];
+      ASSERT_FALSE(layers.empty()) << what;
+      for (const auto& layer : layers) {
+        if (layer["retries"] != s.client.retries) continue;
+        EXPECT_NEAR(layer["ladder"]["mean_s"].get<double>(), run.total_s,
+                    1e-9 * std::max(1.0, run.total_s))
+            << what;
+      }
+      if (run.exceeds) {
+        const Finding* f = find(r, "ladder-exceeds-deadline");
+        ASSERT_NE(f, nullptr) << what;
+        EXPECT_EQ(f->severity, "error") << what;
+        EXPECT_NEAR(f->numbers["ladder_mean_s"].get<double>(), run.total_s, 1e-6) << what;
+      }
+    }
 }
 
 TEST(ConfigsCli, ImportLintExportExitStatuses) {
@@ -181,6 +338,55 @@ TEST(ConfigsCli, ImportLintExportExitStatuses) {
   EXPECT_EQ(run_bin("export --to nginx").status, 2);
 }
 
+// Issue 10, item 12: `lint --load nan` was silently ignored (CLI::Range lets
+// NaN through); out-of-range loads gave CLI11's message. All exit 2 naming
+// --load, the value and the range 0 to kMaxLintLoad.
+TEST(ConfigsCli, LintLoadOutsideItsRangeIsRefused) {
+  std::string file = fixture_path("envoy/route.yaml");
+  for (const char* v : {"nan", "inf", "-inf", "-1", "1e308", "100.5"}) {
+    BinRun r = run_bin(std::string("lint --load ") + v + " " + file);
+    EXPECT_EQ(r.status, 2) << v << ": " << r.err;
+    EXPECT_NE(r.err.find("--load: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("allowed 0 to 100"), std::string::npos) << r.err;
+  }
+  EXPECT_NE(run_bin("lint --load nan " + file).err.find("--load: nan is not a load"),
+            std::string::npos);
+  for (const char* v : {"0", "100", "0.6"})
+    EXPECT_NE(run_bin(std::string("lint --load ") + v + " " + file).status, 2) << v;
+  // The library refuses the same range (the server's "load" goes through it).
+  LintOptions o;
+  o.load = std::nan("");
+  try {
+    lint_configs({fixture("envoy/route.yaml")}, o);
+    ADD_FAILURE() << "load NaN accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("load: nan is not a load; allowed 0 to 100"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(checked_lint_load(kMaxLintLoad, "load"), 100);
+}
+
+// Issue 10, item 10: an import the model cannot run exits 2 naming the files.
+TEST(ConfigsCli, ImportOfSevenLayersExitsTwo) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("rs-seven-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string args = "import";
+  for (int i = 1; i <= 7; ++i) {
+    fs::path f = dir / ("l" + std::to_string(i) + ".yaml");
+    std::ofstream(f) << "retry_policy:\n  retry_on: 5xx\n  num_retries: 1\n";
+    args += " " + f.string();
+  }
+  BinRun r = run_bin(args);
+  fs::remove_all(dir);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.err.find("client.layers: 7 is out of range; allowed from 1 to 6"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("l7.yaml"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(ConfigsHttp, ImportExportLint) {
   nlohmann::json files = {
       {"files",
@@ -203,6 +409,13 @@ TEST(ConfigsHttp, ImportExportLint) {
     ASSERT_EQ(e.status, 200) << sys;
     EXPECT_FALSE(e.body["text"].get<std::string>().empty());
   }
+  nlohmann::json seven = {{"files", nlohmann::json::array()}};
+  for (int i = 1; i <= 7; ++i)
+    seven["files"].push_back({{"name", "l" + std::to_string(i) + ".yaml"},
+                              {"text", "retry_policy:\n  retry_on: 5xx\n  num_retries: 1\n"}});
+  ApiAnswer many = handle_api("/api/import", seven.dump());
+  EXPECT_EQ(many.status, 400);
+  EXPECT_NE(many.body.dump().find("client.layers: 7"), std::string::npos) << many.body.dump();
   ApiAnswer envoy = handle_api("/api/export/envoy", "{}");
   EXPECT_EQ(envoy.body["yaml"], envoy.body["text"]);
 }

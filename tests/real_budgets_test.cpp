@@ -32,18 +32,23 @@ TEST(DecorrelatedJitter, RangesFromBaseToThreeToTheKTimesBaseUnderTheCap) {
   EXPECT_DOUBLE_EQ(backoff_delay(b, 2).high_s, 5);
 }
 
-TEST(EnvoyConcurrencyBudget, RetriesInFlightReachPercentOfRequestsOrTheMinimum) {
+TEST(EnvoyConcurrencyBudget, RetriesHeldReachPercentOfRequestsOrTheMinimum) {
+  // Issue 11 item 2: the engine counts the retries held (admitted at their
+  // failure, in backoff or in flight) in InFlight::retries; the limit is
+  // truncated (envoyproxy/envoy source/common/upstream/resource_manager_impl.h
+  // RetryBudgetImpl::max, canCreate).
   Scenario s = with_budget(BudgetKind::envoy_concurrency);
   s.client.budget.ratio = 0.2;
   s.client.budget.min_concurrency = 3;
   RetryBudget b(s);
+  EXPECT_TRUE(b.admits_at_failure());
   b.begin_step(10);
-  // 50 requests in flight, no retries: max(0.2 x 50, 3) = 10.
+  // 50 requests in flight, no retries held: max(floor(0.2 x 50), 3) = 10.
   EXPECT_DOUBLE_EQ(b.take(100, {50, 0}), 10);
-  // The 10 just sent join both counts: max(0.2 x 60, 3) - 10 = 2.
-  EXPECT_DOUBLE_EQ(b.take(100, {50, 0}), 2);
-  b.begin_step(10);
-  // Few requests in flight: the minimum concurrency holds: max(0.2, 3) - 1 = 2.
+  // Those 10 held: none left until one resolves.
+  EXPECT_DOUBLE_EQ(b.take(100, {50, 10}), 0);
+  EXPECT_DOUBLE_EQ(b.take(100, {54, 9}), 1);  // floor(10.8) = 10
+  // Few requests in flight: the minimum concurrency holds: max(0, 3) - 1 = 2.
   EXPECT_DOUBLE_EQ(b.take(100, {1, 1}), 2);
 }
 
@@ -78,18 +83,54 @@ TEST(AwsQuota, RetriesCostTokensAndSuccessesRefundThem) {
   EXPECT_DOUBLE_EQ(b.take(5), 0.5);
 }
 
-TEST(RatioTtlBudget, AMinimumPerSecondPlusARatioOfRequestsOverTheTtl) {
+// Linkerd ServiceProfile budget: deposits only from non-retryable outcomes,
+// reserve min_per_sec x whole seconds of ttl, ratio 1/floor(1/r)
+// (linkerd/linkerd2-proxy linkerd/app/outbound/src/http/retry.rs
+// RetryPolicy::retry: deposit() when not retryable, withdraw() otherwise;
+// tower-rs/tower tower/src/retry/budget/tps_budget.rs TpsBudget::new).
+TEST(RatioTtlBudget, AReserveOverTheTtlPlusARatioOfDeposits) {
   Scenario s = with_budget(BudgetKind::ratio_ttl);
   s.client.budget.ratio = 0.2;
   s.client.budget.min_retries_per_s = 10;
   s.client.budget.ttl_s = 10;
   RetryBudget b(s);
-  b.begin_step(50);
-  // 10/s x 10 s = 100 always, plus 0.2 x 50 requests = 110.
+  b.begin_step(50);  // requests deposit nothing
+  b.on_success(50, 1);
+  // 10/s x 10 s = 100 always, plus 0.2 x 50 successes = 110.
   EXPECT_DOUBLE_EQ(b.take(200), 110);
   b.begin_step(50);
+  b.on_attempt_failed(50, true);   // retryable failures deposit nothing
+  b.on_attempt_failed(50, false);  // outcomes that end the request do
   // 100 + 0.2 x 100 - 110 already taken in the window = 10.
   EXPECT_DOUBLE_EQ(b.take(50), 10);
+}
+
+TEST(RatioTtlBudget, LinkerdEffectiveRatio) {
+  EXPECT_DOUBLE_EQ(RetryBudget::linkerd_ratio(0.2), 0.2);
+  EXPECT_DOUBLE_EQ(RetryBudget::linkerd_ratio(0.3), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(RetryBudget::linkerd_ratio(0.15), 1.0 / 6);
+  EXPECT_DOUBLE_EQ(RetryBudget::linkerd_ratio(0.6), 1);
+  EXPECT_DOUBLE_EQ(RetryBudget::linkerd_ratio(2.5), 2.5);
+  EXPECT_DOUBLE_EQ(RetryBudget::linkerd_ratio(0), 0);  // only the reserve
+}
+
+TEST(RatioTtlBudget, LinkerdReserveUsesWholeSecondsAndOutagesGetOnlyIt) {
+  Scenario s = with_budget(BudgetKind::ratio_ttl);
+  s.client.budget.ratio = 0.2;
+  s.client.budget.min_retries_per_s = 10;
+  s.client.budget.ttl_s = 1.5;
+  EXPECT_DOUBLE_EQ(RetryBudget(s).take(1000), 10);  // ttl.as_secs(): 1, not 15
+  // A full outage: every attempt fails retryably, nothing deposits; 100
+  // retries per 10 s window whatever the demand.
+  s.client.budget.ttl_s = 10;
+  RetryBudget b(s);
+  double retries = 0;
+  for (int t = 0; t < 10; ++t) {
+    b.begin_step(1000);
+    b.on_attempt_failed(1000, true);
+    retries += b.take(1000);
+  }
+  EXPECT_DOUBLE_EQ(retries, 100);
 }
 
 TEST(RatioTtlBudget, ScalesItsMinimumWithTheClients) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "analysis/tipping.hpp"
+#include "free_port.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
@@ -33,22 +34,7 @@ namespace {
 using nlohmann::json;
 constexpr const char* kHost = "127.0.0.1";
 
-// A port nobody listens on now: bind to port 0, read the port, close.
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
+using testing::free_port;
 
 bool answers(int port) {
   httplib::Client c(kHost, port);

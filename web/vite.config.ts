@@ -5,6 +5,16 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   base: './',
   build: { outDir: 'dist', emptyOutDir: true, assetsInlineLimit: 0, chunkSizeWarningLimit: 200 },
-  server: { proxy: { '/api': 'http://127.0.0.1:8098' } },
+  // The server answers only its own Host and Origin (docs/http-api.md): the
+  // dev proxy presents itself as a same-origin client.
+  server: {
+    proxy: {
+      '/api': {
+        target: 'http://127.0.0.1:8098',
+        changeOrigin: true,
+        configure: (proxy) => proxy.on('proxyReq', (req) => req.removeHeader('origin')),
+      },
+    },
+  },
   test: { environment: 'node', include: ['src/**/*.test.ts'] },
 });

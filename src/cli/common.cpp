@@ -1,31 +1,30 @@
 #include "cli/common.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "io/input_text.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::cli {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read the file");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+namespace fs = std::filesystem;
 
 Scenario build_scenario(const std::string& preset, const std::string& file,
                         const std::vector<std::string>& sets, const std::string& fallback) {
   if (!preset.empty() && !file.empty())
     throw InputError("--preset and --scenario: give one of them, not both");
   Scenario s;
+  std::vector<std::string> given;  // the keys the user set, for ignored_keys()
   if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError("--scenario: cannot read '" + file + "'");
-    s = scenario_from_text(read_file(file), file);
+    s = scenario_from_text(read_input_file(file, "--scenario"), file, &given);
   } else {
     s = preset_or_throw(preset.empty() ? fallback : preset).scenario;
   }
@@ -34,35 +33,128 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
     if (eq == std::string::npos || eq == 0)
       throw InputError("--set: '" + kv + "' must look like PATH=VALUE, e.g. client.retries=0");
     set_key_text(s, kv.substr(0, eq), kv.substr(eq + 1));
+    given.push_back(kv.substr(0, eq));
   }
   validate(s);
+  for (const std::string& w : ignored_keys(s, given))
+    std::cerr << "retrystorm: warning: " << w << "\n";
   return s;
 }
 
-void emit(const std::string& text, const std::string& out) {
+namespace {
+
+// Where one output goes: straight into an existing device-like file, or into
+// a temporary file renamed over a regular (or absent) one.
+struct Pending {
+  std::string path;  // the file written in the end (a symlink's target)
+  std::string temp;  // empty: written straight into `path`
+};
+
+[[noreturn]] void cannot(const std::string& option, const std::string& path,
+                         const std::string& why) {
+  throw InputError(option + ": cannot write '" + path + "': " + why);
+}
+
+void write_all(int fd, const std::string& text, const std::string& option,
+               const std::string& path) {
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) cannot(option, path, std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+}
+
+// The permissions a new file gets from the shell: 0666 less the umask.
+mode_t new_file_mode() {
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+// A temporary file beside `path` made with mkstemp (O_EXCL: a planted name or
+// symlink cannot be followed), holding `text`, with the mode `path` has or
+// would get.
+std::string write_temp(const std::string& path, const std::string& text, const std::string& option,
+                       mode_t mode) {
+  fs::path p(path);
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::string temp = (dir / ("." + p.filename().string() + ".XXXXXX")).string();
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) cannot(option, path, std::strerror(errno));
+  try {
+    if (::fchmod(fd, mode) != 0) cannot(option, path, std::strerror(errno));
+    write_all(fd, text, option, path);
+    if (::close(fd) != 0) {
+      fd = -1;
+      cannot(option, path, std::strerror(errno));
+    }
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  return temp;
+}
+
+// Decides how `out` is written and, for regular files, writes the temporary.
+Pending prepare(const std::string& out, const std::string& text, const std::string& option) {
+  std::string path = out;
+  struct stat st {};
+  if (::lstat(out.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    path = fs::canonical(out, ec).string();  // write where the link points, keep the link
+    if (ec) cannot(option, out, "a symbolic link to nothing");
+  }
+  bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode))
+    throw InputError(option + ": '" + out + "' is a directory; name a file");
+  if (exists && S_ISBLK(st.st_mode))
+    throw InputError(option + ": '" + out + "' is a block device; name a file");
+  if (exists && !S_ISREG(st.st_mode)) return {path, ""};  // /dev/null, a FIFO, a terminal
+  return {path, write_temp(path, text, option, exists ? (st.st_mode & 07777) : new_file_mode())};
+}
+
+void write_direct(const Pending& p, const std::string& text, const std::string& option) {
+  int fd = ::open(p.path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) cannot(option, p.path, std::strerror(errno));
+  try {
+    write_all(fd, text, option, p.path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+void emit_all(const std::vector<OutputFile>& files, const std::string& option) {
+  std::vector<Pending> pending;
+  try {
+    for (const OutputFile& f : files) pending.push_back(prepare(f.path, f.text, option));
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (pending[i].temp.empty()) {
+        write_direct(pending[i], files[i].text, option);
+      } else if (::rename(pending[i].temp.c_str(), pending[i].path.c_str()) != 0) {
+        cannot(option, files[i].path, std::strerror(errno));
+      } else {
+        pending[i].temp.clear();
+      }
+    }
+  } catch (...) {
+    for (const Pending& p : pending)
+      if (!p.temp.empty()) ::unlink(p.temp.c_str());
+    throw;
+  }
+}
+
+void emit(const std::string& text, const std::string& out, const std::string& option) {
   if (out.empty()) {
     std::cout << text << std::flush;
     return;
   }
-  std::error_code ec;
-  if (std::filesystem::is_directory(out, ec))
-    throw InputError("--out: '" + out + "' is a directory; name a file");
-  std::string tmp = out + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError("--out: cannot write '" + out + "'");
-    f << text;
-    f.flush();
-    if (!f) {
-      std::filesystem::remove(tmp, ec);
-      throw InputError("--out: writing '" + out + "' failed");
-    }
-  }
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError("--out: cannot write '" + out + "'");
-  }
+  emit_all({{out, text}}, option);
 }
 
 void check_format(const std::string& format, std::initializer_list<const char*> allowed) {

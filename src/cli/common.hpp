@@ -10,17 +10,24 @@
 
 namespace retrystorm::cli {
 
-// A file's bytes; InputError naming the path when it cannot be read.
-std::string read_file(const std::string& path);
-
 // The scenario of --preset or --scenario (default: the `fallback` preset),
 // then every --set PATH=VALUE, validated. Throws InputError.
 Scenario build_scenario(const std::string& preset, const std::string& file,
                         const std::vector<std::string>& sets, const std::string& fallback);
 
-// Writes to standard output, or to `out` through a temporary file renamed
-// into place, so a failure leaves no partial file. Throws InputError.
-void emit(const std::string& text, const std::string& out);
+// Writes to standard output, or to the file `out`: a regular file (or a new
+// one) is written to a fresh temporary file beside it and renamed into place,
+// so a failure leaves what was there; a terminal, pipe, FIFO or socket is
+// written straight into. `option` names the flag in messages. Throws InputError.
+void emit(const std::string& text, const std::string& out, const std::string& option = "--out");
+
+// Several files written as one: either all of them are in place afterwards or
+// none has changed (e.g. the two logs of --log).
+struct OutputFile {
+  std::string path;
+  std::string text;
+};
+void emit_all(const std::vector<OutputFile>& files, const std::string& option);
 
 // InputError unless `format` is one of `allowed`.
 void check_format(const std::string& format, std::initializer_list<const char*> allowed);

@@ -5,9 +5,11 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "io/configs/common.hpp"
 #include "io/configs/export.hpp"
 #include "io/configs/import.hpp"
 #include "io/configs/lint.hpp"
+#include "io/input_text.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
 
@@ -26,7 +28,8 @@ struct ConfigCommands {
   std::string preset, scenario;
   std::vector<std::string> sets;
   bool simulate = false;
-  double load = -1;
+  double load = 0;
+  CLI::Option* load_opt = nullptr;
 };
 
 namespace {
@@ -37,24 +40,8 @@ Scenario build_scenario(const ConfigCommands& c, const std::string& fallback) {
 
 std::vector<ConfigFile> read_files(const std::vector<std::string>& paths) {
   std::vector<ConfigFile> files;
-  for (const auto& p : paths) files.push_back({p, read_file(p)});
+  for (const auto& p : paths) files.push_back({p, read_input_file(p, "file")});
   return files;
-}
-
-// A scenario's client policy as our own policy format, so that the lint
-// rules (a ladder longer than the deadline, ...) read it like any config.
-ConfigFile scenario_policy(const Scenario& s, const std::string& source) {
-  const auto& c = s.client;
-  std::string text = "kind: retrystorm-policy\nname: " + nlohmann::json(s.name).dump() +
-                     "\nretries: " + std::to_string(c.retries) +
-                     "\nbackoff: {base_s: " + to_string(KeyValue{c.backoff.base_s}) +
-                     ", multiplier: " + to_string(KeyValue{c.backoff.multiplier}) +
-                     ", cap_s: " + to_string(KeyValue{c.backoff.cap_s}) + ", jitter: " +
-                     std::get<std::string>(key_or_throw("client.backoff.jitter").get(s)) + "}\n";
-  if (c.deadline_s > 0) text += "deadline_s: " + to_string(KeyValue{c.deadline_s}) + "\n";
-  // The session model's calls have no per-try timeout of their own.
-  if (s.engine != "sessions") text += "timeout_s: " + to_string(KeyValue{c.timeout_s}) + "\n";
-  return {source + " (client policy)", text};
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -95,8 +82,12 @@ ConfigCommands& add_config_commands(CLI::App& app) {
                        "policy and with each suggested fix");
   c.lint_cmd->add_option("--preset", c.preset, "the incident to simulate, and its load");
   c.lint_cmd->add_option("--scenario", c.scenario, "a scenario file to simulate instead");
-  c.lint_cmd->add_option("--load", c.load, "demand / capacity outside incidents (e.g. 0.6)")
-      ->check(CLI::Range(0.0, 100.0));
+  c.lint_cmd->add_option("--set", c.sets, "PATH=VALUE on that scenario (repeatable)")
+      ->allow_extra_args(false);
+  // Checked in run_config_commands: CLI::Range lets NaN through.
+  c.load_opt = c.lint_cmd->add_option(
+      "--load", c.load,
+      "demand / capacity outside incidents, 0 to " + number_text(kMaxLintLoad) + " (e.g. 0.6)");
   c.lint_cmd->add_option("--format", c.format, "text | json");
   c.lint_cmd->add_option("--out", c.out, "write to FILE (atomically)");
   return c;
@@ -126,22 +117,22 @@ std::optional<int> run_config_commands(ConfigCommands& c) {
   if (c.lint_cmd->parsed()) {
     check_format(c.format, {"text", "json"});
     LintOptions o;
-    if (c.load >= 0) o.load = c.load;
+    if (c.load_opt->count() > 0) o.load = checked_lint_load(c.load, "--load");
     o.simulate = c.simulate;
     o.preset = c.preset;
     if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
-    std::vector<ConfigFile> files;
+    LintReport r;
     if (!c.files.empty()) {
-      files = read_files(c.files);
+      r = lint_configs(read_files(c.files), o);
     } else if (!c.preset.empty() || !c.scenario.empty()) {
-      files.push_back(scenario_policy(build_scenario(c, "primary-failover"),
-                                      c.preset.empty() ? c.scenario : "preset " + c.preset));
+      // The scenario's own policy, as it is: no text written and read back.
+      r = lint_scenario(build_scenario(c, "primary-failover"),
+                        c.preset.empty() ? c.scenario : "preset " + c.preset, o);
     } else {
       throw InputError(
           "lint: name configuration files, or --preset or --scenario to lint a "
           "scenario's own client policy");
     }
-    LintReport r = lint_configs(files, o);
     if (c.format == "text") print_warnings(r.imported.warnings);
     emit(c.format == "json" ? lint_json(r).dump(2) + "\n" : lint_text(r), c.out);
     return r.exit_status();

@@ -2,12 +2,14 @@
 // Command names, options and exit statuses follow contract.md.
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 
+#include "analysis/cost.hpp"
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
@@ -36,12 +38,22 @@ struct ScenarioOptions {
   std::string preset;
   std::string file;
   std::vector<std::string> sets;
+  bool allow_large = false;
 
   void add_to(CLI::App& cmd) {
     cmd.add_option("--preset", preset, "a preset name (see `retrystorm presets`)");
     cmd.add_option("--scenario", file, "a scenario file, YAML or JSON");
     cmd.add_option("--set", sets, "PATH=VALUE, e.g. client.retries=0 (repeatable)")
         ->allow_extra_args(false);
+    cmd.add_flag("--allow-large", allow_large,
+                 "run requests above the cost limits of the server (about a minute of CPU, "
+                 "1 GiB), up to 8 GiB of memory (docs/limits.md)");
+  }
+
+  // Refuses, before any work, a request that costs more than allowed.
+  void check(const Cost& cost, const std::string& what) const {
+    if (allow_large) return check_cost(cost, large_cost_limits(), what);
+    check_cost(cost, CostLimits{}, what, "; --allow-large allows more");
   }
 
   // The scenario to run: preset or file (default: order-status), then --set.
@@ -52,6 +64,15 @@ std::string dump(const nlohmann::json& j) {
   return j.dump(2) + "\n";
 }
 
+// The directory of --log, made when missing.
+void make_log_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InputError("--log: cannot make the directory '" + dir +
+                     "': " + (ec ? ec.message() : "a file of that name is in the way"));
+}
+
 // `run` with the session model: the report, and the logs when --log names a
 // directory (written whole or not at all, like every output).
 void run_sessions_command(const Scenario& s, const std::string& format, const std::string& out,
@@ -59,9 +80,11 @@ void run_sessions_command(const Scenario& s, const std::string& format, const st
   EventsJsonl events;
   SessionReport r = make_session_report(s, log_dir.empty() ? nullptr : &events);
   if (!log_dir.empty()) {
-    std::filesystem::create_directories(log_dir);
-    emit(sessions_csv(r.run), (std::filesystem::path(log_dir) / "sessions.csv").string());
-    emit(events.text(), (std::filesystem::path(log_dir) / "events.jsonl").string());
+    make_log_dir(log_dir);
+    std::filesystem::path dir(log_dir);
+    cli::emit_all({{(dir / "sessions.csv").string(), sessions_csv(r.run)},
+                   {(dir / "events.jsonl").string(), events.text()}},
+                  "--log");
   }
   if (format == "csv") return emit(session_series_csv(r.run), out);
   emit(format == "json" ? dump(session_json(r)) : session_text(r), out);
@@ -112,9 +135,9 @@ int main(int argc, char** argv) {
   double grid = 0;
   auto* tipping_cmd = app.add_subcommand("tipping", "the shortest incident that does not recover");
   tipping_opts.add_to(*tipping_cmd);
-  tipping_cmd->add_option("--grid", grid,
-                          "grid of incident lengths in seconds (default: the "
-                          "scenario's tipping.grid_s, else ten steps)");
+  auto* grid_opt = tipping_cmd->add_option("--grid", grid,
+                                           "grid of incident lengths in seconds, above 0 (default: "
+                                           "the scenario's tipping.grid_s, else ten steps)");
   tipping_cmd->add_option("--format", format, "text | json");
   tipping_cmd->add_option("--out", out, "write to FILE (atomically)");
 
@@ -134,6 +157,12 @@ int main(int argc, char** argv) {
   auto* serve_cmd = app.add_subcommand("serve", "the web explorer and its JSON API");
   serve_cmd->add_option("--host", host, "address to bind (default 127.0.0.1, loopback only)");
   serve_cmd->add_option("--port", port, "port (default 8080)")->check(CLI::Range(1, 65535));
+  ServerLimits serve_limits;
+  serve_cmd
+      ->add_option("--allow-host", serve_limits.allowed_hosts,
+                   "another Host name to answer, NAME or NAME:PORT (repeatable; default: the "
+                   "bound address, localhost and 127.0.0.1; see docs/http-api.md)")
+      ->allow_extra_args(false);
 
   auto& config_cmds = cli::add_config_commands(app);  // import, export, lint
   auto& analyze_cmd = cli::add_analyze_command(app);
@@ -179,14 +208,15 @@ int main(int argc, char** argv) {
       if (seed) set_key(s, "seed", *seed);
       if (runs > 0) set_key(s, "runs", double(runs));
       validate(s);
-      if (s.engine == "sessions") {
+      run_opts.check(run_cost(s), "run");
+      if (!engine_facts(s).run) {  // sessions: the session report
         run_sessions_command(s, format, out, log_dir);
         return 0;
       }
       if (!log_dir.empty()) {
-        if (s.engine != "agent")
+        if (!engine_facts(s).logs)
           throw InputError("--log: needs engine agent or sessions (--set engine=agent)");
-        std::filesystem::create_directories(log_dir);
+        make_log_dir(log_dir);
         RequestsCsv csv((std::filesystem::path(log_dir) / "requests.csv").string());
         run_agent(s, {&csv, nullptr});
         csv.close();
@@ -205,12 +235,16 @@ int main(int argc, char** argv) {
     } else if (ladder_cmd->parsed()) {
       check_format(format, {"text", "json"});
       Scenario s = ladder_opts.build();
+      ladder_opts.check(ladder_cost(s), "ladder");
       auto rows = run_ladder(s);
       emit(format == "json" ? dump(ladder_json(rows)) : ladder_text(s, rows), out);
     } else if (tipping_cmd->parsed()) {
       check_format(format, {"text", "json"});
-      if (grid < 0) throw InputError("--grid: " + std::to_string(grid) + " must be above 0");
+      if (grid_opt->count() && !(std::isfinite(grid) && grid > 0))
+        throw InputError("--grid: " + grid_opt->as<std::string>() +
+                         " must be a number of seconds above 0");
       Scenario s = tipping_opts.build();
+      tipping_opts.check(tipping_cost(s, grid), "tipping");
       TippingResult t = tipping_point(s, grid);
       emit(format == "json" ? dump(tipping_json(t)) : tipping_text(s, t), out);
     } else if (sweep_cmd->parsed()) {
@@ -221,6 +255,7 @@ int main(int argc, char** argv) {
       for (const auto& v : vary) axes.push_back(parse_axis(v));
       SweepOptions options;
       options.threads = threads;
+      sweep_opts.check(sweep_cost(s, axes, options), "sweep");
       auto started = std::chrono::steady_clock::now();
       options.progress = [&](size_t done, size_t total) {
         if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) return;
@@ -230,10 +265,17 @@ int main(int argc, char** argv) {
       auto rows = run_sweep(s, axes, options);
       emit(format == "json" ? dump(sweep_json(axes, rows)) : sweep_csv(axes, rows), out);
     } else if (serve_cmd->parsed()) {
-      return serve(host, port);
+      return serve(host, port, serve_limits);
     }
   } catch (const InputError& e) {
     std::cerr << "retrystorm: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "retrystorm: out of memory: the request is larger than this machine can hold; "
+                 "make it smaller (see docs/limits.md)\n";
+    return kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "retrystorm: " << e.what() << "\n";  // names the path
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "retrystorm: " << e.what() << "\n";

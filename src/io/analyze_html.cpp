@@ -41,7 +41,7 @@ std::string escape(const std::string& s) {
 
 // JSON inside <script>: "</" would end the element.
 std::string script_json(const nlohmann::json& j) {
-  std::string s = j.dump(), out;
+  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/')
@@ -126,6 +126,7 @@ std::string analyze_html(const Report& r) {
     << kStyle << report_style()
     << "</style></head><body><header><h1>Incident report</h1><p class=\"muted\">";
   for (const auto& s : r.sources) o << escape(s) << "<br>";
+  for (const auto& w : r.warnings) o << "<strong>Warning:</strong> " << escape(w) << "<br>";
   o << "</p></header><div class=\"cards\">" << card(r.unit, format_amount(r.sessions))
     << card("completed", format_amount(r.completed)) << card("failed", format_amount(r.failed))
     << card("mean in flight (L)", known(r.mean_in_flight) ? format_amount(r.mean_in_flight) : "-")

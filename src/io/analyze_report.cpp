@@ -5,11 +5,13 @@
 #include <sstream>
 
 #include "analysis/summary.hpp"
+#include "io/logs/line_reader.hpp"
 #include "io/report_assets.hpp"
 
 namespace retrystorm {
 
 using namespace incident;
+using logs::printable;  // every text from a log or a path, for the terminal
 
 namespace {
 
@@ -45,9 +47,9 @@ void text_findings(std::ostringstream& o, const Report& r) {
   if (r.findings.empty()) o << "  No finding stands out; see the figures below.\n";
   int i = 1;
   for (const auto& f : r.findings) {
-    o << "  " << i++ << ". " << f.title << "\n";
-    for (const auto& e : f.evidence) o << "     - " << e << "\n";
-    o << "     Fix: " << f.fix << "\n";
+    o << "  " << i++ << ". " << printable(f.title) << "\n";
+    for (const auto& e : f.evidence) o << "     - " << printable(e) << "\n";
+    o << "     Fix: " << printable(f.fix) << "\n";
   }
 }
 
@@ -181,7 +183,8 @@ void text_failure_load(std::ostringstream& o, const Report& r) {
 std::string analyze_text(const Report& r) {
   std::ostringstream o;
   o << "retrystorm analyze\n";
-  for (const auto& s : r.sources) o << "  " << s << "\n";
+  for (const auto& s : r.sources) o << "  " << printable(s) << "\n";
+  for (const auto& w : r.warnings) o << "Warning: " << printable(w) << "\n";
   if (known(r.first_s))
     o << "Span " << hour_label(static_cast<int64_t>(r.first_s / 3600)) << " to "
       << hour_label(static_cast<int64_t>(r.last_s / 3600)) << ": " << num(r.sessions) << " "
@@ -201,7 +204,8 @@ std::string analyze_text(const Report& r) {
   text_failure_load(o, r);
   if (!r.unknowns.empty()) {
     o << "\nUnknown\n";
-    for (const auto& u : r.unknowns) o << "  " << u.figure << ": " << u.reason << ".\n";
+    for (const auto& u : r.unknowns)
+      o << "  " << printable(u.figure) << ": " << printable(u.reason) << ".\n";
   }
   return o.str();
 }
@@ -324,6 +328,8 @@ nlohmann::json analyze_json(const Report& r) {
         {"killed_working_full", r.batch.killed_working_full},
         {"anchor_cut", r.batch.anchor_cut}}},
       {"unknowns", unknowns},
+      {"outliers_dropped", r.outliers},
+      {"warnings", r.warnings},
   };
 }
 

@@ -1,9 +1,8 @@
 #include "io/scenario_io.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 
+#include "io/input_text.hpp"
 #include "io/preset_texts.hpp"
 
 namespace retrystorm {
@@ -16,7 +15,8 @@ std::string type_name(const json& v) {
   if (v.is_object()) return "an object";
   if (v.is_array()) return "a list";
   if (v.is_null()) return "null";
-  return "'" + v.dump() + "'";
+  // Replace: a YAML string may hold bytes that are not UTF-8.
+  return "'" + v.dump(-1, ' ', false, json::error_handler_t::replace) + "'";
 }
 
 LadderRow ladder_row_from_json(const json& row, size_t index) {
@@ -67,46 +67,18 @@ Ladder ladder_from_json(const json& v) {
   return ladder;
 }
 
-void apply_object(Scenario& s, const json& object, const std::string& prefix) {
+void apply_object(Scenario& s, const json& object, const std::string& prefix,
+                  std::vector<std::string>* given) {
   for (const auto& [key, value] : object.items()) {
     std::string path = prefix.empty() ? key : prefix + "." + key;
     if (path == "ladder") {
       s.ladder = ladder_from_json(value);
     } else if (value.is_object()) {
-      apply_object(s, value, path);
+      apply_object(s, value, path, given);
     } else {
       set_key_json(s, path, value);
+      if (given) given->push_back(path);
     }
-  }
-}
-
-json yaml_to_json(const YAML::Node& node, const std::string& source) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = yaml_to_json(kv.second, source);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) out.push_back(yaml_to_json(item, source));
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& text = node.Scalar();
-      if (node.Tag() == "!") return text;  // quoted: always a string
-      if (text == "true" || text == "false") return text == "true";
-      if (text == "null" || text == "~") return nullptr;
-      try {
-        size_t used = 0;
-        double d = std::stod(text, &used);
-        if (used == text.size() && std::isfinite(d)) return d;
-      } catch (const std::exception&) {
-      }
-      return text;
-    }
-    default:
-      return nullptr;
   }
 }
 
@@ -140,9 +112,9 @@ void set_key_json(Scenario& s, const std::string& path, const json& value) {
   set_key(s, path, key_value_from_json(path, value));
 }
 
-Scenario scenario_from_json(const json& object, Scenario base) {
+Scenario scenario_from_json(const json& object, Scenario base, std::vector<std::string>* given) {
   if (!object.is_object()) throw InputError("scenario: must be an object of keys");
-  apply_object(base, object, "");
+  apply_object(base, object, "", given);
   return base;
 }
 
@@ -168,31 +140,15 @@ json scenario_to_json(const Scenario& s) {
   return out;
 }
 
-json yaml_text_to_json(const std::string& text, const std::string& source) {
-  try {
-    return yaml_to_json(YAML::Load(text), source);
-  } catch (const YAML::Exception& e) {
-    throw InputError(source + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
-}
-
-Scenario scenario_from_text(const std::string& text, const std::string& source) {
+Scenario scenario_from_text(const std::string& text, const std::string& source,
+                            std::vector<std::string>* given) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw InputError(source + ": the file is empty");
-  json object;
-  if (text[first] == '{') {
-    try {
-      object = json::parse(text);
-    } catch (const json::parse_error& e) {
-      throw InputError(source + ": not valid JSON: " + e.what());
-    }
-  } else {
-    object = yaml_text_to_json(text, source);
-  }
+  json object = text[first] == '{' ? parse_json_text(text, source) : parse_yaml_text(text, source);
   if (!object.is_object())
     throw InputError(source + ": a scenario must be a mapping of keys, not " + type_name(object));
   try {
-    return scenario_from_json(object);
+    return scenario_from_json(object, Scenario{}, given);
   } catch (const InputError& e) {
     throw InputError(source + ": " + e.what());
   }

@@ -13,14 +13,16 @@
 namespace retrystorm {
 
 // Applies a (possibly partial) scenario object onto `base`. Unknown keys and
-// wrong types throw InputError naming the dotted path.
-Scenario scenario_from_json(const nlohmann::json& object, Scenario base = {});
+// wrong types throw InputError naming the dotted path. `given`, when not
+// null, receives the path of every key the object sets.
+Scenario scenario_from_json(const nlohmann::json& object, Scenario base = {},
+                            std::vector<std::string>* given = nullptr);
 nlohmann::json scenario_to_json(const Scenario& s);
 
-// Parses scenario text, JSON or YAML (detected), `source` names it in errors.
-Scenario scenario_from_text(const std::string& text, const std::string& source);
-// Converts YAML text to JSON (numbers, booleans, strings, maps, lists).
-nlohmann::json yaml_text_to_json(const std::string& text, const std::string& source);
+// Parses scenario text, JSON or YAML (detected), `source` names it in errors;
+// the bounds of io/input_text.hpp apply.
+Scenario scenario_from_text(const std::string& text, const std::string& source,
+                            std::vector<std::string>* given = nullptr);
 
 // Sets one key from a JSON value (number, boolean or string).
 void set_key_json(Scenario& s, const std::string& path, const nlohmann::json& value);

@@ -1,10 +1,21 @@
 #include "server/server.hpp"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
@@ -14,6 +25,7 @@
 #include "io/configs/export.hpp"
 #include "io/configs/lint.hpp"
 #include "io/envoy_export.hpp"
+#include "io/input_text.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "io/session_report.hpp"
@@ -119,8 +131,14 @@ json configs_json(const std::string& path, const json& body) {
   }
   configs::LintOptions o;
   if (body.contains("load")) {
-    if (!body["load"].is_number() || body["load"].get<double>() < 0)
-      throw InputError("load: must be a number, demand / capacity");
+    // The CLI's range (lint --load), so both refuse the same values.
+    const json& load = body["load"];
+    if (!load.is_number() || !(load.get<double>() >= 0) ||
+        !(load.get<double>() <= configs::kMaxLintLoad))
+      throw InputError(
+          "load: " + (load.is_number() ? to_string(KeyValue{load.get<double>()}) : "not a number") +
+          "; must be a number from 0 to " + to_string(KeyValue{configs::kMaxLintLoad}) +
+          " (demand / capacity)");
     o.load = body["load"].get<double>();
   }
   if (body.contains("simulate")) {
@@ -139,7 +157,7 @@ json configs_json(const std::string& path, const json& body) {
 void check_runs(const Scenario& s, int limit) {
   if (s.runs > limit)
     throw InputError("runs: " + std::to_string(s.runs) + " replications; the server's limit for " +
-                     "engine " + s.engine + " is " + std::to_string(limit) +
+                     "engine " + engine_name(s.engine) + " is " + std::to_string(limit) +
                      " (use the command line for more)");
 }
 
@@ -163,15 +181,16 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   if (path == "/api/run") {
     static TippingCache tipping_cache;
     Scenario s = scenario_of(body, {"trace", "sessions"}, limits);
+    check_cost(run_cost(s), limits.cost, "run");
     bool trace = flag_of(body, "trace");    // the page asks without, then fetches /api/trace
     bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
-    if (s.engine == "sessions") {
+    if (!engine_facts(s).run) {             // sessions: the session report
       check_runs(s, limits.max_session_runs);
       json answer = session_json(make_session_report(s));
       if (!rows) answer.erase("sessions");
       return answer;
     }
-    if (s.engine == "agent" && s.runs > 1) {
+    if (engine_facts(s).random && s.runs > 1) {
       check_runs(s, limits.max_agent_runs);
       json answer = run_json(make_report(s, true, true, &tipping_cache, trace));
       answer["montecarlo"] = montecarlo_json(run_montecarlo(s));
@@ -181,10 +200,15 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   }
   if (path == "/api/trace") {
     Scenario s = scenario_of(body, {}, limits);
-    if (s.engine == "sessions") return {{"trace", json::array()}};  // no per-step trace
+    if (!engine_facts(s).run) return {{"trace", json::array()}};  // no per-step trace
+    check_cost(engine_run_cost(s), limits.cost, "trace");
     return {{"trace", trace_json(decision_trace(run_engine(s)))}};
   }
-  if (path == "/api/ladder") return ladder_json(run_ladder(scenario_of(body, {}, limits)));
+  if (path == "/api/ladder") {
+    Scenario s = scenario_of(body, {}, limits);
+    check_cost(ladder_cost(s), limits.cost, "ladder");
+    return ladder_json(run_ladder(s, limits.cancelled));
+  }
   if (path == "/api/tipping") {
     Scenario s = scenario_of(body, {"grid_s"}, limits);
     double grid = 0;
@@ -198,13 +222,17 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
                        " s makes " + to_string(KeyValue{tipping_steps(s, grid)}) +
                        " steps of work; the limit is " +
                        to_string(KeyValue{limits.max_tipping_steps}) + "; choose a coarser grid");
-    return tipping_json(tipping_point(s, grid));
+    check_cost(tipping_cost(s, grid), limits.cost, "tipping");
+    return tipping_json(tipping_point(s, grid, limits.cancelled));
   }
   if (path == "/api/sweep") {
     Scenario s = scenario_of(body, {"vary"}, limits);
     auto axes = axes_of(body);
     SweepOptions options;
     options.max_runs = limits.max_sweep_runs;
+    options.threads = limits.sweep_threads;
+    options.cancelled = limits.cancelled;
+    check_cost(sweep_cost(s, axes, options), limits.cost, "sweep");
     return sweep_json(axes, run_sweep(s, axes, options));
   }
   if (path.rfind("/api/export/", 0) == 0) return export_json(path.substr(12), body, limits);
@@ -227,11 +255,25 @@ std::string content_type(const std::string& file) {
   return it == types.end() ? "application/octet-stream" : it->second;
 }
 
+// Every JSON answer goes through here. Paths and headers can carry any bytes
+// (%FF): the replacement handler writes invalid UTF-8 as U+FFFD, so dumping
+// never throws.
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
   // Not "application/json": cpp-httplib would brotli-compress it, which costs
   // seconds for a 1 MB answer and nothing is gained on loopback.
-  res.set_content(body.dump(), "application/json; charset=utf-8");
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json; charset=utf-8");
+}
+
+// At most `n` bytes of client text for a message (send_json escapes them).
+std::string clip(const std::string& text, size_t n = 200) {
+  return text.size() <= n ? text : text.substr(0, n) + "...";
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace
@@ -240,82 +282,565 @@ ApiAnswer handle_api(const std::string& path, const std::string& body, const Ser
   try {
     json parsed = json::object();
     if (kPostPaths.count(path)) {
-      try {
-        parsed = json::parse(body.empty() ? "{}" : body);
-      } catch (const json::parse_error& e) {
-        return {400, {{"error", std::string("body: not valid JSON: ") + e.what()}}};
-      }
+      // Nesting, duplicate keys and size bounded (io/input_text.hpp).
+      parsed = parse_json_text(body.empty() ? "{}" : body, "body");
     }
     return {200, dispatch(path, parsed, limits)};
   } catch (const InputError& e) {
     return {400, {{"error", e.what()}}};
   } catch (const json::exception& e) {
     return {400, {{"error", std::string("body: ") + e.what()}}};
+  } catch (const std::bad_alloc&) {
+    return {503, {{"error", "out of memory for this request; make it smaller or retry later"}}};
+  } catch (const Cancelled& e) {
+    return {503, {{"error", e.what()}}};  // nobody reads it: the client has gone
   }
 }
 
-int serve(const std::string& host, int port, const ServerLimits& limits) {
-  httplib::Server server;
-  server.set_payload_max_length(limits.max_body_bytes);
+// ------------------------------------------------------------- work budget
 
+bool WorkBudget::acquire(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  auto me = queue_.insert(queue_.end(), 0);
+  bool got = freed_.wait_for(lock, wait, [&] { return queue_.begin() == me && free_ > 0; });
+  queue_.erase(me);
+  if (got) --free_;
+  freed_.notify_all();  // the next in line moved up
+  return got;
+}
+
+int WorkBudget::acquire_more(int most) {
+  std::lock_guard lock(mutex_);
+  if (!queue_.empty()) return 0;  // those waiting come first
+  int n = std::max(0, std::min(most, free_));
+  free_ -= n;
+  return n;
+}
+
+void WorkBudget::release(int slots) {
+  std::lock_guard lock(mutex_);
+  free_ += slots;
+  freed_.notify_all();
+}
+
+namespace {
+
+// --------------------------------------------------------------- security
+
+bool all_digits(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// The Host and Origin values that name this server: the bound address,
+// localhost and 127.0.0.1 with the server's port, and --allow-host.
+class HostRules {
+ public:
+  HostRules(const std::string& bound, int port, const std::vector<std::string>& extra)
+      : port_(std::to_string(port)) {
+    for (std::string name : {bound, std::string("localhost"), std::string("127.0.0.1")}) {
+      if (name.find(':') != std::string::npos && name.front() != '[') name = "[" + name + "]";
+      names_.insert(lower(name));
+    }
+    for (const auto& e : extra) {
+      if (e.empty()) continue;
+      auto [name, p] = split(lower(e));
+      if (p.empty())
+        names_.insert(name);
+      else
+        with_port_.insert(name + ":" + p);
+    }
+  }
+  // A Host header; without a port it means ours.
+  bool host_ok(const std::string& host) const {
+    if (host.empty()) return false;
+    auto [name, p] = split(lower(host));
+    return matches(name, p.empty() ? port_ : p);
+  }
+  // An Origin header: http://HOST[:PORT], nothing after; no port means 80.
+  bool origin_ok(const std::string& origin) const {
+    std::string o = lower(origin);
+    if (o.rfind("http://", 0) != 0 || o.find('/', 7) != std::string::npos) return false;
+    if (o.size() == 7) return false;
+    auto [name, p] = split(o.substr(7));
+    return matches(name, p.empty() ? "80" : p);
+  }
+  std::string allowed() const {
+    std::string text;
+    for (const auto& n : names_) text += (text.empty() ? "" : ", ") + n + ":" + port_;
+    for (const auto& h : with_port_) text += ", " + h;
+    return text;
+  }
+
+ private:
+  // "name:port", "[::1]:port" or "name" into name and port ("" when none or
+  // not a number, which then matches nothing).
+  static std::pair<std::string, std::string> split(const std::string& h) {
+    size_t colon = h.rfind(':');
+    if (colon == std::string::npos || (h.front() == '[' && h.back() == ']')) return {h, ""};
+    std::string p = h.substr(colon + 1);
+    return {h.substr(0, colon), !p.empty() && p.size() <= 5 && all_digits(p) ? p : "x"};
+  }
+  bool matches(const std::string& name, const std::string& p) const {
+    return (names_.count(name) && p == port_) || with_port_.count(name + ":" + p);
+  }
+  std::string port_;
+  std::set<std::string> names_, with_port_;
+};
+
+struct Refusal {
+  int status;
+  std::string message;
+  std::string allow;  // the Allow header of a 405
+};
+
+// What a POST's headers must say before its body is read.
+std::optional<Refusal> body_refusal(const httplib::Request& req, const ServerLimits& limits) {
+  std::string type = lower(req.get_header_value("Content-Type"));
+  type = type.substr(0, type.find(';'));
+  type.erase(std::remove(type.begin(), type.end(), ' '), type.end());
+  if (type != "application/json")
+    return Refusal{415,
+                   "Content-Type: '" + clip(req.get_header_value("Content-Type")) +
+                       "' is not accepted; send the body as JSON with Content-Type: "
+                       "application/json",
+                   ""};
+  std::string encoding = lower(req.get_header_value("Content-Encoding"));
+  if (!encoding.empty() && encoding != "identity")
+    return Refusal{
+        415, "Content-Encoding: '" + clip(encoding) + "' is not accepted; send plain JSON", ""};
+  std::string length = req.get_header_value("Content-Length");
+  if (req.has_header("Transfer-Encoding")) {
+    if (lower(req.get_header_value("Transfer-Encoding")) != "chunked" || !length.empty())
+      return Refusal{400, "Transfer-Encoding: only 'chunked', and without Content-Length", ""};
+    return std::nullopt;  // the limit is checked while reading (read_body)
+  }
+  if (length.empty())
+    return Refusal{411, "Content-Length: missing; send the length or a chunked body", ""};
+  if (length.empty() || length.size() > 18 || !all_digits(length))
+    return Refusal{400, "Content-Length: '" + clip(length) + "' is not a number of bytes", ""};
+  if (std::stoull(length) > limits.max_body_bytes)
+    return Refusal{413,
+                   "body: " + length + " bytes; the limit is " +
+                       std::to_string(limits.max_body_bytes) + " bytes",
+                   ""};
+  return std::nullopt;
+}
+
+// Checked before routing, so that nothing is read or run for a request this
+// server does not take (docs/http-api.md, "Security model").
+std::optional<Refusal> refusal_of(const httplib::Request& req, const HostRules& hosts,
+                                  const ServerLimits& limits) {
+  std::string host = req.get_header_value("Host");
+  if (req.get_header_value_count("Host") != 1 || !hosts.host_ok(host))
+    return Refusal{403,
+                   "Host: '" + clip(host) + "' is not this server; allowed: " + hosts.allowed() +
+                       " (serve --allow-host NAME adds one)",
+                   ""};
+  if (req.has_header("Origin") && (req.get_header_value_count("Origin") != 1 ||
+                                   !hosts.origin_ok(req.get_header_value("Origin"))))
+    return Refusal{403,
+                   "Origin: '" + clip(req.get_header_value("Origin")) +
+                       "' is not this server's page; requests from other sites are refused",
+                   ""};
+  bool get = kGetPaths.count(req.path), post = kPostPaths.count(req.path);
+  bool reading = req.method == "GET" || req.method == "HEAD";
   // Known API paths with the wrong method answer 405, not 404.
-  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    bool get = kGetPaths.count(req.path), post = kPostPaths.count(req.path);
-    if ((get && req.method != "GET" && req.method != "HEAD") || (post && req.method != "POST")) {
-      res.set_header("Allow", get ? "GET" : "POST");
-      send_json(res, 405, {{"error", req.method + " is not allowed on " + req.path}});
-      return httplib::Server::HandlerResponse::Handled;
+  if (get && !reading) return Refusal{405, req.method + " is not allowed here", "GET"};
+  if (post && req.method != "POST")
+    return Refusal{405, req.method + " is not allowed here", "POST"};
+  if (!get && !post && !reading)  // only the page's files remain, and they are GETs
+    return Refusal{404, "no such path: " + clip(req.path), ""};
+  return post ? body_refusal(req, limits) : std::nullopt;
+}
+
+// The body of a POST, refused with 413 as soon as it passes the limit: cpp-
+// httplib 0.11.4 checks payload_max_length against Content-Length only, and
+// reads a chunked body whole.
+bool read_body(const httplib::ContentReader& reader, size_t max, std::string& body,
+               httplib::Response& res) {
+  bool too_big = false;
+  bool ok = reader([&](const char* data, size_t n) {
+    if (n > max - body.size()) {
+      too_big = true;
+      return false;  // stops reading
     }
-    return httplib::Server::HandlerResponse::Unhandled;
+    body.append(data, n);
+    return true;
   });
+  if (ok) return true;
+  if (too_big)
+    send_json(res, 413,
+              {{"error", "body: larger than the limit of " + std::to_string(max) + " bytes"}});
+  else
+    send_json(res, 400, {{"error", "body: incomplete or malformed chunked encoding"}});
+  return false;
+}
 
-  auto api = [&limits](const httplib::Request& req, httplib::Response& res) {
-    ApiAnswer a = handle_api(req.path, req.body, limits);
-    send_json(res, a.status, a.body);
-  };
-  for (const auto& p : kGetPaths) server.Get(p, api);
-  for (const auto& p : kPostPaths) server.Post(p, api);
+// ------------------------------------------------------------ connections
 
-  // The page: only files embedded at build time; no file system access, so a
-  // path such as /../etc/passwd can only miss.
-  server.Get(R"(/.*)", [](const httplib::Request& req, httplib::Response& res) {
-    std::string file = req.path == "/" ? "index.html" : req.path.substr(1);
-    const auto& assets = web_assets();
-    auto it = assets.find(file);
-    if (it == assets.end()) {
-      if (req.path.rfind("/api/", 0) == 0 || file.find('.') != std::string::npos ||
-          assets.empty()) {
-        send_json(res, 404, {{"error", "no such path: " + req.path}});
-        return;
+// Set on the thread that serves a request: it ended in an error whose body may
+// be unread (close the connection), or its time ran out (answer 408).
+thread_local bool t_close_after = false;
+thread_local bool t_late = false;
+
+// Reads with one deadline for the whole request, headers and body, so that a
+// client trickling a byte at a time cannot hold a thread longer; writes time
+// out per write. Replaces httplib's SocketStream, whose timeout is per read.
+class DeadlineStream : public httplib::Stream {
+ public:
+  DeadlineStream(int sock, int write_timeout_ms) : sock_(sock), write_ms_(write_timeout_ms) {}
+
+  void start_request(double deadline_s) {
+    written_ = 0;
+    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(deadline_s));
+  }
+  // Whether a request starts within `idle_s`.
+  bool wait_for_request(double idle_s) {
+    return off_ < len_ || wait(POLLIN, static_cast<int>(idle_s * 1000));
+  }
+  bool is_readable() const override {
+    if (off_ < len_) return true;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
+    if (left > 0 && wait(POLLIN, static_cast<int>(left))) return true;
+    t_late = t_late || Clock::now() >= deadline_;
+    return false;
+  }
+  bool is_writable() const override { return wait(POLLOUT, write_ms_); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (off_ == len_) {
+      if (!is_readable()) return -1;
+      ssize_t n;
+      while ((n = ::recv(sock_, buf_.data(), buf_.size(), 0)) < 0 && errno == EINTR) {
       }
-      it = assets.find("index.html");  // client-side routes fall back to the page
-      if (it == assets.end()) return send_json(res, 404, {{"error", "no page built"}});
+      if (n <= 0) return n;
+      off_ = 0;
+      len_ = static_cast<size_t>(n);
     }
-    res.set_content(std::string(it->second), content_type(it->first));
-  });
+    size_t k = std::min(size, len_ - off_);
+    std::memcpy(ptr, buf_.data() + off_, k);
+    off_ += k;
+    return static_cast<ssize_t>(k);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    ssize_t n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+    if (n > 0) written_ += static_cast<size_t>(n);
+    return n;
+  }
+  size_t written() const { return written_; }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    address_of(sock_, true, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    address_of(sock_, false, ip, port);
+  }
+  socket_t socket() const override { return sock_; }
+
+  static void address_of(int sock, bool peer, std::string& ip, int& port) {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    auto* sa = reinterpret_cast<sockaddr*>(&a);
+    if ((peer ? ::getpeername(sock, sa, &len) : ::getsockname(sock, sa, &len)) != 0) return;
+    char text[INET6_ADDRSTRLEN] = "";
+    if (a.ss_family == AF_INET) {
+      auto* v4 = reinterpret_cast<sockaddr_in*>(&a);
+      ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+      port = ntohs(v4->sin_port);
+    } else if (a.ss_family == AF_INET6) {
+      auto* v6 = reinterpret_cast<sockaddr_in6*>(&a);
+      ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+      port = ntohs(v6->sin6_port);
+    }
+    ip = text;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool wait(short events, int ms) const {
+    pollfd p{sock_, events, 0};
+    int r;
+    while ((r = ::poll(&p, 1, std::max(ms, 0))) < 0 && errno == EINTR) {
+    }
+    return r > 0 && !(p.revents & POLLNVAL) && (events != POLLOUT || (p.revents & POLLOUT));
+  }
+  int sock_;
+  int write_ms_;
+  Clock::time_point deadline_ = Clock::now();
+  std::array<char, 16384> buf_{};
+  size_t off_ = 0, len_ = 0;
+  size_t written_ = 0;  // bytes of the current request's answer
+};
+
+// An answer written without httplib: for a request it never saw whole.
+std::string raw_answer(int status, const char* reason, const std::string& message) {
+  std::string body = json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason +
+         "\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n" +
+         (status == 503 ? "Retry-After: 1\r\n" : "") +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+std::string late_message(const ServerLimits& limits) {
+  return "request: not received within " + to_string(KeyValue{limits.request_deadline_s}) +
+         " s (headers and body)";
+}
+
+// Ends a connection. After an error the client may still be sending a body:
+// read and drop it for a moment first, or closing with unread bytes resets
+// the connection and the client never sees the answer.
+void close_connection(int sock, bool linger, int linger_ms) {
+  if (linger) {
+    ::shutdown(sock, SHUT_WR);
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(linger_ms);
+    char buf[16384];
+    for (size_t total = 0; total < (16u << 20);) {
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      pollfd p{sock, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+      ssize_t n = ::recv(sock, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      total += static_cast<size_t>(n);
+    }
+  }
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+}
+
+// The socket of the request this thread serves (-1 outside one).
+thread_local int t_client_socket = -1;
+
+// True once the client has closed its end of the connection: a read would
+// return end of file (a pipelined request would be data, not the end).
+bool client_gone(int sock) {
+  char c;
+  ssize_t n = ::recv(sock, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+// Connections open now, per client address and in all.
+class ConnectionCounts {
+ public:
+  bool admit(const std::string& ip, const ServerLimits& limits) {
+    std::lock_guard lock(mutex_);
+    if (total_ >= limits.max_connections || per_client_[ip] >= limits.max_connections_per_client) {
+      if (per_client_[ip] == 0) per_client_.erase(ip);
+      return false;
+    }
+    ++total_;
+    ++per_client_[ip];
+    return true;
+  }
+  void leave(const std::string& ip) {
+    std::lock_guard lock(mutex_);
+    --total_;
+    if (--per_client_[ip] <= 0) per_client_.erase(ip);
+  }
+
+ private:
+  std::mutex mutex_;
+  int total_ = 0;
+  std::map<std::string, int> per_client_;
+};
+
+// httplib's server with its connection loop replaced: a request deadline, a
+// cap on connections, and a thread per open connection (threads that wait on
+// sockets are cheap; the expensive work is bounded by the WorkBudget).
+class HardenedServer : public httplib::Server {
+ public:
+  explicit HardenedServer(const ServerLimits& limits) : limits_(limits) {
+    // A few threads beyond the cap answer the connections over it.
+    size_t threads = static_cast<size_t>(std::max(1, limits.max_connections)) + 8;
+    new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  }
+  // httplib listens with a backlog of 5: a burst of connections (a page
+  // opening several at once, or many slow clients) would see SYNs dropped and
+  // wait a second each. Listening again on Linux only changes the backlog.
+  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    std::string ip;
+    int port = 0;
+    DeadlineStream::address_of(sock, true, ip, port);
+    if (!counts_.admit(ip, limits_)) {
+      refuse_busy(sock);
+      return false;
+    }
+    bool linger;
+    {
+      DeadlineStream strm(sock, static_cast<int>(write_timeout_sec_ * 1000));
+      t_client_socket = sock;
+      linger = serve_requests(strm);
+      t_client_socket = -1;
+    }
+    close_connection(sock, linger, 1000);
+    counts_.leave(ip);
+    return true;
+  }
+
+  // httplib's keep-alive loop, with the deadline; true when the connection
+  // ends on an error whose body may be unread.
+  bool serve_requests(DeadlineStream& strm) {
+    for (size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {
+      if (!strm.wait_for_request(limits_.idle_timeout_s)) return false;
+      strm.start_request(limits_.request_deadline_s);
+      t_close_after = t_late = false;
+      bool closed = false;
+      bool ok = process_request(strm, left == 1, closed, nullptr);
+      if (t_late && strm.written() == 0) {  // httplib answers nothing when the request line is late
+        std::string late = raw_answer(408, "Request Timeout", late_message(limits_));
+        strm.write(late.data(), late.size());
+        return true;
+      }
+      if (t_close_after) return true;
+      if (!ok || closed) return false;
+    }
+    return false;
+  }
+
+  void refuse_busy(int sock) const {
+    std::string busy =
+        raw_answer(503, "Service Unavailable",
+                   "too many open connections (the limit is " +
+                       std::to_string(limits_.max_connections_per_client) + " per client, " +
+                       std::to_string(limits_.max_connections) + " in all); retry shortly");
+    ::send(sock, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    close_connection(sock, true, 200);
+  }
+
+  const ServerLimits& limits_;
+  ConnectionCounts counts_;
+};
+
+// ---------------------------------------------------------------- handlers
+
+// Requests that run engines hold a slot of the work budget.
+const std::set<std::string> kExpensivePaths = {"/api/run",   "/api/ladder", "/api/tipping",
+                                               "/api/sweep", "/api/trace",  "/api/lint"};
+
+int work_slots(const ServerLimits& limits) {
+  return limits.max_work > 0 ? limits.max_work
+                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// One API call under the work budget: a slot (a sweep takes the idle ones
+// too, as threads), or 503 with Retry-After when none comes free in time.
+void answer_api(const std::string& path, const std::string& body, const ServerLimits& limits,
+                WorkBudget& budget, httplib::Response& res) {
+  int held = 0;
+  ServerLimits l = limits;
+  if (kExpensivePaths.count(path)) {
+    auto wait = std::chrono::milliseconds(static_cast<long>(limits.work_wait_s * 1000));
+    if (!budget.acquire(wait)) {
+      res.set_header("Retry-After", "2");
+      return send_json(res, 503,
+                       {{"error", "busy: " + std::to_string(work_slots(limits)) +
+                                      " runs are in progress, the server's limit; retry in a "
+                                      "few seconds"}});
+    }
+    held = 1 + (path == "/api/sweep" ? budget.acquire_more(work_slots(limits) - 1) : 0);
+    l.sweep_threads = static_cast<unsigned>(held);
+    if (int sock = t_client_socket; sock >= 0) l.cancelled = [sock] { return client_gone(sock); };
+  }
+  struct Release {
+    WorkBudget& b;
+    int& n;
+    ~Release() {
+      if (n > 0) b.release(n);
+    }
+  } release{budget, held};
+  ApiAnswer a = handle_api(path, body, l);
+  if (a.status == 503) res.set_header("Retry-After", "5");
+  send_json(res, a.status, a.body);
+}
+
+// The page: only files embedded at build time; no file system access, so a
+// path such as /../etc/passwd can only miss.
+void serve_page(const httplib::Request& req, httplib::Response& res) {
+  std::string file = req.path == "/" ? "index.html" : req.path.substr(1);
+  const auto& assets = web_assets();
+  auto it = assets.find(file);
+  if (it == assets.end()) {
+    if (req.path.rfind("/api/", 0) == 0 || file.find('.') != std::string::npos || assets.empty())
+      return send_json(res, 404, {{"error", "no such path: " + clip(req.path)}});
+    it = assets.find("index.html");  // client-side routes fall back to the page
+    if (it == assets.end()) return send_json(res, 404, {{"error", "no page built"}});
+  }
+  res.set_content(std::string(it->second), content_type(it->first));
+}
+
+// Errors nobody answered yet, the request deadline, and closing after errors.
+void set_error_handlers(httplib::Server& server, const ServerLimits& limits) {
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.body.empty()) {
-      std::string reason =
-          res.status == 413 ? "body: larger than the limit" : "HTTP " + std::to_string(res.status);
-      send_json(res, res.status, {{"error", reason + " (" + req.path + ")"}});
-    }
+    if (!res.body.empty()) return;
+    std::string reason =
+        res.status == 413 ? "body: larger than the limit" : "HTTP " + std::to_string(res.status);
+    send_json(res, res.status, {{"error", reason + " (" + clip(req.path) + ")"}});
   });
+  server.set_post_routing_handler([&limits](const httplib::Request&, httplib::Response& res) {
+    if (t_late) send_json(res, 408, {{"error", late_message(limits)}});
+    if (res.status < 400) return;
+    t_close_after = true;
+    res.headers.erase("Keep-Alive");
+    if (res.get_header_value("Connection") != "close") res.set_header("Connection", "close");
+  });
+  // Details go to the log, not to the client.
   server.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "internal error";
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        auto quoted = [](const std::string& s) {
+          return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+        };
         try {
           std::rethrow_exception(ep);
+        } catch (const std::bad_alloc&) {
+          res.set_header("Retry-After", "5");
+          return send_json(res, 503, {{"error", "out of memory for this request"}});
         } catch (const std::exception& e) {
-          what = e.what();
+          std::cerr << "retrystorm: internal error on " << quoted(req.path) << ": "
+                    << quoted(e.what()) << std::endl;
         } catch (...) {
+          std::cerr << "retrystorm: internal error on " << quoted(req.path) << std::endl;
         }
-        send_json(res, 500, {{"error", what}});
+        send_json(res, 500, {{"error", "internal error (details in the server's log)"}});
       });
+}
+
+}  // namespace
+
+int serve(const std::string& host, int port, const ServerLimits& limits) {
+  HardenedServer server(limits);
+  server.set_payload_max_length(limits.max_body_bytes);
+  HostRules hosts(host, port, limits.allowed_hosts);
+  WorkBudget budget(work_slots(limits));
+
+  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    auto refusal = refusal_of(req, hosts, limits);
+    if (!refusal) return httplib::Server::HandlerResponse::Unhandled;
+    if (!refusal->allow.empty()) res.set_header("Allow", refusal->allow);
+    send_json(res, refusal->status, {{"error", refusal->message}});
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  for (const auto& p : kGetPaths)
+    server.Get(p, [&](const httplib::Request& req, httplib::Response& res) {
+      answer_api(req.path, "", limits, budget, res);
+    });
+  for (const auto& p : kPostPaths)
+    server.Post(p, [&](const httplib::Request& req, httplib::Response& res,
+                       const httplib::ContentReader& reader) {
+      std::string body;
+      if (read_body(reader, limits.max_body_bytes, body, res))
+        answer_api(req.path, body, limits, budget, res);
+    });
+  server.Get(R"(/.*)", serve_page);
+  set_error_handlers(server, limits);
 
   if (!server.bind_to_port(host, port)) {
     std::cerr << "retrystorm: cannot listen on " << host << ":" << port << "\n";
     return 1;
   }
+  server.widen_backlog();
   std::cout << "retrystorm explorer: http://" << (host == "0.0.0.0" ? "127.0.0.1" : host) << ":"
             << port << "/" << std::endl;
   server.listen_after_bind();

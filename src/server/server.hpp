@@ -2,9 +2,17 @@
 // ("HTTP API"), over the core library.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <list>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "analysis/cancel.hpp"
+#include "analysis/cost.hpp"
 
 namespace retrystorm {
 
@@ -17,6 +25,44 @@ struct ServerLimits {
   double max_tipping_steps = 50e6;
   int max_session_runs = 200;  // session-model replications per /api/run
   int max_agent_runs = 50;     // agent-engine replications per /api/run
+  // What one request may cost (CPU, memory): the same estimate and limits as
+  // the command line without --allow-large (analysis/cost.hpp).
+  CostLimits cost;
+  // Threads one /api/sweep may use (0: every core); serve() sets it to the
+  // slots of the work budget the request holds.
+  unsigned sweep_threads = 0;
+  // Per request, set by the server: true once the client has gone away; ladders,
+  // tipping points and sweeps poll it between runs and stop.
+  CancelCheck cancelled;
+
+  // Connections and hosts: docs/http-api.md, "Security model".
+  double request_deadline_s = 10;       // the whole request, headers and body
+  double idle_timeout_s = 5;            // an open connection waiting for a request
+  int max_connections = 128;            // open at once; more are answered 503
+  int max_connections_per_client = 64;  // from one address
+  int max_work = 0;                     // expensive requests at once; 0: hardware threads
+  double work_wait_s = 3;               // wait for a slot, then 503 with Retry-After
+  // Host names accepted besides the bound address, localhost and 127.0.0.1
+  // ("NAME" with the server's port, or "NAME:PORT").
+  std::vector<std::string> allowed_hosts;
+};
+
+// A server-wide budget of concurrent expensive work: slots handed out first
+// come, first served; a caller that waits longer than its deadline is refused.
+class WorkBudget {
+ public:
+  explicit WorkBudget(int slots) : free_(slots) {}
+  // One slot, waiting at most `wait`. False when none came free in time.
+  bool acquire(std::chrono::milliseconds wait);
+  // Up to `most` more slots without waiting, when nobody is queued; the count.
+  int acquire_more(int most);
+  void release(int slots = 1);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::list<int> queue_;  // one entry per waiter, first in front
+  int free_;
 };
 
 // Blocks serving until the process ends. Returns 1 when it cannot bind.

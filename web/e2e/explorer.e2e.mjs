@@ -67,7 +67,10 @@ function startDistProxy(apiPort, port) {
   const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
   const srv = http.createServer((req, res) => {
     if (req.url.startsWith('/api/')) {
-      const p = http.request({ host: '127.0.0.1', port: apiPort, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      // The server answers only its own Host and Origin (docs/http-api.md).
+      const headers = { ...req.headers, host: `127.0.0.1:${apiPort}` };
+      delete headers.origin;
+      const p = http.request({ host: '127.0.0.1', port: apiPort, path: req.url, method: req.method, headers }, (r) => {
         res.writeHead(r.statusCode, r.headers);
         r.pipe(res);
       });

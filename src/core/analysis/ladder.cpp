@@ -65,11 +65,12 @@ Scenario apply_row(Scenario s, const LadderRow& row) {
   return s;
 }
 
-std::vector<LadderResult> run_ladder(const Scenario& s) {
+std::vector<LadderResult> run_ladder(const Scenario& s, const CancelCheck& cancelled) {
   Ladder ladder = ladder_of(s);
   std::vector<LadderResult> out;
   Scenario current = s;
   for (const LadderRow& row : ladder.rows) {
+    throw_if_cancelled(cancelled);
     Scenario next = apply_row(ladder.mode == LadderMode::cumulative ? current : s, row);
     validate(next);
     if (ladder.mode == LadderMode::cumulative) current = next;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cancel.hpp"
 #include "analysis/metrics.hpp"
 #include "model/scenario.hpp"
 
@@ -22,7 +23,8 @@ struct LadderResult {
 Ladder ladder_of(const Scenario& s);
 // Applies a row's changes (key = value) to a scenario. Throws InputError.
 Scenario apply_row(Scenario s, const LadderRow& row);
-std::vector<LadderResult> run_ladder(const Scenario& s);
+// Runs every row; `cancelled` is polled before each (throws Cancelled).
+std::vector<LadderResult> run_ladder(const Scenario& s, const CancelCheck& cancelled = {});
 
 // The generic ladder: no retries; immediate retries; + backoff with jitter;
 // + 10% retry budget; + shed abandoned work. Sizes follow the scenario.

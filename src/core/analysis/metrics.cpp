@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engines/engine.hpp"
+
 namespace retrystorm {
 
 namespace {
@@ -50,7 +52,7 @@ bool backlog_growing(const RunResult& run) {
   // The agent engine counts whole requests arriving at random: a drained
   // queue can hold one more than a timeout ago. Growth there must exceed one
   // step of capacity; the fluid model keeps the spec's strict comparison.
-  double margin = run.scenario.engine == "agent"
+  double margin = engine_facts(run.scenario).random
                       ? run.scenario.server.capacity_per_s * run.scenario.step_s
                       : kDust * std::max(1.0, before);
   return now > before + margin;

@@ -95,9 +95,16 @@ std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxi
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(total)));
   std::atomic<size_t> next{0}, done{0};
+  std::atomic<bool> stop{false};
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < total; done.fetch_add(1))
+    for (size_t i; (i = next.fetch_add(1)) < total; done.fetch_add(1)) {
+      if (stop || (options.cancelled && options.cancelled())) {
+        stop = true;
+        done = total;  // ends the progress loop
+        return;
+      }
       rows[i].metrics = compute_metrics(run_engine(points[i]));
+    }
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
@@ -112,6 +119,7 @@ std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxi
     work();
   }
   for (auto& t : pool) t.join();
+  if (stop) throw Cancelled();
   return rows;
 }
 

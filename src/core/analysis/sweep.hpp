@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cancel.hpp"
 #include "analysis/metrics.hpp"
 #include "model/scenario.hpp"
 
@@ -28,6 +29,7 @@ struct SweepOptions {
   unsigned threads = 0;                                     // 0 = every core
   size_t max_runs = 1'000'000;                              // refuse larger grids
   std::function<void(size_t done, size_t total)> progress;  // from the calling thread
+  CancelCheck cancelled;  // polled before each point; true ends the sweep with Cancelled
 };
 
 // Throws InputError for a non-numeric path, an empty or oversized grid, or a

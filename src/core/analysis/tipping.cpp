@@ -23,10 +23,7 @@ double default_grid_s(const Scenario& s) {
 double tipping_steps(const Scenario& s, double grid_s) {
   double grid = grid_s > 0 ? grid_s : default_grid_s(s);
   double points = std::max(1.0, std::floor((s.horizon_s - s.incident.start_s) / grid));
-  // An agent step moves every request one by one: measured at about thirty
-  // times the work of a fluid step for the presets' loads.
-  constexpr double kAgentStepCost = 30;
-  double per_step = s.engine == "agent" ? kAgentStepCost : 1;
+  double per_step = engine_facts(s).step_cost;  // an agent step: about 30 fluid steps
   return (points + 20) * s.steps() * per_step;  // 20 runs cover any bisection
 }
 
@@ -35,7 +32,7 @@ bool recovers_with_duration(Scenario s, double duration_s) {
   return compute_metrics(run_engine(s)).recovered;
 }
 
-TippingResult tipping_point(const Scenario& s, double grid_s) {
+TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck& cancelled) {
   TippingResult r;
   r.grid_s = grid_s > 0 ? grid_s : default_grid_s(s);
   double longest = s.horizon_s - s.incident.start_s;
@@ -43,6 +40,7 @@ TippingResult tipping_point(const Scenario& s, double grid_s) {
   double last_recovering = 0;
   for (long i = 1; i <= grid_points; ++i) {
     double d = tidy_seconds(i * r.grid_s);
+    throw_if_cancelled(cancelled);
     if (!recovers_with_duration(s, d)) {
       r.on_grid_s = d;
       break;
@@ -56,6 +54,7 @@ TippingResult tipping_point(const Scenario& s, double grid_s) {
   long hi = std::lround(*r.on_grid_s / s.step_s);
   while (hi - lo > 1) {
     long mid = lo + (hi - lo) / 2;
+    throw_if_cancelled(cancelled);
     if (recovers_with_duration(s, tidy_seconds(mid * s.step_s)))
       lo = mid;
     else

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/cancel.hpp"
 #include "model/scenario.hpp"
 
 namespace retrystorm {
@@ -18,7 +19,9 @@ struct TippingResult {
 };
 
 // grid_s <= 0 uses the scenario's tipping.grid_s, or ten steps.
-TippingResult tipping_point(const Scenario& s, double grid_s = 0);
+// `cancelled` is polled before each run (throws Cancelled).
+TippingResult tipping_point(const Scenario& s, double grid_s = 0,
+                            const CancelCheck& cancelled = {});
 double default_grid_s(const Scenario& s);
 
 // An upper bound on the steps tipping_point() runs: every grid point a whole

@@ -2,21 +2,60 @@
 
 #include "engines/agent/agent.hpp"
 #include "engines/fluid.hpp"
-#include "model/keys.hpp"
+#include "engines/sessions/session_engine.hpp"
 
 namespace retrystorm {
 
+namespace {
+
+void validate_fluid(const Scenario& s, const RunLimits& limits) {
+  validate_step_keys(s, limits);
+}
+
+void validate_agent_scenario(const Scenario& s, const RunLimits& limits) {
+  validate_step_keys(s, limits);
+  validate_agent(s, limits);  // engines/agent/agent.hpp
+}
+
+RunResult run_agent_once(const Scenario& s) {
+  return run_agent(s);
+}
+
+// In the order of enum Engine. The session model has no per-step run; its
+// step cost of 1 only keeps estimates that divide by it finite.
+constexpr EngineFacts kEngines[] = {
+    {Engine::fluid, validate_fluid, run_fluid, 1, false, false, true},
+    {Engine::agent, validate_agent_scenario, run_agent_once, 30, true, true, true},
+    {Engine::sessions, sessions::validate_sessions, nullptr, 1, true, true, false},
+};
+
+static_assert(kEngines[static_cast<int>(Engine::fluid)].engine == Engine::fluid &&
+              kEngines[static_cast<int>(Engine::agent)].engine == Engine::agent &&
+              kEngines[static_cast<int>(Engine::sessions)].engine == Engine::sessions);
+
+}  // namespace
+
+const EngineFacts& engine_facts(Engine e) {
+  return kEngines[static_cast<int>(e)];
+}
+
+// Declared in model/keys.hpp: the model's rules, then the engine's.
+void validate(const Scenario& s, const RunLimits& limits) {
+  validate_horizon(s, limits);
+  engine_facts(s).validate(s, limits);
+}
+
 void require_step_run(const Scenario& s) {
   // Ladders, tipping points, sweeps and traces are built on per-step runs.
-  if (s.engine == "sessions")
-    throw InputError(
-        "engine: sessions runs with `run` (and `run --runs N`); it has no per-step run for "
-        "ladders, tipping points, sweeps or traces");
+  if (!engine_facts(s).run)
+    throw InputError(std::string("engine: ") + engine_name(s.engine) +
+                     " runs with `run` (and `run --runs N`); it has no per-step run for "
+                     "ladders, tipping points, sweeps or traces");
 }
 
 RunResult run_engine(const Scenario& s) {
   require_step_run(s);
-  return s.engine == "agent" ? run_agent(s) : run_fluid(s);
+  return engine_facts(s).run(s);
 }
 
 }  // namespace retrystorm

@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "engines/ring_queue.hpp"
 #include "policies/backoff.hpp"
 #include "policies/budget.hpp"
+#include "policies/client_policy.hpp"
 
 namespace retrystorm {
 
@@ -47,7 +50,8 @@ namespace {
 struct Cohort {
   double amount;
   int sent_step;
-  int attempt;  // 1 = first attempt
+  int16_t attempt;           // 1 = first attempt (validate: at most 10,000)
+  bool after_error = false;  // its retry followed an error answer, not a timeout
 };
 
 // The server's FIFO queue of cohorts.
@@ -60,15 +64,37 @@ struct Landing {
   double fraction;
 };
 
+// Where split_delay_over_steps puts a delay range from origin 0 with the
+// horizon as beyond_step, without listing the steps: the first step, the
+// last step inside the horizon (-1: none) and at most how many entries.
+struct LandingSpan {
+  long first;
+  long last_inside;
+  double count;
+};
+
+LandingSpan landing_span(DelayRange r, double step_s, long steps) {
+  double lo = r.low_s / step_s, hi = r.high_s / step_s;
+  auto holding = [&](double x) {
+    return x >= static_cast<double>(steps) ? steps : std::max(0L, detail::step_holding(x));
+  };
+  long first = holding(lo);
+  if (hi - lo <= detail::kLandEpsilon) return {first, first < steps ? first : -1, 1};
+  long end = std::min(holding(hi - 2 * detail::kLandEpsilon) + 1, steps);  // exclusive
+  double count = static_cast<double>(std::max(0L, end - first)) + (hi > steps ? 1 : 0);
+  return {first, end > first ? end - 1 : -1, count};
+}
+
 class FluidEngine {
  public:
   explicit FluidEngine(const Scenario& s)
       : s_(s),
         steps_(s.steps()),
         timeout_steps_(s.timeout_steps()),
-        attempts_(s.attempts()),
-        budget_(s),
-        landings_(static_cast<size_t>(attempts_) + 1) {
+        policy_(ClientPolicy::of(s, Engine::fluid)),
+        attempts_(policy_.attempts()),
+        budget_(policy_, s.demand.rate_per_s, s.step_s),
+        shape_(fluid_shape(s)) {
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
     // The incident window as steps [first, end), the same steps in_incident() names.
@@ -76,33 +102,38 @@ class FluidEngine {
       ++incident_first_step_;
     incident_end_step_ = incident_first_step_;
     while (incident_end_step_ < steps_ && s.in_incident(incident_end_step_)) ++incident_end_step_;
-    long longest = 0;
-    for (int a = 1; a < attempts_; ++a) {
-      split_delay_over_steps(backoff_delay(s.client.backoff, a), 0.0, s.step_s, 0, steps_,
-                             [&](long step, double fraction) {
-                               landings_[a].push_back({step, fraction});
-                               longest = std::max(longest, step);
-                             });
-    }
-    // With a deadline, retry number a is sent only if the ladder up to it fits:
-    // a timeouts plus the middle of each backoff range.
-    // The ladder only grows, so the first retry that does not fit ends it.
-    last_retrying_attempt_ = attempts_;
-    double elapsed = 0;
-    for (int a = 1; a < attempts_ && s.client.deadline_s > 0; ++a) {
-      DelayRange d = backoff_delay(s.client.backoff, a);
-      elapsed += s.client.timeout_s + (d.low_s + d.high_s) / 2;
-      if (elapsed > s.client.deadline_s + 1e-9) {
-        last_retrying_attempt_ = a;
-        break;
+    // Landing tables only for attempts that can fail inside the horizon;
+    // attempts with the same backoff range (past the cap) share one table.
+    int tables = std::min(shape_.attempts, attempts_ - 1);
+    landing_of_.assign(static_cast<size_t>(std::max(tables, 0)) + 1, 0);
+    DelayRange previous{-1, -1};
+    for (int a = 1; a <= tables; ++a) {
+      DelayRange d = policy_.delay(a);
+      if (landings_.empty() || d.low_s != previous.low_s || d.high_s != previous.high_s) {
+        landings_.emplace_back();
+        split_delay_over_steps(d, 0.0, s.step_s, 0, steps_, [&](long step, double fraction) {
+          landings_.back().push_back({step, fraction});
+        });
+        previous = d;
       }
+      landing_of_[a] = landings_.size() - 1;
     }
-    // Retries land at most `longest` steps after a failure, and never beyond
-    // the horizon (those stay in flight), so a ring of that many steps holds
-    // every retry waiting in `due`.
-    // A power of two, so finding a step's row is a mask, not a division.
-    ring_steps_ = std::bit_ceil(static_cast<size_t>(std::min<long>(longest, steps_) + 2));
-    due_.assign(ring_steps_ * (static_cast<size_t>(attempts_) + 1), 0.0);
+    // The ring holds every retry waiting in `due`: rows for the longest
+    // backoff inside the horizon, columns for the attempt numbers reachable in
+    // it (fluid_shape), so its size follows the work in flight, not the
+    // horizon x attempts. Rows are a power of two: a step's row is a mask.
+    ring_steps_ = shape_.ring_rows;
+    columns_ = static_cast<size_t>(shape_.attempts) + 1;
+    due_.assign(ring_steps_ * columns_, 0.0);
+    // A budget that prices a retry by its cause keeps the retries after an
+    // error answer apart (AWS: retry_cost vs timeout_cost).
+    if (budget_.prices_causes()) due_error_.assign(due_.size(), 0.0);
+    // Requests whose backoff outlasts the deadline fail when it fires: a ring
+    // over the longest wait, deadline_s.
+    if (policy_.last_planned_attempt() < attempts_) {
+      auto rows = static_cast<size_t>(std::min<double>(steps_, policy_.deadline_s / s.step_s) + 2);
+      deadline_due_.assign(std::bit_ceil(rows), 0.0);
+    }
   }
 
   RunResult run() {
@@ -117,6 +148,7 @@ class FluidEngine {
     series.t_s[t] = t * s_.step_s;
     double capacity = capacity_and_demand(t);
     budget_.begin_step(series.first_attempts[t]);
+    fail_at_deadline_due(t);
     send_retries_due(t);
     enqueue(t);
     serve(t, capacity);
@@ -141,24 +173,31 @@ class FluidEngine {
   void send_retries_due(int t) {
     sending_.clear();
     double* due = due_row(t);
-    for (int a = 2; a <= attempts_; ++a) {
-      double amount = std::exchange(due[a], 0.0);
-      if (amount <= 0) continue;
-      double sent = budget_.enabled()
-                        ? budget_.take(amount, {live_attempts_ + result_.series.first_attempts[t],
-                                                live_retries_})
-                        : amount;
-      double denied = amount - sent;
-      if (denied > 0) {
-        result_.series.budget_denied[t] += denied;
-        fail_users(t, denied);
-      }
-      if (sent > 0) {
-        result_.series.retries[t] += sent;
-        sending_.push_back({sent, t, a});
-      }
+    double* due_error = due_error_.empty() ? nullptr : due_error_row(t);
+    for (int a = 2; a <= shape_.attempts; ++a) {  // no later attempt is ever due
+      send_retry(t, a, std::exchange(due[a], 0.0), RetryCause::timeout);
+      if (due_error) send_retry(t, a, std::exchange(due_error[a], 0.0), RetryCause::error);
     }
     sending_.push_back({result_.series.first_attempts[t], t, 1});
+  }
+
+  void send_retry(int t, int attempt, double amount, RetryCause cause) {
+    if (amount <= 0) return;
+    double sent = amount;
+    if (budget_.admits_at_failure())
+      release_held(amount);  // admitted at the failure; now in flight (live_retries_)
+    else if (budget_.enabled())
+      sent = budget_.take(
+          amount, {live_attempts_ + result_.series.first_attempts[t], live_retries_}, cause);
+    double denied = amount - sent;
+    if (denied > 0) {
+      result_.series.budget_denied[t] += denied;
+      fail_users(t, denied);
+    }
+    if (sent > 0) {
+      result_.series.retries[t] += sent;
+      sending_.push_back({sent, t, static_cast<int16_t>(attempt), cause == RetryCause::error});
+    }
   }
 
   // Rule 4. Retries first (ascending attempt), then first attempts; with a
@@ -169,14 +208,13 @@ class FluidEngine {
       if (s_.server.queue_limit > 0)
         admitted = std::min(c.amount, std::max(0.0, s_.server.queue_limit - queued_));
       if (admitted > 0) {
-        queue_.push_back({admitted, t, c.attempt});
+        queue_.push_back({admitted, t, c.attempt, c.after_error});
         queued_ += admitted;
         track_live(c.attempt, admitted);
       }
       double rejected = c.amount - admitted;
       if (rejected > 0) {
         result_.series.rejected[t] += rejected;
-        budget_.on_attempt_failed(rejected);
         attempt_failed(t, c.attempt, rejected, static_cast<double>(t), false);
       }
     }
@@ -194,7 +232,8 @@ class FluidEngine {
       (on_time ? result_.series.goodput : result_.series.served_late)[t] += served;
       if (on_time) {
         result_.succeeded += served;
-        budget_.on_success(served, head.attempt);
+        budget_.on_success(served, head.attempt,
+                           head.after_error ? RetryCause::error : RetryCause::timeout);
       }
       if (abandoned_at_head_ == 0) track_live(head.attempt, -served);
       left -= served;
@@ -224,7 +263,6 @@ class FluidEngine {
       const Cohort& c = queue_[i];
       result_.series.gave_up[t] += c.amount;
       track_live(c.attempt, -c.amount);
-      budget_.on_attempt_failed(c.amount);
       attempt_failed(t, c.attempt, c.amount, failure_instant, true);
       ++i;
     }
@@ -250,22 +288,38 @@ class FluidEngine {
 
   // A failed attempt (given up or rejected): retry after the backoff of
   // retry number `attempt`, never earlier than the next step; or, with no
-  // attempts left (or none that fit the deadline, or a timeout the client does
-  // not retry), the user request fails.
+  // attempts left (or a timeout the client does not retry), the user request
+  // fails. A budget of a real system admits the retry now; a retry whose
+  // backoff outlasts the deadline fails its request when the deadline fires.
   void attempt_failed(int t, int attempt, double amount, double failure_instant_steps,
                       bool timed_out) {
-    if (attempt >= last_retrying_attempt_ || (timed_out && !s_.client.retry_on_timeout)) {
+    // The stack as one ladder; cohorts carry no start time (the planned deadline rule).
+    Failure f{.attempt = attempt, .timed_out = timed_out};
+    budget_.on_attempt_failed(amount, policy_.retryable(f));
+    RetryDecision d = policy_.decide(f);
+    if (d.verdict == RetryVerdict::past_deadline) {
+      amount = admit_at_failure(t, amount, timed_out);
+      fail_at_deadline(t, amount,
+                       failure_instant_steps + policy_.deadline_left_s(attempt) / s_.step_s);
+      return;
+    }
+    if (!d.retries()) {
       fail_users(t, amount);
       return;
     }
+    amount = admit_at_failure(t, amount, timed_out);
+    if (amount <= 0) return;
     long origin = std::lround(failure_instant_steps);
-    for (const Landing& l : landings_[attempt]) {
+    bool apart = !timed_out && !due_error_.empty();
+    for (const Landing& l : landings_[landing_of_[attempt]]) {
       long step = std::max<long>(t + 1, origin + l.offset_steps);
       if (step >= steps_) {
         beyond_horizon_ += amount * l.fraction;  // still in flight at the end
         continue;
       }
-      due_row(static_cast<int>(step))[attempt + 1] += amount * l.fraction;
+      assert(attempt + 1 <= shape_.attempts);  // fluid_shape: later ones land beyond
+      double* row = apart ? due_error_row(static_cast<int>(step)) : due_row(static_cast<int>(step));
+      row[attempt + 1] += amount * l.fraction;
     }
   }
 
@@ -274,14 +328,65 @@ class FluidEngine {
     result_.failed += amount;
   }
 
+  // Every real system's budget decides at the failure, before the backoff;
+  // what it refuses fails its user request at once. An admitted retry holds
+  // its slot (Envoy) through the backoff until its outcome: held_retries_
+  // while it waits, live_retries_ once sent.
+  double admit_at_failure(int t, double amount, bool timed_out) {
+    if (!budget_.admits_at_failure()) return amount;
+    double admitted = budget_.take(amount, {live_attempts_, held_retries_ + live_retries_},
+                                   timed_out ? RetryCause::timeout : RetryCause::error);
+    double denied = amount - admitted;
+    if (denied > 0) {
+      result_.series.budget_denied[t] += denied;
+      fail_users(t, denied);
+    }
+    held_retries_ += admitted;
+    return admitted;
+  }
+
+  // The request backs off past its deadline: it fails when the deadline
+  // fires (the step holding `instant_steps`), its budget slot held until then.
+  void fail_at_deadline(int t, double amount, double instant_steps) {
+    if (amount <= 0) return;
+    long step = std::max<long>(t, detail::step_holding(instant_steps));
+    if (step >= steps_) {
+      beyond_horizon_ += amount;  // still waiting at the end
+    } else if (step == t) {
+      release_held(amount);
+      fail_users(t, amount);
+    } else {
+      deadline_due_[static_cast<size_t>(step) & (deadline_due_.size() - 1)] += amount;
+    }
+  }
+
+  // The deadlines that fire in step t, before this step's retries are sent.
+  void fail_at_deadline_due(int t) {
+    if (deadline_due_.empty()) return;
+    double amount =
+        std::exchange(deadline_due_[static_cast<size_t>(t) & (deadline_due_.size() - 1)], 0.0);
+    if (amount <= 0) return;
+    release_held(amount);
+    fail_users(t, amount);
+  }
+
+  void release_held(double amount) {
+    if (budget_.admits_at_failure()) held_retries_ = std::max(0.0, held_retries_ - amount);
+  }
+
   double* due_row(int step) {
-    return &due_[(static_cast<size_t>(step) & (ring_steps_ - 1)) * (attempts_ + 1)];
+    return &due_[(static_cast<size_t>(step) & (ring_steps_ - 1)) * columns_];
+  }
+  double* due_error_row(int step) {
+    return &due_error_[(static_cast<size_t>(step) & (ring_steps_ - 1)) * columns_];
   }
 
   // Rule 7 at the end of the horizon: who is still in flight.
   void finish() {
     double in_flight = beyond_horizon_;
     for (double d : due_) in_flight += d;
+    for (double d : due_error_) in_flight += d;
+    for (double d : deadline_due_) in_flight += d;
     for (size_t i = abandoned_at_head_; i < queue_.size(); ++i) in_flight += queue_[i].amount;
     result_.in_flight = in_flight;
   }
@@ -289,14 +394,19 @@ class FluidEngine {
   const Scenario& s_;
   int steps_;
   int timeout_steps_;
+  ClientPolicy policy_;
   int attempts_;
   RetryBudget budget_;
-  std::vector<std::vector<Landing>> landings_;  // by attempt number
-  size_t ring_steps_ = 0;
-  std::vector<double> due_;  // due[step % ring][attempt]
+  FluidShape shape_;
+  std::vector<std::vector<Landing>> landings_;  // distinct tables
+  std::vector<size_t> landing_of_;              // by attempt number: its table
+  size_t ring_steps_ = 0, columns_ = 0;
+  std::vector<double> due_;        // due[step % ring][attempt]
+  std::vector<double> due_error_;  // the same, retries after an error (budget_.prices_causes())
   double beyond_horizon_ = 0;
-  int last_retrying_attempt_ = 1;  // attempts from here on fail instead of retrying
   double live_attempts_ = 0, live_retries_ = 0;
+  double held_retries_ = 0;           // admitted at the failure, still in backoff
+  std::vector<double> deadline_due_;  // by step (a ring): requests failing at their deadline
   CohortQueue queue_;
   size_t abandoned_at_head_ = 0;  // given-up cohorts still queued (no shedding)
   int incident_first_step_ = 0, incident_end_step_ = 0;  // [first, end)
@@ -309,6 +419,35 @@ class FluidEngine {
 
 RunResult run_fluid(const Scenario& scenario) {
   return FluidEngine(scenario).run();
+}
+
+FluidShape fluid_shape(const Scenario& s) {
+  FluidShape f;
+  f.steps = s.steps();
+  ClientPolicy policy = ClientPolicy::of(s, Engine::fluid);
+  int attempts = policy.attempts();
+  f.last_retrying = policy.last_planned_attempt();
+  // A retry is sent at least max(1, shortest backoff) steps after a rejected
+  // attempt was sent, or a timeout plus the shortest backoff after a given-up
+  // one; rejections happen only with a queue limit.
+  long fail_steps = s.server.queue_limit > 0 ? 0 : s.timeout_steps();
+  long sent = 0, longest = 0;
+  DelayRange previous{-1, -1};
+  for (int a = 1; a < attempts; ++a) {  // retry number a sends attempt a + 1
+    DelayRange d = policy.delay(a);
+    LandingSpan span = landing_span(d, s.step_s, f.steps);
+    f.landing_walk += span.count;
+    if (a == 1 || d.low_s != previous.low_s || d.high_s != previous.high_s)
+      f.landings += span.count;
+    previous = d;
+    longest = std::max(longest, span.last_inside);
+    if (a >= f.last_retrying) break;
+    sent += std::max(1L, fail_steps + span.first);
+    if (sent >= f.steps) break;
+    f.attempts = a + 1;
+  }
+  f.ring_rows = std::bit_ceil(static_cast<size_t>(std::min(longest, f.steps) + 2));
+  return f;
 }
 
 }  // namespace retrystorm

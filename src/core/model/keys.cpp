@@ -1,14 +1,14 @@
 #include "model/keys.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 
-#include "engines/agent/agent.hpp"              // validate_agent
-#include "engines/sessions/session_engine.hpp"  // validate_sessions
+#include "model/number_text.hpp"
 
 namespace retrystorm {
 
@@ -21,13 +21,6 @@ constexpr double kStepEpsilon = 1e-9;
 bool whole_multiple(double value, double step) {
   double ratio = value / step;
   return std::fabs(ratio - std::round(ratio)) < kStepEpsilon * std::max(1.0, ratio);
-}
-
-std::string number_text(double v) {
-  std::ostringstream out;
-  out.precision(15);
-  out << v;
-  return out.str();
 }
 
 // Builders keep the table below one line per fact.
@@ -126,14 +119,11 @@ std::vector<KeySpec> build_keys() {
       "name", "preset or scenario name", [](S & s) -> auto& { return s.name; }));
   keys.push_back(text(
       "description", "one line a person reads", [](S & s) -> auto& { return s.description; }));
-  keys.push_back(text(
-      "engine",
+  keys.push_back(choice<Engine>(
+      "engine", {std::begin(kEngineNames), std::end(kEngineNames)}, "run", "Engine",
       "fluid: the deterministic step model; agent: every attempt an entity; sessions: the "
       "scheduler's session model",
       [](S & s) -> auto& { return s.engine; }));
-  keys.back().type = KeyType::choice;
-  keys.back().choices = {"fluid", "agent", "sessions"};
-  keys.back().label = "Engine";
   keys.push_back(number(
       "horizon_s", 0, 1e7, "s", "run", "Horizon", "length of the run",
       [](S & s) -> auto& { return s.horizon_s; }, true));
@@ -493,11 +483,12 @@ std::vector<KeySpec> build_keys() {
       [](S & s) -> auto& { return s.api.auth_max_s; });
   session_text(
       "items.ping_rates_per_h", "Pings per hour",
-      "sessions: 24 rates, pings per hour for each hour of the day from 00",
+      "sessions: 24 rates, 0 to 3600 pings per hour for each hour of the day from 00",
       [](S & s) -> auto& { return s.items.ping_rates_per_h; });
   session_text(
       "items.ping_day_factors", "Ping day factors",
-      "sessions: multiplier of the ping rates per day (\"1,1,0.5\"); the last one repeats",
+      "sessions: multiplier of the ping rates per day (\"1,1,0.5\"), 0 to 100; the last one "
+      "repeats",
       [](S & s) -> auto& { return s.items.ping_day_factors; });
   session_integer(
       "items.ping_channels", 1, 10000, "Ping channels",
@@ -594,11 +585,14 @@ std::vector<KeySpec> build_keys() {
 }
 
 double parse_number(const std::string& path, const std::string& text) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
+  double v = 0;
+  switch (parse_decimal(text, v)) {
+    case NumberText::ok:
+      return v;
+    case NumberText::out_of_range:
+      throw InputError(path + ": '" + text + "' is outside the range of numbers");
+    case NumberText::not_a_number:
+      break;
   }
   throw InputError(path + ": '" + text + "' is not a number");
 }
@@ -629,17 +623,26 @@ std::string to_string(const KeyValue& v) {
   return std::get<std::string>(v);
 }
 
+NumberText parse_decimal(std::string_view text, double& out) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty() || text.front() == '+') return NumberText::not_a_number;
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range) return NumberText::out_of_range;
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
+    return NumberText::not_a_number;
+  out = v;
+  return NumberText::ok;
+}
+
 bool parse_number_list(const std::string& text, std::vector<double>& out, std::string& bad) {
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
-    size_t used = 0;
-    double v = NAN;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-    }
-    while (used < item.size() && item[used] == ' ') ++used;
-    if (!std::isfinite(v) || used != item.size()) {
+    std::string_view trimmed(item);
+    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
+    while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+    double v = 0;
+    if (parse_decimal(trimmed, v) != NumberText::ok) {
       bad = item;
       return false;
     }
@@ -707,6 +710,25 @@ void set_key_text(Scenario& s, const std::string& path, const std::string& text)
   }
 }
 
+std::vector<std::string> ignored_keys(const Scenario& s, const std::vector<std::string>& given) {
+  static const Scenario defaults;
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& path : given) {
+    const KeySpec* k = find_key(path);
+    if (!k || k->when_path.empty() || !seen.insert(path).second) continue;
+    std::string now = to_string(key_or_throw(k->when_path).get(s));
+    const auto& when = k->when_values;
+    if (std::find(when.begin(), when.end(), now) != when.end()) continue;
+    if (to_string(k->get(s)) == to_string(k->get(defaults))) continue;
+    std::string list;
+    for (const auto& v : when) list += (list.empty() ? "" : ", ") + v;
+    out.push_back(path + ": ignored: it applies when " + k->when_path + " is " + list +
+                  ", and here " + k->when_path + " is " + now);
+  }
+  return out;
+}
+
 double get_number(const Scenario& s, const std::string& path) {
   const KeySpec& k = key_or_throw(path);
   if (k.type != KeyType::number && k.type != KeyType::integer)
@@ -714,7 +736,7 @@ double get_number(const Scenario& s, const std::string& path) {
   return std::get<double>(k.get(s));
 }
 
-void validate(const Scenario& s, const RunLimits& limits) {
+void validate_horizon(const Scenario& s, const RunLimits& limits) {
   if (!whole_multiple(s.horizon_s, s.step_s))
     throw InputError("horizon_s: " + number_text(s.horizon_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
@@ -723,7 +745,9 @@ void validate(const Scenario& s, const RunLimits& limits) {
     throw InputError("horizon_s: " + number_text(s.horizon_s) + " s at step_s " +
                      number_text(s.step_s) + " is " + number_text(steps) + " steps; the limit is " +
                      std::to_string(limits.max_steps));
-  if (s.engine == "sessions") return sessions::validate_sessions(s, limits);
+}
+
+void validate_step_keys(const Scenario& s, const RunLimits& limits) {
   if (!whole_multiple(s.client.timeout_s, s.step_s))
     throw InputError("client.timeout_s: " + number_text(s.client.timeout_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
@@ -745,12 +769,6 @@ void validate(const Scenario& s, const RunLimits& limits) {
       !whole_multiple(s.client.budget.ttl_s, s.step_s))
     throw InputError("client.budget.ttl_s: " + number_text(s.client.budget.ttl_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
-  if (s.engine == "agent") {
-    validate_agent(s, limits);  // engines/agent/agent.hpp
-  } else if (s.engine != "fluid") {
-    throw InputError("engine: '" + s.engine +
-                     "' is not available; choose fluid, agent or sessions");
-  }
 }
 
 int Scenario::steps() const {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/scenario.hpp"
@@ -51,11 +52,28 @@ void set_key_text(Scenario& s, const std::string& path, const std::string& text)
 // Reads a numeric key (integer, number); throws for other types.
 double get_number(const Scenario& s, const std::string& path);
 
+// The keys among `given` that this scenario does not use (a key of another
+// engine, a budget number of another budget kind) and that differ from their
+// default: one warning line each, naming the key and what it applies to.
+std::vector<std::string> ignored_keys(const Scenario& s, const std::vector<std::string>& given);
+
 // Checks the rules that tie keys together (step divides the horizon, timeout
 // is a whole number of steps, run size within limits). Throws InputError.
+// Defined in engines/engine.cpp: the model's rules below, then the checks of
+// the scenario's engine from the engine table (the model knows no engine).
 void validate(const Scenario& s, const RunLimits& limits = {});
+// The model's rules for every engine: the horizon is whole steps, within limits.
+void validate_horizon(const Scenario& s, const RunLimits& limits);
+// The model's rules for the per-step engines (fluid, agent): timeouts and
+// windows in whole steps, attempts per request within limits.
+void validate_step_keys(const Scenario& s, const RunLimits& limits);
 
 std::string to_string(const KeyValue& v);
+
+// A decimal number as people write it ("12", "-0.5", "1e-3", "+2"): no hex,
+// no "inf" or "nan", no spaces. The one number reader of text input.
+enum class NumberText { ok, not_a_number, out_of_range };
+NumberText parse_decimal(std::string_view text, double& out);
 
 // A comma-separated list of numbers ("3, 1.5"). At the first item that is not
 // a finite number, returns false with that item in `bad`.

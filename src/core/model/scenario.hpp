@@ -12,6 +12,13 @@
 namespace retrystorm {
 
 enum class ServiceCompletes { start, end };
+// The engine a scenario runs with (key `engine`); what each one can do is in
+// the table of engines/engine.hpp, its name in kEngineNames.
+enum class Engine { fluid, agent, sessions };
+inline constexpr const char* kEngineNames[] = {"fluid", "agent", "sessions"};
+inline const char* engine_name(Engine e) {
+  return kEngineNames[static_cast<int>(e)];
+}
 // full: U[0, w); equal: U[w/2, w); grpc: w x U(0.8, 1.2);
 // decorrelated: U[base, min(cap, base x 3^k)) (see docs/policies.md).
 enum class Jitter { none, full, equal, decorrelated, grpc };
@@ -22,7 +29,7 @@ enum class BudgetKind {
   envoy_concurrency,  // Envoy retry_budget: active retries vs active + pending
   grpc_throttling,    // gRPC retryThrottling: tokens, retries while > half
   aws_quota,          // AWS SDK standard mode retry quota
-  ratio_ttl,          // Linkerd / Finagle: ratio, minimum per second, ttl
+  ratio_ttl,          // Linkerd ServiceProfile: ratio of unretried outcomes, reserve, ttl
 };
 // Which recovery time decides "recovered" (verdict, ladder, tipping point).
 enum class RecoveryCriterion { failures, goodput };
@@ -72,7 +79,7 @@ struct Budget {
 struct Scenario {
   std::string name = "custom";
   std::string description;
-  std::string engine = "fluid";
+  Engine engine = Engine::fluid;
   double horizon_s = 300;
   double step_s = 1;
   ServiceCompletes service_completes = ServiceCompletes::start;

@@ -53,6 +53,10 @@ struct ApiModel {
   double auth_max_s = 200;
 };
 
+// Ranges of the items.* lists: the engine refuses values beyond them and a
+// replay scenario written by `analyze` is clamped to them.
+constexpr double kMaxPingsPerHour = 3600, kMaxDayFactor = 100;
+
 struct ItemsModel {
   // Pings per hour of day, 00 to 23.
   std::string ping_rates_per_h =

@@ -2,25 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/input_text.hpp"
+
 namespace retrystorm::configs {
 
 namespace {
-
-constexpr size_t kMaxText = 4 * 1024 * 1024;
-constexpr int kMaxNesting = 200;
-
-int line_at_offset(const std::string& text, size_t offset) {
-  int line = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i)
-    if (text[i] == '\n') ++line;
-  return line;
-}
 
 YAML::Node json_to_yaml(const nlohmann::json& j) {
   if (j.is_object()) {
@@ -36,22 +27,6 @@ YAML::Node json_to_yaml(const nlohmann::json& j) {
   if (j.is_null()) return YAML::Node(YAML::NodeType::Null);
   if (j.is_string()) return YAML::Node(j.get<std::string>());
   return YAML::Node(j.dump());
-}
-
-// Deeply nested flow collections make recursive parsers run out of stack;
-// no configuration of ours nests anywhere near this deep.
-void check_nesting(const std::string& text, const std::string& file) {
-  int depth = 0;
-  int line = 1;
-  for (char c : text) {
-    if (c == '\n') ++line;
-    if (c == '[' || c == '{') {
-      if (++depth > kMaxNesting)
-        fail({file, "", line}, "nested more than " + std::to_string(kMaxNesting) + " levels deep");
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
 }
 
 }  // namespace
@@ -78,25 +53,13 @@ void fail(const Where& w, const std::string& message) {
 }
 
 std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxText) fail({file, "", 0}, "larger than 4 MiB");
-  check_nesting(text, file);
+  if (text.size() > kMaxInputBytes) fail({file, "", 0}, "larger than 4 MiB");
+  check_utf8(text, file);     // io/input_text.hpp
+  check_nesting(text, file);  // before any recursive parser
   size_t first = text.find_first_not_of(" \t\r\n");
   std::vector<YAML::Node> docs;
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      std::string what = e.what();
-      auto colon = what.find("syntax error");
-      fail({file, "", line_at_offset(text, e.byte > 0 ? e.byte - 1 : 0)},
-           "not valid JSON: " + (colon == std::string::npos ? what : what.substr(colon)));
-    } catch (const nlohmann::json::exception& e) {  // e.g. a number too large (found by fuzz/)
-      std::string what = e.what();
-      auto close = what.find("] ");
-      fail({file, "", 0},
-           "not valid JSON: " + (close == std::string::npos ? what : what.substr(close + 2)));
-    }
+    nlohmann::json j = parse_json_text(text, file);  // nesting and duplicate keys
     try {
       docs.push_back(YAML::Load(text));  // the same data, with line numbers
     } catch (const std::exception&) {
@@ -261,7 +224,7 @@ long long wrapped_whole(const YAML::Node& n, const Where& w, long long min, long
   if (!n.IsMap()) return whole(n, w, min, max);
   double v = wrapped_number(n, w);
   if (v != std::floor(v) || v < static_cast<double>(min) || v > static_cast<double>(max))
-    fail(w, num_text(v) + " is not a whole number from " + std::to_string(min) + " to " +
+    fail(w, number_text(v) + " is not a whole number from " + std::to_string(min) + " to " +
                 std::to_string(max));
   return static_cast<long long>(v);
 }
@@ -279,26 +242,20 @@ std::string snake_case(const std::string& key) {
   return out;
 }
 
-std::string num_text(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
-}
-
 std::string human_duration(double s) {
   if (!(s > 0)) return "0 s";
-  if (s >= 1e12) return num_text(s) + " s";
-  if (s < 1) return num_text(std::round(s * 1e6) / 1e3) + " ms";
-  if (s < 60) return num_text(std::round(s * 1000) / 1000) + " s";
-  double rounded = std::round(s * 1000) / 1000;
-  long long whole_s = static_cast<long long>(std::floor(rounded));
-  double frac = rounded - static_cast<double>(whole_s);
-  long long h = whole_s / 3600, m = (whole_s % 3600) / 60;
-  double sec = static_cast<double>(whole_s % 60) + frac;
+  if (s >= 1e12) return number_text(s) + " s";
+  if (s < 1) return number_text(std::round(s * 1e6) / 1e3) + " ms";
+  if (s < 60) return number_text(std::round(s * 1000) / 1000) + " s";
+  // Whole milliseconds, so the seconds are a number of ms / 1000 and print
+  // as such (a fraction split off a double prints as 2.1430000000000007).
+  long long ms = std::llround(s * 1000);
+  long long h = ms / 3'600'000, m = ms % 3'600'000 / 60'000;
+  double sec = static_cast<double>(ms % 60'000) / 1000;
   std::string out;
   if (h > 0) out += std::to_string(h) + " h";
   if (m > 0) out += (out.empty() ? "" : " ") + std::to_string(m) + " min";
-  if (sec > 0) out += (out.empty() ? "" : " ") + num_text(sec) + " s";
+  if (sec > 0) out += (out.empty() ? "" : " ") + number_text(sec) + " s";
   return out;
 }
 
@@ -317,9 +274,9 @@ std::string proto_duration(double seconds) {
 std::string go_duration(double seconds) {
   if (seconds <= 0) return "0s";
   long long ms = static_cast<long long>(std::llround(seconds * 1000));
-  if (ms == 0) return num_text(std::round(seconds * 1e6)) + "us";
+  if (ms == 0) return number_text(std::round(seconds * 1e6)) + "us";
   if (ms < 1000 || ms % 1000 != 0) {
-    if (ms >= 1000 && ms % 1000 != 0 && ms < 60000) return num_text(ms / 1000.0) + "s";
+    if (ms >= 1000 && ms % 1000 != 0 && ms < 60000) return number_text(ms / 1000.0) + "s";
     if (ms < 1000) return std::to_string(ms) + "ms";
   }
   long long s = ms / 1000;
@@ -327,7 +284,7 @@ std::string go_duration(double seconds) {
   std::string out;
   if (h) out += std::to_string(h) + "h";
   if (m) out += std::to_string(m) + "m";
-  if (rest_ms) out += num_text(rest_ms / 1000.0) + "s";
+  if (rest_ms) out += number_text(rest_ms / 1000.0) + "s";
   return out.empty() ? "0s" : out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/keys.hpp"
+#include "model/number_text.hpp"  // every number in a message
 
 namespace retrystorm::configs {
 
@@ -62,13 +63,12 @@ long long wrapped_whole(const YAML::Node& n, const Where& w, long long min, long
 // "retryPolicy" -> "retry_policy" (proto3 JSON allows either spelling).
 std::string snake_case(const std::string& key);
 
-// Human durations for reports: "31 min 30 s", "250 ms", "1.5 s".
+// Human durations for reports: "31 min 30 s", "250 ms", "1.5 s", "2 min 2.143 s"
+// (to the millisecond; each number through number_text).
 std::string human_duration(double seconds);
 // Protobuf Duration string: 0.1 -> "0.1s", 2 -> "2s".
 std::string proto_duration(double seconds);
 // Go-style duration for Istio/Linkerd: 0.1 -> "100ms", 90 -> "1m30s".
 std::string go_duration(double seconds);
-// Shortest text that reads back as the same double.
-std::string num_text(double v);
 
 }  // namespace retrystorm::configs

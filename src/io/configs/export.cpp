@@ -10,6 +10,8 @@
 #include "io/configs/common.hpp"
 #include "io/configs/import.hpp"
 #include "model/keys.hpp"
+#include "policies/backoff.hpp"
+#include "policies/client_policy.hpp"
 
 namespace retrystorm::configs {
 
@@ -17,88 +19,24 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// The client policy, read through the key table.
-struct Policy {
-  std::string name;
-  int retries = 0;  // at the layer exported (the innermost)
-  int layers = 1;
-  std::vector<int> stack;
-  double timeout_s = 5, deadline_s = 0;
-  bool retry_on_timeout = true;
-  double base_s = 1, multiplier = 2, cap_s = 0;
-  std::string jitter = "none";
-  std::string budget = "none";
-  double ratio = 0.1, window_s = 10, min_concurrency = 3, max_tokens = 10, token_ratio = 0.1;
-  double quota_tokens = 500, retry_cost = 5, timeout_cost = 10, success_reward = 1;
-  double min_retries_per_s = 10, ttl_s = 10;
-  bool shed = false;
-  double queue_limit = 0;
-
-  // The largest backoff window the retries reach: a cap that never binds.
-  double top_window() const {
-    double w = base_s;
-    for (int i = 1; i < retries; ++i) w *= multiplier;
-    return cap_s > 0 ? std::min(w, cap_s) : w;
-  }
-};
-
-Policy policy_of(const Scenario& s) {
-  Policy p;
-  p.name = s.name;
-  p.layers = s.client.layers;
-  p.retries = s.client.retries;
-  std::string stack = key_text(s, "client.stack_retries", "");
-  if (!stack.empty()) {
-    std::stringstream in(stack);
-    std::string item;
-    while (std::getline(in, item, ','))
-      if (!item.empty()) p.stack.push_back(std::atoi(item.c_str()));
-    if (!p.stack.empty()) {
-      p.retries = p.stack.back();
-      p.layers = static_cast<int>(p.stack.size());
-    }
-  }
-  p.timeout_s = s.client.timeout_s;
-  p.deadline_s = key_number(s, "client.deadline_s", 0);
-  p.retry_on_timeout = key_bool(s, "client.retry_on_timeout", true);
-  p.base_s = key_number(s, "client.backoff.base_s", 1);
-  p.multiplier = key_number(s, "client.backoff.multiplier", 2);
-  p.cap_s = key_number(s, "client.backoff.cap_s", 0);
-  p.jitter = key_text(s, "client.backoff.jitter", "none");
-  p.budget = key_text(s, "client.budget.kind", "none");
-  p.ratio = key_number(s, "client.budget.ratio", 0.1);
-  p.window_s = key_number(s, "client.budget.window_s", 10);
-  p.min_concurrency = key_number(s, "client.budget.min_concurrency", 3);
-  p.max_tokens = key_number(s, "client.budget.max_tokens", 10);
-  p.token_ratio = key_number(s, "client.budget.token_ratio", 0.1);
-  p.quota_tokens = key_number(s, "client.budget.quota_tokens", 500);
-  p.retry_cost = key_number(s, "client.budget.retry_cost", 5);
-  p.timeout_cost = key_number(s, "client.budget.timeout_cost", 10);
-  p.success_reward = key_number(s, "client.budget.success_reward", 1);
-  p.min_retries_per_s = key_number(s, "client.budget.min_retries_per_s", 10);
-  p.ttl_s = key_number(s, "client.budget.ttl_s", 10);
-  p.shed = s.server.shed_abandoned;
-  p.queue_limit = s.server.queue_limit;
-  return p;
+// The layer a configuration is written for: the innermost (the one that
+// calls the dependency), as the one typed client policy reads the scenario.
+int exported_retries(const Scenario& s) {
+  return ClientPolicy::of(s).layer_retries.back();
 }
 
-std::string stack_note(const Policy& p) {
-  if (p.layers <= 1) return "";
+// The largest backoff window `n` retries reach: a cap that never binds.
+double top_window(const Backoff& b, int n) {
+  return backoff_window_s(b, std::max(n, 1));
+}
+
+std::string stack_note(const Scenario& s) {
+  const ClientPolicy p = ClientPolicy::of(s);
+  if (p.layers() <= 1) return "";
   std::string list;
-  int attempts = 1;
-  if (p.stack.empty()) {
-    for (int i = 0; i < p.layers; ++i) {
-      list += (list.empty() ? "" : ", ") + std::to_string(p.retries);
-      attempts *= p.retries + 1;
-    }
-  } else {
-    for (int r : p.stack) {
-      list += (list.empty() ? "" : ", ") + std::to_string(r);
-      attempts *= r + 1;
-    }
-  }
-  return "the scenario retries at " + std::to_string(p.layers) + " layers (" + list +
-         " retries, outermost first; up to " + std::to_string(attempts) +
+  for (int r : p.layer_retries) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  return "the scenario retries at " + std::to_string(p.layers()) + " layers (" + list +
+         " retries, outermost first; up to " + std::to_string(p.attempts()) +
          " attempts per request): this is one layer's configuration (the innermost); each "
          "layer needs its own";
 }
@@ -126,165 +64,284 @@ std::string commented(const std::vector<std::string>& notes, const std::string& 
   return out;
 }
 
-std::string server_notes(const Policy& p, std::vector<std::string>& notes) {
-  if (p.shed)
+std::string server_notes(const Scenario& s, std::vector<std::string>& notes) {
+  if (s.server.shed_abandoned)
     notes.push_back(
         "shedding abandoned work happens in the server, not here: propagate the "
         "deadline and drop expired work");
-  if (p.queue_limit > 0)
-    notes.push_back("the queue limit of " + num_text(p.queue_limit) +
+  if (s.server.queue_limit > 0)
+    notes.push_back("the queue limit of " + number_text(s.server.queue_limit) +
                     " belongs to the server (or Envoy's max_pending_requests)");
   return "";
 }
 
+// protobuf's Duration holds at most 315,576,000,000 s (10,000 years); gRPC
+// refuses more (LoadDuration::LoadInto in gRPC's json_object_loader.cc), so
+// does Envoy's proto validation.
+constexpr double kProtoDurationMax = 315'576'000'000.0;
+
+// "1000000 s" (number_text writes whole numbers without an exponent).
+std::string seconds_text(double v) {
+  return number_text(v) + " s";
+}
+
+// Values as the system's own validator accepts them and our import reads them
+// back into the key's range; each value changed gets a note saying so
+// (docs/configs.md, "Export").
+struct Fit {
+  std::string system;
+  double min_duration_s;  // Envoy, gRPC, Istio keep milliseconds: less reads as 0
+  std::vector<std::string>& notes;
+
+  // A duration written as `field` for the scenario key `key`.
+  double duration(double v, const std::string& key, const std::string& field) const {
+    double key_max = key_or_throw(key).max;
+    double hi = std::min(kProtoDurationMax, key_max);
+    double out = std::clamp(v, min_duration_s, hi);
+    if (out > v)
+      notes.push_back(field + ": " + human_duration(v) + " is below the " +
+                      human_duration(min_duration_s) + " " + system + " can express; clamped to " +
+                      human_duration(out));
+    else if (out < v)
+      notes.push_back(field + ": " + seconds_text(v) + " is more than " + key +
+                      " allows (at most " + seconds_text(key_max) +
+                      "; protobuf's Duration allows at most " + seconds_text(kProtoDurationMax) +
+                      "); clamped to " + seconds_text(out) + " (" + human_duration(out) + ")");
+    return out;
+  }
+  // A whole number from `lo` to `hi` written as `field`.
+  double whole(double v, double lo, double hi, const std::string& field) const {
+    double out = std::clamp(std::round(v), lo, hi);
+    if (out != v)
+      notes.push_back(field + ": " + number_text(v) + " is not a whole number from " +
+                      number_text(lo) + " to " + number_text(hi) + "; clamped to " +
+                      number_text(out));
+    return out;
+  }
+  // A percentage of at most 100 written as `field`.
+  double percent(double ratio, const std::string& field) const {
+    double v = ratio * 100;
+    if (v <= 100) return v;
+    notes.push_back(field + ": " + number_text(v) + "% is above the 100% " + system +
+                    " allows; clamped to 100");
+    return 100;
+  }
+};
+
 // ---------------------------------------------------------------- Envoy
-ExportResult envoy(const Policy& p) {
+// The cluster's circuit breaker: the retry budget.
+std::string envoy_cluster(const Scenario& s, const Fit& fit) {
+  auto& notes = fit.notes;
+  std::ostringstream c;
+  c << "\n# Cluster: goes under clusters[] (the cluster this route sends to)\n";
+  c << "circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n";
+  constexpr double kUint32Max = 4'294'967'295.0;  // UInt32Value
+  if (s.client.budget.kind == BudgetKind::envoy_concurrency && s.client.budget.ratio == 0) {
+    c << "    max_retries: "
+      << number_text(fit.whole(s.client.budget.min_concurrency, 0, kUint32Max, "max_retries"))
+      << "  # a fixed cap on concurrent retries, no retry_budget\n";
+  } else if (s.client.budget.kind == BudgetKind::envoy_concurrency ||
+             s.client.budget.kind == BudgetKind::window ||
+             s.client.budget.kind == BudgetKind::token_bucket ||
+             s.client.budget.kind == BudgetKind::ratio_ttl) {
+    c << "    retry_budget:\n";
+    c << "      budget_percent:  # active retries <= this share of active + pending requests\n"
+      << "        value: "
+      << number_text(fit.percent(s.client.budget.ratio, "retry_budget.budget_percent")) << "\n";
+    double minc =
+        s.client.budget.kind == BudgetKind::envoy_concurrency ? s.client.budget.min_concurrency : 3;
+    c << "      min_retry_concurrency: "
+      << number_text(fit.whole(minc, 0, kUint32Max, "retry_budget.min_retry_concurrency")) << "\n";
+    if (s.client.budget.kind != BudgetKind::envoy_concurrency)
+      notes.push_back(
+          "Envoy's retry budget counts concurrent retries against active requests; "
+          "the scenario's '" +
+          budget_kind_name(s.client.budget.kind) +
+          "' budget (retries against first attempts over " +
+          human_duration(s.client.budget.kind == BudgetKind::ratio_ttl ? s.client.budget.ttl_s
+                                                                       : s.client.budget.window_s) +
+          ") is approximated by the same share");
+  } else {
+    // Left out, max_retries is 3 (ClusterInfoImpl::ResourceManagers::load,
+    // source/common/upstream/upstream_impl.cc): the largest UInt32Value lifts
+    // it, as Istio does, so the file means "no limit" (docs/configs.md).
+    c << "    max_retries: 4294967295  # no limit on concurrent retries (left out, Envoy "
+         "allows 3)\n"
+         "    # A budget caps retries as a share of traffic:\n"
+         "    # retry_budget:\n    #   budget_percent: {value: 20}\n"
+         "    #   min_retry_concurrency: 3\n";
+    if (s.client.budget.kind != BudgetKind::none)
+      notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
+                      "' budget has no Envoy equivalent; written without a limit");
+  }
+  return c.str();
+}
+
+ExportResult envoy(const Scenario& s) {
+  const int retries = exported_retries(s);
   ExportResult r{"envoy", "", {}};
   std::vector<std::string>& notes = r.notes;
+  Fit fit{"Envoy", 0.001, notes};
   std::ostringstream y;
-  y << "# Envoy retry settings for scenario '" << p.name << "' (written by retrystorm).\n";
-  if (!stack_note(p).empty()) {
-    notes.push_back(stack_note(p));
+  y << "# Envoy retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
+  if (!stack_note(s).empty()) {
+    notes.push_back(stack_note(s));
     y << commented({notes.back()}, "#");
   }
   y << "# Route: these fields go under route_config.virtual_hosts[].routes[].route\n";
-  if (p.deadline_s > 0)
-    y << "timeout: " << proto_duration(p.deadline_s)
+  if (s.client.deadline_s > 0)
+    y << "timeout: "
+      << proto_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"))
       << "  # the whole request, all attempts and backoff included\n";
   else
     y << "timeout: 0s  # no overall deadline (0s turns off Envoy's default of 15s)\n";
   y << "retry_policy:\n";
   y << "  retry_on: \"5xx,reset,connect-failure,refused-stream\"\n";
-  y << "  num_retries: " << p.retries << "  # retries, so " << p.retries + 1
+  y << "  num_retries: " << retries << "  # retries, so " << retries + 1
     << " attempts per request\n";
-  if (p.retry_on_timeout) {
-    y << "  per_try_timeout: " << proto_duration(p.timeout_s)
+  if (s.client.retry_on_timeout) {
+    y << "  per_try_timeout: "
+      << proto_duration(fit.duration(s.client.timeout_s, "client.timeout_s", "per_try_timeout"))
       << "  # each attempt; without it a timed-out attempt is never retried\n";
   } else {
     y << "  # per_try_timeout left unset: an attempt may run until the route timeout and a\n"
          "  # timed-out attempt is never retried (client.retry_on_timeout: false)\n";
-    if (p.deadline_s <= 0 || std::fabs(p.deadline_s - p.timeout_s) > 1e-9)
+    if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
       notes.push_back(
           "without per_try_timeout an attempt's timeout is the route timeout; the "
           "scenario's " +
-          human_duration(p.timeout_s) + " per attempt cannot be expressed");
+          human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
   }
-  double base = p.base_s > 0 ? p.base_s : 0.001;
+  double base = s.client.backoff.base_s > 0 ? s.client.backoff.base_s : 0.001;
+  if (s.client.backoff.base_s <= 0)
+    notes.push_back("Envoy needs base_interval > 0; 1ms is the closest to immediate retries");
+  base = fit.duration(base, "client.backoff.base_s", "base_interval");
   y << "  retry_back_off:\n";
   y << "    base_interval: " << proto_duration(base) << "\n";
-  double cap = p.cap_s > 0 ? std::max(p.cap_s, base) : std::max(p.top_window(), base);
+  double cap = s.client.backoff.cap_s > 0 ? std::max(s.client.backoff.cap_s, base)
+                                          : std::max(top_window(s.client.backoff, retries), base);
+  cap = fit.duration(cap, "client.backoff.cap_s", "max_interval");
   y << "    max_interval: " << proto_duration(cap)
-    << (p.cap_s > 0 ? "\n" : "  # no cap in the scenario: the largest window the retries reach\n");
-  if (p.base_s <= 0)
-    notes.push_back("Envoy needs base_interval > 0; 1ms is the closest to immediate retries");
-  if (p.jitter != "full")
+    << (s.client.backoff.cap_s > 0
+            ? "\n"
+            : "  # no cap in the scenario: the largest window the retries reach\n");
+  if (s.client.backoff.jitter != Jitter::full)
     notes.push_back(
         "Envoy always draws each delay uniformly in [0, window) (full jitter); the "
         "scenario's jitter '" +
-        p.jitter + "' cannot be expressed");
-  if (p.multiplier != 2)
+        jitter_name(s.client.backoff.jitter) + "' cannot be expressed");
+  if (s.client.backoff.multiplier != 2)
     notes.push_back("Envoy doubles the window each retry; a multiplier of " +
-                    num_text(p.multiplier) + " cannot be expressed");
-  std::ostringstream c;
-  c << "\n# Cluster: goes under clusters[] (the cluster this route sends to)\n";
-  c << "circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n";
-  if (p.budget == "envoy_concurrency" && p.ratio == 0) {
-    c << "    max_retries: " << num_text(p.min_concurrency)
-      << "  # a fixed cap on concurrent retries, no retry_budget\n";
-  } else if (p.budget == "envoy_concurrency" || p.budget == "window" ||
-             p.budget == "token_bucket" || p.budget == "ratio_ttl") {
-    c << "    retry_budget:\n";
-    c << "      budget_percent: " << num_text(p.ratio * 100)
-      << "  # active retries <= this share of active + pending requests\n";
-    double minc = p.budget == "envoy_concurrency" ? p.min_concurrency : 3;
-    c << "      min_retry_concurrency: " << num_text(minc) << "\n";
-    if (p.budget != "envoy_concurrency")
-      notes.push_back(
-          "Envoy's retry budget counts concurrent retries against active requests; "
-          "the scenario's '" +
-          p.budget + "' budget (retries against first attempts over " +
-          human_duration(p.budget == "ratio_ttl" ? p.ttl_s : p.window_s) +
-          ") is approximated by the same share");
-  } else {
-    c << "    # No retry budget: Envoy then caps only concurrent retries (max_retries, default\n"
-         "    # 3). A budget caps retries as a share of traffic:\n"
-         "    # retry_budget:\n    #   budget_percent: 20\n    #   min_retry_concurrency: 3\n";
-    if (p.budget != "none")
-      notes.push_back("the scenario's '" + p.budget + "' budget has no Envoy equivalent");
-  }
-  server_notes(p, notes);
-  r.text = y.str() + commented(notes, "#") + c.str();
+                    number_text(s.client.backoff.multiplier) + " cannot be expressed");
+  std::string cluster = envoy_cluster(s, fit);
+  server_notes(s, notes);
+  r.text = y.str() + commented(notes, "#") + cluster;
   return r;
 }
 
 // ---------------------------------------------------------------- gRPC
-ExportResult grpc(const Policy& p) {
-  ExportResult r{"grpc", "", {}};
-  auto& notes = r.notes;
-  if (!stack_note(p).empty()) notes.push_back(stack_note(p));
-  ordered_json mc = ordered_json::object();
-  mc["name"] = ordered_json::array({ordered_json::object()});
-  if (p.deadline_s > 0)
-    mc["timeout"] = proto_duration(p.deadline_s);
-  else
-    notes.push_back("no overall deadline: methodConfig has no timeout");
-  if (p.retries > 0) {
-    int attempts = p.retries + 1;
-    if (attempts > 5) {
-      notes.push_back(std::to_string(attempts) + " attempts: gRPC allows at most 5, so " +
-                      "maxAttempts is 5 (" + std::to_string(p.retries) +
-                      " retries cannot be expressed)");
-      attempts = 5;
-    }
-    ordered_json rp = ordered_json::object();
-    rp["maxAttempts"] = attempts;
-    double base = p.base_s > 0 ? p.base_s : 0.001;
-    if (p.base_s <= 0)
-      notes.push_back("gRPC needs initialBackoff > 0; 1ms is the closest to immediate retries");
-    rp["initialBackoff"] = proto_duration(base);
-    double cap = p.cap_s > 0 ? std::max(p.cap_s, base) : std::max(p.top_window(), base);
-    if (p.cap_s <= 0)
-      notes.push_back(
-          "no backoff cap in the scenario: maxBackoff is the largest delay the "
-          "retries reach, so it never binds");
-    rp["maxBackoff"] = proto_duration(cap);
-    rp["backoffMultiplier"] = p.multiplier;
-    rp["retryableStatusCodes"] = ordered_json::array({"UNAVAILABLE"});
-    if (p.retry_on_timeout) {
-      rp["perAttemptRecvTimeout"] = proto_duration(p.timeout_s);
-      notes.push_back(
-          "perAttemptRecvTimeout (per-attempt timeout) is honoured only by gRPC "
-          "releases that support it; others end an attempt only at the deadline");
-    } else if (p.deadline_s <= 0 || std::fabs(p.deadline_s - p.timeout_s) > 1e-9) {
-      notes.push_back("an attempt's timeout is the deadline; the scenario's " +
-                      human_duration(p.timeout_s) + " per attempt cannot be expressed");
-    }
-    if (p.jitter != "grpc")
-      notes.push_back("gRPC multiplies each delay by U(0.8, 1.2); the scenario's jitter '" +
-                      p.jitter + "' cannot be expressed");
-    mc["retryPolicy"] = rp;
-  } else {
-    notes.push_back("no retries: no retryPolicy");
+// methodConfig.retryPolicy. gRPC's own limits are in RetryMethodConfig::
+// JsonPostLoad (src/core/client_channel/retry_service_config.cc): maxAttempts
+// 2 or more, above 5 clamped to 5; backoffs above 0 (gRPC keeps milliseconds).
+ordered_json grpc_retry_policy(const Scenario& s, const Fit& fit) {
+  const int retries = exported_retries(s);
+  auto& notes = fit.notes;
+  int attempts = retries + 1;
+  if (attempts > 5) {
+    notes.push_back(std::to_string(attempts) + " attempts: gRPC allows at most 5, so " +
+                    "maxAttempts is 5 (" + std::to_string(retries) +
+                    " retries cannot be expressed)");
+    attempts = 5;
   }
-  ordered_json sc = ordered_json::object();
-  ordered_json th;
-  if (p.budget == "grpc_throttling") {
-    long long mt = std::clamp<long long>(std::llround(p.max_tokens), 1, 1000);
-    th = {{"maxTokens", mt}, {"tokenRatio", std::round(p.token_ratio * 1000) / 1000}};
-    if (static_cast<double>(mt) != p.max_tokens)
+  ordered_json rp = ordered_json::object();
+  rp["maxAttempts"] = attempts;
+  double base = s.client.backoff.base_s > 0 ? s.client.backoff.base_s : 0.001;
+  if (s.client.backoff.base_s <= 0)
+    notes.push_back("gRPC needs initialBackoff > 0; 1ms is the closest to immediate retries");
+  base = fit.duration(base, "client.backoff.base_s", "initialBackoff");
+  rp["initialBackoff"] = proto_duration(base);
+  // Without a cap: the largest window the retries gRPC makes reach.
+  double cap = s.client.backoff.cap_s > 0
+                   ? std::max(s.client.backoff.cap_s, base)
+                   : std::max(top_window(s.client.backoff, attempts - 1), base);
+  if (s.client.backoff.cap_s <= 0)
+    notes.push_back(
+        "no backoff cap in the scenario: maxBackoff is the largest delay the "
+        "retries reach, so it never binds");
+  rp["maxBackoff"] = proto_duration(fit.duration(cap, "client.backoff.cap_s", "maxBackoff"));
+  rp["backoffMultiplier"] = s.client.backoff.multiplier;
+  rp["retryableStatusCodes"] = ordered_json::array({"UNAVAILABLE"});
+  if (s.client.retry_on_timeout) {
+    rp["perAttemptRecvTimeout"] = proto_duration(
+        fit.duration(s.client.timeout_s, "client.timeout_s", "perAttemptRecvTimeout"));
+    notes.push_back(
+        "perAttemptRecvTimeout (per-attempt timeout) is applied only by gRPC C-core (C++, "
+        "Python, Ruby, PHP, ...); grpc-go and grpc-java ignore it and end an attempt only at "
+        "the deadline, without retrying it");
+  } else if (s.client.deadline_s <= 0 ||
+             std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9) {
+    notes.push_back("an attempt's timeout is the deadline; the scenario's " +
+                    human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
+  }
+  if (s.client.backoff.jitter == Jitter::full)
+    notes.push_back(
+        "full jitter is what grpc-go before 1.69 and grpc-java before 1.71 draw (U(0, "
+        "backoff)); gRPC C-core and newer grpc-go / grpc-java multiply each delay by U(0.8, "
+        "1.2)");
+  else if (s.client.backoff.jitter != Jitter::grpc)
+    notes.push_back(
+        "gRPC multiplies each delay by U(0.8, 1.2) (grpc-go before 1.69 and "
+        "grpc-java before 1.71: U(0, backoff)); the scenario's jitter '" +
+        jitter_name(s.client.backoff.jitter) + "' cannot be expressed");
+  return rp;
+}
+
+// retryThrottling: maxTokens a whole number from 1 to 1000, tokenRatio above
+// 0 with 3 decimals (RetryGlobalConfig::JsonPostLoad, same file).
+ordered_json grpc_throttling(const Scenario& s, const Fit& fit) {
+  auto& notes = fit.notes;
+  if (s.client.budget.kind == BudgetKind::grpc_throttling) {
+    long long mt = std::clamp<long long>(std::llround(s.client.budget.max_tokens), 1, 1000);
+    double ratio = std::max(std::round(s.client.budget.token_ratio * 1000) / 1000, 0.001);
+    if (static_cast<double>(mt) != s.client.budget.max_tokens)
       notes.push_back("maxTokens must be a whole number from 1 to 1000");
-    if (std::round(p.token_ratio * 1000) / 1000 != p.token_ratio)
-      notes.push_back("gRPC keeps 3 decimals of tokenRatio");
-  } else if (p.budget != "none") {
-    notes.push_back("the scenario's '" + p.budget +
+    if (ratio != s.client.budget.token_ratio)
+      notes.push_back("gRPC keeps 3 decimals of tokenRatio and needs it above 0: " +
+                      number_text(s.client.budget.token_ratio) + " written as " +
+                      number_text(ratio));
+    return {{"maxTokens", mt}, {"tokenRatio", ratio}};
+  }
+  if (s.client.budget.kind != BudgetKind::none)
+    notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
                     "' budget has no gRPC equivalent; retryThrottling {maxTokens: 10, "
                     "tokenRatio: 0.1} is the closest gRPC defence");
-  } else {
+  else
     notes.push_back("no retry budget: add retryThrottling (e.g. maxTokens 10, tokenRatio 0.1)");
-  }
-  server_notes(p, notes);
+  return nullptr;
+}
+
+ExportResult grpc(const Scenario& s) {
+  const int retries = exported_retries(s);
+  ExportResult r{"grpc", "", {}};
+  auto& notes = r.notes;
+  Fit fit{"gRPC", 0.001, notes};
+  if (!stack_note(s).empty()) notes.push_back(stack_note(s));
+  ordered_json mc = ordered_json::object();
+  mc["name"] = ordered_json::array({ordered_json::object()});
+  if (s.client.deadline_s > 0)
+    mc["timeout"] =
+        proto_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"));
+  else
+    notes.push_back("no overall deadline: methodConfig has no timeout");
+  if (retries > 0)
+    mc["retryPolicy"] = grpc_retry_policy(s, fit);
+  else
+    notes.push_back("no retries: no retryPolicy");
+  ordered_json th = grpc_throttling(s, fit);
+  server_notes(s, notes);
+  ordered_json sc = ordered_json::object();
   ordered_json comment = ordered_json::array();
-  comment.push_back("gRPC service config for scenario '" + p.name + "' (written by retrystorm)");
+  comment.push_back("gRPC service config for scenario '" + s.name + "' (written by retrystorm)");
   for (const auto& n : notes) comment.push_back(n);
   sc["_comment"] = comment;
   sc["methodConfig"] = ordered_json::array({mc});
@@ -294,162 +351,259 @@ ExportResult grpc(const Policy& p) {
 }
 
 // ---------------------------------------------------------------- Istio
-ExportResult istio(const Policy& p) {
+// The DestinationRule with the retry budget ("" without a budget).
+std::string istio_rule(const Scenario& s, const Fit& fit, const std::string& host) {
+  auto& notes = fit.notes;
+  if (s.client.budget.kind == BudgetKind::none) {
+    notes.push_back(
+        "no retry budget: Istio lifts Envoy's retry limit; a DestinationRule "
+        "trafficPolicy.retryBudget (percent 20, minRetryConcurrency 3) caps retries");
+    return "";
+  }
+  std::ostringstream dr;
+  dr << "---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: "
+     << host << "\nspec:\n  host: " << host << "\n  trafficPolicy:\n";
+  if (s.client.budget.kind == BudgetKind::envoy_concurrency && s.client.budget.ratio == 0) {
+    double cap = fit.whole(s.client.budget.min_concurrency, 0, 2'147'483'647.0, "maxRetries");
+    dr << "    connectionPool:\n      http:\n        maxRetries: " << number_text(cap)
+       << "  # a fixed cap on concurrent retries\n";
+    if (cap == 0)
+      notes.push_back(
+          "maxRetries: Istio reads 0 as left out (no limit); a cap of 0 concurrent retries "
+          "cannot be expressed: set retries.attempts to 0 instead");
+  } else if (s.client.budget.kind == BudgetKind::envoy_concurrency ||
+             s.client.budget.kind == BudgetKind::window ||
+             s.client.budget.kind == BudgetKind::token_bucket ||
+             s.client.budget.kind == BudgetKind::ratio_ttl) {
+    double minc =
+        s.client.budget.kind == BudgetKind::envoy_concurrency ? s.client.budget.min_concurrency : 3;
+    dr << "    retryBudget:  # recent Istio releases\n      percent: "
+       << number_text(fit.percent(s.client.budget.ratio, "retryBudget.percent"))
+       << "\n      minRetryConcurrency: "
+       << number_text(fit.whole(minc, 0, 4'294'967'295.0, "retryBudget.minRetryConcurrency"))
+       << "\n";
+    if (s.client.budget.kind != BudgetKind::envoy_concurrency)
+      notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
+                      "' budget is approximated by Envoy's concurrent retry budget of the "
+                      "same share");
+  } else {
+    dr << "    {}\n";
+    notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
+                    "' budget has no Istio equivalent");
+  }
+  return dr.str();
+}
+
+// retries.backoff (Istio 1.26+) sets Envoy's base_interval only; Envoy then
+// doubles the window up to 10 x base with full jitter (ConvertPolicy, istio/istio
+// pilot/pkg/networking/core/route/retry/retry.go; docs/policies.md).
+void istio_backoff(const Scenario& s, const Fit& fit, std::ostringstream& y) {
+  const Backoff& b = s.client.backoff;
+  if (b.base_s <= 0) {
+    fit.notes.push_back(
+        "Istio retries after Envoy's backoff (25 ms doubling to 250 ms when retries.backoff is "
+        "left out); retrying at once cannot be expressed");
+    return;
+  }
+  double base = fit.duration(b.base_s, "client.backoff.base_s", "retries.backoff");
+  y << "      backoff: " << go_duration(base) << "  # Istio 1.26+: Envoy's base_interval\n";
+  bool envoy_shaped = b.multiplier == 2 && b.jitter == Jitter::full && b.cap_s > 0 &&
+                      std::fabs(b.cap_s - 10 * b.base_s) <= 1e-9 * b.cap_s;
+  if (!envoy_shaped)
+    fit.notes.push_back(
+        "Istio's retries.backoff sets the base only: Envoy doubles the window up to 10 x base "
+        "and draws each delay in [0, window); the scenario's backoff (x" +
+        number_text(b.multiplier) + ", cap " +
+        (b.cap_s > 0 ? human_duration(b.cap_s) : std::string("none")) + ", jitter " +
+        jitter_name(b.jitter) + ") cannot be expressed");
+}
+
+ExportResult istio(const Scenario& s) {
+  const int retries = exported_retries(s);
   ExportResult r{"istio", "", {}};
   auto& notes = r.notes;
-  if (!stack_note(p).empty()) notes.push_back(stack_note(p));
+  Fit fit{"Istio", 0.001, notes};  // Istio refuses durations below 1 ms
+  if (!stack_note(s).empty()) notes.push_back(stack_note(s));
   std::ostringstream y;
   std::string host = "backend";
-  y << "# Istio retry settings for scenario '" << p.name << "' (written by retrystorm).\n";
+  y << "# Istio retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
   y << "# Replace 'backend' with the service's host.\n";
   y << "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: " << host
     << "\nspec:\n  hosts:\n  - " << host << "\n  http:\n  - route:\n    - destination:\n"
     << "        host: " << host << "\n";
-  if (p.deadline_s > 0)
-    y << "    timeout: " << go_duration(p.deadline_s)
+  if (s.client.deadline_s > 0)
+    y << "    timeout: "
+      << go_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"))
       << "  # the whole request, retries included\n";
   else
     y << "    # no timeout: Istio's route timeout is off, so requests have no deadline\n";
-  y << "    retries:\n      attempts: " << p.retries << "  # retries, so " << p.retries + 1
+  y << "    retries:\n      attempts: " << retries << "  # retries, so " << retries + 1
     << " attempts\n";
-  if (p.retry_on_timeout) {
-    if (p.timeout_s < 0.001) notes.push_back("Istio needs perTryTimeout >= 1ms");
-    y << "      perTryTimeout: " << go_duration(std::max(p.timeout_s, 0.001)) << "\n";
+  if (s.client.retry_on_timeout) {
+    y << "      perTryTimeout: "
+      << go_duration(fit.duration(s.client.timeout_s, "client.timeout_s", "perTryTimeout")) << "\n";
   } else {
     y << "      # perTryTimeout left unset: a timed-out attempt is never retried\n";
-    if (p.deadline_s <= 0 || std::fabs(p.deadline_s - p.timeout_s) > 1e-9)
+    if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
       notes.push_back(
           "without perTryTimeout an attempt's timeout is the route timeout; the "
           "scenario's " +
-          human_duration(p.timeout_s) + " per attempt cannot be expressed");
+          human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
   }
   y << "      retryOn: 5xx,reset,connect-failure,refused-stream\n";
-  if (p.retries > 0 &&
-      (p.base_s != 0.025 || p.cap_s != 0.25 || p.multiplier != 2 || p.jitter != "full"))
-    notes.push_back(
-        "Istio leaves Envoy's backoff at 25 ms doubling to 250 ms with full jitter; "
-        "the scenario's backoff (base " +
-        human_duration(p.base_s) + ", x" + num_text(p.multiplier) + ", cap " +
-        (p.cap_s > 0 ? human_duration(p.cap_s) : std::string("none")) + ", jitter " + p.jitter +
-        ") cannot be expressed");
-  std::ostringstream dr;
-  if (p.budget != "none") {
-    dr << "---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: "
-       << host << "\nspec:\n  host: " << host << "\n  trafficPolicy:\n";
-    if (p.budget == "envoy_concurrency" && p.ratio == 0) {
-      dr << "    connectionPool:\n      http:\n        maxRetries: " << num_text(p.min_concurrency)
-         << "  # a fixed cap on concurrent retries\n";
-    } else if (p.budget == "envoy_concurrency" || p.budget == "window" ||
-               p.budget == "token_bucket" || p.budget == "ratio_ttl") {
-      dr << "    retryBudget:  # recent Istio releases\n      percent: " << num_text(p.ratio * 100)
-         << "\n      minRetryConcurrency: "
-         << num_text(p.budget == "envoy_concurrency" ? p.min_concurrency : 3) << "\n";
-      if (p.budget != "envoy_concurrency")
-        notes.push_back("the scenario's '" + p.budget +
-                        "' budget is approximated by Envoy's concurrent retry budget of the "
-                        "same share");
-    } else {
-      dr << "    {}\n";
-      notes.push_back("the scenario's '" + p.budget + "' budget has no Istio equivalent");
-    }
-  } else {
-    notes.push_back(
-        "no retry budget: Istio lifts Envoy's retry limit; a DestinationRule "
-        "trafficPolicy.retryBudget (percent 20, minRetryConcurrency 3) caps retries");
-  }
-  server_notes(p, notes);
-  r.text = y.str() + commented(notes, "#") + dr.str();
+  if (retries > 0) istio_backoff(s, fit, y);
+  std::string rule = istio_rule(s, fit, host);
+  server_notes(s, notes);
+  r.text = y.str() + commented(notes, "#") + rule;
   return r;
 }
 
 // ---------------------------------------------------------------- Linkerd
-ExportResult linkerd(const Policy& p) {
-  ExportResult r{"linkerd", "", {}};
-  auto& notes = r.notes;
-  if (!stack_note(p).empty()) notes.push_back(stack_note(p));
+// A ServiceProfile: the only Linkerd retry configuration with a budget. The
+// proxy drops a retryBudget with retryRatio outside [0, 1000] or a ttl
+// outside [1 s, 60 s] (convert_retry_budget, linkerd2-proxy
+// linkerd/service-profiles/src/proto.rs): both are clamped, with a note.
+std::string linkerd_profile(const Scenario& s, int retries, const Fit& fit) {
+  auto& notes = fit.notes;
+  const Budget& b = s.client.budget;
   std::ostringstream y;
-  y << "# Linkerd retry settings for scenario '" << p.name << "' (written by retrystorm).\n";
-  if (p.budget == "ratio_ttl") {
-    y << "# A ServiceProfile: the only Linkerd retry configuration with a retry budget.\n";
-    y << "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n"
-         "  name: backend.default.svc.cluster.local\n  namespace: default\nspec:\n  routes:\n"
-         "  - name: all\n    condition:\n      pathRegex: \".*\"\n    isRetryable: "
-      << (p.retries > 0 ? "true" : "false") << "\n";
-    y << "    timeout: " << go_duration(p.deadline_s > 0 ? p.deadline_s : 10)
+  y << "# A ServiceProfile: the only Linkerd retry configuration with a retry budget.\n";
+  y << "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n"
+       "  name: backend.default.svc.cluster.local\n  namespace: default\nspec:\n  routes:\n"
+       "  - name: all\n    condition:\n      pathRegex: \".*\"\n    isRetryable: "
+    << (retries > 0 ? "true" : "false") << "\n";
+  // No default route timeout since Linkerd 2.9: none is written for none.
+  if (s.client.deadline_s > 0)
+    y << "    timeout: "
+      << go_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"))
       << "  # the whole request, retries included\n";
-    if (p.deadline_s <= 0)
-      notes.push_back("a ServiceProfile route always has a timeout (10s default)");
-    y << "  retryBudget:\n    retryRatio: " << num_text(p.ratio)
-      << "\n    minRetriesPerSecond: " << num_text(std::round(p.min_retries_per_s))
-      << "\n    ttl: " << go_duration(p.ttl_s) << "\n";
-    notes.push_back(
-        "a ServiceProfile sets no retry count (the budget limits retries), no "
-        "per-attempt timeout and no backoff: retries " +
-        std::to_string(p.retries) + ", timeout " + human_duration(p.timeout_s) +
-        " per attempt and the backoff cannot be expressed");
-  } else {
-    y << "# Annotations of Linkerd 2.16+ on the route (or Service) the client calls.\n";
-    y << "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: backend\n"
-         "  annotations:\n";
-    y << "    retry.linkerd.io/http: 5xx\n";
-    y << "    retry.linkerd.io/limit: \"" << p.retries << "\"  # retries, so " << p.retries + 1
+  double ratio = std::clamp(b.ratio, 0.0, 1000.0);
+  if (ratio != b.ratio)
+    notes.push_back("retryRatio: " + number_text(b.ratio) +
+                    " is above the 1000 Linkerd allows; clamped to 1000");
+  double ttl = std::clamp(b.ttl_s, 1.0, 60.0);
+  if (ttl != b.ttl_s)
+    notes.push_back("ttl: " + human_duration(b.ttl_s) +
+                    " is outside the 1 s to 60 s the Linkerd proxy accepts (it would never "
+                    "retry); clamped to " +
+                    human_duration(ttl));
+  y << "  retryBudget:\n    retryRatio: " << number_text(ratio) << "\n    minRetriesPerSecond: "
+    << number_text(fit.whole(b.min_retries_per_s, 0, 4'294'967'295.0, "minRetriesPerSecond"))
+    << "\n    ttl: " << go_duration(ttl) << "\n";
+  notes.push_back(
+      "a ServiceProfile sets no retry count (the budget limits retries), no per-attempt "
+      "timeout and no backoff (it retries at once): retries " +
+      std::to_string(retries) + ", timeout " + human_duration(s.client.timeout_s) +
+      " per attempt and the backoff cannot be expressed");
+  return y.str();
+}
+
+// Linkerd 2.16+ annotations back off 25 ms doubling to 250 ms; the import
+// reads that as equal jitter on windows of 50 ms doubling to 250 ms
+// (import_linkerd.cpp, docs/policies.md).
+bool linkerd_backoff(const Backoff& b) {
+  return b.jitter == Jitter::equal && b.base_s == 0.05 && b.multiplier == 2 && b.cap_s == 0.25;
+}
+
+// Annotations on an HTTPRoute. No retries: no retry.linkerd.io annotation at
+// all, since a limit of "0" with any other retry annotation means 1 retry
+// (parse_http_retry, linkerd2 policy-controller/k8s/index/src/outbound/index/http.rs).
+std::string linkerd_annotations(const Scenario& s, int retries, const Fit& fit) {
+  auto& notes = fit.notes;
+  std::ostringstream a;
+  if (retries > 0) {
+    a << "    retry.linkerd.io/http: 5xx\n";
+    a << "    retry.linkerd.io/limit: \"" << retries << "\"  # retries, so " << retries + 1
       << " attempts\n";
-    if (p.retry_on_timeout)
-      y << "    retry.linkerd.io/timeout: " << go_duration(p.timeout_s) << "  # each attempt\n";
-    else if (p.deadline_s <= 0 || std::fabs(p.deadline_s - p.timeout_s) > 1e-9)
+    if (s.client.retry_on_timeout)
+      a << "    retry.linkerd.io/timeout: "
+        << go_duration(
+               fit.duration(s.client.timeout_s, "client.timeout_s", "retry.linkerd.io/timeout"))
+        << "  # each attempt but the last\n";
+    else if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
       notes.push_back(
           "without retry.linkerd.io/timeout an attempt's timeout is the request "
           "timeout; the scenario's " +
-          human_duration(p.timeout_s) + " per attempt cannot be expressed");
-    if (p.deadline_s > 0)
-      y << "    timeout.linkerd.io/request: " << go_duration(p.deadline_s)
-        << "  # the whole request, retries included\n";
-    y << "spec:\n  parentRefs:\n  - name: backend\n    kind: Service\n    group: core\n"
-         "    port: 80\n  rules:\n  - backendRefs:\n    - name: backend\n      port: 80\n";
-    if (p.retries > 0 && (p.base_s > 0 || p.jitter != "none"))
-      notes.push_back("Linkerd retries at once; the scenario's backoff cannot be expressed");
-    notes.push_back(p.budget == "none"
-                        ? "retry annotations have no retry budget; a ServiceProfile retryBudget "
-                          "(retryRatio 0.2, minRetriesPerSecond 10, ttl 10s) caps retries"
-                        : "the scenario's '" + p.budget +
-                              "' budget has no equivalent in Linkerd's annotations");
+          human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
+    if (!linkerd_backoff(s.client.backoff))
+      notes.push_back(
+          "Linkerd's backoff is fixed (25 ms doubling to 250 ms, each delay in [w, 2w)); the "
+          "scenario's backoff cannot be expressed");
   }
-  server_notes(p, notes);
-  r.text = y.str() + commented(notes, "#");
+  if (s.client.deadline_s > 0)
+    a << "    timeout.linkerd.io/request: "
+      << go_duration(
+             fit.duration(s.client.deadline_s, "client.deadline_s", "timeout.linkerd.io/request"))
+      << "  # the whole request, retries included\n";
+  std::ostringstream y;
+  y << "# Annotations of Linkerd 2.16+ on the route (or Service) the client calls.\n";
+  y << "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: backend\n";
+  if (!a.str().empty()) y << "  annotations:\n" << a.str();
+  y << "spec:\n  parentRefs:\n  - name: backend\n    kind: Service\n    group: core\n"
+       "    port: 80\n  rules:\n  - backendRefs:\n    - name: backend\n      port: 80\n";
+  notes.push_back(s.client.budget.kind == BudgetKind::none
+                      ? "retry annotations have no retry budget; a ServiceProfile retryBudget "
+                        "(retryRatio 0.2, minRetriesPerSecond 10, ttl 10s) caps retries"
+                      : "the scenario's '" + budget_kind_name(s.client.budget.kind) +
+                            "' budget has no equivalent in Linkerd's annotations");
+  return y.str();
+}
+
+ExportResult linkerd(const Scenario& s) {
+  const int retries = exported_retries(s);
+  ExportResult r{"linkerd", "", {}};
+  auto& notes = r.notes;
+  Fit fit{"Linkerd", 1e-6, notes};  // Go durations: microseconds are written as "1us"
+  if (!stack_note(s).empty()) notes.push_back(stack_note(s));
+  std::string body = s.client.budget.kind == BudgetKind::ratio_ttl
+                         ? linkerd_profile(s, retries, fit)
+                         : linkerd_annotations(s, retries, fit);
+  server_notes(s, notes);
+  r.text = "# Linkerd retry settings for scenario '" + s.name + "' (written by retrystorm).\n" +
+           body + commented(notes, "#");
   return r;
 }
 
 // ---------------------------------------------------------------- AWS
-ExportResult aws(const Policy& p) {
+ExportResult aws(const Scenario& s) {
+  const int retries = exported_retries(s);
   ExportResult r{"aws", "", {}};
   auto& notes = r.notes;
-  if (!stack_note(p).empty()) notes.push_back(stack_note(p));
-  std::string mode = p.budget == "none" ? "legacy" : "standard";
-  if (p.budget != "none" && p.budget != "aws_quota")
-    notes.push_back("the scenario's '" + p.budget +
+  if (!stack_note(s).empty()) notes.push_back(stack_note(s));
+  // Never legacy: aws-sdk-go-v2 and other SDKs refuse it, and botocore's
+  // legacy mode retries 5 times by default without a backoff cap.
+  const std::string mode = "standard";
+  if (s.client.budget.kind != BudgetKind::none && s.client.budget.kind != BudgetKind::aws_quota)
+    notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
                     "' budget is closest to standard mode's retry quota (500 tokens)");
-  if (p.budget == "aws_quota" &&
-      (p.quota_tokens != 500 || p.retry_cost != 5 || p.timeout_cost != 10 || p.success_reward != 1))
+  if (s.client.budget.kind == BudgetKind::aws_quota &&
+      (s.client.budget.quota_tokens != 500 || s.client.budget.retry_cost != 5 ||
+       s.client.budget.timeout_cost != 10 || s.client.budget.success_reward != 1))
     notes.push_back(
         "the retry quota's sizes (500 tokens, costs 5 and 10, reward 1) are fixed "
         "by the SDKs");
-  if (p.budget == "none")
-    notes.push_back("no retry budget: legacy mode has no retry quota; standard mode adds one");
-  if (p.retries > 0 && (p.base_s != 1 || p.multiplier != 2 || p.cap_s != 20 || p.jitter != "full"))
+  if (s.client.budget.kind == BudgetKind::none)
     notes.push_back(
-        "AWS SDKs back off U(0,1) x min(20 s, 2^retry s); the scenario's backoff "
+        "the scenario has no retry budget, but standard mode always keeps a retry quota (500 "
+        "tokens, 5 per retry, 10 after a timeout) that no setting turns off: this file adds "
+        "one; legacy mode, which has none, is not written (several SDKs refuse it)");
+  if (retries > 0 && (s.client.backoff.base_s != 1 || s.client.backoff.multiplier != 2 ||
+                      s.client.backoff.cap_s != 20 || s.client.backoff.jitter != Jitter::full))
+    notes.push_back(
+        "AWS standard mode backs off U(0, 1) x min(2^(retry-1), 20) s; the scenario's backoff "
         "cannot be expressed here");
-  notes.push_back("timeouts are not in the config file: set the per-attempt timeout (" +
-                  human_duration(p.timeout_s) + ") as the SDK client's read timeout" +
-                  (p.deadline_s > 0 ? " and the overall deadline (" + human_duration(p.deadline_s) +
-                                          ") in the caller"
-                                    : std::string()));
-  server_notes(p, notes);
+  notes.push_back(
+      "timeouts are not in the config file: set the per-attempt timeout (" +
+      human_duration(s.client.timeout_s) + ") as the SDK client's read timeout" +
+      (s.client.deadline_s > 0
+           ? " and the overall deadline (" + human_duration(s.client.deadline_s) + ") in the caller"
+           : std::string()));
+  server_notes(s, notes);
   std::ostringstream o;
-  o << "# AWS SDK retry settings for scenario '" << p.name << "' (written by retrystorm).\n";
+  o << "# AWS SDK retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
   o << "# Goes in ~/.aws/config (or the file AWS_CONFIG_FILE names).\n";
   o << commented(notes, "#");
-  o << "[default]\nretry_mode = " << mode << "\nmax_attempts = " << p.retries + 1 << "\n";
+  o << "[default]\nretry_mode = " << mode << "\nmax_attempts = " << retries + 1 << "\n";
   r.text = o.str();
   return r;
 }
@@ -462,12 +616,11 @@ const std::vector<std::string>& export_systems() {
 }
 
 ExportResult export_config(const Scenario& s, const std::string& system) {
-  Policy p = policy_of(s);
-  if (system == "envoy") return envoy(p);
-  if (system == "grpc") return grpc(p);
-  if (system == "istio") return istio(p);
-  if (system == "linkerd") return linkerd(p);
-  if (system == "aws") return aws(p);
+  if (system == "envoy") return envoy(s);
+  if (system == "grpc") return grpc(s);
+  if (system == "istio") return istio(s);
+  if (system == "linkerd") return linkerd(s);
+  if (system == "aws") return aws(s);
   throw InputError("--to: '" + system +
                    "' is not a system we write; choose envoy, grpc, istio, "
                    "linkerd or aws");

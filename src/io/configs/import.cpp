@@ -58,7 +58,9 @@ std::string system_of_doc(const YAML::Node& d, const std::string& file, int inde
     std::string kind = d["kind"].Scalar();
     if (kind == "retrystorm-policy") return "retrystorm";
     if (kind == "VirtualService" || kind == "DestinationRule") return "istio";
-    if (kind == "ServiceProfile") return "linkerd";
+    // Linkerd reads a Gateway API route's rules[].timeouts.request too
+    // (docs/configs.md): a route without retry annotations does not retry.
+    if (kind == "ServiceProfile" || kind == "HTTPRoute" || kind == "GRPCRoute") return "linkerd";
     const YAML::Node ann =
         d["metadata"] && d["metadata"].IsMap() ? d["metadata"]["annotations"] : missing();
     if (ann && ann.IsMap())
@@ -70,8 +72,8 @@ std::string system_of_doc(const YAML::Node& d, const std::string& file, int inde
     fail(at(file, "kind", d["kind"]),
          "'" + kind +
              "' carries no retry settings we read; expected VirtualService, DestinationRule, "
-             "ServiceProfile, a resource with retry.linkerd.io/ annotations, or "
-             "retrystorm-policy");
+             "ServiceProfile, HTTPRoute, GRPCRoute, a resource with retry.linkerd.io/ "
+             "annotations, or retrystorm-policy");
   }
   int budget = 20000;
   if (contains_key(d, {"method_config", "retry_throttling", "load_balancing_config"}, 0, budget))
@@ -100,7 +102,7 @@ const char* system_label(const std::string& system) {
 
 std::string value_text(const KeyValue& v) {
   if (std::holds_alternative<bool>(v)) return std::get<bool>(v) ? "true" : "false";
-  if (std::holds_alternative<double>(v)) return num_text(std::get<double>(v));
+  if (std::holds_alternative<double>(v)) return number_text(std::get<double>(v));
   const std::string& t = std::get<std::string>(v);
   return t.empty() ? "\"\"" : t;
 }
@@ -143,26 +145,119 @@ void Reader::check_fields(const YAML::Node& map, const std::string& key,
   }
 }
 
+void LayerPolicy::set_budget(const std::string& name, double value) {
+  Scenario s;
+  s.client.budget = budget;
+  key_or_throw("client.budget." + name).put(s, value);
+  budget = s.client.budget;
+  if (std::find(budget_given.begin(), budget_given.end(), name) == budget_given.end())
+    budget_given.push_back(name);
+}
+
+void LayerPolicy::clear_budget() {
+  budget = Budget{};
+  budget_given.clear();
+}
+
 void LayerPolicy::finalize() {
   keys.clear();
+  // The typed fields go through the key table, which names their values.
+  Scenario s;
+  s.client.backoff = backoff;
+  s.client.budget = budget;
   auto put = [&](const std::string& path, const KeyValue& v) {
     auto it = from.find(path);
     keys.push_back({path, v, it == from.end() ? file : it->second});
   };
+  auto put_key = [&](const std::string& path) { put(path, key_or_throw(path).get(s)); };
   if (has_retry_policy) {
     put("client.retries", static_cast<double>(retries));
     if (per_try_timeout_s) put("client.timeout_s", *per_try_timeout_s);
     if (deadline_s) put("client.deadline_s", *deadline_s);
     put("client.retry_on_timeout", retry_on_timeout);
-    put("client.backoff.base_s", base_s);
-    put("client.backoff.multiplier", multiplier);
-    put("client.backoff.cap_s", cap_s);
-    put("client.backoff.jitter", jitter);
+    for (const char* k : {"base_s", "multiplier", "cap_s", "jitter"})
+      put_key(std::string("client.backoff.") + k);
   }
   if (has_retry_policy || has_budget_part) {
-    put("client.budget.kind", budget_kind);
-    for (const auto& [name, v] : budget) put("client.budget." + name, v);
+    put_key("client.budget.kind");
+    std::vector<std::string> given = budget_given;
+    std::sort(given.begin(), given.end());  // as before: by name, then table order
+    for (const auto& name : given) put_key("client.budget." + name);
   }
+}
+
+ClientPolicy LayerPolicy::policy() const {
+  ClientPolicy p;
+  p.layer_retries = {retries};
+  if (per_try_timeout_s) p.timeout_s = *per_try_timeout_s;
+  p.layer_timeouts_s = {p.timeout_s};
+  p.deadline_s = deadline_s.value_or(0);
+  p.retry_on_timeout = retry_on_timeout;
+  p.backoff = backoff;
+  p.budget = budget;
+  return p;
+}
+
+std::vector<DelayRange> LayerPolicy::ladder() const {
+  if (ladder_s.empty()) return policy().ladder(0);
+  std::vector<DelayRange> out;
+  for (double d : ladder_s) out.push_back({d, d});
+  return out;
+}
+
+bool key_applies(const Scenario& s, const std::string& path) {
+  const KeySpec& k = key_or_throw(path);
+  if (k.when_path.empty()) return true;
+  KeyValue v = key_or_throw(k.when_path).get(s);
+  const std::string* name = std::get_if<std::string>(&v);
+  return name && key_applies(s, k.when_path) &&
+         std::find(k.when_values.begin(), k.when_values.end(), *name) != k.when_values.end();
+}
+
+ImportResult import_scenario(const Scenario& s, const std::string& source) {
+  ClientPolicy p = ClientPolicy::of(s);
+  ImportResult out;
+  const std::string file = source + " (client policy)";
+  const bool timeouts = key_applies(s, "client.timeout_s");  // not the session model's
+  const bool per_layer = key_applies(s, "client.layer_timeouts_s");
+  const bool budget = key_applies(s, "client.budget.kind");
+  for (int i = 0; i < p.layers(); ++i) {
+    LayerPolicy l;
+    l.file = p.layers() > 1 ? file + " layer " + std::to_string(i + 1) : file;
+    l.format = "scenario client policy";
+    l.system = "retrystorm";
+    l.has_retry_policy = true;
+    l.has_budget_part = l.budget_modelled = budget;
+    l.retries = p.retries(i);
+    l.counting = "retries";
+    l.as_written = l.retries;
+    l.count_field = "client.retries";
+    if (timeouts)
+      l.per_try_timeout_s = per_layer ? p.layer_timeouts_s.at(static_cast<size_t>(i)) : p.timeout_s;
+    l.deadline_s = p.deadline_s;
+    l.retry_on_timeout = p.retry_on_timeout;
+    l.backoff = p.backoff;
+    if (budget) l.budget = p.budget;
+    l.budget_from = source + ": client.budget.kind = " + budget_kind_name(l.budget.kind);
+    out.layers.push_back(std::move(l));
+  }
+  out.formats.push_back(file + ": " + out.layers.front().format);
+  for (const auto& k : scenario_keys())
+    if (k.path.rfind("client.", 0) == 0 && key_applies(s, k.path))
+      out.keys.push_back({k.path, k.get(s), source + ": " + k.path});
+  return out;
+}
+
+std::string jitter_name(Jitter j) {
+  Scenario s;
+  s.client.backoff.jitter = j;
+  return std::get<std::string>(key_or_throw("client.backoff.jitter").get(s));
+}
+
+std::string budget_kind_name(BudgetKind k) {
+  Scenario s;
+  s.client.budget.kind = k;
+  return std::get<std::string>(key_or_throw("client.budget.kind").get(s));
 }
 
 std::string detect_system(const ConfigFile& f) {
@@ -215,7 +310,7 @@ LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
   return layer;
 }
 
-ImportResult import_configs(const std::vector<ConfigFile>& files) {
+ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
   if (files.empty()) throw InputError("import: give at least one file");
   ImportResult out;
   std::vector<LayerPolicy> read;
@@ -242,8 +337,8 @@ ImportResult import_configs(const std::vector<ConfigFile>& files) {
         }
     if (!target) continue;
     LayerPolicy& t = read[*target];
-    t.budget_kind = read[i].budget_kind;
     t.budget = read[i].budget;
+    t.budget_given = read[i].budget_given;
     t.budget_from = read[i].budget_from;
     for (const auto& [path, src] : read[i].from)
       if (path.rfind("client.budget.", 0) == 0) t.from[path] = src;
@@ -323,7 +418,7 @@ ImportResult import_configs(const std::vector<ConfigFile>& files) {
     }
     const LayerPolicy* with_budget = nullptr;
     for (auto it = retrying.rbegin(); it != retrying.rend(); ++it)
-      if ((*it)->budget_kind != "none") {
+      if ((*it)->budget.kind != BudgetKind::none) {
         with_budget = *it;
         break;
       }
@@ -343,7 +438,26 @@ ImportResult import_configs(const std::vector<ConfigFile>& files) {
                                               : std::string()));
   }
   sort_keys(out.keys);
+  if (check) check_runnable(out);
   return out;
+}
+
+void check_runnable(const ImportResult& r) {
+  Scenario s;
+  apply_keys(s, r.keys);  // each key in its range, naming where it came from
+  // Whether a timeout is a whole number of steps depends on the scenario the
+  // keys go into, not on the files: those keys are checked above, by range.
+  const Scenario plain;
+  s.client.timeout_s = plain.client.timeout_s;
+  s.client.budget.window_s = plain.client.budget.window_s;
+  s.client.budget.ttl_s = plain.client.budget.ttl_s;
+  try {
+    validate(s);  // layers and attempts, as `run` checks them
+  } catch (const InputError& e) {
+    std::string names;
+    for (const auto& l : r.layers) names += (names.empty() ? "" : ", ") + l.file;
+    throw InputError(std::string(e.what()) + " (imported from " + names + ")");
+  }
 }
 
 void apply_keys(Scenario& s, const std::vector<ImportedKey>& keys) {
@@ -426,7 +540,7 @@ void emit_yaml(YAML::Emitter& e, const json& j) {
   } else if (j.is_boolean()) {
     e << (j.get<bool>() ? "true" : "false");
   } else if (j.is_number()) {
-    e << num_text(j.get<double>());
+    e << number_text(j.get<double>());
   } else {
     e << YAML::Null;
   }
@@ -437,27 +551,6 @@ std::string json_to_yaml_text(const json& j) {
   YAML::Emitter e;
   emit_yaml(e, j);
   return std::string(e.c_str()) + "\n";
-}
-
-double key_number(const Scenario& s, const std::string& path, double fallback) {
-  const KeySpec* k = find_key(path);
-  if (!k) return fallback;
-  KeyValue v = k->get(s);
-  return std::holds_alternative<double>(v) ? std::get<double>(v) : fallback;
-}
-
-std::string key_text(const Scenario& s, const std::string& path, const std::string& fallback) {
-  const KeySpec* k = find_key(path);
-  if (!k) return fallback;
-  KeyValue v = k->get(s);
-  return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : fallback;
-}
-
-bool key_bool(const Scenario& s, const std::string& path, bool fallback) {
-  const KeySpec* k = find_key(path);
-  if (!k) return fallback;
-  KeyValue v = k->get(s);
-  return std::holds_alternative<bool>(v) ? std::get<bool>(v) : fallback;
 }
 
 }  // namespace retrystorm::configs

@@ -11,6 +11,7 @@
 
 #include "model/keys.hpp"
 #include "model/scenario.hpp"
+#include "policies/client_policy.hpp"
 
 namespace retrystorm::configs {
 
@@ -44,14 +45,17 @@ struct LayerPolicy {
   std::optional<double> deadline_s;         // whole request; 0 = none
   bool retry_on_timeout = true;
   bool per_try_timeout_unset = false;  // Envoy/Istio without per_try_timeout
+  bool per_try_c_core_only = false;    // gRPC perAttemptRecvTimeout: Go and Java ignore it
 
-  double base_s = 0, multiplier = 2, cap_s = 0;
-  std::string jitter = "none";
+  Backoff backoff{0, 2, 0, Jitter::none};
   std::vector<double> ladder_s;  // explicit ladder (retrystorm-policy)
 
-  std::string budget_kind = "none";
-  std::map<std::string, double> budget;  // "ratio" -> 0.2 ... (client.budget.<name>)
-  std::string budget_from;               // where the budget (or its absence) came from
+  Budget budget;  // kind none: no budget
+  // The budget numbers this file gives, by key name ("ratio", "min_concurrency"):
+  // only these become client.budget.* keys, the others keep the scenario's.
+  std::vector<std::string> budget_given;
+  std::string budget_from;      // where the budget (or its absence) came from
+  bool budget_modelled = true;  // false: the scenario's engine has no retry budget (sessions)
 
   // Where each field came from, by scenario path ("client.retries" ->
   // "envoy.yaml:7: retry_policy.num_retries: 3 (retries; 4 attempts)").
@@ -59,9 +63,25 @@ struct LayerPolicy {
   std::vector<ImportedKey> keys;   // this layer's keys, filled by finalize()
   std::vector<std::string> notes;  // what the mapping approximates
 
+  // Sets the budget number client.budget.<name> (through the key table) and
+  // marks it given; clear_budget() forgets every budget number given.
+  void set_budget(const std::string& name, double value);
+  void clear_budget();
+
   // Builds `keys` from the fields above and `from`.
   void finalize();
+  // This layer as the one typed client policy (one layer): its ladder,
+  // attempts and budget are read from there (src/core/policies/client_policy.hpp).
+  ClientPolicy policy() const;
+  // The ranges of this layer's backoff delays, retry 1 first: the explicit
+  // ladder of a retrystorm policy as written, else the policy's ladder.
+  std::vector<DelayRange> ladder() const;
 };
+
+// The key table's names of the typed choices ("full", "envoy_concurrency"):
+// scenario files, --set and imported keys spell them one way.
+std::string jitter_name(Jitter j);
+std::string budget_kind_name(BudgetKind k);
 
 struct ImportResult {
   std::vector<LayerPolicy> layers;  // outermost first, after merging budget-only files
@@ -79,9 +99,26 @@ std::string detect_system(const ConfigFile& f);
 LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
                         const std::string& system = "");
 
+// A scenario's own client policy as lint reads a stack of files: one layer
+// per retrying layer (ClientPolicy::of), named "<source> (client policy)",
+// and the client.* keys the scenario uses. No text is written or parsed.
+ImportResult import_scenario(const Scenario& s, const std::string& source);
+
+// Whether the scenario uses the key (the key table's when_path / when_values:
+// client.timeout_s is not the session model's, client.budget.ratio is not an
+// aws_quota budget's, ...).
+bool key_applies(const Scenario& s, const std::string& path);
+
 // Reads files describing stacked layers, outermost first. Throws InputError
-// ("FILE:LINE: KEY: reason") for broken input.
-ImportResult import_configs(const std::vector<ConfigFile>& files);
+// ("FILE:LINE: KEY: reason") for broken input and, with `check`, for keys that
+// make a scenario `run` refuses (see check_runnable). Lint passes false: a
+// file far outside the model's ranges is still worth its findings.
+ImportResult import_configs(const std::vector<ConfigFile>& files, bool check = true);
+
+// Throws InputError when the keys are outside a key's range (naming the key,
+// the range and where the value came from) or make more layers or attempts
+// than `run` allows (naming the files).
+void check_runnable(const ImportResult& r);
 
 // Applies the imported keys onto a scenario (validating each key).
 void apply_keys(Scenario& s, const std::vector<ImportedKey>& keys);
@@ -91,11 +128,5 @@ std::string keys_text(const ImportResult& r);
 nlohmann::json keys_object(const std::vector<ImportedKey>& keys);  // nested
 nlohmann::json keys_flat(const std::vector<ImportedKey>& keys);    // {path: value}
 std::string json_to_yaml_text(const nlohmann::json& j);
-
-// Reads a scenario key through the key table; `fallback` when the key is not
-// in the table (yet).
-double key_number(const Scenario& s, const std::string& path, double fallback);
-std::string key_text(const Scenario& s, const std::string& path, const std::string& fallback);
-bool key_bool(const Scenario& s, const std::string& path, bool fallback);
 
 }  // namespace retrystorm::configs

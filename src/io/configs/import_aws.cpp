@@ -87,6 +87,28 @@ const std::set<std::string> kKnownKeys = {"region",
                                           "response_checksum_validation",
                                           "sigv4a_signing_region_set"};
 
+// botocore's backoff: retry n waits U(0, 1) x 2^(n-1) s, capped at 20 s in
+// standard mode (ExponentialBackoff.delay_amount, botocore/retries/standard.py)
+// and not capped at all in legacy mode (delay_exponential,
+// botocore/retryhandler.py; base "rand" in botocore/data/_retry.json).
+void read_aws_backoff(LayerPolicy& l, bool legacy, const std::string& mode_from) {
+  l.backoff.base_s = 1;
+  l.backoff.multiplier = 2;
+  l.backoff.cap_s = legacy ? 0 : 20;
+  l.backoff.jitter = Jitter::full;
+  l.from["client.backoff.base_s"] = mode_from + ": retry n waits U(0, 1) x 2^(n-1) seconds";
+  l.from["client.backoff.multiplier"] = "AWS SDKs double the backoff each retry";
+  l.from["client.backoff.cap_s"] = legacy
+                                       ? mode_from + ": botocore's legacy mode has no backoff cap"
+                                       : mode_from + ": standard mode caps the backoff at 20 s";
+  l.from["client.backoff.jitter"] = "AWS SDKs draw each delay uniformly below the window";
+  if (!legacy)
+    l.notes.push_back(
+        "backoff read as botocore's standard mode; aws-sdk-go-v2 waits U(0, 2^n) s for retry n "
+        "and exactly 20 s from retry 5, aws-sdk-js-v3 U(0, 0.1 x 2^(n-1)) s; not modelled "
+        "(docs/configs.md, \"AWS SDKs\")");
+}
+
 }  // namespace
 
 void read_aws(const std::string& text, Reader& r) {
@@ -156,7 +178,10 @@ void read_aws(const std::string& text, Reader& r) {
     else if (!kKnownKeys.count(k))
       r.warn({r.file, section + " " + k, e.line}, "unknown setting, ignored");
   }
-  std::string m = mode ? mode->value : "standard";
+  // botocore (boto3) defaults to legacy (configprovider.py: _DEFAULT_RETRY_MODE
+  // = 'standard' if NEW_RETRIES_ENABLED else 'legacy'); the AWS CLI v2, Go v2
+  // and JS v3 SDKs default to standard. Read as botocore, with a warning.
+  std::string m = mode ? mode->value : "legacy";
   if (m != "legacy" && m != "standard" && m != "adaptive")
     fail({r.file, section + " retry_mode", mode->line},
          "'" + m + "' is not a retry mode; choose legacy, standard or adaptive");
@@ -177,23 +202,15 @@ void read_aws(const std::string& text, Reader& r) {
   long long retries = std::min<long long>(n - 1, 100);
   l.retries = static_cast<int>(retries);
 
-  std::string mode_from =
-      mode ? Where{r.file, section + " retry_mode", mode->line}.text() + ": " + m
-           : r.file +
-                 ": retry_mode left out; SDKs differ (boto3 legacy, newer SDKs standard): "
-                 "read as standard";
+  std::string mode_from = mode
+                              ? Where{r.file, section + " retry_mode", mode->line}.text() + ": " + m
+                              : r.file + ": retry_mode left out: botocore's default, legacy";
   if (!mode)
-    l.notes.push_back(
-        "retry_mode left out: boto3 defaults to legacy, the AWS CLI v2 and newer "
-        "SDKs to standard; read as standard");
-  l.base_s = 1;
-  l.multiplier = 2;
-  l.cap_s = 20;
-  l.jitter = "full";
-  l.from["client.backoff.base_s"] = mode_from + ": delays U(0,1) x 2^retry seconds";
-  l.from["client.backoff.multiplier"] = "AWS SDKs double the backoff each retry";
-  l.from["client.backoff.cap_s"] = "AWS SDKs cap the backoff at 20 s";
-  l.from["client.backoff.jitter"] = "AWS SDKs draw each delay uniformly below the window";
+    r.warn({r.file, section, pick->line},
+           "retry_mode left out: read as legacy, botocore's (boto3's) default (5 attempts, no "
+           "backoff cap, no retry quota); the AWS CLI v2 and the Go v2 and JS v3 SDKs default "
+           "to standard: write retry_mode = standard to say which");
+  read_aws_backoff(l, m == "legacy", mode_from);
   l.retry_on_timeout = true;
   l.from["client.retry_on_timeout"] = "AWS SDKs retry timeouts and transient errors";
   l.deadline_s = 0;
@@ -202,14 +219,14 @@ void read_aws(const std::string& text, Reader& r) {
       "the AWS config file sets no per-attempt timeout; client.timeout_s is not "
       "imported");
   if (m == "legacy") {
-    l.budget_kind = "none";
+    l.budget.kind = BudgetKind::none;
     l.from["client.budget.kind"] = mode_from + ": legacy mode has no retry quota";
   } else {
-    l.budget_kind = "aws_quota";
-    l.budget["quota_tokens"] = 500;
-    l.budget["retry_cost"] = 5;
-    l.budget["timeout_cost"] = 10;
-    l.budget["success_reward"] = 1;
+    l.budget.kind = BudgetKind::aws_quota;
+    l.set_budget("quota_tokens", 500);
+    l.set_budget("retry_cost", 5);
+    l.set_budget("timeout_cost", 10);
+    l.set_budget("success_reward", 1);
     l.from["client.budget.kind"] = mode_from + ": the retry quota of standard mode";
     l.from["client.budget.quota_tokens"] = "AWS retry quota: 500 tokens";
     l.from["client.budget.retry_cost"] = "a retry costs 5 tokens";

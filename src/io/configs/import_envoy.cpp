@@ -1,5 +1,6 @@
 // Envoy: route (timeout, retry_policy) and cluster (circuit_breakers) fragments,
 // in YAML or JSON, snake_case or lowerCamelCase (proto3 JSON allows both).
+#include <algorithm>
 #include <sstream>
 
 #include "io/configs/readers.hpp"
@@ -72,6 +73,94 @@ bool retries_timeouts(const std::string& retry_on) {
   return false;
 }
 
+// Envoy's own limit when no retry_budget is in force: max_retries concurrent
+// retries per cluster and priority, per Envoy instance, 3 unless a DEFAULT
+// threshold sets it (ClusterInfoImpl::ResourceManagers::load in
+// source/common/upstream/upstream_impl.cc). It is the envoy_concurrency
+// budget with no share of traffic: ratio 0, min_concurrency = the cap
+// (docs/policies.md). Above the key's range the cap never binds: `none`
+// (Istio writes 4294967295 on every cluster it builds).
+constexpr double kEnvoyDefaultMaxRetries = 3;
+
+void set_retry_cap(LayerPolicy& l, double cap, const std::string& from) {
+  l.clear_budget();
+  if (cap > key_or_throw("client.budget.min_concurrency").max) {
+    l.budget.kind = BudgetKind::none;
+    l.from["client.budget.kind"] =
+        from + "; " + number_text(cap) +
+        " concurrent retries is no limit in practice, so nothing limits retries";
+    return;
+  }
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", 0);
+  l.set_budget("min_concurrency", cap);
+  l.from["client.budget.kind"] = from + "; a fixed cap of " + number_text(cap) +
+                                 " concurrent retries per Envoy instance (backoff included), no "
+                                 "retry_budget";
+  l.from["client.budget.ratio"] = from + "; max_retries has no share of traffic";
+  l.from["client.budget.min_concurrency"] = from;
+}
+
+void read_retry_budget(const YAML::Node& rb, const std::string& rk, bool has_max_retries,
+                       Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (!rb.IsMap() && !rb.IsNull()) fail(at(r.file, rk, rb), "must be an object");
+  r.check_fields(rb, rk, {"budget_percent", "min_retry_concurrency", "budget_interval"}, true);
+  YAML::Node bp = get(rb, "budget_percent");
+  YAML::Node mc = get(rb, "min_retry_concurrency");
+  if (get(rb, "budget_interval"))
+    l.notes.push_back(rk +
+                      ".budget_interval is not modelled: the budget's base is read as the "
+                      "requests in flight, not the requests started in the interval");
+  if (!bp && !mc) {
+    // Envoy uses the budget only when one of its fields is set
+    // (RetryBudgetImpl::useRetryBudget, source/common/upstream/resource_manager_impl.h).
+    l.notes.push_back(rk +
+                      " sets neither budget_percent nor min_retry_concurrency: Envoy then "
+                      "ignores it and keeps max_retries");
+    return;
+  }
+  double percent = 20, minc = 3;
+  if (bp) {
+    percent = wrapped_number(bp, at(r.file, rk + ".budget_percent", bp));
+    if (percent < 0 || percent > 100)
+      fail(at(r.file, rk + ".budget_percent", bp),
+           number_text(percent) + " is out of range; allowed 0 to 100");
+  }
+  if (mc) {
+    Where w = at(r.file, rk + ".min_retry_concurrency", mc);
+    minc = static_cast<double>(wrapped_whole(mc, w, 0, 1 << 30));
+  }
+  l.clear_budget();
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", percent / 100);
+  l.set_budget("min_concurrency", minc);
+  l.from["client.budget.kind"] = at(r.file, rk, rb).text() + ": Envoy retry budget";
+  l.from["client.budget.ratio"] =
+      bp ? at(r.file, rk + ".budget_percent", bp).text() + ": " + number_text(percent) + "%"
+         : at(r.file, rk, rb).text() + ": budget_percent left out (Envoy default 20%)";
+  l.from["client.budget.min_concurrency"] =
+      mc ? at(r.file, rk + ".min_retry_concurrency", mc).text()
+         : at(r.file, rk, rb).text() + ": min_retry_concurrency left out (Envoy default 3)";
+  if (has_max_retries)
+    l.notes.push_back(rk + ": retry_budget replaces max_retries; max_retries is ignored");
+}
+
+// The DEFAULT priority's threshold (Envoy reads the first one of a priority).
+void read_threshold(const YAML::Node& t, const std::string& tk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node rb = get(t, "retry_budget");
+  YAML::Node mr = get(t, "max_retries");
+  if (mr) {
+    Where w = at(r.file, tk + ".max_retries", mr);
+    set_retry_cap(l, static_cast<double>(wrapped_whole(mr, w, 0, 1LL << 32)), w.text());
+  } else {
+    set_retry_cap(l, kEnvoyDefaultMaxRetries,
+                  at(r.file, tk, t).text() + ": max_retries left out (Envoy default 3)");
+  }
+  if (rb) read_retry_budget(rb, tk + ".retry_budget", static_cast<bool>(mr), r);
+}
+
 void read_budget(const std::vector<Found>& breakers, Reader& r) {
   LayerPolicy& l = r.layer;
   if (breakers.empty()) return;
@@ -85,14 +174,12 @@ void read_budget(const std::vector<Found>& breakers, Reader& r) {
   if (!cb.IsMap()) fail(at(r.file, cb_key, cb), "must be an object with thresholds");
   r.check_fields(cb, cb_key, {"thresholds", "per_host_thresholds"}, true);
   YAML::Node th = get(cb, "thresholds");
-  l.budget_kind = "none";
-  l.budget.clear();
-  l.from["client.budget.kind"] =
-      at(r.file, cb_key, cb).text() +
-      ": no retry_budget; Envoy then caps only concurrent retries (max_retries, default 3)";
-  if (!th) return;
-  if (!th.IsSequence()) fail(at(r.file, cb_key + ".thresholds", th), "must be a list");
-  for (size_t i = 0; i < th.size(); ++i) {
+  set_retry_cap(l, kEnvoyDefaultMaxRetries,
+                at(r.file, cb_key, cb).text() +
+                    ": no DEFAULT threshold, so max_retries keeps Envoy's default 3");
+  if (th && !th.IsSequence()) fail(at(r.file, cb_key + ".thresholds", th), "must be a list");
+  bool seen_default = false;
+  for (size_t i = 0; th && i < th.size(); ++i) {
     std::string tk = cb_key + ".thresholds[" + std::to_string(i) + "]";
     const YAML::Node t = th[i];
     if (!t.IsMap()) fail(at(r.file, tk, t), "must be an object");
@@ -108,49 +195,12 @@ void read_budget(const std::vector<Found>& breakers, Reader& r) {
       l.notes.push_back(tk + ": priority HIGH thresholds are not modelled");
       continue;
     }
-    YAML::Node rb = get(t, "retry_budget");
-    YAML::Node mr = get(t, "max_retries");
-    if (rb) {
-      std::string rk = tk + ".retry_budget";
-      if (!rb.IsMap() && !rb.IsNull()) fail(at(r.file, rk, rb), "must be an object");
-      r.check_fields(rb, rk, {"budget_percent", "min_retry_concurrency", "budget_interval"}, true);
-      YAML::Node bp = get(rb, "budget_percent");
-      YAML::Node mc = get(rb, "min_retry_concurrency");
-      double percent = 20, minc = 3;
-      if (bp) {
-        percent = wrapped_number(bp, at(r.file, rk + ".budget_percent", bp));
-        if (percent < 0 || percent > 100)
-          fail(at(r.file, rk + ".budget_percent", bp),
-               num_text(percent) + " is out of range; allowed 0 to 100");
-      }
-      if (mc) {
-        Where w = at(r.file, rk + ".min_retry_concurrency", mc);
-        minc = static_cast<double>(wrapped_whole(mc, w, 0, 1 << 30));
-      }
-      l.budget_kind = "envoy_concurrency";
-      l.budget["ratio"] = percent / 100;
-      l.budget["min_concurrency"] = minc;
-      l.from["client.budget.kind"] = at(r.file, rk, rb).text() + ": Envoy retry budget";
-      l.from["client.budget.ratio"] =
-          bp ? at(r.file, rk + ".budget_percent", bp).text() + ": " + num_text(percent) + "%"
-             : at(r.file, rk, rb).text() + ": budget_percent left out (Envoy default 20%)";
-      l.from["client.budget.min_concurrency"] =
-          mc ? at(r.file, rk + ".min_retry_concurrency", mc).text()
-             : at(r.file, rk, rb).text() + ": min_retry_concurrency left out (Envoy default 3)";
-      if (mr) l.notes.push_back(tk + ": retry_budget replaces max_retries; max_retries is ignored");
-      if (get(rb, "budget_interval"))
-        l.notes.push_back(rk + ".budget_interval is not modelled (concurrent retries are)");
-    } else if (mr) {
-      Where w = at(r.file, tk + ".max_retries", mr);
-      double n = static_cast<double>(wrapped_whole(mr, w, 0, 1LL << 32));
-      l.budget_kind = "envoy_concurrency";
-      l.budget["ratio"] = 0;
-      l.budget["min_concurrency"] = n;
-      l.from["client.budget.kind"] =
-          w.text() + ": a fixed cap of " + num_text(n) + " concurrent retries, no retry_budget";
-      l.from["client.budget.ratio"] = w.text() + ": max_retries has no share of traffic";
-      l.from["client.budget.min_concurrency"] = w.text() + ": " + num_text(n);
+    if (seen_default) {
+      l.notes.push_back(tk + ": a second DEFAULT threshold; Envoy reads the first");
+      continue;
     }
+    seen_default = true;
+    read_threshold(t, tk, r);
   }
   l.budget_from = l.from["client.budget.kind"];
 }
@@ -188,13 +238,13 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   }
   l.has_retry_policy = true;
   l.counting = "retries";
-  if (!breakers.empty() && l.budget_kind == "none") {
-    // from already says why
-  } else if (breakers.empty()) {
-    l.from["client.budget.kind"] =
-        r.file +
-        ": no cluster circuit_breakers given; without a retry_budget Envoy caps only "
-        "concurrent retries (max_retries, default 3), which is not modelled";
+  if (breakers.empty()) {
+    // No cluster given: the cluster the route sends to has Envoy's defaults
+    // (a cluster file read with this one replaces them).
+    set_retry_cap(l, kEnvoyDefaultMaxRetries,
+                  r.file +
+                      ": no cluster circuit_breakers given, so max_retries keeps Envoy's "
+                      "default 3");
     l.budget_from = l.from["client.budget.kind"];
   }
 
@@ -364,7 +414,8 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
     base = envoy_duration(r, bi, bo_key + ".base_interval");
     if (base <= 0) fail(at(r.file, bo_key + ".base_interval", bi), "must be above 0");
   }
-  cap = 10 * base;
+  // A window above the key's range never binds in any incident the model runs.
+  cap = std::min(10 * base, key_or_throw("client.backoff.cap_s").max);
   if (mi) {
     cap = envoy_duration(r, mi, bo_key + ".max_interval");
     if (cap < base)
@@ -372,10 +423,10 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
            human_duration(cap) + " is below base_interval " + human_duration(base) +
                "; Envoy rejects it");
   }
-  l.base_s = base;
-  l.multiplier = 2;
-  l.cap_s = cap;
-  l.jitter = "full";
+  l.backoff.base_s = base;
+  l.backoff.multiplier = 2;
+  l.backoff.cap_s = cap;
+  l.backoff.jitter = Jitter::full;
   l.from["client.backoff.base_s"] =
       bi ? at(r.file, bo_key + ".base_interval", bi).text() + ": " + human_duration(base)
          : at(r.file, rp_key, rp).text() + ": retry_back_off left out (Envoy default 25 ms)";

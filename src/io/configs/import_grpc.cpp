@@ -105,15 +105,15 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
     long long max_tokens = whole(mt, mw, 1, 1000);
     double ratio = number(tr, tw);
     if (ratio <= 0) fail(tw, "must be above 0");
-    l.budget_kind = "grpc_throttling";
-    l.budget["max_tokens"] = static_cast<double>(max_tokens);
-    l.budget["token_ratio"] = ratio;
+    l.budget.kind = BudgetKind::grpc_throttling;
+    l.set_budget("max_tokens", static_cast<double>(max_tokens));
+    l.set_budget("token_ratio", ratio);
     l.from["client.budget.kind"] =
         at(r.file, "retryThrottling", th).text() + ": retries only while tokens > maxTokens / 2";
     l.from["client.budget.max_tokens"] = mw.text();
     l.from["client.budget.token_ratio"] = tw.text();
   } else {
-    l.budget_kind = "none";
+    l.budget.kind = BudgetKind::none;
     l.from["client.budget.kind"] = r.file + ": no retryThrottling, so no retry budget";
   }
   l.budget_from = l.from["client.budget.kind"];
@@ -126,8 +126,11 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
   l.has_retry_policy = true;
   l.counting = "attempts";
   l.count_field = "retryPolicy.maxAttempts";
-  l.jitter = "grpc";
-  l.from["client.backoff.jitter"] = "gRPC: each delay is the backoff x U(0.8, 1.2)";
+  // Read as gRPC C-core and current grpc-go / grpc-java run it; older Go and
+  // Java releases drew U(0, window) (docs/policies.md, "Per system").
+  l.backoff.jitter = Jitter::grpc;
+  l.from["client.backoff.jitter"] =
+      "gRPC: each delay is the backoff x U(0.8, 1.2) (C-core; grpc-go 1.69+, grpc-java 1.71+)";
   l.retry_on_timeout = false;
   l.from["client.retry_on_timeout"] =
       "gRPC has no per-attempt timeout: the call's deadline ends every attempt and is not retried";
@@ -158,13 +161,18 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
     l.retries = 0;
     l.from["client.retries"] = at(r.file, mc_key, mc).text() + ": no retryPolicy, so no retries";
     l.has_retry_policy = true;
-    l.base_s = 0;
-    l.cap_s = 0;
+    l.backoff.base_s = 0;
+    l.backoff.cap_s = 0;
     l.from["client.backoff.base_s"] = l.from["client.backoff.cap_s"] =
         l.from["client.backoff.multiplier"] = "no retryPolicy";
     return;
   }
   if (!rp.IsMap()) fail(at(r.file, rk, rp), "must be an object");
+  l.notes.push_back(
+      "jitter read as gRPC C-core, grpc-go 1.69+ and grpc-java 1.71+ draw it (backoff x "
+      "U(0.8, 1.2)); older grpc-go and grpc-java draw U(0, backoff): set "
+      "client.backoff.jitter = full for those");
+
   r.check_fields(rp, rk,
                  {"max_attempts", "initial_backoff", "max_backoff", "backoff_multiplier",
                   "retryable_status_codes", "per_attempt_recv_timeout"},
@@ -200,20 +208,20 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
 
   Where ibw = at(r.file, rk + ".initialBackoff", ib), mbw = at(r.file, rk + ".maxBackoff", mb),
         bmw = at(r.file, rk + ".backoffMultiplier", bm);
-  l.base_s = grpc_duration(r, ib, rk + ".initialBackoff");
-  l.cap_s = grpc_duration(r, mb, rk + ".maxBackoff");
-  l.multiplier = number(bm, bmw);
-  if (l.base_s <= 0) fail(ibw, "must be above 0");
-  if (l.cap_s <= 0) fail(mbw, "must be above 0");
-  if (l.multiplier <= 0) fail(bmw, "must be above 0");
-  if (l.multiplier < 1) {
-    r.warn(bmw, num_text(l.multiplier) +
+  l.backoff.base_s = grpc_duration(r, ib, rk + ".initialBackoff");
+  l.backoff.cap_s = grpc_duration(r, mb, rk + ".maxBackoff");
+  l.backoff.multiplier = number(bm, bmw);
+  if (l.backoff.base_s <= 0) fail(ibw, "must be above 0");
+  if (l.backoff.cap_s <= 0) fail(mbw, "must be above 0");
+  if (l.backoff.multiplier <= 0) fail(bmw, "must be above 0");
+  if (l.backoff.multiplier < 1) {
+    r.warn(bmw, number_text(l.backoff.multiplier) +
                     ": a multiplier below 1 shrinks the backoff; the model needs at least 1, "
                     "read as 1");
-    l.multiplier = 1;
+    l.backoff.multiplier = 1;
   }
-  l.from["client.backoff.base_s"] = ibw.text() + ": " + human_duration(l.base_s);
-  l.from["client.backoff.cap_s"] = mbw.text() + ": " + human_duration(l.cap_s);
+  l.from["client.backoff.base_s"] = ibw.text() + ": " + human_duration(l.backoff.base_s);
+  l.from["client.backoff.cap_s"] = mbw.text() + ": " + human_duration(l.backoff.cap_s);
   l.from["client.backoff.multiplier"] = bmw.text();
 
   Where rcw = at(r.file, rk + ".retryableStatusCodes", rc);
@@ -232,10 +240,19 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
     double t = grpc_duration(r, pa, rk + ".perAttemptRecvTimeout");
     Where w = at(r.file, rk + ".perAttemptRecvTimeout", pa);
     if (t <= 0) fail(w, "must be above 0");
+    // Only C-core applies it: grpc-go has no such field in its service
+    // config, grpc-java stores it (RetryPolicy.perAttemptRecvTimeoutNanos)
+    // but RetriableStream never reads it. Read as C-core runs it.
     l.per_try_timeout_s = t;
     l.retry_on_timeout = true;
-    l.from["client.timeout_s"] = w.text() + ": " + human_duration(t) + " per attempt";
-    l.from["client.retry_on_timeout"] = w.text() + ": an attempt that times out is retried";
+    l.per_try_c_core_only = true;
+    l.from["client.timeout_s"] = w.text() + ": " + human_duration(t) + " per attempt (C-core)";
+    l.from["client.retry_on_timeout"] =
+        w.text() + ": an attempt that times out is retried (C-core)";
+    l.notes.push_back(w.text() +
+                      ": only gRPC C-core (C++, Python, Ruby, PHP, ...) applies "
+                      "perAttemptRecvTimeout; grpc-go and grpc-java ignore it, so there an "
+                      "attempt runs until the deadline and is not retried; read as C-core runs it");
   }
 }
 

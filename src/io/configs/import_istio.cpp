@@ -1,5 +1,7 @@
 // Istio: VirtualService (http[].retries, timeout) and DestinationRule
 // (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
+#include <algorithm>
+
 #include "io/configs/readers.hpp"
 
 namespace retrystorm::configs {
@@ -79,15 +81,22 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
     r.check_fields(re, rk,
                    {"attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities",
                     "retryIgnorePreviousHosts", "backoff"});
+    // A block whose attempts is left out or 0 disables retries: only a
+    // missing block gets the default policy (ConvertPolicy, istio/istio
+    // pilot/pkg/networking/core/route/retry/retry.go: "Attempts <= 0 ...
+    // explicitly disabling the retry policy").
     if (re["attempts"]) {
       Where w = at(r.file, rk + ".attempts", re["attempts"]);
       attempts = whole(re["attempts"], w, 0, 1LL << 31);
       l.from["client.retries"] = w.text() + ": " + std::to_string(attempts) +
-                                 " (Istio counts retries; " + std::to_string(attempts + 1) +
-                                 " attempts)";
+                                 (attempts == 0 ? " (Istio turns retries off)"
+                                                : " (Istio counts retries; " +
+                                                      std::to_string(attempts + 1) + " attempts)");
     } else {
-      l.from["client.retries"] =
-          at(r.file, rk, re).text() + ": attempts left out (Istio default 2 retries)";
+      attempts = 0;
+      l.from["client.retries"] = at(r.file, rk, re).text() +
+                                 ": attempts left out: Istio turns retries off (only a route "
+                                 "without a retries block gets the default 2)";
     }
     if (re["retryOn"]) retry_on = text(re["retryOn"], at(r.file, rk + ".retryOn", re["retryOn"]));
     ptt = re["perTryTimeout"];
@@ -95,6 +104,10 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
     l.from["client.retries"] = at(r.file, hk, route).text() +
                                ": no retries block: Istio's default policy, 2 retries on "
                                "connect-failure, refused-stream, unavailable, cancelled";
+    l.notes.push_back(
+        "no retries block: Istio's default retryOn is connect-failure, refused-stream, "
+        "unavailable, cancelled (no status codes since Istio 1.24): an outage answering 5xx or "
+        "timing out gets no retries, which the model cannot tell apart");
   }
   l.as_written = attempts;
   if (attempts > 100) {
@@ -137,10 +150,10 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
     }
   }
   // Istio sets no backoff of its own: Envoy's default, 25 ms doubling to 250 ms.
-  l.base_s = 0.025;
-  l.cap_s = 0.25;
-  l.multiplier = 2;
-  l.jitter = "full";
+  l.backoff.base_s = 0.025;
+  l.backoff.cap_s = 0.25;
+  l.backoff.multiplier = 2;
+  l.backoff.jitter = Jitter::full;
   l.from["client.backoff.base_s"] = "Istio leaves Envoy's default backoff: 25 ms";
   l.from["client.backoff.cap_s"] = "Envoy's default max_interval: 10 x 25 ms = 250 ms";
   l.from["client.backoff.multiplier"] = "Envoy doubles the backoff window each retry";
@@ -149,14 +162,21 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
     Where w = at(r.file, rk + ".backoff", re["backoff"]);
     double b = istio_duration(re["backoff"], w);
     if (b > 0) {
-      l.base_s = b;
-      l.cap_s = 10 * b;
-      l.from["client.backoff.base_s"] = w.text() + ": " + human_duration(b);
-      l.from["client.backoff.cap_s"] = "Envoy's max_interval default: 10 x base";
+      // Envoy's max_interval is 10 x base_interval (RetryStateImpl); a window
+      // above the key's range never binds in any incident the model runs.
+      double cap_max = key_or_throw("client.backoff.cap_s").max;
+      l.backoff.base_s = b;
+      l.backoff.cap_s = std::min(10 * b, cap_max);
+      l.from["client.backoff.base_s"] = w.text() + ": " + human_duration(b) + " (Istio 1.26+)";
+      l.from["client.backoff.cap_s"] =
+          10 * b > cap_max ? "Envoy's max_interval default, 10 x base, is above the largest cap "
+                             "the model takes: read as " +
+                                 human_duration(cap_max)
+                           : "Envoy's max_interval default: 10 x base";
     }
   }
   if (!l.has_budget_part) {
-    l.budget_kind = "none";
+    l.budget.kind = BudgetKind::none;
     l.from["client.budget.kind"] = r.file +
                                    ": no DestinationRule retryBudget; Istio lifts Envoy's "
                                    "retry circuit breaker, so nothing limits retries";
@@ -173,8 +193,8 @@ void read_destination_rule(const YAML::Node& d, Reader& r) {
                  {"host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"});
   YAML::Node tp = spec["trafficPolicy"];
   l.has_budget_part = true;
-  l.budget_kind = "none";
-  l.budget.clear();
+  l.budget.kind = BudgetKind::none;
+  l.clear_budget();
   l.from["client.budget.kind"] =
       at(r.file, "spec", spec).text() +
       ": no retryBudget or maxRetries; Istio lifts Envoy's retry limit, so nothing limits retries";
@@ -191,36 +211,56 @@ void read_destination_rule(const YAML::Node& d, Reader& r) {
     if (rb) {
       std::string k = "spec.trafficPolicy.retryBudget";
       if (!rb.IsMap()) fail(at(r.file, k, rb), "must be an object");
-      r.check_fields(rb, k, {"percent", "minRetryConcurrency"});
+      r.check_fields(rb, k, {"percent", "minRetryConcurrency", "budgetInterval"});
+      if (rb["budgetInterval"])
+        l.notes.push_back(k +
+                          ".budgetInterval (Istio 1.31+) is not modelled: the budget's base is "
+                          "read as the requests in flight, not the requests started in the "
+                          "interval");
       double percent = 20, minc = 3;
       if (rb["percent"]) {
         Where w = at(r.file, k + ".percent", rb["percent"]);
         percent = wrapped_number(rb["percent"], w);
         if (percent < 0 || percent > 100) fail(w, "out of range; allowed 0 to 100");
-        l.from["client.budget.ratio"] = w.text() + ": " + num_text(percent) + "%";
+        l.from["client.budget.ratio"] = w.text() + ": " + number_text(percent) + "%";
       } else {
         l.from["client.budget.ratio"] = at(r.file, k, rb).text() + ": percent left out (20%)";
       }
       if (rb["minRetryConcurrency"]) {
+        // 0 counts as left out (applyRetryBudget: "MinRetryConcurrency > 0").
         Where w = at(r.file, k + ".minRetryConcurrency", rb["minRetryConcurrency"]);
         minc = static_cast<double>(whole(rb["minRetryConcurrency"], w, 0, 1LL << 32));
-        l.from["client.budget.min_concurrency"] = w.text();
+        bool zero = minc == 0;
+        if (zero) minc = 3;
+        l.from["client.budget.min_concurrency"] =
+            w.text() + (zero ? ": 0 is read by Istio as left out (3)" : std::string());
       } else {
         l.from["client.budget.min_concurrency"] =
             at(r.file, k, rb).text() + ": minRetryConcurrency left out (3)";
       }
-      l.budget_kind = "envoy_concurrency";
-      l.budget["ratio"] = percent / 100;
-      l.budget["min_concurrency"] = minc;
+      l.budget.kind = BudgetKind::envoy_concurrency;
+      l.set_budget("ratio", percent / 100);
+      l.set_budget("min_concurrency", minc);
       l.from["client.budget.kind"] = at(r.file, k, rb).text() + ": Envoy retry budget via Istio";
     } else if (mr) {
+      // Istio writes Envoy's max_retries only when maxRetries > 0; otherwise
+      // it keeps 4294967295 (applyConnectionPool, getDefaultCircuitBreakerThresholds
+      // in pilot/pkg/networking/core/cluster_traffic_policy.go).
       Where w = at(r.file, "spec.trafficPolicy.connectionPool.http.maxRetries", mr);
       double n = static_cast<double>(whole(mr, w, 0, 1LL << 32));
-      l.budget_kind = "envoy_concurrency";
-      l.budget["ratio"] = 0;
-      l.budget["min_concurrency"] = n;
+      if (n == 0 || n > key_or_throw("client.budget.min_concurrency").max) {
+        l.from["client.budget.kind"] =
+            w.text() + ": " + number_text(n) +
+            (n == 0 ? " is read by Istio as left out" : " concurrent retries is no limit") +
+            "; Istio lifts Envoy's retry limit, so nothing limits retries";
+        l.budget_from = l.from["client.budget.kind"];
+        return;
+      }
+      l.budget.kind = BudgetKind::envoy_concurrency;
+      l.set_budget("ratio", 0);
+      l.set_budget("min_concurrency", n);
       l.from["client.budget.kind"] =
-          w.text() + ": a fixed cap of " + num_text(n) + " concurrent retries, no retryBudget";
+          w.text() + ": a fixed cap of " + number_text(n) + " concurrent retries, no retryBudget";
       l.from["client.budget.ratio"] = w.text() + ": maxRetries has no share of traffic";
       l.from["client.budget.min_concurrency"] = w.text();
     }

@@ -9,15 +9,19 @@ namespace retrystorm::configs {
 namespace {
 const DurationRules kAny{false, true, true};  // numbers are seconds; "16m" works too
 
-std::string choice_of(const YAML::Node& n, const Where& w, const std::string& path,
-                      std::vector<std::string> fallback) {
+// A choice key's value as the key table reads it: the client policy with
+// that key set (the typed enum is in it).
+Scenario choice_of(const YAML::Node& n, const Where& w, const std::string& path) {
   std::string v = text(n, w);
-  const KeySpec* k = find_key(path);
-  const auto& choices = k && !k->choices.empty() ? k->choices : fallback;
-  for (const auto& c : choices)
-    if (c == v) return v;
+  const KeySpec& k = key_or_throw(path);
+  Scenario s;
+  for (const auto& c : k.choices)
+    if (c == v) {
+      k.put(s, v);
+      return s;
+    }
   std::string list;
-  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  for (const auto& c : k.choices) list += (list.empty() ? "" : ", ") + c;
   fail(w, "'" + v + "' is not allowed; choose one of " + list);
 }
 }  // namespace
@@ -48,13 +52,14 @@ void read_policy(const std::vector<YAML::Node>& docs, Reader& r) {
     if (l.ladder_s.empty()) fail(w("ladder_s", ls), "an empty ladder: write retries: 0");
     if (l.ladder_s.size() > 100) fail(w("ladder_s", ls), "more than 100 retries");
     l.retries = static_cast<int>(l.ladder_s.size());
-    l.base_s = l.ladder_s[0];
-    l.multiplier = l.ladder_s.size() > 1 && l.ladder_s[0] > 0 ? l.ladder_s[1] / l.ladder_s[0] : 2;
-    if (l.multiplier < 1) l.multiplier = 1;
+    l.backoff.base_s = l.ladder_s[0];
+    l.backoff.multiplier =
+        l.ladder_s.size() > 1 && l.ladder_s[0] > 0 ? l.ladder_s[1] / l.ladder_s[0] : 2;
+    if (l.backoff.multiplier < 1) l.backoff.multiplier = 1;
     double cap = 0;
     bool geometric = true;
     for (size_t i = 1; i < l.ladder_s.size(); ++i) {
-      double want = l.base_s * std::pow(l.multiplier, static_cast<double>(i));
+      double want = l.backoff.base_s * std::pow(l.backoff.multiplier, static_cast<double>(i));
       if (std::fabs(l.ladder_s[i] - want) > 1e-9 * std::max(1.0, want)) {
         if (i >= 2 && std::fabs(l.ladder_s[i] - l.ladder_s[i - 1]) < 1e-9 * l.ladder_s[i]) {
           cap = l.ladder_s[i];  // capped from here on
@@ -63,19 +68,19 @@ void read_policy(const std::vector<YAML::Node>& docs, Reader& r) {
         }
       }
     }
-    l.cap_s = cap;
+    l.backoff.cap_s = cap;
     std::string shown;
     for (double v : l.ladder_s) shown += (shown.empty() ? "" : ", ") + human_duration(v);
     std::string from = w("ladder_s", ls).text() + ": " + shown;
     if (!geometric)
-      r.warn(w("ladder_s", ls), "not a geometric ladder; the model uses base " +
-                                    human_duration(l.base_s) + " x " + num_text(l.multiplier) +
-                                    " (lint uses the ladder as written)");
+      r.warn(w("ladder_s", ls),
+             "not a geometric ladder; the model uses base " + human_duration(l.backoff.base_s) +
+                 " x " + number_text(l.backoff.multiplier) + " (lint uses the ladder as written)");
     l.from["client.retries"] = from + " (" + std::to_string(l.retries) + " retries)";
     l.from["client.backoff.base_s"] = from;
     l.from["client.backoff.multiplier"] = from;
     l.from["client.backoff.cap_s"] = from;
-    l.jitter = "none";
+    l.backoff.jitter = Jitter::none;
     l.from["client.backoff.jitter"] = "a ladder of fixed delays";
   } else {
     if (d["retries"]) {
@@ -85,24 +90,27 @@ void read_policy(const std::vector<YAML::Node>& docs, Reader& r) {
       l.retries = 3;
       l.from["client.retries"] = r.file + ": retries left out (3)";
     }
-    l.base_s = 1;
-    l.multiplier = 2;
-    l.cap_s = 0;
-    l.jitter = "none";
+    l.backoff.base_s = 1;
+    l.backoff.multiplier = 2;
+    l.backoff.cap_s = 0;
+    l.backoff.jitter = Jitter::none;
     const YAML::Node bo = d["backoff"];
     if (bo) {
       if (!bo.IsMap()) fail(w("backoff", bo), "must be an object");
       r.check_fields(bo, "backoff", {"base_s", "multiplier", "cap_s", "jitter"});
-      if (bo["base_s"]) l.base_s = duration(bo["base_s"], w("backoff.base_s", bo["base_s"]), kAny);
+      if (bo["base_s"])
+        l.backoff.base_s = duration(bo["base_s"], w("backoff.base_s", bo["base_s"]), kAny);
       if (bo["multiplier"]) {
-        l.multiplier = number(bo["multiplier"], w("backoff.multiplier", bo["multiplier"]));
-        if (l.multiplier < 1) fail(w("backoff.multiplier", bo["multiplier"]), "must be 1 or more");
+        l.backoff.multiplier = number(bo["multiplier"], w("backoff.multiplier", bo["multiplier"]));
+        if (l.backoff.multiplier < 1)
+          fail(w("backoff.multiplier", bo["multiplier"]), "must be 1 or more");
       }
-      if (bo["cap_s"]) l.cap_s = duration(bo["cap_s"], w("backoff.cap_s", bo["cap_s"]), kAny);
+      if (bo["cap_s"])
+        l.backoff.cap_s = duration(bo["cap_s"], w("backoff.cap_s", bo["cap_s"]), kAny);
       if (bo["jitter"])
-        l.jitter =
-            choice_of(bo["jitter"], w("backoff.jitter", bo["jitter"]), "client.backoff.jitter",
-                      {"none", "full", "equal", "decorrelated", "grpc"});
+        l.backoff.jitter =
+            choice_of(bo["jitter"], w("backoff.jitter", bo["jitter"]), "client.backoff.jitter")
+                .client.backoff.jitter;
     }
     for (const char* k : {"base_s", "multiplier", "cap_s", "jitter"})
       l.from[std::string("client.backoff.") + k] =
@@ -125,7 +133,7 @@ void read_policy(const std::vector<YAML::Node>& docs, Reader& r) {
         boolean(d["retry_on_timeout"], w("retry_on_timeout", d["retry_on_timeout"]));
     l.from["client.retry_on_timeout"] = w("retry_on_timeout", d["retry_on_timeout"]).text();
   }
-  l.budget_kind = "none";
+  l.budget.kind = BudgetKind::none;
   l.from["client.budget.kind"] = r.file + ": no budget";
   const YAML::Node b = d["budget"];
   if (b) {
@@ -133,17 +141,12 @@ void read_policy(const std::vector<YAML::Node>& docs, Reader& r) {
     for (const auto& kv : b) {
       std::string k = key_of(kv.first);
       Where wk = w("budget." + k, kv.second);
+      const KeySpec* spec = find_key("client.budget." + k);
       if (k == "kind") {
-        l.budget_kind = choice_of(kv.second, wk, "client.budget.kind",
-                                  {"none", "token_bucket", "window", "envoy_concurrency",
-                                   "grpc_throttling", "aws_quota", "ratio_ttl"});
+        l.budget.kind = choice_of(kv.second, wk, "client.budget.kind").client.budget.kind;
         l.from["client.budget.kind"] = wk.text();
-      } else if (k == "ratio" || k == "window_s" || k == "min_concurrency" || k == "max_tokens" ||
-                 k == "token_ratio" || k == "quota_tokens" || k == "retry_cost" ||
-                 k == "timeout_cost" || k == "success_reward" || k == "min_retries_per_s" ||
-                 k == "ttl_s" || k == "clients") {
-        l.budget[k] =
-            k == "window_s" || k == "ttl_s" ? duration(kv.second, wk, kAny) : number(kv.second, wk);
+      } else if (spec && spec->type == KeyType::number) {
+        l.set_budget(k, spec->unit == "s" ? duration(kv.second, wk, kAny) : number(kv.second, wk));
         l.from["client.budget." + k] = wk.text();
       } else {
         r.warn(wk, "unknown budget field, ignored");

@@ -38,7 +38,7 @@ Terms terms(const LayerPolicy& l) {
             "the route timeout",
             "add a DestinationRule with trafficPolicy.retryBudget {percent: 20, "
             "minRetryConcurrency: 3}",
-            "(Istio has no backoff setting)",
+            "retries.backoff (Istio 1.26+; Envoy caps the window at 10 x it)",
             false};
   if (l.system == "grpc")
     return {
@@ -48,17 +48,19 @@ Terms terms(const LayerPolicy& l) {
   if (l.system == "linkerd")
     return {"retry.linkerd.io/limit",
             "retry.linkerd.io/timeout",
-            "timeout.linkerd.io/request (or the ServiceProfile route timeout)",
+            "timeout.linkerd.io/request (or the route's timeout)",
             "move the retries to a ServiceProfile with retryBudget {retryRatio: 0.2, "
             "minRetriesPerSecond: 10, ttl: 10s}",
-            "(Linkerd has no backoff)",
+            l.format.rfind("Linkerd ServiceProfile", 0) == 0
+                ? "(a ServiceProfile retries at once)"
+                : "(Linkerd's backoff is fixed: 25 ms doubling to 250 ms)",
             false};
   if (l.system == "aws")
     return {"max_attempts",
             "the SDK client's read timeout",
             "the caller's deadline",
             "set retry_mode = standard (its retry quota stops retries when most fail)",
-            "(fixed at 20 s by the SDKs)",
+            "(fixed by the SDKs: 20 s in standard mode, no cap in legacy mode)",
             true};
   return {"retries",       "timeout_s",
           "deadline_s",    "add budget: {kind: window, ratio: 0.1, window_s: 10}",
@@ -100,19 +102,6 @@ std::string plural(long long n, const std::string& one, const std::string& many)
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-std::string list_durations(const std::vector<double>& v) {
-  std::string out;
-  for (double d : v) out += (out.empty() ? "" : ", ") + human_duration(d);
-  return out;
-}
-
-// Mean delay as a share of the window, for each jitter.
-double jitter_mean(const std::string& jitter) {
-  if (jitter == "full") return 0.5;
-  if (jitter == "equal") return 0.75;
-  return 1.0;
-}
-
 struct Context {
   const ImportResult& imp;
   std::vector<const LayerPolicy*> retrying;  // outermost first
@@ -128,88 +117,182 @@ struct Context {
   }
 };
 
+// Lint reasons over the ladder's distribution, not its mean (docs/configs.md,
+// "Lint rules"): a finding fires when more than this share of requests whose
+// attempts all fail pass the deadline, and a fix is sized so that the 99th
+// percentile fits. A fix sized on the mean lets about half of them through.
+constexpr double kTailShare = 0.01;
+constexpr double kFitQuantile = 1 - kTailShare;
+
+// "2.8%", "0.0028%", "51.3%", "100%": one decimal from 10%, two significant
+// digits below; a share short of 1 never reads as 100%.
+std::string percent_text(double p) {
+  double v = p * 100;
+  if (!(v > 0)) return "0%";
+  if (p >= 1) return "100%";
+  int decimals = std::clamp(1 - static_cast<int>(std::floor(std::log10(v))), 1, 15);
+  double scale = std::pow(10.0, decimals);
+  double shown = std::round(v * scale) / scale;
+  return shown >= 100 ? "over 99.9%" : number_text(shown) + "%";
+}
+
+// One retrying layer's ladder against its deadline: the delays alone and with
+// every attempt running to its per-try timeout (when timeouts are retried).
+struct LadderView {
+  std::vector<DelayRange> ranges;  // retry 1 first
+  double per_try = 0;              // 0: timed-out attempts are not retried
+  int retries = 0;
+  LadderDistribution alone;
+  LadderDistribution total;  // alone + (retries + 1) x per_try
+
+  explicit LadderView(const LayerPolicy& l)
+      : ranges(l.ladder()),
+        per_try(timeouts_retried(l) ? *l.per_try_timeout_s : 0),
+        retries(l.retries),
+        alone(ranges),
+        total(ranges, (l.retries + 1) * per_try) {}
+
+  static bool timeouts_retried(const LayerPolicy& l) {
+    return l.retry_on_timeout && l.per_try_timeout_s && !l.per_try_timeout_unset;
+  }
+  bool jittered() const {
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [](const DelayRange& r) { return r.high_s > r.low_s; });
+  }
+  // The most retries whose ladder (plus their attempts' timeouts) fits the
+  // deadline at the 99th percentile: the total only grows with k.
+  int retries_that_fit(double deadline) const {
+    int lo = 0, hi = retries;
+    while (lo < hi) {
+      int k = (lo + hi + 1) / 2;
+      std::vector<DelayRange> first(ranges.begin(), ranges.begin() + k);
+      if (LadderDistribution(first, (k + 1) * per_try).quantile(kFitQuantile) <= deadline)
+        lo = k;
+      else
+        hi = k - 1;
+    }
+    return lo;
+  }
+  // "30 s, 1 min" (fixed delays) or "[0, 30 s), [0, 1 min)" (drawn).
+  std::string text() const {
+    std::string out;
+    for (const DelayRange& r : ranges) out += (out.empty() ? "" : ", ") + range_text(r);
+    return out;
+  }
+  static std::string range_text(const DelayRange& r) {
+    if (!(r.high_s > r.low_s)) return human_duration(r.low_s);
+    std::string low = r.low_s > 0 ? human_duration(r.low_s) : "0";
+    return "[" + low + ", " + human_duration(r.high_s) + ")";
+  }
+  // "31 min 30 s" or "at most 31 min 30 s (mean 15 min 45 s, 99th percentile 27 min)".
+  std::string sum_text() const {
+    if (!jittered()) return human_duration(alone.max_s());
+    return "at most " + human_duration(alone.max_s()) + " (mean " + human_duration(alone.mean_s()) +
+           ", 99th percentile " + human_duration(alone.quantile(kFitQuantile)) + ")";
+  }
+  json numbers(const LayerPolicy& l, double deadline) const {
+    std::vector<double> highs;
+    for (const DelayRange& r : ranges) highs.push_back(r.high_s);
+    json n = {{"ladder_s", highs},
+              {"ladder_total_s", alone.max_s()},  // the worst case
+              {"ladder_mean_s", alone.mean_s()},
+              {"ladder_p99_s", alone.quantile(kFitQuantile)},
+              {"deadline_s", deadline},
+              {"retries", l.retries},
+              {"jitter", jitter_name(l.backoff.jitter)},
+              {"worst_case_s", total.max_s()},
+              {"p_exceeds_deadline", total.p_exceeds(deadline)}};
+    if (per_try > 0) {
+      n["per_try_timeout_s"] = per_try;
+      n["attempts_total_s"] = (retries + 1) * per_try;
+    }
+    return n;
+  }
+};
+
+void ladder_error(const Context& c, size_t index, const LadderView& v, double deadline) {
+  const LayerPolicy& l = *c.retrying[index];
+  Terms t = terms(l);
+  int fits = v.retries_that_fit(deadline);
+  double attempts_total = (l.retries + 1) * v.per_try;
+  Finding f;
+  f.severity = "error";
+  f.rule = "ladder-exceeds-deadline";
+  f.file = l.file;
+  f.numbers = v.numbers(l, deadline);
+  f.numbers["retries_that_fit"] = fits;
+  f.message =
+      "the backoff ladder (" + v.text() + ") adds up to " + v.sum_text() + ", longer than the " +
+      human_duration(deadline) + " deadline" +
+      (v.per_try > 0 ? ", before the attempts' own " + human_duration(attempts_total) : "") + ": " +
+      percent_text(v.total.p_exceeds(deadline)) +
+      " of requests whose attempts all fail pass the deadline; only " + std::to_string(fits) +
+      " of " + std::to_string(l.retries) +
+      " retries can start in time (99th percentile), the rest are work the caller never "
+      "sees";
+  f.fix = "keep " + std::to_string(fits) + " retries (" + count_text(l, fits) +
+          "), or cap the backoff (" + t.cap + ") so the ladder fits in " +
+          human_duration(deadline) + ", or raise " + t.deadline + " above " +
+          human_duration(v.total.quantile(kFitQuantile));
+  f.fix_keys = c.retries_fix(index, fits);
+  c.out.push_back(f);
+}
+
+void per_try_warning(const Context& c, size_t index, const LadderView& v, double deadline) {
+  const LayerPolicy& l = *c.retrying[index];
+  Terms t = terms(l);
+  int fits = v.retries_that_fit(deadline);
+  double p99 = v.alone.quantile(kFitQuantile);
+  double suggested = (deadline - p99) / (l.retries + 1);
+  Finding f;
+  f.severity = "warning";
+  f.rule = "per-try-timeouts-exceed-deadline";
+  f.file = l.file;
+  f.numbers = v.numbers(l, deadline);
+  f.numbers["retries_that_fit"] = fits;
+  f.numbers["per_try_timeout_that_fits_s"] = std::max(0.0, suggested);
+  f.message = "(" + std::to_string(l.retries) + " + 1) x " + human_duration(v.per_try) +
+              " per try + backoff " + v.sum_text() + " = up to " + human_duration(v.total.max_s()) +
+              " > " + t.deadline + " " + human_duration(deadline) + ": " +
+              percent_text(v.total.p_exceeds(deadline)) +
+              " of requests whose attempts all time out pass the deadline; only " +
+              std::to_string(fits) + " of " + std::to_string(l.retries) +
+              " retries fit (99th percentile), the deadline cuts the rest";
+  f.fix = suggested > 0 ? "set " + t.per_try + " to at most " + human_duration(suggested) +
+                              " (then 99% of those requests end in time), or " + count_text(l, fits)
+                        : count_text(l, fits) + ", or raise " + t.deadline;
+  f.fix_keys = c.retries_fix(index, fits);
+  c.out.push_back(f);
+}
+
+// The worst case passes the deadline, but rarely: stated, not an error.
+void ladder_info(const Context& c, size_t index, const LadderView& v, double deadline) {
+  const LayerPolicy& l = *c.retrying[index];
+  Finding f;
+  f.severity = "info";
+  f.rule = "ladder-exceeds-deadline";
+  f.file = l.file;
+  f.numbers = v.numbers(l, deadline);
+  f.message = "the worst case of the backoff ladder (" + v.text() + ")" +
+              (v.per_try > 0 ? " with every attempt timing out" : "") + " is " +
+              human_duration(v.total.max_s()) + ", longer than the " + human_duration(deadline) +
+              " deadline, but only " + percent_text(v.total.p_exceeds(deadline)) +
+              " of requests whose attempts all fail pass it (99th percentile " +
+              human_duration(v.total.quantile(kFitQuantile)) + ")";
+  c.out.push_back(f);
+}
+
 void rule_deadline(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
   if (l.retries <= 0 || !l.deadline_s || *l.deadline_s <= 0) return;
   double deadline = *l.deadline_s;
-  std::vector<double> ladder = backoff_ladder(l);
-  double total = 0;
-  for (double d : ladder) total += d;
-  double mean_share = l.ladder_s.empty() ? jitter_mean(l.jitter) : 1.0;
-  double judged = total * mean_share;
-  bool timeouts = l.retry_on_timeout && l.per_try_timeout_s && !l.per_try_timeout_unset;
-  double per_try = timeouts ? *l.per_try_timeout_s : 0;
-  double attempts_total = per_try * (l.retries + 1);
-  Terms t = terms(l);
-  json numbers = {{"ladder_s", ladder},
-                  {"ladder_total_s", total},
-                  {"deadline_s", deadline},
-                  {"retries", l.retries},
-                  {"jitter", l.jitter}};
-  if (timeouts) {
-    numbers["per_try_timeout_s"] = per_try;
-    numbers["attempts_total_s"] = attempts_total;
-  }
-  if (judged > deadline) {
-    // How many retries start before the deadline.
-    int fits = 0;
-    double sum = 0;
-    for (double d : ladder) {
-      if (sum + d * mean_share + per_try * (fits + 1) > deadline) break;
-      sum += d * mean_share;
-      ++fits;
-    }
-    numbers["retries_that_fit"] = fits;
-    Finding f;
-    f.severity = "error";
-    f.rule = "ladder-exceeds-deadline";
-    f.file = l.file;
-    f.message = "the backoff ladder (" + list_durations(ladder) + ") adds up to " +
-                human_duration(total) +
-                (mean_share < 1
-                     ? " (" + human_duration(judged) + " on average with " + l.jitter + " jitter)"
-                     : std::string()) +
-                ", longer than the " + human_duration(deadline) + " deadline" +
-                (timeouts ? ", before the attempts' own " + human_duration(attempts_total) : "") +
-                ": only " + std::to_string(fits) + " of " + std::to_string(l.retries) +
-                " retries can start in time, the rest are work the caller never sees";
-    f.fix = "keep " + std::to_string(fits) + " retries (" + count_text(l, fits) +
-            "), or cap the backoff (" + t.cap + ") so the ladder fits in " +
-            human_duration(deadline) + ", or raise " + t.deadline + " above " +
-            human_duration(total + attempts_total);
-    f.numbers = numbers;
-    f.fix_keys = c.retries_fix(index, fits);
-    c.out.push_back(f);
-    return;
-  }
-  if (timeouts && attempts_total + judged > deadline) {
-    int fits = 0;
-    double sum = 0;
-    for (int k = 1; k <= l.retries; ++k) {
-      double next = sum + ladder[static_cast<size_t>(k - 1)] * mean_share;
-      if (per_try * (k + 1) + next > deadline) break;
-      sum = next;
-      fits = k;
-    }
-    double suggested = (deadline - judged) / (l.retries + 1);
-    numbers["retries_that_fit"] = fits;
-    numbers["per_try_timeout_that_fits_s"] = std::max(0.0, suggested);
-    Finding f;
-    f.severity = "warning";
-    f.rule = "per-try-timeouts-exceed-deadline";
-    f.file = l.file;
-    f.message = "(" + std::to_string(l.retries) + " + 1) x " + human_duration(per_try) +
-                " per try + backoff " + human_duration(judged) + " = " +
-                human_duration(attempts_total + judged) + " > " + t.deadline + " " +
-                human_duration(deadline) + ": when attempts time out only " + std::to_string(fits) +
-                " of " + std::to_string(l.retries) + " retries fit, the deadline cuts the rest";
-    f.fix = suggested > 0 ? "set " + t.per_try + " to at most " + human_duration(suggested) +
-                                ", or " + count_text(l, fits)
-                          : count_text(l, fits) + ", or raise " + t.deadline;
-    f.numbers = numbers;
-    f.fix_keys = c.retries_fix(index, fits);
-    c.out.push_back(f);
-  }
+  LadderView v(l);
+  if (v.alone.p_exceeds(deadline) > kTailShare)
+    ladder_error(c, index, v, deadline);
+  else if (v.total.p_exceeds(deadline) > kTailShare)
+    per_try_warning(c, index, v, deadline);
+  else if (v.total.max_s() > deadline)
+    ladder_info(c, index, v, deadline);
 }
 
 void rule_never_retried(const Context& c, size_t index) {
@@ -226,52 +309,71 @@ void rule_never_retried(const Context& c, size_t index) {
                             : std::string("the caller gives up (no deadline)")) +
               " and a timed-out attempt is never retried, so the " +
               plural(l.retries, "retry", "retries") + " cover only fast failures";
-  double suggested = 0;
-  if (deadline > 0) {
-    double backoff = 0;
-    for (double d : backoff_ladder(l)) backoff += d * jitter_mean(l.jitter);
-    suggested = (deadline - backoff) / (l.retries + 1);
-  }
-  f.fix = suggested > 0 ? "set " + t.per_try + " to about " + human_duration(suggested) +
-                              " so every attempt fits in " + human_duration(deadline) +
-                              " (this adds load in an incident: pair it with a budget)"
-                        : "set " + t.per_try + " and an overall deadline";
   f.numbers = {{"retries", l.retries}, {"deadline_s", deadline}};
+  // Sized on the ladder's 99th percentile, not its mean: with the mean about
+  // half of the requests whose attempts all time out would pass the deadline.
+  double suggested = 0;
+  LadderDistribution ladder(l.ladder());
+  if (deadline > 0) suggested = (deadline - ladder.quantile(kFitQuantile)) / (l.retries + 1);
   if (suggested > 0) {
+    double p = LadderDistribution(l.ladder(), (l.retries + 1) * suggested).p_exceeds(deadline);
+    f.fix = "set " + t.per_try + " to about " + human_duration(suggested) +
+            " so every attempt fits in " + human_duration(deadline) + " (" + percent_text(p) +
+            " of requests whose attempts all time out would pass it; the backoff's 99th "
+            "percentile is " +
+            human_duration(ladder.quantile(kFitQuantile)) +
+            "; this adds load in an incident: pair it with a budget)";
     f.numbers["per_try_timeout_s"] = suggested;
+    f.numbers["ladder_p99_s"] = ladder.quantile(kFitQuantile);
+    f.numbers["p_exceeds_deadline_with_fix"] = p;
     f.fix_keys = {{"client.retry_on_timeout", true}, {"client.timeout_s", suggested}};
+  } else {
+    f.fix = "set " + t.per_try + " and an overall deadline";
   }
   c.out.push_back(f);
+}
+
+// A fixed cap on concurrent retries (Envoy's max_retries, 3 when left out;
+// Istio's maxRetries): Envoy takes the slot when the failure arrives and holds
+// it through the backoff until the retry's outcome; a failure over the cap is
+// returned at once (RetryStateImpl::shouldRetry, docs/policies.md).
+std::string cap_text(const LayerPolicy& l) {
+  std::string n = number_text(l.budget.min_concurrency);
+  std::string where = l.system == "envoy" || l.system == "istio" ? " per Envoy instance" : "";
+  return "only a fixed cap, no retry budget: " + n + " " +
+         (l.budget.min_concurrency == 1 ? "retry" : "retries") + " may be in flight" + where +
+         " (backoff included), and a failure above that is returned at once; the cap does not "
+         "grow or shrink with traffic";
 }
 
 void rule_budget(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
   if (l.retries <= 0) return;
-  bool cap_only =
-      l.budget_kind == "envoy_concurrency" && l.budget.count("ratio") && l.budget.at("ratio") == 0;
-  if (l.budget_kind != "none" && !cap_only) return;
+  if (!l.budget_modelled) return;
+  bool cap_only = l.budget.kind == BudgetKind::envoy_concurrency && l.budget.ratio == 0;
+  if (l.budget.kind != BudgetKind::none && !cap_only) return;
   Terms t = terms(l);
   Finding f;
   f.severity = "warning";
   f.rule = "no-retry-budget";
   f.file = l.file;
   std::string why = l.budget_from.empty() ? "no retry budget" : l.budget_from;
-  f.message = cap_only ? "only a fixed cap of " + num_text(l.budget.at("min_concurrency")) +
-                             " concurrent retries, no retry budget: the cap does not grow or "
-                             "shrink with traffic"
+  f.message = cap_only ? cap_text(l)
                        : "no retry budget (" + why + "): in an incident every failure is retried " +
                              plural(l.retries, "time", "times") + ", up to " +
                              std::to_string(l.retries + 1) + "x the load";
   f.fix = t.budget_fix;
-  f.numbers = {{"retries", l.retries}, {"budget", l.budget_kind}};
+  f.numbers = {{"retries", l.retries}, {"budget", budget_kind_name(l.budget.kind)}};
   f.fix_keys = budget_fix(l);
   c.out.push_back(f);
 }
 
+// Attempts per user request at the bottom of the stack: ClientPolicy's one
+// definition (the product of retries + 1 over the layers).
 double amplification(const std::vector<const LayerPolicy*>& layers) {
-  double a = 1;
-  for (const auto* l : layers) a *= l->retries + 1;
-  return a;
+  ClientPolicy stack;
+  for (const auto* l : layers) stack.layer_retries.push_back(l->retries);
+  return stack.attempts();
 }
 
 void rule_layers(const Context& c) {
@@ -294,7 +396,7 @@ void rule_layers(const Context& c) {
   f.rule = "retries-at-several-layers";
   f.file = files;
   f.message = "retries at " + std::to_string(with.size()) + " layers of one call path (" + files +
-              "): attempts multiply, " + product + " = up to " + num_text(a) +
+              "): attempts multiply, " + product + " = up to " + number_text(a) +
               " attempts at the bottom for one user request";
   size_t keep = with.back();
   f.fix = "retry at one layer only: keep the " + std::to_string(c.retrying[keep]->retries) +
@@ -318,15 +420,17 @@ void rule_load(const Context& c, std::optional<double> load, const std::string& 
   f.rule = "load-above-drain-bound";
   f.file = c.retrying.size() == 1 ? c.retrying[0]->file : std::string("the stack");
   f.numbers = {{"amplification", a}, {"safe_load_below", bound}};
-  bool budget = std::any_of(c.retrying.begin(), c.retrying.end(),
-                            [](const LayerPolicy* l) { return l->budget_kind != "none"; });
-  std::string pct = num_text(std::round(bound * 1000) / 10) + "%";
+  bool budget = std::any_of(c.retrying.begin(), c.retrying.end(), [](const LayerPolicy* l) {
+    return l->budget.kind != BudgetKind::none;
+  });
+  std::string pct = number_text(std::round(bound * 1000) / 10) + "%";
   if (!load) {
     f.severity = "info";
-    f.message = "with up to " + num_text(a) +
+    f.message = "with up to " + number_text(a) +
                 " attempts per request, a backlog of late "
                 "responses surely drains only below 1/" +
-                num_text(a) + " = " + pct + " of capacity; pass --load to check a service's load";
+                number_text(a) + " = " + pct +
+                " of capacity; pass --load to check a service's load";
     f.fix = "keep the load below " + pct + " of capacity, or bound retries with a budget";
     c.out.push_back(f);
     return;
@@ -335,9 +439,9 @@ void rule_load(const Context& c, std::optional<double> load, const std::string& 
   if (*load < bound) return;
   f.severity = budget ? "info" : "warning";
   int attempts = std::max(1, static_cast<int>(std::floor(1 / *load)));
-  f.message = "load " + num_text(std::round(*load * 1000) / 10) + "% (" + load_from +
-              ") is above 1/" + num_text(a) + " = " + pct +
-              ": once every response is late, retries multiply demand by up to " + num_text(a) +
+  f.message = "load " + number_text(std::round(*load * 1000) / 10) + "% (" + load_from +
+              ") is above 1/" + number_text(a) + " = " + pct +
+              ": once every response is late, retries multiply demand by up to " + number_text(a) +
               " and the backlog need not drain after the trigger ends" +
               (budget ? "; the retry budget should bound this (see --simulate)" : "");
   f.fix = "at most " + std::to_string(attempts) + " attempt" + (attempts > 1 ? "s" : "") +
@@ -407,6 +511,30 @@ void rule_no_deadline(const Context& c, size_t index) {
   c.out.push_back(f);
 }
 
+// gRPC perAttemptRecvTimeout: honoured by C-core only (a timer per attempt in
+// its retry filter); grpc-go does not parse it and grpc-java never reads the
+// value it parses (docs/policies.md, "Per system").
+void rule_c_core_only(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.retries <= 0 || !l.per_try_c_core_only || !l.per_try_timeout_s) return;
+  double deadline = l.deadline_s.value_or(0);
+  Finding f;
+  f.severity = "warning";
+  f.rule = "per-attempt-timeout-c-core-only";
+  f.file = l.file;
+  f.message = "retryPolicy.perAttemptRecvTimeout (" + human_duration(*l.per_try_timeout_s) +
+              ") is applied only by gRPC C-core (C++, Python, Ruby, PHP, ...); grpc-go and "
+              "grpc-java ignore it: there an attempt runs until " +
+              (deadline > 0 ? "the deadline (" + human_duration(deadline) + ")"
+                            : std::string("the caller gives up (no methodConfig.timeout)")) +
+              " and a timed-out attempt is never retried";
+  f.fix =
+      "for Go and Java clients do not count on it: size methodConfig.timeout (and the "
+      "callers' deadlines) for attempts that run to the deadline";
+  f.numbers = {{"per_attempt_recv_timeout_s", *l.per_try_timeout_s}, {"deadline_s", deadline}};
+  c.out.push_back(f);
+}
+
 // ----------------------------------------------------------- simulation
 
 void snap_timeouts(Scenario& s, json& notes) {
@@ -415,8 +543,9 @@ void snap_timeouts(Scenario& s, json& notes) {
   double snapped = std::max(step, std::round(t / step) * step);
   if (std::fabs(snapped - t) > 1e-12) {
     set_key(s, "client.timeout_s", snapped);
-    std::string note = "client.timeout_s " + num_text(t) + " s rounded to " + num_text(snapped) +
-                       " s (a whole number of " + num_text(step) + " s steps)";
+    std::string note = "client.timeout_s " + number_text(t) + " s rounded to " +
+                       number_text(snapped) + " s (a whole number of " + number_text(step) +
+                       " s steps)";
     if (std::find(notes.begin(), notes.end(), json(note)) == notes.end()) notes.push_back(note);
   }
 }
@@ -451,7 +580,7 @@ json simulate(const LintReport& r, const LintOptions& o) {
                                  [](const auto& kv) { return kv.first == "client.timeout_s"; });
   if (!has_timeout)
     notes.push_back("the files set no per-attempt timeout; the scenario's " +
-                    num_text(base.client.timeout_s) + " s is kept");
+                    number_text(base.client.timeout_s) + " s is kept");
   for (const auto& [path, v] : imported) set_key(s, path, v);
   snap_timeouts(s, notes);
   try {
@@ -514,30 +643,27 @@ std::string outcome_text(const json& m) {
       << " after the incident";
   else
     o << "does not recover";
-  o << "; failed " << num_text(std::round(m["failed_fraction"].get<double>() * 1000) / 10)
-    << "%, wasted " << num_text(std::round(m["wasted_fraction"].get<double>() * 1000) / 10)
+  o << "; failed " << number_text(std::round(m["failed_fraction"].get<double>() * 1000) / 10)
+    << "%, wasted " << number_text(std::round(m["wasted_fraction"].get<double>() * 1000) / 10)
     << "%, peak amplification "
-    << num_text(std::round(m["peak_amplification"].get<double>() * 100) / 100) << "x";
+    << number_text(std::round(m["peak_amplification"].get<double>() * 100) / 100) << "x";
   return o.str();
 }
 
 }  // namespace
 
-std::vector<double> backoff_ladder(const LayerPolicy& l) {
-  if (!l.ladder_s.empty()) return l.ladder_s;
-  std::vector<double> out;
-  double w = l.base_s;
-  for (int i = 0; i < l.retries; ++i) {
-    out.push_back(l.cap_s > 0 ? std::min(w, l.cap_s) : w);
-    w *= l.multiplier;
-    if (!std::isfinite(w)) w = std::numeric_limits<double>::max();
-  }
-  return out;
+double checked_lint_load(double load, const std::string& option) {
+  if (std::isfinite(load) && load >= 0 && load <= kMaxLintLoad) return load;
+  throw InputError(option + ": " + number_text(load) + " is not a load; allowed 0 to " +
+                   number_text(kMaxLintLoad) + " (demand / capacity, e.g. 0.6)");
 }
 
-LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions& o) {
+namespace {
+
+// The rules over the layers read (files, or a scenario's own policy).
+LintReport lint_imported(ImportResult imported, const LintOptions& o) {
   LintReport r;
-  r.imported = import_configs(files);
+  r.imported = std::move(imported);
   Context c{r.imported, {}, r.findings};
   for (const auto& l : r.imported.layers)
     if (l.has_retry_policy) c.retrying.push_back(&l);
@@ -546,6 +672,7 @@ LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions&
     rule_never_retried(c, i);
     rule_budget(c, i);
     rule_no_deadline(c, i);
+    rule_c_core_only(c, i);
   }
   rule_layers(c);
   rule_counting(c);
@@ -556,7 +683,7 @@ LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions&
         o.base ? *o.base
                : preset_or_throw(o.preset.empty() ? "primary-failover" : o.preset).scenario;
     // The session model has no demand / capacity ratio: its load is sessions.
-    if (base.engine != "sessions") {
+    if (key_applies(base, "demand.rate_per_s")) {
       load = base.demand.rate_per_s / base.server.capacity_per_s;
       load_from = "demand / capacity of " + base.name;
     }
@@ -576,6 +703,18 @@ LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions&
   }
   if (o.simulate) r.simulation = simulate(r, o);
   return r;
+}
+
+}  // namespace
+
+LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions& o) {
+  if (o.load) checked_lint_load(*o.load, "load");
+  return lint_imported(import_configs(files, false), o);  // out-of-range files are linted too
+}
+
+LintReport lint_scenario(const Scenario& s, const std::string& source, const LintOptions& o) {
+  if (o.load) checked_lint_load(*o.load, "load");
+  return lint_imported(import_scenario(s, source), o);
 }
 
 std::string lint_text(const LintReport& r) {
@@ -610,7 +749,7 @@ std::string lint_text(const LintReport& r) {
       for (const auto& [k, v] : f["set"].items()) {
         o << (first ? "" : ", ") << k << "="
           << (v.is_string()   ? v.get<std::string>()
-              : v.is_number() ? num_text(v.get<double>())
+              : v.is_number() ? number_text(v.get<double>())
                               : v.dump());
         first = false;
       }
@@ -631,6 +770,25 @@ std::string lint_text(const LintReport& r) {
   return o.str();
 }
 
+namespace {
+// A layer's ladder as run reports it and lint reasons over it (the same
+// ClientPolicy ladder): mean, 99th percentile, worst case, and the share of
+// requests whose attempts all fail that it carries past the deadline.
+json ladder_json(const LayerPolicy& l) {
+  LadderView v(l);
+  json out = {{"retries", l.retries},
+              {"mean_s", v.alone.mean_s()},
+              {"p99_s", v.alone.quantile(kFitQuantile)},
+              {"max_s", v.alone.max_s()}};
+  double deadline = l.deadline_s.value_or(0);
+  if (deadline > 0) {
+    out["deadline_s"] = deadline;
+    out["p_exceeds_deadline"] = v.total.p_exceeds(deadline);
+  }
+  return out;
+}
+}  // namespace
+
 json lint_json(const LintReport& r) {
   json files = json::array();
   for (const auto& f : r.imported.formats) files.push_back(f);
@@ -640,7 +798,8 @@ json lint_json(const LintReport& r) {
                       {"format", l.format},
                       {"system", l.system},
                       {"retries", l.retries},
-                      {"budget", l.budget_kind}});
+                      {"budget", budget_kind_name(l.budget.kind)},
+                      {"ladder", ladder_json(l)}});
   json findings = json::array();
   for (const auto& f : r.findings) {
     json keys = json::object();

@@ -22,6 +22,14 @@ struct Finding {
   std::vector<std::pair<std::string, KeyValue>> fix_keys;  // the fix as scenario keys
 };
 
+// The largest load (demand / capacity) lint takes, from the CLI and the server.
+constexpr double kMaxLintLoad = 100;
+
+// `load` when it is a number from 0 to kMaxLintLoad; else throws InputError
+// naming `option` ("--load", "load"), the value and the range. NaN and
+// infinities are refused too (a range check alone lets NaN through).
+double checked_lint_load(double load, const std::string& option);
+
 struct LintOptions {
   std::optional<double> load;  // demand / capacity outside incidents
   bool simulate = false;
@@ -39,10 +47,11 @@ struct LintReport {
 
 // Throws InputError for broken files (exit 2).
 LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions& options = {});
+// Lints a scenario's own client policy, passed as it is (import_scenario):
+// `source` names it in findings ("preset scheduler-429-outage").
+LintReport lint_scenario(const Scenario& s, const std::string& source,
+                         const LintOptions& options = {});
 std::string lint_text(const LintReport& r);
 nlohmann::json lint_json(const LintReport& r);
-
-// The ladder of backoff delays of a layer (explicit, or from base, multiplier, cap).
-std::vector<double> backoff_ladder(const LayerPolicy& l);
 
 }  // namespace retrystorm::configs

@@ -27,14 +27,14 @@ void read_client_log(LineReader& in, TimeBase& base, incident::Accumulator& acc)
     if (in.line_number() == 1 && !parse_number(fields[2])) continue;
     incident::SessionRecord s;
     s.start_s = row.time(0, "timestamp");
-    s.end_s = s.start_s + row.amount(4, "latency_us", 0) * kMicro;
+    s.end_s = s.start_s + row.amount(4, "latency_us", 0, kMaxDuration / kMicro) * kMicro;
     check_span(in, s.start_s, s.end_s, "timestamp", "timestamp + latency");
     std::string_view result = fields[3];
     if (result != "success" && result != "error")
-      in.fail("column 4: '" + std::string(result.substr(0, 40)) +
+      in.fail("column 4: '" + printable(result.substr(0, 40)) +
               "' is not allowed; allowed: success, error");
     s.outcome = result == "success" ? incident::Outcome::completed : incident::Outcome::failed;
-    s.other_errors = row.amount(2, "retry_count", 0);
+    s.other_errors = row.count(2, "retry_count", 0);
     acc.add(s);
   }
 }

@@ -91,15 +91,16 @@ class ObjectScanner {
 double number(const LineReader& in, std::string_view key, std::string_view v) {
   auto n = parse_number(v);
   if (!n)
-    in.fail("key " + std::string(key) + ": '" + std::string(v.substr(0, 40)) + "' is not a number");
+    in.fail("key " + std::string(key) + ": '" + printable(v.substr(0, 40)) + "' is not a number");
   return *n;
 }
 
 // A whole number a JSON field holds (a status, a step); bounded before the cast.
 int small_int(const LineReader& in, std::string_view key, std::string_view v) {
   double n = number(in, key, v);
-  if (std::abs(n) > 1e6)
-    in.fail("key " + std::string(key) + ": " + std::string(v.substr(0, 40)) + " is out of range");
+  if (std::abs(n) > 1e6 || n != std::floor(n))
+    in.fail("key " + std::string(key) + ": " + printable(v.substr(0, 40)) +
+            " is not allowed; a whole number from -1000000 to 1000000 is");
   return static_cast<int>(n);
 }
 
@@ -114,9 +115,8 @@ void read_events_jsonl(LineReader& in, TimeBase& base, incident::Accumulator& ac
     std::string_view ev;
     ObjectScanner(line, in).members([&](std::string_view key, std::string_view v, bool str) {
       if (key == "t") {
-        auto t = str ? parse_time(v, base) : std::optional<double>(number(in, key, v));
-        if (!t) in.fail("key t: '" + std::string(v.substr(0, 40)) + "' is not a time");
-        e.t = str ? *t : base.relative(*t, *t > kAbsoluteAfter);
+        if (!str) number(in, key, v);  // unquoted, only a number is JSON
+        e.t = read_time(in, "key t", v, base);
         has_t = true;
       } else if (key == "sid") {
         e.sid = v;
@@ -128,7 +128,7 @@ void read_events_jsonl(LineReader& in, TimeBase& base, incident::Accumulator& ac
       } else if (key == "step" && v != "null") {
         e.step = small_int(in, key, v);
       } else if (key == "dur" && v != "null") {
-        e.dur = number(in, key, v);
+        e.dur = check_amount(in, "key dur", v, number(in, key, v), kMaxDuration, false);
       } else if (key == "outcome") {
         e.outcome = v;
       } else if (key == "kind") {
@@ -139,8 +139,6 @@ void read_events_jsonl(LineReader& in, TimeBase& base, incident::Accumulator& ac
       in.fail(std::string("no \"") + (has_t ? "ev" : "t") +
               "\" key; every event needs t (seconds) and ev (arrival, launch, call, resp, sleep, "
               "wake, end, ...)");
-    if (std::abs(e.t) > kMaxTime)
-      in.fail("key t: more than " + std::to_string(kMaxTime) + " s from day 0");
     e.kind = incident::event_kind_from_name(ev).value_or(incident::EventKind::other);
     acc.add(e);
   }

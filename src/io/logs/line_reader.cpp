@@ -1,5 +1,9 @@
 #include "io/logs/line_reader.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace retrystorm::logs {
@@ -8,8 +12,25 @@ namespace {
 
 std::string quoted(std::string_view v) {
   constexpr size_t kShown = 40;
-  std::string s(v.substr(0, kShown));
-  return "'" + s + (v.size() > kShown ? "...'" : "'");
+  return "'" + printable(v.substr(0, kShown)) + (v.size() > kShown ? "...'" : "'");
+}
+
+// The length of the UTF-8 sequence at `s` that is a printable character
+// (not a C1 control, not overlong, no surrogate); 0 when there is none.
+size_t utf8_printable(std::string_view s) {
+  auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  unsigned char c = b(0);
+  if (c >= 0xC2 && c <= 0xDF && cont(1)) return c == 0xC2 && b(1) < 0xA0 ? 0 : 2;
+  if (c >= 0xE0 && c <= 0xEF && cont(1) && cont(2)) {
+    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) >= 0xA0)) return 0;
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4 && cont(1) && cont(2) && cont(3)) {
+    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) >= 0x90)) return 0;
+    return 4;
+  }
+  return 0;
 }
 
 std::string_view unquote(std::string_view f) {
@@ -24,12 +45,21 @@ std::string_view unquote(std::string_view f) {
 
 LineReader::LineReader(std::string path)
     : path_(std::move(path)), file_(std::fopen(path_.c_str(), "rb"), &std::fclose) {
-  if (!file_) throw InputError(path_ + ": cannot read the file");
-  buf_.resize(kChunk + kMaxLine);
+  if (!file_) throw InputError(printable(path_) + ": cannot read the file");
+  struct stat st {};
+  if (::fstat(::fileno(file_.get()), &st) == 0 && S_ISDIR(st.st_mode))
+    throw InputError(printable(path_) + ": is a directory; give log files");
+  buf_.resize(kFirstChunk);
+}
+
+LineReader::LineReader(std::string name, std::FILE* file)
+    : path_(std::move(name)), file_(file, &std::fclose) {
+  if (!file_) throw InputError(printable(path_) + ": cannot read the file");
+  buf_.resize(kFirstChunk);
 }
 
 void LineReader::fail(const std::string& what) const {
-  throw InputError(path_ + ":" + std::to_string(line_) + ": " + what);
+  throw InputError(printable(path_) + ":" + std::to_string(line_) + ": " + what);
 }
 
 bool LineReader::refill() {
@@ -39,13 +69,13 @@ bool LineReader::refill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ >= buf_.size()) {
-    ++line_;
-    fail("a line longer than " + std::to_string(kMaxLine) + " bytes; is this a log file?");
-  }
+  // No line end in what is here: a line already too long ("\r" aside).
+  if (end_ > kMaxLine + 1) too_long();
+  // Grows from kFirstChunk as lines need, up to a chunk after the longest line.
+  if (end_ == buf_.size()) buf_.resize(std::min(2 * buf_.size(), kChunk + kMaxLine));
   size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_.get());
   if (got == 0) {
-    if (std::ferror(file_.get())) throw InputError(path_ + ": reading the file failed");
+    if (std::ferror(file_.get())) throw InputError(printable(path_) + ": reading the file failed");
     eof_ = true;
     return false;
   }
@@ -53,28 +83,65 @@ bool LineReader::refill() {
   return true;
 }
 
+void LineReader::too_long() {
+  ++line_;
+  fail("a line longer than " + std::to_string(kMaxLine) + " bytes (1 MiB); is this a log file?");
+}
+
+void LineReader::take(size_t len, size_t skip) {
+  line_text_ = std::string_view(buf_.data() + begin_, len);
+  if (!line_text_.empty() && line_text_.back() == '\r') line_text_.remove_suffix(1);
+  if (line_text_.size() > kMaxLine) too_long();
+  begin_ += len + skip;
+  ++line_;
+}
+
 bool LineReader::next(std::string_view& line) {
   for (;;) {
     const char* start = buf_.data() + begin_;
     const char* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
     if (nl) {
-      size_t len = static_cast<size_t>(nl - start);
-      line = std::string_view(start, len);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      begin_ += len + 1;
-      ++line_;
+      take(static_cast<size_t>(nl - start), 1);
+      line = line_text_;
       return true;
     }
     if (!refill()) {
       if (begin_ == end_) return false;
-      // The last line has no line end.
-      line = std::string_view(buf_.data() + begin_, end_ - begin_);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      begin_ = end_;
-      ++line_;
+      take(end_ - begin_, 0);  // the last line has no line end
+      line = line_text_;
       return true;
     }
   }
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    size_t n = c >= 0x80 ? utf8_printable(text.substr(i)) : 0;
+    if (n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
+    static const char* kHex = "0123456789abcdef";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    ++i;
+  }
+  return out;
 }
 
 void split(std::string_view line, char sep, std::vector<std::string_view>& fields) {
@@ -108,7 +175,8 @@ int CsvHeader::require(const LineReader& in, std::string_view name,
                        const std::string& needs) const {
   int i = find(name);
   if (i < 0)
-    throw InputError(in.path() + ": no column '" + std::string(name) + "' in the header; " + needs);
+    throw InputError(printable(in.path()) + ": no column '" + printable(name) +
+                     "' in the header; " + needs);
   return i;
 }
 
@@ -120,25 +188,23 @@ std::string_view Row::text(int column) const {
 double Row::time(int column, std::string_view name) const {
   std::string_view v = text(column);
   if (v.empty()) in_.fail("column " + std::string(name) + ": empty; a time is needed here");
-  auto t = parse_time(v, base_);
-  if (!t)
-    in_.fail("column " + std::string(name) + ": " + quoted(v) +
-             " is not a time; write seconds (123.456), a clock (1d09:40:00) or a date-time "
-             "(2024-03-10T19:40:00Z)");
-  if (std::abs(*t) > kMaxTime)
-    in_.fail("column " + std::string(name) + ": " + quoted(v) + " is more than " +
-             std::to_string(static_cast<long long>(kMaxTime)) + " s from day 0");
-  return *t;
+  return read_time(in_, "column " + std::string(name), v, base_);
 }
 
-double Row::amount(int column, std::string_view name, double fallback) const {
+double Row::count(int column, std::string_view name, double fallback) const {
   std::string_view v = text(column);
   if (v.empty()) return fallback;
   auto n = parse_number(v);
-  if (!n || *n < 0)
-    in_.fail("column " + std::string(name) + ": " + quoted(v) +
-             " is not a count; a number 0 or more is allowed");
-  return *n;
+  if (!n) in_.fail("column " + std::string(name) + ": " + quoted(v) + " is not a count");
+  return check_amount(in_, "column " + std::string(name), v, *n, kMaxCount, true);
+}
+
+double Row::amount(int column, std::string_view name, double fallback, double max) const {
+  std::string_view v = text(column);
+  if (v.empty()) return fallback;
+  auto n = parse_number(v);
+  if (!n) in_.fail("column " + std::string(name) + ": " + quoted(v) + " is not a number");
+  return check_amount(in_, "column " + std::string(name), v, *n, max, false);
 }
 
 int Row::flag(int column, std::string_view name) const {
@@ -147,6 +213,39 @@ int Row::flag(int column, std::string_view name) const {
   if (v == "1" || v == "true" || v == "True") return 1;
   if (v == "0" || v == "false" || v == "False") return 0;
   in_.fail("column " + std::string(name) + ": " + quoted(v) + " is not 0 or 1");
+}
+
+double read_time(const LineReader& in, std::string_view what, std::string_view text,
+                 TimeBase& base) {
+  const std::string w(what);
+  auto t = parse_time(text, base);
+  if (!t)
+    in.fail(w + ": " + quoted(text) +
+            " is not a time; write seconds (123.456), a clock (1d09:40:00) or a date-time "
+            "(2024-03-10T19:40:00Z)");
+  if (*t < 0) {
+    auto plain = parse_number(text);
+    if (plain && *plain < 0)
+      in.fail(w + ": " + quoted(text) +
+              " is a negative time; times are seconds from day 0, 00:00 (0 or more)");
+    in.fail(w + ": " + quoted(text) +
+            " is before day 0 (midnight UTC of the first day the logs show); give the file "
+            "with the earliest times first");
+  }
+  if (*t > kMaxTime)
+    in.fail(w + ": " + quoted(text) + " is more than " +
+            std::to_string(static_cast<long long>(kMaxTime)) + " s after day 0");
+  return *t;
+}
+
+double check_amount(const LineReader& in, std::string_view what, std::string_view text, double v,
+                    double max, bool whole) {
+  bool ok = v >= 0 && v <= max && (!whole || v == std::floor(v));
+  if (!ok)
+    in.fail(std::string(what) + ": " + quoted(text) + " is not allowed; " +
+            (whole ? "a whole number" : "a number") + " from 0 to " +
+            std::to_string(static_cast<long long>(max)) + " is");
+  return v;
 }
 
 void check_span(const LineReader& in, double start, double end, std::string_view start_name,

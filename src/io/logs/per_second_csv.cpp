@@ -35,11 +35,12 @@ void read_per_second_csv(LineReader& in, TimeBase& base, incident::Accumulator& 
               "; rows must be in time order");
     b.width_s = incident::known(last_t) ? std::min(b.t_s - last_t, 3600.0) : 1.0;
     last_t = b.t_s;
-    b.starts = row.amount(starts, "starts", 0);
-    b.successes = row.amount(successes, "successes", 0);
-    b.retries = row.amount(retries, "retries", 0);
-    b.timeouts = row.amount(timeouts, "timeouts", 0);
-    b.concurrency = row.amount(concurrency, "concurrency", incident::kUnknown);
+    b.starts = row.count(starts, "starts", 0);
+    b.successes = row.count(successes, "successes", 0);
+    b.retries = row.count(retries, "retries", 0);
+    b.timeouts = row.count(timeouts, "timeouts", 0);
+    // A level, not a count: a mean over the second may have a fraction.
+    b.concurrency = row.amount(concurrency, "concurrency", incident::kUnknown, kMaxCount);
     acc.add(b);
   }
 }

@@ -1,5 +1,7 @@
 #include "io/logs/read_logs.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "io/logs/readers.hpp"
@@ -16,6 +18,24 @@ const std::string kFormats =
 
 bool has(const CsvHeader& h, std::initializer_list<const char*> names) {
   return std::all_of(names.begin(), names.end(), [&](const char* n) { return h.find(n) >= 0; });
+}
+
+// A file given twice (by two spellings, a link, the same name) would count
+// every record twice: refused, naming both. Paths that cannot be read are left
+// to the reader's message.
+void check_distinct(const std::vector<std::string>& paths) {
+  std::vector<std::pair<dev_t, ino_t>> ids(paths.size());
+  std::vector<bool> known(paths.size(), false);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    struct stat st {};
+    if (::stat(paths[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    ids[i] = {st.st_dev, st.st_ino};
+    known[i] = true;
+    for (size_t j = 0; j < i; ++j)
+      if (known[j] && ids[j] == ids[i])
+        throw InputError(printable(paths[i]) + ": the same file as " + printable(paths[j]) +
+                         "; give each log once (its records would count twice)");
+  }
 }
 
 }  // namespace
@@ -42,19 +62,20 @@ LogFormat detect_format(const std::string& path) {
   while (in.next(line) && line.find_first_not_of(" \t") == std::string_view::npos) {
   }
   if (line.find_first_not_of(" \t") == std::string_view::npos)
-    throw InputError(path + ": the file is empty; " + kFormats);
+    throw InputError(printable(path) + ": the file is empty; " + kFormats);
   if (line[line.find_first_not_of(" \t")] == '{') return LogFormat::events_jsonl;
   if (line.find('\t') != std::string_view::npos) return LogFormat::client_log;
   CsvHeader h(line);
   if (has(h, {"start_s", "end_s"}) || has(h, {"session_id"})) return LogFormat::sessions_csv;
   if (has(h, {"request_id"}) || has(h, {"sent_s"})) return LogFormat::requests_csv;
   if (has(h, {"t", "starts"})) return LogFormat::per_second_csv;
-  throw InputError(path + ": cannot tell the format from the first line '" +
-                   std::string(line.substr(0, 60)) + "'; " + kFormats);
+  throw InputError(printable(path) + ": cannot tell the format from the first line '" +
+                   printable(line.substr(0, 60)) + "'; " + kFormats);
 }
 
 std::vector<LogSource> read_logs(const std::vector<std::string>& paths,
                                  incident::Accumulator& acc) {
+  check_distinct(paths);
   std::vector<LogSource> sources;
   for (const auto& p : paths) sources.push_back({p, detect_format(p)});
   bool sessions = std::any_of(sources.begin(), sources.end(), [](const LogSource& s) {

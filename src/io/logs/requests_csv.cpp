@@ -33,11 +33,11 @@ void read_requests_csv(LineReader& in, TimeBase& base, incident::Accumulator& ac
     std::string_view o = row.text(outcome);
     if (o != "ok" && o != "late" && o != "timeout" && o != "rejected" && o != "shed" &&
         o != "budget_denied")
-      in.fail("column outcome: '" + std::string(o.substr(0, 40)) +
+      in.fail("column outcome: '" + printable(o.substr(0, 40)) +
               "' is not allowed; allowed: " + kOutcomes);
     s.outcome = o == "ok" ? incident::Outcome::completed : incident::Outcome::failed;
     s.other_errors = o == "ok" ? 0 : 1;
-    s.is_retry = row.amount(attempt, "attempt", 1) > 1;
+    s.is_retry = row.count(attempt, "attempt", 1) > 1;
     acc.add(s);
   }
 }

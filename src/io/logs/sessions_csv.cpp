@@ -43,12 +43,12 @@ incident::SessionRecord session_row(const SessionColumns& c, const Row& row, con
   std::string_view outcome = row.text(c.outcome);
   auto o = incident::outcome_from_name(outcome);
   if (!o)
-    in.fail("column outcome: '" + std::string(outcome.substr(0, 40)) +
+    in.fail("column outcome: '" + printable(outcome.substr(0, 40)) +
             "' is not an outcome; allowed: " + incident::outcome_names());
   s.outcome = *o;
-  s.lines_429 = row.amount(c.n429, "n_429", 0);
-  s.lines_401 = row.amount(c.n401, "n_401", 0);
-  s.other_errors = row.amount(c.errors, "n_errors", 0);
+  s.lines_429 = row.count(c.n429, "n_429", 0);
+  s.lines_401 = row.count(c.n401, "n_401", 0);
+  s.other_errors = row.count(c.errors, "n_errors", 0);
   // The last line of a session that died with an error repeats it.
   std::string_view terminal = row.text(c.terminal);
   if (terminal == "429")
@@ -57,13 +57,13 @@ incident::SessionRecord session_row(const SessionColumns& c, const Row& row, con
     s.lines_401 += 1;
   else if (!terminal.empty())
     s.other_errors += 1;
-  s.api_calls = row.amount(c.calls, "n_api_calls", kUnknown);
-  s.items_in = row.amount(c.items_in, "items_in", kUnknown);
-  s.items_done = row.amount(c.items_done, "items_done", kUnknown);
-  s.queue_at_open = row.amount(c.queue, "queue_unread_at_open", kUnknown);
-  s.working_s = row.amount(c.working, "time_working_s", kUnknown);
-  s.blocked_s = row.amount(c.blocked, "time_blocked_s", kUnknown);
-  s.asleep_s = row.amount(c.asleep, "time_asleep_s", kUnknown);
+  s.api_calls = row.count(c.calls, "n_api_calls", kUnknown);
+  s.items_in = row.count(c.items_in, "items_in", kUnknown);
+  s.items_done = row.count(c.items_done, "items_done", kUnknown);
+  s.queue_at_open = row.count(c.queue, "queue_unread_at_open", kUnknown);
+  s.working_s = row.amount(c.working, "time_working_s", kUnknown, kMaxDuration);
+  s.blocked_s = row.amount(c.blocked, "time_blocked_s", kUnknown, kMaxDuration);
+  s.asleep_s = row.amount(c.asleep, "time_asleep_s", kUnknown, kMaxDuration);
   s.anchor_in_batch = row.flag(c.anchor_in, "anchor_in_batch");
   s.anchor_done = row.flag(c.anchor_done, "anchor_done");
   return s;
@@ -77,7 +77,8 @@ void read_sessions_csv(LineReader& in, TimeBase& base, incident::Accumulator& ac
   CsvHeader header(line);
   SessionColumns columns(header, in);
   if (columns.n429 < 0 && columns.n401 < 0 && columns.errors < 0)
-    acc.add_unknown("error answers", in.path() + " has no n_429, n_401 or n_errors column");
+    acc.add_unknown("error answers",
+                    printable(in.path()) + " has no n_429, n_401 or n_errors column");
   std::vector<std::string_view> fields;
   Row row(in, fields, base);
   while (in.next(line)) {

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "model/keys.hpp"
+
 namespace retrystorm::logs {
 
 namespace {
@@ -75,22 +77,20 @@ double TimeBase::relative(double t, bool absolute) {
 }
 
 std::optional<double> parse_number(std::string_view text) {
-  text = trim(text);
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
-    return std::nullopt;
+  if (parse_decimal(trim(text), v) != NumberText::ok) return std::nullopt;
   return v;
 }
 
 std::optional<double> parse_clock(std::string_view text) {
   text = trim(text);
-  if (auto v = parse_number(text)) return v;
+  // A clock is never negative; days beyond kMaxClockDays are not a time of a log.
+  constexpr double kMaxClockDays = 1e6;
+  if (auto v = parse_number(text)) return *v >= 0 ? v : std::nullopt;
   double days = 0;
   if (auto d = text.find('d'); d != std::string_view::npos) {
     auto n = parse_number(text.substr(0, d));
-    if (!n || *n < 0 || *n != std::floor(*n)) return std::nullopt;
+    if (!n || *n < 0 || *n != std::floor(*n) || *n > kMaxClockDays) return std::nullopt;
     days = *n;
     text.remove_prefix(d + 1);
   }

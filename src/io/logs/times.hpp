@@ -25,7 +25,8 @@ inline constexpr double kAbsoluteAfter = 1e9;
 // A time of the log: plain seconds (absolute when above kAbsoluteAfter), a
 // clock or a date-time. Nothing when the text is none of them.
 std::optional<double> parse_time(std::string_view text, TimeBase& base);
-// A time of the command line (--from, --to): seconds or a clock.
+// A time of the command line (--from, --to): seconds or a clock, never
+// negative.
 std::optional<double> parse_clock(std::string_view text);
 // A plain number; nothing unless the whole text is one.
 std::optional<double> parse_number(std::string_view text);

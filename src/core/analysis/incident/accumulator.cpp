@@ -40,6 +40,78 @@ void Accumulator::add_unknown(const std::string& figure, const std::string& reas
   unknowns_.push_back({figure, reason});
 }
 
+void Accumulator::settle() {
+  std::vector<double> times;
+  for (const auto& h : held_)
+    times.push_back(std::visit(
+        [](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, SessionRecord>)
+            return x.start_s;
+          else if constexpr (std::is_same_v<T, HeldEvent>)
+            return x.e.t;
+          else
+            return x.t_s;
+        },
+        h));
+  anchor_ = 0;
+  if (!times.empty()) {
+    auto mid = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
+    std::nth_element(times.begin(), mid, times.end());
+    anchor_ = *mid;
+  }
+  auto held = std::move(held_);
+  held_.clear();
+  held_.shrink_to_fit();
+  for (auto& h : held) {
+    if (auto* e = std::get_if<HeldEvent>(&h)) {
+      e->e.sid = e->sid;
+      e->e.outcome = e->outcome;
+      e->e.item_kind = e->item_kind;
+      add(e->e);
+    } else if (auto* s = std::get_if<SessionRecord>(&h)) {
+      add(*s);
+    } else {
+      add(std::get<CountBucket>(h));
+    }
+  }
+}
+
+bool Accumulator::drop(double t) {
+  if (std::abs(t - *anchor_) <= kOutlierSpan) return false;
+  if (dropped_ == 0) first_dropped_ = t;
+  dropped_ += 1;
+  return true;
+}
+
+void Accumulator::add(const SessionRecord& s) {
+  if (!anchor_) {
+    held_.emplace_back(s);
+    if (held_.size() >= kAnchorSample) settle();
+  } else if (!drop(s.start_s) && !(s.end_s != s.start_s && drop(s.end_s))) {
+    add_record(s);
+  }
+}
+
+void Accumulator::add(const SessionEvent& e) {
+  if (!anchor_) {
+    held_.emplace_back(
+        HeldEvent{e, std::string(e.sid), std::string(e.outcome), std::string(e.item_kind)});
+    if (held_.size() >= kAnchorSample) settle();
+  } else if (!drop(e.t)) {
+    add_event(e);
+  }
+}
+
+void Accumulator::add(const CountBucket& b) {
+  if (!anchor_) {
+    held_.emplace_back(b);
+    if (held_.size() >= kAnchorSample) settle();
+  } else if (!drop(b.t_s)) {
+    add_bucket(b);
+  }
+}
+
 bool Accumulator::outside(double start, double end) const {
   (void)end;
   return (options_.from_s && start < *options_.from_s) ||
@@ -73,7 +145,7 @@ void Accumulator::spread(double a, double b, F f) {
   }
 }
 
-void Accumulator::add(const SessionRecord& s) {
+void Accumulator::add_record(const SessionRecord& s) {
   if (outside(s.start_s, s.end_s)) return;
   add_counts(s);
   add_errors_and_split(s);
@@ -169,7 +241,7 @@ void Accumulator::add_shape(const SessionRecord& s) {
     b.examples_start_s.push_back(s.start_s);
 }
 
-void Accumulator::add(const CountBucket& b) {
+void Accumulator::add_bucket(const CountBucket& b) {
   if (outside(b.t_s, b.t_s)) return;
   saw_buckets_ = true;
   Hour& h = hour(b.t_s);
@@ -252,10 +324,10 @@ void Accumulator::event_end(Live& live, const SessionEvent& e) {
   SessionRecord r = live.rebuilt;
   r.end_s = e.t;
   r.outcome = outcome_from_name(e.outcome).value_or(Outcome::failed);
-  add(r);  // kept only when it started inside the window
+  add_record(r);  // kept only when it started inside the window
 }
 
-void Accumulator::add(const SessionEvent& e) {
+void Accumulator::add_event(const SessionEvent& e) {
   saw_events_ = true;
   if (e.kind == EventKind::arrival) {
     // The demand profile counts pings; notifications and anchors are scheduled.

@@ -1,12 +1,16 @@
 // Streams incident-log records into the figures of report.hpp. Memory grows
 // with the hours the log spans and by about 24 bytes a session (start, end and
-// duration, for peaks and quantiles), never with the size of a file.
+// duration, for peaks and quantiles), never with the size of a file. The span
+// is bounded: records more than kOutlierSpan from the bulk of the log are
+// dropped and counted (docs/analyze.md, Limits).
 #pragma once
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "analysis/incident/records.hpp"
@@ -30,6 +34,13 @@ class Accumulator {
 
   // The figures and the ranked diagnosis.
   Report finish();
+
+  // The bulk of the log is the median time of its first kAnchorSample
+  // records; a record with a time further than kOutlierSpan from it is an
+  // outlier (a broken clock, a stray row), dropped so that one row cannot
+  // stretch the report over thousands of empty hours.
+  static constexpr double kOutlierSpan = 366 * 86400.0;
+  static constexpr size_t kAnchorSample = 1001;
 
  private:
   // Everything one hour collects before finish() turns it into a HourRow.
@@ -57,6 +68,19 @@ class Accumulator {
     SessionRecord rebuilt;  // when sessions come from events
   };
 
+  // An event kept until the anchor is known: its text copied.
+  struct HeldEvent {
+    SessionEvent e;
+    std::string sid, outcome, item_kind;
+  };
+  // Fixes the anchor from the records held so far and adds them.
+  void settle();
+  // True (and counted) when `t` is an outlier.
+  bool drop(double t);
+  void add_record(const SessionRecord& s);
+  void add_event(const SessionEvent& e);
+  void add_bucket(const CountBucket& b);
+
   bool outside(double start, double end) const;
   double clip_from(double t) const;
   double clip_to(double t) const;
@@ -72,6 +96,9 @@ class Accumulator {
   void event_end(Live& live, const SessionEvent& e);
 
   AnalysisOptions options_;
+  std::optional<double> anchor_;
+  std::vector<std::variant<SessionRecord, HeldEvent, CountBucket>> held_;
+  double dropped_ = 0, first_dropped_ = 0;
   std::string unit_ = "sessions";
   bool sessions_from_events_ = false;
   bool saw_events_ = false;

@@ -1,6 +1,7 @@
 // Accumulator::finish: the streamed sums become the report's figures.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "analysis/incident/accumulator.hpp"
 #include "analysis/incident/stats.hpp"
@@ -83,10 +84,26 @@ std::vector<double> ladder_from(std::vector<std::vector<double>>& samples) {
   return steps;
 }
 
+// The warning for records dropped as outliers.
+std::string outlier_warning(double dropped, double anchor, double first) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%.0f %s dropped as outliers: their times lie more than %.0f days from the bulk "
+                "of the log (around %s); the first at %.0f s. A broken clock or a stray row?",
+                dropped, dropped == 1 ? "record" : "records", Accumulator::kOutlierSpan / 86400,
+                clock_label(anchor).c_str(), first);
+  return buf;
+}
+
 }  // namespace
 
 Report Accumulator::finish() {
+  if (!anchor_) settle();
   Report r = std::move(totals_);
+  if (dropped_ > 0) {
+    r.outliers = dropped_;
+    r.warnings.push_back(outlier_warning(dropped_, *anchor_, first_dropped_));
+  }
   r.unit = unit_;
   r.findings.clear();
   for (size_t o = 0; o < outcome_counts_.size(); ++o)
@@ -98,9 +115,12 @@ Report Accumulator::finish() {
     return r;
   }
   int64_t h0 = hours_.begin()->first, h1 = hours_.rbegin()->first;
-  // A window given is the span, quiet hours at its edges included.
-  if (options_.from_s) h0 = std::min(h0, hour_of(*options_.from_s));
-  if (options_.to_s) h1 = std::max(h1, hour_of(std::nextafter(*options_.to_s, -1e300)));
+  // A window given is the span, quiet hours at its edges included, as far as
+  // records may lie (the outlier bound).
+  double lo = *anchor_ - kOutlierSpan, hi = *anchor_ + kOutlierSpan;
+  if (options_.from_s) h0 = std::min(h0, hour_of(std::max(*options_.from_s, lo)));
+  if (options_.to_s)
+    h1 = std::max(h1, hour_of(std::min(std::nextafter(*options_.to_s, -1e300), hi)));
   size_t n = static_cast<size_t>(h1 - h0 + 1);
   r.first_s = h0 * kHour;
   r.last_s = (h1 + 1) * kHour;

@@ -1,7 +1,10 @@
 #include "analysis/incident/replay.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "model/keys.hpp"
 
 namespace retrystorm::incident {
 
@@ -89,10 +92,36 @@ std::vector<double> hourly_rates(const Report& r, const std::vector<double>& fac
   return rate;
 }
 
-std::string join(const std::vector<double>& v) {
+// A numeric key's value inside the key table's range (model/keys.hpp), so
+// that `run` takes what analyze writes; the note says when the log's value
+// was clamped. `step`: the value is rounded down to a multiple of it.
+ReplayKey ranged(const std::string& path, double v, int digits, std::string note, double step = 0) {
+  const KeySpec& k = key_or_throw(path);
+  double top = step > 0 ? std::floor(k.max / step) * step : k.max;
+  double kept = std::clamp(v, k.min, top);
+  if (k.type == KeyType::integer) kept = std::round(kept);
+  if (kept != v) {
+    std::string was = "the log gives " + number(v, digits) + ", clamped to the key's range " +
+                      number(k.min) + " to " + number(top);
+    note = note.empty() ? was : note + "; " + was;
+  }
+  return {path, number(kept, digits), false, note};
+}
+
+// The session engine's ranges of its list keys (docs/limits.md): a ping a
+// second at most, a day at most a hundred times the rates.
+
+// A list key's text, each value clamped to [0, max]; the note says so.
+ReplayKey ranged_list(const std::string& path, std::vector<double> v, double max,
+                      std::string note) {
+  double top = 0;
+  for (double& x : v) top = std::max(top, x), x = std::clamp(x, 0.0, max);
+  if (top > max)
+    note += "; the log gives up to " + number(top, 2) + ", clamped to the key's range 0 to " +
+            number(max);
   std::string s;
   for (double x : v) s += (s.empty() ? "" : ", ") + number(x, 2);
-  return s;
+  return {path, s, true, note};
 }
 
 }  // namespace
@@ -115,7 +144,7 @@ std::vector<ReplayKey> replay_keys(const Report& r) {
   std::vector<ReplayKey> k;
   double horizon = known(r.last_s) ? std::max(3600.0, std::ceil(r.last_s / 3600) * 3600) : 86400;
   k.push_back({"engine", "sessions", false, ""});
-  k.push_back({"horizon_s", number(horizon), false, "to the end of the log's last hour"});
+  k.push_back(ranged("horizon_s", horizon, 0, "to the end of the log's last hour", 3600));
   k.push_back({"step_s", "60", false, ""});
   k.push_back({"seed", "1", false, ""});
   k.push_back({"runs", "1", false, ""});
@@ -125,18 +154,16 @@ std::vector<ReplayKey> replay_keys(const Report& r) {
   std::string from = ladder ? "ladder from " + l.source : "not in the log: the engine's default";
   double base = ladder ? l.steps_s.front() : kDefaultBase;
   double mult = ladder && l.steps_s.size() >= 2 ? l.steps_s[1] / l.steps_s[0] : kDefaultMultiplier;
-  k.push_back({"client.retries",
-               ladder ? number(double(l.steps_s.size()), 0) : number(kDefaultRetries), false,
-               from});
-  k.push_back({"client.backoff.base_s", number(base), false, from});
-  k.push_back({"client.backoff.multiplier", number(mult), false, from});
+  k.push_back(
+      ranged("client.retries", ladder ? double(l.steps_s.size()) : kDefaultRetries, 0, from));
+  k.push_back(ranged("client.backoff.base_s", base, 3, from));
+  k.push_back(ranged("client.backoff.multiplier", mult, 3, from));
   k.push_back({"client.backoff.cap_s", "0", false, ""});
   k.push_back({"client.backoff.jitter", "none", false, ""});
   const Durations& d = r.durations;
-  k.push_back({"client.deadline_s", number(known(d.deadline_s) ? d.deadline_s : kDefaultDeadline),
-               false,
-               known(d.deadline_s) ? "deadline from " + d.deadline_source
-                                   : "not in the log: the engine's default"});
+  k.push_back(ranged("client.deadline_s", known(d.deadline_s) ? d.deadline_s : kDefaultDeadline, 3,
+                     known(d.deadline_s) ? "deadline from " + d.deadline_source
+                                         : "not in the log: the engine's default"));
 
   // Sessions that fail fast ran deadline-aware backoff (fix one).
   double fast = 0;
@@ -151,9 +178,11 @@ std::vector<ReplayKey> replay_keys(const Report& r) {
 
   std::string source;
   std::vector<double> factors = day_factors(r);
-  k.push_back({"items.ping_rates_per_h", join(hourly_rates(r, factors, source)), true, source});
+  std::vector<double> rates = hourly_rates(r, factors, source);
+  k.push_back(ranged_list("items.ping_rates_per_h", rates, kMaxPingsPerHour, source));
   if (!factors.empty())
-    k.push_back({"items.ping_day_factors", join(factors), true, "arrivals a day against day 0"});
+    k.push_back(ranged_list("items.ping_day_factors", factors, kMaxDayFactor,
+                            "arrivals a day against day 0"));
   return k;
 }
 

@@ -161,6 +161,8 @@ struct Report {
   BatchCut batch;
   std::vector<Finding> findings;  // ranked, first is the diagnosis
   std::vector<Unknown> unknowns;
+  double outliers = 0;                // records dropped as outliers (accumulator.hpp)
+  std::vector<std::string> warnings;  // what the reader should know, e.g. the outliers
 };
 
 // "1d13:00": an hour as the reports print it (the clock format of the session model).

@@ -4,9 +4,10 @@
 //   - one timer FIFO per retrying layer (a layer's timeout is constant, so its
 //     timers are created, and fire, in time order: no heap needed);
 //   - a binary heap for completions, backoff retries and capacity changes.
+//   - a deadline FIFO of user requests (client.deadline_s is constant too).
 // Ties at one instant go: completion, capacity change, timeout (innermost layer
-// first), retry, arrival, so a response arriving exactly at the timeout is on
-// time (the fluid model's "<= timeout_s").
+// first), deadline, retry, arrival, so a response arriving exactly at the
+// timeout is on time (the fluid model's "<= timeout_s").
 // Entities live in pools with free lists; timers and events name an entity by
 // (index, generation), and a generation that moved on makes them stale, so
 // nothing is ever searched for or erased from the middle of a queue.
@@ -21,8 +22,10 @@
 #include "engines/agent/rng.hpp"
 #include "engines/ring_queue.hpp"
 #include "model/keys.hpp"
+#include "model/number_text.hpp"
 #include "policies/backoff.hpp"
 #include "policies/budget.hpp"
+#include "policies/client_policy.hpp"
 
 namespace retrystorm {
 
@@ -35,6 +38,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Event priorities at one instant, lowest first.
 enum : uint64_t { kComplete = 0, kRate = 1, kTimeout = 2, kRetry = 3, kArrival = 4 };
 constexpr int kPrioShift = 56;
+// A deadline goes after every layer's timeout at its instant (those count
+// layers below 2^16), before retries.
+constexpr uint64_t kDeadlineOrder = kTimeout << kPrioShift | uint64_t{1} << 16;
 
 enum : uint8_t { kCallFree, kWaiting, kBackoff };         // Call::state
 enum : uint8_t { kJobFree, kQueued, kInService, kShed };  // Job::state
@@ -52,7 +58,8 @@ struct Call {
   uint16_t attempt;
   uint8_t layer;
   uint8_t state;
-  bool first;  // every call above is on its first attempt
+  bool first;        // every call above is on its first attempt
+  bool after_error;  // the current attempt's retry followed an error, not a timeout
 };
 
 // An attempt at the server.
@@ -163,10 +170,13 @@ bool before(double t, uint64_t order, double bt, uint64_t bo) {
 
 // The budget of one layer: its own ratio, not compounded over the stack
 // (each layer's budget counts its own first attempts and retries).
-Scenario one_layer(Scenario s) {
-  s.client.layers = 1;
-  s.client.stack_retries.clear();
-  return s;
+ClientPolicy one_layer(ClientPolicy p, int layer) {
+  p.layer_retries = {p.retries(layer)};
+  return p;
+}
+
+RetryCause cause_of(bool after_error) {
+  return after_error ? RetryCause::error : RetryCause::timeout;
 }
 
 // The memory of a run, kept per thread for the next one: ladders, tipping
@@ -178,6 +188,7 @@ struct Workspace {
   Pool<Job> jobs;
   std::vector<Event> heap;
   std::vector<TimerFifo> timers;
+  TimerFifo deadlines;  // Timer::gen holds the user request's number
   std::vector<double> arrivals;
   Ring queue;
   std::vector<uint32_t> in_service;
@@ -188,6 +199,7 @@ struct Workspace {
     heap.clear();
     if (timers.size() < layers) timers.resize(layers);
     for (auto& f : timers) f.clear();
+    deadlines.clear();
     arrivals.clear();
     queue.clear();
     in_service.clear();
@@ -216,19 +228,22 @@ class AgentEngine {
       : w_(w),
         s_(s),
         steps_(s.steps()),
-        retries_(s.layer_retries()),
-        timeout_(layer_timeouts(s)),
+        policy_(ClientPolicy::of(s, Engine::agent)),
+        retries_(policy_.layer_retries),
+        timeout_(policy_.layer_timeouts_s),
         layers_(static_cast<int>(retries_.size())),
         rng_(static_cast<uint64_t>(s.seed)),
         log_(o.log),
         stats_(o.stats ? o.stats : &own_stats_),
         heap_(w.heap),
         timers_(w.timers),
+        deadlines_(w.deadlines),
         arrivals_(w.arrivals),
         calls_(w.calls),
         jobs_(w.jobs),
         live_att_(static_cast<size_t>(layers_), 0.0),
         live_ret_(static_cast<size_t>(layers_), 0.0),
+        held_(static_cast<size_t>(layers_), 0.0),
         credit_(static_cast<size_t>(layers_), 0.0),
         layer_first_(static_cast<size_t>(layers_), 0.0),
         queue_(w.queue),
@@ -236,13 +251,9 @@ class AgentEngine {
     w_.reset(static_cast<size_t>(layers_));
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
-    Scenario single = one_layer(s);
-    for (int l = 0; l < layers_; ++l) budgets_.emplace_back(single);
+    for (int l = 0; l < layers_; ++l)
+      budgets_.emplace_back(one_layer(policy_, l), s.demand.rate_per_s, s.step_s);
     budget_on_ = budgets_[0].enabled();
-    // Backoff ranges by retry number, from the shared policy code.
-    int most = *std::max_element(retries_.begin(), retries_.end());
-    delays_.resize(static_cast<size_t>(most) + 1);
-    for (int k = 1; k <= most; ++k) delays_[k] = backoff_delay(s.client.backoff, k);
     slots_ = s.server.slots > 0 ? s.server.slots : 1;
     mean_service_s_ = slots_ / s.server.capacity_per_s;
     sigma_ = s.server.service_sigma;
@@ -389,11 +400,21 @@ class AgentEngine {
           src = 2 + l;
         }
       }
+      if (!deadlines_.empty() && deadlines_.front().t <= bt &&
+          before(deadlines_.front().t, kDeadlineOrder, bt, bo)) {
+        bt = deadlines_.front().t;
+        bo = kDeadlineOrder;
+        src = 2 + layers_;
+      }
       if (src < 0 || bt >= end) return;
       now_ = bt;
       if (src == 1) {
         ++arrival_pos_;
         on_arrival();
+      } else if (src == 2 + layers_) {
+        Timer tm = deadlines_.front();
+        deadlines_.pop();
+        if (is_user_request(tm)) on_deadline(tm.call);
       } else if (src >= 2) {
         Timer tm = timers_[src - 2].front();
         timers_[src - 2].pop();
@@ -421,8 +442,38 @@ class AgentEngine {
   void on_arrival() {
     ++stats_->events;
     ++live_users_;
-    uint32_t c = new_call(kNone, 0, 0, next_request_++, true, now_);
+    uint32_t request = next_request_++;
+    uint32_t c = new_call(kNone, 0, 0, request, true, now_);
+    if (policy_.deadline_rule == DeadlineRule::fires) arm_deadline(c, request);
     send_attempt(c);
+  }
+
+  // ---- deadlines --------------------------------------------------------------
+  // Envoy's route timeout and gRPC's deadline end the request when they fire,
+  // in backoff or mid-attempt; the decision after a failure does not look at
+  // them (docs/agent-engine.md).
+  void arm_deadline(uint32_t c, uint32_t request) {
+    deadlines_.push({now_ + policy_.deadline_s, c, request});
+    if (deadlines_.size() > 2 * live_users_ + 4096)
+      deadlines_.compact([this](const Timer& t) { return is_user_request(t); });
+  }
+
+  // The timer's user request is still being served by the call it names.
+  bool is_user_request(const Timer& t) {
+    const Call& x = calls_[t.call];
+    return x.state != kCallFree && x.parent == kNone && x.request == t.gen;
+  }
+
+  void on_deadline(uint32_t c) {
+    ++stats_->events;
+    Call& x = calls_[c];
+    if (x.state == kWaiting) {
+      end_attempt(x);
+      abandon_attempt(c);
+    } else {
+      held_[x.layer] -= 1;  // the retry in backoff gives its slot back
+    }
+    call_fails(c);
   }
 
   uint32_t new_call(uint32_t parent, uint32_t parent_gen, int layer, uint32_t request, bool first,
@@ -439,6 +490,7 @@ class AgentEngine {
     x.layer = static_cast<uint8_t>(layer);
     x.state = kBackoff;
     x.first = first;
+    x.after_error = false;
     return c;
   }
 
@@ -483,8 +535,14 @@ class AgentEngine {
 
   void on_timeout(uint32_t c) {
     ++stats_->events;
-    Call& x = calls_[c];
-    end_attempt(x);
+    end_attempt(calls_[c]);
+    abandon_attempt(c);
+    attempt_failed(c, true);
+  }
+
+  // The caller of call c's current attempt stopped waiting for it.
+  void abandon_attempt(uint32_t c) {
+    const Call& x = calls_[c];
     if (x.layer == layers_ - 1) {
       result_.series.gave_up[step_] += 1;
       if (s_.server.shed_abandoned && x.job != kNone) {
@@ -494,28 +552,33 @@ class AgentEngine {
     } else {
       log(x.request, x.attempt, x.sent_s, kNaN, "timeout", x.layer + 1);
     }
-    attempt_failed(c, true);
   }
 
   // An attempt of call c failed (timed out, rejected, or the call below it
-  // failed): back off and retry, or fail the call.
+  // failed): back off and retry, or fail the call. A real system's budget
+  // decides now, before the backoff (docs/agent-engine.md).
   void attempt_failed(uint32_t c, bool timed_out) {
     Call& x = calls_[c];
     int l = x.layer;
-    if (budget_on_) budgets_[l].on_attempt_failed(1);
-    if (x.attempt >= retries_[l] + 1 || (timed_out && !s_.client.retry_on_timeout)) {
+    Failure f{.layer = l,
+              .attempt = x.attempt,
+              .timed_out = timed_out,
+              .now_s = now_,
+              .start_s = x.start_s};
+    if (budget_on_) budgets_[l].on_attempt_failed(1, policy_.retryable(f));
+    RetryDecision d = policy_.decide(
+        f, [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
+    if (!d.retries()) {
       call_fails(c);
       return;
     }
-    const DelayRange& r = delays_[x.attempt];
-    double d = r.high_s > r.low_s ? r.low_s + (r.high_s - r.low_s) * rng_.uniform() : r.low_s;
-    if (s_.client.deadline_s > 0 && now_ + d > x.start_s + s_.client.deadline_s + 1e-9) {
-      call_fails(c);
+    if (budget_on_ && budgets_[l].admits_at_failure() && !budget_grants(c, cause_of(!timed_out)))
       return;
-    }
     ++x.gen;
     x.state = kBackoff;
-    push(now_ + d, kRetry, c, x.gen);
+    x.after_error = !timed_out;
+    held_[l] += 1;
+    push(now_ + d.delay_s, kRetry, c, x.gen);
   }
 
   void on_retry(uint32_t c, uint32_t gen) {
@@ -523,22 +586,30 @@ class AgentEngine {
     if (x.gen != gen || x.state != kBackoff) return;
     ++stats_->events;
     int l = x.layer;
+    held_[l] -= 1;  // from here on the retry is in flight (live_ret_)
+    if (budgets_[l].admits_at_failure() || budget_grants(c, cause_of(x.after_error)))
+      send_attempt(c);
+  }
+
+  // Asks layer's budget for one retry of call c; a denied retry fails the
+  // call at once. Retries held: those in backoff and those in flight.
+  bool budget_grants(uint32_t c, RetryCause cause) {
+    const Call& x = calls_[c];
+    int l = x.layer;
     // The budget deals in amounts; a retry is one whole attempt. Parts the
     // budget grants are banked until they make a whole retry.
-    double taken = budgets_[l].take(1.0, {live_att_[l], live_ret_[l]});
+    double taken = budgets_[l].take(1.0, {live_att_[l], held_[l] + live_ret_[l]}, cause);
     bool send = taken >= 1;
     if (!send && taken > 0) {
       credit_[l] += taken;
       send = credit_[l] >= 1 - 1e-9;
       if (send) credit_[l] = std::max(0.0, credit_[l] - 1);
     }
-    if (!send) {
-      result_.series.budget_denied[step_] += 1;
-      log(x.request, x.attempt + 1, now_, kNaN, "budget_denied", l + 1);
-      call_fails(c);
-      return;
-    }
-    send_attempt(c);
+    if (send) return true;
+    result_.series.budget_denied[step_] += 1;
+    log(x.request, x.attempt + 1, now_, kNaN, "budget_denied", l + 1);
+    call_fails(c);
+    return false;
   }
 
   void call_fails(uint32_t c) {
@@ -563,7 +634,7 @@ class AgentEngine {
     for (;;) {
       Call& x = calls_[c];
       end_attempt(x);
-      if (budget_on_) budgets_[x.layer].on_success(1, x.attempt);
+      if (budget_on_) budgets_[x.layer].on_success(1, x.attempt, cause_of(x.after_error));
       if (x.layer < layers_ - 1) log(x.request, x.attempt, x.sent_s, now_, "ok", x.layer + 1);
       uint32_t p = x.parent, pg = x.parent_gen;
       double started = x.start_s;
@@ -838,6 +909,7 @@ class AgentEngine {
   Workspace& w_;
   const Scenario& s_;
   int steps_;
+  ClientPolicy policy_;
   std::vector<int> retries_;
   std::vector<double> timeout_;
   int layers_;
@@ -848,20 +920,22 @@ class AgentEngine {
   RunResult result_;
   std::vector<RetryBudget> budgets_;
   bool budget_on_ = false;
-  std::vector<DelayRange> delays_;  // by retry number
 
   int step_ = 0;
   double now_ = 0;
   uint64_t seq_ = 0;
   std::vector<Event>& heap_;
   std::vector<TimerFifo>& timers_;
+  TimerFifo& deadlines_;
   std::vector<double>& arrivals_;
   size_t arrival_pos_ = 0;
   double carry_ = 0;
 
   Pool<Call>& calls_;
   Pool<Job>& jobs_;
-  std::vector<double> live_att_, live_ret_, credit_, layer_first_;
+  std::vector<double> live_att_, live_ret_;
+  std::vector<double> held_;  // retries in backoff, per layer (Envoy counts them)
+  std::vector<double> credit_, layer_first_;
   uint32_t next_request_ = 0;
   uint64_t live_users_ = 0;
 
@@ -881,32 +955,10 @@ class AgentEngine {
   uint64_t drop_count_ = 0, last_drop_count_ = 0;
 };
 
-std::string number_text(double v) {
-  std::ostringstream out;
-  out.precision(15);
-  out << v;
-  return out.str();
-}
-
 }  // namespace
 
 std::vector<double> layer_timeouts(const Scenario& s) {
-  size_t layers = s.layer_retries().size();
-  const std::string& text = s.client.layer_timeouts_s;
-  if (text.empty()) return std::vector<double>(layers, s.client.timeout_s);
-  std::vector<double> out;
-  std::string bad;
-  bool numbers = parse_number_list(text, out, bad);
-  bool valid =
-      numbers && std::all_of(out.begin(), out.end(), [](double v) { return v > 0 && v <= 1e7; });
-  if (!valid)
-    throw InputError("client.layer_timeouts_s: '" + text +
-                     "' must be timeouts in seconds above 0, outermost first, like 3,1");
-  if (out.size() != layers)
-    throw InputError("client.layer_timeouts_s: '" + text + "' names " + std::to_string(out.size()) +
-                     " timeouts for " + std::to_string(layers) +
-                     " retrying layers; give one per layer, outermost first");
-  return out;
+  return ClientPolicy::of(s, Engine::agent).layer_timeouts_s;
 }
 
 void validate_agent(const Scenario& s, const RunLimits& limits) {

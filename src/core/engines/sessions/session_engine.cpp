@@ -12,6 +12,7 @@
 #include "engines/sessions/timeline.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
+#include "policies/client_policy.hpp"
 
 namespace retrystorm::sessions {
 
@@ -86,12 +87,7 @@ void SessionBuckets::occupy(Occupancy state, double from, double to) {
 }
 
 std::vector<double> ladder_s(const Scenario& s) {
-  std::vector<double> out;
-  for (int k = 1; k <= s.client.retries; ++k) {
-    DelayRange r = backoff_delay(s.client.backoff, k);
-    out.push_back((r.low_s + r.high_s) / 2);
-  }
-  return out;
+  return ClientPolicy::of(s, Engine::sessions).mean_ladder(0);
 }
 
 namespace {
@@ -120,17 +116,22 @@ class Draws {
   bool median_;
 };
 
-std::vector<double> parse_numbers(const std::string& text, const std::string& key) {
+// Ranges of the list keys: a ping a second at most, and a day at most a
+// hundred times the rates (docs/limits.md).
+
+std::vector<double> parse_numbers(const std::string& text, const std::string& key, double max) {
   std::vector<double> out;
   std::string bad;
   if (!parse_number_list(text, out, bad)) throw InputError(key + ": '" + bad + "' is not a number");
   for (double v : out)
-    if (v < 0) throw InputError(key + ": " + std::to_string(v) + " is below 0");
+    if (v < 0 || v > max)
+      throw InputError(key + ": " + to_string(KeyValue{v}) +
+                       " is out of range; allowed from 0 to " + to_string(KeyValue{max}));
   return out;
 }
 
 std::vector<double> ping_rates(const Scenario& s) {
-  auto rates = parse_numbers(s.items.ping_rates_per_h, "items.ping_rates_per_h");
+  auto rates = parse_numbers(s.items.ping_rates_per_h, "items.ping_rates_per_h", kMaxPingsPerHour);
   if (rates.size() != 24)
     throw InputError("items.ping_rates_per_h: has " + std::to_string(rates.size()) +
                      " rates; give 24, one per hour of the day from 00");
@@ -138,7 +139,7 @@ std::vector<double> ping_rates(const Scenario& s) {
 }
 
 std::vector<double> day_factors(const Scenario& s) {
-  auto factors = parse_numbers(s.items.ping_day_factors, "items.ping_day_factors");
+  auto factors = parse_numbers(s.items.ping_day_factors, "items.ping_day_factors", kMaxDayFactor);
   if (factors.empty()) throw InputError("items.ping_day_factors: give at least one factor");
   return factors;
 }
@@ -147,6 +148,9 @@ struct QueuedItem {
   ItemKind kind;
   double arrived_s;
 };
+
+// Items the initial queue may hold in all (as one entry may).
+constexpr size_t kMaxInitialItems = 100000;
 
 // "14 notification @2d06:30, anchor @2d18:00, 5 ping @2d21:00-2d21:48"
 std::vector<QueuedItem> parse_initial_queue(const std::string& text) {
@@ -187,6 +191,9 @@ std::vector<QueuedItem> parse_initial_queue(const std::string& text) {
     double from = parse_clock(when.substr(0, dash), key);
     double to = dash == std::string::npos ? from : parse_clock(when.substr(dash + 1), key);
     if (to < from) throw InputError(key + ": '" + w[i + 1] + "' ends before it starts");
+    if (out.size() + static_cast<size_t>(count) > kMaxInitialItems)
+      throw InputError(key + ": more than " + std::to_string(kMaxInitialItems) +
+                       " items in all; the limit is " + std::to_string(kMaxInitialItems));
     for (int k = 0; k < count; ++k)
       out.push_back({kind, count == 1 ? from : from + (to - from) * k / (count - 1)});
   }
@@ -245,7 +252,7 @@ class Simulation {
         api_(s.api.timeline),
         rates_(ping_rates(s)),
         day_factors_(day_factors(s)),
-        ladder_(ladder_s(s)) {
+        policy_(ClientPolicy::of(s, Engine::sessions)) {
     run_.scenario = s;
     double from = s.sessions.start_s, to = s.horizon_s;
     run_.series.resize(from, to, s.step_s);
@@ -535,22 +542,20 @@ class Simulation {
           .session = x.row.id,
           .status = status,
           .step = step});
-    if (x.ladder_step >= static_cast<int>(ladder_.size())) {
+    // The policy's decision: the ladder used up, or (fix one, deadline_aware)
+    // the rest of it cannot fit before the deadline, or a sleep.
+    RetryDecision d =
+        policy_.decide({.layer = 0, .attempt = step, .now_s = now_, .start_s = x.row.start_s},
+                       [&](double low, double high) { return draw_.uniform(low, high); });
+    if (d.verdict == RetryVerdict::exhausted) {
       set_state(x, Occupancy::working);
       return end(x, Outcome::ladder_exhausted);
     }
-    if (s_.sessions.deadline_aware && s_.client.deadline_s > 0) {
-      double rest = 0;
-      for (size_t k = static_cast<size_t>(x.ladder_step); k < ladder_.size(); ++k)
-        rest += ladder_[k];
-      if (now_ + rest > x.row.start_s + s_.client.deadline_s) {
-        set_state(x, Occupancy::working);
-        return after(x, s_.sessions.fail_fast_s, Next::failed_fast);
-      }
+    if (d.verdict == RetryVerdict::past_deadline) {
+      set_state(x, Occupancy::working);
+      return after(x, s_.sessions.fail_fast_s, Next::failed_fast);
     }
-    DelayRange range = backoff_delay(s_.client.backoff, step);
-    double sleep =
-        range.high_s > range.low_s ? draw_.uniform(range.low_s, range.high_s) : range.low_s;
+    double sleep = d.delay_s;
     set_state(x, Occupancy::asleep);
     emit({.kind = SessionEvent::sleep, .session = x.row.id, .duration_s = sleep});
     x.ladder_step = step;
@@ -750,7 +755,8 @@ class Simulation {
   SessionSink* log_;
   Draws draw_;
   ApiTimeline api_;
-  std::vector<double> rates_, day_factors_, ladder_;
+  std::vector<double> rates_, day_factors_;
+  ClientPolicy policy_;
   SessionRun run_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t seq_ = 0;

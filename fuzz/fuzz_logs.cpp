@@ -1,0 +1,93 @@
+// libFuzzer target for the incident-log readers of `retrystorm analyze`
+// (src/io/logs) and what they feed: the accumulator, the reports and the
+// replay scenario. The reader comes from FUZZ_FORMAT: sessions, events,
+// requests, client_log, per_second, or time (the time, clock and number parsers
+// and the terminal escaping on the raw text). Bad input must end in
+// InputError; anything else (a crash, another exception, a sanitizer report,
+// text with a control character, a replay scenario `run` refuses) is a bug.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "analysis/incident/accumulator.hpp"
+#include "io/analyze_report.hpp"
+#include "io/logs/line_reader.hpp"
+#include "io/logs/readers.hpp"
+#include "io/logs/times.hpp"
+#include "io/scenario_io.hpp"
+
+namespace {
+
+std::string format = "sessions";
+
+using namespace retrystorm;
+
+// No byte below 0x20 but the line ends, and no DEL, in text for a terminal.
+void check_printable(const std::string& text) {
+  for (char c : text)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) std::abort();
+}
+
+void fuzz_time(std::string_view text) {
+  logs::TimeBase base;
+  if (auto t = logs::parse_time(text, base); t && !std::isfinite(*t)) std::abort();
+  if (auto t = logs::parse_clock(text); t && (!std::isfinite(*t) || *t < 0)) std::abort();
+  if (auto n = logs::parse_number(text); n && !std::isfinite(*n)) std::abort();
+  std::string p = logs::printable(text);
+  for (char c : p)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) std::abort();
+}
+
+void read(logs::LineReader& in, incident::Accumulator& acc) {
+  logs::TimeBase base;
+  if (format == "sessions") return logs::read_sessions_csv(in, base, acc);
+  if (format == "events") return logs::read_events_jsonl(in, base, acc);
+  if (format == "requests") return logs::read_requests_csv(in, base, acc);
+  if (format == "client_log") return logs::read_client_log(in, base, acc);
+  if (format == "per_second") return logs::read_per_second_csv(in, base, acc);
+  std::fprintf(stderr, "FUZZ_FORMAT: '%s' is not a log format\n", format.c_str());
+  std::exit(1);
+}
+
+void fuzz_log(const uint8_t* data, size_t size) {
+  // fmemopen reads the bytes in place; it refuses an empty buffer.
+  std::FILE* f = size > 0 ? fmemopen(const_cast<uint8_t*>(data), size, "rb") : nullptr;
+  if (!f) return;
+  logs::LineReader in("fuzz", f);
+  incident::Accumulator acc({});
+  acc.set_sessions_from_events(format == "events");
+  read(in, acc);
+  incident::Report r = acc.finish();
+  check_printable(analyze_text(r));
+  analyze_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (r.sessions <= 0) return;  // analyze stops there
+  // What --emit-scenario writes, `run --scenario` takes.
+  std::string yaml = replay_yaml(r);
+  try {
+    validate(scenario_from_text(yaml, "replay"));
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "replay refused: %s\n%s\n", e.what(), yaml.c_str());
+    std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* f = std::getenv("FUZZ_FORMAT")) format = f;
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    if (format == "time")
+      fuzz_time(std::string_view(reinterpret_cast<const char*>(data), size));
+    else
+      fuzz_log(data, size);
+  } catch (const InputError&) {
+  }
+  return 0;
+}

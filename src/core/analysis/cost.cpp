@@ -1,0 +1,279 @@
+#include "analysis/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include "analysis/ladder.hpp"
+#include "analysis/tipping.hpp"
+#include "engines/agent/agent.hpp"
+#include "engines/engine.hpp"
+#include "engines/fluid.hpp"
+#include "model/keys.hpp"
+#include "policies/backoff.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+// Measured on a 2-core build machine, release build, one core; the peak
+// memory of the largest allowed runs against these estimates is in
+// bench/cost_bench.cpp.
+constexpr double kFluidStepS = 150e-9;       // rules, series, metrics of one step
+constexpr double kFluidColumnS = 4e-9;       // one attempt number in one step
+constexpr double kFluidLandingS = 2e-9;      // one landing walked in one step
+constexpr double kReportBytesPerStep = 800;  // a run's report: series, JSON or text, trace
+constexpr double kAgentEventS = 150e-9;      // one event of the agent engine
+constexpr double kAgentEventsPerAttempt = 3;
+constexpr double kAgentBytesPerAttempt = 120;  // call, job, timer and heap entry
+constexpr double kSessionEventS = 400e-9;      // one event of the session model
+constexpr double kSessionBytes = 600;          // a session's row and its items
+constexpr double kSessionBytesPerStep = 160;   // occupancy buckets, series, charts
+constexpr double kBaseBytes = 1 << 20;         // a run's fixed part (scenario, tables)
+// A scenario copy, as ladders and sweeps hold them; a ladder's answer holds
+// each row's scenario with the whole ladder (JSON: measured 6.6 GB and 23 s
+// for 2,000 rows), so its cost grows with rows x rows.
+constexpr double kScenarioBytes = 2000, kLadderRowBytes = 1700, kLadderRowS = 6e-6;
+
+std::string number(double v) {
+  std::ostringstream out;
+  out.precision(v < 1e6 ? 6 : 3);
+  out << v;
+  return out.str();
+}
+
+unsigned cores() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Steps of the rolling ring the window and ratio_ttl budgets keep.
+double budget_ring_steps(const Scenario& s) {
+  const Budget& b = s.client.budget;
+  if (b.kind == BudgetKind::window) return std::round(b.window_s / s.step_s);
+  if (b.kind == BudgetKind::ratio_ttl) return std::round(b.ttl_s / s.step_s);
+  return 0;
+}
+
+std::string retry_keys(const Scenario& s) {
+  return s.client.stack_retries.empty() ? "client.retries, client.layers" : "client.stack_retries";
+}
+
+Cost fluid_cost(const Scenario& s) {
+  FluidShape f = fluid_shape(s);
+  double steps = static_cast<double>(f.steps), attempts = f.attempts;
+  // Queued cohorts: one per attempt number and step, kept until served
+  // (worst case: none is); shedding drops them after a timeout.
+  double window = s.server.shed_abandoned ? std::min(steps, s.timeout_steps() + 2.0) : steps;
+  double cohorts = window * attempts;
+  Cost c;
+  c.bytes = kBaseBytes + 96 * steps + 8.0 * static_cast<double>(f.ring_rows) * (attempts + 1) +
+            16 * f.landings + 32 * cohorts + 16 * budget_ring_steps(s);
+  c.seconds = steps * (kFluidStepS + kFluidColumnS * attempts + kFluidLandingS * f.landing_walk);
+  c.keys = "horizon_s, step_s, " + retry_keys(s) + ", client.backoff.*";
+  c.size = number(steps) + " steps x " + number(attempts) + " attempt numbers in reach";
+  return c;
+}
+
+// Attempts one request can make inside the horizon: each takes at least a
+// timeout (or nothing, when a queue limit rejects it) plus its backoff.
+double agent_attempts(const Scenario& s) {
+  int attempts = s.attempts();
+  std::vector<double> timeouts = layer_timeouts(s);
+  double fail_s =
+      s.server.queue_limit > 0 ? 0 : *std::min_element(timeouts.begin(), timeouts.end());
+  bool one_layer = timeouts.size() == 1;
+  double sent = 0;
+  for (int a = 1; a < attempts; ++a) {
+    // With layers, inner ladders restart: the shortest backoff bounds each gap.
+    sent += fail_s + backoff_delay(s.client.backoff, one_layer ? a : 1).low_s;
+    if (sent >= s.horizon_s) return a;
+  }
+  return attempts;
+}
+
+Cost agent_cost(const Scenario& s) {
+  double surge = std::max(1.0, s.incident.demand_factor);
+  if (s.demand.process == DemandProcess::bursty) surge *= s.demand.burst_factor;
+  double requests = s.demand.rate_per_s * s.horizon_s * surge;
+  double attempts = requests * agent_attempts(s);
+  double steps = s.steps();
+  Cost c;
+  // Every attempt may still be waiting at the end (a queue that never
+  // drains keeps abandoned ones): memory is bounded by all of them.
+  c.bytes = kBaseBytes + 96 * steps + kAgentBytesPerAttempt * attempts +
+            16 * budget_ring_steps(s) * static_cast<double>(s.retrying_layers());
+  c.seconds = attempts * kAgentEventsPerAttempt * kAgentEventS + steps * kFluidStepS;
+  c.keys = "demand.rate_per_s, horizon_s, incident.demand_factor, " + retry_keys(s);
+  c.size = number(requests) + " requests, up to " + number(attempts) + " attempts";
+  return c;
+}
+
+// Pings, notifications and anchors over the run, from the rates as given
+// (day factors at their largest).
+double session_items(const Scenario& s) {
+  double days = std::ceil(s.horizon_s / 86400);
+  std::vector<double> rates, factors;
+  std::string bad;
+  parse_number_list(s.items.ping_rates_per_h, rates, bad);
+  parse_number_list(s.items.ping_day_factors, factors, bad);
+  double per_day = 1 + s.items.notifications_per_day;
+  double factor = factors.empty() ? 1 : *std::max_element(factors.begin(), factors.end());
+  for (double r : rates) per_day += r * factor;
+  return days * per_day + 100000;  // items.initial_queue holds at most 100,000
+}
+
+Cost sessions_cost(const Scenario& s) {
+  const auto& x = s.sessions;
+  double span = s.horizon_s - x.start_s;
+  double sessions = std::ceil(span / x.poll_s) * x.max_deliveries;
+  double rounds = x.batch_cap + 4.0 + (s.client.retries + 1.0);  // scan, items, ..., API ladder
+  double items = session_items(s);
+  double buckets = span / s.step_s;
+  double runs = std::max(1, s.runs);
+  Cost c;
+  c.bytes = kBaseBytes + kSessionBytes * (sessions + items) + kSessionBytesPerStep * buckets +
+            8 * buckets * runs;
+  c.seconds = runs * (sessions * rounds + items) * kSessionEventS;
+  c.keys =
+      "horizon_s, sessions.start_s, sessions.poll_s, sessions.batch_cap, step_s, runs, "
+      "items.ping_rates_per_h";
+  c.size =
+      number(sessions) + " sessions x " + number(rounds) + " rounds x " + number(runs) + " runs";
+  return c;
+}
+
+}  // namespace
+
+Cost& Cost::operator+=(const Cost& other) {
+  seconds += other.seconds;
+  bytes = std::max(bytes, other.bytes);
+  return *this;
+}
+
+CostLimits large_cost_limits() {
+  CostLimits l;
+  l.max_seconds = INFINITY;
+  l.max_bytes = 8.0 * 1024 * 1024 * 1024;  // 8 GiB: beyond it a laptop swaps or dies
+  return l;
+}
+
+Cost engine_run_cost(const Scenario& s) {
+  switch (s.engine) {
+    case Engine::sessions:
+      return sessions_cost(s);
+    case Engine::agent:
+      return agent_cost(s);
+    case Engine::fluid:
+      break;
+  }
+  return fluid_cost(s);
+}
+
+Cost run_cost(const Scenario& s) {
+  Cost c = engine_run_cost(s);
+  if (!engine_facts(s).run) return c;  // sessions: its replications are in sessions_cost
+  double steps = s.steps();
+  c.bytes += kReportBytesPerStep * steps;
+  if (s.runs > 1 && engine_facts(s).random) {
+    // Replications on every core at once, and a goodput series for each.
+    double threads = std::min<double>(s.runs, cores());
+    c.bytes = c.bytes * threads + 8 * steps * s.runs;
+    c.seconds *= 1 + s.runs;
+    c.keys += ", runs";
+  }
+  // The report's tipping point, when it has one (result_json.cpp: make_report).
+  if (tipping_steps(s) <= kReportTippingSteps) c.seconds += tipping_cost(s).seconds;
+  return c;
+}
+
+Cost ladder_cost(const Scenario& s) {
+  Scenario base = s;
+  base.ladder = {};  // the rows need not be copied to be priced
+  Ladder ladder = ladder_of(s);
+  double rows = static_cast<double>(ladder.rows.size());
+  Cost c;
+  Scenario current = base;
+  for (const LadderRow& row : ladder.rows) {
+    Scenario next = apply_row(ladder.mode == LadderMode::cumulative ? current : base, row);
+    if (ladder.mode == LadderMode::cumulative) current = next;
+    c += engine_run_cost(next);
+  }
+  // Each row keeps its scenario, ladder included, and prints it as JSON.
+  c.bytes += rows * (kScenarioBytes + kLadderRowBytes * rows);
+  c.seconds += kLadderRowS * rows * rows;
+  c.keys = "ladder (its rows), " + engine_run_cost(base).keys;
+  c.size = number(rows) + " rows";
+  return c;
+}
+
+Cost tipping_cost(const Scenario& s, double grid_s) {
+  Cost run = engine_run_cost(s);
+  double runs = tipping_steps(s, grid_s) / std::max(1, s.steps()) /
+                engine_facts(s).step_cost;  // tipping_steps weighs agent steps
+  Cost c = run;
+  c.seconds = run.seconds * runs;
+  c.keys = "the grid (--grid, grid_s or tipping.grid_s), incident.start_s, " + run.keys;
+  c.size = number(runs) + " runs of " + run.size;
+  return c;
+}
+
+Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
+                const SweepOptions& options) {
+  // The most expensive corner of the grid prices every point: costs grow
+  // with each key in one direction.
+  double points = 1;
+  for (const SweepAxis& a : axes) {
+    if (!(a.step > 0) || a.to < a.from) return {};  // run_sweep names the axis
+    points *= std::floor((a.to - a.from) / a.step + 1e-9) + 1;
+  }
+  if (points > static_cast<double>(options.max_runs)) return {};  // run_sweep names its limit
+  Cost worst = engine_run_cost(base);
+  for (size_t corner = 0; corner < (size_t{1} << std::min<size_t>(axes.size(), 10)); ++corner) {
+    Scenario s = base;
+    try {
+      for (size_t i = 0; i < axes.size(); ++i)
+        set_key(s, axes[i].path, (corner >> i) & 1 ? axes[i].to : axes[i].from);
+      validate(s);
+    } catch (const InputError&) {
+      continue;  // run_sweep names it
+    }
+    Cost c = engine_run_cost(s);
+    worst.seconds = std::max(worst.seconds, c.seconds);
+    worst.bytes = std::max(worst.bytes, c.bytes);
+  }
+  double workers = std::min<double>(points, options.threads ? options.threads : cores());
+  Cost c;
+  c.seconds = worst.seconds * points;
+  c.bytes = worst.bytes * workers + points * (2 * kScenarioBytes);  // points, rows, output
+  c.keys = "vary (the grid's points), " + worst.keys;
+  c.size = number(points) + " points x (" + worst.size + ")";
+  return c;
+}
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  std::ostringstream out;
+  out.precision(bytes < 10 ? 2 : 3);
+  out << bytes << " " << units[u];
+  return out.str();
+}
+
+void check_cost(const Cost& cost, const CostLimits& limits, const std::string& what,
+                const std::string& hint) {
+  bool memory = !(cost.bytes <= limits.max_bytes);  // NaN is refused too
+  bool time = !(cost.seconds <= limits.max_seconds);
+  if (!memory && !time) return;
+  std::string need = memory ? "about " + bytes_text(cost.bytes) + " of memory"
+                            : "about " + number(std::ceil(cost.seconds)) + " s of CPU";
+  std::string limit = memory ? bytes_text(limits.max_bytes) : number(limits.max_seconds) + " s";
+  throw InputError(what + ": " + cost.keys + " make " + cost.size + ", which needs " + need +
+                   "; the limit is " + limit + hint + " (docs/limits.md)");
+}
+
+}  // namespace retrystorm

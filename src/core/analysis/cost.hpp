@@ -1,0 +1,57 @@
+// What a request costs before it runs: CPU seconds and peak memory, estimated
+// from the scenario alone in microseconds, so oversized requests are refused
+// before anything is allocated. The command line and the server use the same
+// estimates and the same limits (docs/limits.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/sweep.hpp"
+#include "model/scenario.hpp"
+
+namespace retrystorm {
+
+struct Cost {
+  double seconds = 0;  // CPU seconds on one core (a 2020s laptop core)
+  double bytes = 0;    // peak memory of the request
+  std::string keys;    // the keys that drive it, "horizon_s, step_s, client.retries"
+  std::string size;    // what drives it, "20000 steps x 10000 attempts"
+
+  Cost& operator+=(const Cost& other);  // one after the other: seconds add, memory peaks
+};
+
+struct CostLimits {
+  double max_seconds = 60;                  // one request: about a minute of one core
+  double max_bytes = 1024.0 * 1024 * 1024;  // one request: 1 GiB
+};
+
+// What the command line allows with --allow-large: any time, and at most
+// this much memory (the server never allows more than CostLimits{}).
+CostLimits large_cost_limits();
+
+// One `run` (or /api/run) of the scenario's engine, with its report: the
+// Monte Carlo replications of `runs`, and the tipping point when the report
+// includes one.
+Cost run_cost(const Scenario& s);
+// One run of the engine alone (one replication): what ladders, sweeps and
+// tipping points repeat.
+Cost engine_run_cost(const Scenario& s);
+Cost ladder_cost(const Scenario& s);
+// grid_s <= 0: the scenario's grid, as tipping_point().
+Cost tipping_cost(const Scenario& s, double grid_s = 0);
+// With the options run_sweep gets (its threads; grids above its max_runs are
+// left to it, and it names that limit).
+Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
+                const SweepOptions& options = {});
+
+// InputError when the cost is above a limit, naming the keys that drive it,
+// the estimate and the limit. `what` names the request ("run", "ladder");
+// `hint` follows the limit ("; --allow-large raises it").
+void check_cost(const Cost& cost, const CostLimits& limits, const std::string& what,
+                const std::string& hint = "");
+
+// "1.2 GiB", "340 MiB", "12 KiB".
+std::string bytes_text(double bytes);
+
+}  // namespace retrystorm

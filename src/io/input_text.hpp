@@ -1,0 +1,38 @@
+// Outside input, read and parsed within bounds: every file a command reads,
+// every JSON body of the HTTP API and every JSON or YAML document goes through
+// here, so one set of limits (docs/limits.md) holds for all of them.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace retrystorm {
+
+// No scenario, configuration or request of ours comes near these.
+constexpr size_t kMaxInputBytes = 4 << 20;  // one input file or document
+constexpr int kMaxNesting = 200;            // levels of maps and lists
+constexpr size_t kMaxValues = 200'000;      // values after YAML aliases expand
+
+// A file's bytes, at most kMaxInputBytes. InputError naming `option` and the
+// path for a missing file, a directory, a read error or a file too large
+// (also for endless ones such as /dev/zero).
+std::string read_input_file(const std::string& path, const std::string& option);
+
+// InputError (naming `source`, the line and the byte) unless the text is
+// UTF-8: names and descriptions end up in JSON answers.
+void check_utf8(const std::string& text, const std::string& source);
+
+// InputError (naming `source` and the line) when flow brackets or block
+// indentation nest deeper than kMaxNesting. Run before any recursive parser.
+void check_nesting(const std::string& text, const std::string& source);
+
+// JSON text: size, nesting and duplicate keys checked; numbers out of the
+// double range refused. Errors name `source`.
+nlohmann::json parse_json_text(const std::string& text, const std::string& source);
+
+// YAML text as JSON (numbers, booleans, strings, maps, lists): size, nesting,
+// duplicate keys and alias expansion (kMaxValues) checked.
+nlohmann::json parse_yaml_text(const std::string& text, const std::string& source);
+
+}  // namespace retrystorm

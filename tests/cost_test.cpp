@@ -1,0 +1,304 @@
+// What a request costs (analysis/cost.hpp): requests measured at gigabytes or
+// minutes are refused before any work, in the command line and the server,
+// naming the keys that drive them; requests inside the limits run; the fluid
+// engine's memory follows the work in flight, not horizon x attempts.
+#include "analysis/cost.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "analysis/ladder.hpp"
+#include "cli_run.hpp"
+#include "engines/fluid.hpp"
+#include "io/scenario_io.hpp"
+#include "model/keys.hpp"
+#include "server/server.hpp"
+
+namespace retrystorm {
+namespace {
+
+using testing::Outcome;
+using testing::run_cli;
+using testing::TempDir;
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+Scenario order_status(const std::vector<std::pair<std::string, std::string>>& sets) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  for (const auto& [k, v] : sets) set_key_text(s, k, v);
+  validate(s);
+  return s;
+}
+
+// The message of check_cost's refusal, "" when it passes.
+std::string refusal(const Cost& c, const CostLimits& limits = {}) {
+  try {
+    check_cost(c, limits, "request");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The issue's first case (2.5 GB, 38 s before): retries of 2^k s reach only
+// ~15 attempt numbers inside 20,000 steps, so the ring is small and the run fast.
+TEST(FluidShape, RingFollowsTheAttemptsInReachNotHorizonTimesAttempts) {
+  Scenario s =
+      order_status({{"horizon_s", "20000"}, {"client.layers", "2"}, {"client.retries", "99"}});
+  FluidShape f = fluid_shape(s);
+  EXPECT_EQ(s.attempts(), 10000);
+  EXPECT_LE(f.attempts, 20);
+  EXPECT_LE(f.ring_rows, 32768u);  // 2^14 s, the last backoff in reach
+  Cost c = run_cost(s);
+  EXPECT_LT(c.bytes, 100e6);
+  auto started = std::chrono::steady_clock::now();
+  RunResult r = run_fluid(s);
+  EXPECT_LT(seconds_since(started), 2.0);
+  EXPECT_EQ(r.series.size(), 20000u);
+}
+
+// The largest fluid run the server allows (200,000 steps) with 10,000
+// attempts per request (21 GB before): its peak RSS, in a child process.
+TEST(FluidShape, LargestAllowedRunStaysBelowOneGiB) {
+  Scenario s =
+      order_status({{"horizon_s", "200000"}, {"client.layers", "2"}, {"client.retries", "99"}});
+  ASSERT_EQ(refusal(run_cost(s)), "");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    RunResult r = run_fluid(s);
+    _exit(r.series.size() == 200000u ? 0 : 1);
+  }
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LT(usage.ru_maxrss * 1024.0, kGiB) << "peak RSS " << usage.ru_maxrss << " kB";
+  EXPECT_LT(usage.ru_maxrss * 1024.0, run_cost(s).bytes) << "the estimate must bound the peak";
+}
+
+struct Refused {
+  std::string name;
+  Cost cost;
+  std::vector<std::string> needles;
+};
+
+// Each measured case of the issue, priced in well under a second and refused
+// naming the keys that drive it.
+TEST(CostEstimate, MeasuredCasesAreRefusedFastNamingTheirKeys) {
+  auto started = std::chrono::steady_clock::now();
+  std::vector<Refused> cases;
+  // Retries that land inside the horizon at every attempt number (capped
+  // jittered backoff): 10,000 attempt numbers x 200,000 steps in the queue.
+  cases.push_back({"fluid",
+                   run_cost(order_status({{"horizon_s", "200000"},
+                                          {"client.layers", "2"},
+                                          {"client.retries", "99"},
+                                          {"client.backoff.jitter", "full"},
+                                          {"client.backoff.cap_s", "10"}})),
+                   {"horizon_s", "client.retries", "client.layers", "memory"}});
+  // An agent run well inside its 50 M-request limit (over 4 GB before).
+  cases.push_back({"agent",
+                   run_cost(order_status({{"engine", "agent"},
+                                          {"demand.rate_per_s", "100000"},
+                                          {"server.capacity_per_s", "150000"}})),
+                   {"demand.rate_per_s", "horizon_s"}});
+  // A 26,000-row ladder (3 GB before).
+  Scenario big_ladder = order_status({});
+  big_ladder.ladder.rows.assign(26000, LadderRow{"r", "", {{"client.retries", 1.0}}});
+  cases.push_back({"ladder", ladder_cost(big_ladder), {"ladder"}});
+  // A sweep at its own 1 M-point limit (3.8 GB before).
+  cases.push_back(
+      {"sweep", sweep_cost(order_status({}), {{"incident.duration_s", 0, 999999, 1}}), {"vary"}});
+  // tipping --grid 1e-9 (more than a minute before).
+  cases.push_back({"tipping", tipping_cost(order_status({}), 1e-9), {"grid", "CPU"}});
+  for (const auto& c : cases) {
+    std::string e = refusal(c.cost);
+    ASSERT_FALSE(e.empty()) << c.name;
+    for (const auto& n : c.needles) EXPECT_NE(e.find(n), std::string::npos) << c.name << ": " << e;
+    EXPECT_NE(e.find("the limit is"), std::string::npos) << e;
+  }
+  EXPECT_LT(seconds_since(started), 1.0);
+}
+
+// --allow-large lifts the time limit, never the hard memory cap.
+TEST(CostEstimate, LargeLimitsStillCapMemory) {
+  Scenario s = order_status({{"horizon_s", "200000"},
+                             {"client.layers", "2"},
+                             {"client.retries", "99"},
+                             {"client.backoff.jitter", "full"},
+                             {"client.backoff.cap_s", "10"}});
+  EXPECT_NE(refusal(run_cost(s), large_cost_limits()), "");
+  EXPECT_EQ(refusal(tipping_cost(order_status({}), 1e-4), large_cost_limits()), "");
+  EXPECT_NE(refusal(tipping_cost(order_status({}), 1e-4)), "");
+}
+
+// Requests just inside the limits are allowed, and the presets are far inside.
+TEST(CostEstimate, PresetsAndTheirLaddersAreInside) {
+  for (const auto& p : presets()) {
+    EXPECT_EQ(refusal(run_cost(p.scenario)), "") << p.name;
+    if (p.scenario.engine != Engine::sessions) {
+      EXPECT_EQ(refusal(ladder_cost(p.scenario)), "") << p.name;
+      EXPECT_EQ(refusal(tipping_cost(p.scenario)), "") << p.name;
+    }
+  }
+  // A 500-row ladder runs; its estimate is inside.
+  Scenario s = order_status({});
+  s.ladder.rows.assign(500, LadderRow{"r", "", {{"client.retries", 1.0}}});
+  EXPECT_EQ(refusal(ladder_cost(s)), "");
+  EXPECT_EQ(run_ladder(s).size(), 500u);
+}
+
+// What the page asks: every step preset under the agent engine, with and
+// without Monte Carlo replications, is inside the server's limits (its report
+// includes a tipping point, priced as tipping_cost prices it).
+TEST(CostEstimate, AgentVariantsOfThePresetsAreInside) {
+  for (const auto& p : presets()) {
+    if (p.scenario.engine == Engine::sessions) continue;
+    Scenario s = p.scenario;
+    s.engine = Engine::agent;
+    for (int runs : {1, 4, 50}) {
+      s.runs = runs;
+      EXPECT_EQ(refusal(run_cost(s)), "") << p.name << " runs " << runs;
+    }
+  }
+}
+
+TEST(SessionKeys, PingRatesAndDayFactorsHaveARange) {
+  Scenario s = preset_or_throw("scheduler-normal-day").scenario;
+  std::string rates;
+  for (int h = 0; h < 24; ++h) rates += (h ? "," : "") + std::string(h == 3 ? "1e300" : "1");
+  s.items.ping_rates_per_h = rates;
+  try {
+    validate(s);
+    FAIL() << "1e300 pings per hour accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("items.ping_rates_per_h"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("3600"), std::string::npos) << e.what();
+  }
+  s = preset_or_throw("scheduler-normal-day").scenario;
+  s.items.ping_day_factors = "1,1e9";
+  EXPECT_THROW(validate(s), InputError);
+  s = preset_or_throw("scheduler-normal-day").scenario;
+  std::string queue;
+  for (int i = 0; i < 3; ++i) queue += (i ? ", " : "") + std::string("50000 ping @0:00-1:00");
+  s.items.initial_queue = queue;
+  EXPECT_THROW(validate(s), InputError);
+}
+
+// The server answers the same cases 400 before any work.
+TEST(CostEstimate, ServerRefusesTheSameRequests) {
+  struct Case {
+    const char* path;
+    const char* body;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"/api/run",
+       R"({"set": {"horizon_s": 200000, "client.layers": 2, "client.retries": 99,
+                   "client.backoff.jitter": "full", "client.backoff.cap_s": 10}})",
+       "client.retries"},
+      {"/api/run",
+       R"({"set": {"engine": "agent", "demand.rate_per_s": 100000,
+                   "server.capacity_per_s": 150000}})",
+       "demand.rate_per_s"},
+      {"/api/tipping", R"({"grid_s": 1e-9})", "grid_s"},
+  };
+  for (const auto& c : cases) {
+    auto started = std::chrono::steady_clock::now();
+    ApiAnswer a = handle_api(c.path, c.body);
+    EXPECT_LT(seconds_since(started), 1.0) << c.body;
+    EXPECT_EQ(a.status, 400) << c.body;
+    EXPECT_NE(a.body.dump().find(c.needle), std::string::npos) << a.body.dump();
+  }
+  ApiAnswer a = handle_api(
+      "/api/run", R"({"set": {"horizon_s": 20000, "client.layers": 2, "client.retries": 99}})");
+  EXPECT_EQ(a.status, 200) << a.body.dump();
+}
+
+struct CliCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::vector<std::string> needles;
+};
+
+void PrintTo(const CliCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class CostCli : public ::testing::TestWithParam<CliCase> {};
+
+// Through the real binary: exit 2, one message naming the option or keys,
+// in well under a second.
+TEST_P(CostCli, IsRefusedBeforeWork) {
+  const CliCase& c = GetParam();
+  TempDir dir("cost_" + c.name);
+  auto started = std::chrono::steady_clock::now();
+  Outcome o = run_cli(dir.path(), c.args);
+  EXPECT_LT(seconds_since(started), 1.0);
+  EXPECT_EQ(o.status, 2) << o.err;
+  for (const auto& n : c.needles) EXPECT_NE(o.err.find(n), std::string::npos) << o.err;
+  EXPECT_EQ(o.out, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, CostCli,
+    ::testing::Values(
+        CliCase{"GridZero", {"tipping", "--grid", "0"}, {"--grid"}},
+        CliCase{"GridNegative", {"tipping", "--grid", "-1"}, {"--grid"}},
+        CliCase{"GridNan", {"tipping", "--grid", "nan"}, {"--grid"}},
+        CliCase{"GridInf", {"tipping", "--grid", "inf"}, {"--grid"}},
+        CliCase{"GridTiny", {"tipping", "--grid", "1e-9"}, {"grid", "--allow-large"}},
+        CliCase{"AgentRun",
+                {"run", "--set", "engine=agent", "--set", "demand.rate_per_s=100000", "--set",
+                 "server.capacity_per_s=150000"},
+                {"demand.rate_per_s", "--allow-large"}},
+        CliCase{"FluidRunAboveTheHardCap",
+                {"run", "--allow-large", "--set", "horizon_s=1000000", "--set", "client.layers=2",
+                 "--set", "client.retries=99", "--set", "client.backoff.jitter=full", "--set",
+                 "client.backoff.cap_s=10"},
+                {"client.retries", "memory", "GiB"}},
+        CliCase{"Sweep", {"sweep", "--vary", "incident.duration_s=0:999999:1"}, {"vary"}},
+        CliCase{"PingRates",
+                {"run", "--preset", "scheduler-normal-day", "--set",
+                 "items.ping_rates_per_h=1e300,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"},
+                {"items.ping_rates_per_h"}}),
+    [](const auto& info) { return info.param.name; });
+
+// A 26,000-row ladder file: refused before the rows run.
+TEST(CostCliLadder, HugeLadderIsRefused) {
+  TempDir dir("cost_ladder");
+  std::string rows;
+  for (int i = 0; i < 26000; ++i) rows += std::string(i ? "," : "") + R"({"name":"r","set":{}})";
+  testing::write_file(dir.path() / "s.json",
+                      R"({"ladder": {"mode": "single", "rows": [)" + rows + "]}}");
+  auto started = std::chrono::steady_clock::now();
+  Outcome o = run_cli(dir.path(), {"ladder", "--scenario", "s.json"});
+  EXPECT_LT(seconds_since(started), 2.0);
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("ladder"), std::string::npos) << o.err;
+}
+
+// Just inside: the default grid and a run of the issue's first case run.
+TEST(CostCliInside, RequestsInsideTheLimitsRun) {
+  TempDir dir("cost_inside");
+  Outcome o = run_cli(dir.path(), {"tipping", "--grid", "1"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  o = run_cli(dir.path(), {"run", "--set", "horizon_s=20000", "--set", "client.layers=2", "--set",
+                           "client.retries=99", "--format", "csv"});
+  EXPECT_EQ(o.status, 0) << o.err;
+}
+
+}  // namespace
+}  // namespace retrystorm
