@@ -147,6 +147,18 @@ TEST(HostileFiles, KeysOfAnotherEngineAreNamedInAWarning) {
   EXPECT_EQ(o.err, "");
 }
 
+// The server says the same as the command line, in "warnings".
+TEST(HostileFiles, KeysOfAnotherEngineAreNamedByTheServerToo) {
+  ApiAnswer a = handle_api("/api/run", R"({"preset": "order-status", "trace": false,
+                                           "set": {"sessions.deadline_aware": true}})");
+  ASSERT_EQ(a.status, 200) << a.body.dump();
+  ASSERT_TRUE(a.body.contains("warnings")) << "no warnings field";
+  EXPECT_NE(a.body["warnings"][0].get<std::string>().find("sessions.deadline_aware: ignored"),
+            std::string::npos);
+  a = handle_api("/api/run", R"({"preset": "order-status", "trace": false})");
+  EXPECT_FALSE(a.body.contains("warnings"));
+}
+
 bool is_char_device(const char* path) {
   struct stat st {};
   return ::stat(path, &st) == 0 && S_ISCHR(st.st_mode);

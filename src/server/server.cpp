@@ -44,8 +44,9 @@ const std::set<std::string> kPostPaths = {
 const std::set<std::string> kGetPaths = {"/api/presets", "/api/schema"};
 
 // The scenario a request names: {"preset", "set"} or {"scenario"}.
+// `warnings`, when given, receives a line per key the scenario does not use.
 Scenario scenario_of(const json& body, const std::set<std::string>& extra,
-                     const ServerLimits& limits) {
+                     const ServerLimits& limits, std::vector<std::string>* warnings = nullptr) {
   if (!body.is_object()) throw InputError("body: must be a JSON object");
   for (const auto& [key, v] : body.items()) {
     if (key == "preset" || key == "set" || key == "scenario" || extra.count(key)) continue;
@@ -56,19 +57,24 @@ Scenario scenario_of(const json& body, const std::set<std::string>& extra,
   if (body.contains("preset") && body.contains("scenario"))
     throw InputError("body: give preset or scenario, not both");
   Scenario s = preset_or_throw("order-status").scenario;
+  std::vector<std::string> given;  // the keys the request sets, for ignored_keys()
   if (body.contains("preset")) {
     if (!body["preset"].is_string()) throw InputError("preset: must be a preset name");
     s = preset_or_throw(body["preset"].get<std::string>()).scenario;
   } else if (body.contains("scenario")) {
-    s = scenario_from_json(body["scenario"], Scenario{});
+    s = scenario_from_json(body["scenario"], Scenario{}, &given);
   }
   if (body.contains("set")) {
     if (!body["set"].is_object()) throw InputError("set: must be an object of path: value");
-    for (const auto& [path, v] : body["set"].items()) set_key_json(s, path, v);
+    for (const auto& [path, v] : body["set"].items()) {
+      set_key_json(s, path, v);
+      given.push_back(path);
+    }
   }
   RunLimits run_limits;
   run_limits.max_steps = limits.max_steps;
   validate(s, run_limits);
+  if (warnings) *warnings = ignored_keys(s, given);
   return s;
 }
 
@@ -168,6 +174,25 @@ bool flag_of(const json& body, const char* name) {
   return body[name].get<bool>();
 }
 
+// POST /api/run for a valid scenario: the session report, or the run's report
+// with its Monte Carlo when there are replications.
+json run_answer(const Scenario& s, const json& body, const ServerLimits& limits) {
+  static TippingCache tipping_cache;
+  bool trace = flag_of(body, "trace");    // the page asks without, then fetches /api/trace
+  bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
+  if (!engine_facts(s).run) {             // sessions: the session report
+    check_runs(s, limits.max_session_runs);
+    json answer = session_json(make_session_report(s));
+    if (!rows) answer.erase("sessions");
+    return answer;
+  }
+  bool montecarlo = engine_facts(s).random && s.runs > 1;
+  if (montecarlo) check_runs(s, limits.max_agent_runs);  // before any work
+  json answer = run_json(make_report(s, true, true, &tipping_cache, trace));
+  if (montecarlo) answer["montecarlo"] = montecarlo_json(run_montecarlo(s));
+  return answer;
+}
+
 json dispatch(const std::string& path, const json& body, const ServerLimits& limits) {
   if (path == "/api/presets") {
     json list = json::array();
@@ -179,24 +204,12 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   }
   if (path == "/api/schema") return schema_json();
   if (path == "/api/run") {
-    static TippingCache tipping_cache;
-    Scenario s = scenario_of(body, {"trace", "sessions"}, limits);
+    std::vector<std::string> warnings;
+    Scenario s = scenario_of(body, {"trace", "sessions"}, limits, &warnings);
     check_cost(run_cost(s), limits.cost, "run");
-    bool trace = flag_of(body, "trace");    // the page asks without, then fetches /api/trace
-    bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
-    if (!engine_facts(s).run) {             // sessions: the session report
-      check_runs(s, limits.max_session_runs);
-      json answer = session_json(make_session_report(s));
-      if (!rows) answer.erase("sessions");
-      return answer;
-    }
-    if (engine_facts(s).random && s.runs > 1) {
-      check_runs(s, limits.max_agent_runs);
-      json answer = run_json(make_report(s, true, true, &tipping_cache, trace));
-      answer["montecarlo"] = montecarlo_json(run_montecarlo(s));
-      return answer;
-    }
-    return run_json(make_report(s, true, true, &tipping_cache, trace));
+    json answer = run_answer(s, body, limits);
+    if (!warnings.empty()) answer["warnings"] = warnings;  // keys this engine ignores
+    return answer;
   }
   if (path == "/api/trace") {
     Scenario s = scenario_of(body, {}, limits);

@@ -755,8 +755,7 @@ void validate_step_keys(const Scenario& s, const RunLimits& limits) {
       !whole_multiple(s.client.budget.window_s, s.step_s))
     throw InputError("client.budget.window_s: " + number_text(s.client.budget.window_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));
-  double attempts = 1;
-  for (int r : s.layer_retries()) attempts *= r + 1.0;  // also checks client.stack_retries
+  double attempts = attempts_of(s.layer_retries());  // also checks client.stack_retries
   if (attempts > limits.max_attempts) {
     std::string what = s.client.stack_retries.empty()
                            ? "client.retries: " + std::to_string(s.client.retries) +
@@ -804,10 +803,14 @@ int Scenario::retrying_layers() const {
   return static_cast<int>(layer_retries().size());
 }
 
-int Scenario::attempts() const {
+double attempts_of(const std::vector<int>& layer_retries) {
   double product = 1;
-  for (int r : layer_retries()) product *= r + 1.0;
-  return static_cast<int>(std::min(product, 1e9));
+  for (int r : layer_retries) product *= r + 1.0;
+  return product;
+}
+
+int Scenario::attempts() const {
+  return static_cast<int>(std::min(attempts_of(layer_retries()), 1e9));
 }
 double Scenario::incident_end_s() const {
   return incident.start_s + incident.duration_s;

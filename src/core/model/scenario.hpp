@@ -156,6 +156,11 @@ struct Scenario {
   bool in_incident(int step) const;
 };
 
+// Attempts one request makes when every attempt fails, for these retries per
+// layer (outermost first): the product of (retries + 1). The one definition;
+// Scenario::attempts and ClientPolicy::attempts cap it at 1e9 for an int.
+double attempts_of(const std::vector<int>& layer_retries);
+
 // Limits that protect a run (and the server) from inputs too large to run.
 struct RunLimits {
   int max_steps = 1'000'000;

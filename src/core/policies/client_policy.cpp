@@ -148,9 +148,7 @@ std::vector<double> ClientPolicy::parse_layer_timeouts(const std::string& text, 
 }
 
 int ClientPolicy::attempts() const {
-  double product = 1;
-  for (int r : layer_retries) product *= r + 1.0;
-  return static_cast<int>(std::min(product, 1e9));
+  return static_cast<int>(std::min(attempts_of(layer_retries), 1e9));
 }
 
 int ClientPolicy::retries(int layer) const {
