@@ -91,8 +91,11 @@ json tipping_json(const TippingResult& t) {
 json montecarlo_json(const MonteCarloResult& mc) {
   json metrics = json::object();
   for (const auto& [name, m] : mc.metrics)
-    metrics[name] = m.n ? json{{"mean", m.mean}, {"low", m.low}, {"high", m.high}, {"n", m.n}}
-                        : json{{"mean", nullptr}, {"low", nullptr}, {"high", nullptr}, {"n", 0}};
+    metrics[name] =
+        m.n ? json{{"mean", m.mean},     {"low", m.low}, {"high", m.high}, {"min", m.min},
+                   {"median", m.median}, {"max", m.max}, {"n", m.n}}
+            : json{{"mean", nullptr},   {"low", nullptr}, {"high", nullptr}, {"min", nullptr},
+                   {"median", nullptr}, {"max", nullptr}, {"n", 0}};
   return {{"runs", mc.runs},
           {"seed", mc.seed},
           {"metrics", metrics},

@@ -19,14 +19,19 @@ SessionReport make_session_report(const Scenario& s, sessions::SessionSink* log)
   SessionReport r;
   // The reported run is replication 0 (the scenario's seed), logged if asked.
   if (s.runs > 1) {
-    r.montecarlo = run_session_montecarlo(s, 0, 0, log);
+    auto claim = [](const SessionRun& run, const SessionMetrics& m) {
+      return session_verdict(run, m).claim;
+    };
+    r.montecarlo = run_session_montecarlo(s, 0, 0, log, claim);
     r.run = r.montecarlo->first;
   } else {
     r.run = sessions::run_sessions(s, {log});
   }
   r.metrics = session_metrics(r.run);
   r.hours = session_hours(r.run);
-  r.verdict = session_verdict(r.metrics);
+  SessionVerdict v = session_verdict(r.run, r.metrics);
+  r.verdict = v.headline;
+  r.claim = v.claim;
   r.advice = advise_sessions(r.run, r.metrics);
   return r;
 }
@@ -111,12 +116,14 @@ json session_json(const SessionReport& r) {
   json out = {{"scenario", scenario_to_json(r.run.scenario)},
               {"engine", "sessions"},
               {"metrics", metrics_object(r.metrics)},
-              {"verdict", {{"headline", r.verdict}}},
+              {"verdict", {{"headline", r.verdict}, {"claim", r.claim}}},
               {"ladder",
                {{"ladder_s", ladder.ladder_s},
                 {"total_s", ladder.total_s},
                 {"deadline_s", ladder.deadline_s},
-                {"exceeds_deadline", ladder.exceeds}}},
+                {"exceeds_deadline", ladder.exceeds},
+                {"longer_than_deadline", ladder.longer},
+                {"deadline_aware", ladder.deadline_aware}}},
               {"series", buckets_json(r.run.series)},
               {"hours", hours},
               {"items",
@@ -132,10 +139,17 @@ json session_json(const SessionReport& r) {
       metrics[name] = {{"mean", m.n ? json(m.mean) : json(nullptr)},
                        {"low", m.n ? json(m.low) : json(nullptr)},
                        {"high", m.n ? json(m.high) : json(nullptr)},
+                       {"min", m.n ? json(m.min) : json(nullptr)},
+                       {"median", m.n ? json(m.median) : json(nullptr)},
+                       {"max", m.n ? json(m.max) : json(nullptr)},
                        {"n", m.n}};
     out["montecarlo"] = {{"runs", r.montecarlo->runs},
                          {"seed", r.montecarlo->seed},
                          {"metrics", metrics},
+                         {"headline_claim",
+                          {{"claim", r.montecarlo->claims.front()},
+                           {"seeds", seeds_holding_claim(*r.montecarlo)},
+                           {"runs", r.montecarlo->runs}}},
                          {"band",
                           {{"in_flight_low", r.montecarlo->in_flight.low},
                            {"in_flight_mean", r.montecarlo->in_flight.mean},
@@ -158,8 +172,10 @@ std::string ladder_text(const LadderCheck& c) {
   if (out.empty()) return "no retries";
   out += " = " + format_minutes(c.total_s);
   if (c.deadline_s <= 0) return out + " (no deadline)";
-  return out + " against a " + format_minutes(c.deadline_s) +
-         " deadline: " + (c.exceeds ? "longer" : "fits");
+  return out + " against a " + format_minutes(c.deadline_s) + " deadline: " +
+         (c.exceeds  ? "longer"
+          : c.longer ? "longer, cut by the deadline-aware rule (a session fails fast instead)"
+                     : "fits");
 }
 
 // Four characters a session: # working, - blocked, . asleep.

@@ -17,6 +17,7 @@ struct SessionReport {
   SessionMetrics metrics;
   std::vector<SessionHourRow> hours;
   std::string verdict;
+  std::string claim;  // what the verdict claims, counted over Monte Carlo seeds
   std::vector<Advice> advice;
   std::optional<SessionMonteCarlo> montecarlo;  // when runs > 1
 };

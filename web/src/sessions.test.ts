@@ -104,6 +104,12 @@ describe('ladderLine', () => {
     expect(ladderLine({ ladder_s: [], total_s: 0, deadline_s: 1800, exceeds_deadline: false }).verdict).toBe('none');
     expect(ladderLine(undefined).verdict).toBe('none');
   });
+  it('does not say sessions sleep into their deadline when deadline-aware backoff cuts the ladder', () => {
+    const l = ladderLine({ ...ladder, exceeds_deadline: false, longer_than_deadline: true, deadline_aware: true });
+    expect(l.verdict).toBe('longer');
+    expect(l.text).toMatch(/cut by the deadline-aware rule: a session fails fast/);
+    expect(l.text).not.toMatch(/a session that meets errors at once sleeps into its deadline/);
+  });
 });
 
 describe('occupancy mini-bars', () => {

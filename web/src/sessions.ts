@@ -103,6 +103,14 @@ export function ladderLine(l: SessionResult['ladder'] | undefined): LadderLine {
   const sum = `${l.ladder_s.map(fmtDur).join(' + ')} = ${fmtDur(l.total_s)}`;
   if (!(l.deadline_s > 0)) return { text: `Backoff ladder ${sum}; no deadline.`, verdict: 'none' };
   const verdict = l.exceeds_deadline ?? l.total_s > l.deadline_s ? 'longer' : l.total_s === l.deadline_s ? 'as long as' : 'shorter';
+  // With deadline-aware backoff the rule cuts the ladder: sessions fail fast, none sleeps into its deadline.
+  const cut = l.deadline_aware === true && l.total_s > l.deadline_s;
+  if (cut) {
+    return {
+      text: `Backoff ladder ${sum} against a ${fmtDur(l.deadline_s)} deadline: longer, cut by the deadline-aware rule: a session fails fast instead of sleeping into its deadline.`,
+      verdict: 'longer',
+    };
+  }
   const tail = verdict === 'longer'
     ? 'longer: a session that meets errors at once sleeps into its deadline'
     : verdict === 'shorter' ? 'shorter: the ladder ends before the deadline' : 'as long as the deadline';

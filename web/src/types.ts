@@ -149,7 +149,7 @@ export interface SessionResult {
   scenario: Scenario;
   verdict?: { headline: string; detail?: string };
   metrics: SessionMetrics;
-  ladder?: { ladder_s: number[]; total_s: number; deadline_s: number; exceeds_deadline: boolean };
+  ladder?: { ladder_s: number[]; total_s: number; deadline_s: number; exceeds_deadline: boolean; longer_than_deadline?: boolean; deadline_aware?: boolean };
   series: Partial<Record<SessionSeriesName, number[]>> & { t_s: number[] };
   hours?: SessionHour[];
   items?: Record<string, number>;

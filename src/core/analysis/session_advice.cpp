@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
@@ -17,7 +18,9 @@ LadderCheck check_ladder(const Scenario& s) {
   c.ladder_s = sessions::ladder_s(s);
   for (double d : c.ladder_s) c.total_s += d;
   c.deadline_s = s.client.deadline_s;
-  c.exceeds = c.deadline_s > 0 && c.total_s > c.deadline_s;
+  c.longer = c.deadline_s > 0 && c.total_s > c.deadline_s;
+  c.deadline_aware = s.sessions.deadline_aware;
+  c.exceeds = c.longer && !c.deadline_aware;
   return c;
 }
 
@@ -35,26 +38,105 @@ double failed_share(const SessionMetrics& m) {
   return m.launched ? static_cast<double>(m.failed) / m.launched : 0;
 }
 
-// Tries one change on the same seed: its failed share, and what it does to
-// occupancy and the anchor, in words.
-void try_change(Advice& a, const sessions::SessionRun& run, const SessionMetrics& before,
-                const std::string& path, const KeyValue& v) {
+struct Tried {
+  sessions::SessionRun run;
+  SessionMetrics metrics;
+};
+
+Tried run_with(const sessions::SessionRun& run, const std::string& path, const KeyValue& v) {
   Scenario changed = run.scenario;
   set_key(changed, path, v);
-  sessions::SessionRun after_run = sessions::run_sessions(changed);
-  SessionMetrics after = session_metrics(after_run);
+  Tried t{sessions::run_sessions(changed), {}};
+  t.metrics = session_metrics(t.run);
+  return t;
+}
+
+int anchors_done(const sessions::SessionRun& x) {
+  int n = 0;
+  for (const auto& r : x.sessions) n += r.anchor_done ? 1 : 0;
+  return n;
+}
+
+// Session time asleep in the window, in hours: what the slots paid for the
+// ladder.
+double hours_asleep(const SessionMetrics& m) {
+  return m.mean_asleep * (m.to_s - m.from_s) / 3600;
+}
+
+std::string hours_text(double h) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f h", h);
+  return buffer;
+}
+
+// Tries one change on the same seed: its failed share, and what it does to
+// occupancy and the anchor, in words.
+Tried try_change(Advice& a, const sessions::SessionRun& run, const SessionMetrics& before,
+                 const std::string& path, const KeyValue& v) {
+  Tried after = run_with(run, path, v);
   a.change = {{path, v}};
-  a.failed_fraction = failed_share(after);
-  auto anchors = [](const sessions::SessionRun& x) {
-    int n = 0;
-    for (const auto& r : x.sessions) n += r.anchor_done ? 1 : 0;
-    return std::to_string(n);
-  };
+  a.failed_fraction = failed_share(after.metrics);
   a.why += " Same seed with the change: in flight " + format_amount(before.mean_in_flight) +
-           " -> " + format_amount(after.mean_in_flight) + " on average, failed sessions " +
-           percent(failed_share(before)) + " -> " + percent(failed_share(after)) + ", items done " +
-           std::to_string(before.items_done) + " -> " + std::to_string(after.items_done) +
-           ", anchor jobs done " + anchors(run) + " -> " + anchors(after_run) + ".";
+           " -> " + format_amount(after.metrics.mean_in_flight) + " on average, failed sessions " +
+           percent(failed_share(before)) + " -> " + percent(failed_share(after.metrics)) +
+           ", items done " + std::to_string(before.items_done) + " -> " +
+           std::to_string(after.metrics.items_done) + ", anchor jobs done " +
+           std::to_string(anchors_done(run)) + " -> " + std::to_string(anchors_done(after.run)) +
+           ".";
+  return after;
+}
+
+// The first steps of the ladder whose sum ends before the deadline.
+int retries_that_fit(const LadderCheck& ladder) {
+  int fits = 0;
+  for (double sum = 0; fits < static_cast<int>(ladder.ladder_s.size()); ++fits) {
+    sum += ladder.ladder_s[static_cast<size_t>(fits)];
+    if (sum > ladder.deadline_s) break;
+  }
+  return fits;
+}
+
+// With fix one on and a ladder longer than the deadline, every session fails
+// on its first error: the retries that would have got items done are gone.
+// Offers the ladder that fits, with its numbers and the fix's own.
+void advise_ladder_that_fits(std::vector<Advice>& out, const sessions::SessionRun& run,
+                             const SessionMetrics& m, const LadderCheck& ladder) {
+  int fits = retries_that_fit(ladder);
+  int fast = m.outcomes.at("failed_fast");
+  if (!ladder.longer || !ladder.deadline_aware || fast == 0 || fits == 0) return;
+  Tried sleeping = run_with(run, "sessions.deadline_aware", false);
+  Advice a;
+  a.title =
+      "Keep the retries that fit the deadline: with this ladder, deadline-aware backoff "
+      "fails a session on its first error";
+  a.why = "Failed fast: " + sessions_text(fast) +
+          " in the window. The trade-off on the same seed, without the rule: session time "
+          "asleep " +
+          hours_text(hours_asleep(sleeping.metrics)) + " -> " + hours_text(hours_asleep(m)) +
+          " with it, items done " + std::to_string(sleeping.metrics.items_done) + " -> " +
+          std::to_string(m.items_done) + ". A ladder of " + std::to_string(fits) +
+          " steps ends before the deadline, so a session retries while time remains.";
+  try_change(a, run, m, "client.retries", static_cast<double>(fits));
+  out.push_back(a);
+}
+
+// Fix one's cost in numbers: slot time asleep against items done, for the
+// fix and for the variant that keeps the retries that fit the deadline.
+std::string deadline_aware_cost(const sessions::SessionRun& run, const SessionMetrics& before,
+                                const SessionMetrics& aware, const LadderCheck& ladder) {
+  std::string out = " The trade-off: session time asleep " + hours_text(hours_asleep(before)) +
+                    " -> " + hours_text(hours_asleep(aware)) + ", items done " +
+                    std::to_string(before.items_done) + " -> " + std::to_string(aware.items_done);
+  if (aware.items_done >= before.items_done) return out + ".";
+  out += ": failing fast on the first error also drops the retries that got items done.";
+  int fits = retries_that_fit(ladder);
+  if (fits == 0) return out;
+  Tried kept = run_with(run, "client.retries", static_cast<double>(fits));
+  return out + " Keeping the " + std::to_string(fits) +
+         " retries that fit the deadline instead (client.retries = " + std::to_string(fits) +
+         "): session time asleep " + hours_text(hours_asleep(kept.metrics)) + ", items done " +
+         std::to_string(kept.metrics.items_done) + ", failed sessions " +
+         percent(failed_share(kept.metrics)) + ".";
 }
 
 int count(const sessions::SessionRun& run, const SessionMetrics& m, auto&& which) {
@@ -66,21 +148,101 @@ int count(const sessions::SessionRun& run, const SessionMetrics& m, auto&& which
 
 }  // namespace
 
-std::string session_verdict(const SessionMetrics& m) {
-  std::string done =
-      std::to_string(m.completed) + " of " + std::to_string(m.launched) + " sessions completed";
-  if (m.launched == 0) return "No session was launched in the window.";
+namespace {
+
+std::string plural(int n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+bool saw_errors(const sessions::SessionRow& r) {
+  return r.n_429 + r.n_401 > 0;
+}
+
+// Failures the dependency's answers caused: slept into the deadline, ran out
+// of ladder, failed fast on an error, or were cut with errors seen.
+int error_failures(const sessions::SessionRun& run, const SessionMetrics& m) {
+  return count(run, m, [](const auto& r) {
+    return r.outcome != Outcome::completed && r.outcome != Outcome::in_flight &&
+           r.outcome != Outcome::crashed && saw_errors(r);
+  });
+}
+
+// The post-mortem's disease: items left undone in a full batch, or the
+// anchor among them. A session killed on its last item of a small batch is
+// a slow session, not a batch too large for the deadline.
+bool cut_the_batch(const sessions::SessionRow& r, int batch_cap) {
+  bool cut = r.items_done < r.items_in;
+  return cut && (r.items_in >= batch_cap || (r.anchor_in_batch && !r.anchor_done));
+}
+
+// The first session of the window the deadline cut while it worked, with no
+// error answer: a batch too large for the deadline, not a sick dependency.
+const sessions::SessionRow* first_batch_cut(const sessions::SessionRun& run,
+                                            const SessionMetrics& m) {
+  int batch_cap = run.scenario.sessions.batch_cap;
+  for (const auto& r : run.sessions)
+    if (r.start_s >= m.from_s && r.start_s < m.to_s && r.outcome == Outcome::killed_working &&
+        !saw_errors(r) && cut_the_batch(r, batch_cap))
+      return &r;
+  return nullptr;
+}
+
+// "2d22:00": the hour a session launched in, a claim that holds across
+// seeds whose launch delays differ by seconds.
+std::string hour_of(double t_s) {
+  return sessions::format_clock(std::floor(t_s / 3600) * 3600).substr(0, 7);
+}
+
+// What was cut and when, from the session's own row.
+std::string batch_cut_headline(const sessions::SessionRow& r, const Scenario& s,
+                               const SessionMetrics& m) {
+  bool full = r.items_in >= s.sessions.batch_cap;
+  std::string out = "A batch cut by the deadline, not a dead dependency: the session launched at " +
+                    sessions::format_clock(r.start_s) + " opened " +
+                    (full ? "a full batch of " : "a batch of ") +
+                    plural(r.items_in, "item", "items") + " and was killed working at " +
+                    sessions::format_clock(r.end_s) + " (after " + format_minutes(r.duration_s()) +
+                    ") with " + std::to_string(r.items_done) + " done and " +
+                    std::to_string(r.items_in - r.items_done) + " cut";
+  if (r.anchor_in_batch && !r.anchor_done) out += ", the anchor job among them";
+  return out + "; " + std::to_string(m.errors_429) + " 429 and " + std::to_string(m.errors_401) +
+         " 401 answers in the window.";
+}
+
+}  // namespace
+
+// Every rule checks its evidence: a claim about the dependency needs its
+// error answers; a claim about the deadline needs a session it cut.
+SessionVerdict session_verdict(const sessions::SessionRun& run, const SessionMetrics& m) {
+  std::string done = std::to_string(m.completed) + " of " +
+                     plural(m.launched, "session", "sessions") + " completed";
+  if (m.launched == 0) return {"no session launched", "No session was launched in the window."};
   double failed = static_cast<double>(m.failed) / m.launched;
-  if (m.asleep_share >= 0.5 && failed >= 0.5)
-    return "Looks like overload, is not: " + percent(m.asleep_share) +
-           " of the time in flight was asleep in backoff; " + done + ".";
+  bool errors = m.errors_429 + m.errors_401 > 0;
+  bool error_driven = m.failed > 0 && 2 * error_failures(run, m) >= m.failed;
+  if (errors && m.asleep_share >= 0.5 && failed >= 0.5)
+    return {"looks like overload, is not",
+            "Looks like overload, is not: " + percent(m.asleep_share) +
+                " of the time in flight was asleep in backoff; " + done + "."};
+  if (errors && error_driven && failed >= 0.5)
+    return {"the dependency is down",
+            "The dependency is down: " + done + "; failed sessions lasted " +
+                format_minutes(m.mean_failed_s) + " on average, " + std::to_string(m.errors_429) +
+                " 429 and " + std::to_string(m.errors_401) + " 401 answers."};
+  if (const auto* cut = first_batch_cut(run, m))
+    return {"a session launched in the " + hour_of(cut->start_s) +
+                " hour is killed working by the deadline, with no error answer",
+            batch_cut_headline(*cut, run.scenario, m)};
+  int killed = m.outcomes.at("killed_working");
+  if (m.failed > 0 && killed > 0)
+    return {"sessions ran into the deadline while working",
+            "Mostly healthy, but " + plural(killed, "session", "sessions") +
+                " ran into the deadline while working; " + done + "."};
   if (failed >= 0.5)
-    return "The dependency is down: " + done + "; failed sessions lasted " +
-           format_minutes(m.mean_failed_s) + " on average.";
-  if (m.failed > 0 && m.outcomes.at("killed_working") > 0)
-    return "Mostly healthy, but " + std::to_string(m.outcomes.at("killed_working")) +
-           " sessions ran into the deadline while working; " + done + ".";
-  return "Healthy: " + done + ", " + format_amount(m.mean_in_flight) + " in flight on average.";
+    return {"sessions failed without error answers",
+            "Sessions failed without errors from the dependency: " + done + "."};
+  return {"healthy",
+          "Healthy: " + done + ", " + format_amount(m.mean_in_flight) + " in flight on average."};
 }
 
 std::vector<Advice> advise_sessions(const sessions::SessionRun& run, const SessionMetrics& m) {
@@ -89,15 +251,19 @@ std::vector<Advice> advise_sessions(const sessions::SessionRun& run, const Sessi
   LadderCheck ladder = check_ladder(s);
   int asleep_deaths =
       count(run, m, [](const auto& r) { return r.outcome == Outcome::killed_asleep; });
-  if (ladder.exceeds && !s.sessions.deadline_aware) {
+  if (ladder.exceeds) {
     Advice a;
     a.title = "Make the backoff deadline-aware: the ladder (" + format_minutes(ladder.total_s) +
               ") is longer than the deadline (" + format_minutes(ladder.deadline_s) + ")";
-    a.why = "A session whose first call meets an error sleeps into its deadline and dies asleep";
-    a.why += asleep_deaths > 0 ? "; " + sessions_text(asleep_deaths) + " in the window did."
-                               : ". None did in this run; the next outage will.";
+    // Claims a session dies asleep only when one did in this run.
+    a.why = asleep_deaths > 0 ? "A session whose first call meets an error sleeps into its "
+                                "deadline and dies asleep; " +
+                                    sessions_text(asleep_deaths) + " in the window did."
+                              : "A session whose first call meets an error would sleep into its "
+                                "deadline; none did in this run, the next outage will.";
     a.why += " Failing fast frees the slot at once.";
-    try_change(a, run, m, "sessions.deadline_aware", true);
+    Tried aware = try_change(a, run, m, "sessions.deadline_aware", true);
+    a.why += deadline_aware_cost(run, m, aware.metrics, ladder);
     out.push_back(a);
   }
   int anchor_cut = count(run, m, [](const auto& r) {
@@ -113,7 +279,8 @@ std::vector<Advice> advise_sessions(const sessions::SessionRun& run, const Sessi
     try_change(a, run, m, "sessions.anchor_first", true);
     out.push_back(a);
   }
-  if (!out.empty() && asleep_deaths == 0 && ladder.exceeds && !s.sessions.deadline_aware)
+  advise_ladder_that_fits(out, run, m, ladder);
+  if (!out.empty() && asleep_deaths == 0 && ladder.exceeds)
     std::rotate(out.begin(), out.begin() + 1, out.end());  // no evidence here: rank it last
   if (m.asleep_share >= 0.5) {
     Advice a;

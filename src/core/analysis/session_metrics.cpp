@@ -181,12 +181,13 @@ std::vector<std::pair<std::string, double>> session_metric_values(const SessionM
 }
 
 SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned threads,
-                                         sessions::SessionSink* log) {
+                                         sessions::SessionSink* log, const SessionClaim& claim) {
   SessionMonteCarlo r;
   r.runs = std::max(1, runs > 0 ? runs : s.runs);
   r.seed = s.seed;
   size_t total = static_cast<size_t>(r.runs);
   r.replications.resize(total);
+  if (claim) r.claims.resize(total);
   std::vector<std::vector<std::pair<std::string, double>>> values(total);
   std::vector<std::vector<double>> in_flight(total);
   for_each_replication(total, threads, [&](size_t i) {
@@ -195,6 +196,7 @@ SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned t
     SessionRun run = sessions::run_sessions(rep, {i == 0 ? log : nullptr});
     r.replications[i] = session_metrics(run);
     values[i] = session_metric_values(r.replications[i]);
+    if (claim) r.claims[i] = claim(run, r.replications[i]);
     const auto& b = run.series;
     in_flight[i].resize(b.size());
     for (size_t k = 0; k < b.size(); ++k)
@@ -206,14 +208,27 @@ SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned t
     std::vector<double> finite;
     for (const auto& v : values)
       if (std::isfinite(v[k].second)) finite.push_back(v[k].second);
-    r.metrics.emplace_back(values[0][k].first, summarize(finite));
+    // A correlation can be negative; every other figure is a count, a
+    // duration or a share, whose interval stops at 0.
+    bool signed_figure = values[0][k].first == "launches_429_correlation";
+    r.metrics.emplace_back(values[0][k].first,
+                           summarize(finite, signed_figure ? -INFINITY : floor_of(finite)));
   }
   r.in_flight = band_of(in_flight);
   return r;
 }
 
+int seeds_holding_claim(const SessionMonteCarlo& r) {
+  if (r.claims.empty()) return 0;
+  return static_cast<int>(std::count(r.claims.begin(), r.claims.end(), r.claims.front()));
+}
+
 std::string session_montecarlo_text(const SessionMonteCarlo& r) {
-  return summaries_text(r.runs, r.seed, r.metrics);
+  std::string out = summaries_text(r.runs, r.seed, r.metrics);
+  if (!r.claims.empty())
+    out += "  headline claim \"" + r.claims.front() + "\" holds in " +
+           std::to_string(seeds_holding_claim(r)) + "/" + std::to_string(r.runs) + " seeds\n";
+  return out;
 }
 
 }  // namespace retrystorm

@@ -3,6 +3,7 @@
 // the figures scheduler-incident.md asks for and the post-mortem lacked.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,15 +64,25 @@ std::vector<std::pair<std::string, double>> session_metric_values(const SessionM
 struct SessionMonteCarlo {
   int runs = 0;
   double seed = 0;
+  // The headline's claim in each replication (session_verdict's short name),
+  // when a classifier was given: the share of seeds in which the reported
+  // run's claim holds.
+  std::vector<std::string> claims;
   std::vector<std::pair<std::string, MetricSummary>> metrics;
   std::vector<SessionMetrics> replications;
   Band in_flight;              // sessions in flight, per series bucket
   sessions::SessionRun first;  // replication 0
 };
 
-// `log`, when given, receives the events of replication 0 (the reported run).
+// `log`, when given, receives the events of replication 0 (the reported run);
+// `claim`, when given, names each replication's headline claim.
+using SessionClaim = std::function<std::string(const sessions::SessionRun&, const SessionMetrics&)>;
 SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0,
-                                         sessions::SessionSink* log = nullptr);
+                                         sessions::SessionSink* log = nullptr,
+                                         const SessionClaim& claim = {});
+
+// Seeds whose claim is the reported run's (replication 0's); 0 without claims.
+int seeds_holding_claim(const SessionMonteCarlo& r);
 
 std::string session_montecarlo_text(const SessionMonteCarlo& r);
 

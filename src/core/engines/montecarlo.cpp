@@ -57,10 +57,29 @@ const std::vector<std::pair<std::string, Getter>>& metric_getters() {
 
 }  // namespace
 
-MetricSummary summarize(const std::vector<double>& values) {
+namespace {
+
+// Min, median (the middle two averaged when n is even) and max.
+void spread(MetricSummary& out, std::vector<double> sorted) {
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  out.min = sorted.front();
+  out.max = sorted.back();
+  out.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+}  // namespace
+
+double floor_of(const std::vector<double>& values) {
+  bool negative = std::any_of(values.begin(), values.end(), [](double v) { return v < 0; });
+  return negative ? -std::numeric_limits<double>::infinity() : 0;
+}
+
+MetricSummary summarize(const std::vector<double>& values, double floor) {
   MetricSummary out;
   out.n = values.size();
   if (values.empty()) return out;
+  spread(out, values);
   double sum = 0;
   for (double v : values) sum += v;
   out.mean = sum / static_cast<double>(out.n);
@@ -70,7 +89,7 @@ MetricSummary summarize(const std::vector<double>& values) {
   for (double v : values) ss += (v - out.mean) * (v - out.mean);
   double half = t95(out.n - 1) * std::sqrt(ss / static_cast<double>(out.n - 1)) /
                 std::sqrt(static_cast<double>(out.n));
-  out.low = out.mean - half;
+  out.low = std::max(out.mean - half, floor);
   out.high = out.mean + half;
   return out;
 }
@@ -115,7 +134,7 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
     std::vector<double> values;
     for (const Metrics& m : r.replications)
       if (auto v = get(m)) values.push_back(*v);
-    r.metrics.emplace_back(name, summarize(values));
+    r.metrics.emplace_back(name, summarize(values, floor_of(values)));
   }
   return r;
 }
@@ -126,7 +145,7 @@ Band band_of(const std::vector<std::vector<double>>& series) {
   std::vector<double> values(series.size());
   for (size_t k = 0; k < steps; ++k) {
     for (size_t i = 0; i < series.size(); ++i) values[i] = series[i][k];
-    MetricSummary m = summarize(values);
+    MetricSummary m = summarize(values, floor_of(values));
     band.low.push_back(m.low);
     band.mean.push_back(m.mean);
     band.high.push_back(m.high);
@@ -141,16 +160,20 @@ std::string montecarlo_text(const MonteCarloResult& r) {
 std::string summaries_text(int runs, double seed,
                            const std::vector<std::pair<std::string, MetricSummary>>& metrics) {
   char line[256];
-  std::snprintf(line, sizeof line, "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval)\n",
+  std::snprintf(line, sizeof line,
+                "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval of the mean; per "
+                "seed min / median / max)\n",
                 runs, seed);
   std::string out = line;
   for (const auto& [name, m] : metrics) {
     if (m.n == 0) {
       std::snprintf(line, sizeof line, "  %-34s never\n", name.c_str());
     } else {
-      std::snprintf(
-          line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]%s\n", name.c_str(), m.mean, m.low, m.high,
-          m.n < static_cast<size_t>(runs) ? (" in " + std::to_string(m.n) + " runs").c_str() : "");
+      std::snprintf(line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]  %.6g / %.6g / %.6g%s\n",
+                    name.c_str(), m.mean, m.low, m.high, m.min, m.median, m.max,
+                    m.n < static_cast<size_t>(runs)
+                        ? (" in " + std::to_string(m.n) + (m.n == 1 ? " run" : " runs")).c_str()
+                        : "");
     }
     out += line;
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,13 +17,17 @@ namespace retrystorm {
 
 struct MetricSummary {
   double mean = 0;
-  double low = 0;  // 95% interval of the mean (Student t)
+  double low = 0;  // 95% interval of the mean (Student t), never below the floor
   double high = 0;
   size_t n = 0;  // replications with a value (recovery times can be null)
+  // Per seed: the spread the interval of the mean hides.
+  double min = 0, median = 0, max = 0;
 };
 
 // Per step (or bucket): the 95% interval of the mean of one series over
-// the replications (`series[replication][step]`), as a band to draw.
+// the replications (`series[replication][step]`), as a band to draw; the
+// series drawn (goodput, sessions in flight) are never negative, so neither
+// is the band.
 struct Band {
   std::vector<double> low, mean, high;
 };
@@ -49,8 +54,16 @@ void for_each_replication(size_t total, unsigned threads, const std::function<vo
 std::string summaries_text(int runs, double seed,
                            const std::vector<std::pair<std::string, MetricSummary>>& metrics);
 
-// Mean and 95% interval of values (Student t with n - 1 degrees of freedom).
-MetricSummary summarize(const std::vector<double>& values);
+// Mean and 95% interval of values (Student t with n - 1 degrees of freedom),
+// and their min, median and max. A quantity that cannot be negative (a
+// count, a duration, a share) passes floor 0: the interval's low end is
+// clamped there, as no seed can go below it.
+MetricSummary summarize(const std::vector<double>& values,
+                        double floor = -std::numeric_limits<double>::infinity());
+
+// 0 when no value is negative (a count, a duration, a share: the interval
+// of the mean stops at 0), else no floor.
+double floor_of(const std::vector<double>& values);
 
 // A few lines for the text report.
 std::string montecarlo_text(const MonteCarloResult& r);

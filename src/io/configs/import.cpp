@@ -236,6 +236,7 @@ ImportResult import_scenario(const Scenario& s, const std::string& source) {
       l.per_try_timeout_s = per_layer ? p.layer_timeouts_s.at(static_cast<size_t>(i)) : p.timeout_s;
     l.deadline_s = p.deadline_s;
     l.retry_on_timeout = p.retry_on_timeout;
+    l.deadline_aware = key_applies(s, "sessions.deadline_aware") && s.sessions.deadline_aware;
     l.backoff = p.backoff;
     if (budget) l.budget = p.budget;
     l.budget_from = source + ": client.budget.kind = " + budget_kind_name(l.budget.kind);

@@ -46,6 +46,9 @@ struct LayerPolicy {
   bool retry_on_timeout = true;
   bool per_try_timeout_unset = false;  // Envoy/Istio without per_try_timeout
   bool per_try_c_core_only = false;    // gRPC perAttemptRecvTimeout: Go and Java ignore it
+  // The session model's sessions.deadline_aware: a step that cannot end
+  // before the deadline is not slept, so the deadline cuts the ladder.
+  bool deadline_aware = false;
 
   Backoff backoff{0, 2, 0, Jitter::none};
   std::vector<double> ladder_s;  // explicit ladder (retrystorm-policy)

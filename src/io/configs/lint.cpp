@@ -282,12 +282,36 @@ void ladder_info(const Context& c, size_t index, const LadderView& v, double dea
   c.out.push_back(f);
 }
 
+// The fix of the post-mortem is on: no session sleeps past its deadline, so
+// the long ladder is stated, not an error (docs/sessions.md, "Advice and lint").
+void ladder_cut_info(const Context& c, size_t index, const LadderView& v, double deadline) {
+  const LayerPolicy& l = *c.retrying[index];
+  int fits = v.retries_that_fit(deadline);
+  Finding f;
+  f.severity = "info";
+  f.rule = "ladder-exceeds-deadline";
+  f.file = l.file;
+  f.numbers = v.numbers(l, deadline);
+  f.numbers["retries_that_fit"] = fits;
+  f.numbers["deadline_aware"] = true;
+  f.message = "the backoff ladder (" + v.text() + ") adds up to " + v.sum_text() +
+              ", longer than the " + human_duration(deadline) +
+              " deadline, but the deadline-aware rule (sessions.deadline_aware) cuts it: a "
+              "session fails fast instead of sleeping a step that cannot end before the "
+              "deadline; " +
+              std::to_string(fits) + " of " + std::to_string(l.retries) +
+              " retries can start in time (99th percentile)";
+  c.out.push_back(f);
+}
+
 void rule_deadline(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
   if (l.retries <= 0 || !l.deadline_s || *l.deadline_s <= 0) return;
   double deadline = *l.deadline_s;
   LadderView v(l);
-  if (v.alone.p_exceeds(deadline) > kTailShare)
+  if (l.deadline_aware && v.total.max_s() > deadline)
+    ladder_cut_info(c, index, v, deadline);
+  else if (v.alone.p_exceeds(deadline) > kTailShare)
     ladder_error(c, index, v, deadline);
   else if (v.total.p_exceeds(deadline) > kTailShare)
     per_try_warning(c, index, v, deadline);

@@ -1,0 +1,190 @@
+// The scheduler incident told right (issue 16): headlines that check their
+// evidence, fix one's cost in numbers, lint with the fix on, and Monte Carlo
+// summaries with the per-seed spread and the share of seeds a claim holds in.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+
+#include "analysis/session_advice.hpp"
+#include "engines/sessions/session_engine.hpp"
+#include "io/configs/lint.hpp"
+#include "io/scenario_io.hpp"
+#include "io/session_report.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+namespace {
+
+using configs::Finding;
+using configs::lint_scenario;
+using configs::LintReport;
+
+constexpr int kSeeds = 40;
+
+Scenario preset(const std::string& name, std::map<std::string, std::string> sets = {}) {
+  Scenario s = preset_or_throw(name).scenario;
+  for (const auto& [path, value] : sets) set_key_text(s, path, value);
+  validate(s);
+  return s;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const char* kSessionPresets[] = {"scheduler-normal-day", "scheduler-429-outage",
+                                 "scheduler-429-outage-deadline-aware",
+                                 "scheduler-credential-outage", "scheduler-recovery-burst"};
+
+// The recovery burst saw no error answer: its headline names the batch the
+// deadline cut, in every seed.
+TEST(SessionStory, RecoveryBurstHeadlineNamesTheCutBatchInEverySeed) {
+  Scenario s = preset("scheduler-recovery-burst");
+  for (int seed = 1; seed <= kSeeds; ++seed) {
+    s.seed = seed;
+    sessions::SessionRun run = sessions::run_sessions(s);
+    SessionMetrics m = session_metrics(run);
+    SessionVerdict v = session_verdict(run, m);
+    ASSERT_EQ(m.errors_429 + m.errors_401, 0) << seed;
+    EXPECT_FALSE(has(v.headline, "dependency is down")) << seed << ": " << v.headline;
+    EXPECT_TRUE(has(v.headline, "A batch cut by the deadline")) << seed << ": " << v.headline;
+    EXPECT_TRUE(has(v.headline, "killed working at 2d22:")) << seed << ": " << v.headline;
+    EXPECT_TRUE(has(v.claim, "2d22:00 hour is killed working")) << seed << ": " << v.claim;
+  }
+}
+
+TEST(SessionStory, DeterministicRecoveryBurstHeadlineSaysWhatWasCutAndWhen) {
+  SessionReport r =
+      make_session_report(preset("scheduler-recovery-burst", {{"sessions.deterministic", "true"}}));
+  EXPECT_EQ(r.verdict,
+            "A batch cut by the deadline, not a dead dependency: the session launched at "
+            "2d22:15:08 opened a full batch of 20 items and was killed working at 2d22:45:08 "
+            "(after 30m00s) with 14 done and 6 cut, the anchor job among them; 0 429 and 0 401 "
+            "answers in the window.");
+  EXPECT_EQ(session_json(r)["verdict"]["claim"], r.claim);
+}
+
+// A claim about the dependency needs its error answers, in every preset and seed.
+TEST(SessionStory, EveryHeadlineChecksItsEvidence) {
+  for (const char* name : kSessionPresets) {
+    Scenario s = preset(name);
+    for (int seed = 1; seed <= 5; ++seed) {
+      s.seed = seed;
+      sessions::SessionRun run = sessions::run_sessions(s);
+      SessionMetrics m = session_metrics(run);
+      SessionVerdict v = session_verdict(run, m);
+      std::string what = std::string(name) + " seed " + std::to_string(seed) + ": " + v.headline;
+      if (has(v.headline, "dependency is down") || has(v.headline, "asleep in backoff")) {
+        EXPECT_GT(m.errors_429 + m.errors_401, 0) << what;
+      }
+      if (has(v.headline, "cut by the deadline") || has(v.headline, "ran into the deadline")) {
+        EXPECT_GT(m.outcomes.at("killed_working"), 0) << what;
+      }
+    }
+  }
+  // Sessions that crash on a healthy API are not a dead dependency.
+  Scenario crashing = preset("scheduler-normal-day", {{"sessions.crash_probability", "1"}});
+  sessions::SessionRun run = sessions::run_sessions(crashing);
+  SessionMetrics m = session_metrics(run);
+  ASSERT_EQ(m.errors_429 + m.errors_401, 0);
+  EXPECT_FALSE(has(session_verdict(run, m).headline, "dependency is down"));
+}
+
+TEST(SessionStory, FixOneShowsItsCostInNumbers) {
+  SessionReport r = make_session_report(preset("scheduler-429-outage"));
+  ASSERT_FALSE(r.advice.empty());
+  const Advice& aware = r.advice.front();
+  ASSERT_TRUE(has(aware.title, "deadline-aware")) << aware.title;
+  EXPECT_TRUE(std::regex_search(
+      aware.why, std::regex("The trade-off: session time asleep [0-9.]+ h -> [0-9.]+ h, items "
+                            "done ([0-9]+) -> ([0-9]+)")))
+      << aware.why;
+  EXPECT_TRUE(has(aware.why, "items done 58 -> 4")) << aware.why;
+  EXPECT_TRUE(has(aware.why, "Keeping the 5 retries that fit the deadline instead")) << aware.why;
+}
+
+// With the fix on, the sessions fail fast: nothing says they sleep into the
+// deadline, and the advice offers the ladder that fits with its numbers.
+TEST(SessionStory, DeadlineAwareRunDoesNotClaimSessionsSleepIntoTheDeadline) {
+  SessionReport r = make_session_report(preset("scheduler-429-outage-deadline-aware"));
+  ASSERT_GT(r.metrics.outcomes.at("failed_fast"), 0);
+  std::string text = session_text(r);
+  EXPECT_FALSE(has(text, "sleeps into its deadline")) << text;
+  EXPECT_TRUE(has(text, "cut by the deadline-aware rule")) << text;
+  EXPECT_TRUE(has(text, "Keep the retries that fit the deadline")) << text;
+  EXPECT_TRUE(has(text, "items done 58 -> 4")) << text;
+  auto ladder = session_json(r)["ladder"];
+  EXPECT_EQ(ladder["longer_than_deadline"], true);
+  EXPECT_EQ(ladder["deadline_aware"], true);
+  EXPECT_EQ(ladder["exceeds_deadline"], false);
+}
+
+TEST(SessionStory, LintSaysTheDeadlineAwareRuleCutsTheLadder) {
+  LintReport r = lint_scenario(preset("scheduler-429-outage-deadline-aware"), "aware");
+  EXPECT_EQ(r.errors, 0);
+  bool found = false;
+  for (const Finding& f : r.findings) {
+    if (f.rule != "ladder-exceeds-deadline") continue;
+    found = true;
+    EXPECT_EQ(f.severity, "info");
+    EXPECT_TRUE(has(f.message, "cut by") || has(f.message, "cuts it")) << f.message;
+    EXPECT_TRUE(has(f.message, "deadline-aware rule")) << f.message;
+  }
+  EXPECT_TRUE(found);
+  // The same ladder without the fix stays an error.
+  EXPECT_EQ(lint_scenario(preset("scheduler-429-outage"), "plain").errors, 1);
+}
+
+TEST(SessionStory, SummaryGivesTheSpreadAndClampsCountsAtZero) {
+  MetricSummary m = summarize({0, 0, 0, 0, 0, 0, 0, 5}, 0);
+  EXPECT_EQ(m.low, 0);  // the t interval would go below zero
+  EXPECT_GT(summarize({0, 0, 0, 0, 0, 0, 0, 5}).mean - summarize({0, 0, 0, 0, 0, 0, 0, 5}).low,
+            m.mean);
+  EXPECT_EQ(m.min, 0);
+  EXPECT_EQ(m.median, 0);
+  EXPECT_EQ(m.max, 5);
+  MetricSummary odd = summarize({3, 1, 2});
+  EXPECT_EQ(odd.median, 2);
+  EXPECT_EQ(summarize({1, 2, 3, 4}).median, 2.5);
+  EXPECT_EQ(floor_of({-1, 2}), -INFINITY);
+  EXPECT_EQ(floor_of({0, 2}), 0);
+}
+
+TEST(SessionStory, MonteCarloReportsSpreadAndTheShareOfSeedsTheClaimHoldsIn) {
+  Scenario s = preset("scheduler-recovery-burst");
+  s.runs = kSeeds;
+  SessionReport r = make_session_report(s);
+  nlohmann::json j = session_json(r);
+  for (const auto& [name, m] : j["montecarlo"]["metrics"].items()) {
+    if (m["n"] == 0) continue;
+    for (const char* field : {"mean", "low", "high", "min", "median", "max"})
+      ASSERT_TRUE(m.contains(field)) << name << " " << field;
+    EXPECT_LE(m["min"].get<double>(), m["median"].get<double>()) << name;
+    EXPECT_LE(m["median"].get<double>(), m["max"].get<double>()) << name;
+    if (name != "launches_429_correlation") {
+      EXPECT_GE(m["low"].get<double>(), 0) << name;
+    }
+  }
+  auto claim = j["montecarlo"]["headline_claim"];
+  EXPECT_EQ(claim["claim"], r.claim);
+  EXPECT_EQ(claim["runs"], kSeeds);
+  EXPECT_EQ(claim["seeds"], kSeeds);  // the 22:xx session is cut in every seed
+  std::string text = session_text(r);
+  EXPECT_TRUE(has(text, "holds in 40/40 seeds")) << text;
+  EXPECT_TRUE(has(text, "min / median / max")) << text;
+}
+
+TEST(SessionStory, SessionTextsSayOneSessionNotOneSessions) {
+  std::regex plural_after_one("(^|[^0-9.])1 (sessions|attempts|items|answers|retries)\\b");
+  for (const char* name : kSessionPresets)
+    for (const char* deterministic : {"false", "true"}) {
+      SessionReport r =
+          make_session_report(preset(name, {{"sessions.deterministic", deterministic}}));
+      std::string text = session_text(r);
+      EXPECT_FALSE(std::regex_search(text, plural_after_one)) << name << "\n" << text;
+    }
+}
+
+}  // namespace
+}  // namespace retrystorm
