@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -619,6 +620,66 @@ TEST_F(AnalyzeEngineLogs, ReplayLandsNearTheLog) {
   EXPECT_NEAR(b["sessions"].get<double>(), a["sessions"].get<double>(),
               0.2 * a["sessions"].get<double>());
   EXPECT_EQ(b["diagnosis"], a["diagnosis"]);
+}
+
+// Issue 16, item 4: the true queue at each session open, beside the batch
+// counter, by hour, and in the diagnosis of the cut batch.
+TEST_F(AnalyzeEngineLogs, ReportsTheTrueQueueAtEachOpenByHour) {
+  Engine e =
+      run_preset("recovery", "--preset scheduler-recovery-burst --set sessions.deterministic=true");
+  ASSERT_FALSE(e.metrics.is_null());
+  auto a = analyze_json_of(e, "");
+  bool burst = false;
+  for (const auto& h : a["hours"]) {
+    if (h["label"] != "2d22:00") continue;
+    burst = true;
+    EXPECT_EQ(h["queue_at_open_max"], 20);  // the 22:15 session opens on a full queue
+    EXPECT_LE(h["counter_at_open_max"].get<double>(), 20);
+  }
+  EXPECT_TRUE(burst);
+  ASSERT_EQ(a["diagnosis"], "batch_deadline_cuts_newest");
+  std::string evidence = a["findings"][0]["evidence"].dump();
+  EXPECT_NE(evidence.find("Longest true queue at a session open: 20 unread items in the 2d22:00"),
+            std::string::npos)
+      << evidence;
+  CliRun text = run_cli("analyze " + (e.dir / "log" / "sessions.csv").string(), e.dir);
+  EXPECT_NE(text.out.find("Queue at session open, by hour"), std::string::npos) << text.out;
+
+  // Where both are known and differ, both are reported.
+  Engine outage = run_preset("scheduler-429-outage");
+  auto o = analyze_json_of(outage, "");
+  int counter_below_true = 0;
+  for (const auto& h : o["hours"])
+    if (!h["queue_at_open_max"].is_null() &&
+        h["queue_at_open_max"].get<double>() > h["counter_at_open_max"].get<double>())
+      ++counter_below_true;
+  EXPECT_GT(counter_below_true, 0);
+}
+
+// "Quiet hours failed too" counts only failures after error answers: not the
+// crashes of a healthy day, not the clean deadline kill after recovery.
+TEST_F(AnalyzeEngineLogs, QuietHoursFailedExcludesCrashesAndTheHealthyRecoveryHour) {
+  auto normal = analyze_json_of(run_preset("scheduler-normal-day"), "");
+  EXPECT_TRUE(normal["failure_load"]["low_load_failing_hours"].empty())
+      << normal["failure_load"].dump();
+  auto outage = analyze_json_of(run_preset("scheduler-429-outage"), "");
+  std::map<int64_t, double> errors;
+  for (const auto& h : outage["hours"]) errors[h["hour"].get<int64_t>()] = h["errors"];
+  ASSERT_FALSE(outage["failure_load"]["low_load_failing_hours"].empty());
+  for (const auto& hour : outage["failure_load"]["low_load_failing_hours"]) {
+    EXPECT_NE(hour.get<int64_t>(), 2 * 24 + 22);  // 2d22:00, healthy from 22:04
+    EXPECT_GT(errors[hour.get<int64_t>()], 0) << hour;
+  }
+}
+
+// Fake saturation says where "near the ceiling" starts and why.
+TEST_F(AnalyzeEngineLogs, FakeSaturationStatesItsThreshold) {
+  Engine e = run_preset("scheduler-429-outage");
+  auto a = analyze_json_of(e, "");
+  EXPECT_EQ(a["fake_saturation"]["threshold"], 0.6);
+  CliRun text = run_cli("analyze " + (e.dir / "log" / "sessions.csv").string(), e.dir);
+  EXPECT_NE(text.out.find("Near the ceiling means L at least 60% of it"), std::string::npos)
+      << text.out;
 }
 
 }  // namespace

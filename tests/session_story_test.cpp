@@ -186,5 +186,49 @@ TEST(SessionStory, SessionTextsSayOneSessionNotOneSessions) {
     }
 }
 
+// The recovery burst's focus opens at 22:15, mid-hour: the text's hour table
+// still shows the 22:00 hour (the burst's launch), as the JSON does.
+TEST(SessionStory, RecoveryBurstHourTableShowsThe2200Hour) {
+  SessionReport r =
+      make_session_report(preset("scheduler-recovery-burst", {{"sessions.deterministic", "true"}}));
+  std::string text = session_text(r);
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(text, row, std::regex("\\n  2d22:00 +([0-9]+) "))) << text;
+  bool in_json = false;
+  const nlohmann::json doc = session_json(r);
+  for (const auto& h : doc["hours"])
+    if (h["clock"].get<std::string>().starts_with("2d22:00")) {
+      in_json = true;
+      EXPECT_EQ(std::stod(row[1].str()), h["launches"].get<double>());
+      EXPECT_GE(h["launches"].get<double>(), 1);
+    }
+  EXPECT_TRUE(in_json);
+}
+
+// Issue 16, item 3: anchor counts over the run stay 1 -> 1 on the recovery
+// burst; the advice says what the rule changes where it matters: the 22:15
+// session reaches the anchor before its deadline.
+TEST(SessionStory, AnchorFirstAdviceSaysThe2215SessionReachesTheAnchorInTime) {
+  SessionReport r =
+      make_session_report(preset("scheduler-recovery-burst", {{"sessions.deterministic", "true"}}));
+  const Advice* anchor = nullptr;
+  for (const Advice& a : r.advice)
+    for (const auto& [path, value] : a.change)
+      if (path == "sessions.anchor_first") anchor = &a;
+  ASSERT_NE(anchor, nullptr);
+  EXPECT_TRUE(has(anchor->why,
+                  "The session launched at 2d22:15:08: the anchor not done before "
+                  "the deadline -> done before the deadline (started "))
+      << anchor->why;
+  Scenario with = preset("scheduler-recovery-burst",
+                         {{"sessions.deterministic", "true"}, {"sessions.anchor_first", "true"}});
+  sessions::SessionRun run = sessions::run_sessions(with);
+  bool reached = false;
+  for (const auto& row : run.sessions)
+    if (row.anchor_in_batch && std::abs(row.start_s - (2 * 86400 + 22 * 3600 + 15 * 60)) < 60)
+      reached = row.anchor_done && row.anchor_started_after_s < with.client.deadline_s;
+  EXPECT_TRUE(reached);
+}
+
 }  // namespace
 }  // namespace retrystorm

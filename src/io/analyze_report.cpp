@@ -76,6 +76,23 @@ void text_hours(std::ostringstream& o, const Report& r) {
     << " in flight.\n";
 }
 
+// The queue at session open: what the batch counter showed (capped at the
+// batch) beside the true unread queue, which the post-mortem could not measure.
+void text_queue(std::ostringstream& o, const Report& r) {
+  bool any = false;
+  for (const auto& h : r.hours) any = any || known(h.queue_mean) || known(h.counter_mean);
+  if (!any) return;
+  o << "\nQueue at session open, by hour (counter: items claimed, capped at the batch; "
+       "true: queue_unread_at_open)\n";
+  o << "  hour       opens  counter mean  max   true mean  max\n";
+  for (const auto& h : r.hours) {
+    if (!known(h.queue_mean) && !known(h.counter_mean)) continue;
+    o << "  " << hour_label(h.hour) << pad_left(fixed(h.launches, 0), 7)
+      << pad_left(fixed(h.counter_mean, 1), 14) << pad_left(fixed(h.counter_max, 0), 5)
+      << pad_left(fixed(h.queue_mean, 1), 12) << pad_left(fixed(h.queue_max, 0), 5) << "\n";
+  }
+}
+
 void text_occupancy(std::ostringstream& o, const Report& r) {
   o << "\nOccupancy and fake saturation\n";
   if (r.occupancy.source.empty())
@@ -84,6 +101,7 @@ void text_occupancy(std::ostringstream& o, const Report& r) {
     o << "  In flight by state (" << r.occupancy.source << "): working " << pct(r.occupancy.working)
       << ", blocked on error answers " << pct(r.occupancy.blocked) << ", asleep in backoff "
       << pct(r.occupancy.asleep) << ".\n";
+  o << "  " << fake_saturation_threshold_text(r.fake.threshold) << "\n";
   if (r.fake.hours.empty()) {
     o << "  No hour sat near the ceiling without completing work.\n";
     return;
@@ -197,6 +215,7 @@ std::string analyze_text(const Report& r) {
   o << "\n";
   text_findings(o, r);
   text_hours(o, r);
+  text_queue(o, r);
   text_occupancy(o, r);
   text_errors(o, r);
   text_durations(o, r);
@@ -234,7 +253,12 @@ nlohmann::json analyze_json(const Report& r) {
                      {"lines_401", h.lines_401},
                      {"errors", h.errors},
                      {"arrivals", value(h.arrivals)},
-                     {"error_share", value(h.error_share)}});
+                     {"error_share", value(h.error_share)},
+                     {"opens_with_queue", h.opens_with_queue},
+                     {"queue_at_open_mean", value(h.queue_mean)},
+                     {"queue_at_open_max", value(h.queue_max)},
+                     {"counter_at_open_mean", value(h.counter_mean)},
+                     {"counter_at_open_max", value(h.counter_max)}});
   json days = json::array();
   for (const auto& d : r.days)
     days.push_back({{"day", d.day},
@@ -289,6 +313,7 @@ nlohmann::json analyze_json(const Report& r) {
        {{"hours", r.fake.hours},
         {"in_flight", r.fake.in_flight},
         {"completions_per_hour", r.fake.completions_per_hour},
+        {"threshold", r.fake.threshold},
         {"asleep_share", value(r.fake.asleep_share)}}},
       {"errors",
        {{"lines", e.lines},

@@ -90,6 +90,13 @@ json metrics_object(const SessionMetrics& m) {
   return out;
 }
 
+// A window may open mid-hour (the recovery burst's focus starts at 22:15): the
+// hour it opens in is still part of the story, so the table keeps every hour that
+// overlaps the window, as the JSON does.
+bool hour_overlaps(const SessionHourRow& h, double hour_s, double from_s, double to_s) {
+  return h.t_s + hour_s > from_s && h.t_s < to_s;
+}
+
 }  // namespace
 
 json session_json(const SessionReport& r) {
@@ -230,7 +237,7 @@ std::string session_text(const SessionReport& r) {
               "fail", "working", "blocked", "asleep", "peak", "429", "items", "queue",
               "# working - blocked . asleep");
   for (const SessionHourRow& h : r.hours) {
-    if (h.t_s < m.from_s || h.t_s >= m.to_s) continue;
+    if (!hour_overlaps(h, r.run.hourly.bucket_s, m.from_s, m.to_s)) continue;
     out += line("  %-11s %6.0f %5.0f %5.0f %7.2f %7.2f %7.2f %5.0f %5.0f %5.0f %6.0f  %s\n",
                 format_clock(h.t_s).substr(0, 7).c_str(), h.launches, h.completions, h.failures,
                 h.working, h.blocked, h.asleep, h.peak_in_flight, h.errors_429, h.items_done,

@@ -86,6 +86,44 @@ Tried try_change(Advice& a, const sessions::SessionRun& run, const SessionMetric
   return after;
 }
 
+// The first session the deadline cut with the anchor still in its batch (the
+// post-mortem's 22:15 session); null when none was.
+const sessions::SessionRow* anchor_cut_session(const sessions::SessionRun& x) {
+  for (const auto& r : x.sessions)
+    if (r.outcome == Outcome::killed_working && r.anchor_in_batch && !r.anchor_done) return &r;
+  return nullptr;
+}
+
+// The session of `x` that claimed the anchor nearest `start_s`: the same
+// launch in a run with one rule changed.
+const sessions::SessionRow* anchor_session_near(const sessions::SessionRun& x, double start_s) {
+  const sessions::SessionRow* best = nullptr;
+  for (const auto& r : x.sessions)
+    if (r.anchor_in_batch &&
+        (!best || std::abs(r.start_s - start_s) < std::abs(best->start_s - start_s)))
+      best = &r;
+  return best;
+}
+
+std::string anchor_fate(const sessions::SessionRow* r) {
+  if (!r) return "not claimed";
+  if (!r->anchor_done) return "not done before the deadline";
+  return "done before the deadline (started " + format_minutes(r->anchor_started_after_s) +
+         " into the session)";
+}
+
+// Anchor counts over a whole run hide the rule's point: the post-mortem asks
+// whether the session the deadline cut reaches the anchor in time. Says so
+// for that session, without the rule and with it.
+std::string anchor_first_effect(const sessions::SessionRun& before,
+                                const sessions::SessionRun& after) {
+  const sessions::SessionRow* cut = anchor_cut_session(before);
+  if (!cut) return "";
+  const sessions::SessionRow* same = anchor_session_near(after, cut->start_s);
+  return " The session launched at " + sessions::format_clock(cut->start_s) + ": the anchor " +
+         anchor_fate(cut) + " -> " + anchor_fate(same) + ".";
+}
+
 // The first steps of the ladder whose sum ends before the deadline.
 int retries_that_fit(const LadderCheck& ladder) {
   int fits = 0;
@@ -276,7 +314,8 @@ std::vector<Advice> advise_sessions(const sessions::SessionRun& run, const Sessi
         "Cut by the deadline with the anchor job still in the batch: " + sessions_text(anchor_cut) +
         ". Under "
         "FIFO the deadline removes the newest items. Leave the rest unread for the next tick.";
-    try_change(a, run, m, "sessions.anchor_first", true);
+    Tried first = try_change(a, run, m, "sessions.anchor_first", true);
+    a.why += anchor_first_effect(run, first.run);
     out.push_back(a);
   }
   advise_ladder_that_fits(out, run, m, ladder);

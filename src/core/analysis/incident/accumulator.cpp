@@ -162,6 +162,9 @@ void Accumulator::add_counts(const SessionRecord& s) {
   start.retries += s.is_retry ? 1 : 0;
   start.duration_sum += d;
   start.started_failed += ok || running ? 0 : 1;
+  bool erring = s.error_lines() > 0 && s.outcome != Outcome::crashed;
+  start.started_failed_erring += ok || running || !erring ? 0 : 1;
+  add_queue(start, s);
   outcome_counts_[static_cast<size_t>(s.outcome)] += 1;
   totals_.sessions += 1;
   DayRow& day = days_[static_cast<int64_t>(std::floor(s.start_s / (24 * kHour)))];
@@ -181,6 +184,20 @@ void Accumulator::add_counts(const SessionRecord& s) {
   }
   (ok ? totals_.completed : totals_.failed) += 1;
   totals_.crashed += s.outcome == Outcome::crashed ? 1 : 0;
+}
+
+// The queue as a session saw it at open, by the hour it opened in.
+void Accumulator::add_queue(Hour& h, const SessionRecord& s) {
+  if (known(s.queue_at_open)) {
+    h.queue_n += 1;
+    h.queue_sum += s.queue_at_open;
+    h.queue_max = std::max(h.queue_max, s.queue_at_open);
+  }
+  if (known(s.items_in)) {
+    h.counter_n += 1;
+    h.counter_sum += s.items_in;
+    h.counter_max = std::max(h.counter_max, s.items_in);
+  }
 }
 
 // Occupancy and error lines, spread over the hours a session spans in
@@ -251,6 +268,7 @@ void Accumulator::add_bucket(const CountBucket& b) {
   h.goodput += b.successes;
   h.failures += b.timeouts;
   h.started_failed += b.timeouts;
+  h.started_failed_erring += b.timeouts;  // a timeout is the log's error
   h.row_other += b.timeouts;
   if (known(b.concurrency)) {
     h.busy_s += b.concurrency * b.width_s;

@@ -46,6 +46,7 @@ class Accumulator {
   // Everything one hour collects before finish() turns it into a HourRow.
   struct Hour {
     double launches = 0, retries = 0, duration_sum = 0, started_failed = 0;
+    double started_failed_erring = 0;  // ... of those, after error answers, not crashed
     double busy_s = 0, completions = 0, failures = 0, goodput = 0, items = 0;
     double row_split_s = 0, row_working_s = 0, row_blocked_s = 0, row_asleep_s = 0;
     double ev_working_s = 0, ev_blocked_s = 0, ev_asleep_s = 0;
@@ -55,6 +56,8 @@ class Accumulator {
     double row_answers = 0, ev_answers = 0;  // error answers, without repeated lines
     double arrivals = 0;
     double peak = 0;
+    double queue_n = 0, queue_sum = 0, queue_max = 0;        // true queue at each open
+    double counter_n = 0, counter_sum = 0, counter_max = 0;  // items claimed at each open
   };
   enum class Phase { working, calling, asleep };
   // A session whose events are still coming.
@@ -89,6 +92,7 @@ class Accumulator {
   template <class F>
   void spread(double a, double b, F f);
   void add_counts(const SessionRecord& s);
+  void add_queue(Hour& h, const SessionRecord& s);
   void add_errors_and_split(const SessionRecord& s);
   void add_shape(const SessionRecord& s);
   void attribute(Live& live, double t, Phase phase);

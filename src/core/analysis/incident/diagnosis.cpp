@@ -140,6 +140,7 @@ void fake_saturation(const Report& r, std::vector<Finding>& out) {
   f.evidence.push_back(hour_ranges(s.hours) + ": " + num(s.in_flight) + " in flight on average " +
                        "against a ceiling of " + num(r.ceiling) + " (" + r.ceiling_source + "), " +
                        num(s.completions_per_hour) + " completions an hour.");
+  f.evidence.push_back(fake_saturation_threshold_text(s.threshold));
   if (asleep)
     f.evidence.push_back(pct(s.asleep_share) + " of that occupancy was asleep in backoff (" +
                          r.occupancy.source + ").");
@@ -157,6 +158,29 @@ void fake_saturation(const Report& r, std::vector<Finding>& out) {
       "slots only hold more sleepers.";
   out.push_back(f);
 }
+
+}  // namespace
+
+std::string fake_saturation_threshold_text(double threshold) {
+  return "Near the ceiling means L at least " + pct(threshold) +
+         " of it: below that an hour has room, so few completions mean little demand; "
+         "at it, a pool completing at most one session an hour (or a tenth of its launches) "
+         "is held by sessions that are not finishing.";
+}
+
+std::string queue_at_open_text(const Report& r) {
+  const HourRow* top = nullptr;
+  for (const auto& h : r.hours)
+    if (known(h.queue_max) && (!top || h.queue_max > top->queue_max)) top = &h;
+  if (!top) return "";
+  std::string counter = known(top->counter_max)
+                            ? " (the batch counter showed at most " + num(top->counter_max) + ")"
+                            : "";
+  return "Longest true queue at a session open: " + num(top->queue_max) + " unread items in the " +
+         hour_label(top->hour) + " hour" + counter + ".";
+}
+
+namespace {
 
 void batch_cuts_newest(const Report& r, std::vector<Finding>& out) {
   const BatchCut& b = r.batch;
@@ -179,6 +203,7 @@ void batch_cuts_newest(const Report& r, std::vector<Finding>& out) {
   std::string at;
   for (double t : b.examples_start_s) at += (at.empty() ? "" : ", ") + clock_label(t);
   if (!at.empty()) f.evidence.push_back("Started at " + at + ".");
+  if (std::string q = queue_at_open_text(r); !q.empty()) f.evidence.push_back(q);
   f.fix =
       "When a session opens with 16 or more items, do the anchors first and at most five "
       "others; leave the rest unread for the next tick (anchor-first rule).";

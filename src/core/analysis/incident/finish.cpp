@@ -62,6 +62,14 @@ double pinned_deadline(std::deque<float>& failed, size_t least, double share) {
   return std::round(failed[best_at] / 60.0) * 60.0;
 }
 
+// The hour's queue at session open; unknown without the columns.
+void fill_queue(HourRow& row, double qn, double qsum, double qmax, double cn, double csum,
+                double cmax) {
+  row.opens_with_queue = qn;
+  if (qn > 0) row.queue_mean = qsum / qn, row.queue_max = qmax;
+  if (cn > 0) row.counter_mean = csum / cn, row.counter_max = cmax;
+}
+
 std::vector<double> minute_bars(const std::deque<float>& d, size_t bars) {
   std::vector<double> out(bars, 0.0);
   for (float v : d) {
@@ -153,6 +161,7 @@ Report Accumulator::finish() {
     row.completions = h.completions;
     row.failures = h.failures;
     row.failure_share = h.launches > 0 ? h.started_failed / h.launches : kUnknown;
+    row.erring_failure_share = h.launches > 0 ? h.started_failed_erring / h.launches : 0;
     row.goodput = h.goodput;
     if (saw_events_) {
       row.working = h.ev_working_s / kHour;
@@ -168,6 +177,7 @@ Report Accumulator::finish() {
     row.lines_401 = ev ? h.ev_401 : h.row_401;
     row.errors = row.lines_429 + row.lines_401 + (ev ? h.ev_other : h.row_other);
     if (ev) row.arrivals = h.arrivals;
+    fill_queue(row, h.queue_n, h.queue_sum, h.queue_max, h.counter_n, h.counter_sum, h.counter_max);
     double calls = ev ? h.ev_calls : h.row_calls;
     if (calls > 0) {
       row.error_share = std::min(1.0, (ev ? h.ev_answers : h.row_answers) / calls);
@@ -214,6 +224,7 @@ Report Accumulator::finish() {
 
   // Fake saturation: near the ceiling, almost nothing completes.
   FakeSaturation& f = r.fake;
+  f.threshold = kNearCeiling;
   double f_l = 0, f_done = 0, f_sleep = 0, f_split = 0;
   for (const auto& row : r.hours) {
     bool near = known(r.ceiling) && row.in_flight >= kNearCeiling * r.ceiling && row.in_flight > 0;
@@ -320,12 +331,13 @@ Report Accumulator::finish() {
   FailureLoad& fl = r.failure_load;
   fl.correlation = correlation(loads, fail_shares);
   for (const auto& row : r.hours) {
+    // Only failures after error answers speak for a dead dependency: crashes on a
+    // healthy day and a clean deadline kill in the hour after recovery do not.
     bool low = known(row.utilization) && row.utilization <= kLowLoad;
-    if (!low || row.launches < 1 || !known(row.failure_share) || row.failure_share < kAllFailed)
-      continue;
+    if (!low || row.launches < 1 || row.erring_failure_share < kAllFailed) continue;
     fl.low_load_failing.push_back(row.hour);
     fl.low_load_sessions += row.launches;
-    fl.low_load_failed += row.failure_share * row.launches;
+    fl.low_load_failed += row.erring_failure_share * row.launches;
     fl.low_load_peak = std::max(fl.low_load_peak, row.peak);
   }
   r.unknowns = unknowns_;

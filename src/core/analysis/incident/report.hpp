@@ -35,8 +35,11 @@ struct HourRow {
   double completions = 0;      // ended this hour, completed
   double failures = 0;         // ended this hour, not completed
   double failure_share = 0;    // of those started this hour, the share that failed
-  double goodput = 0;          // items committed (or completions) this hour
-  double working = kUnknown;   // L split by state
+  // ... the share that failed after error answers (crashes and clean deadline
+  // kills aside): what "quiet hours failed too" counts.
+  double erring_failure_share = 0;
+  double goodput = 0;         // items committed (or completions) this hour
+  double working = kUnknown;  // L split by state
   double blocked = kUnknown;
   double asleep = kUnknown;
   double lines_429 = 0;  // error log lines placed in this hour
@@ -44,6 +47,14 @@ struct HourRow {
   double errors = 0;              // every error line
   double arrivals = kUnknown;     // items that arrived (events)
   double error_share = kUnknown;  // error answers over calls, for the replay timeline
+  // The queue at each session open this hour: the batch counter a session sees
+  // (items claimed, capped at the batch) against the true unread queue
+  // (queue_unread_at_open); the post-mortem's author could only see the first.
+  double opens_with_queue = 0;  // sessions whose log gives the true queue
+  double queue_mean = kUnknown;
+  double queue_max = kUnknown;
+  double counter_mean = kUnknown;  // items claimed at open
+  double counter_max = kUnknown;
 };
 
 struct DayRow {
@@ -71,6 +82,7 @@ struct FakeSaturation {
   double in_flight = 0;             // their mean L
   double completions_per_hour = 0;  // their mean completions
   double asleep_share = kUnknown;   // of their occupancy
+  double threshold = 0;             // "near": L at least this share of the ceiling
 };
 
 struct ErrorSignal {
@@ -164,6 +176,12 @@ struct Report {
   double outliers = 0;                // records dropped as outliers (accumulator.hpp)
   std::vector<std::string> warnings;  // what the reader should know, e.g. the outliers
 };
+
+// Why fake saturation starts at FakeSaturation::threshold (for the reports).
+std::string fake_saturation_threshold_text(double threshold);
+// The hour whose session opens saw the longest true queue, with the batch
+// counter beside it; "" when the log has no queue_unread_at_open.
+std::string queue_at_open_text(const Report& r);
 
 // "1d13:00": an hour as the reports print it (the clock format of the session model).
 std::string hour_label(int64_t hour);
