@@ -12,6 +12,7 @@
 #include "engines/sessions/timeline.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "preset_scenario.hpp"
 
 namespace retrystorm {
 namespace {
@@ -22,12 +23,7 @@ using sessions::SessionRun;
 
 constexpr int kSeeds = 40;
 
-Scenario preset(const std::string& name, std::map<std::string, std::string> sets = {}) {
-  Scenario s = preset_or_throw(name).scenario;
-  for (const auto& [path, value] : sets) set_key_text(s, path, value);
-  validate(s);
-  return s;
-}
+using testing::preset;
 
 // Means over 40 seeds, as the spec's table states them.
 SessionMonteCarlo forty(const Scenario& s) {
