@@ -210,16 +210,24 @@ struct LadderView {
   }
 };
 
+// A finding about one layer's ladder: its severity, rule, file and the
+// ladder's numbers (each rule adds its own message, fix and numbers).
+Finding ladder_finding(const char* severity, const char* rule, const LayerPolicy& l,
+                       const LadderView& v, double deadline) {
+  Finding f;
+  f.severity = severity;
+  f.rule = rule;
+  f.file = l.file;
+  f.numbers = v.numbers(l, deadline);
+  return f;
+}
+
 void ladder_error(const Context& c, size_t index, const LadderView& v, double deadline) {
   const LayerPolicy& l = *c.retrying[index];
   Terms t = terms(l);
   int fits = v.retries_that_fit(deadline);
   double attempts_total = (l.retries + 1) * v.per_try;
-  Finding f;
-  f.severity = "error";
-  f.rule = "ladder-exceeds-deadline";
-  f.file = l.file;
-  f.numbers = v.numbers(l, deadline);
+  Finding f = ladder_finding("error", "ladder-exceeds-deadline", l, v, deadline);
   f.numbers["retries_that_fit"] = fits;
   f.message =
       "the backoff ladder (" + v.text() + ") adds up to " + v.sum_text() + ", longer than the " +
@@ -244,11 +252,7 @@ void per_try_warning(const Context& c, size_t index, const LadderView& v, double
   int fits = v.retries_that_fit(deadline);
   double p99 = v.alone.quantile(kFitQuantile);
   double suggested = (deadline - p99) / (l.retries + 1);
-  Finding f;
-  f.severity = "warning";
-  f.rule = "per-try-timeouts-exceed-deadline";
-  f.file = l.file;
-  f.numbers = v.numbers(l, deadline);
+  Finding f = ladder_finding("warning", "per-try-timeouts-exceed-deadline", l, v, deadline);
   f.numbers["retries_that_fit"] = fits;
   f.numbers["per_try_timeout_that_fits_s"] = std::max(0.0, suggested);
   f.message = "(" + std::to_string(l.retries) + " + 1) x " + human_duration(v.per_try) +
@@ -268,11 +272,7 @@ void per_try_warning(const Context& c, size_t index, const LadderView& v, double
 // The worst case passes the deadline, but rarely: stated, not an error.
 void ladder_info(const Context& c, size_t index, const LadderView& v, double deadline) {
   const LayerPolicy& l = *c.retrying[index];
-  Finding f;
-  f.severity = "info";
-  f.rule = "ladder-exceeds-deadline";
-  f.file = l.file;
-  f.numbers = v.numbers(l, deadline);
+  Finding f = ladder_finding("info", "ladder-exceeds-deadline", l, v, deadline);
   f.message = "the worst case of the backoff ladder (" + v.text() + ")" +
               (v.per_try > 0 ? " with every attempt timing out" : "") + " is " +
               human_duration(v.total.max_s()) + ", longer than the " + human_duration(deadline) +
@@ -287,11 +287,7 @@ void ladder_info(const Context& c, size_t index, const LadderView& v, double dea
 void ladder_cut_info(const Context& c, size_t index, const LadderView& v, double deadline) {
   const LayerPolicy& l = *c.retrying[index];
   int fits = v.retries_that_fit(deadline);
-  Finding f;
-  f.severity = "info";
-  f.rule = "ladder-exceeds-deadline";
-  f.file = l.file;
-  f.numbers = v.numbers(l, deadline);
+  Finding f = ladder_finding("info", "ladder-exceeds-deadline", l, v, deadline);
   f.numbers["retries_that_fit"] = fits;
   f.numbers["deadline_aware"] = true;
   f.message = "the backoff ladder (" + v.text() + ") adds up to " + v.sum_text() +
