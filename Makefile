@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PORT ?= 8080
 WEB ?= ON
 
-.PHONY: run test bench build setup format clean unit browser fuzz
+.PHONY: run test bench build setup format clean unit browser fuzz conformance
 
 # Debian packages (as root) and npm packages; the browser only for tests.
 setup:
@@ -27,6 +27,11 @@ test: build
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L unit
+
+# Real clients and proxies (gRPC, botocore, HAProxy, nginx) against the
+# scripted server, compared with the model (docs/conformance.md).
+conformance: build
+	cd $(BUILD) && ctest --output-on-failure -L conformance
 
 browser: build
 	scripts/setup.sh --browser

@@ -1,6 +1,6 @@
 // libFuzzer target for the configuration importers (src/io/configs).
 // The format comes from FUZZ_FORMAT (envoy, grpc, istio, linkerd, aws,
-// retrystorm; "detect" runs the detection too; "scenario" reads the input as a
+// haproxy, nginx, retrystorm; "detect" runs the detection too; "scenario" reads the input as a
 // scenario file, JSON or YAML, as `run --scenario` does). Bad input must end in
 // InputError; anything else (a crash, another exception, a sanitizer
 // report) is a bug. Each accepted input is also applied to a scenario and

@@ -2,7 +2,9 @@
 // (src/io/logs) and what they feed: the accumulator, the reports and the
 // replay scenario. The reader comes from FUZZ_FORMAT: sessions, events,
 // requests, client_log, per_second, or time (the time, clock and number parsers
-// and the terminal escaping on the raw text). Bad input must end in
+// and the terminal escaping on the raw text); prom_answer (a Prometheus
+// /api/v1/query_range answer through `analyze --prometheus`: the series, the
+// diagnosis, the reports and the replay) or prom_mapping (a --metrics file). Bad input must end in
 // InputError; anything else (a crash, another exception, a sanitizer report,
 // text with a control character, a replay scenario `run` refuses) is a bug.
 #include <cmath>
@@ -17,6 +19,8 @@
 #include "io/logs/line_reader.hpp"
 #include "io/logs/readers.hpp"
 #include "io/logs/times.hpp"
+#include "io/observed_report.hpp"
+#include "io/prometheus_series.hpp"
 #include "io/scenario_io.hpp"
 
 namespace {
@@ -74,6 +78,43 @@ void fuzz_log(const uint8_t* data, size_t size) {
   }
 }
 
+// The answer's series as every quantity of `analyze --prometheus`.
+void fuzz_prom_answer(const std::string& text) {
+  auto series = parse_query_answer(text, "fuzz");
+  QueryGrid g{1704067200, 1, 31};
+  incident::ObservedSeries s;
+  s.start_unix_s = g.from;
+  s.requests = counter_increases(series, g);
+  s.retries = s.successes = s.failed = s.overflow = s.timeouts = s.requests;
+  s.in_flight = gauge_values(series, g);
+  auto slow = slow_attempts(series, g, 1, 0.001);
+  s.measured = slow.measured;
+  s.slow = slow.slow;
+  double total = 0;
+  for (double v : s.requests) total += v;
+  if (!(total > 0)) return;  // `analyze --prometheus` stops there
+  incident::ObservedOptions o;
+  o.timeout_s = 1;
+  auto r = incident::analyze_observed(s, o);
+  ObservedSource src{"fuzz", "fuzz", g.from, g.step};
+  check_printable(observed_text(r, src));
+  observed_json(r, src).dump();
+  std::string yaml = observed_replay_yaml(r, o);
+  try {
+    validate(scenario_from_text(yaml, "replay"));
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "replay refused: %s\n%s\n", e.what(), yaml.c_str());
+    std::abort();
+  }
+}
+
+void fuzz_prom_mapping(const std::string& text) {
+  MetricsMapping m = mapping_from_text(text, "fuzz");
+  std::string matchers = selector_matchers("{job=\"x\"}");
+  for (const auto* e : {&m.requests, &m.attempts, &m.retries, &m.successes, &m.failed})
+    expand_selector(*e, matchers);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -83,8 +124,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
+    std::string text(reinterpret_cast<const char*>(data), size);
     if (format == "time")
-      fuzz_time(std::string_view(reinterpret_cast<const char*>(data), size));
+      fuzz_time(text);
+    else if (format == "prom_answer")
+      fuzz_prom_answer(text);
+    else if (format == "prom_mapping")
+      fuzz_prom_mapping(text);
     else
       fuzz_log(data, size);
   } catch (const InputError&) {

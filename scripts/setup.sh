@@ -16,7 +16,7 @@ done
 
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev clang-format
-          libgrpc++-dev)
+          libgrpc++-dev haproxy nginx python3-botocore prometheus)
 [ "$want_web" = 1 ] && packages+=(nodejs npm)
 [ "$want_browser" = 1 ] && packages+=(chromium)
 
@@ -48,5 +48,15 @@ if [ "$want_web" = 1 ] && [ -f web/package-lock.json ]; then
   if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
     echo "setup: npm ci (web/)"
     (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+
+# The conformance suite's real Node clients (@grpc/grpc-js, @smithy/util-retry);
+# their tests are skipped when npm is absent.
+node_dir=tests/conformance/node
+if command -v npm >/dev/null && [ -f "$node_dir/package-lock.json" ]; then
+  if [ ! -d "$node_dir/node_modules" ] || [ "$node_dir/package-lock.json" -nt "$node_dir/node_modules/.package-lock.json" ]; then
+    echo "setup: npm ci ($node_dir/)"
+    (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 fi

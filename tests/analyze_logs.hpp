@@ -1,5 +1,5 @@
 // Incident logs written for the analyzer's tests and benchmark: sessions of
-// the scheduler model (../shared/spec/scheduler-incident.md) in miniature,
+// the scheduler model (docs/sessions.md) in miniature,
 // with the events each session would log. Every figure is known by
 // construction, so tests can compare the analysis with the truth.
 #pragma once

@@ -222,7 +222,7 @@ TEST(ConfigsExport, NotesNameWhatCannotBeExpressed) {
   auto j = nlohmann::json::parse(g.text);
   ASSERT_TRUE(j.contains("_comment"));
   EXPECT_GT(j["_comment"].size(), 2u);
-  EXPECT_THROW(export_config(s, "nginx"), InputError);
+  EXPECT_THROW(export_config(s, "traefik"), InputError);  // not a system we write
 }
 
 TEST(ConfigsExport, PageExportUsesTheSameCode) {
@@ -292,6 +292,28 @@ TEST(ConfigsExport, GrpcBackoffOfManyRetriesStaysInRange) {
       << h.text;
   b = reimport(huge, "grpc", text);
   EXPECT_EQ(b.client.backoff.cap_s, cap_max);
+}
+
+// grpc-js 1.14 reads "0.3s" as 0 s + 3 ns (service-config.ts,
+// validateMethodConfig: the fraction's digits taken as nanoseconds), found by
+// the conformance suite (docs/conformance.md): every fractional duration of a
+// gRPC export carries all nine digits, which every client reads right.
+TEST(ConfigsExport, GrpcDurationsCarryNineFractionDigits) {
+  Scenario s = make({{"client.deadline_s", "2.5"},
+                     {"client.timeout_s", "0.3"},
+                     {"client.backoff.base_s", "0.05"},
+                     {"client.backoff.cap_s", "1"}});
+  ExportResult e = export_config(s, "grpc");
+  EXPECT_EQ(grpc::experimental::ValidateServiceConfigJSON(e.text), "") << e.text;
+  auto mc = nlohmann::json::parse(e.text)["methodConfig"][0];
+  EXPECT_EQ(mc["timeout"], "2.500000000s") << e.text;
+  EXPECT_EQ(mc["retryPolicy"]["initialBackoff"], "0.050000000s");
+  EXPECT_EQ(mc["retryPolicy"]["maxBackoff"], "1s");
+  EXPECT_EQ(mc["retryPolicy"]["perAttemptRecvTimeout"], "0.300000000s");
+  std::string text;
+  Scenario b = reimport(s, "grpc", text);
+  EXPECT_DOUBLE_EQ(b.client.deadline_s, 2.5);
+  EXPECT_DOUBLE_EQ(b.client.backoff.base_s, 0.05);
 }
 
 // Envoy's max_interval had the same 2^99 s; its Percent allows at most 100

@@ -1,5 +1,5 @@
 // Policies and the fluid engine against numbers worked out by hand from
-// ../shared/spec/fluid-model.md: backoff windows and jitter, the exact split
+// docs/fluid-model.md: backoff windows and jitter, the exact split
 // of a delay range over steps, the two retry budgets, and one tiny scenario
 // followed step by step under both service_completes conventions.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The budgets and jitters of real systems (docs/policies.md), against cases
-// worked by hand. Semantics: ../shared/reference/retry-configs.md.
+// worked by hand. Semantics: docs/configs.md ("Sources").
 #include <gtest/gtest.h>
 
 #include "policies/backoff.hpp"

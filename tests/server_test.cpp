@@ -239,6 +239,56 @@ TEST_F(Server, LadderAnswersThePresetsRows) {
   EXPECT_NEAR(j["rows"][4]["metrics"]["failure_recovery_s"].get<double>(), 0.1, 1e-9);
 }
 
+// Issue 17: what the page needs to never show a result that is not its inputs'.
+TEST_F(Server, LadderRowsCarryAGoodputSparkline) {
+  json j = ok_json(post("/api/ladder", json{{"preset", "order-status"}}));
+  for (const json& row : j["rows"]) {
+    ASSERT_TRUE(row["goodput_per_s"].is_array());
+    EXPECT_GT(row["goodput_per_s"].size(), 10u);
+    EXPECT_LE(row["goodput_per_s"].size(), kLadderSparkPoints);
+    // Before the incident every request is served on time: goodput is the row's demand.
+    EXPECT_NEAR(row["goodput_per_s"][0].get<double>(),
+                row["scenario"]["demand"]["rate_per_s"].get<double>(), 1e-9);
+  }
+}
+
+TEST_F(Server, IncidentAfterTheRunIsRefused) {
+  expect_error(
+      post("/api/run", json{{"preset", "order-status"}, {"set", {{"incident.start_s", 400}}}}), 400,
+      "incident.start_s");
+  // Starting inside the run and lasting past its end stays allowed.
+  ok_json(post("/api/run", json{{"preset", "order-status"}, {"set", {{"incident.start_s", 290}}}}));
+}
+
+TEST_F(Server, SchemaNamesKeysCountedInSteps) {
+  json j = ok_json(get("/api/schema"));
+  std::set<std::string> stepped;
+  for (const json& k : j["keys"])
+    if (k.contains("multiple_of")) stepped.insert(k["path"].get<std::string>());
+  EXPECT_EQ(stepped, (std::set<std::string>{"horizon_s", "client.timeout_s",
+                                            "client.budget.window_s", "client.budget.ttl_s"}));
+}
+
+TEST_F(Server, RunWithoutAdviceThenAdviceAlone) {
+  json body = {{"preset", "order-status"},
+               {"set", {{"engine", "agent"}, {"runs", 4}}},
+               {"trace", false},
+               {"advice", false}};
+  json run = ok_json(post("/api/run", body));
+  EXPECT_TRUE(run["advice"].empty());
+  EXPECT_FALSE(run.contains("tipping"));
+  EXPECT_EQ(run["montecarlo"]["runs"], 4);
+  // Replication 0 is the run shown: the same numbers as a run with advice.
+  body.erase("advice");
+  json full = ok_json(post("/api/run", body));
+  EXPECT_EQ(run["metrics"], full["metrics"]);
+  EXPECT_EQ(run["montecarlo"], full["montecarlo"]);
+  json advice = ok_json(post("/api/advice", json{{"preset", "order-status"}}));
+  ASSERT_FALSE(advice["advice"].empty());
+  EXPECT_TRUE(advice["advice"][0]["title"].is_string());
+  EXPECT_TRUE(advice["tipping"].is_object());
+}
+
 TEST_F(Server, TippingOnAHalfSecondGrid) {
   json j = ok_json(post("/api/tipping", json{{"preset", "primary-failover"}, {"grid_s", 0.5}}));
   EXPECT_EQ(j["grid_s"], 0.5);

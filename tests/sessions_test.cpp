@@ -1,5 +1,5 @@
 // The session model of the scheduler incident: every row of the table in
-// ../shared/spec/scheduler-incident.md as means over 40 seeds, the
+// docs/sessions.md as means over 40 seeds, the
 // deterministic 22:15 replay, and the accounting invariants.
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ constexpr int kSeeds = 40;
 
 using testing::preset;
 
-// Means over 40 seeds, as the spec's table states them.
+// Means over 40 seeds, as the table of docs/sessions.md states them.
 SessionMonteCarlo forty(const Scenario& s) {
   return run_session_montecarlo(s, kSeeds);
 }

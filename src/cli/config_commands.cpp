@@ -54,17 +54,19 @@ ConfigCommands& add_config_commands(CLI::App& app) {
   static ConfigCommands c;
   c.import_cmd = app.add_subcommand(
       "import",
-      "read Envoy, gRPC, Istio, Linkerd or AWS retry configuration as scenario keys; several "
-      "files are stacked layers, outermost first");
+      "read Envoy, gRPC, Istio, Linkerd, AWS, HAProxy or nginx retry configuration as scenario "
+      "keys; several files are stacked layers, outermost first");
   c.import_cmd->add_option("files", c.files, "configuration files (format detected)")->required();
   c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml");
   c.import_cmd->add_option("--out", c.out, "write to FILE (atomically)");
 
   c.export_cmd =
       app.add_subcommand("export",
-                         "write the scenario's client policy as Envoy, gRPC, Istio, Linkerd or AWS "
-                         "configuration, with comments on what the system cannot express");
-  c.export_cmd->add_option("--to", c.to, "envoy | grpc | istio | linkerd | aws")->required();
+                         "write the scenario's client policy as Envoy, gRPC, Istio, Linkerd, AWS, "
+                         "HAProxy or nginx configuration, with comments on what the system "
+                         "cannot express");
+  c.export_cmd->add_option("--to", c.to, "envoy | grpc | istio | linkerd | aws | haproxy | nginx")
+      ->required();
   c.export_cmd->add_option("--preset", c.preset, "a preset name (default: order-status)");
   c.export_cmd->add_option("--scenario", c.scenario, "a scenario file, YAML or JSON");
   c.export_cmd->add_option("--set", c.sets, "PATH=VALUE (repeatable)")->allow_extra_args(false);

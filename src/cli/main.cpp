@@ -2,6 +2,7 @@
 // Command names, options and exit statuses follow contract.md.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,8 @@
 #include "engines/agent/request_log.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
+#include "io/metrics_out.hpp"
+#include "io/prometheus_client.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "io/session_report.hpp"
@@ -90,6 +93,23 @@ void run_sessions_command(const Scenario& s, const std::string& format, const st
   emit(format == "json" ? dump(session_json(r)) : session_text(r), out);
 }
 
+// `run --metrics-out`: the run's series under one system's metric names.
+void write_metrics(const Scenario& s, const std::string& file, const std::string& scheme,
+                   const std::string& start_text) {
+  double start = kDefaultMetricsStart;
+  if (!start_text.empty()) {
+    auto t = parse_unix_time(start_text);
+    if (!t || *t < 0 || *t > 4e9)
+      throw InputError("--metrics-start: '" + start_text +
+                       "' is not Unix seconds (0 to 4e9) or a time like 2024-01-01T00:00:00Z");
+    start = *t;
+  }
+  const auto& schemes = metrics_schemes();
+  if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end())
+    throw InputError("--metrics-as: '" + scheme + "' is not one of envoy, istio, linkerd, grpc");
+  emit(metrics_openmetrics(run_engine(s), scheme, start), file, "--metrics-out");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +122,12 @@ int main(int argc, char** argv) {
   auto* presets_cmd = app.add_subcommand("presets", "list the presets with their descriptions");
   auto* keys_cmd =
       app.add_subcommand("keys", "list the scenario keys: type, allowed values, default, meaning");
+  int calibrate_seeds = 40;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate",
+      "the scheduler presets against the post-mortem's figures (docs/scheduler-calibration.md)");
+  calibrate_cmd->add_option("--seeds", calibrate_seeds, "seeds 1 to N (default 40)")
+      ->check(CLI::Range(1, 1000));
   std::string format = "text", out;
 
   ScenarioOptions run_opts;
@@ -123,6 +149,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--log", log_dir,
                       "agent engine: write DIR/requests.csv, one row per attempt; sessions: "
                       "DIR/sessions.csv and DIR/events.jsonl");
+  std::string metrics_out, metrics_as = "envoy", metrics_start;
+  run_cmd->add_option("--metrics-out", metrics_out,
+                      "also write the run's series as OpenMetrics text, one sample a second, "
+                      "for promtool tsdb create-blocks-from openmetrics (docs/prometheus.md)");
+  run_cmd->add_option("--metrics-as", metrics_as,
+                      "the names and labels of --metrics-out: envoy | istio | linkerd | grpc "
+                      "(default envoy)");
+  run_cmd->add_option("--metrics-start", metrics_start,
+                      "the timestamp of t = 0 in --metrics-out: Unix seconds or "
+                      "2024-01-01T00:00:00Z (the default)");
 
   ScenarioOptions ladder_opts;
   auto* ladder_cmd =
@@ -202,6 +238,9 @@ int main(int argc, char** argv) {
       std::cout << presets_text();
     } else if (keys_cmd->parsed()) {
       std::cout << keys_markdown();
+    } else if (calibrate_cmd->parsed()) {
+      std::cout << calibration_page(scheduler_calibration_of_presets(calibrate_seeds),
+                                    calibrate_seeds);
     } else if (run_cmd->parsed()) {
       check_format(format, {"text", "json", "csv"});
       Scenario s = run_opts.build();
@@ -209,6 +248,8 @@ int main(int argc, char** argv) {
       if (runs > 0) set_key(s, "runs", double(runs));
       validate(s);
       run_opts.check(run_cost(s), "run");
+      if (!metrics_out.empty() && !engine_facts(s).run)
+        throw InputError("--metrics-out: needs a per-step engine (fluid or agent), not sessions");
       if (!engine_facts(s).run) {  // sessions: the session report
         run_sessions_command(s, format, out, log_dir);
         return 0;
@@ -221,6 +262,7 @@ int main(int argc, char** argv) {
         run_agent(s, {&csv, nullptr});
         csv.close();
       }
+      if (!metrics_out.empty()) write_metrics(s, metrics_out, metrics_as, metrics_start);
       std::optional<MonteCarloResult> mc;
       if (s.runs > 1 && format != "csv") mc = run_montecarlo(s);
       if (format == "csv") {

@@ -71,9 +71,9 @@ void text_hours(std::ostringstream& o, const Report& r) {
   }
   o << "  L = time-average in flight; λ·W = launches x mean time in system (Little's law: L "
        "= λ·W); work/block/asleep split L.\n";
-  o << "  Whole log: L " << fixed(r.mean_in_flight, 2) << ", λ·W " << fixed(r.little, 2)
-    << ", mean time in system " << span_label(r.mean_duration_s) << ", peak " << num(r.peak)
-    << " in flight.\n";
+  o << "  Whole log, " << clock_label(r.l_from_s) << " to " << clock_label(r.l_to_s) << ": L "
+    << fixed(r.mean_in_flight, 2) << ", λ·W " << fixed(r.little, 2) << ", mean time in system "
+    << span_label(r.mean_duration_s) << ", peak " << num(r.peak) << " in flight.\n";
 }
 
 // The queue at session open: what the batch counter showed (capped at the
@@ -229,6 +229,14 @@ std::string analyze_text(const Report& r) {
   return o.str();
 }
 
+nlohmann::json finding_json(const incident::Finding& f) {
+  return {{"id", f.id},
+          {"title", f.title},
+          {"score", f.score},
+          {"evidence", f.evidence},
+          {"fix", f.fix}};
+}
+
 nlohmann::json analyze_json(const Report& r) {
   using nlohmann::json;
   json hours = json::array();
@@ -269,12 +277,7 @@ nlohmann::json analyze_json(const Report& r) {
                     {"lines_429_per_launch",
                      d.launches > 0 ? json(d.lines_429 / d.launches) : json(nullptr)}});
   json findings = json::array();
-  for (const auto& f : r.findings)
-    findings.push_back({{"id", f.id},
-                        {"title", f.title},
-                        {"score", f.score},
-                        {"evidence", f.evidence},
-                        {"fix", f.fix}});
+  for (const auto& f : r.findings) findings.push_back(finding_json(f));
   json unknowns = json::array();
   for (const auto& u : r.unknowns) unknowns.push_back({{"figure", u.figure}, {"reason", u.reason}});
   json outcomes = json::object();
@@ -297,6 +300,7 @@ nlohmann::json analyze_json(const Report& r) {
       {"ceiling", value(r.ceiling)},
       {"ceiling_source", r.ceiling_source},
       {"mean_in_flight", r.mean_in_flight},
+      {"l_window", {{"from_s", value(r.l_from_s)}, {"to_s", value(r.l_to_s)}}},
       {"mean_duration_s", value(r.mean_duration_s)},
       {"little", value(r.little)},
       {"peak", r.peak},

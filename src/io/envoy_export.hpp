@@ -1,6 +1,6 @@
 // Envoy configuration for a scenario's client policy: the route's
 // retry_policy and the cluster's retry_budget, as a YAML fragment, with
-// comments on what Envoy cannot express. Facts: ../shared/reference/retry-configs.md.
+// comments on what Envoy cannot express. Facts: docs/configs.md ("Sources").
 #pragma once
 
 #include <string>

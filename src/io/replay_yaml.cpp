@@ -4,6 +4,7 @@
 
 #include "analysis/incident/replay.hpp"
 #include "io/analyze_report.hpp"
+#include "io/observed_report.hpp"
 
 namespace retrystorm {
 
@@ -20,15 +21,10 @@ std::vector<std::string> parts(const std::string& path) {
 
 }  // namespace
 
-std::string replay_yaml(const incident::Report& r) {
+std::string replay_keys_yaml(const std::vector<incident::ReplayKey>& keys) {
   std::ostringstream o;
-  o << "# A replay of the analyzed incident for the session engine (retrystorm analyze\n"
-       "# --emit-scenario). Run it: retrystorm run --scenario THIS_FILE\n";
-  o << "name: replay\n";
-  o << "description: \"The analyzed incident: " << r.sessions << " " << r.unit
-    << " in the log, replayed with its demand, dependency timeline, deadline and ladder.\"\n";
   std::vector<std::string> open;
-  for (const auto& key : incident::replay_keys(r)) {
+  for (const auto& key : keys) {
     auto p = parts(key.path);
     size_t same = 0;
     while (same < open.size() && same + 1 < p.size() && open[same] == p[same]) ++same;
@@ -42,6 +38,16 @@ std::string replay_yaml(const incident::Report& r) {
       << (key.note.empty() ? "" : "  # " + key.note) << "\n";
   }
   return o.str();
+}
+
+std::string replay_yaml(const incident::Report& r) {
+  std::ostringstream o;
+  o << "# A replay of the analyzed incident for the session engine (retrystorm analyze\n"
+       "# --emit-scenario). Run it: retrystorm run --scenario THIS_FILE\n";
+  o << "name: replay\n";
+  o << "description: \"The analyzed incident: " << r.sessions << " " << r.unit
+    << " in the log, replayed with its demand, dependency timeline, deadline and ladder.\"\n";
+  return o.str() + replay_keys_yaml(incident::replay_keys(r));
 }
 
 }  // namespace retrystorm

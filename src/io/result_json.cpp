@@ -157,7 +157,8 @@ json ladder_json(const std::vector<LadderResult>& rows) {
                    {"set", set},
                    {"scenario", scenario_to_json(r.scenario)},
                    {"metrics", metrics_json(r.metrics)},
-                   {"verdict", {{"recovered", v.recovered}, {"headline", v.headline}}}});
+                   {"verdict", {{"recovered", v.recovered}, {"headline", v.headline}}},
+                   {"goodput_per_s", r.goodput_per_s}});
   }
   return {{"rows", out}};
 }

@@ -1,6 +1,7 @@
 #include "io/scenario_io.hpp"
 
 #include <cmath>
+#include <set>
 
 #include "io/input_text.hpp"
 #include "io/preset_texts.hpp"
@@ -181,6 +182,10 @@ json schema_json() {
       entry["max"] = k.max;
       entry["min_exclusive"] = k.min_exclusive;
       entry["step"] = k.type == KeyType::integer ? 1.0 : 0.0;
+      // Keys that validate() wants in whole steps: the page steps them by step_s.
+      static const std::set<std::string> whole_steps = {
+          "horizon_s", "client.timeout_s", "client.budget.window_s", "client.budget.ttl_s"};
+      if (whole_steps.count(k.path)) entry["multiple_of"] = "step_s";
     }
     if (k.type == KeyType::choice) entry["values"] = k.choices;
     if (!k.when_path.empty()) entry["when"] = {{"path", k.when_path}, {"values", k.when_values}};

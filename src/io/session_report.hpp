@@ -1,6 +1,6 @@
 // Views of a session-model run (engine: sessions): the JSON answer of `run`
 // and /api/run, the terminal report, the per-bucket CSV, and the logs of
-// ../shared/spec/session-log.md (sessions.csv, events.jsonl).
+// docs/log-formats.md (sessions.csv, events.jsonl).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/session_advice.hpp"
+#include "analysis/session_calibration.hpp"
 #include "analysis/session_metrics.hpp"
 
 namespace retrystorm {
@@ -29,6 +30,11 @@ SessionReport make_session_report(const Scenario& s, sessions::SessionSink* log 
 nlohmann::json session_json(const SessionReport& r);
 std::string session_text(const SessionReport& r);
 std::string session_series_csv(const sessions::SessionRun& run);
+
+// docs/scheduler-calibration.md: the post-mortem's figures against the
+// session model over `seeds` seeds (`retrystorm calibrate` prints it).
+std::string calibration_page(const std::vector<CalibrationRow>& rows, int seeds);
+std::vector<CalibrationRow> scheduler_calibration_of_presets(int seeds = 40);
 
 // sessions.csv: one row per session, the columns of session-log.md.
 std::string sessions_csv(const sessions::SessionRun& run);

@@ -38,9 +38,10 @@ using nlohmann::json;
 namespace {
 
 const std::set<std::string> kPostPaths = {
-    "/api/run",          "/api/ladder",      "/api/tipping",      "/api/sweep",
-    "/api/export/envoy", "/api/export/grpc", "/api/export/istio", "/api/export/linkerd",
-    "/api/export/aws",   "/api/import",      "/api/lint",         "/api/trace"};
+    "/api/run",          "/api/ladder",         "/api/tipping",      "/api/sweep",
+    "/api/export/envoy", "/api/export/grpc",    "/api/export/istio", "/api/export/linkerd",
+    "/api/export/aws",   "/api/import",         "/api/lint",         "/api/trace",
+    "/api/export/nginx", "/api/export/haproxy", "/api/advice"};
 const std::set<std::string> kGetPaths = {"/api/presets", "/api/schema"};
 
 // The scenario a request names: {"preset", "set"} or {"scenario"}.
@@ -174,11 +175,30 @@ bool flag_of(const json& body, const char* name) {
   return body[name].get<bool>();
 }
 
+TippingCache& tipping_cache() {
+  static TippingCache cache;
+  return cache;
+}
+
+// The views of a run already made (replication 0 of a Monte Carlo), without
+// advice or tipping point: the page asks /api/advice and /api/tipping after
+// drawing the chart.
+RunReport report_of(RunResult run, bool trace) {
+  RunReport r;
+  r.run = std::move(run);
+  r.metrics = compute_metrics(r.run);
+  r.verdict = verdict(r.run, r.metrics);
+  r.goodput = goodput_table(r.run);
+  if (trace) r.trace = decision_trace(r.run);
+  return r;
+}
+
 // POST /api/run for a valid scenario: the session report, or the run's report
 // with its Monte Carlo when there are replications.
 json run_answer(const Scenario& s, const json& body, const ServerLimits& limits) {
-  static TippingCache tipping_cache;
+  TippingCache& cache = tipping_cache();
   bool trace = flag_of(body, "trace");    // the page asks without, then fetches /api/trace
+  bool advice = flag_of(body, "advice");  // advice and tipping point; the page fetches them after
   bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
   if (!engine_facts(s).run) {             // sessions: the session report
     check_runs(s, limits.max_session_runs);
@@ -188,7 +208,13 @@ json run_answer(const Scenario& s, const json& body, const ServerLimits& limits)
   }
   bool montecarlo = engine_facts(s).random && s.runs > 1;
   if (montecarlo) check_runs(s, limits.max_agent_runs);  // before any work
-  json answer = run_json(make_report(s, true, true, &tipping_cache, trace));
+  if (montecarlo && !advice) {  // replication 0 is the run shown: no second run
+    MonteCarloResult mc = run_montecarlo(s);
+    json answer = run_json(report_of(std::move(mc.first), trace));
+    answer["montecarlo"] = montecarlo_json(mc);
+    return answer;
+  }
+  json answer = run_json(make_report(s, advice, advice, &cache, trace));
   if (montecarlo) answer["montecarlo"] = montecarlo_json(run_montecarlo(s));
   return answer;
 }
@@ -205,7 +231,7 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   if (path == "/api/schema") return schema_json();
   if (path == "/api/run") {
     std::vector<std::string> warnings;
-    Scenario s = scenario_of(body, {"trace", "sessions"}, limits, &warnings);
+    Scenario s = scenario_of(body, {"trace", "sessions", "advice"}, limits, &warnings);
     check_cost(run_cost(s), limits.cost, "run");
     json answer = run_answer(s, body, limits);
     if (!warnings.empty()) answer["warnings"] = warnings;  // keys this engine ignores
@@ -216,6 +242,15 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
     if (!engine_facts(s).run) return {{"trace", json::array()}};  // no per-step trace
     check_cost(engine_run_cost(s), limits.cost, "trace");
     return {{"trace", trace_json(decision_trace(run_engine(s)))}};
+  }
+  if (path == "/api/advice") {  // what /api/run leaves out with "advice": false
+    Scenario s = scenario_of(body, {}, limits);
+    if (!engine_facts(s).run) return {{"advice", json::array()}};
+    check_cost(run_cost(s), limits.cost, "advice");
+    RunReport r = make_report(s, true, true, &tipping_cache(), false);
+    json answer = {{"advice", advice_json(r.advice)}};
+    if (r.tipping) answer["tipping"] = tipping_json(*r.tipping);
+    return answer;
   }
   if (path == "/api/ladder") {
     Scenario s = scenario_of(body, {}, limits);
@@ -731,7 +766,8 @@ class HardenedServer : public httplib::Server {
 
 // Requests that run engines hold a slot of the work budget.
 const std::set<std::string> kExpensivePaths = {"/api/run",   "/api/ladder", "/api/tipping",
-                                               "/api/sweep", "/api/trace",  "/api/lint"};
+                                               "/api/sweep", "/api/trace",  "/api/lint",
+                                               "/api/advice"};
 
 int work_slots(const ServerLimits& limits) {
   return limits.max_work > 0 ? limits.max_work

@@ -62,13 +62,20 @@ export const api = {
   presets: () => call<{ presets: Preset[] }>('GET', 'presets').then((r) => r.presets),
   schema: () => call<{ keys: SchemaKey[] }>('GET', 'schema').then((r) => r.keys),
   /** The run without its trace (the chart needs none); see trace(). */
-  run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false, sessions: false }), s)),
+  run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false, sessions: false, advice: false }), s)),
+  /** The whole Monte Carlo of an agent run (the page has drawn replication 0 already). */
+  montecarlo: (sc: Scenario) => latest('montecarlo', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false, sessions: false, advice: false }), s)),
+  /** Advice and the tipping point of a run, asked after its chart is drawn. */
+  advice: (sc: Scenario) => latest('advice', (s) => call<{ advice: NonNullable<RunResult['advice']>; tipping?: Tipping }>('POST', 'advice', body(sc), s)),
   trace: (sc: Scenario) => latest('trace', (s) => call<{ trace: TraceStep[] }>('POST', 'trace', body(sc), s).then((r) => r.trace)),
   ladder: (sc: Scenario) => latest('ladder', (s) => call<{ rows: LadderRow[] }>('POST', 'ladder', body(sc), s)),
   tipping: (sc: Scenario) => latest('tipping', (s) => call<Tipping>('POST', 'tipping', body(sc), s)),
   sweep: (sc: Scenario, vary: { path: string; from: number; to: number; step: number }[]) =>
     latest('sweep', (s) => call<{ rows: SweepRow[] }>('POST', 'sweep', body(sc, { vary }), s)),
   envoy: (sc: Scenario) => call<{ yaml: string }>('POST', 'export/envoy', body(sc)),
+  /** The client policy as envoy, grpc, istio, linkerd or aws configuration. */
+  exportConfig: (system: string, sc: Scenario) =>
+    latest('export', (s) => call<{ text: string; notes?: string[] }>('POST', `export/${system}`, body(sc), s)),
   importConfigs: (files: { name: string; text: string }[]) =>
     call<ImportResult>('POST', 'import', { files }),
 };

@@ -4,9 +4,13 @@
 
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { moments, placeLabel, type Box } from './events';
 import { fmtAmp, fmtNum } from './format';
 import { goodputBandLabel, nearestIndex, type LoadData } from './series';
 import type { RunResult } from './types';
+
+/** A label drawn on a chart (CSS pixels inside the chart's canvas), for the tests. */
+export interface PlacedLabel extends Box { kind: string; text: string }
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 
@@ -18,6 +22,9 @@ export interface ChartCtx {
 }
 
 const SYNC = 'retrystorm';
+/** Width of the y axes left and right: the same on both charts so their x axes line up. */
+const AXIS_L = 60;
+const AXIS_R = 52;
 
 function size(el: HTMLElement, small: boolean) {
   const w = Math.max(280, el.clientWidth || 600);
@@ -29,6 +36,15 @@ function size(el: HTMLElement, small: boolean) {
 const BAND_LOW = 7;
 const BAND_HIGH = 8;
 
+/** 1500 -> "1.5k", 2e6 -> "2M": tick labels of the compressed backlog axis. */
+function compact(v: number): string {
+  const a = Math.abs(v);
+  if (a >= 1e9) return `${fmtNum(v / 1e9, 1)}G`;
+  if (a >= 1e6) return `${fmtNum(v / 1e6, 1)}M`;
+  if (a >= 1e3) return `${fmtNum(v / 1e3, 1)}k`;
+  return fmtNum(v, 0);
+}
+
 function fmtVal(v: number | null | undefined) {
   return v === null || v === undefined ? '–' : `${fmtNum(v, 1)}`;
 }
@@ -36,8 +52,12 @@ function fmtVal(v: number | null | undefined) {
 export class Charts {
   load: uPlot | null = null;
   backlog: uPlot | null = null;
+  labels: PlacedLabel[] = []; // the load chart's annotations as last drawn
+  boundY: number | null = null; // the bound line's height on the load chart (CSS px), for the tests
   private ro: ResizeObserver;
   private key = ''; // what the load chart's options depend on: the goodput band and its run count
+  private zoom: { min: number; max: number } | null = null; // the user's x range, kept across changes
+  private syncing = false;
 
   constructor(private loadEl: HTMLElement, private backlogEl: HTMLElement, private ctx: ChartCtx) {
     this.ro = new ResizeObserver(() => this.resize());
@@ -58,16 +78,95 @@ export class Charts {
     ctx.fillStyle = css('--c-incident');
     ctx.fillRect(a, top, Math.max(1, b - a), height);
     ctx.restore();
+    if (u === this.load) this.bandUnder(u);
   };
 
+  /** The Monte Carlo goodput band, filled under the stack and the lines (never over them). */
+  private bandUnder(u: uPlot) {
+    const d = this.ctx.data;
+    const band = d?.goodputBand;
+    if (!d || !band) return;
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+    ctx.clip();
+    ctx.fillStyle = css('--c-good-band-fill');
+    let open = false;
+    const lows: [number, number][] = [];
+    const flush = () => {
+      for (let k = lows.length - 1; k >= 0; k--) ctx.lineTo(lows[k][0], lows[k][1]);
+      ctx.closePath();
+      ctx.fill();
+      lows.length = 0;
+      open = false;
+    };
+    for (let i = 0; i < d.t.length; i++) {
+      const lo = band.low[i];
+      const hi = band.high[i];
+      if (lo === null || hi === null) { if (open) flush(); continue; }
+      const x = u.valToPos(d.t[i], 'x', true);
+      const y = u.valToPos(hi, 'y', true);
+      if (!open) { ctx.beginPath(); ctx.moveTo(x, y); open = true; } else ctx.lineTo(x, y);
+      lows.push([x, u.valToPos(lo, 'y', true)]);
+    }
+    if (open) flush();
+    ctx.restore();
+  }
+
+  /** Vertical lines and labels for the moments of the story, the peak, the trace step. */
   private markHook = (u: uPlot) => {
     const d = this.ctx.data;
     const r = this.ctx.result;
     if (!d || !r) return;
     const ctx = u.ctx;
-    const { top, height } = u.bbox;
     const dpr = devicePixelRatio || 1;
-    // Peak marker
+    const { top, height, left, width } = u.bbox;
+    const area: Box = { x: left / dpr, y: top / dpr, w: width / dpr, h: height / dpr };
+    ctx.save();
+    ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+    const taken: Box[] = [];
+    // The bound line is a band of its own: no label may sit on it.
+    const boundLevel = d.bound[0];
+    const by = boundLevel !== undefined ? u.valToPos(boundLevel, 'y', true) / dpr : null;
+    this.boundY = by !== null && by >= area.y && by <= area.y + area.h ? by : null;
+    if (this.boundY !== null) taken.push({ x: area.x, y: this.boundY - 3, w: area.w, h: 6 });
+    const labels: PlacedLabel[] = [];
+    const draw = (kind: string, text: string, x: number, y0: number, colour: string) => {
+      const w = ctx.measureText(text).width / dpr + 8;
+      const box = placeLabel(w, 15, x, y0, area, taken);
+      taken.push(box);
+      labels.push({ ...box, kind, text });
+      ctx.fillStyle = css('--label-bg');
+      ctx.fillRect(box.x * dpr, box.y * dpr, box.w * dpr, box.h * dpr);
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = dpr;
+      ctx.strokeRect(box.x * dpr, box.y * dpr, box.w * dpr, box.h * dpr);
+      ctx.fillStyle = css('--fg');
+      ctx.fillText(text, (box.x + 4) * dpr, (box.y + 11.5) * dpr);
+    };
+    const colours: Record<string, string> = {
+      incident: css('--fg-muted'), overload: css('--c-late'), 'give-up': css('--c-failed'), budget: css('--c-bound'),
+      'incident-end': css('--fg-muted'), recovery: css('--c-good'), never: css('--c-failed'),
+    };
+    for (const m of moments(r)) {
+      // "never" belongs at the run's end, which can sit just past the last sample.
+      const x = m.kind === 'never' ? Math.min(u.valToPos(m.t, 'x', true), left + width) : u.valToPos(m.t, 'x', true);
+      if (x < left - 1 || x > left + width + 1) continue;
+      if (m.kind !== 'incident' && m.kind !== 'never') {
+        ctx.strokeStyle = colours[m.kind];
+        ctx.lineWidth = 1.2 * dpr;
+        ctx.setLineDash([5 * dpr, 4 * dpr]);
+        ctx.beginPath();
+        ctx.moveTo(x, top);
+        ctx.lineTo(x, top + height);
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
+      const lx = m.kind === 'never' ? x / dpr - 200 : x / dpr + 3;
+      draw(m.kind, m.label, lx, area.y + 2, colours[m.kind]);
+    }
+    // Peak marker: a ring on the stack, its label boxed beside it.
     const pt = r.metrics.peak_step_t_s;
     let i = pt !== undefined ? nearestIndex(d.t, pt) : -1;
     if (i < 0) {
@@ -77,20 +176,17 @@ export class Charts {
     if (i >= 0) {
       const x = u.valToPos(d.t[i], 'x', true);
       const y = u.valToPos(d.stackTop[i], 'y', true);
-      ctx.save();
       ctx.strokeStyle = css('--c-peak');
-      ctx.fillStyle = css('--c-peak');
       ctx.lineWidth = 2 * dpr;
       ctx.beginPath();
       ctx.arc(x, y, 5 * dpr, 0, Math.PI * 2);
       ctx.stroke();
-      ctx.font = `${12 * dpr}px system-ui, sans-serif`;
-      const label = `peak ${fmtAmp(r.metrics.peak_amplification)}`;
-      const tw = ctx.measureText(label).width;
-      const lx = Math.min(x + 8 * dpr, u.bbox.left + u.bbox.width - tw - 2);
-      ctx.fillText(label, lx, Math.max(top + 12 * dpr, y - 8 * dpr));
-      ctx.restore();
+      const ring: Box = { x: x / dpr - 6, y: y / dpr - 6, w: 12, h: 12 };
+      taken.push(ring);
+      draw('peak', `peak ${fmtAmp(r.metrics.peak_amplification)}`, x / dpr + 9, Math.max(area.y + 2, y / dpr - 8), css('--c-peak'));
     }
+    ctx.restore();
+    this.labels = labels;
     // Trace marker
     if (this.ctx.traceT !== null) {
       const x = u.valToPos(this.ctx.traceT, 'x', true);
@@ -106,6 +202,47 @@ export class Charts {
     }
   };
 
+  /** The tooltip beside the cursor: time and every value of the load chart. */
+  private tipHook = (u: uPlot) => {
+    const tip = document.getElementById('chart-tip');
+    const d = this.ctx.data;
+    if (!tip || !d) return;
+    const i = u.cursor.idx;
+    const l = u.cursor.left ?? -1;
+    if (i === null || i === undefined || l < 0) { tip.hidden = true; return; }
+    const rows: [string, string][] = [
+      ['t', `${fmtNum(d.t[i], 2)} s`], ['first attempts', fmtVal(d.first[i])], ['retries', fmtVal(d.retries[i])],
+      ['capacity', fmtVal(d.capacity[i])], ['on time', fmtVal(d.goodput[i])], ['late', fmtVal(d.late[i])], ['backlog', fmtVal(d.backlog[i])],
+    ];
+    if (d.goodputBand) rows.push(['95% band', `${fmtVal(d.goodputBand.low[i])}–${fmtVal(d.goodputBand.high[i])}`]);
+    tip.replaceChildren(...rows.map(([k, v]) => { const p = document.createElement('div'); p.textContent = `${k}: ${v}`; return p; }));
+    tip.hidden = false;
+    const over = u.over.getBoundingClientRect();
+    const host = tip.offsetParent?.getBoundingClientRect() ?? { left: 0, top: 0 };
+    const x = over.left - host.left + l;
+    const y = over.top - host.top + (u.cursor.top ?? 0);
+    const flip = l > over.width / 2;
+    tip.style.left = `${flip ? x - tip.offsetWidth - 14 : x + 14}px`;
+    tip.style.top = `${Math.max(0, y - tip.offsetHeight / 2)}px`;
+  };
+
+  /** Keeps the user's zoom and shows it on the other chart too. */
+  private scaleHook = (u: uPlot, key: string) => {
+    if (key !== 'x' || this.syncing) return;
+    const min = u.scales.x.min;
+    const max = u.scales.x.max;
+    const d = this.ctx.data;
+    if (min === undefined || max === undefined || !d || !d.t.length) return;
+    const full = min <= d.t[0] + 1e-9 && max >= d.t[d.t.length - 1] - 1e-9;
+    this.zoom = full ? null : { min, max };
+    const other = u === this.load ? this.backlog : this.load;
+    if (other) {
+      this.syncing = true;
+      other.setScale('x', { min, max });
+      this.syncing = false;
+    }
+  };
+
   private loadOpts(): uPlot.Options {
     const d = () => this.ctx.data;
     const axisColor = css('--fg-muted');
@@ -116,7 +253,8 @@ export class Charts {
       cursor: { sync: { key: SYNC }, drag: { x: true, y: false } },
       scales: { x: { time: false } },
       legend: { live: true },
-      axes: [axis('seconds'), { ...axis('per second'), size: 56 }],
+      // The empty right axis keeps the plot as wide as the backlog chart's.
+      axes: [axis('seconds'), { ...axis('per second'), size: AXIS_L }, { side: 1, size: AXIS_R, label: ' ', labelSize: 18, values: () => [], grid: { show: false }, ticks: { show: false } }],
       series: [
         { label: 't', value: (_u, v) => (v === null ? '–' : `${fmtNum(v, 2)} s`) },
         { label: 'First attempts', stroke: css('--c-first'), fill: css('--c-first-fill'), width: 1, value: (_u, v) => fmtVal(v) },
@@ -134,6 +272,8 @@ export class Charts {
       bands: [{ series: [2, 1], fill: css('--c-retry-fill') }],
       hooks: {
         drawClear: [this.incidentHook],
+        setCursor: [this.tipHook],
+        setScale: [this.scaleHook],
         draw: [this.markHook, () => {
           this.loadEl.dataset.band = String(!!this.ctx.data?.goodputBand);
           this.ctx.onDrawn();
@@ -149,10 +289,10 @@ export class Charts {
         return i === null || i === undefined || !b ? '–' : `${fmtVal(b.low[i])}–${fmtVal(b.high[i])}`;
       };
       opts.series.push(
-        { label: goodputBandLabel(band.runs), stroke: css('--c-good-band'), width: 1, value: bandVal },
-        { label: 'goodput 95% interval, high', stroke: css('--c-good-band'), width: 1, value: (_u, v) => fmtVal(v) },
+        { label: goodputBandLabel(band.runs), stroke: css('--c-good-band'), width: 1, dash: [3, 3], value: bandVal },
+        { label: 'goodput 95% interval, high', stroke: css('--c-good-band'), width: 1, dash: [3, 3], value: (_u, v) => fmtVal(v) },
       );
-      opts.bands!.push({ series: [BAND_HIGH, BAND_LOW], fill: css('--c-good-band-fill') });
+      // The fill between the edges is drawn under everything (bandUnder), not over the stack.
       opts.hooks!.setSeries = [(u, i, o) => {
         if (i === BAND_LOW && o.show !== undefined && u.series[BAND_HIGH].show !== o.show) u.setSeries(BAND_HIGH, { show: o.show });
       }];
@@ -166,16 +306,17 @@ export class Charts {
     const axis = (label: string): uPlot.Axis => ({ stroke: axisColor, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, label, labelSize: 18 });
     return {
       ...size(this.backlogEl, true),
-      cursor: { sync: { key: SYNC } },
-      scales: { x: { time: false } },
-      axes: [axis('seconds'), { ...axis('queued'), size: 56 }, { ...axis('failed /s'), scale: 'f', side: 1, size: 50, grid: { show: false } }],
+      cursor: { sync: { key: SYNC }, drag: { x: true, y: false } },
+      // A compressed (asinh) scale: one timeout of work stays visible beside a backlog a hundred times larger.
+      scales: { x: { time: false }, y: { distr: 4, asinh: 1 } },
+      axes: [axis('seconds'), { ...axis('queued'), size: AXIS_L, values: (_u, v) => v.map((x, i) => (v.length > 6 && i % 2 ? '' : compact(x))) }, { ...axis('failed /s'), scale: 'f', side: 1, size: AXIS_R, grid: { show: false } }],
       series: [
         { label: 't', value: (_u, v) => (v === null ? '–' : `${fmtNum(v, 2)} s`) },
         { label: 'Backlog', stroke: css('--c-backlog'), fill: css('--c-backlog-fill'), width: 1.5, value: (_u, v) => fmtVal(v) },
         { label: 'One timeout of work', stroke: css('--c-late'), width: 1.5, dash: [6, 4], value: (_u, v) => fmtVal(v) },
         { label: 'Failed /s', stroke: css('--c-failed'), width: 1.5, scale: 'f', value: (_u, v) => fmtVal(v) },
       ],
-      hooks: { drawClear: [this.incidentHook] },
+      hooks: { drawClear: [this.incidentHook], setScale: [this.scaleHook] },
     };
   }
 
@@ -194,6 +335,9 @@ export class Charts {
   /** Draws the current data; creates the charts on first use. */
   render() {
     if (!this.ctx.data) return;
+    // New data resets the scales: keep the user's zoom through it.
+    const z = this.zoom;
+    this.syncing = true;
     // The band's series come and go with the answer: rebuild the load chart then.
     const band = this.ctx.data.goodputBand;
     const key = band ? `band|${band.runs}` : 'none';
@@ -212,17 +356,44 @@ export class Charts {
       if (!this.backlog) this.backlog = new uPlot(this.backlogOpts(), this.backlogArrays(), this.backlogEl);
       else this.backlog.setData(this.backlogArrays());
     }
+    if (z) for (const u of [this.load, this.backlog]) u?.setScale('x', { min: z.min, max: z.max });
+    this.zoom = z;
+    this.syncing = false;
     const bound = this.ctx.result ? `Bound: ${fmtAmp(this.ctx.result.metrics.bound.max_amplification)} demand` : 'Bound';
     const lbl = this.loadEl.querySelectorAll<HTMLElement>('.u-legend .u-series th .u-label')[6];
     if (lbl) lbl.textContent = bound;
   }
 
+  /** The x range shown (zoomed or whole). */
+  xRange(): [number, number] | null {
+    const x = this.load?.scales.x;
+    return x && x.min !== undefined && x.max !== undefined ? [x.min, x.max] : null;
+  }
+
+  /** Whether the plots of both charts start and end at the same pixels. */
+  aligned(): boolean {
+    if (!this.load || !this.backlog) return false;
+    const a = this.load.over.getBoundingClientRect();
+    const b = this.backlog.over.getBoundingClientRect();
+    return Math.abs(a.left - b.left) < 1 && Math.abs(a.width - b.width) < 1;
+  }
+
+  /** Height above the backlog chart's x axis of its "one timeout of work" line (CSS px). */
+  timeoutLinePx(): number | null {
+    const u = this.backlog;
+    const d = this.ctx.data;
+    if (!u || !d || !d.timeoutWork.length) return null;
+    return u.bbox.height / (devicePixelRatio || 1) - u.valToPos(d.timeoutWork[0], 'y');
+  }
+
   /** Rebuilds with the current theme's colours. */
   rebuild() {
+    const z = this.zoom;
     this.load?.destroy();
     this.backlog?.destroy();
     this.load = null;
     this.backlog = null;
+    this.zoom = z;
     this.render();
   }
 

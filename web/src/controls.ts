@@ -3,6 +3,7 @@
 
 import { getPath, isHidden } from './paths';
 import type { Scenario, SchemaKey } from './types';
+import { checkValue, stepOnto } from './validate';
 
 export const GROUPS: [string, string][] = [
   ['incident', 'Incident'],
@@ -16,6 +17,8 @@ export const GROUPS: [string, string][] = [
 export const controlId = (path: string) => `ctl-${path.replace(/[^a-zA-Z0-9_]/g, '-')}`;
 
 export type OnChange = (path: string, value: unknown, ev: Event) => void;
+/** A field holds a value the page will not send (error), or holds a good one again (null). */
+export type OnInvalid = (path: string, error: string | null) => void;
 
 /** Arrow-key step for a number key without a schema step: about a tenth of
  * the value's order of magnitude (20 -> 1, 0.4 -> 0.01, 600 -> 10). */
@@ -25,14 +28,9 @@ export function niceStep(v: number): number {
   return Math.pow(10, Math.floor(Math.log10(a)) - 1);
 }
 
-export function stepValue(key: SchemaKey, v: number, dir: 1 | -1, big: boolean): number {
-  let step = key.step && key.step > 0 ? key.step : niceStep(v === 0 && dir < 0 ? 0 : v);
-  if (big) step *= 10;
-  let next = Number((v + dir * step).toPrecision(12));
-  if (key.min !== undefined) next = key.min_exclusive ? (next <= key.min ? v : next) : Math.max(key.min, next);
-  if (key.max !== undefined) next = Math.min(key.max, next);
-  if (key.type === 'integer') next = Math.round(next);
-  return next;
+/** ↑/↓ on a number: onto the next valid value (step_s for keys counted in steps). */
+export function stepValue(key: SchemaKey, v: number, dir: 1 | -1, big: boolean, sc: Scenario | null = null): number {
+  return stepOnto(key, v, dir, big, sc, niceStep);
 }
 
 export function unitText(unit?: string): string {
@@ -66,10 +64,35 @@ export function isRelevant(key: SchemaKey, sc: Scenario): boolean {
 }
 
 export class Controls {
-  private inputs = new Map<string, { key: SchemaKey; main: HTMLInputElement | HTMLSelectElement; range?: HTMLInputElement; row: HTMLElement }>();
+  private inputs = new Map<string, { key: SchemaKey; main: HTMLInputElement | HTMLSelectElement; range?: HTMLInputElement; row: HTMLElement; err: HTMLElement }>();
+  private sc: Scenario | null = null;
 
-  constructor(private root: HTMLElement, private keys: SchemaKey[], private onChange: OnChange) {
+  constructor(private root: HTMLElement, private keys: SchemaKey[], private onChange: OnChange, private onInvalid: OnInvalid = () => {}) {
     this.build();
+  }
+
+  /** Marks a field as holding a value that is not applied, with the reason (null clears). */
+  mark(path: string, error: string | null) {
+    const c = this.inputs.get(path);
+    if (!c) return;
+    c.main.setAttribute('aria-invalid', error ? 'true' : 'false');
+    c.row.classList.toggle('invalid', !!error);
+    c.err.textContent = error ? `Not applied: ${error}` : '';
+    c.err.hidden = !error;
+  }
+
+  /** Checks the typed text; sends a good value, marks a bad one. */
+  private commit(k: SchemaKey, raw: string, e: Event, range?: HTMLInputElement) {
+    const c = checkValue(k, raw, this.sc);
+    if (!c.ok) {
+      this.mark(k.path, c.error);
+      this.onInvalid(k.path, c.error);
+      return;
+    }
+    this.mark(k.path, null);
+    if (range) range.value = String(c.value);
+    this.onInvalid(k.path, null);
+    this.onChange(k.path, c.value, e);
   }
 
   private build() {
@@ -94,14 +117,16 @@ export class Controls {
     const label = el('label', { for: id }, k.label || k.path);
     const helpId = `${id}-help`;
     const help = el('small', { id: helpId, class: 'help' }, k.help ?? '');
+    const err = el('small', { id: `${id}-err`, class: 'field-error', role: 'alert', 'data-testid': `err-${k.path}` });
+    err.hidden = true;
     let main: HTMLInputElement | HTMLSelectElement;
     let range: HTMLInputElement | undefined;
     if (k.type === 'boolean') {
       main = el('input', { type: 'checkbox', id, 'data-testid': `ctl-${k.path}`, 'data-path': k.path, 'aria-describedby': helpId });
       main.addEventListener('change', (e) => this.onChange(k.path, (main as HTMLInputElement).checked, e));
       row.classList.add('ctl-check');
-      row.append(main, label, help);
-      this.inputs.set(k.path, { key: k, main, row });
+      row.append(main, label, help, err);
+      this.inputs.set(k.path, { key: k, main, row, err });
       return row;
     }
     if (k.type === 'enum' || k.values) {
@@ -113,17 +138,18 @@ export class Controls {
     } else {
       const inp = el('input', {
         type: 'number', id, inputmode: k.type === 'integer' ? 'numeric' : 'decimal',
-        'data-testid': `ctl-${k.path}`, 'data-path': k.path, 'aria-describedby': helpId,
+        'data-testid': `ctl-${k.path}`, 'data-path': k.path, 'aria-describedby': `${helpId} ${id}-err`,
       });
       if (k.min !== undefined) inp.min = String(k.min);
       if (k.max !== undefined) inp.max = String(k.max);
       inp.step = k.step ? String(k.step) : k.type === 'integer' ? '1' : 'any';
+      if (k.multiple_of) inp.dataset.multipleOf = k.multiple_of;
       inp.addEventListener('keydown', (e) => {
         if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
         const cur = Number(inp.value);
         if (!Number.isFinite(cur)) return;
         e.preventDefault();
-        inp.value = String(stepValue(k, cur, e.key === 'ArrowUp' ? 1 : -1, e.shiftKey));
+        inp.value = String(stepValue(k, cur, e.key === 'ArrowUp' ? 1 : -1, e.shiftKey, this.sc));
         inp.dispatchEvent(new Event('input', { bubbles: true }));
       });
       main = inp;
@@ -137,40 +163,48 @@ export class Controls {
         const r = range;
         r.addEventListener('input', (e) => {
           inp.value = r.value;
-          const v = parseControl(k, r.value);
-          if (v !== undefined) this.onChange(k.path, v, e);
+          this.commit(k, r.value, e);
         });
         line.append(r);
       }
-      inp.addEventListener('input', (e) => {
-        const v = parseControl(k, inp.value);
-        const bad = v === undefined || (k.min !== undefined && (v as number) < k.min) || (k.max !== undefined && (v as number) > k.max);
-        inp.setAttribute('aria-invalid', bad ? 'true' : 'false');
-        if (v === undefined) return;
-        if (range) range.value = String(v);
-        this.onChange(k.path, v, e);
-      });
+      inp.addEventListener('input', (e) => this.commit(k, inp.value, e, range));
       line.append(inp);
       if (k.unit) line.append(el('span', { class: 'unit', 'aria-hidden': 'true' }, unitText(k.unit)));
       if (k.unit) inp.setAttribute('aria-label', `${k.label || k.path} (${k.unit})`);
-      row.append(label, line, help);
+      row.append(label, line, help, err);
     }
-    this.inputs.set(k.path, { key: k, main, range, row });
+    if (k.type === 'enum' || k.values) row.append(err);
+    this.inputs.set(k.path, { key: k, main, range, row, err });
     return row;
   }
 
   /** Shows the scenario's values (without firing change events). */
-  set(sc: Scenario) {
+  set(sc: Scenario, keepInvalid = false) {
+    this.sc = sc;
     for (const [path, { key, main, range, row }] of this.inputs) {
       row.hidden = !isRelevant(key, sc);
       const v = getPath(sc, path);
+      if (keepInvalid && row.classList.contains('invalid')) continue;
       if (key.type === 'boolean') (main as HTMLInputElement).checked = Boolean(v);
       else if (v !== undefined && v !== null) {
         if (document.activeElement !== main || main.value === '' || parseControl(key, main.value) !== v) main.value = String(v);
-        main.setAttribute('aria-invalid', 'false');
+        this.mark(path, null);
         if (range) range.value = String(v);
       }
     }
+    // A group with nothing to show for this engine goes (agent keys on a fluid run).
+    for (const g of this.root.querySelectorAll<HTMLElement>('.group')) {
+      g.hidden = !g.querySelector('.ctl:not([hidden])');
+    }
+  }
+
+  /** Shows a key's value: the notification time of day as a clock next to its seconds. */
+  hint(path: string, text: string) {
+    const c = this.inputs.get(path);
+    if (!c) return;
+    let h = c.row.querySelector<HTMLElement>('.hint');
+    if (!h) { h = el('span', { class: 'hint', 'data-testid': `hint-${path}` }); c.main.parentElement?.append(h); }
+    h.textContent = text;
   }
 
   values(): Record<string, string | boolean> {

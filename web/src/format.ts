@@ -55,6 +55,9 @@ export function recoverySentence(m: Metrics, sc: Scenario): string {
   const crit = criterionOf(sc);
   const r = recoveryOf(m, crit);
   const what = crit === 'goodput' ? 'Goodput' : 'Failures';
+  if (incidentEnd(sc) > sc.horizon_s) {
+    return `The incident lasts past the end of the run (${fmtNum(incidentEnd(sc))} s against ${fmtNum(sc.horizon_s)} s): recovery cannot be measured; shorten the incident or lengthen the run.`;
+  }
   if (r === null) {
     return crit === 'goodput'
       ? `Goodput never returns: still stuck at ${fmtNum(sc.horizon_s)} s, ${fmtNum(sc.horizon_s - incidentEnd(sc))} s after the incident ended.`
@@ -107,9 +110,47 @@ export function boundSentence(m: Metrics, sc: Scenario): string {
     load < safe
       ? `You run at ${fmtPct(load, 0)} load, under the ${fmtPct(safe)} that is always safe with this policy, so any backlog drains.`
       : `Only below ${fmtPct(safe)} load is the backlog sure to drain; you run at ${fmtPct(load, 0)}, so an incident that lasts long enough can leave it stuck.`;
-  return head + tail;
+  return head + tail + peakNote(m, sc);
+}
+
+/**
+ * Why a peak can pass the bound: the bound counts attempts per user request,
+ * the peak counts one step, where retries of earlier requests pile up.
+ */
+export function peakNote(m: Metrics, sc: Scenario): string {
+  const amp = m.bound.max_amplification;
+  if (!(m.peak_amplification > amp * 1.005)) return '';
+  const why: string[] = [];
+  if (sc.server.queue_limit > 0) why.push('the queue limit refuses attempts at once, so their retries come back within the same seconds instead of after a timeout');
+  if (sc.engine === 'agent') why.push('the agent engine\'s random arrivals and retry timing bunch up, so one step can carry retries of several earlier seconds');
+  if (!why.length) why.push('retries of requests sent in earlier seconds land in the same second as new ones');
+  return ` The peak of ${fmtAmp(m.peak_amplification)} is above this bound: the bound holds for the attempts of each user request over its life, not for any single second, and here ${why.join('; and ')}.`;
 }
 
 export function attemptsPerRequest(retries: number, layers: number): number {
   return Math.pow(retries + 1, layers);
+}
+
+/** "1 attempt", "2 attempts", "1.5 attempts": the noun agrees with the number. */
+export function plural(n: number, one: string, text = String(n), many = `${one}s`): string {
+  return `${text} ${n === 1 ? one : many}`;
+}
+
+/** Seconds after midnight as a clock time: 23400 -> "06:30". */
+export function clockOfDay(s: number): string {
+  const t = ((Math.round(s) % 86400) + 86400) % 86400;
+  const h = Math.floor(t / 3600);
+  const m = Math.floor((t % 3600) / 60);
+  const sec = t % 60;
+  const two = (v: number) => String(v).padStart(2, '0');
+  return sec ? `${two(h)}:${two(m)}:${two(sec)}` : `${two(h)}:${two(m)}`;
+}
+
+/** A preset's description with key paths ("client.timeout_s") as their labels ("Timeout"). */
+export function describeText(text: string, keys: { path: string; label?: string }[]): string {
+  const byPath = new Map(keys.filter((k) => k.label).map((k) => [k.path, k.label!]));
+  return text.replace(/`?\b([a-z_]+(?:\.[a-z_]+)+|[a-z]+_[a-z_]+)\b`?/g, (m, p: string) => {
+    const label = byPath.get(p);
+    return label ? label.charAt(0).toLowerCase() + label.slice(1) : m;
+  });
 }

@@ -6,8 +6,8 @@ import { api, ApiError, isAbort } from './api';
 import { Charts } from './charts';
 import { Controls } from './controls';
 import { debounce } from './debounce';
-import { criterionOf } from './format';
-import { axisFromRange, defaultAxis, gridOf, PHASE_CELLS } from './phaseaxes';
+import { criterionOf, fmtAmp, fmtNum, fmtPct } from './format';
+import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './phaseaxes';
 import { OccupancyChart } from './occupancy';
 import { makeView, PhaseMap } from './phasemap';
 import { clone, getPath, isHidden, setPath } from './paths';
@@ -17,6 +17,9 @@ import { renderHours, renderSessionVerdict } from './sessionview';
 import { pickWindow, windowHours } from './sessions';
 import { isSessions, type AnyResult, type LadderRow, type Preset, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
 import { applySet, decodeState, diffScenario, encodeState } from './urlstate';
+import { moments, nextMoment, timeoutWork } from './events';
+import { checkScenario, errorPath, filterSet, type Ignored } from './validate';
+import { clockOfDay, describeText, plural } from './format';
 import {
   $, renderAdvice, renderGoodputTable, renderLadder, renderStack, renderTipping, renderTrace, renderVerdict,
 } from './views';
@@ -47,6 +50,18 @@ interface Hooks {
   cursorT: () => number | null; // x value under the load chart's cursor
   traceT: () => number | null; // time of the current trace step
   error: string | null;
+  lastMonteCarloMs: number | null; // input event to the Monte Carlo band and intervals drawn (agent, runs > 1)
+  notApplied: () => string | null; // why the result on screen does not match the inputs (null: it does)
+  serverDown: boolean;
+  linkIgnored: Ignored[]; // set entries of the link the page dropped, with the reason
+  labels: () => unknown[]; // the load chart's annotations (boxes in CSS px)
+  boundY: () => number | null;
+  xRange: () => [number, number] | null;
+  chartsAligned: () => boolean;
+  timeoutLinePx: () => number | null;
+  fillsOverSeries: () => number; // uPlot fills between series on the load chart (1: the retry stack only)
+  exportText: () => string;
+  exportFor: () => string; // the scenario (JSON) the export text was made for
 }
 
 declare global {
@@ -66,6 +81,10 @@ const S = {
   pendingT0: null as number | null, // when the change being drawn was made
   seq: 0,
   keepLadder: false, // a ladder row was loaded: keep showing the table it came from
+  invalid: new Map<string, string>(), // fields holding values the page does not send
+  failed: null as string | null, // the last request's error, while its result is not on screen
+  sent: null as Scenario | null, // the scenario of the result on screen
+  ladderBase: '', // the scenario (JSON) the ladder rows were computed on
 };
 
 const hooks: Hooks = {
@@ -77,6 +96,11 @@ const hooks: Hooks = {
   exportData: () => exportData(), urlHash: () => location.hash,
   cursorT: () => { const u = charts.load; const l = u?.cursor.left; return u && l !== undefined && l >= 0 ? u.posToVal(l, 'x') : null; },
   traceT: () => chartCtx.traceT,
+  notApplied: () => notAppliedReason(), serverDown: false, lastMonteCarloMs: null, linkIgnored: [],
+  labels: () => charts.labels, boundY: () => charts.boundY, xRange: () => charts.xRange(), chartsAligned: () => charts.aligned(),
+  timeoutLinePx: () => charts.timeoutLinePx(),
+  fillsOverSeries: () => (charts.load as unknown as { bands?: unknown[] } | null)?.bands?.length ?? 0,
+  exportText: () => $<HTMLTextAreaElement>('envoy-yaml').value, exportFor: () => $('envoy-panel').dataset.for ?? '',
 };
 window.__retrystorm = hooks;
 
@@ -109,6 +133,28 @@ function showError(msg: string | null) {
   e.hidden = !msg;
   e.textContent = msg ?? '';
 }
+const keyLabel = (path: string) => S.schema.find((k) => k.path === path)?.label ?? path;
+function notAppliedReason(): string | null {
+  const bad = [...S.invalid].map(([p, e]) => `${keyLabel(p)}: ${e}`);
+  if (S.failed) bad.push(S.failed);
+  return bad.length ? bad.join('; ') : null;
+}
+/** Greys the results when they are not those of the inputs, and says why. */
+function showStale() {
+  const why = notAppliedReason();
+  const note = $('stale-note');
+  const results = $('results');
+  if (why) results.dataset.stale = 'true';
+  else delete results.dataset.stale;
+  note.hidden = !why;
+  note.textContent = why ? `Not applied — ${why}. ${S.result ? 'The greyed results are those of the last valid inputs.' : ''}` : '';
+  document.body.dataset.stale = String(!!why);
+}
+function markInvalid(path: string, error: string | null) {
+  if (error) S.invalid.set(path, error);
+  else S.invalid.delete(path);
+  showStale();
+}
 let toastTimer: ReturnType<typeof setTimeout> | undefined;
 function toast(msg: string) {
   const t = $('toast');
@@ -120,35 +166,77 @@ function toast(msg: string) {
 
 // ---------- URL ----------
 const types = () => Object.fromEntries(S.schema.map((k) => [k.path, k.type]));
+/** The link holds the inputs of the result on screen: never a value the server refused. */
 function syncUrl() {
-  if (!S.preset || !S.scenario) return;
-  const hash = encodeState({ preset: S.preset.name, set: diffScenario(S.preset.scenario, S.scenario, S.schema) });
+  const sc = S.sent;
+  if (!S.preset || !sc) return;
+  const hash = encodeState({ preset: S.preset.name, set: diffScenario(S.preset.scenario, sc, S.schema) });
   if (hash !== location.hash) history.replaceState(null, '', hash || location.pathname + location.search);
 }
 
 // ---------- runs ----------
+let ruleMarks = new Set<string>();
 async function runNow() {
   const sc = S.scenario;
   if (!sc) return;
+  // Rules between keys (incident inside the run, whole steps): refuse here, as the server would.
+  const rules = checkScenario(sc, S.schema);
+  for (const [p, e] of rules) { controls?.mark(p, e); S.invalid.set(p, e); }
+  for (const p of ruleMarks) if (!rules.has(p)) { controls?.mark(p, null); S.invalid.delete(p); }
+  ruleMarks = new Set(rules.keys());
+  if (rules.size) { S.pendingT0 = null; showStale(); return; }
   const seq = ++S.seq;
   document.body.dataset.busy = 'true';
+  const t0 = S.pendingT0 ?? performance.now();
+  // An agent Monte Carlo draws replication 0 at once (a run of its own with the same seed
+  // gives the same numbers), then adds the band and the intervals when every run is done.
+  const monteCarlo = sc.engine === 'agent' && Number(sc.runs) > 1;
   try {
     const tf = performance.now();
-    const r = await api.run(sc);
+    const r = await api.run(monteCarlo ? { ...clone(sc), runs: 1 } : sc);
     if (seq !== S.seq) return;
+    if (monteCarlo) r.scenario.runs = sc.runs;
     hooks.lastFetchMs = performance.now() - tf;
     chartCtx.drawT0 = performance.now();
     hooks.runs++;
     showError(null);
+    S.failed = null;
+    hooks.serverDown = false;
+    delete document.body.dataset.server;
+    S.sent = clone(sc);
+    syncUrl();
     S.result = r;
     hooks.engine = isSessions(r) ? 'sessions' : String(r.scenario?.engine ?? 'fluid');
     if (isSessions(r)) renderSessionResult(r);
     else renderResult(r);
+    if (monteCarlo) {
+      const mc = await api.montecarlo(sc);
+      if (seq !== S.seq || S.result !== r) return;
+      r.montecarlo = mc.montecarlo;
+      chartCtx.data = loadData(r);
+      charts.render();
+      renderVerdict(r);
+      hooks.lastMonteCarloMs = performance.now() - t0;
+    }
   } catch (e) {
     if (isAbort(e)) return;
     if (seq === S.seq) {
-      showError(e instanceof ApiError ? e.message : String(e));
       S.pendingT0 = null;
+      if (e instanceof ApiError) {
+        showError(e.message);
+        const p = errorPath(e.message, S.schema);
+        if (p) { controls?.mark(p, e.message.slice(p.length + 2)); S.invalid.set(p, e.message.slice(p.length + 2)); }
+        else S.failed = `the server refused these inputs (${e.message})`;
+      } else {
+        // fetch() rejects with a TypeError when nothing answers at all.
+        hooks.serverDown = true;
+        document.body.dataset.server = 'down';
+        showError(`Server not reachable: nothing answers at ${location.host}. Start \`retrystorm serve\` again, then change any input or reload to try again.`);
+        S.failed = 'the server is not reachable';
+      }
+      showStale();
+      if (seq === S.seq) document.body.dataset.busy = 'false';
+      return;
     }
   } finally {
     if (seq === S.seq) document.body.dataset.busy = 'false';
@@ -167,6 +255,11 @@ function setMode(sessions: boolean) {
   envoy.disabled = sessions;
   envoy.title = sessions ? 'The session model has no request retry policy to export' : '';
   if (sessions) $('envoy-panel').hidden = true;
+  // Imported configurations set a request retry policy: nothing the session model reads.
+  const imp = $<HTMLButtonElement>('import-open');
+  imp.disabled = sessions;
+  imp.title = sessions ? 'Imported configurations describe request retries; the session model has none to set' : '';
+  if (sessions) $('import-panel').hidden = true;
 }
 
 const applyChange = (change: Record<string, unknown>) => {
@@ -178,6 +271,7 @@ const applyChange = (change: Record<string, unknown>) => {
 
 function renderSessionResult(r: SessionResult) {
   setMode(true);
+  showStale();
   chartCtx.result = null;
   chartCtx.data = null;
   renderSessionVerdict(r);
@@ -189,18 +283,22 @@ function renderSessionResult(r: SessionResult) {
 
 function renderResult(r: RunResult) {
   setMode(false);
+  showStale();
   chartCtx.result = r;
   chartCtx.data = loadData(r);
   chartCtx.traceT = null;
   charts.render();
   renderVerdict(r);
   renderStack(r.scenario ?? S.scenario!, r);
-  renderAdvice(r, applyChange);
+  if (r.advice?.length) renderAdvice(r, applyChange);
+  else $('advice').replaceChildren(Object.assign(document.createElement('li'), { textContent: 'Working out what to change…' }));
   renderGoodputTable(r);
   // A new run starts with the trace folded (it can hold one line per step);
   // its text arrives separately (loadTrace), one entry per step.
   S.trace = { total: r.trace?.length ?? r.series.t_s.length, visible: 0 };
   showTrace(false);
+  renderSummary(r);
+  if (!$('envoy-panel').hidden) void refreshExport();
   if (S.ladder.length) drawLadder();
   markPhaseCurrent();
 }
@@ -209,7 +307,8 @@ const runSoon = debounce(() => void runNow(), 60, { leading: true });
 
 // Ladder and tipping point: slower, after the chart.
 const secondary = debounce(() => {
-  const sc = S.scenario;
+  // For the result on screen: the inputs may since hold a value that is not applied.
+  const sc = S.sent;
   if (!sc) return;
   if (sc.engine === 'sessions') {
     // No trace, ladder, tipping point or phase map for the session model.
@@ -217,7 +316,14 @@ const secondary = debounce(() => {
     return;
   }
   void loadTrace();
-  if (!S.keepLadder || !S.ladder.length) api.ladder(sc).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; drawLadder(); hooks.ladderReady = true; } });
+  // The ladder runs on the preset's policy with the user's other inputs: its
+  // rows keep meaning what their labels say after a row is loaded.
+  const base = ladderBaseOf(sc);
+  const baseKey = JSON.stringify(base);
+  if (baseKey !== S.ladderBase || !S.ladder.length) {
+    S.ladderBase = baseKey;
+    api.ladder(base).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; drawLadder(); hooks.ladderReady = true; } });
+  } else { drawLadder(); hooks.ladderReady = true; }
   const inRun = S.result && !isSessions(S.result) ? S.result.tipping : undefined;
   if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema).length === 0) {
     S.tipping = inRun;
@@ -226,7 +332,15 @@ const secondary = debounce(() => {
     return;
   }
   renderTipping(null);
-  api.tipping(sc).then((t) => { S.tipping = t; renderTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { renderTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
+  const tippingAlone = () => api.tipping(sc).then((t) => { S.tipping = t; renderTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { renderTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
+  // Advice (and the tipping point it uses) come after the chart: /api/run is asked without them.
+  const r = S.result;
+  api.advice(sc).then((a) => {
+    if (S.result !== r || !r || isSessions(r)) return;
+    r.advice = a.advice;
+    renderAdvice(r, applyChange);
+    if (a.tipping) { S.tipping = a.tipping; renderTipping(a.tipping); hooks.tippingReady = true; } else void tippingAlone();
+  }).catch((e) => { if (!isAbort(e)) void tippingAlone(); });
 }, 250);
 
 /** A change made by the user at time t0. */
@@ -245,14 +359,19 @@ function onControl(path: string, value: unknown, ev: Event) {
   const t0 = ev.timeStamp > 0 && ev.timeStamp <= performance.now() ? ev.timeStamp : performance.now();
   setPath(S.scenario as Record<string, unknown>, path, value);
   // Keys shown only for some values of this one (engine, budget kind) appear or go.
-  if (S.schema.some((k) => k.when?.path === path)) controls?.set(S.scenario);
+  if (S.schema.some((k) => k.when?.path === path)) controls?.set(S.scenario, true);
+  if (path === 'step_s') controls?.set(S.scenario, true);
   if (path === 'recovery.criterion') markPhaseStale();
+  if (path === 'items.notification_at_s') notificationHint();
   changed(t0);
 }
 
 function loadScenario(sc: Scenario, t0 = performance.now(), keepLadder = false) {
   S.scenario = clone(sc);
+  S.invalid.clear();
+  ruleMarks.clear();
   controls?.set(S.scenario);
+  notificationHint();
   renderStack(S.scenario, null);
   changed(t0, keepLadder);
 }
@@ -263,14 +382,29 @@ function selectPreset(name: string, set: [string, unknown][] = []) {
   S.preset = p;
   hooks.preset = p.name;
   $<HTMLSelectElement>('preset-select').value = p.name;
-  $('preset-desc').textContent = p.description;
+  $('preset-desc').textContent = describeText(p.description, S.schema);
   S.ladder = [];
+  S.ladderBase = '';
   drawLadder();
   resetPhaseAxes(p.scenario);
   loadScenario(applySet(p.scenario, set as [string, string | number | boolean][]));
 }
 
 // ---------- ladder ----------
+/** The keys the ladder's rows set (they are the policy it compares). */
+function ladderKeys(): Set<string> {
+  const keys = new Set<string>();
+  for (const r of S.ladder) for (const k of Object.keys(r.set ?? {})) keys.add(k);
+  return keys;
+}
+/** The scenario with the ladder's keys back at the preset's values. */
+function ladderBaseOf(sc: Scenario): Scenario {
+  const base = clone(sc);
+  if (!S.preset) return base;
+  for (const k of ladderKeys()) setPath(base as Record<string, unknown>, k, getPath(S.preset.scenario, k));
+  (base as Record<string, unknown>).ladder = clone(S.preset.scenario.ladder);
+  return base;
+}
 function ladderCurrentIndex(): number {
   if (!S.scenario) return -1;
   return S.ladder.findIndex((r) => r.scenario && diffScenario(r.scenario, S.scenario!, S.schema).length === 0);
@@ -291,6 +425,8 @@ function drawLadder() {
     (next as Record<string, unknown>).ladder = clone(S.scenario!.ladder);
     loadScenario(next, performance.now(), true);
     toast(`Loaded: ${row.name}`);
+    // Show what was loaded: the chart, scrolled into view (the table keeps its rows' heights).
+    document.querySelector('.chart-panel.fluid-only')?.scrollIntoView({ block: 'start', behavior: 'instant' as ScrollBehavior });
   });
 }
 
@@ -299,7 +435,7 @@ function drawLadder() {
 let tracePending: Promise<void> | null = null;
 function loadTrace(): Promise<void> {
   const r = S.result;
-  const sc = S.scenario;
+  const sc = S.sent;
   if (!r || !sc || r.trace) return Promise.resolve();
   if (tracePending) return tracePending;
   tracePending = api.trace(sc).then((steps) => {
@@ -315,10 +451,45 @@ function loadTrace(): Promise<void> {
 
 function showTrace(moveCursor = true) {
   const steps = S.result?.trace ?? [];
-  renderTrace(steps, S.trace.visible, moveCursor);
+  renderTrace(steps, S.trace.visible, moveCursor, Number(S.result?.scenario?.step_s) || 1, S.trace.total);
   const i = traceCurrent(S.trace);
   if (moveCursor) charts.cursorTo(i >= 0 && i < steps.length ? steps[i].t_s : null);
   document.body.dataset.traceVisible = String(S.trace.visible);
+}
+
+/** Moves the trace to the next moment of the story after the current step. */
+function traceToNextEvent() {
+  const r = S.result;
+  if (!r || isSessions(r) || !r.trace) return;
+  const cur = S.trace.visible > 0 ? r.trace[S.trace.visible - 1]?.t_s ?? null : null;
+  const m = nextMoment(moments(r), cur);
+  const note = $('trace-event-note');
+  if (!m) { note.textContent = 'No later event: this is the last moment the story turns on.'; return; }
+  let i = r.trace.findIndex((st) => st.t_s >= m.t - 1e-9);
+  if (i < 0) i = r.trace.length - 1;
+  S.trace = traceSeek(S.trace, i + 1);
+  note.textContent = `${fmtNum(m.t, 2)} s: ${m.text}`;
+  note.dataset.kind = m.kind;
+  showTrace();
+}
+
+/** The chart's story as a table (screen readers, keyboards, a phone). */
+function renderSummary(r: RunResult) {
+  const rows = moments(r).map((m) => {
+    const tr = document.createElement('tr');
+    const a = document.createElement('td');
+    a.textContent = `${fmtNum(m.t, 2)} s`;
+    const b = document.createElement('td');
+    b.textContent = m.text;
+    tr.append(a, b);
+    return tr;
+  });
+  const peak = document.createElement('tr');
+  peak.innerHTML = '<td></td><td></td>';
+  peak.cells[0].textContent = r.metrics.peak_step_t_s !== undefined ? `${fmtNum(r.metrics.peak_step_t_s, 2)} s` : '–';
+  peak.cells[1].textContent = `Peak: clients send ${fmtAmp(r.metrics.peak_amplification)} the normal load; ${fmtPct(r.metrics.failed_fraction)} of requests fail over the run. One timeout of work is ${fmtNum(timeoutWork(r), 0)} queued.`;
+  rows.push(peak);
+  $('chart-summary').querySelector('tbody')!.replaceChildren(...rows);
 }
 
 // ---------- phase map ----------
@@ -355,7 +526,7 @@ function markPhaseCurrent() {
 }
 
 async function drawPhase() {
-  const sc = S.scenario;
+  const sc = S.sent;
   if (!sc) return;
   const t0 = performance.now();
   hooks.phaseReady = false;
@@ -366,9 +537,26 @@ async function drawPhase() {
     return;
   }
   const num = (id: string) => Number($<HTMLInputElement>(id).value);
-  const ax = axisFromRange(xk, num('phase-x-from'), num('phase-x-to'));
-  const ay = axisFromRange(yk, num('phase-y-from'), num('phase-y-to'));
-  $('phase-status').textContent = `Running ${PHASE_CELLS}×${PHASE_CELLS} scenarios…`;
+  const notes: string[] = [];
+  const range = (w: 'x' | 'y', k: SchemaKey) => {
+    let a = num(`phase-${w}-from`);
+    let b = num(`phase-${w}-to`);
+    if (!Number.isFinite(a) || !Number.isFinite(b) || a === b) return null;
+    if (a > b) {
+      [a, b] = [b, a];
+      $<HTMLInputElement>(`phase-${w}-from`).value = String(a);
+      $<HTMLInputElement>(`phase-${w}-to`).value = String(b);
+      notes.push(`${label(k)}: the range was reversed, so from and to were swapped`);
+    }
+    return axisFromRange(k, a, b, PHASE_CELLS, gridStep(k, sc));
+  };
+  const ax = range('x', xk);
+  const ay = range('y', yk);
+  if (!ax || !ay) {
+    $('phase-status').textContent = `Give each axis two different numbers (${!ax ? label(xk) : label(yk)}).`;
+    return;
+  }
+  $('phase-status').textContent = `Running ${PHASE_CELLS}×${PHASE_CELLS} scenarios…${notes.length ? ` (${notes.join('; ')})` : ''}`;
   $('phase-draw').setAttribute('aria-busy', 'true');
   try {
     const res = await api.sweep(sc, [ax, ay]);
@@ -380,7 +568,7 @@ async function drawPhase() {
     hooks.phaseCells = grid.xs.length * grid.ys.length;
     hooks.phaseReady = true;
     document.body.dataset.phaseMs = hooks.lastPhaseMs.toFixed(0);
-    $('phase-status').textContent = `${grid.xs.length}×${grid.ys.length} runs in ${hooks.lastPhaseMs.toFixed(0)} ms, coloured by ${criterionOf(sc) === 'goodput' ? 'goodput' : 'failure'} recovery time.`;
+    $('phase-status').textContent = `${notes.length ? `${notes.join('; ')}. ` : ''}${grid.xs.length}×${grid.ys.length} runs in ${hooks.lastPhaseMs.toFixed(0)} ms, coloured by ${criterionOf(sc) === 'goodput' ? 'goodput' : 'failure'} recovery time.`;
   } catch (e) {
     if (!isAbort(e)) $('phase-status').textContent = `Phase map failed: ${e instanceof Error ? e.message : String(e)}`;
   } finally {
@@ -396,13 +584,20 @@ function exportData() {
     tool: 'retrystorm',
     exported_at: new Date().toISOString(),
     link: location.href,
-    scenario: S.scenario,
+    scenario: S.sent ?? S.scenario,
     metrics: r?.metrics ?? null,
     verdict: r?.verdict ?? null,
     montecarlo: r?.montecarlo ? { runs: r.montecarlo.runs, seed: r.montecarlo.seed, metrics: r.montecarlo.metrics } : null,
   };
   if (isSessions(r)) return { ...base, engine: 'sessions', ladder: r.ladder ?? null, hours: windowHours(r.hours, pickWindow(r)), advice: r.advice ?? [] };
-  return { ...base, trace: r?.trace ?? [], goodput_table: r?.goodput_table ?? [] };
+  const d = chartCtx.data;
+  // The charts' series, per second as drawn (the backlog is a level, not a rate).
+  const series = d ? {
+    t_s: d.t, first_attempts_per_s: d.first, retries_per_s: d.retries, capacity_per_s: d.capacity, goodput_per_s: d.goodput,
+    served_late_per_s: d.late, failed_per_s: d.failed, backlog: d.backlog,
+    ...(d.goodputBand ? { goodput_low_per_s: d.goodputBand.low, goodput_high_per_s: d.goodputBand.high } : {}),
+  } : null;
+  return { ...base, series, trace: r?.trace ?? [], goodput_table: r?.goodput_table ?? [] };
 }
 function download(name: string, text: string, type: string) {
   const url = URL.createObjectURL(new Blob([text], { type }));
@@ -415,6 +610,33 @@ function download(name: string, text: string, type: string) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 const fileBase = () => `retrystorm-${S.preset?.name ?? 'scenario'}`;
+
+// ---------- configuration export (live) ----------
+const EXT: Record<string, string> = { envoy: 'yaml', grpc: 'json', istio: 'yaml', linkerd: 'yaml', aws: 'ini', nginx: 'conf', haproxy: 'cfg' };
+let exportPending: Promise<void> | null = null;
+/** Fetches the export of the scenario on screen for the chosen system; Copy and Download wait for it. */
+function refreshExport(): Promise<void> {
+  const sc = S.sent ?? S.scenario;
+  if (!sc || S.sessions) return Promise.resolve();
+  const system = $<HTMLSelectElement>('export-system').value;
+  const panel = $('envoy-panel');
+  const ta = $<HTMLTextAreaElement>('envoy-yaml');
+  const forKey = JSON.stringify(sc);
+  panel.dataset.ready = 'false';
+  const p = api.exportConfig(system, sc).then((x) => {
+    if (exportPending !== p) return;
+    ta.value = x.text;
+    const notes = $('export-notes');
+    notes.replaceChildren(...(x.notes ?? []).map((n) => { const li = document.createElement('li'); li.textContent = n; return li; }));
+    panel.dataset.ready = 'true';
+    panel.dataset.for = forKey;
+    panel.dataset.system = system;
+  }).catch((e) => {
+    if (!isAbort(e)) showError(`Export: ${e instanceof Error ? e.message : String(e)}`);
+  });
+  exportPending = p;
+  return p;
+}
 
 async function copyText(text: string, ta?: HTMLTextAreaElement): Promise<boolean> {
   try {
@@ -441,6 +663,42 @@ function setTheme(t: 'light' | 'dark', save = true) {
   phaseMap.draw();
 }
 
+/** The link's preset and the settings the page can apply; says what it dropped and why. */
+function linkState(): { preset: string; set: [string, string | number | boolean][] } | null {
+  if (!location.hash) { showLinkNote([]); return null; }
+  const st = decodeState(location.hash, types());
+  const notes: Ignored[] = [];
+  let preset = st.preset && S.presets.find((p) => p.name === st.preset);
+  if (!preset) {
+    if (st.preset !== null) notes.push({ path: 'preset', value: st.preset, why: `no such preset; showing ${S.presets[0].name}` });
+    preset = S.presets[0];
+  }
+  const { kept, ignored } = filterSet(st.set, S.schema, preset.scenario);
+  notes.push(...ignored);
+  // Rules between keys (an incident after the run ends) drop the link's keys that break them.
+  const sc = applySet(preset.scenario, kept);
+  const rules = checkScenario(sc, S.schema);
+  const fine = kept.filter(([p, v]) => {
+    if (!rules.has(p)) return true;
+    notes.push({ path: p, value: String(v), why: rules.get(p)! });
+    return false;
+  });
+  showLinkNote(notes);
+  return { preset: preset.name, set: fine };
+}
+function showLinkNote(notes: Ignored[]) {
+  hooks.linkIgnored = notes;
+  const el = $('link-note');
+  el.hidden = !notes.length;
+  el.textContent = notes.length ? `Ignored from the link: ${notes.map((n) => `${n.path}=${n.value} (${n.why})`).join('; ')}.` : '';
+}
+
+/** "Notifications at" in seconds after midnight, shown as a clock time beside the field. */
+function notificationHint() {
+  const v = S.scenario ? getPath(S.scenario, 'items.notification_at_s') : undefined;
+  if (typeof v === 'number') controls?.hint('items.notification_at_s', `= ${clockOfDay(v)}`);
+}
+
 // ---------- start ----------
 function wire() {
   $<HTMLSelectElement>('preset-select').addEventListener('change', (e) => selectPreset((e.target as HTMLSelectElement).value));
@@ -455,22 +713,23 @@ function wire() {
   });
   $('export-envoy').addEventListener('click', async () => {
     if (!S.scenario || S.sessions) return;
-    const panel = $('envoy-panel');
-    const ta = $<HTMLTextAreaElement>('envoy-yaml');
-    try {
-      ta.value = (await api.envoy(S.scenario)).yaml;
-      panel.hidden = false;
-      panel.dataset.ready = 'true';
-      ta.focus();
-    } catch (e) {
-      showError(`Envoy export: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    $('envoy-panel').hidden = false;
+    await refreshExport();
+    $<HTMLTextAreaElement>('envoy-yaml').focus();
   });
+  $('export-system').addEventListener('change', () => void refreshExport());
+  // Copy and Download take the text of the inputs on screen, never an older one.
   $('envoy-copy').addEventListener('click', async () => {
+    await exportPending;
     const ta = $<HTMLTextAreaElement>('envoy-yaml');
-    toast((await copyText(ta.value, ta)) ? 'Envoy configuration copied' : 'Copy failed: select the text and copy it');
+    toast((await copyText(ta.value, ta)) ? 'Configuration copied' : 'Copy failed: select the text and copy it');
   });
-  $('envoy-download').addEventListener('click', () => download(`${fileBase()}-envoy.yaml`, $<HTMLTextAreaElement>('envoy-yaml').value, 'application/yaml'));
+  $('envoy-download').addEventListener('click', async () => {
+    await exportPending;
+    const system = $<HTMLSelectElement>('export-system').value;
+    download(`${fileBase()}-${system}.${EXT[system] ?? 'txt'}`, $<HTMLTextAreaElement>('envoy-yaml').value, 'text/plain');
+  });
+  $('trace-event').addEventListener('click', () => void loadTrace().then(traceToNextEvent));
   wireImport();
   $('envoy-close').addEventListener('click', () => { $('envoy-panel').hidden = true; $('export-envoy').focus(); });
   $('theme-toggle').addEventListener('click', () => setTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark'));
@@ -495,11 +754,10 @@ function wire() {
   pm.addEventListener('focus', () => phaseMap.draw());
   pm.addEventListener('blur', () => phaseMap.draw());
   window.addEventListener('hashchange', () => {
-    const st = decodeState(location.hash, types());
-    if (st.preset && S.presets.some((p) => p.name === st.preset)) {
-      const want = applySet(S.presets.find((p) => p.name === st.preset)!.scenario, st.set);
-      if (!S.scenario || st.preset !== S.preset?.name || diffScenario(want, S.scenario, S.schema).length) selectPreset(st.preset, st.set);
-    }
+    const st = linkState();
+    if (!st) return;
+    const want = applySet(S.presets.find((p) => p.name === st.preset)!.scenario, st.set);
+    if (!S.scenario || st.preset !== S.preset?.name || diffScenario(want, S.scenario, S.schema).length) selectPreset(st.preset, st.set);
   });
   matchMedia('(prefers-color-scheme: dark)').addEventListener('change', (e) => {
     let saved: string | null = null;
@@ -521,7 +779,7 @@ async function start() {
   }
   const sel = $<HTMLSelectElement>('preset-select');
   sel.replaceChildren(...S.presets.map((p) => { const o = document.createElement('option'); o.value = p.name; o.textContent = p.name; o.title = p.description; return o; }));
-  controls = new Controls($('controls'), S.schema, onControl);
+  controls = new Controls($('controls'), S.schema, onControl, markInvalid);
   const nk = numericKeys();
   for (const w of ['x', 'y'] as const) {
     const s = $<HTMLSelectElement>(`phase-${w}`);
@@ -529,10 +787,9 @@ async function start() {
     const want = w === 'x' ? 'incident.duration_s' : 'demand.rate_per_s';
     s.value = nk.some((k) => k.path === want) ? want : nk[w === 'x' ? 0 : 1]?.path ?? '';
   }
-  const st = decodeState(location.hash, types());
-  const name = st.preset && S.presets.some((p) => p.name === st.preset) ? st.preset : S.presets[0]?.name;
-  if (!name) { showError('The server has no presets.'); return; }
-  selectPreset(name, st.set);
+  if (!S.presets.length) { showError('The server has no presets.'); return; }
+  const st = linkState() ?? { preset: S.presets[0].name, set: [] };
+  selectPreset(st.preset, st.set);
   // Ready once the first result is on screen.
   const t = setInterval(() => {
     if (S.result) {

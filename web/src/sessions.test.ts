@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ciText, fmtClock, fmtDur, isWholeRun, ladderLine, occupancyScale, occupancyShares, outcomesText, pickWindow, stackOccupancy, windowHours,
+  ciText, claimShareText, fmtClock, fmtDur, isWholeRun, ladderLine, occupancyScale, occupancyShares, outcomesText, pickWindow, spreadText,
+  stackOccupancy, windowHours,
 } from './sessions';
-import { ciLine, sessionCards } from './sessionview';
+import { ciLine, sessionCards, spreadLine } from './sessionview';
 import type { SessionHour, SessionResult } from './types';
 
 const hour = (t_s: number, working = 0, blocked = 0, asleep = 0): SessionHour => ({
@@ -149,5 +150,32 @@ describe('session cards', () => {
     const f = (v: number) => v.toFixed(2);
     expect(ciLine(8, m, [['little_l', f, 'L'], ['little_lambda_w', f, 'λW']])).toBe('8 runs: L 2.63 [2.51, 2.75]; λW 2.62 [2.50, 2.74]');
     expect(ciLine(8, {}, [['launched', f]])).toBe('');
+  });
+});
+
+// Issue 16: the interval of the mean hides the spread; the page shows each
+// figure's min / median / max per seed and the share of seeds the headline's
+// claim holds in.
+describe('Monte Carlo spread and claim share', () => {
+  const f = (v: number) => v.toFixed(0);
+  it('writes min / median / max per seed', () => {
+    expect(spreadText({ mean: 1.2, low: 0, high: 2.9, n: 40, min: 0, median: 1, max: 5 }, f)).toBe('0 / 1 / 5 per seed (min / median / max)');
+    expect(spreadText({ mean: 1.2, low: 0, high: 2.9, n: 40 }, f)).toBe('');
+    expect(spreadText({ mean: null, low: null, high: null, n: 0, min: null, median: null, max: null }, f)).toBe('');
+    expect(spreadText(undefined)).toBe('');
+  });
+  it('takes the spread of the card\'s first figure', () => {
+    const m = { launched: { mean: 221, low: 218, high: 224, n: 40, min: 205, median: 221, max: 236 } };
+    expect(spreadLine(m, [['launched', f], ['completed', f]])).toBe('205 / 221 / 236 per seed (min / median / max)');
+    expect(spreadLine(m, [['completed', f]])).toBe('');
+  });
+  it('says in how many seeds the headline\'s claim holds', () => {
+    expect(claimShareText({ claim: 'a session launched in the 2d22:00 hour is killed working', seeds: 40, runs: 40 }))
+      .toBe('The headline\'s claim "a session launched in the 2d22:00 hour is killed working" holds in 40/40 seeds.');
+    expect(claimShareText({ claim: '', seeds: 0, runs: 40 })).toBe('');
+    expect(claimShareText(undefined)).toBe('');
+  });
+  it('never shows an interval below zero for a count the server clamped', () => {
+    expect(ciText({ mean: 0.125, low: 0, high: 0.44, n: 8 }, (v) => v.toFixed(2))).toBe('0.13 [0.00, 0.44]');
   });
 });

@@ -86,6 +86,26 @@ export function ciText(iv: MetricInterval | undefined, fmt: (v: number) => strin
   return `${f(iv.mean)} [${f(iv.low)}, ${f(iv.high)}]`;
 }
 
+/** A Monte Carlo figure with its per-seed spread (the server's `min`, `median`, `max`). */
+export type MetricSpread = MetricInterval & { min?: number | null; median?: number | null; max?: number | null };
+
+/** "1 / 2 / 5 per seed (min / median / max)": the spread the interval of the mean hides; '' when absent. */
+export function spreadText(iv: MetricSpread | undefined, fmt: (v: number) => string = (v) => fmtNum(v, 2)): string {
+  if (!iv) return '';
+  const vals = [iv.min, iv.median, iv.max];
+  if (vals.some((v) => v === null || v === undefined || !Number.isFinite(v))) return '';
+  return `${vals.map((v) => fmt(v as number)).join(' / ')} per seed (min / median / max)`;
+}
+
+/** The Monte Carlo's `headline_claim`: the reported run's claim and the seeds it holds in. */
+export interface HeadlineClaim { claim: string; seeds: number; runs: number }
+
+/** 'The headline's claim "…" holds in 40/40 seeds.'; '' when the run has none. */
+export function claimShareText(c: HeadlineClaim | undefined | null): string {
+  if (!c || !c.claim || !(c.runs > 0)) return '';
+  return `The headline's claim "${c.claim}" holds in ${fmtNum(c.seeds, 0)}/${fmtNum(c.runs, 0)} seeds.`;
+}
+
 /** Failed outcomes with a count, largest first: "118 killed asleep, 10 crashed". */
 export function outcomesText(outcomes: Record<string, number> | undefined): string {
   return Object.entries(outcomes ?? {})

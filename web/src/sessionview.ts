@@ -3,8 +3,10 @@
 
 import { fmtNum, fmtPct } from './format';
 import {
-  ciText, fmtClock, fmtDur, ladderLine, occupancyScale, occupancyShares, outcomesText, pickWindow, windowHours,
+  ciText, claimShareText, fmtClock, fmtDur, ladderLine, occupancyScale, occupancyShares, outcomesText, pickWindow, spreadText,
+  windowHours,
 } from './sessions';
+import type { HeadlineClaim, MetricSpread } from './sessions';
 import type { MetricInterval, SessionResult } from './types';
 import { $ } from './views';
 
@@ -49,6 +51,12 @@ export function sessionCards(r: SessionResult): CardSpec[] {
   ];
 }
 
+/** The per-seed spread of a card's first Monte Carlo figure: "1 / 2 / 5 per seed (min / median / max)". */
+export function spreadLine(metrics: Record<string, MetricSpread>, want: [string, Fmt, string?][]): string {
+  const first = want.find(([name]) => metrics[name]);
+  return first ? spreadText(metrics[first[0]], first[1]) : '';
+}
+
 /** The Monte Carlo line of a card: "8 runs: 2.63 [2.51, 2.75]", several figures joined by "; ". */
 export function ciLine(runs: number, metrics: Record<string, MetricInterval>, want: [string, Fmt, string?][]): string {
   const parts = want.filter(([name]) => metrics[name]).map(([name, fmt, label]) => `${label ? `${label} ` : ''}${ciText(metrics[name], fmt)}`);
@@ -63,8 +71,11 @@ export function renderSessionVerdict(r: SessionResult) {
   $('verdict-headline').textContent = r.verdict?.headline ?? `${fmtNum(m.completed, 0)} of ${fmtNum(m.launched, 0)} sessions completed`;
   $('verdict-recovery').textContent = '';
   const mc = r.montecarlo;
+  // The share of seeds the headline's claim holds in: one seed's story is not the model's.
+  const claim = claimShareText((mc as { headline_claim?: HeadlineClaim } | undefined)?.headline_claim);
   $('verdict-detail').textContent = `Figures cover sessions started ${fmtClock(win.from)} to ${fmtClock(win.to)}` +
-    (mc ? `; intervals: mean and 95% interval over ${mc.runs} runs from seed ${fmtNum(mc.seed, 0)}.` : '.');
+    (mc ? `; intervals: mean and 95% interval over ${mc.runs} runs from seed ${fmtNum(mc.seed, 0)}, and the spread per seed.` : '.') +
+    (claim ? ` ${claim}` : '');
   const l = ladderLine(r.ladder);
   const el = $('s-ladder');
   el.textContent = l.text;
@@ -73,9 +84,11 @@ export function renderSessionVerdict(r: SessionResult) {
   const mcs = mc?.metrics ?? {};
   const cards = sessionCards(r).map((c) => {
     const ci = mc && c.mc ? ciLine(mc.runs, mcs, c.mc) : '';
+    const spread = mc && c.mc ? spreadLine(mcs, c.mc) : '';
     return h('div', { class: 'card', id: `s-${c.id}`, 'data-testid': `s-${c.id}` },
       h('span', { class: 'k' }, c.k), h('span', { class: 'v' }, c.v), h('span', { class: 's' }, c.s),
-      ...(ci ? [h('span', { class: 'ci', 'data-testid': `s-${c.id}-ci` }, ci)] : []));
+      ...(ci ? [h('span', { class: 'ci', 'data-testid': `s-${c.id}-ci` }, ci)] : []),
+      ...(spread ? [h('span', { class: 'ci', 'data-testid': `s-${c.id}-spread` }, spread)] : []));
   });
   $('s-cards').replaceChildren(...cards);
 }

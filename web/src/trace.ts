@@ -11,3 +11,19 @@ export const traceSeek = (s: TraceState, n: number): TraceState => ({
 });
 /** Index of the step the chart cursor follows, or -1 when none is shown. */
 export const traceCurrent = (s: TraceState): number => s.visible - 1;
+
+/**
+ * A trace line's per-step amounts as per-second rates, for models that step
+ * in fractions of a second ("sent 8 new" at 0.1 s is 80/s). Levels (the
+ * backlog, seconds of work, the timeout) stay as they are.
+ */
+export function perSecondText(text: string, step: number): string {
+  if (!(step > 0) || Math.abs(step - 1) < 1e-12) return text;
+  const rate = (n: string) => {
+    const v = Number(n.replace(/,/g, '')) / step;
+    return Number.isFinite(v) ? `${Number(v.toPrecision(6)).toLocaleString('en-US')}/s` : n;
+  };
+  return text
+    .replace(/\b(capacity|budget denied|denied) ([\d,]+(?:\.\d+)?)(?![\d.]| s\b)/g, (_m, w: string, n: string) => `${w} ${rate(n)}`)
+    .replace(/(?<![~\d.,])([\d,]+(?:\.\d+)?) (new|retries|retry|on time|late|reached|user requests?|shed|rejected|refused|denied)\b/g, (_m, n: string, w: string) => `${rate(n)} ${w}`);
+}

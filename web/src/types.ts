@@ -1,4 +1,4 @@
-// Shapes of the HTTP API answers (../../shared/spec/contract.md, "HTTP API").
+// Shapes of the HTTP API answers (docs/http-api.md and docs/cli.md).
 
 export type Scenario = Record<string, unknown> & {
   name?: string;
@@ -27,6 +27,8 @@ export interface SchemaKey {
   min_exclusive?: boolean;
   max?: number;
   step?: number;
+  /** Values must be whole multiples of this key's value (`step_s`). */
+  multiple_of?: string;
   unit?: string;
   group?: string;
   label?: string;
@@ -78,6 +80,7 @@ export interface LadderRow {
   set?: Record<string, unknown>;
   scenario?: Scenario;
   metrics: Metrics;
+  goodput_per_s?: number[]; // on-time goodput per second in up to 60 buckets (sparkline)
 }
 
 export interface Tipping { grid_s: number; on_grid_s: number | null; exact_s: number | null }

@@ -2,9 +2,10 @@
 // ladder, goodput table, trace list.
 
 import {
-  attemptsPerRequest, boundSentence, fmtAmp, fmtNum, fmtPct, ladderCells, recoverySentence, tippingDetail, tippingText,
+  attemptsPerRequest, boundSentence, fmtAmp, fmtNum, fmtPct, ladderCells, plural, recoverySentence, tippingDetail, tippingText,
 } from './format';
 import { ciText } from './sessions';
+import { perSecondText } from './trace';
 import type { LadderRow, RunResult, Scenario, Tipping, TraceStep } from './types';
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -34,7 +35,7 @@ export function renderVerdict(r: RunResult) {
   card('m-failed', fmtPct(m.failed_fraction), `${fmtNum(m.failed, 0)} of ${fmtNum(m.user_requests, 0)} in ${fmtNum(sc.horizon_s)} s`);
   card('m-wasted', fmtPct(m.wasted_fraction));
   const lw = m.last_window;
-  card('m-peak', fmtAmp(m.peak_amplification), lw ? `${fmtNum(lw.attempts_per_request, 2)} attempts per request over the last ${fmtNum(lw.seconds)} s` : '');
+  card('m-peak', fmtAmp(m.peak_amplification), lw ? `${plural(lw.attempts_per_request, 'attempt', fmtNum(lw.attempts_per_request, 2))} per request over the last ${fmtNum(lw.seconds)} s` : '');
   // Agent engine with runs > 1: mean and 95% interval over the replications.
   const mc = r.montecarlo;
   const ci = (id: string, name: string, fmt: (v: number) => string) => {
@@ -67,8 +68,8 @@ export function renderStack(sc: Scenario, r: RunResult | null) {
   row.append(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
   row.append(h('div', { class: 'node dep', role: 'listitem' }, h('b', {}, 'Dependency'), h('span', {}, `up to ×${fmtNum(total)}`)));
   const formula = layers > 1
-    ? `(${sc.client.retries} retries + 1)^${layers} layers = ${fmtNum(total)} attempts per user request at the dependency.`
-    : `${sc.client.retries} retries + 1 = ${fmtNum(total)} attempts per user request at most.`;
+    ? `(${plural(sc.client.retries, 'retry', undefined, 'retries')} + 1)^${layers} layers = ${plural(total, 'attempt', fmtNum(total))} per user request at the dependency.`
+    : `${plural(sc.client.retries, 'retry', undefined, 'retries')} + 1 = ${plural(total, 'attempt', fmtNum(total))} per user request at most.`;
   $('stack').replaceChildren(row, h('p', { class: 'formula', 'data-testid': 'stack-formula' }, formula));
   $('bound').textContent = r ? boundSentence(r.metrics, sc) : '';
 }
@@ -93,10 +94,30 @@ export function renderGoodputTable(r: RunResult) {
   $('goodput-table').querySelector('tbody')!.replaceChildren(...rows);
 }
 
+/** A small line of a row's goodput per second, on the scale shared by every row. */
+export function sparkline(values: number[] | undefined, top: number, label: string): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 80 22');
+  svg.setAttribute('class', 'spark');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', label);
+  const v = values ?? [];
+  if (v.length > 1 && top > 0) {
+    const pl = document.createElementNS(ns, 'polyline');
+    pl.setAttribute('points', v.map((y, i) => `${((i / (v.length - 1)) * 78 + 1).toFixed(1)},${(21 - (y / top) * 19).toFixed(1)}`).join(' '));
+    svg.append(pl);
+  }
+  return svg;
+}
+
 export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, currentIndex: number, onLoad: (i: number) => void) {
-  $('ladder-mode').textContent = mode === 'single'
-    ? 'Each row changes one thing from the scenario; the rest stays as it is.'
-    : 'Each row keeps the changes of the rows above it.';
+  $('ladder-mode').textContent = (mode === 'single'
+    ? 'Each row changes one thing from the preset\'s policy; the rest stays as it is.'
+    : 'Each row keeps the changes of the rows above it, starting from the preset\'s policy.') +
+    ' Your incident, demand and run settings apply to every row.' +
+    (rows.length && currentIndex < 0 ? ' Your current policy matches no row.' : '');
+  const top = Math.max(0, ...rows.flatMap((r) => r.goodput_per_s ?? []));
   const trs = rows.map((row, i) => {
     const c = ladderCells(row, sc);
     const btn = h('button', { type: 'button', 'data-testid': `ladder-load-${i}`, class: 'ladder-load', 'aria-label': `Load ${row.name}` }, 'Load');
@@ -104,8 +125,8 @@ export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, curr
     const tr = h(
       'tr',
       { 'data-testid': `ladder-row-${i}`, class: i === currentIndex ? 'current' : '' },
-      h('th', { scope: 'row' }, h('b', {}, row.name), h('small', {}, row.change), ...(i === currentIndex ? [h('em', { class: 'badge' }, 'current')] : [])),
-      h('td', { class: c.recovered ? 'ok' : 'bad' }, c.verdict),
+      h('th', { scope: 'row' }, h('b', {}, row.name, h('em', { class: 'badge', ...(i === currentIndex ? {} : { hidden: '' }) }, 'current')), h('small', {}, row.change)),
+      h('td', { class: c.recovered ? 'ok' : 'bad' }, c.verdict, sparkline(row.goodput_per_s, top, `goodput over the run: ${c.verdict}`)),
       h('td', {}, c.failed),
       h('td', {}, c.peak),
       h('td', {}, btn),
@@ -119,7 +140,7 @@ let traceFor: TraceStep[] | null = null;
 let traceShown = 0;
 
 /** Shows the first `visible` steps; adds or removes only what changed. */
-export function renderTrace(steps: TraceStep[], visible: number, scroll: boolean) {
+export function renderTrace(steps: TraceStep[], visible: number, scroll: boolean, step = 1, total = steps.length) {
   const list = $('trace-list');
   if (traceFor !== steps) {
     list.textContent = '';
@@ -139,9 +160,12 @@ export function renderTrace(steps: TraceStep[], visible: number, scroll: boolean
       b.className = 'trace-time';
       b.dataset.i = String(i);
       b.textContent = `${fmtNum(s.t_s, 2)} s`;
+      const num = document.createElement('span');
+      num.className = 'trace-n';
+      num.textContent = `${i + 1}.`;
       const span = document.createElement('span');
-      span.textContent = s.text;
-      li.append(b, span);
+      span.textContent = perSecondText(s.text, step);
+      li.append(num, b, span);
       frag.append(li);
     }
     list.append(frag);
@@ -151,9 +175,10 @@ export function renderTrace(steps: TraceStep[], visible: number, scroll: boolean
   const cur = list.children[visible - 1] as HTMLElement | undefined;
   cur?.classList.add('current');
   const slider = $<HTMLInputElement>('trace-slider');
-  slider.max = String(steps.length);
+  const n = Math.max(steps.length, total);
+  slider.max = String(n);
   slider.value = String(visible);
-  slider.setAttribute('aria-valuetext', `${visible} of ${steps.length} steps shown`);
-  $('trace-count').textContent = `${visible} / ${steps.length}`;
+  slider.setAttribute('aria-valuetext', `${visible} of ${n} steps shown`);
+  $('trace-count').textContent = `${visible} / ${n}`;
   if (scroll && cur) cur.scrollIntoView({ block: 'nearest' });
 }

@@ -65,6 +65,25 @@ Scenario apply_row(Scenario s, const LadderRow& row) {
   return s;
 }
 
+namespace {
+
+// Goodput per second in at most kLadderSparkPoints equal buckets of steps.
+std::vector<double> spark_of(const RunResult& run) {
+  const auto& g = run.series.goodput;
+  size_t n = g.size();
+  size_t buckets = std::min(n, kLadderSparkPoints);
+  std::vector<double> out(buckets, 0.0);
+  for (size_t b = 0; b < buckets; ++b) {
+    size_t from = b * n / buckets, to = (b + 1) * n / buckets;
+    double sum = 0;
+    for (size_t i = from; i < to; ++i) sum += g[i];
+    out[b] = sum / (static_cast<double>(to - from) * run.scenario.step_s);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<LadderResult> run_ladder(const Scenario& s, const CancelCheck& cancelled) {
   Ladder ladder = ladder_of(s);
   std::vector<LadderResult> out;
@@ -74,7 +93,8 @@ std::vector<LadderResult> run_ladder(const Scenario& s, const CancelCheck& cance
     Scenario next = apply_row(ladder.mode == LadderMode::cumulative ? current : s, row);
     validate(next);
     if (ladder.mode == LadderMode::cumulative) current = next;
-    out.push_back({row, next, compute_metrics(run_engine(next))});
+    RunResult run = run_engine(next);
+    out.push_back({row, next, compute_metrics(run), spark_of(run)});
   }
   return out;
 }

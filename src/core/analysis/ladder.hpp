@@ -17,7 +17,11 @@ struct LadderResult {
   LadderRow row;
   Scenario scenario;  // the scenario this row runs
   Metrics metrics;
+  // On-time goodput per second, averaged over at most kLadderSparkPoints
+  // buckets: the page draws one small line per row.
+  std::vector<double> goodput_per_s;
 };
+inline constexpr size_t kLadderSparkPoints = 60;
 
 // The rows a scenario's ladder runs: its own, or the generic ones.
 Ladder ladder_of(const Scenario& s);

@@ -51,7 +51,7 @@ bool backlog_growing(const RunResult& run) {
   double now = backlog.back(), before = backlog[backlog.size() - 1 - k];
   // The agent engine counts whole requests arriving at random: a drained
   // queue can hold one more than a timeout ago. Growth there must exceed one
-  // step of capacity; the fluid model keeps the spec's strict comparison.
+  // step of capacity; the fluid model keeps the strict comparison.
   double margin = engine_facts(run.scenario).random
                       ? run.scenario.server.capacity_per_s * run.scenario.step_s
                       : kDust * std::max(1.0, before);

@@ -1,6 +1,6 @@
-// The fluid engine. Each numbered rule of "One step t, in this order" in
-// ../shared/spec/fluid-model.md is one member function below, and step()
-// calls them in the spec's order.
+// The fluid engine. Each numbered rule of "One step" in
+// docs/fluid-model.md is one member function below, and step()
+// calls them in that order.
 #include "engines/fluid.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The fluid (cohort) engine: ../shared/spec/fluid-model.md, implemented rule
+// The fluid (cohort) engine: docs/fluid-model.md, implemented rule
 // by rule. Deterministic: amounts are real numbers, jitter is split exactly.
 #pragma once
 

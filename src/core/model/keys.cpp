@@ -748,6 +748,12 @@ void validate_horizon(const Scenario& s, const RunLimits& limits) {
 }
 
 void validate_step_keys(const Scenario& s, const RunLimits& limits) {
+  // An incident that starts when the run is over never happens: the verdict
+  // would measure recovery from a moment the run never reached.
+  if (s.incident.start_s >= s.horizon_s)
+    throw InputError("incident.start_s: " + number_text(s.incident.start_s) +
+                     " s is not inside the run (horizon_s = " + number_text(s.horizon_s) +
+                     " s); start the incident before the run ends");
   if (!whole_multiple(s.client.timeout_s, s.step_s))
     throw InputError("client.timeout_s: " + number_text(s.client.timeout_s) +
                      " is not a whole number of steps of step_s = " + number_text(s.step_s));

@@ -1,5 +1,5 @@
 // The scenario: every input of a run. Keys and defaults follow
-// ../shared/spec/contract.md ("Scenario"); semantics follow fluid-model.md.
+// docs/scenario-keys.md; semantics follow docs/fluid-model.md.
 #pragma once
 
 #include <map>
@@ -146,7 +146,7 @@ struct Scenario {
   double seed = 1;
   int runs = 1;
 
-  // Derived quantities, named as the spec names them.
+  // Derived quantities, named as docs/fluid-model.md names them.
   int steps() const;                       // horizon_s / step_s
   int timeout_steps() const;               // K = timeout_s / step_s
   int attempts() const;                    // (retries + 1)^layers, or the stack's product

@@ -1,6 +1,6 @@
 // The session model's part of the scenario (engine: sessions): the scheduler,
 // the sessions it launches, the API they call and the items they work on.
-// Design and calibrated defaults: ../shared/spec/scheduler-incident.md.
+// Design and calibrated defaults: docs/sessions.md.
 // The retry ladder and the session deadline are the client's keys
 // (client.retries, client.backoff.*, client.deadline_s), so lint and advice
 // read them as for any other scenario.

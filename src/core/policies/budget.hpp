@@ -1,6 +1,6 @@
 // Retry budgets, shared by every engine. fluid-model.md rules 2 and 3 define
 // token_bucket and window; docs/policies.md defines the others, which follow
-// ../shared/reference/retry-configs.md.
+// docs/configs.md ("Sources").
 //   token_bucket:      holds ratio x base demand x window_s, starts full, each
 //                      step deposits ratio x new requests (capped).
 //   window:            retries in the last window_s may reach ratio_eff x first

@@ -271,6 +271,14 @@ std::string proto_duration(double seconds) {
   return t + "s";
 }
 
+std::string grpc_duration_text(double seconds) {
+  std::string t = proto_duration(seconds);
+  size_t dot = t.find('.');
+  if (dot == std::string::npos) return t;
+  std::string digits = t.substr(dot + 1, t.size() - dot - 2);  // between '.' and 's'
+  return t.substr(0, dot + 1) + digits + std::string(9 - digits.size(), '0') + "s";
+}
+
 std::string go_duration(double seconds) {
   if (seconds <= 0) return "0s";
   long long ms = static_cast<long long>(std::llround(seconds * 1000));

@@ -68,6 +68,10 @@ std::string snake_case(const std::string& key);
 std::string human_duration(double seconds);
 // Protobuf Duration string: 0.1 -> "0.1s", 2 -> "2s".
 std::string proto_duration(double seconds);
+// The same for a gRPC service config: a fraction is written with all nine
+// digits ("2.500000000s"), because grpc-js reads "2.5s" as 2 s + 5 ns
+// (docs/conformance.md, "gRPC").
+std::string grpc_duration_text(double seconds);
 // Go-style duration for Istio/Linkerd: 0.1 -> "100ms", 90 -> "1m30s".
 std::string go_duration(double seconds);
 

@@ -259,7 +259,7 @@ ordered_json grpc_retry_policy(const Scenario& s, const Fit& fit) {
   if (s.client.backoff.base_s <= 0)
     notes.push_back("gRPC needs initialBackoff > 0; 1ms is the closest to immediate retries");
   base = fit.duration(base, "client.backoff.base_s", "initialBackoff");
-  rp["initialBackoff"] = proto_duration(base);
+  rp["initialBackoff"] = grpc_duration_text(base);
   // Without a cap: the largest window the retries gRPC makes reach.
   double cap = s.client.backoff.cap_s > 0
                    ? std::max(s.client.backoff.cap_s, base)
@@ -268,16 +268,17 @@ ordered_json grpc_retry_policy(const Scenario& s, const Fit& fit) {
     notes.push_back(
         "no backoff cap in the scenario: maxBackoff is the largest delay the "
         "retries reach, so it never binds");
-  rp["maxBackoff"] = proto_duration(fit.duration(cap, "client.backoff.cap_s", "maxBackoff"));
+  rp["maxBackoff"] = grpc_duration_text(fit.duration(cap, "client.backoff.cap_s", "maxBackoff"));
   rp["backoffMultiplier"] = s.client.backoff.multiplier;
   rp["retryableStatusCodes"] = ordered_json::array({"UNAVAILABLE"});
   if (s.client.retry_on_timeout) {
-    rp["perAttemptRecvTimeout"] = proto_duration(
+    rp["perAttemptRecvTimeout"] = grpc_duration_text(
         fit.duration(s.client.timeout_s, "client.timeout_s", "perAttemptRecvTimeout"));
     notes.push_back(
         "perAttemptRecvTimeout (per-attempt timeout) is applied only by gRPC C-core (C++, "
-        "Python, Ruby, PHP, ...); grpc-go and grpc-java ignore it and end an attempt only at "
-        "the deadline, without retrying it");
+        "Python, Ruby, PHP, ...), and only on channels created with the argument "
+        "grpc.experimental.enable_hedging; grpc-js, grpc-go and grpc-java ignore it and end "
+        "an attempt only at the deadline, without retrying it");
   } else if (s.client.deadline_s <= 0 ||
              std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9) {
     notes.push_back("an attempt's timeout is the deadline; the scenario's " +
@@ -330,7 +331,7 @@ ExportResult grpc(const Scenario& s) {
   mc["name"] = ordered_json::array({ordered_json::object()});
   if (s.client.deadline_s > 0)
     mc["timeout"] =
-        proto_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"));
+        grpc_duration_text(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"));
   else
     notes.push_back("no overall deadline: methodConfig has no timeout");
   if (retries > 0)
@@ -608,10 +609,144 @@ ExportResult aws(const Scenario& s) {
   return r;
 }
 
+// ---------------------------------------------------------------- proxies
+// What HAProxy and nginx cannot express, shared: they retry at once, and
+// have no per-request deadline (HAProxy) and no retry budget.
+void proxy_notes(const Scenario& s, int retries, const std::string& system,
+                 std::vector<std::string>& notes) {
+  const Backoff& b = s.client.backoff;
+  if (retries > 0 && b.base_s > 0)
+    notes.push_back(system + " retries at once: the scenario's backoff (base " +
+                    human_duration(b.base_s) + ", x" + number_text(b.multiplier) + ", cap " +
+                    (b.cap_s > 0 ? human_duration(b.cap_s) : std::string("none")) + ", jitter " +
+                    jitter_name(b.jitter) + ") cannot be expressed");
+  if (s.client.budget.kind != BudgetKind::none)
+    notes.push_back(system + " has no retry budget: the scenario's '" +
+                    budget_kind_name(s.client.budget.kind) + "' budget cannot be expressed");
+}
+
+// Milliseconds as both proxies write them: whole, at least 1, at most `max_ms`.
+long long proxy_ms(double seconds, double max_ms, const std::string& field, const Fit& fit,
+                   const std::string& key) {
+  double v = fit.duration(seconds, key, field);  // at least 1 ms, at most the key's maximum
+  double ms = std::round(v * 1000);
+  if (ms > max_ms) {
+    fit.notes.push_back(field + ": " + human_duration(v) + " is more than the " +
+                        number_text(max_ms) + " ms " + fit.system + " allows; clamped to " +
+                        number_text(max_ms) + " ms");
+    ms = max_ms;
+  }
+  return static_cast<long long>(ms);
+}
+
+// HAProxy 2.6: a backend (proxy_parse_retry_on, back_handle_st_cer; the facts
+// in import_haproxy.cpp). Timers above 2147483647 ms are refused.
+ExportResult haproxy(const Scenario& s) {
+  const int retries = exported_retries(s);
+  ExportResult r{"haproxy", "", {}};
+  auto& notes = r.notes;
+  Fit fit{"HAProxy", 0.001, notes};
+  if (!stack_note(s).empty()) notes.push_back(stack_note(s));
+  std::ostringstream b;
+  b << "backend retrystorm\n    mode http\n";
+  b << "    retries " << retries << "  # retries, so " << retries + 1 << " attempts per request\n";
+  if (retries == 0)
+    b << "    retry-on none\n";
+  else
+    b << "    retry-on conn-failure empty-response "
+      << (s.client.retry_on_timeout ? "response-timeout " : "") << "502 503 504\n";
+  long long t =
+      proxy_ms(s.client.timeout_s, 2147483647.0, "timeout server", fit, "client.timeout_s");
+  b << "    timeout connect " << t << "ms\n";
+  b << "    timeout server " << t << "ms  # each attempt (time without data from the server)\n";
+  b << "    server s1 127.0.0.1:8080  # the service's servers\n";
+  if (!s.client.retry_on_timeout && retries > 0)
+    notes.push_back(
+        "retry-on has no response-timeout: an attempt past timeout server is not retried");
+  if (s.client.deadline_s > 0)
+    notes.push_back("HAProxy has no per-request deadline: the scenario's " +
+                    human_duration(s.client.deadline_s) + " must be set by the caller");
+  if (retries > 0)
+    notes.push_back(
+        "HAProxy replays every method on an L7 retry (POST included): make the handlers "
+        "idempotent or use retry-on conn-failure for routes that are not");
+  proxy_notes(s, retries, "HAProxy", notes);
+  server_notes(s, notes);
+  std::ostringstream o;
+  o << "# HAProxy 2.6 retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
+  o << "# Goes in haproxy.cfg; point a frontend's default_backend at it.\n";
+  o << commented(notes, "#") << b.str();
+  r.text = o.str();
+  return r;
+}
+
+// nginx 1.22: an upstream and a location (ngx_http_upstream_next; the facts in
+// import_nginx.cpp). nginx tries each server entry at most once, so N retries
+// need N + 1 entries: the same address is listed N + 1 times.
+ExportResult nginx(const Scenario& s) {
+  const int retries = exported_retries(s);
+  ExportResult r{"nginx", "", {}};
+  auto& notes = r.notes;
+  Fit fit{"nginx", 0.001, notes};
+  if (!stack_note(s).empty()) notes.push_back(stack_note(s));
+  constexpr double kMaxMs = 1e12;  // far above every key's range
+  std::ostringstream u;
+  u << "upstream retrystorm_backend {\n";
+  u << "    # nginx tries each server entry at most once per request: " << retries + 1
+    << (retries == 0 ? " entry, no retries.\n"
+                     : " entries\n    # (the same address repeated) allow " +
+                           std::to_string(retries) + " retries.\n");
+  u << "    # max_fails=0: a failed try does not take the entry out for fail_timeout.\n";
+  for (int i = 0; i <= retries; ++i) u << "    server 127.0.0.1:8080 max_fails=0;\n";
+  u << "}\n";
+  long long t = proxy_ms(s.client.timeout_s, kMaxMs, "proxy_read_timeout", fit, "client.timeout_s");
+  std::ostringstream l;
+  l << "server {\n    listen 8080;\n    location / {\n";
+  l << "        proxy_pass http://retrystorm_backend;\n";
+  if (retries == 0) {
+    l << "        proxy_next_upstream off;\n";
+  } else {
+    l << "        proxy_next_upstream error " << (s.client.retry_on_timeout ? "timeout " : "")
+      << "http_502 http_503 http_504;\n";
+    l << "        proxy_next_upstream_tries " << retries + 1
+      << ";  # attempts, the first included\n";
+  }
+  if (s.client.deadline_s > 0 && retries > 0) {
+    long long d = proxy_ms(s.client.deadline_s, kMaxMs, "proxy_next_upstream_timeout", fit,
+                           "client.deadline_s");
+    l << "        proxy_next_upstream_timeout " << d << "ms;  # no new try after this\n";
+    notes.push_back(
+        "proxy_next_upstream_timeout stops new tries but does not end a started one: a "
+        "request can take up to that plus proxy_read_timeout");
+  } else {
+    l << "        proxy_next_upstream_timeout 0;  # no limit\n";
+    if (s.client.deadline_s > 0)
+      notes.push_back("no retries: the scenario's deadline of " +
+                      human_duration(s.client.deadline_s) + " is the caller's to set");
+  }
+  l << "        proxy_connect_timeout " << t << "ms;\n";
+  l << "        proxy_send_timeout " << t << "ms;\n";
+  l << "        proxy_read_timeout " << t << "ms;  # each attempt (between two reads)\n";
+  l << "    }\n}\n";
+  if (retries > 0)
+    notes.push_back(
+        "POST, LOCK and PATCH are not retried once sent; add non_idempotent to "
+        "proxy_next_upstream only if the handlers are idempotent");
+  proxy_notes(s, retries, "nginx", notes);
+  server_notes(s, notes);
+  std::ostringstream o;
+  o << "# nginx 1.22 retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
+  o << "# Both blocks go inside http { }; move the location into your own server { }.\n";
+  o << commented(notes, "#") << u.str() << l.str();
+  r.text = o.str();
+  return r;
+}
+
 }  // namespace
 
 const std::vector<std::string>& export_systems() {
-  static const std::vector<std::string> systems = {"envoy", "grpc", "istio", "linkerd", "aws"};
+  static const std::vector<std::string> systems = {"envoy", "grpc",    "istio", "linkerd",
+                                                   "aws",   "haproxy", "nginx"};
   return systems;
 }
 
@@ -621,9 +756,11 @@ ExportResult export_config(const Scenario& s, const std::string& system) {
   if (system == "istio") return istio(s);
   if (system == "linkerd") return linkerd(s);
   if (system == "aws") return aws(s);
+  if (system == "haproxy") return haproxy(s);
+  if (system == "nginx") return nginx(s);
   throw InputError("--to: '" + system +
                    "' is not a system we write; choose envoy, grpc, istio, "
-                   "linkerd or aws");
+                   "linkerd, aws, haproxy or nginx");
 }
 
 }  // namespace retrystorm::configs

@@ -88,7 +88,9 @@ std::string system_of_doc(const YAML::Node& d, const std::string& file, int inde
   fail(w,
        "cannot tell the format: expected an Envoy route/cluster (retry_policy, "
        "circuit_breakers), a gRPC service config (methodConfig), an Istio or Linkerd resource "
-       "(kind), an AWS config profile ([default], max_attempts) or kind: retrystorm-policy");
+       "(kind), an AWS config profile ([default], max_attempts), an HAProxy section (backend, "
+       "listen, defaults), an nginx block (location, upstream, server) or kind: "
+       "retrystorm-policy");
 }
 
 const char* system_label(const std::string& system) {
@@ -263,6 +265,8 @@ std::string budget_kind_name(BudgetKind k) {
 
 std::string detect_system(const ConfigFile& f) {
   if (looks_like_ini(f.text)) return "aws";
+  if (looks_like_haproxy(f.text)) return "haproxy";
+  if (looks_like_nginx(f.text)) return "nginx";
   auto docs = parse_documents(f.text, f.name);
   if (docs.empty()) fail({f.name, "", 0}, "empty: no settings to import");
   std::string system;
@@ -286,6 +290,10 @@ LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
   Reader r{f.name, warnings, layer};
   if (system == "aws") {
     read_aws(f.text, r);
+  } else if (system == "haproxy") {
+    read_haproxy(f.text, r);
+  } else if (system == "nginx") {
+    read_nginx(f.text, r);
   } else {
     auto docs = parse_documents(f.text, f.name);
     if (docs.empty()) fail({f.name, "", 0}, "empty: no settings to import");
@@ -302,7 +310,7 @@ LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
         read_policy(docs, r);
       else
         throw InputError(f.name + ": unknown format '" + system +
-                         "'; choose envoy, grpc, istio, linkerd, aws, retrystorm");
+                         "'; choose envoy, grpc, istio, linkerd, aws, haproxy, nginx, retrystorm");
     } catch (const YAML::Exception& e) {
       fail({f.name, "", e.mark.is_null() ? 0 : e.mark.line + 1}, e.msg);
     }

@@ -1,6 +1,7 @@
 // Importing the retry configuration of real systems (Envoy, gRPC, Istio,
-// Linkerd, AWS SDKs, and our own retrystorm-policy) as scenario keys.
-// Facts: ../shared/reference/retry-configs.md; mapping: docs/configs.md.
+// Linkerd, AWS SDKs, HAProxy, nginx, and our own retrystorm-policy) as
+// scenario keys.
+// Mapping, and the upstream sources behind it: docs/configs.md.
 #pragma once
 
 #include <map>
@@ -30,8 +31,8 @@ struct ImportedKey {
 // The retry policy one file (or one group of documents) describes: one layer.
 struct LayerPolicy {
   std::string file;
-  std::string format;             // "Envoy route + cluster", "gRPC service config", ...
-  std::string system;             // envoy | grpc | istio | linkerd | aws | retrystorm
+  std::string format;  // "Envoy route + cluster", "gRPC service config", ...
+  std::string system;  // envoy | grpc | istio | linkerd | aws | haproxy | nginx | retrystorm
   bool has_retry_policy = false;  // false: only a budget (cluster, DestinationRule)
   bool has_budget_part = false;   // this file speaks about the budget
 
@@ -65,6 +66,10 @@ struct LayerPolicy {
   std::map<std::string, std::string> from;
   std::vector<ImportedKey> keys;   // this layer's keys, filled by finalize()
   std::vector<std::string> notes;  // what the mapping approximates
+  // A proxy's own retry settings as read, by the proxy's name ("retry-on" ->
+  // "conn-failure 503", "proxy_next_upstream_tries" -> "0", "servers" -> "3"):
+  // HAProxy and nginx, for lint's proxy rules and the conformance tests.
+  std::map<std::string, std::string> settings;
 
   // Sets the budget number client.budget.<name> (through the key table) and
   // marks it given; clear_budget() forgets every budget number given.
@@ -94,7 +99,7 @@ struct ImportResult {
 };
 
 // Detects the format of one file: "envoy", "grpc", "istio", "linkerd", "aws",
-// "retrystorm" (or throws InputError naming the file).
+// "haproxy", "nginx", "retrystorm" (or throws InputError naming the file).
 std::string detect_system(const ConfigFile& f);
 
 // Reads one file into one layer (several documents of one file are one layer).

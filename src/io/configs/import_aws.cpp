@@ -210,7 +210,13 @@ void read_aws(const std::string& text, Reader& r) {
            "retry_mode left out: read as legacy, botocore's (boto3's) default (5 attempts, no "
            "backoff cap, no retry quota); the AWS CLI v2 and the Go v2 and JS v3 SDKs default "
            "to standard: write retry_mode = standard to say which");
+  l.settings["retry_mode"] = m;  // lint: adaptive's rate limiter is not modelled
   read_aws_backoff(l, m == "legacy", mode_from);
+  if (m != "legacy" && l.retries >= 6)  // 2^5 > 20: the cap bites
+    l.notes.push_back(
+        "botocore caps each delay after the jitter, min(U(0, 2^(n-1)), 20) s: from retry 6 it "
+        "waits exactly 20 s more often than the model's U(0, 20) (docs/conformance.md, \"AWS "
+        "SDKs\")");
   l.retry_on_timeout = true;
   l.from["client.retry_on_timeout"] = "AWS SDKs retry timeouts and transient errors";
   l.deadline_s = 0;
@@ -235,7 +241,7 @@ void read_aws(const std::string& text, Reader& r) {
     if (m == "adaptive")
       l.notes.push_back(
           "adaptive mode adds a client-side rate limiter that can delay first "
-          "attempts; not modelled");
+          "attempts; not modelled (docs/conformance.md, \"AWS SDKs\")");
   }
   l.budget_from = l.from["client.budget.kind"];
 }

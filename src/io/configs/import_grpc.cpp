@@ -171,7 +171,9 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
   l.notes.push_back(
       "jitter read as gRPC C-core, grpc-go 1.69+ and grpc-java 1.71+ draw it (backoff x "
       "U(0.8, 1.2)); older grpc-go and grpc-java draw U(0, backoff): set "
-      "client.backoff.jitter = full for those");
+      "client.backoff.jitter = full for those; gRPC C-core 1.51 (Debian 12) waits exactly "
+      "initialBackoff before the first retry, later releases draw it like the others "
+      "(docs/conformance.md)");
 
   r.check_fields(rp, rk,
                  {"max_attempts", "initial_backoff", "max_backoff", "backoff_multiplier",
@@ -249,10 +251,16 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
     l.from["client.timeout_s"] = w.text() + ": " + human_duration(t) + " per attempt (C-core)";
     l.from["client.retry_on_timeout"] =
         w.text() + ": an attempt that times out is retried (C-core)";
+    // C-core itself parses the field only on a channel created with
+    // grpc.experimental.enable_hedging (RetryMethodConfig's JSON loader in
+    // retry_service_config.cc); checked on the real client in
+    // docs/conformance.md.
     l.notes.push_back(w.text() +
                       ": only gRPC C-core (C++, Python, Ruby, PHP, ...) applies "
-                      "perAttemptRecvTimeout; grpc-go and grpc-java ignore it, so there an "
-                      "attempt runs until the deadline and is not retried; read as C-core runs it");
+                      "perAttemptRecvTimeout, and only on a channel created with the argument "
+                      "grpc.experimental.enable_hedging (off by default); grpc-js, grpc-go and "
+                      "grpc-java ignore it, so there an attempt runs until the deadline and is "
+                      "not retried; read as C-core runs it with that argument");
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -55,6 +56,22 @@ Terms terms(const LayerPolicy& l) {
                 ? "(a ServiceProfile retries at once)"
                 : "(Linkerd's backoff is fixed: 25 ms doubling to 250 ms)",
             false};
+  if (l.system == "haproxy")
+    return {"retries",
+            "timeout server",
+            "the caller's deadline (HAProxy has none per request)",
+            "HAProxy has no retry budget: keep retries at 1 and bound the queue (server maxconn, "
+            "timeout queue) so overload is shed, not retried",
+            "(HAProxy retries at once)",
+            false};
+  if (l.system == "nginx")
+    return {"proxy_next_upstream_tries",
+            "proxy_read_timeout",
+            "proxy_next_upstream_timeout",
+            "nginx has no retry budget: set proxy_next_upstream_tries 2 (one retry) and "
+            "proxy_next_upstream_timeout",
+            "(nginx retries at once)",
+            true};
   if (l.system == "aws")
     return {"max_attempts",
             "the SDK client's read timeout",
@@ -74,6 +91,8 @@ std::string count_text(const LayerPolicy& l, int retries) {
 
 std::vector<std::pair<std::string, KeyValue>> budget_fix(const LayerPolicy& l) {
   using V = std::vector<std::pair<std::string, KeyValue>>;
+  // No budget to add: the fix (fewer retries) is in the finding's text only.
+  if (l.system == "haproxy" || l.system == "nginx") return V{};
   if (l.system == "envoy" || l.system == "istio")
     return V{{"client.budget.kind", std::string("envoy_concurrency")},
              {"client.budget.ratio", 0.2},
@@ -543,16 +562,134 @@ void rule_c_core_only(const Context& c, size_t index) {
   f.rule = "per-attempt-timeout-c-core-only";
   f.file = l.file;
   f.message = "retryPolicy.perAttemptRecvTimeout (" + human_duration(*l.per_try_timeout_s) +
-              ") is applied only by gRPC C-core (C++, Python, Ruby, PHP, ...); grpc-go and "
-              "grpc-java ignore it: there an attempt runs until " +
+              ") is applied only by gRPC C-core (C++, Python, Ruby, PHP, ...), and only on "
+              "channels created with the argument grpc.experimental.enable_hedging; grpc-js, "
+              "grpc-go and grpc-java ignore it: there an attempt runs until " +
               (deadline > 0 ? "the deadline (" + human_duration(deadline) + ")"
                             : std::string("the caller gives up (no methodConfig.timeout)")) +
               " and a timed-out attempt is never retried";
   f.fix =
-      "for Go and Java clients do not count on it: size methodConfig.timeout (and the "
-      "callers' deadlines) for attempts that run to the deadline";
+      "set grpc.experimental.enable_hedging on C-core channels that rely on it; for other "
+      "clients do not count on it: size methodConfig.timeout (and the callers' deadlines) "
+      "for attempts that run to the deadline";
   f.numbers = {{"per_attempt_recv_timeout_s", *l.per_try_timeout_s}, {"deadline_s", deadline}};
   c.out.push_back(f);
+}
+
+// AWS adaptive mode: the retry quota is modelled, the client-side rate limiter
+// is not, a deliberate simplification measured against botocore and
+// @smithy/util-retry in docs/conformance.md ("AWS SDKs").
+void rule_adaptive_limiter(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  auto mode = l.settings.find("retry_mode");
+  if (l.system != "aws" || mode == l.settings.end() || mode->second != "adaptive") return;
+  Finding f;
+  f.severity = "info";
+  f.rule = "adaptive-rate-limiter-not-modelled";
+  f.file = l.file;
+  f.message =
+      "retry_mode = adaptive: the retry quota is modelled, the SDK's client-side rate limiter is "
+      "not (a deliberate simplification): after a throttling error it holds every attempt, first "
+      "attempts included, to a token bucket refilled at 0.7 x the measured send rate (at least "
+      "0.5 per second) that then grows back along a cubic curve; simulated first attempts are "
+      "never delayed by the client, so the model overstates the load an adaptive client sends "
+      "while it is throttled";
+  f.fix =
+      "read the simulated load after throttling as an upper bound, or use retry_mode = standard";
+  f.numbers = {{"min_fill_rate_per_s", 0.5}, {"beta", 0.7}};
+  c.out.push_back(f);
+}
+
+// The proxies' own traps (HAProxy, nginx), from the settings they were read
+// with (LayerPolicy::settings; facts in import_haproxy.cpp, import_nginx.cpp).
+Finding proxy_finding(const char* severity, const char* rule, const LayerPolicy& l) {
+  Finding f;
+  f.severity = severity;
+  f.rule = rule;
+  f.file = l.file;
+  return f;
+}
+
+std::string setting(const LayerPolicy& l, const std::string& name) {
+  auto it = l.settings.find(name);
+  return it == l.settings.end() ? "" : it->second;
+}
+
+bool has_word(const std::string& list, const std::string& word) {
+  std::istringstream in(list);
+  std::string w;
+  while (in >> w)
+    if (w == word) return true;
+  return false;
+}
+
+// do_l7_retry (src/http_ana.c) checks no method: an L7 retry replays POSTs.
+void rule_haproxy(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.system != "haproxy" || l.retries <= 0) return;
+  std::string on = setting(l, "retry-on");
+  std::vector<std::string> replays;
+  for (const char* k : {"response-timeout", "empty-response", "junk-response"})
+    if (has_word(on, k)) replays.push_back(k);
+  if (!replays.empty()) {
+    Finding f = proxy_finding("warning", "retries-non-idempotent", l);
+    std::string list;
+    for (const auto& k : replays) list += (list.empty() ? "" : ", ") + k;
+    f.message = "retry-on " + list +
+                ": the server may have done the work before it failed, and HAProxy replays "
+                "every method (POST included; do_l7_retry checks none), " +
+                plural(l.retries, "time", "times");
+    f.fix =
+        "keep response-timeout and empty-response for backends whose handlers are "
+        "idempotent (request IDs); elsewhere retry-on conn-failure 503";
+    f.numbers = {{"retries", l.retries}, {"retry_on", on}};
+    c.out.push_back(f);
+  }
+  if (on == "conn-failure") {
+    Finding f = proxy_finding("info", "retries-connection-failures-only", l);
+    f.message = "retry-on conn-failure (HAProxy's default): the " +
+                plural(l.retries, "retry covers", "retries cover") +
+                " only connections that fail; a server that accepts and then answers 503 or "
+                "times out is not retried";
+    f.numbers = {{"retries", l.retries}, {"retry_on", on}};
+    c.out.push_back(f);
+  }
+}
+
+void rule_nginx(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.system != "nginx") return;
+  std::string tries = setting(l, "proxy_next_upstream_tries");
+  int servers = std::atoi(setting(l, "servers").c_str());
+  if (tries == "0" && l.retries > 0) {
+    Finding f = proxy_finding("warning", "unlimited-tries", l);
+    f.message = "proxy_next_upstream_tries 0 (the default) sets no limit: every one of the " +
+                std::to_string(servers) +
+                " servers is tried, so each server added to the upstream adds a retry (" +
+                std::to_string(l.retries) + " now)";
+    f.fix = "set proxy_next_upstream_tries 2 (one retry) or the attempts you mean";
+    f.numbers = {{"servers", servers}, {"retries", l.retries}};
+    f.fix_keys = c.retries_fix(index, std::min(l.retries, 1));
+    c.out.push_back(f);
+  }
+  long long written = std::atoll(tries.c_str());
+  if (servers > 0 && written > servers) {
+    Finding f = proxy_finding("info", "tries-above-servers", l);
+    f.message = "proxy_next_upstream_tries " + tries + " but the upstream has " +
+                plural(servers, "server", "servers") +
+                (servers == 1 ? ", which nginx never retries" : "") + ": at most " +
+                plural(servers, "try", "tries") + " per request";
+    f.numbers = {{"tries", written}, {"servers", servers}};
+    c.out.push_back(f);
+  }
+  if (l.retries > 0 && has_word(setting(l, "proxy_next_upstream"), "non_idempotent")) {
+    Finding f = proxy_finding("warning", "retries-non-idempotent", l);
+    f.message =
+        "proxy_next_upstream non_idempotent passes POST, LOCK and PATCH requests to the "
+        "next server after they were sent: the work may be done twice";
+    f.fix = "drop non_idempotent unless the handlers are idempotent (request IDs)";
+    c.out.push_back(f);
+  }
 }
 
 // ----------------------------------------------------------- simulation
@@ -693,6 +830,9 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o) {
     rule_budget(c, i);
     rule_no_deadline(c, i);
     rule_c_core_only(c, i);
+    rule_haproxy(c, i);
+    rule_nginx(c, i);
+    rule_adaptive_limiter(c, i);
   }
   rule_layers(c);
   rule_counting(c);

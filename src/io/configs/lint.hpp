@@ -1,5 +1,5 @@
-// Linting retry configurations: the rules of ../shared/reference/retry-configs.md
-// ("Lint rules these facts support"), each finding with its numbers and fix,
+// Linting retry configurations: the rules of docs/configs.md ("Lint
+// rules"), each finding with its numbers and fix,
 // and optionally a simulation of an incident with the imported policy.
 #pragma once
 

@@ -32,6 +32,13 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r);
 void read_istio(const std::vector<YAML::Node>& docs, Reader& r);
 void read_linkerd(const std::vector<YAML::Node>& docs, Reader& r);
 void read_aws(const std::string& text, Reader& r);
+// Proxy configuration text, each with its own small tokenizer (bounded, errors
+// "FILE:LINE: what"): import_haproxy.cpp, import_nginx.cpp.
+void read_haproxy(const std::string& text, Reader& r);
+void read_nginx(const std::string& text, Reader& r);
+// Whether the first setting of the text looks like the format (detection).
+bool looks_like_haproxy(const std::string& text);
+bool looks_like_nginx(const std::string& text);
 void read_policy(const std::vector<YAML::Node>& docs, Reader& r);
 
 }  // namespace retrystorm::configs

@@ -1,4 +1,4 @@
-// events.jsonl (../shared/spec/session-log.md): one flat JSON object a line,
+// events.jsonl (docs/log-formats.md): one flat JSON object a line,
 // {"t": 123.456, "sid": "s-...", "ev": "resp", "status": 429, ...}. A small
 // scanner rather than a JSON library: a long run writes tens of millions of
 // these lines, and only seven keys matter.

@@ -1,7 +1,7 @@
 // Reads the incident logs `retrystorm analyze` accepts, naming each one's
 // format: sessions.csv, events.jsonl, requests.csv, the tab-separated client
 // log (one line per request) and the per-second CSV. The formats are
-// ../shared/spec/session-log.md; every reader streams.
+// docs/log-formats.md; every reader streams.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// sessions.csv (../shared/spec/session-log.md): one row per session.
+// sessions.csv (docs/log-formats.md): one row per session.
 #include "analysis/incident/records.hpp"
 #include "io/logs/readers.hpp"
 

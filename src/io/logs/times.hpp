@@ -1,6 +1,6 @@
 // Times in incident logs and on the command line: seconds from the start of
 // the run (day 0, 00:00:00), a clock "[Nd]HH:MM[:SS]" ("1d09:40"), or a
-// date-time "2024-03-10T19:40:00Z". See ../shared/spec/session-log.md.
+// date-time "2024-03-10T19:40:00Z". See docs/log-formats.md.
 #pragma once
 
 #include <optional>

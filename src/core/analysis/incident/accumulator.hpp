@@ -43,6 +43,10 @@ class Accumulator {
   static constexpr size_t kAnchorSample = 1001;
 
  private:
+  // The deadline: --deadline, else the one the killed sessions' durations
+  // are pinned to (unknown when they are not).
+  double killed_deadline();
+
   // Everything one hour collects before finish() turns it into a HourRow.
   struct Hour {
     double launches = 0, retries = 0, duration_sum = 0, started_failed = 0;

@@ -72,6 +72,10 @@ void dead_dependency(const Report& r, std::vector<Finding>& out) {
     f.evidence.push_back("No completion for " + num(double(stretch.size())) +
                          " hours with errors in every one: " + hour_ranges(stretch) + ".");
   }
+  // The true queue, which the batch counter hides: a backlog the sessions
+  // claim and hand back, waiting on the dependency rather than on slots.
+  if (std::string q = queue_at_open_text(r); !q.empty())
+    f.evidence.push_back(q + " The backlog waits on the dependency, not on free slots.");
   if (known(fl.correlation))
     f.evidence.push_back(
         "Failure share against load, by hour: correlation " + num(fl.correlation) +

@@ -62,6 +62,22 @@ double pinned_deadline(std::deque<float>& failed, size_t least, double share) {
   return std::round(failed[best_at] / 60.0) * 60.0;
 }
 
+// The scheduler's own concurrency ceiling, as the post-mortem computes it:
+// the deadline over the launch interval (30 min / 5 min = 6). A scheduler
+// that launches at most one session a tick shows its tick in the sorted
+// starts: no two closer than about one tick (less its launch jitter).
+// Unknown for fewer than kTickSamples launches or launches closer than
+// kMinTick: then nothing in the log says there is a tick.
+constexpr size_t kTickSamples = 20;
+constexpr double kMinTick = 60;
+double tick_ceiling(const std::deque<double>& sorted_starts, double deadline_s) {
+  if (!known(deadline_s) || deadline_s <= 0 || sorted_starts.size() < kTickSamples) return kUnknown;
+  double gap = INFINITY;
+  for (size_t i = 1; i < sorted_starts.size(); ++i)
+    gap = std::min(gap, sorted_starts[i] - sorted_starts[i - 1]);
+  return gap >= kMinTick ? deadline_s / gap : kUnknown;
+}
+
 // The hour's queue at session open; unknown without the columns.
 void fill_queue(HourRow& row, double qn, double qsum, double qmax, double cn, double csum,
                 double cmax) {
@@ -105,6 +121,11 @@ std::string outlier_warning(double dropped, double anchor, double first) {
 
 }  // namespace
 
+double Accumulator::killed_deadline() {
+  if (options_.deadline_s) return *options_.deadline_s;
+  return pinned_deadline(killed_durations_, 1, 0.5);
+}
+
 Report Accumulator::finish() {
   if (!anchor_) settle();
   Report r = std::move(totals_);
@@ -139,6 +160,12 @@ Report Accumulator::finish() {
   if (options_.slots) {
     r.ceiling = *options_.slots;
     r.ceiling_source = "--slots";
+  } else if (double tick = saw_buckets_ ? kUnknown : tick_ceiling(starts_, killed_deadline());
+             known(tick)) {
+    // The peak in flight overstates the ceiling: a session asleep at its
+    // deadline lives until the watchdog looks, so one more fits at the edge.
+    r.ceiling = tick;
+    r.ceiling_source = "deadline / launch interval";
   } else if (r.peak > 0) {
     r.ceiling = r.peak;
     r.ceiling_source = "peak in flight";
@@ -190,7 +217,13 @@ Report Accumulator::finish() {
     if (known(row.working)) work += row.working, block += row.blocked, sleep += row.asleep;
     r.hours.push_back(row);
   }
-  double span = static_cast<double>(n) * kHour;
+  r.l_from_s = r.first_s;
+  r.l_to_s = r.last_s;
+  if (!saw_buckets_ && !options_.from_s && !options_.to_s && !starts_.empty()) {
+    r.l_from_s = starts_.front();  // sorted by peaks()
+    r.l_to_s = std::max(ends_.empty() ? r.l_from_s : ends_.back(), r.l_from_s + 1);
+  }
+  double span = r.l_to_s - r.l_from_s;
   r.mean_in_flight = busy / span;
   if (r.sessions > 0 && !saw_buckets_) {
     r.mean_duration_s = durations / r.sessions;
@@ -273,7 +306,7 @@ Report Accumulator::finish() {
   if (options_.deadline_s) {
     d.deadline_s = *options_.deadline_s;
     d.deadline_source = "--deadline";
-  } else if (known(d.deadline_s = pinned_deadline(killed_durations_, 1, 0.5))) {
+  } else if (known(d.deadline_s = killed_deadline())) {
     d.deadline_source = "killed sessions";
   } else {
     // A cluster of failures shorter than completed sessions (failing fast)

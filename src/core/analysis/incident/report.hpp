@@ -157,10 +157,14 @@ struct Report {
   std::vector<std::pair<std::string, double>> outcomes;  // outcome name -> sessions
   double items_done = kUnknown;
   double ceiling = kUnknown;
-  std::string ceiling_source;  // "--slots" or "peak in flight"
-  double mean_in_flight = 0;   // L over the whole log
+  std::string ceiling_source;  // "--slots", "deadline / launch interval" or "peak in flight"
+  double mean_in_flight = 0;   // L over the whole log: [l_from_s, l_to_s)
   double mean_duration_s = kUnknown;
-  double little = kUnknown;  // λ·W over the whole log
+  double little = kUnknown;  // λ·W over the same window
+  // The window L covers: the log's state window, from its first launch to
+  // its last end, so that L does not shift with where in an hour the log
+  // starts; the hours of a window given (--from, --to) or of a per-second log.
+  double l_from_s = kUnknown, l_to_s = kUnknown;
   double peak = 0;
   std::vector<HourRow> hours;
   std::vector<DayRow> days;

@@ -13,7 +13,7 @@
 
 namespace retrystorm {
 
-// One row of requests.csv (../shared/spec/session-log.md): one attempt.
+// One row of requests.csv (docs/log-formats.md): one attempt.
 struct AttemptRow {
   uint64_t request_id;
   int attempt;  // at its layer, 1 = first

@@ -1,4 +1,4 @@
-// requests.csv (../shared/spec/session-log.md): one row per attempt, written
+// requests.csv (docs/log-formats.md): one row per attempt, written
 // as the engine resolves it (rows are in resolution order, not by request).
 #pragma once
 

@@ -260,9 +260,10 @@ class Simulation {
   }
 
   SessionRun run() {
-    for (const QueuedItem& q : parse_initial_queue(s_.items.initial_queue))
-      add_item(q.kind, q.arrived_s, static_cast<int>(items_.size()) % s_.items.ping_channels,
-               q.arrived_s);
+    for (const QueuedItem& q : parse_initial_queue(s_.items.initial_queue)) {
+      int channel = static_cast<int>(items_.size()) % s_.items.ping_channels;
+      add_item(q.kind, q.arrived_s, q.kind == ItemKind::ping ? channel : -1, q.arrived_s);
+    }
     schedule(s_.sessions.start_s, Timer::tick);
     schedule_next_ping(s_.sessions.start_s);
     schedule_daily(Timer::notifications, s_.items.notification_at_s,
@@ -345,7 +346,7 @@ class Simulation {
   void on_ping(bool arrives) {
     if (arrives) {
       int channel = draw_.pick(s_.items.ping_channels);
-      supersede_ping(channel);
+      supersede(ItemKind::ping, channel);
       add_item(ItemKind::ping, now_, channel, now_);
     }
     schedule_next_ping(now_);
@@ -355,15 +356,20 @@ class Simulation {
       add_item(ItemKind::notification, now_, -1, now_);
     schedule(now_ + kDay, Timer::notifications);
   }
+  // Tomorrow's schedule replaces yesterday's, if still unread and
+  // unclaimed: the day it was for has begun (the 22:15 session of the
+  // post-mortem opened one anchor, the next day's).
   void on_anchor() {
+    supersede(ItemKind::anchor, -1);
     add_item(ItemKind::anchor, now_, -1, now_);
     schedule(now_ + kDay, Timer::anchor);
   }
-  // A new ping replaces an unread, unclaimed one on the same channel.
-  void supersede_ping(int channel) {
+  // A new ping replaces an unread, unclaimed one on the same channel; a new
+  // anchor (channel -1) an older anchor.
+  void supersede(ItemKind kind, int channel) {
     for (auto it = unread_.begin(); it != unread_.end(); ++it) {
       Item& item = items_[static_cast<size_t>(*it)];
-      if (item.kind != ItemKind::ping || item.channel != channel || item.claimed) continue;
+      if (item.kind != kind || item.channel != channel || item.claimed) continue;
       emit({.kind = SessionEvent::superseded, .item = *it, .item_kind = item.kind});
       unread_.erase(it);
       unread_changed();
@@ -391,6 +397,27 @@ class Simulation {
     });
     unread_.insert(at, id);
     unread_changed();
+  }
+  // An item a session gives back is unread again; a ping given back when a
+  // newer ping on its channel is in the queue is replaced by it, as an
+  // arrival replaces an unread, unclaimed ping: a channel's news is its
+  // newest ping. Without this, every session the deadline kills hands back
+  // pings that newer ones already cover, and the queue grows by the
+  // channel's whole history through an outage. An anchor given back when
+  // a newer anchor is queued goes the same way (on_anchor).
+  void give_back(int id) {
+    Item& item = items_[static_cast<size_t>(id)];
+    item.claimed = false;
+    if (item.kind == ItemKind::notification) return;
+    bool newer = std::any_of(unread_.begin(), unread_.end(), [&](int other) {
+      const Item& o = items_[static_cast<size_t>(other)];
+      return o.kind == item.kind && o.channel == item.channel && o.arrived_s > item.arrived_s;
+    });
+    if (!newer) return;
+    emit({.kind = SessionEvent::superseded, .item = id, .item_kind = item.kind});
+    unread_.erase(std::find(unread_.begin(), unread_.end(), id));
+    unread_changed();
+    ++run_.items.superseded;
   }
   bool any_unclaimed() const {
     return std::any_of(unread_.begin(), unread_.end(),
@@ -690,8 +717,7 @@ class Simulation {
         outcome == Outcome::ladder_exhausted)
       r.terminal_error = x.last_error;
     // Claimed items not yet committed go back unread; committed ones stay done.
-    for (size_t i = x.current; i < x.batch.size(); ++i)
-      items_[static_cast<size_t>(x.batch[i])].claimed = false;
+    for (size_t i = x.current; i < x.batch.size(); ++i) give_back(x.batch[i]);
     change_in_flight(-1);
     auto& series = outcome == Outcome::completed ? run_.series.completions : run_.series.failures;
     auto& hourly = outcome == Outcome::completed ? run_.hourly.completions : run_.hourly.failures;

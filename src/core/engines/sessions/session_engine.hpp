@@ -1,6 +1,6 @@
 // The session model of the scheduler incident (engine: sessions): a
 // discrete-event simulation in which every session and every item is an
-// entity. Rules and calibrated defaults: ../shared/spec/scheduler-incident.md;
+// entity. Rules and calibrated defaults: docs/sessions.md;
 // the code follows its sections in order. See docs/sessions.md.
 #pragma once
 

@@ -120,7 +120,7 @@ struct SessionBuckets {
 struct ItemTally {
   int arrived = 0;     // every item that entered the queue (initial queue included)
   int done = 0;        // committed
-  int superseded = 0;  // replaced by a newer ping on its channel
+  int superseded = 0;  // replaced by a newer ping on its channel, or a newer anchor
   int unread = 0;      // still queued at the end (claimed or not)
 };
 

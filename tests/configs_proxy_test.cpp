@@ -1,0 +1,535 @@
+// HAProxy 2.6 and nginx 1.22 as configuration formats: import (with the
+// facts of each proxy's source cited where a test pins them), errors that
+// name the file and line, export checked by the real programs (`haproxy -c`,
+// `nginx -t`, no daemon started) and read back to the same keys, and lint.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cli_run.hpp"
+#include "configs_helpers.hpp"
+#include "io/configs/export.hpp"
+#include "io/configs/lint.hpp"
+#include "io/scenario_io.hpp"
+#include "server/server.hpp"
+
+namespace retrystorm::configs {
+namespace {
+
+using namespace testing;
+using retrystorm::testing::TempDir;
+using retrystorm::testing::write_file;
+
+ImportResult import_text(const std::string& name, const std::string& text) {
+  return import_configs({{name, text}});
+}
+
+LayerPolicy layer_of(const std::string& name, const std::string& text,
+                     std::vector<std::string>* warnings = nullptr) {
+  std::vector<std::string> w;
+  LayerPolicy l = import_file({name, text}, w);
+  if (warnings) *warnings = w;
+  return l;
+}
+
+std::string error_of(const std::string& name, const std::string& text,
+                     const std::string& system = "") {
+  try {
+    if (system.empty()) {
+      import_text(name, text);
+    } else {
+      std::vector<std::string> w;
+      import_file({name, text}, w, system);
+    }
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+bool any_contains(const std::vector<std::string>& list, const std::string& part) {
+  for (const auto& s : list)
+    if (s.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------- HAProxy
+
+TEST(ConfigsHaproxy, BackendWithL7Retries) {
+  ImportResult r = import_configs({fixture("haproxy/backend.cfg")});
+  EXPECT_EQ(r.layers.at(0).system, "haproxy");
+  EXPECT_EQ(r.layers[0].format, "HAProxy backend app");
+  // `retries` counts retries after the first attempt (back_handle_st_cer,
+  // src/backend.c: retried while s->conn_retries < be->conn_retries).
+  EXPECT_EQ(num(r, "client.retries"), 3);
+  EXPECT_EQ(num(r, "client.timeout_s"), 2);         // timeout server
+  EXPECT_TRUE(flag(r, "client.retry_on_timeout"));  // response-timeout
+  EXPECT_EQ(num(r, "client.deadline_s"), 0);        // no per-request deadline
+  // L7 retries start at once (do_l7_retry, src/http_ana.c).
+  EXPECT_EQ(num(r, "client.backoff.base_s"), 0);
+  EXPECT_EQ(str(r, "client.backoff.jitter"), "none");
+  EXPECT_EQ(str(r, "client.budget.kind"), "none");
+  EXPECT_EQ(num(r, "client.layers"), 1);
+  const LayerPolicy& l = r.layers[0];
+  EXPECT_EQ(l.settings.at("retry-on"), "503 conn-failure empty-response response-timeout");
+  EXPECT_EQ(l.settings.at("option redispatch"), "-1");
+  EXPECT_TRUE(any_contains(l.notes, "option redispatch"));
+  EXPECT_NE(keys_text(r).find("haproxy/backend.cfg:13: retries: 3"), std::string::npos)
+      << keys_text(r);
+}
+
+// Only conn-failure (HAProxy's default, proxy.c init_new_proxy: retry_type =
+// PR_RE_CONN_FAILED): a timed-out attempt is not retried, and a connection
+// retried on the same server waits MIN(1 s, timeout connect) first
+// (back_handle_st_cer, src/backend.c).
+TEST(ConfigsHaproxy, DefaultsOnlyRetryConnectionFailures) {
+  ImportResult r = import_configs({fixture("haproxy/defaults.cfg")});
+  EXPECT_EQ(r.layers[0].format, "HAProxy defaults");
+  EXPECT_EQ(num(r, "client.retries"), 2);
+  EXPECT_FALSE(flag(r, "client.retry_on_timeout"));
+  EXPECT_EQ(num(r, "client.timeout_s"), 5);
+  EXPECT_DOUBLE_EQ(num(r, "client.backoff.base_s"), 0.3);
+  EXPECT_EQ(num(r, "client.backoff.multiplier"), 1);
+  EXPECT_TRUE(any_contains(r.layers[0].notes, "only failed connections are retried"));
+}
+
+TEST(ConfigsHaproxy, DefaultsInheritedAndNamed) {
+  // Left out everywhere: retries 3 (CONN_RETRIES), no timeout server.
+  LayerPolicy bare = layer_of("b.cfg", "backend b\n  mode http\n");
+  EXPECT_EQ(bare.retries, 3);
+  EXPECT_TRUE(bare.per_try_timeout_unset);
+  EXPECT_FALSE(bare.retry_on_timeout);
+  const std::string named =
+      "defaults base\n  retries 5\n  timeout server 4s\n"
+      "defaults other\n  retries 1\n"
+      "backend b from base\n  retry-on all-retryable-errors\n";
+  LayerPolicy l = layer_of("n.cfg", named);
+  EXPECT_EQ(l.retries, 5);
+  EXPECT_EQ(*l.per_try_timeout_s, 4);
+  EXPECT_TRUE(l.retry_on_timeout);  // all-retryable-errors has response-timeout
+  // The last defaults before the backend, when it names none.
+  LayerPolicy last = layer_of("n.cfg",
+                              "defaults a\n retries 5\ndefaults b\n retries 1\n"
+                              "backend x\n timeout server 1s\n");
+  EXPECT_EQ(last.retries, 1);
+  // retry-on none: never retries, whatever `retries` says.
+  LayerPolicy none = layer_of("x.cfg", "backend x\n retries 4\n retry-on none\n");
+  EXPECT_EQ(none.retries, 0);
+  EXPECT_EQ(none.as_written, 4);
+  // Several backends: the first is read, with a warning.
+  std::vector<std::string> w;
+  layer_of("two.cfg", "backend a\n retries 1\nbackend b\n retries 2\n", &w);
+  EXPECT_TRUE(any_contains(w, "two.cfg:1: backend a: 2 backend/listen sections")) << w.at(0);
+  // Times: a bare number is milliseconds (parse_time_err, src/tools.c).
+  EXPECT_EQ(*layer_of("t.cfg", "listen l\n timeout server 1500\n").per_try_timeout_s, 1.5);
+}
+
+TEST(ConfigsHaproxy, ErrorsNameTheFileAndLine) {
+  EXPECT_NE(error_of("q.cfg", "backend a\n  server s \"10.0.0.1\n").find("q.cfg:2: unterminated"),
+            std::string::npos);
+  EXPECT_NE(error_of("b.cfg", "# c\nretries 3\n", "haproxy")
+                .find("b.cfg:2: retries: a setting before any"),
+            std::string::npos);
+  EXPECT_NE(error_of("t.cfg", "backend a\n timeout server 1.5s\n")
+                .find("t.cfg:2: timeout server: '1.5s' is not a time"),
+            std::string::npos);
+  EXPECT_NE(error_of("o.cfg", "backend a\n timeout server 25d\n").find("2147483647 ms"),
+            std::string::npos);
+  EXPECT_NE(error_of("r.cfg", "backend a\n retry-on 503 sometimes\n")
+                .find("r.cfg:2: retry-on: unknown keyword 'sometimes'"),
+            std::string::npos);
+  EXPECT_NE(error_of("n.cfg", "backend a\n retries -1\n").find("n.cfg:2: retries"),
+            std::string::npos);
+  EXPECT_NE(error_of("f.cfg", "backend a from nowhere\n").find("no defaults section"),
+            std::string::npos);
+  EXPECT_NE(error_of("fe.cfg", "frontend a\n bind :80\n").find("no backend, listen or defaults"),
+            std::string::npos);
+  std::string many = "backend a\n option";
+  for (int i = 0; i < 70; ++i) many += " x";
+  EXPECT_NE(error_of("w.cfg", many + "\n").find("w.cfg:2: more than 64 words"), std::string::npos);
+  // Over the key range: import refuses, naming the key and where it came from.
+  EXPECT_NE(error_of("big.cfg", "backend a\n retries 1000000\n").find("client.retries"),
+            std::string::npos);
+}
+
+// ---------------------------------------------------------------- nginx
+
+TEST(ConfigsNginx, LocationWithItsUpstream) {
+  ImportResult r = import_configs({fixture("nginx/location.conf")});
+  const LayerPolicy& l = r.layers.at(0);
+  EXPECT_EQ(l.system, "nginx");
+  EXPECT_EQ(l.format, "nginx location /api/");
+  // Tries: one per server, down ones left out, the backup in
+  // (ngx_http_upstream_init_round_robin: t counts servers not down; the
+  // backup peers' tries are added by ngx_http_upstream_tries).
+  EXPECT_EQ(num(r, "client.retries"), 2);
+  EXPECT_EQ(l.settings.at("servers"), "3");
+  EXPECT_EQ(l.settings.at("proxy_next_upstream_tries"), "0");
+  EXPECT_EQ(num(r, "client.timeout_s"), 3);  // from the server block
+  EXPECT_TRUE(flag(r, "client.retry_on_timeout"));
+  EXPECT_EQ(num(r, "client.deadline_s"), 8);  // proxy_next_upstream_timeout
+  // The next server is tried at once: ngx_http_upstream_next calls
+  // ngx_http_upstream_connect without a timer.
+  EXPECT_EQ(num(r, "client.backoff.base_s"), 0);
+  EXPECT_EQ(str(r, "client.budget.kind"), "none");
+  EXPECT_TRUE(any_contains(l.notes, "POST, LOCK and PATCH"));
+  EXPECT_TRUE(any_contains(l.notes, "fail_timeout"));
+  EXPECT_TRUE(any_contains(l.notes, "does not end a started one"));
+}
+
+TEST(ConfigsNginx, TriesBoundedByServers) {
+  const std::string up = "upstream app { server a:1; server b:1; server c:1; }\n";
+  auto retries = [&](const std::string& loc) {
+    return layer_of("n.conf", up + "location / { proxy_pass http://app; " + loc + " }\n").retries;
+  };
+  EXPECT_EQ(retries(""), 2);  // tries 0: every server once
+  EXPECT_EQ(retries("proxy_next_upstream_tries 2;"), 1);
+  EXPECT_EQ(retries("proxy_next_upstream_tries 9;"), 2);
+  EXPECT_EQ(retries("proxy_next_upstream off;"), 0);
+  // One server is never retried (ngx_http_upstream_free_round_robin_peer:
+  // peers->single sets pc->tries = 0).
+  EXPECT_EQ(layer_of("one.conf",
+                     "upstream app { server a:1; }\nlocation / { proxy_pass http://app;\n"
+                     "proxy_next_upstream_tries 5; }\n")
+                .retries,
+            0);
+  // Without the upstream block: tries - 1, with a warning naming proxy_pass.
+  std::vector<std::string> w;
+  LayerPolicy l = layer_of("tries.conf", read_text(fixture_path("nginx/tries.conf")), &w);
+  EXPECT_EQ(l.retries, 1);
+  EXPECT_EQ(*l.per_try_timeout_s, 1.5);
+  EXPECT_EQ(l.counting, "attempts");
+  EXPECT_TRUE(any_contains(w, "tries.conf:2: proxy_pass: the upstream's servers are not in"))
+      << (w.empty() ? "" : w[0]);
+  // Defaults: error timeout, read timeout 60 s, no next-upstream timeout.
+  LayerPolicy d = layer_of("d.conf", up + "location / { proxy_pass http://app; }\n");
+  EXPECT_TRUE(d.retry_on_timeout);
+  EXPECT_EQ(*d.per_try_timeout_s, 60);
+  EXPECT_EQ(*d.deadline_s, 0);
+  // Times: units in order, a bare number is seconds (ngx_parse_time).
+  LayerPolicy t = layer_of("t.conf",
+                           "proxy_pass http://x; proxy_read_timeout 1m30s;\n"
+                           "proxy_next_upstream_timeout 250ms;\n");
+  EXPECT_EQ(*t.per_try_timeout_s, 90);
+  EXPECT_EQ(*t.deadline_s, 0.25);
+}
+
+TEST(ConfigsNginx, GrammarQuotesCommentsAndErrors) {
+  // Quotes, comments and ${var} inside words are one token each.
+  LayerPolicy q = layer_of("q.conf",
+                           "upstream \"app\" { server a:1; server 'b:1'; } # comment { ;\n"
+                           "location ~ \"^/x{2}\" { proxy_pass http://app; "
+                           "proxy_set_header X ${host}; }\n");
+  EXPECT_EQ(q.retries, 1);
+  EXPECT_NE(error_of("s.conf", "location / {\n proxy_pass http://a\n}\n")
+                .find("s.conf:3: proxy_pass: unexpected }, expecting ';'"),
+            std::string::npos);
+  EXPECT_NE(error_of("b.conf", "location / {\n proxy_pass http://a;\n")
+                .find("b.conf:3: unexpected end of file: the block opened on line 1 has no }"),
+            std::string::npos);
+  EXPECT_NE(error_of("c.conf", "proxy_pass http://a;\n}\n").find("c.conf:2: unexpected }"),
+            std::string::npos);
+  EXPECT_NE(error_of("u.conf", "proxy_pass \"http://a;\n\n").find("u.conf:1: unterminated"),
+            std::string::npos);
+  EXPECT_NE(error_of("t.conf", "proxy_pass http://a;\nproxy_read_timeout 1.5s;\n")
+                .find("t.conf:2: proxy_read_timeout: '1.5s' is not an nginx time"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("o.conf", "proxy_pass http://a; proxy_read_timeout 1s1m;\n").find("out of order"),
+      std::string::npos);
+  EXPECT_NE(error_of("n.conf", "proxy_pass http://a;\nproxy_next_upstream error http_418;\n")
+                .find("n.conf:2: proxy_next_upstream: unknown condition 'http_418'"),
+            std::string::npos);
+  EXPECT_NE(error_of("e.conf",
+                     "upstream a { server x:1 down; }\nlocation / {proxy_pass "
+                     "http://a;}\n")
+                .find("no server nginx can try"),
+            std::string::npos);
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += "location / {\n";
+  EXPECT_NE(error_of("deep.conf", deep).find("nested deeper than 64"), std::string::npos);
+  EXPECT_NE(error_of("none.conf", "events {}\nhttp { server { listen 80; } }\n")
+                .find("nothing here proxies"),
+            std::string::npos);
+}
+
+// Mutated seeds (a fixed random sequence: bytes flipped, cut, braces and
+// quotes inserted) end in InputError or a layer, never anything else; each
+// accepted input is also exported and read back, as fuzz/fuzz_import.cpp does.
+TEST(ConfigsProxy, MutatedInputEndsInInputErrorOnly) {
+  std::mt19937 rng(12);
+  const char* seeds[] = {"haproxy/backend.cfg", "haproxy/defaults.cfg", "nginx/location.conf",
+                         "nginx/tries.conf"};
+  const std::string inserts[] = {"{", "}", ";", "\"", "'", "#", "\n", "\\", "${", " 0", "ms"};
+  int accepted = 0, refused = 0;
+  for (const char* seed : seeds) {
+    const std::string base = read_text(fixture_path(seed));
+    const std::string system = std::string(seed).substr(0, std::string(seed).find('/'));
+    for (int i = 0; i < 400; ++i) {
+      std::string t = base;
+      for (int m = 0; m < 3; ++m) {
+        size_t at = rng() % (t.size() + 1);
+        switch (rng() % 3) {
+          case 0:
+            if (at < t.size()) t[at] = static_cast<char>(32 + rng() % 95);
+            break;
+          case 1:
+            t = t.substr(0, at);
+            break;
+          default:
+            t.insert(at, inserts[rng() % std::size(inserts)]);
+        }
+      }
+      try {
+        std::vector<std::string> w;
+        LayerPolicy l = import_file({"m", t}, w, system);
+        Scenario s;
+        apply_keys(s, l.keys);
+        import_file({"back", export_config(s, system).text}, w, system);
+        ++accepted;
+      } catch (const InputError&) {
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(refused, 100);
+}
+
+// ------------------------------------------------------- detection, stacks
+
+TEST(ConfigsProxy, DetectedAndStacked) {
+  EXPECT_EQ(detect_system(fixture("haproxy/backend.cfg")), "haproxy");
+  EXPECT_EQ(detect_system(fixture("nginx/location.conf")), "nginx");
+  EXPECT_EQ(detect_system(fixture("nginx/tries.conf")), "nginx");
+  // Whole configuration files, as the real programs are given them.
+  const std::string nginx_conf =
+      "daemon off;\nworker_processes 1;\nevents {}\nhttp {\n  upstream a { server x:1; "
+      "server y:1; }\n  server { listen 80; location / { proxy_pass http://a; } }\n}\n";
+  EXPECT_EQ(detect_system({"nginx.conf", nginx_conf}), "nginx");
+  EXPECT_EQ(import_text("nginx.conf", nginx_conf).layers.at(0).retries, 1);
+  const std::string haproxy_cfg =
+      "global\n  maxconn 100\ndefaults\n  mode http\n  timeout server 1s\n"
+      "frontend f\n  bind :80\n  default_backend b\nbackend b\n  retries 2\n"
+      "  server s 127.0.0.1:80\n";
+  EXPECT_EQ(detect_system({"haproxy.cfg", haproxy_cfg}), "haproxy");
+  EXPECT_EQ(import_text("haproxy.cfg", haproxy_cfg).layers.at(0).retries, 2);
+  // YAML keys of the same names are not mistaken for them.
+  EXPECT_EQ(detect_system({"e.yaml", "server:\n  retry_policy: {num_retries: 2}\n"}), "envoy");
+  // An HAProxy edge in front of an nginx layer: attempts multiply.
+  ImportResult r = import_configs({fixture("haproxy/backend.cfg"), fixture("nginx/location.conf")});
+  EXPECT_EQ(num(r, "client.layers"), 2);
+  EXPECT_EQ(str(r, "client.stack_retries"), "3,2");
+  EXPECT_EQ(num(r, "client.timeout_s"), 3);  // the innermost layer's
+  LintReport lr = lint_configs({fixture("haproxy/backend.cfg"), fixture("nginx/location.conf")});
+  bool layers = false, counting = false;
+  for (const auto& f : lr.findings) {
+    layers = layers || f.rule == "retries-at-several-layers";
+    counting = counting || f.rule == "counting-trap";
+  }
+  EXPECT_TRUE(layers);
+  EXPECT_TRUE(counting);  // retries (HAProxy) against tries (nginx)
+}
+
+// ---------------------------------------------------------------- export
+
+struct Proc {
+  int status = -1;
+  std::string out;
+};
+
+// A check run of the real program (no daemon): bounded by `timeout`.
+Proc run_check(const std::string& cmd) {
+  Proc p;
+  FILE* f = ::popen(("timeout 20 " + cmd + " 2>&1").c_str(), "r");
+  if (!f) return p;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
+  int raw = ::pclose(f);
+  p.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return p;
+}
+
+bool installed(const char* path) {
+  return std::filesystem::exists(path);
+}
+
+// The exported backend in a minimal haproxy.cfg: a frontend on a unix socket
+// in the temp dir (never bound: -c only parses and checks).
+Proc haproxy_check(const std::filesystem::path& dir, const std::string& exported) {
+  std::string cfg =
+      "defaults\n    mode http\n    timeout client 10s\n"
+      "frontend f\n    bind unix@" +
+      (dir / "h.sock").string() + "\n    default_backend retrystorm\n" + exported;
+  write_file(dir / "haproxy.cfg", cfg);
+  return run_check("/usr/sbin/haproxy -c -f " + (dir / "haproxy.cfg").string());
+}
+
+// The exported upstream and server in a minimal nginx.conf whose pid, logs
+// and temp paths are all inside the temp dir (-t parses and checks only).
+Proc nginx_check(const std::filesystem::path& dir, const std::string& exported) {
+  std::string d = dir.string();
+  std::string conf = "pid " + d + "/nginx.pid;\nerror_log " + d + "/error.log;\nevents {}\n" +
+                     "http {\n    access_log off;\n    client_body_temp_path " + d +
+                     "/cb;\n    proxy_temp_path " + d + "/px;\n    fastcgi_temp_path " + d +
+                     "/fc;\n    uwsgi_temp_path " + d + "/uw;\n    scgi_temp_path " + d + "/sc;\n" +
+                     exported + "}\n";
+  write_file(dir / "nginx.conf", conf);
+  return run_check("/usr/sbin/nginx -t -q -p " + d + "/ -e " + d + "/error.log -c " + d +
+                   "/nginx.conf");
+}
+
+// The keys each proxy expresses, read back from its export.
+void expect_same_keys(const Scenario& s, const std::string& system, const std::string& text,
+                      const std::string& where) {
+  std::vector<std::string> w;
+  LayerPolicy l = import_file({"exported." + system, text}, w, "");
+  EXPECT_TRUE(w.empty()) << where << ": " << w.at(0);
+  int retries = s.layer_retries().back();
+  EXPECT_EQ(l.retries, retries) << where << "\n" << text;
+  EXPECT_NEAR(*l.per_try_timeout_s, std::max(0.001, s.client.timeout_s), 0.0005) << where;
+  EXPECT_EQ(l.retry_on_timeout, retries > 0 && s.client.retry_on_timeout) << where;
+  bool deadline = system == "nginx" && retries > 0;
+  EXPECT_NEAR(*l.deadline_s, deadline ? s.client.deadline_s : 0, 0.0005) << where;
+  EXPECT_EQ(l.backoff.base_s, 0) << where;
+  EXPECT_EQ(l.budget.kind, BudgetKind::none) << where;
+}
+
+TEST(ConfigsProxyExport, AcceptedByTheRealProgramsAndReadBack) {
+  if (!installed("/usr/sbin/haproxy") || !installed("/usr/sbin/nginx"))
+    GTEST_SKIP() << "haproxy or nginx not installed (scripts/setup.sh installs both)";
+  TempDir tmp("proxy_export");
+  using Sets = std::vector<std::pair<std::string, std::string>>;
+  const std::vector<Sets> variants = {
+      {},
+      {{"client.retries", "0"}},
+      {{"client.retries", "4"}, {"client.retry_on_timeout", "false"}},
+      {{"client.retries", "100"}, {"client.timeout_s", "10000000"}, {"client.deadline_s", "1"}},
+  };
+  int checked = 0;
+  for (const auto& p : presets())
+    for (const Sets& sets : variants) {
+      Scenario s = p.scenario;
+      try {
+        for (const auto& [k, v] : sets) set_key_text(s, k, v);
+        validate(s);
+      } catch (const InputError&) {
+        continue;
+      }
+      for (const char* system : {"haproxy", "nginx"}) {
+        std::string where = p.name + " " + system + " (" + std::to_string(checked) + ")";
+        ExportResult e = export_config(s, system);
+        Proc c = std::string(system) == "haproxy" ? haproxy_check(tmp.path(), e.text)
+                                                  : nginx_check(tmp.path(), e.text);
+        EXPECT_EQ(c.status, 0) << where << "\n" << c.out << "\n" << e.text;
+        EXPECT_EQ(c.out.find("[WARNING]"), std::string::npos) << where << "\n" << c.out;
+        if (std::string(system) == "haproxy" && s.client.timeout_s > 2147483.647)
+          EXPECT_TRUE(any_contains(e.notes, "clamped to 2147483647 ms")) << where;
+        else
+          expect_same_keys(s, system, e.text, where);
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, static_cast<int>(presets().size()) * 4);
+}
+
+TEST(ConfigsProxyExport, NotesSayWhatCannotBeExpressed) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  set_key_text(s, "client.retries", "3");
+  set_key_text(s, "client.backoff.base_s", "0.1");
+  set_key_text(s, "client.deadline_s", "5");
+  set_key_text(s, "client.budget.kind", "window");
+  ExportResult h = export_config(s, "haproxy");
+  EXPECT_TRUE(any_contains(h.notes, "HAProxy retries at once: the scenario's backoff"));
+  EXPECT_TRUE(any_contains(h.notes, "HAProxy has no retry budget"));
+  EXPECT_TRUE(any_contains(h.notes, "no per-request deadline"));
+  EXPECT_NE(h.text.find("# HAProxy has no retry budget"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("retries 3"), std::string::npos);
+  ExportResult n = export_config(s, "nginx");
+  EXPECT_TRUE(any_contains(n.notes, "nginx retries at once"));
+  EXPECT_TRUE(any_contains(n.notes, "nginx has no retry budget"));
+  EXPECT_NE(n.text.find("proxy_next_upstream_tries 4;"), std::string::npos) << n.text;
+  EXPECT_NE(n.text.find("proxy_next_upstream_timeout 5000ms;"), std::string::npos);
+  // The same code answers POST /api/export/{haproxy,nginx}.
+  ApiAnswer a = handle_api("/api/export/nginx", R"({"preset": "order-status"})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body["text"], export_config(preset_or_throw("order-status").scenario, "nginx").text);
+  EXPECT_EQ(handle_api("/api/export/haproxy", "{}").status, 200);
+}
+
+// ---------------------------------------------------------------- lint
+
+bool has_rule(const LintReport& r, const std::string& rule, const std::string& severity) {
+  for (const auto& f : r.findings)
+    if (f.rule == rule && f.severity == severity) return true;
+  return false;
+}
+
+TEST(ConfigsProxyLint, ProxyFindings) {
+  // HAProxy replays every method on an L7 retry (do_l7_retry checks none).
+  LintReport h = lint_configs({fixture("haproxy/backend.cfg")});
+  EXPECT_TRUE(has_rule(h, "retries-non-idempotent", "warning"));
+  EXPECT_TRUE(has_rule(h, "no-retry-budget", "warning"));
+  EXPECT_TRUE(has_rule(h, "no-deadline", "info"));
+  LintReport d = lint_configs({fixture("haproxy/defaults.cfg")});
+  EXPECT_TRUE(has_rule(d, "retries-connection-failures-only", "info"));
+  EXPECT_FALSE(has_rule(d, "retries-non-idempotent", "warning"));
+
+  // nginx: tries 0 grows with the upstream; (2 + 1) x 3 s > 8 s.
+  LintReport n = lint_configs({fixture("nginx/location.conf")});
+  EXPECT_TRUE(has_rule(n, "unlimited-tries", "warning"));
+  EXPECT_TRUE(has_rule(n, "per-try-timeouts-exceed-deadline", "warning"));
+  for (const auto& f : n.findings) {
+    if (f.rule == "per-try-timeouts-exceed-deadline") {
+      EXPECT_NE(f.fix.find("proxy_read_timeout"), std::string::npos) << f.fix;
+    }
+  }
+  LintReport single = lint_configs({{"one.conf",
+                                     "upstream a { server x:1; }\nlocation / { proxy_pass "
+                                     "http://a; proxy_next_upstream_tries 3; }\n"}});
+  EXPECT_TRUE(has_rule(single, "tries-above-servers", "info"));
+  LintReport ni = lint_configs({{"ni.conf",
+                                 "upstream a { server x:1; server y:1; }\nlocation / { proxy_pass "
+                                 "http://a; proxy_next_upstream error non_idempotent; "
+                                 "proxy_next_upstream_tries 2; }\n"}});
+  EXPECT_TRUE(has_rule(ni, "retries-non-idempotent", "warning"));
+  EXPECT_FALSE(has_rule(ni, "unlimited-tries", "warning"));
+  // --simulate runs with the imported policy; the budget finding has no keys
+  // (neither proxy has a budget to add).
+  LintOptions o;
+  o.simulate = true;
+  LintReport sim = lint_configs({fixture("nginx/location.conf")}, o);
+  EXPECT_TRUE(sim.simulation.contains("as_configured"));
+}
+
+// ---------------------------------------------------------------- CLI
+
+TEST(ConfigsProxyCli, ImportExportLint) {
+  TempDir tmp("proxy_cli");
+  BinRun im = run_bin("import " + fixture_path("nginx/location.conf") + " --format json");
+  EXPECT_EQ(im.status, 0) << im.err;
+  EXPECT_EQ(nlohmann::json::parse(im.out)["client"]["retries"], 2);
+  BinRun ex = run_bin("export --to haproxy --set client.retries=2");
+  EXPECT_EQ(ex.status, 0) << ex.err;
+  EXPECT_NE(ex.out.find("retries 2"), std::string::npos);
+  write_file(tmp.path() / "h.cfg", ex.out);
+  BinRun back = run_bin("import " + (tmp.path() / "h.cfg").string());
+  EXPECT_EQ(back.status, 0) << back.err;
+  EXPECT_NE(back.out.find("client.retries = 2"), std::string::npos) << back.out;
+  BinRun li = run_bin("lint " + fixture_path("haproxy/backend.cfg"));
+  EXPECT_EQ(li.status, 1);
+  EXPECT_NE(li.out.find("retries-non-idempotent"), std::string::npos) << li.out;
+  BinRun bad = run_bin("import " + fixture_path("nginx/location.conf") + " " +
+                       (tmp.path() / "missing.conf").string());
+  EXPECT_EQ(bad.status, 2);
+  BinRun help = run_bin("export --help");
+  EXPECT_NE(help.out.find("haproxy | nginx"), std::string::npos) << help.out;
+}
+
+}  // namespace
+}  // namespace retrystorm::configs
