@@ -16,7 +16,7 @@ done
 
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev clang-format
-          libgrpc++-dev haproxy nginx python3-botocore prometheus)
+          libgrpc++-dev haproxy nginx python3-botocore prometheus libboost-dev)
 [ "$want_web" = 1 ] && packages+=(nodejs npm)
 [ "$want_browser" = 1 ] && packages+=(chromium)
 

@@ -15,10 +15,10 @@
 #include "analysis/ladder.hpp"
 #include "analysis/metrics.hpp"
 #include "engines/agent/agent.hpp"
-#include "engines/agent/request_log.hpp"
 #include "engines/engine.hpp"
 #include "engines/fluid.hpp"
 #include "engines/montecarlo.hpp"
+#include "io/logs/requests_csv_writer.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
@@ -117,11 +117,11 @@ TEST(AgentEngine, SameSeedSameBytes) {
   s.demand.process = DemandProcess::poisson;
   s.server.service = ServiceDist::exponential;
   s.seed = 42;
-  std::string one = run_json(make_report(s, false, false)).dump();
-  std::string two = run_json(make_report(s, false, false)).dump();
+  std::string one = run_json(make_report(s, {.advice = false, .tipping = false})).dump();
+  std::string two = run_json(make_report(s, {.advice = false, .tipping = false})).dump();
   EXPECT_EQ(one, two);
   s.seed = 43;
-  EXPECT_NE(one, run_json(make_report(s, false, false)).dump());
+  EXPECT_NE(one, run_json(make_report(s, {.advice = false, .tipping = false})).dump());
 }
 
 TEST(AgentEngine, RunEngineDispatches) {
@@ -147,8 +147,8 @@ TEST(AgentMonteCarlo, SameBytesWhateverTheThreads) {
   }
   // Replication 0 is the single run with the same seed.
   EXPECT_EQ(one.replications[0].failed, compute_metrics(run_engine(s)).failed);
-  EXPECT_EQ(run_json(make_report(s, false, false)).dump(), [&] {
-    RunReport r = make_report(s, false, false);
+  EXPECT_EQ(run_json(make_report(s, {.advice = false, .tipping = false})).dump(), [&] {
+    RunReport r = make_report(s, {.advice = false, .tipping = false});
     r.run = one.first;
     r.metrics = compute_metrics(r.run);
     return run_json(r).dump();

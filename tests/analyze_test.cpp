@@ -79,7 +79,7 @@ CliRun run_cli(const std::string& args, const fs::path& dir) {
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(dir / "stdout"), slurp(dir / "stderr")};
 }
 
-const incident::Finding* finding(const Report& r, const std::string& id) {
+const incident::Diagnosis* finding(const Report& r, const std::string& id) {
   for (const auto& f : r.findings)
     if (f.id == id) return &f;
   return nullptr;

@@ -1,8 +1,12 @@
-// Invariants of the fluid engine over a few hundred varied scenarios, drawn
-// deterministically from a seeded generator: conservation of user requests and
-// of attempts, capacity respected, no negative amounts, metrics in range,
-// budgets respected, byte-identical JSON for the same input, shedding never
-// adding late work, and no retries when there are none to send.
+// Invariants of both per-step engines over a few hundred varied scenarios,
+// drawn deterministically from a seeded generator. The fluid engine:
+// conservation of user requests and of attempts, capacity respected, no
+// negative amounts, metrics in range, budgets respected, byte-identical JSON
+// for the same input, shedding never adding late work, and no retries when
+// there are none to send. The agent engine (the same scenarios with the agent
+// keys drawn too): every request ends as success, failure or in flight, every
+// attempt sent is served (on time or late), shed, rejected or still at the
+// server, served = on time + late, and the same seed gives the same bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "analysis/metrics.hpp"
+#include "engines/engine.hpp"
 #include "engines/fluid.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
@@ -110,6 +115,54 @@ const std::vector<Case>& cases() {
       Scenario s = draw(rng, i);
       validate(s);  // by construction; a throw fails every test with its message
       RunResult r = run_fluid(s);
+      Metrics m = compute_metrics(r);
+      out.push_back({s, std::move(r), m});
+    }
+    return out;
+  }();
+  return all;
+}
+
+// The agent engine moves every request one by one: the scenarios are drawn
+// the same way, then scaled to at most kAgentRequests user requests (demand,
+// capacity and queue limit by one factor, so the load stays the same).
+constexpr double kAgentRequests = 4000;
+
+Scenario draw_agent(std::mt19937& rng, int index) {
+  Scenario s = draw(rng, index);
+  auto uniform_int = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  double requests = s.demand.rate_per_s * s.horizon_s * std::max(1.0, s.incident.demand_factor);
+  double f = std::min(1.0, kAgentRequests / requests);
+  auto set = [&](const std::string& path, KeyValue v) { set_key(s, path, v); };
+  set("engine", std::string("agent"));
+  set("demand.rate_per_s", std::round(s.demand.rate_per_s * f * 4) / 4 + 0.25);
+  set("server.capacity_per_s", std::round(s.server.capacity_per_s * f * 4) / 4 + 0.25);
+  if (s.server.queue_limit > 0)
+    set("server.queue_limit", std::max(1.0, std::round(s.server.queue_limit * f)));
+  auto pick = [&](const std::string& path, int i) {
+    auto list = choices_of(path);
+    set(path, list[static_cast<size_t>(i) % list.size()]);
+  };
+  pick("demand.process", index);
+  pick("server.service", index / 3);
+  pick("server.discipline", index / 4);
+  set("server.slots", double(uniform_int(0, 4)));
+  const double contention[] = {0, 0, 0.01, 0.1};
+  set("server.contention", contention[uniform_int(0, 3)]);
+  set("seed", double(index + 1));
+  return s;
+}
+
+const std::vector<Case>& agent_cases() {
+  static const std::vector<Case> all = [] {
+    std::mt19937 rng(kSeed + 1);
+    std::vector<Case> out;
+    for (int i = 0; i < kScenarios; ++i) {
+      Scenario s = draw_agent(rng, i);
+      validate(s);  // by construction; a throw fails every test with its message
+      RunResult r = run_engine(s);
       Metrics m = compute_metrics(r);
       out.push_back({s, std::move(r), m});
     }
@@ -511,9 +564,134 @@ TEST(Invariants, SameInputGivesByteIdenticalJson) {
     // After a round trip through the scenario's JSON (without the tipping
     // point and advice, which the comparison above already covers).
     Scenario again = scenario_from_json(scenario_to_json(c.scenario));
-    round.check(run_json(make_report(again, false, false)).dump() ==
-                    run_json(make_report(c.scenario, false, false)).dump(),
+    round.check(run_json(make_report(again, {.advice = false, .tipping = false})).dump() ==
+                    run_json(make_report(c.scenario, {.advice = false, .tipping = false})).dump(),
                 c, "round trip through JSON differs");
+  }
+}
+
+TEST(AgentInvariants, GeneratedScenariosAreVariedAndValid) {
+  const auto& all = agent_cases();
+  ASSERT_GE(all.size(), 300u);
+  std::set<std::string> processes, services, disciplines;
+  int stormy = 0, limited = 0;
+  for (const auto& c : all) {
+    EXPECT_EQ(c.scenario.engine, Engine::agent);
+    for (auto [path, seen] :
+         {std::pair{"demand.process", &processes}, std::pair{"server.service", &services},
+          std::pair{"server.discipline", &disciplines}})
+      seen->insert(std::get<std::string>(find_key(path)->get(c.scenario)));
+    stormy += c.run.failed > 0 && sum(c.run.series.retries) > 0;
+    limited += sum(c.run.series.rejected) > 0;
+  }
+  EXPECT_EQ(processes.size(), choices_of("demand.process").size());
+  EXPECT_EQ(services.size(), choices_of("server.service").size());
+  EXPECT_EQ(disciplines.size(), choices_of("server.discipline").size());
+  EXPECT_GT(stormy, 30) << "too few scenarios exercise retries that fail";
+  EXPECT_GT(limited, 20) << "too few scenarios fill a bounded queue";
+}
+
+// Whole requests: the counts are exact.
+TEST(AgentInvariants, EveryRequestEndsAsSuccessFailureOrInFlight) {
+  Violations v("user_requests == succeeded + failed + in_flight");
+  Violations first("user_requests == sum of first attempts");
+  Violations sums("sum(series.goodput) == succeeded, sum(series.failed) == failed");
+  for (const auto& c : agent_cases()) {
+    const RunResult& r = c.run;
+    v.check(r.user_requests == r.succeeded + r.failed + r.in_flight, c,
+            [&] { return at(0, r.user_requests, r.succeeded + r.failed + r.in_flight); });
+    first.check(r.user_requests == sum(r.series.first_attempts), c,
+                [&] { return at(0, r.user_requests, sum(r.series.first_attempts)); });
+    sums.check(sum(r.series.goodput) == r.succeeded && sum(r.series.failed) == r.failed, c,
+               [&] { return at(0, sum(r.series.goodput), r.succeeded); });
+  }
+}
+
+TEST(AgentInvariants, ServedIsOnTimePlusLate) {
+  Violations v("metrics.served == served_on_time + served_late");
+  for (const auto& c : agent_cases()) {
+    const Series& x = c.run.series;
+    const Metrics& m = c.metrics;
+    v.check(m.served == sum(x.goodput) + sum(x.served_late) && m.served_on_time == sum(x.goodput) &&
+                m.served_late == sum(x.served_late),
+            c, [&] { return at(0, m.served, m.served_on_time + m.served_late); });
+  }
+}
+
+// Every attempt sent is served, shed or rejected, or is still at the server
+// at the end (the last step's backlog).
+TEST(AgentInvariants, AttemptsAreConservedThroughTheServer) {
+  Violations v("first + retries == served + shed + rejected + final backlog");
+  for (const auto& c : agent_cases()) {
+    const Series& x = c.run.series;
+    double sent = sum(x.first_attempts) + sum(x.retries);
+    double gone = sum(x.goodput) + sum(x.served_late) + sum(x.shed) + sum(x.rejected) +
+                  (x.size() ? x.backlog[x.size() - 1] : 0);
+    v.check(sent == gone, c, [&] { return at(x.size(), sent, gone); });
+  }
+}
+
+TEST(AgentInvariants, NoSeriesHoldsANegativeOrFractionalCount) {
+  Violations v("every count is a whole number >= 0");
+  for (const auto& c : agent_cases()) {
+    const Series& x = c.run.series;
+    const std::pair<const char*, std::span<const double>> all[] = {
+        {"first_attempts", x.first_attempts},
+        {"retries", x.retries},
+        {"goodput", x.goodput},
+        {"served_late", x.served_late},
+        {"failed", x.failed},
+        {"shed", x.shed},
+        {"rejected", x.rejected},
+        {"gave_up", x.gave_up},
+        {"budget_denied", x.budget_denied},
+        {"backlog", x.backlog}};
+    for (const auto& [name, series] : all)
+      for (size_t t = 0; t < series.size(); ++t)
+        v.check(series[t] >= 0 && series[t] == std::floor(series[t]), c,
+                [&] { return std::string(name) + " " + at(t, series[t], 0); });
+  }
+}
+
+TEST(AgentInvariants, RetriesStayWithinTheAttemptsAndTheQueueLimit) {
+  Violations retries("retries <= (attempts - 1) x user_requests");
+  Violations none("retries 0 and one layer: no retries, nothing denied");
+  Violations queue("backlog <= queue_limit + slots");
+  for (const auto& c : agent_cases()) {
+    const Scenario& s = c.scenario;
+    const Series& x = c.run.series;
+    double allowed = (s.attempts() - 1) * c.run.user_requests;
+    retries.check(sum(x.retries) <= allowed, c, [&] { return at(0, sum(x.retries), allowed); });
+    if (s.client.retries == 0 && s.client.layers == 1)
+      none.check(sum(x.retries) == 0 && sum(x.budget_denied) == 0, c,
+                 [&] { return at(0, sum(x.retries), 0); });
+    if (s.server.queue_limit <= 0) continue;
+    double bound = s.server.queue_limit + std::max(1, s.server.slots);
+    for (size_t t = 0; t < x.size(); ++t)
+      queue.check(x.backlog[t] <= bound, c, [&] { return at(t, x.backlog[t], bound); });
+  }
+}
+
+TEST(AgentInvariants, MetricFractionsAreWithinZeroAndOne) {
+  Violations v("fractions in [0, 1]");
+  for (const auto& c : agent_cases()) {
+    const Metrics& m = c.metrics;
+    auto in01 = [](double f) { return f >= 0 && f <= 1 + 1e-12; };
+    v.check(in01(m.failed_fraction) && in01(m.wasted_fraction), c,
+            [&] { return at(0, m.failed_fraction, m.wasted_fraction); });
+  }
+}
+
+// The same seed gives the same run, to the byte.
+TEST(AgentInvariants, SameSeedGivesByteIdenticalJson) {
+  Violations v("run_json(make_report(s)).dump() is deterministic");
+  const auto& all = agent_cases();
+  for (size_t i = 0; i < all.size(); i += 8) {
+    const Case& c = all[i];
+    ReportOptions plain{.advice = false, .tipping = false};
+    std::string a = run_json(make_report(c.scenario, plain)).dump();
+    std::string b = run_json(make_report(c.scenario, plain)).dump();
+    v.check(a == b, c, "two runs differ");
   }
 }
 

@@ -96,10 +96,10 @@ TEST(SessionStory, FixOneShowsItsCostInNumbers) {
       aware.why, std::regex("The trade-off: session time asleep [0-9.]+ h -> [0-9.]+ h, items "
                             "done ([0-9]+) -> ([0-9]+)")))
       << aware.why;
-  // Seed 1's day one. 37 -> 9 since issue 16's item costs (cheaper pings,
+  // Seed 1's day one. 28 -> 6 since issue 16's item costs (cheaper pings,
   // longer housekeeping: docs/sessions.md): the few sessions fix one lets
   // finish between first errors get more items done; it was 37 -> 4.
-  EXPECT_TRUE(has(aware.why, "items done 37 -> 9")) << aware.why;
+  EXPECT_TRUE(has(aware.why, "items done 28 -> 6")) << aware.why;
   EXPECT_TRUE(has(aware.why, "Keeping the 5 retries that fit the deadline instead")) << aware.why;
 }
 
@@ -112,7 +112,7 @@ TEST(SessionStory, DeadlineAwareRunDoesNotClaimSessionsSleepIntoTheDeadline) {
   EXPECT_FALSE(has(text, "sleeps into its deadline")) << text;
   EXPECT_TRUE(has(text, "cut by the deadline-aware rule")) << text;
   EXPECT_TRUE(has(text, "Keep the retries that fit the deadline")) << text;
-  EXPECT_TRUE(has(text, "items done 37 -> 9")) << text;  // as above
+  EXPECT_TRUE(has(text, "items done 28 -> 6")) << text;  // as above
   auto ladder = session_json(r)["ladder"];
   EXPECT_EQ(ladder["longer_than_deadline"], true);
   EXPECT_EQ(ladder["deadline_aware"], true);

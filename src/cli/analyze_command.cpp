@@ -201,7 +201,9 @@ int run_prometheus(AnalyzeCommand& c) {
 
 }  // namespace
 
-AnalyzeCommand& add_analyze_command(CLI::App& app) {
+int run_analyze_command(AnalyzeCommand& c);
+
+void add_analyze_command(CLI::App& app, CommandTable& table) {
   static AnalyzeCommand c;
   c.cmd = app.add_subcommand(
       "analyze",
@@ -230,11 +232,10 @@ AnalyzeCommand& add_analyze_command(CLI::App& app) {
   c.cmd->add_option("--emit-scenario", c.emit_scenario,
                     "also write a session-engine scenario (YAML) that replays the incident");
   add_prometheus_options(c);
-  return c;
+  table.add(c.cmd, [] { return run_analyze_command(c); });
 }
 
-std::optional<int> run_analyze_command(AnalyzeCommand& c) {
-  if (!c.cmd->parsed()) return std::nullopt;
+int run_analyze_command(AnalyzeCommand& c) {
   if (!c.prometheus.empty()) return run_prometheus(c);
   if (c.logs.empty())
     throw InputError(

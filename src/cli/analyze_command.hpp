@@ -2,17 +2,11 @@
 // diagnosis out (docs/analyze.md).
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <optional>
+#include "cli/common.hpp"
 
 namespace retrystorm::cli {
 
-struct AnalyzeCommand;
-
-// Registers `analyze` on `app`; the returned object holds its options.
-AnalyzeCommand& add_analyze_command(CLI::App& app);
-// Runs it when it was parsed: its exit status, else nothing. Throws
-// InputError for bad input (exit 2).
-std::optional<int> run_analyze_command(AnalyzeCommand& c);
+// Registers `analyze` on `app` and its action in `table`.
+void add_analyze_command(CLI::App& app, CommandTable& table);
 
 }  // namespace retrystorm::cli

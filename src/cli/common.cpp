@@ -9,36 +9,50 @@
 #include <filesystem>
 #include <iostream>
 
-#include "io/input_text.hpp"
-#include "io/scenario_io.hpp"
+#include "app/scenario_request.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::cli {
 
 namespace fs = std::filesystem;
 
+void CommandTable::add(CLI::App* command, std::function<int()> action) {
+  actions_.emplace_back(command, std::move(action));
+}
+
+std::optional<int> CommandTable::run_parsed() const {
+  for (const auto& [command, action] : actions_)
+    if (command->parsed()) return action();
+  return std::nullopt;
+}
+
 Scenario build_scenario(const std::string& preset, const std::string& file,
                         const std::vector<std::string>& sets, const std::string& fallback) {
   if (!preset.empty() && !file.empty())
     throw InputError("--preset and --scenario: give one of them, not both");
-  Scenario s;
-  std::vector<std::string> given;  // the keys the user set, for ignored_keys()
-  if (!file.empty()) {
-    s = scenario_from_text(read_input_file(file, "--scenario"), file, &given);
-  } else {
-    s = preset_or_throw(preset.empty() ? fallback : preset).scenario;
-  }
-  for (const std::string& kv : sets) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set: '" + kv + "' must look like PATH=VALUE, e.g. client.retries=0");
-    set_key_text(s, kv.substr(0, eq), kv.substr(eq + 1));
-    given.push_back(kv.substr(0, eq));
-  }
-  validate(s);
-  for (const std::string& w : ignored_keys(s, given))
-    std::cerr << "retrystorm: warning: " << w << "\n";
-  return s;
+  app::ScenarioRequest request;
+  request.preset = preset;
+  request.file = file;
+  request.fallback = fallback;
+  for (const std::string& kv : sets) request.sets.push_back({kv, std::nullopt});
+  app::AssembledScenario assembled = app::assemble_scenario(request);
+  for (const std::string& w : assembled.warnings) std::cerr << "retrystorm: warning: " << w << "\n";
+  return assembled.scenario;
+}
+
+void ScenarioOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--preset", preset, "a preset name (see `retrystorm presets`)");
+  cmd.add_option("--scenario", file, "a scenario file, YAML or JSON");
+  cmd.add_option("--set", sets, "PATH=VALUE, e.g. client.retries=0 (repeatable)")
+      ->allow_extra_args(false);
+  cmd.add_flag("--allow-large", allow_large,
+               "run requests above the cost limits of the server (about a minute of CPU, "
+               "1 GiB), up to 8 GiB of memory (docs/limits.md)");
+}
+
+app::Budget ScenarioOptions::budget() const {
+  if (allow_large) return {large_cost_limits(), "", {}};
+  return {CostLimits{}, "; --allow-large allows more", {}};
 }
 
 namespace {

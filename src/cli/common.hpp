@@ -2,18 +2,54 @@
 // writing its output whole or not at all.
 #pragma once
 
+#include <CLI/CLI.hpp>
+#include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/commands.hpp"
 #include "model/scenario.hpp"
 
 namespace retrystorm::cli {
 
+// Exit statuses (docs/cli.md): bad input, and a failure of the program itself.
+constexpr int kExitBadInput = 2;
+constexpr int kExitFailure = 1;
+
+// The subcommands and what each does once parsed; main() runs the parsed one.
+// An action returns its exit status and throws InputError for bad input.
+class CommandTable {
+ public:
+  void add(CLI::App* command, std::function<int()> action);
+  // The parsed command's status, or nothing when none was parsed.
+  std::optional<int> run_parsed() const;
+
+ private:
+  std::vector<std::pair<CLI::App*, std::function<int()>>> actions_;
+};
+
 // The scenario of --preset or --scenario (default: the `fallback` preset),
-// then every --set PATH=VALUE, validated. Throws InputError.
+// then every --set PATH=VALUE, validated; warnings on standard error for the
+// keys its engine ignores. Throws InputError.
 Scenario build_scenario(const std::string& preset, const std::string& file,
                         const std::vector<std::string>& sets, const std::string& fallback);
+
+// --preset, --scenario, --set and --allow-large of the commands that run
+// scenarios (run, ladder, tipping, sweep).
+struct ScenarioOptions {
+  std::string preset;
+  std::string file;
+  std::vector<std::string> sets;
+  bool allow_large = false;
+
+  void add_to(CLI::App& cmd);
+  // The scenario to run: preset or file (default: order-status), then --set.
+  Scenario build() const { return build_scenario(preset, file, sets, "order-status"); }
+  // The cost limits: the server's, or the larger ones of --allow-large.
+  app::Budget budget() const;
+};
 
 // Writes to standard output, or to the file `out`: a regular file (or a new
 // one) is written to a fresh temporary file beside it and renamed into place,

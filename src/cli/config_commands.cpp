@@ -48,9 +48,55 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "retrystorm: warning: " << w << "\n";
 }
 
+int import_command(const ConfigCommands& c) {
+  check_format(c.format, {"text", "json", "yaml"});
+  ImportResult r = import_configs(read_files(c.files));
+  print_warnings(r.warnings);
+  if (c.format == "text")
+    emit(keys_text(r), c.out);
+  else if (c.format == "json")
+    emit(keys_object(r.keys).dump(2) + "\n", c.out);
+  else
+    emit(json_to_yaml_text(keys_object(r.keys)), c.out);
+  return 0;
+}
+
+int export_command(const ConfigCommands& c) {
+  Scenario s = build_scenario(c, "order-status");
+  ExportResult r = export_config(s, c.to);
+  if (c.to == "grpc")  // JSON has no comments: the notes go to stderr too
+    for (const auto& n : r.notes) std::cerr << "retrystorm: note: " << n << "\n";
+  emit(r.text, c.out);
+  return 0;
+}
+
+int lint_command(const ConfigCommands& c) {
+  check_format(c.format, {"text", "json"});
+  LintOptions o;
+  if (c.load_opt->count() > 0) o.load = checked_lint_load(c.load, "--load");
+  o.simulate = c.simulate;
+  o.preset = c.preset;
+  if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
+  LintReport r;
+  if (!c.files.empty()) {
+    r = lint_configs(read_files(c.files), o);
+  } else if (!c.preset.empty() || !c.scenario.empty()) {
+    // The scenario's own policy, as it is: no text written and read back.
+    r = lint_scenario(build_scenario(c, "primary-failover"),
+                      c.preset.empty() ? c.scenario : "preset " + c.preset, o);
+  } else {
+    throw InputError(
+        "lint: name configuration files, or --preset or --scenario to lint a "
+        "scenario's own client policy");
+  }
+  if (c.format == "text") print_warnings(r.imported.warnings);
+  emit(c.format == "json" ? lint_json(r).dump(2) + "\n" : lint_text(r), c.out);
+  return r.exit_status();
+}
+
 }  // namespace
 
-ConfigCommands& add_config_commands(CLI::App& app) {
+void add_config_commands(CLI::App& app, CommandTable& table) {
   static ConfigCommands c;
   c.import_cmd = app.add_subcommand(
       "import",
@@ -86,60 +132,15 @@ ConfigCommands& add_config_commands(CLI::App& app) {
   c.lint_cmd->add_option("--scenario", c.scenario, "a scenario file to simulate instead");
   c.lint_cmd->add_option("--set", c.sets, "PATH=VALUE on that scenario (repeatable)")
       ->allow_extra_args(false);
-  // Checked in run_config_commands: CLI::Range lets NaN through.
+  // Checked in lint_command: CLI::Range lets NaN through.
   c.load_opt = c.lint_cmd->add_option(
       "--load", c.load,
       "demand / capacity outside incidents, 0 to " + number_text(kMaxLintLoad) + " (e.g. 0.6)");
   c.lint_cmd->add_option("--format", c.format, "text | json");
   c.lint_cmd->add_option("--out", c.out, "write to FILE (atomically)");
-  return c;
-}
-
-std::optional<int> run_config_commands(ConfigCommands& c) {
-  if (c.import_cmd->parsed()) {
-    check_format(c.format, {"text", "json", "yaml"});
-    ImportResult r = import_configs(read_files(c.files));
-    print_warnings(r.warnings);
-    if (c.format == "text")
-      emit(keys_text(r), c.out);
-    else if (c.format == "json")
-      emit(keys_object(r.keys).dump(2) + "\n", c.out);
-    else
-      emit(json_to_yaml_text(keys_object(r.keys)), c.out);
-    return 0;
-  }
-  if (c.export_cmd->parsed()) {
-    Scenario s = build_scenario(c, "order-status");
-    ExportResult r = export_config(s, c.to);
-    if (c.to == "grpc")  // JSON has no comments: the notes go to stderr too
-      for (const auto& n : r.notes) std::cerr << "retrystorm: note: " << n << "\n";
-    emit(r.text, c.out);
-    return 0;
-  }
-  if (c.lint_cmd->parsed()) {
-    check_format(c.format, {"text", "json"});
-    LintOptions o;
-    if (c.load_opt->count() > 0) o.load = checked_lint_load(c.load, "--load");
-    o.simulate = c.simulate;
-    o.preset = c.preset;
-    if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
-    LintReport r;
-    if (!c.files.empty()) {
-      r = lint_configs(read_files(c.files), o);
-    } else if (!c.preset.empty() || !c.scenario.empty()) {
-      // The scenario's own policy, as it is: no text written and read back.
-      r = lint_scenario(build_scenario(c, "primary-failover"),
-                        c.preset.empty() ? c.scenario : "preset " + c.preset, o);
-    } else {
-      throw InputError(
-          "lint: name configuration files, or --preset or --scenario to lint a "
-          "scenario's own client policy");
-    }
-    if (c.format == "text") print_warnings(r.imported.warnings);
-    emit(c.format == "json" ? lint_json(r).dump(2) + "\n" : lint_text(r), c.out);
-    return r.exit_status();
-  }
-  return std::nullopt;
+  table.add(c.import_cmd, [] { return import_command(c); });
+  table.add(c.export_cmd, [] { return export_command(c); });
+  table.add(c.lint_cmd, [] { return lint_command(c); });
 }
 
 }  // namespace retrystorm::cli

@@ -2,12 +2,12 @@
 // tables and findings are written here; the charts are drawn by the bundled
 // chart code from the report's JSON, embedded in the page.
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "analysis/summary.hpp"
 #include "io/analyze_report.hpp"
 #include "io/report_assets.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -62,9 +62,7 @@ std::string script_text(std::string_view js) {
 
 std::string cell(double v, int digits) {
   if (!known(v)) return "<td class=\"unknown\">-</td>";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "<td>%.*f</td>", digits, v);
-  return buf;
+  return "<td>" + text::fixed_text(v, digits) + "</td>";
 }
 
 std::string card(const std::string& label, const std::string& value) {

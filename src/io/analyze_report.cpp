@@ -1,12 +1,12 @@
 #include "io/analyze_report.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "analysis/summary.hpp"
 #include "io/logs/line_reader.hpp"
 #include "io/report_assets.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -22,10 +22,7 @@ std::string pct(double f) {
   return known(f) ? format_percent(f) : "unknown";
 }
 std::string fixed(double v, int digits) {
-  if (!known(v)) return "-";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  return known(v) ? text::fixed_text(v, digits) : "-";
 }
 nlohmann::json value(double v) {
   return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
@@ -71,7 +68,7 @@ void text_hours(std::ostringstream& o, const Report& r) {
   }
   o << "  L = time-average in flight; λ·W = launches x mean time in system (Little's law: L "
        "= λ·W); work/block/asleep split L.\n";
-  o << "  Whole log, " << clock_label(r.l_from_s) << " to " << clock_label(r.l_to_s) << ": L "
+  o << "  Whole log, " << format_clock(r.l_from_s) << " to " << format_clock(r.l_to_s) << ": L "
     << fixed(r.mean_in_flight, 2) << ", λ·W " << fixed(r.little, 2) << ", mean time in system "
     << span_label(r.mean_duration_s) << ", peak " << num(r.peak) << " in flight.\n";
 }
@@ -164,7 +161,7 @@ void text_durations(std::ostringstream& o, const Report& r) {
 }
 
 void text_ladder(std::ostringstream& o, const Report& r) {
-  const LadderCheck& l = r.ladder;
+  const incident::LoggedLadder& l = r.ladder;
   o << "\nLadder against deadline\n";
   if (l.steps_s.empty()) {
     o << "  Ladder unknown (give --ladder 30,60,... or events.jsonl).\n";
@@ -204,8 +201,8 @@ std::string analyze_text(const Report& r) {
   for (const auto& s : r.sources) o << "  " << printable(s) << "\n";
   for (const auto& w : r.warnings) o << "Warning: " << printable(w) << "\n";
   if (known(r.first_s))
-    o << "Span " << hour_label(static_cast<int64_t>(r.first_s / 3600)) << " to "
-      << hour_label(static_cast<int64_t>(r.last_s / 3600)) << ": " << num(r.sessions) << " "
+    o << "Span " << hour_label(static_cast<int64_t>(r.first_s / text::kHour)) << " to "
+      << hour_label(static_cast<int64_t>(r.last_s / text::kHour)) << ": " << num(r.sessions) << " "
       << r.unit << ", " << num(r.completed) << " completed, " << num(r.failed) << " failed";
   o << (r.items_done > 0 ? ", " + num(r.items_done) + " items done" : "") << ".\n";
   std::string outcomes;
@@ -229,7 +226,7 @@ std::string analyze_text(const Report& r) {
   return o.str();
 }
 
-nlohmann::json finding_json(const incident::Finding& f) {
+nlohmann::json finding_json(const incident::Diagnosis& f) {
   return {{"id", f.id},
           {"title", f.title},
           {"score", f.score},
@@ -237,45 +234,85 @@ nlohmann::json finding_json(const incident::Finding& f) {
           {"fix", f.fix}};
 }
 
+namespace {
+
+// One hour row of the report.
+nlohmann::json hour_json(const incident::HourRow& h) {
+  return {{"hour", h.hour},
+          {"label", hour_label(h.hour)},
+          {"launches", h.launches},
+          {"retries", h.retries},
+          {"mean_duration_s", value(h.mean_duration_s)},
+          {"in_flight", h.in_flight},
+          {"little", value(h.little)},
+          {"utilization", value(h.utilization)},
+          {"peak", h.peak},
+          {"completions", h.completions},
+          {"failures", h.failures},
+          {"failure_share", value(h.failure_share)},
+          {"goodput", h.goodput},
+          {"working", value(h.working)},
+          {"blocked", value(h.blocked)},
+          {"asleep", value(h.asleep)},
+          {"lines_429", h.lines_429},
+          {"lines_401", h.lines_401},
+          {"errors", h.errors},
+          {"arrivals", value(h.arrivals)},
+          {"error_share", value(h.error_share)},
+          {"opens_with_queue", h.opens_with_queue},
+          {"queue_at_open_mean", value(h.queue_mean)},
+          {"queue_at_open_max", value(h.queue_max)},
+          {"counter_at_open_mean", value(h.counter_mean)},
+          {"counter_at_open_max", value(h.counter_max)}};
+}
+
+nlohmann::json day_json(const incident::DayRow& d) {
+  using nlohmann::json;
+  return {
+      {"day", d.day},
+      {"launches", d.launches},
+      {"completions", d.completions},
+      {"lines_429", d.lines_429},
+      {"errors", d.errors},
+      {"lines_429_per_launch", d.launches > 0 ? json(d.lines_429 / d.launches) : json(nullptr)}};
+}
+
+// Errors as a retry signal.
+nlohmann::json errors_json(const incident::ErrorSignal& e, const nlohmann::json& histogram) {
+  return {{"lines", e.lines},
+          {"lines_429", e.lines_429},
+          {"lines_401", e.lines_401},
+          {"sessions_with_errors", e.with_errors},
+          {"failed_with_errors", e.failed_with_errors},
+          {"per_session", e.per_session},
+          {"per_erring_session", e.per_erring_session},
+          {"spread", value(e.cv)},
+          {"histogram", histogram},
+          {"hourly_correlation_with_launches", value(e.correlation)},
+          {"nearly_constant", e.nearly_constant}};
+}
+
+// Durations and the deadline they are pinned to.
+nlohmann::json durations_json(const incident::Durations& d) {
+  return {{"minute_completed", d.minute_ok},
+          {"minute_failed", d.minute_failed},
+          {"median_completed_s", value(d.median_ok_s)},
+          {"median_failed_s", value(d.median_failed_s)},
+          {"deadline_s", value(d.deadline_s)},
+          {"deadline_source", d.deadline_source},
+          {"failures", d.failures},
+          {"pinned", d.pinned},
+          {"pinned_share", value(d.pinned_share)}};
+}
+
+}  // namespace
+
 nlohmann::json analyze_json(const Report& r) {
   using nlohmann::json;
   json hours = json::array();
-  for (const auto& h : r.hours)
-    hours.push_back({{"hour", h.hour},
-                     {"label", hour_label(h.hour)},
-                     {"launches", h.launches},
-                     {"retries", h.retries},
-                     {"mean_duration_s", value(h.mean_duration_s)},
-                     {"in_flight", h.in_flight},
-                     {"little", value(h.little)},
-                     {"utilization", value(h.utilization)},
-                     {"peak", h.peak},
-                     {"completions", h.completions},
-                     {"failures", h.failures},
-                     {"failure_share", value(h.failure_share)},
-                     {"goodput", h.goodput},
-                     {"working", value(h.working)},
-                     {"blocked", value(h.blocked)},
-                     {"asleep", value(h.asleep)},
-                     {"lines_429", h.lines_429},
-                     {"lines_401", h.lines_401},
-                     {"errors", h.errors},
-                     {"arrivals", value(h.arrivals)},
-                     {"error_share", value(h.error_share)},
-                     {"opens_with_queue", h.opens_with_queue},
-                     {"queue_at_open_mean", value(h.queue_mean)},
-                     {"queue_at_open_max", value(h.queue_max)},
-                     {"counter_at_open_mean", value(h.counter_mean)},
-                     {"counter_at_open_max", value(h.counter_max)}});
+  for (const auto& h : r.hours) hours.push_back(hour_json(h));
   json days = json::array();
-  for (const auto& d : r.days)
-    days.push_back({{"day", d.day},
-                    {"launches", d.launches},
-                    {"completions", d.completions},
-                    {"lines_429", d.lines_429},
-                    {"errors", d.errors},
-                    {"lines_429_per_launch",
-                     d.launches > 0 ? json(d.lines_429 / d.launches) : json(nullptr)}});
+  for (const auto& d : r.days) days.push_back(day_json(d));
   json findings = json::array();
   for (const auto& f : r.findings) findings.push_back(finding_json(f));
   json unknowns = json::array();
@@ -284,8 +321,6 @@ nlohmann::json analyze_json(const Report& r) {
   for (const auto& [name, n] : r.outcomes) outcomes[name] = n;
   json histogram = json::array();
   for (const auto& [k, n] : r.errors.histogram) histogram.push_back({k, n});
-  const auto& e = r.errors;
-  const auto& d = r.durations;
   const auto& l = r.ladder;
   return {
       {"sources", r.sources},
@@ -319,28 +354,8 @@ nlohmann::json analyze_json(const Report& r) {
         {"completions_per_hour", r.fake.completions_per_hour},
         {"threshold", r.fake.threshold},
         {"asleep_share", value(r.fake.asleep_share)}}},
-      {"errors",
-       {{"lines", e.lines},
-        {"lines_429", e.lines_429},
-        {"lines_401", e.lines_401},
-        {"sessions_with_errors", e.with_errors},
-        {"failed_with_errors", e.failed_with_errors},
-        {"per_session", e.per_session},
-        {"per_erring_session", e.per_erring_session},
-        {"spread", value(e.cv)},
-        {"histogram", histogram},
-        {"hourly_correlation_with_launches", value(e.correlation)},
-        {"nearly_constant", e.nearly_constant}}},
-      {"durations",
-       {{"minute_completed", d.minute_ok},
-        {"minute_failed", d.minute_failed},
-        {"median_completed_s", value(d.median_ok_s)},
-        {"median_failed_s", value(d.median_failed_s)},
-        {"deadline_s", value(d.deadline_s)},
-        {"deadline_source", d.deadline_source},
-        {"failures", d.failures},
-        {"pinned", d.pinned},
-        {"pinned_share", value(d.pinned_share)}}},
+      {"errors", errors_json(r.errors, histogram)},
+      {"durations", durations_json(r.durations)},
       {"ladder",
        {{"steps_s", l.steps_s},
         {"source", l.source},

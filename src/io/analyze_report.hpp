@@ -14,7 +14,7 @@ namespace retrystorm {
 std::string analyze_text(const incident::Report& r);
 nlohmann::json analyze_json(const incident::Report& r);
 // One finding as both reports write it (logs and Prometheus).
-nlohmann::json finding_json(const incident::Finding& f);
+nlohmann::json finding_json(const incident::Diagnosis& f);
 // A whole HTML document. Without the chart bundle (RETRYSTORM_WEB=OFF) it
 // holds the tables and findings and says that charts are not built in.
 std::string analyze_html(const incident::Report& r);

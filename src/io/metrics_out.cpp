@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "model/keys.hpp"
-#include "model/number_text.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 

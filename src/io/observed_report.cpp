@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "io/analyze_report.hpp"
-#include "model/number_text.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -144,15 +144,16 @@ json observed_json(const incident::ObservedReport& r, const ObservedSource& src)
 
 std::string observed_replay_yaml(const incident::ObservedReport& r,
                                  const incident::ObservedOptions& o) {
-  std::string head =
-      "# A replay of the incident seen in Prometheus (retrystorm analyze --prometheus\n"
-      "# --emit-scenario). Run it: retrystorm run --scenario THIS_FILE\n"
-      "name: replay\n"
-      "description: \"The incident seen in Prometheus: " +
-      format_amount(r.demand_per_s) + " requests/s, a trigger of " +
-      format_seconds(r.trigger_end_s - r.trigger_start_s) + ", " +
-      format_amount(r.amplification_after) + " attempts per request after it.\"\n";
-  return head + replay_keys_yaml(incident::observed_replay_keys(r, o));
+  std::string description =
+      "The incident seen in Prometheus: " + format_amount(r.demand_per_s) +
+      " requests/s, a trigger of " + format_seconds(r.trigger_end_s - r.trigger_start_s) + ", " +
+      format_amount(r.amplification_after) + " attempts per request after it.";
+  std::vector<incident::ReplayKey> keys{{"name", "replay", false, ""},
+                                        {"description", description, true, ""}};
+  for (auto& k : incident::observed_replay_keys(r, o)) keys.push_back(std::move(k));
+  return "# A replay of the incident seen in Prometheus (retrystorm analyze --prometheus\n"
+         "# --emit-scenario). Run it: retrystorm run --scenario THIS_FILE\n" +
+         replay_keys_yaml(keys);
 }
 
 }  // namespace retrystorm

@@ -9,7 +9,7 @@
 #include "io/logs/line_reader.hpp"
 #include "io/logs/times.hpp"
 #include "model/keys.hpp"
-#include "model/number_text.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 

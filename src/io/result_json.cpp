@@ -11,75 +11,50 @@ namespace {
 json optional_json(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
 }
+
+// A number, null when missing, or true / false.
+json figure_json(const MetricField& field, const Metrics& m) {
+  std::optional<double> v = field.get(m);
+  if (!v) return nullptr;
+  return field.kind == FigureKind::flag ? json(*v != 0) : json(*v);
+}
+
 }  // namespace
 
 json metrics_json(const Metrics& m) {
-  return {
-      {"user_requests", m.user_requests},
-      {"failed", m.failed},
-      {"failed_fraction", m.failed_fraction},
-      {"succeeded", m.succeeded},
-      {"in_flight", m.in_flight},
-      {"served", m.served},
-      {"served_on_time", m.served_on_time},
-      {"served_late", m.served_late},
-      {"shed", m.shed},
-      {"rejected", m.rejected},
-      {"budget_denied", m.budget_denied},
-      {"wasted_fraction", m.wasted_fraction},
-      {"peak_amplification", m.peak_amplification},
-      {"peak_step_t_s", m.peak_t_s},
-      {"goodput_recovery_s", optional_json(m.goodput_recovery_s)},
-      {"failure_recovery_s", optional_json(m.failure_recovery_s)},
-      {"backlog_growing", m.backlog_growing},
-      {"recovered", m.recovered},
-      {"last_window",
-       {{"seconds", m.last_window.seconds},
-        {"goodput_per_s", m.last_window.goodput_per_s},
-        {"utilization", m.last_window.utilization},
-        {"attempts_per_request", m.last_window.attempts_per_request}}},
-      {"bound",
-       {{"max_amplification", m.bound.max_amplification},
-        {"safe_load_below", m.bound.safe_load_below},
-        {"load", m.bound.load}}},
-      {"latency_s",
-       {{"p50", optional_json(m.latency_p50_s)},
-        {"p90", optional_json(m.latency_p90_s)},
-        {"p99", optional_json(m.latency_p99_s)}}},
-  };
+  json out = json::object();
+  for (const MetricField& field : metric_fields()) {
+    json& place = field.group.empty() ? out : out[std::string(field.group)];
+    place[std::string(field.name)] = figure_json(field, m);
+  }
+  return out;
 }
 
 json series_json(const Series& s) {
-  auto list = [](std::span<const double> v) {
-    return json(std::vector<double>(v.begin(), v.end()));
-  };
-  return {{"t_s", list(s.t_s)},
-          {"capacity", list(s.capacity)},
-          {"first_attempts", list(s.first_attempts)},
-          {"retries", list(s.retries)},
-          {"goodput", list(s.goodput)},
-          {"served_late", list(s.served_late)},
-          {"failed", list(s.failed)},
-          {"shed", list(s.shed)},
-          {"rejected", list(s.rejected)},
-          {"backlog", list(s.backlog)},
-          {"gave_up", list(s.gave_up)},
-          {"budget_denied", list(s.budget_denied)}};
+  json out = json::object();
+  for (const SeriesField& field : kSeriesFields) {
+    std::span<const double> v = s.*field.member;
+    out[std::string(field.name)] = std::vector<double>(v.begin(), v.end());
+  }
+  return out;
 }
 
-RunReport make_report(const Scenario& s, bool with_advice, bool with_tipping, TippingCache* cache,
-                      bool with_trace) {
+RunReport report_of_run(const Scenario& s, RunResult run, const ReportOptions& options) {
   RunReport r;
-  r.run = run_engine(s);
+  r.run = std::move(run);
   r.metrics = compute_metrics(r.run);
   r.verdict = verdict(r.run, r.metrics);
   r.goodput = goodput_table(r.run);
-  if (with_trace) r.trace = decision_trace(r.run);
+  if (options.trace) r.trace = decision_trace(r.run);
   // A very long run leaves the tipping point to the `tipping` command.
-  if (with_tipping && tipping_steps(s) <= kReportTippingSteps)
-    r.tipping = cache ? cache->get(s) : tipping_point(s);
-  if (with_advice) r.advice = advise(r.run, r.metrics, r.tipping);
+  if (options.tipping && tipping_steps(s) <= kReportTippingSteps)
+    r.tipping = options.cache ? options.cache->get(s) : tipping_point(s);
+  if (options.advice) r.advice = advise(r.run, r.metrics, r.tipping);
   return r;
+}
+
+RunReport make_report(const Scenario& s, const ReportOptions& options) {
+  return report_of_run(s, run_engine(s), options);
 }
 
 json tipping_json(const TippingResult& t) {
@@ -88,17 +63,21 @@ json tipping_json(const TippingResult& t) {
           {"exact_s", optional_json(t.exact_s)}};
 }
 
-json montecarlo_json(const MonteCarloResult& mc) {
-  json metrics = json::object();
-  for (const auto& [name, m] : mc.metrics)
-    metrics[name] =
+json summaries_json(const Summaries& metrics) {
+  json out = json::object();
+  for (const auto& [name, m] : metrics)
+    out[name] =
         m.n ? json{{"mean", m.mean},     {"low", m.low}, {"high", m.high}, {"min", m.min},
                    {"median", m.median}, {"max", m.max}, {"n", m.n}}
             : json{{"mean", nullptr},   {"low", nullptr}, {"high", nullptr}, {"min", nullptr},
-                   {"median", nullptr}, {"max", nullptr}, {"n", 0}};
+                   {"median", nullptr}, {"max", nullptr}, {"n", m.n}};
+  return out;
+}
+
+json montecarlo_json(const MonteCarloResult& mc) {
   return {{"runs", mc.runs},
           {"seed", mc.seed},
-          {"metrics", metrics},
+          {"metrics", summaries_json(mc.metrics)},
           {"band",
            {{"goodput_low", mc.goodput.low},
             {"goodput_mean", mc.goodput.mean},

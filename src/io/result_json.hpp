@@ -6,10 +6,10 @@
 #include <optional>
 
 #include "analysis/ladder.hpp"
+#include "analysis/run_montecarlo.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
-#include "engines/montecarlo.hpp"
 
 namespace retrystorm {
 
@@ -25,16 +25,26 @@ struct RunReport {
   std::vector<Advice> advice;
   std::optional<TippingResult> tipping;
 };
-// Runs a validated scenario and builds every view of it.
-// A cache, when given, supplies the tipping point.
-RunReport make_report(const Scenario& s, bool with_advice = true, bool with_tipping = true,
-                      TippingCache* cache = nullptr, bool with_trace = true);
+// Which views a report holds besides the run, metrics, verdict and goodput.
+struct ReportOptions {
+  bool advice = true;
+  bool tipping = true;  // skipped anyway for a very long run (kReportTippingSteps)
+  bool trace = true;
+  TippingCache* cache = nullptr;  // when given, supplies the tipping point
+};
+// Runs a validated scenario and builds the views `options` asks for.
+RunReport make_report(const Scenario& s, const ReportOptions& options = {});
+// The same views of a run already made (e.g. replication 0 of a Monte Carlo).
+RunReport report_of_run(const Scenario& s, RunResult run, const ReportOptions& options = {});
 
 // The trace is left out when the report has none (see make_report).
 nlohmann::json run_json(const RunReport& r);
 // The Monte Carlo part of a `run` answer: each metric's mean and interval,
 // and the goodput band.
 nlohmann::json montecarlo_json(const MonteCarloResult& mc);
+// Each figure's mean, interval, min, median, max and n (all null but n when
+// it never happened): the `metrics` of every Monte Carlo answer.
+nlohmann::json summaries_json(const Summaries& metrics);
 nlohmann::json advice_json(const std::vector<Advice>& advice);
 nlohmann::json trace_json(const std::vector<TraceEntry>& trace);
 nlohmann::json ladder_json(const std::vector<LadderResult>& rows);

@@ -1,12 +1,21 @@
 #include "io/session_report.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
 
+#include "engines/sessions/bucket_fields.hpp"
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
+#include "io/text_report.hpp"
 
 namespace retrystorm {
 
@@ -43,19 +52,10 @@ json number_or_null(double v) {
 }
 
 json buckets_json(const sessions::SessionBuckets& b) {
-  return {{"t_s", b.t_s},
-          {"working", b.occupancy[0]},
-          {"blocked", b.occupancy[1]},
-          {"asleep", b.occupancy[2]},
-          {"launches", b.launches},
-          {"completions", b.completions},
-          {"failures", b.failures},
-          {"errors_429", b.errors_429},
-          {"errors_401", b.errors_401},
-          {"items_done", b.items_done},
-          {"arrivals", b.arrivals},
-          {"queue_unread", b.queue_unread},
-          {"peak_in_flight", b.peak_in_flight}};
+  json out = json::object();
+  for (const sessions::BucketField& field : sessions::kBucketFields)
+    out[std::string(field.name)] = field.get(b);
+  return out;
 }
 
 json session_row_json(const sessions::SessionRow& r) {
@@ -104,22 +104,11 @@ json session_json(const SessionReport& r) {
   json sessions_list = json::array();
   for (const auto& row : r.run.sessions) sessions_list.push_back(session_row_json(row));
   json hours = json::array();
-  for (const auto& h : r.hours)
-    hours.push_back({{"t_s", h.t_s},
-                     {"clock", format_clock(h.t_s)},
-                     {"launches", h.launches},
-                     {"completions", h.completions},
-                     {"failures", h.failures},
-                     {"working", h.working},
-                     {"blocked", h.blocked},
-                     {"asleep", h.asleep},
-                     {"peak_in_flight", h.peak_in_flight},
-                     {"errors_429", h.errors_429},
-                     {"errors_401", h.errors_401},
-                     {"items_done", h.items_done},
-                     {"arrivals", h.arrivals},
-                     {"queue_unread", h.queue_unread},
-                     {"little_lambda_w", h.lambda_w}});
+  for (const auto& h : r.hours) {
+    json hour = {{"clock", format_clock(h.t_s)}};
+    for (const HourField& field : kHourFields) hour[std::string(field.name)] = h.*field.member;
+    hours.push_back(std::move(hour));
+  }
   json out = {{"scenario", scenario_to_json(r.run.scenario)},
               {"engine", "sessions"},
               {"metrics", metrics_object(r.metrics)},
@@ -141,18 +130,9 @@ json session_json(const SessionReport& r) {
               {"sessions", sessions_list},
               {"advice", advice_json(r.advice)}};
   if (r.montecarlo) {
-    json metrics = json::object();
-    for (const auto& [name, m] : r.montecarlo->metrics)
-      metrics[name] = {{"mean", m.n ? json(m.mean) : json(nullptr)},
-                       {"low", m.n ? json(m.low) : json(nullptr)},
-                       {"high", m.n ? json(m.high) : json(nullptr)},
-                       {"min", m.n ? json(m.min) : json(nullptr)},
-                       {"median", m.n ? json(m.median) : json(nullptr)},
-                       {"max", m.n ? json(m.max) : json(nullptr)},
-                       {"n", m.n}};
     out["montecarlo"] = {{"runs", r.montecarlo->runs},
                          {"seed", r.montecarlo->seed},
-                         {"metrics", metrics},
+                         {"metrics", summaries_json(r.montecarlo->metrics)},
                          {"headline_claim",
                           {{"claim", r.montecarlo->claims.front()},
                            {"seeds", seeds_holding_claim(*r.montecarlo)},
@@ -190,6 +170,15 @@ std::string occupancy_bar(const SessionHourRow& h) {
   auto chars = [](double sessions) { return static_cast<size_t>(std::lround(sessions * 4)); };
   return std::string(chars(h.working), '#') + std::string(chars(h.blocked), '-') +
          std::string(chars(h.asleep), '.');
+}
+
+// The Monte Carlo table and how many seeds share the headline claim.
+std::string session_montecarlo_text(const SessionMonteCarlo& r) {
+  std::string out = summaries_text(r.runs, r.seed, r.metrics);
+  if (!r.claims.empty())
+    out += "  headline claim \"" + r.claims.front() + "\" holds in " +
+           std::to_string(seeds_holding_claim(r)) + "/" + std::to_string(r.runs) + " seeds\n";
+  return out;
 }
 
 }  // namespace
@@ -239,9 +228,10 @@ std::string session_text(const SessionReport& r) {
   for (const SessionHourRow& h : r.hours) {
     if (!hour_overlaps(h, r.run.hourly.bucket_s, m.from_s, m.to_s)) continue;
     out += line("  %-11s %6.0f %5.0f %5.0f %7.2f %7.2f %7.2f %5.0f %5.0f %5.0f %6.0f  %s\n",
-                format_clock(h.t_s).substr(0, 7).c_str(), h.launches, h.completions, h.failures,
-                h.working, h.blocked, h.asleep, h.peak_in_flight, h.errors_429, h.items_done,
-                h.queue_unread, occupancy_bar(h).c_str());
+                text::hour_label(static_cast<int64_t>(std::floor(h.t_s / text::kHour))).c_str(),
+                h.launches, h.completions, h.failures, h.working, h.blocked, h.asleep,
+                h.peak_in_flight, h.errors_429, h.items_done, h.queue_unread,
+                occupancy_bar(h).c_str());
   }
   if (!r.advice.empty()) {
     out += "\nAdvice\n";
@@ -255,22 +245,21 @@ std::string session_text(const SessionReport& r) {
 
 std::string session_series_csv(const SessionRun& run) {
   const auto& b = run.series;
-  std::string out =
-      "t_s,working,blocked,asleep,launches,completions,failures,errors_429,errors_401,"
-      "items_done,arrivals,queue_unread,peak_in_flight\n";
-  for (size_t i = 0; i < b.size(); ++i)
-    out += line("%.3f,%.6g,%.6g,%.6g,%g,%g,%g,%g,%g,%g,%g,%g,%g\n", b.t_s[i], b.occupancy[0][i],
-                b.occupancy[1][i], b.occupancy[2][i], b.launches[i], b.completions[i],
-                b.failures[i], b.errors_429[i], b.errors_401[i], b.items_done[i], b.arrivals[i],
-                b.queue_unread[i], b.peak_in_flight[i]);
-  return out;
+  const char* separator = "";
+  std::string out;
+  for (const sessions::BucketField& field : sessions::kBucketFields)
+    out += std::exchange(separator, ",") + std::string(field.name);
+  for (size_t i = 0; i < b.size(); ++i) {
+    separator = "\n";
+    for (const sessions::BucketField& field : sessions::kBucketFields)
+      out += std::exchange(separator, ",") + line(field.csv_format, field.get(b)[i]);
+  }
+  return out + "\n";
 }
 
 std::string sessions_csv(const SessionRun& run) {
-  std::string out =
-      "session_id,start_s,end_s,outcome,n_429,n_401,terminal_error_line,n_api_calls,items_in,"
-      "items_done,queue_unread_at_open,time_working_s,time_blocked_s,time_asleep_s,"
-      "anchor_in_batch,anchor_done,items_deferred,delivery\n";
+  // The columns in session_log::Column order, which the line below follows.
+  std::string out = session_log::sessions_csv_header();
   for (const auto& r : run.sessions) {
     std::string terminal = r.terminal_error ? std::to_string(r.terminal_error) : "";
     out += line("%s,%.3f,%.3f,%s,%d,%d,%s,%d,%d,%d,%d,%.3f,%.3f,%.3f,%d,%d,%d,%d\n",
@@ -280,6 +269,36 @@ std::string sessions_csv(const SessionRun& run) {
                 r.anchor_in_batch ? 1 : 0, r.anchor_done ? 1 : 0, r.items_deferred, r.delivery);
   }
   return out;
+}
+
+EventsJsonl::EventsJsonl(const std::string& path) : path_(path), temporary_(path + ".XXXXXX") {
+  int fd = ::mkstemp(temporary_.data());
+  if (fd >= 0) out_ = ::fdopen(fd, "w");
+  if (!out_) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+  }
+}
+
+EventsJsonl::~EventsJsonl() {
+  if (!out_) return;
+  std::fclose(out_);
+  std::remove(temporary_.c_str());
+}
+
+void EventsJsonl::flush_buffer() {
+  if (std::fwrite(text_.data(), 1, text_.size(), out_) != text_.size()) failed_ = true;
+  text_.clear();
+}
+
+void EventsJsonl::commit() {
+  flush_buffer();
+  bool closed = std::fclose(out_) == 0;
+  out_ = nullptr;
+  if (failed_ || !closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    std::remove(temporary_.c_str());
+    throw std::runtime_error("writing '" + path_ + "' failed");
+  }
 }
 
 void EventsJsonl::event(const sessions::SessionEvent& e) {
@@ -310,6 +329,7 @@ void EventsJsonl::event(const sessions::SessionEvent& e) {
       break;
   }
   text_ += "}\n";
+  if (text_.size() >= (1u << 20)) flush_buffer();
 }
 
 std::vector<CalibrationRow> scheduler_calibration_of_presets(int seeds) {

@@ -3,6 +3,7 @@
 // docs/log-formats.md (sessions.csv, events.jsonl).
 #pragma once
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -36,17 +37,31 @@ std::string session_series_csv(const sessions::SessionRun& run);
 std::string calibration_page(const std::vector<CalibrationRow>& rows, int seeds);
 std::vector<CalibrationRow> scheduler_calibration_of_presets(int seeds = 40);
 
-// sessions.csv: one row per session, the columns of session-log.md.
+// sessions.csv: one row per session, the columns of session_log::Column
+// (docs/log-formats.md).
 std::string sessions_csv(const sessions::SessionRun& run);
 
 // events.jsonl, one line per event, into a string the caller writes.
+// Written as the run goes (a long run's events never sit in memory whole),
+// into a temporary file beside `path` that commit() renames into place: the
+// file is whole or absent, like every output.
 class EventsJsonl : public sessions::SessionSink {
  public:
+  // Throws std::runtime_error when the temporary file cannot be made.
+  explicit EventsJsonl(const std::string& path);
+  ~EventsJsonl() override;  // removes the temporary file unless committed
+  EventsJsonl(const EventsJsonl&) = delete;
+  EventsJsonl& operator=(const EventsJsonl&) = delete;
   void event(const sessions::SessionEvent& e) override;
-  const std::string& text() const { return text_; }
+  // Flushes and renames into place; throws std::runtime_error on failure.
+  void commit();
 
  private:
-  std::string text_;
+  void flush_buffer();
+  std::string path_, temporary_;
+  std::FILE* out_ = nullptr;
+  std::string text_;  // what is not flushed yet
+  bool failed_ = false;
 };
 
 }  // namespace retrystorm

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "io/scenario_io.hpp"
 
@@ -204,33 +207,69 @@ std::string keys_markdown() {
 
 std::string series_csv(const Series& s) {
   std::ostringstream out;
-  out << "t_s,capacity,first_attempts,retries,goodput,served_late,failed,shed,rejected,backlog,"
-         "gave_up,budget_denied\n";
+  const char* separator = "";
+  for (const SeriesField& field : kSeriesFields) out << std::exchange(separator, ",") << field.name;
   for (size_t i = 0; i < s.size(); ++i) {
-    const double row[] = {s.t_s[i],      s.capacity[i],    s.first_attempts[i], s.retries[i],
-                          s.goodput[i],  s.served_late[i], s.failed[i],         s.shed[i],
-                          s.rejected[i], s.backlog[i],     s.gave_up[i],        s.budget_denied[i]};
-    for (size_t c = 0; c < std::size(row); ++c) out << (c ? "," : "") << csv_number(row[c]);
+    separator = "\n";
+    for (const SeriesField& field : kSeriesFields)
+      out << std::exchange(separator, ",") << csv_number((s.*field.member)[i]);
+  }
+  out << "\n";
+  return out.str();
+}
+
+// The figures a sweep's CSV lists after the varied keys, in this order.
+constexpr std::string_view kSweepCsvFigures[] = {
+    "failed_fraction",    "wasted_fraction", "peak_amplification", "goodput_recovery_s",
+    "failure_recovery_s", "backlog_growing", "recovered"};
+
+std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
+  std::ostringstream out;
+  for (const auto& a : axes) out << a.path << ",";
+  const char* separator = "";
+  for (std::string_view name : kSweepCsvFigures) out << std::exchange(separator, ",") << name;
+  out << "\n";
+  for (const auto& r : rows) {
+    for (double v : r.values) out << csv_number(v) << ",";
+    separator = "";
+    for (std::string_view name : kSweepCsvFigures) {
+      const MetricField& field = metric_field(name);
+      std::optional<double> v = field.get(r.metrics);
+      out << std::exchange(separator, ",");
+      if (field.kind == FigureKind::flag)
+        out << (*v != 0 ? "true" : "false");
+      else if (v)
+        out << csv_number(*v);  // a missing figure is an empty cell
+    }
     out << "\n";
   }
   return out.str();
 }
 
-std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
-  std::ostringstream out;
-  for (const auto& a : axes) out << a.path << ",";
-  out << "failed_fraction,wasted_fraction,peak_amplification,goodput_recovery_s,"
-         "failure_recovery_s,backlog_growing,recovered\n";
-  auto opt = [](const std::optional<double>& v) { return v ? csv_number(*v) : std::string(); };
-  for (const auto& r : rows) {
-    for (double v : r.values) out << csv_number(v) << ",";
-    const Metrics& m = r.metrics;
-    out << csv_number(m.failed_fraction) << "," << csv_number(m.wasted_fraction) << ","
-        << csv_number(m.peak_amplification) << "," << opt(m.goodput_recovery_s) << ","
-        << opt(m.failure_recovery_s) << "," << (m.backlog_growing ? "true" : "false") << ","
-        << (m.recovered ? "true" : "false") << "\n";
+std::string summaries_text(int runs, double seed, const Summaries& metrics) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval of the mean; per "
+                "seed min / median / max)\n",
+                runs, seed);
+  std::string out = line;
+  for (const auto& [name, m] : metrics) {
+    if (m.n == 0) {
+      std::snprintf(line, sizeof line, "  %-34s never\n", name.c_str());
+    } else {
+      std::snprintf(line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]  %.6g / %.6g / %.6g%s\n",
+                    name.c_str(), m.mean, m.low, m.high, m.min, m.median, m.max,
+                    m.n < static_cast<size_t>(runs)
+                        ? (" in " + std::to_string(m.n) + (m.n == 1 ? " run" : " runs")).c_str()
+                        : "");
+    }
+    out += line;
   }
-  return out.str();
+  return out;
+}
+
+std::string montecarlo_text(const MonteCarloResult& r) {
+  return summaries_text(r.runs, r.seed, r.metrics);
 }
 
 }  // namespace retrystorm

@@ -19,5 +19,8 @@ std::string presets_text();
 std::string keys_markdown();
 std::string series_csv(const Series& s);
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
+// The table of Monte Carlo summaries that `run --runs N` prints.
+std::string summaries_text(int runs, double seed, const Summaries& metrics);
+std::string montecarlo_text(const MonteCarloResult& r);
 
 }  // namespace retrystorm

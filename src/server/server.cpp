@@ -20,6 +20,8 @@
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
+#include "app/commands.hpp"
+#include "app/scenario_request.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
 #include "io/configs/export.hpp"
@@ -57,26 +59,22 @@ Scenario scenario_of(const json& body, const std::set<std::string>& extra,
   }
   if (body.contains("preset") && body.contains("scenario"))
     throw InputError("body: give preset or scenario, not both");
-  Scenario s = preset_or_throw("order-status").scenario;
-  std::vector<std::string> given;  // the keys the request sets, for ignored_keys()
+  app::ScenarioRequest request;
   if (body.contains("preset")) {
     if (!body["preset"].is_string()) throw InputError("preset: must be a preset name");
-    s = preset_or_throw(body["preset"].get<std::string>()).scenario;
+    request.preset = body["preset"].get<std::string>();
+    if (request.preset.empty()) preset_or_throw("");  // the unknown-preset error, not the default
   } else if (body.contains("scenario")) {
-    s = scenario_from_json(body["scenario"], Scenario{}, &given);
+    request.scenario = body["scenario"];
   }
   if (body.contains("set")) {
     if (!body["set"].is_object()) throw InputError("set: must be an object of path: value");
-    for (const auto& [path, v] : body["set"].items()) {
-      set_key_json(s, path, v);
-      given.push_back(path);
-    }
+    for (const auto& [path, v] : body["set"].items()) request.sets.push_back({path, v});
   }
-  RunLimits run_limits;
-  run_limits.max_steps = limits.max_steps;
-  validate(s, run_limits);
-  if (warnings) *warnings = ignored_keys(s, given);
-  return s;
+  request.limits.max_steps = limits.max_steps;
+  app::AssembledScenario assembled = app::assemble_scenario(request);
+  if (warnings) *warnings = std::move(assembled.warnings);
+  return assembled.scenario;
 }
 
 std::vector<SweepAxis> axes_of(const json& body) {
@@ -160,14 +158,6 @@ json configs_json(const std::string& path, const json& body) {
   return configs::lint_json(configs::lint_configs(files, o));
 }
 
-// Monte Carlo replications one request may ask for.
-void check_runs(const Scenario& s, int limit) {
-  if (s.runs > limit)
-    throw InputError("runs: " + std::to_string(s.runs) + " replications; the server's limit for " +
-                     "engine " + engine_name(s.engine) + " is " + std::to_string(limit) +
-                     " (use the command line for more)");
-}
-
 // An optional true/false field of a body (default true).
 bool flag_of(const json& body, const char* name) {
   if (!body.contains(name)) return true;
@@ -180,42 +170,24 @@ TippingCache& tipping_cache() {
   return cache;
 }
 
-// The views of a run already made (replication 0 of a Monte Carlo), without
-// advice or tipping point: the page asks /api/advice and /api/tipping after
-// drawing the chart.
-RunReport report_of(RunResult run, bool trace) {
-  RunReport r;
-  r.run = std::move(run);
-  r.metrics = compute_metrics(r.run);
-  r.verdict = verdict(r.run, r.metrics);
-  r.goodput = goodput_table(r.run);
-  if (trace) r.trace = decision_trace(r.run);
-  return r;
+// What one request may cost, and the check that stops it when its client has gone.
+app::Budget budget_of(const ServerLimits& limits) {
+  return {limits.cost, "", limits.cancelled};
 }
 
 // POST /api/run for a valid scenario: the session report, or the run's report
 // with its Monte Carlo when there are replications.
 json run_answer(const Scenario& s, const json& body, const ServerLimits& limits) {
-  TippingCache& cache = tipping_cache();
-  bool trace = flag_of(body, "trace");    // the page asks without, then fetches /api/trace
-  bool advice = flag_of(body, "advice");  // advice and tipping point; the page fetches them after
+  app::RunOptions o;
+  o.report.trace = flag_of(body, "trace");  // the page asks without, then fetches /api/trace
+  // Advice and tipping point; the page fetches them after drawing the chart.
+  o.report.advice = o.report.tipping = flag_of(body, "advice");
+  o.report.cache = &tipping_cache();
   bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
-  if (!engine_facts(s).run) {             // sessions: the session report
-    check_runs(s, limits.max_session_runs);
-    json answer = session_json(make_session_report(s));
-    if (!rows) answer.erase("sessions");
-    return answer;
-  }
-  bool montecarlo = engine_facts(s).random && s.runs > 1;
-  if (montecarlo) check_runs(s, limits.max_agent_runs);  // before any work
-  if (montecarlo && !advice) {  // replication 0 is the run shown: no second run
-    MonteCarloResult mc = run_montecarlo(s);
-    json answer = run_json(report_of(std::move(mc.first), trace));
-    answer["montecarlo"] = montecarlo_json(mc);
-    return answer;
-  }
-  json answer = run_json(make_report(s, advice, advice, &cache, trace));
-  if (montecarlo) answer["montecarlo"] = montecarlo_json(run_montecarlo(s));
+  o.montecarlo = engine_facts(s).random && s.runs > 1;
+  o.max_runs = engine_facts(s).run ? limits.max_agent_runs : limits.max_session_runs;
+  json answer = app::run_answer_json(app::run(s, o, budget_of(limits)));
+  if (!rows && !engine_facts(s).run) answer.erase("sessions");
   return answer;
 }
 
@@ -232,7 +204,7 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   if (path == "/api/run") {
     std::vector<std::string> warnings;
     Scenario s = scenario_of(body, {"trace", "sessions", "advice"}, limits, &warnings);
-    check_cost(run_cost(s), limits.cost, "run");
+    app::check_run_cost(s, budget_of(limits));  // before the body's flags are read
     json answer = run_answer(s, body, limits);
     if (!warnings.empty()) answer["warnings"] = warnings;  // keys this engine ignores
     return answer;
@@ -240,22 +212,18 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
   if (path == "/api/trace") {
     Scenario s = scenario_of(body, {}, limits);
     if (!engine_facts(s).run) return {{"trace", json::array()}};  // no per-step trace
-    check_cost(engine_run_cost(s), limits.cost, "trace");
-    return {{"trace", trace_json(decision_trace(run_engine(s)))}};
+    return {{"trace", trace_json(app::trace(s, budget_of(limits)))}};
   }
   if (path == "/api/advice") {  // what /api/run leaves out with "advice": false
     Scenario s = scenario_of(body, {}, limits);
     if (!engine_facts(s).run) return {{"advice", json::array()}};
-    check_cost(run_cost(s), limits.cost, "advice");
-    RunReport r = make_report(s, true, true, &tipping_cache(), false);
+    RunReport r = app::advice(s, &tipping_cache(), budget_of(limits));
     json answer = {{"advice", advice_json(r.advice)}};
     if (r.tipping) answer["tipping"] = tipping_json(*r.tipping);
     return answer;
   }
   if (path == "/api/ladder") {
-    Scenario s = scenario_of(body, {}, limits);
-    check_cost(ladder_cost(s), limits.cost, "ladder");
-    return ladder_json(run_ladder(s, limits.cancelled));
+    return ladder_json(app::ladder(scenario_of(body, {}, limits), budget_of(limits)));
   }
   if (path == "/api/tipping") {
     Scenario s = scenario_of(body, {"grid_s"}, limits);
@@ -270,8 +238,7 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
                        " s makes " + to_string(KeyValue{tipping_steps(s, grid)}) +
                        " steps of work; the limit is " +
                        to_string(KeyValue{limits.max_tipping_steps}) + "; choose a coarser grid");
-    check_cost(tipping_cost(s, grid), limits.cost, "tipping");
-    return tipping_json(tipping_point(s, grid, limits.cancelled));
+    return tipping_json(app::tipping(s, grid, budget_of(limits)));
   }
   if (path == "/api/sweep") {
     Scenario s = scenario_of(body, {"vary"}, limits);
@@ -279,9 +246,7 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
     SweepOptions options;
     options.max_runs = limits.max_sweep_runs;
     options.threads = limits.sweep_threads;
-    options.cancelled = limits.cancelled;
-    check_cost(sweep_cost(s, axes, options), limits.cost, "sweep");
-    return sweep_json(axes, run_sweep(s, axes, options));
+    return sweep_json(axes, app::sweep(s, axes, options, budget_of(limits)));
   }
   if (path.rfind("/api/export/", 0) == 0) return export_json(path.substr(12), body, limits);
   if (path == "/api/import" || path == "/api/lint") return configs_json(path, body);

@@ -1,4 +1,6 @@
 // Shapes of the HTTP API answers (docs/http-api.md and docs/cli.md).
+// tests/page_types_test.cpp checks them against the server's answers: every
+// key sent is declared here, every field not marked `?` is sent.
 
 export type Scenario = Record<string, unknown> & {
   name?: string;
@@ -42,6 +44,14 @@ export interface Metrics {
   user_requests: number;
   failed: number;
   failed_fraction: number;
+  succeeded?: number;
+  in_flight?: number;
+  served?: number;
+  served_on_time?: number;
+  served_late?: number;
+  shed?: number;
+  rejected?: number;
+  budget_denied?: number;
   wasted_fraction: number;
   peak_amplification: number;
   peak_step_t_s?: number;
@@ -51,6 +61,8 @@ export interface Metrics {
   recovered?: boolean;
   last_window?: { seconds: number; goodput_per_s: number; utilization: number; attempts_per_request: number };
   bound: { max_amplification: number; safe_load_below: number; load?: number };
+  /** Per-request engines; null for the fluid model, which knows amounts, not requests. */
+  latency_s?: { p50: number | null; p90: number | null; p99: number | null };
 }
 
 export type SeriesName =
@@ -72,6 +84,7 @@ export interface RunResult {
   trace?: TraceStep[];
   engine?: string;
   montecarlo?: MonteCarlo; // agent engine with runs > 1 (may be absent)
+  warnings?: string[]; // keys the scenario's engine does not use
 }
 
 export interface LadderRow {
@@ -80,6 +93,7 @@ export interface LadderRow {
   set?: Record<string, unknown>;
   scenario?: Scenario;
   metrics: Metrics;
+  verdict?: { recovered: boolean; headline: string };
   goodput_per_s?: number[]; // on-time goodput per second in up to 60 buckets (sparkline)
 }
 
@@ -88,7 +102,16 @@ export interface Tipping { grid_s: number; on_grid_s: number | null; exact_s: nu
 export interface SweepRow { values: Record<string, number>; metrics: Metrics }
 
 /** Mean and 95% interval of one figure over Monte Carlo replications (null: never happened). */
-export interface MetricInterval { mean: number | null; low: number | null; high: number | null; n: number }
+export interface MetricInterval {
+  mean: number | null;
+  low: number | null;
+  high: number | null;
+  n: number;
+  /** Per seed: the spread the interval of the mean hides. */
+  min?: number | null;
+  median?: number | null;
+  max?: number | null;
+}
 
 /** `montecarlo` of a run with runs > 1 (agent: goodput band; sessions: in-flight band). */
 export interface MonteCarlo {
@@ -96,6 +119,8 @@ export interface MonteCarlo {
   seed: number;
   metrics: Record<string, MetricInterval>;
   band?: Record<string, number[]>;
+  /** Sessions: the seeds in which the reported run's headline claim holds. */
+  headline_claim?: { claim: string; seeds: number; runs: number };
 }
 
 /** POST /api/run for `engine: sessions` (docs/http-api.md). NaN figures arrive as null. */
@@ -105,6 +130,8 @@ export interface SessionMetrics {
   failed: number;
   in_flight: number;
   median_success_s: number | null;
+  success_p90_s?: number | null;
+  success_p99_s?: number | null;
   mean_failed_s: number | null;
   pinned_share: number | null;
   errors_429: number;
@@ -150,7 +177,7 @@ export type SessionSeriesName =
 export interface SessionResult {
   engine: 'sessions';
   scenario: Scenario;
-  verdict?: { headline: string; detail?: string };
+  verdict?: { headline: string; claim?: string; detail?: string };
   metrics: SessionMetrics;
   ladder?: { ladder_s: number[]; total_s: number; deadline_s: number; exceeds_deadline: boolean; longer_than_deadline?: boolean; deadline_aware?: boolean };
   series: Partial<Record<SessionSeriesName, number[]>> & { t_s: number[] };
@@ -160,6 +187,7 @@ export interface SessionResult {
   advice?: RunResult['advice'];
   montecarlo?: MonteCarlo;
   trace?: TraceStep[];
+  warnings?: string[];
 }
 
 /** What POST /api/run answers, by engine. */

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "engines/engine.hpp"
 
@@ -137,6 +139,70 @@ Metrics compute_metrics(const RunResult& run) {
   m.bound.safe_load_below = 1.0 / s.attempts();
   m.bound.load = s.demand.rate_per_s / s.server.capacity_per_s;
   return m;
+}
+
+namespace {
+
+using F = FigureKind;
+
+template <auto member>
+std::optional<double> figure(const Metrics& m) {
+  return m.*member;
+}
+template <auto group, auto member>
+std::optional<double> nested(const Metrics& m) {
+  return m.*group.*member;
+}
+
+// Table: one row per figure of Metrics, in the Monte Carlo order.
+const MetricField kMetricFields[] = {
+    {"", "user_requests", "user_requests", F::number, &figure<&Metrics::user_requests>},
+    {"", "failed", "failed", F::number, &figure<&Metrics::failed>},
+    {"", "failed_fraction", "failed_fraction", F::number, &figure<&Metrics::failed_fraction>},
+    {"", "succeeded", "succeeded", F::number, &figure<&Metrics::succeeded>},
+    {"", "in_flight", "in_flight", F::number, &figure<&Metrics::in_flight>},
+    {"", "served", "served", F::number, &figure<&Metrics::served>},
+    {"", "served_on_time", "", F::number, &figure<&Metrics::served_on_time>},
+    {"", "served_late", "served_late", F::number, &figure<&Metrics::served_late>},
+    {"", "shed", "shed", F::number, &figure<&Metrics::shed>},
+    {"", "rejected", "rejected", F::number, &figure<&Metrics::rejected>},
+    {"", "budget_denied", "budget_denied", F::number, &figure<&Metrics::budget_denied>},
+    {"", "wasted_fraction", "wasted_fraction", F::number, &figure<&Metrics::wasted_fraction>},
+    {"", "peak_amplification", "peak_amplification", F::number,
+     &figure<&Metrics::peak_amplification>},
+    {"", "peak_step_t_s", "", F::number, &figure<&Metrics::peak_t_s>},
+    {"", "recovered", "recovered", F::flag, &figure<&Metrics::recovered>},
+    {"", "goodput_recovery_s", "goodput_recovery_s", F::optional,
+     &figure<&Metrics::goodput_recovery_s>},
+    {"", "failure_recovery_s", "failure_recovery_s", F::optional,
+     &figure<&Metrics::failure_recovery_s>},
+    {"", "backlog_growing", "", F::flag, &figure<&Metrics::backlog_growing>},
+    {"last_window", "goodput_per_s", "last_window_goodput_per_s", F::number,
+     &nested<&Metrics::last_window, &LastWindow::goodput_per_s>},
+    {"latency_s", "p50", "latency_p50_s", F::optional, &figure<&Metrics::latency_p50_s>},
+    {"latency_s", "p90", "latency_p90_s", F::optional, &figure<&Metrics::latency_p90_s>},
+    {"latency_s", "p99", "latency_p99_s", F::optional, &figure<&Metrics::latency_p99_s>},
+    {"last_window", "attempts_per_request", "last_window_attempts_per_request", F::number,
+     &nested<&Metrics::last_window, &LastWindow::attempts_per_request>},
+    {"last_window", "seconds", "", F::number, &nested<&Metrics::last_window, &LastWindow::seconds>},
+    {"last_window", "utilization", "", F::number,
+     &nested<&Metrics::last_window, &LastWindow::utilization>},
+    {"bound", "max_amplification", "", F::number,
+     &nested<&Metrics::bound, &Bound::max_amplification>},
+    {"bound", "safe_load_below", "", F::number, &nested<&Metrics::bound, &Bound::safe_load_below>},
+    {"bound", "load", "", F::number, &nested<&Metrics::bound, &Bound::load>},
+};
+
+}  // namespace
+
+std::span<const MetricField> metric_fields() {
+  return kMetricFields;
+}
+
+const MetricField& metric_field(std::string_view name) {
+  for (const MetricField& f : kMetricFields)
+    if (f.group.empty() && f.name == name) return f;
+  throw std::logic_error("no metric named " + std::string(name));
 }
 
 }  // namespace retrystorm

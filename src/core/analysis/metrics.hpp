@@ -2,6 +2,8 @@
 #pragma once
 
 #include <optional>
+#include <span>
+#include <string_view>
 
 #include "engines/run_result.hpp"
 
@@ -50,6 +52,27 @@ struct Metrics {
 };
 
 Metrics compute_metrics(const RunResult& run);
+
+// How a figure reads: a number, a number or null, true or false.
+enum class FigureKind { number, optional, flag };
+
+// One figure of Metrics, described once: its place in the JSON answer (group
+// "" is the top level, else the nested object: last_window, bound,
+// latency_s), its name in Monte Carlo summaries (empty: not summarised; a
+// flag counts as 1 or 0) and how to read it (missing: null, never happened).
+struct MetricField {
+  std::string_view group;
+  std::string_view name;
+  std::string_view montecarlo_name;
+  FigureKind kind;
+  std::optional<double> (*get)(const Metrics&);
+};
+
+// Every figure; the Monte Carlo summaries (and `run --runs N`'s table) list
+// theirs in this order.
+std::span<const MetricField> metric_fields();
+// The top-level figure named `name` (a programming error when none is).
+const MetricField& metric_field(std::string_view name);
 
 // (first attempts + retries sent) / first attempts over [from_s, to_s).
 double attempts_per_request(const RunResult& run, double from_s, double to_s);

@@ -60,7 +60,7 @@ int anchors_done(const sessions::SessionRun& x) {
 // Session time asleep in the window, in hours: what the slots paid for the
 // ladder.
 double hours_asleep(const SessionMetrics& m) {
-  return m.mean_asleep * (m.to_s - m.from_s) / 3600;
+  return m.mean_asleep * (m.to_s - m.from_s) / text::kHour;
 }
 
 std::string hours_text(double h) {
@@ -226,9 +226,10 @@ const sessions::SessionRow* first_batch_cut(const sessions::SessionRun& run,
 }
 
 // "2d22:00": the hour a session launched in, a claim that holds across
-// seeds whose launch delays differ by seconds.
+// seeds whose launch delays differ by seconds. (Not the first seven characters
+// of the clock: from day 10 on they cut the hour short, "10d22:0".)
 std::string hour_of(double t_s) {
-  return sessions::format_clock(std::floor(t_s / 3600) * 3600).substr(0, 7);
+  return text::hour_label(static_cast<int64_t>(std::floor(t_s / text::kHour)));
 }
 
 // What was cut and when, from the session's own row.

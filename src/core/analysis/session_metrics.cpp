@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "engines/sessions/session_engine.hpp"
 
@@ -70,8 +70,7 @@ SessionMetrics session_metrics(const SessionRun& run) {
   auto w = window(run);
   m.from_s = w.first;
   m.to_s = w.second;
-  for (int o = 0; o <= static_cast<int>(Outcome::in_flight); ++o)
-    m.outcomes[sessions::outcome_name(static_cast<Outcome>(o))] = 0;
+  for (Outcome o : session_log::kModelOutcomes) m.outcomes[sessions::outcome_name(o)] = 0;
   std::vector<double> successes;
   double failed_sum = 0, duration_sum = 0;
   int pinned = 0, lines = 0;
@@ -180,55 +179,49 @@ std::vector<std::pair<std::string, double>> session_metric_values(const SessionM
   return v;
 }
 
+namespace {
+
+// The figures Monte Carlo summarises: a NaN (no session to measure) is no
+// value. A correlation can be negative; every other figure is a count, a
+// duration or a share, whose interval stops at 0.
+std::vector<Figure> session_figures(const SessionMetrics& m) {
+  std::vector<Figure> out;
+  for (auto& [name, v] : session_metric_values(m)) {
+    bool correlation = name == "launches_429_correlation";
+    out.push_back(
+        {std::move(name), std::isfinite(v) ? std::optional(v) : std::nullopt, correlation});
+  }
+  return out;
+}
+
+}  // namespace
+
 SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs, unsigned threads,
                                          sessions::SessionSink* log, const SessionClaim& claim) {
   SessionMonteCarlo r;
-  r.runs = std::max(1, runs > 0 ? runs : s.runs);
+  r.runs = replication_count(s, runs);
   r.seed = s.seed;
-  size_t total = static_cast<size_t>(r.runs);
-  r.replications.resize(total);
-  if (claim) r.claims.resize(total);
-  std::vector<std::vector<std::pair<std::string, double>>> values(total);
-  std::vector<std::vector<double>> in_flight(total);
-  for_each_replication(total, threads, [&](size_t i) {
-    Scenario rep = s;
-    rep.seed = s.seed + static_cast<double>(i);
-    SessionRun run = sessions::run_sessions(rep, {i == 0 ? log : nullptr});
+  r.replications.resize(static_cast<size_t>(r.runs));
+  if (claim) r.claims.resize(r.replications.size());
+  Replicated all = replicate(s, r.runs, threads, [&](size_t i, const Scenario& replica) {
+    SessionRun run = sessions::run_sessions(replica, {i == 0 ? log : nullptr});
     r.replications[i] = session_metrics(run);
-    values[i] = session_metric_values(r.replications[i]);
     if (claim) r.claims[i] = claim(run, r.replications[i]);
     const auto& b = run.series;
-    in_flight[i].resize(b.size());
+    Replication out{session_figures(r.replications[i]), std::vector<double>(b.size())};
     for (size_t k = 0; k < b.size(); ++k)
-      in_flight[i][k] = b.occupancy[0][k] + b.occupancy[1][k] + b.occupancy[2][k];
+      out.band[k] = b.occupancy[0][k] + b.occupancy[1][k] + b.occupancy[2][k];
     if (i == 0) r.first = std::move(run);
+    return out;
   });
-  // Combined in replication order: the same bytes whatever the thread count.
-  for (size_t k = 0; k < values[0].size(); ++k) {
-    std::vector<double> finite;
-    for (const auto& v : values)
-      if (std::isfinite(v[k].second)) finite.push_back(v[k].second);
-    // A correlation can be negative; every other figure is a count, a
-    // duration or a share, whose interval stops at 0.
-    bool signed_figure = values[0][k].first == "launches_429_correlation";
-    r.metrics.emplace_back(values[0][k].first,
-                           summarize(finite, signed_figure ? -INFINITY : floor_of(finite)));
-  }
-  r.in_flight = band_of(in_flight);
+  r.metrics = std::move(all.metrics);
+  r.in_flight = std::move(all.band);
   return r;
 }
 
 int seeds_holding_claim(const SessionMonteCarlo& r) {
   if (r.claims.empty()) return 0;
   return static_cast<int>(std::count(r.claims.begin(), r.claims.end(), r.claims.front()));
-}
-
-std::string session_montecarlo_text(const SessionMonteCarlo& r) {
-  std::string out = summaries_text(r.runs, r.seed, r.metrics);
-  if (!r.claims.empty())
-    out += "  headline claim \"" + r.claims.front() + "\" holds in " +
-           std::to_string(seeds_holding_claim(r)) + "/" + std::to_string(r.runs) + " seeds\n";
-  return out;
 }
 
 }  // namespace retrystorm

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engines/montecarlo.hpp"
@@ -55,6 +56,29 @@ struct SessionHourRow {
 
 std::vector<SessionHourRow> session_hours(const sessions::SessionRun& run);
 
+// The figures of an hour, named as the JSON `hours` and the page's SessionHour
+// name them (the JSON adds the hour's clock).
+struct HourField {
+  std::string_view name;
+  double SessionHourRow::*member;
+};
+inline constexpr HourField kHourFields[] = {
+    {"t_s", &SessionHourRow::t_s},
+    {"launches", &SessionHourRow::launches},
+    {"completions", &SessionHourRow::completions},
+    {"failures", &SessionHourRow::failures},
+    {"working", &SessionHourRow::working},
+    {"blocked", &SessionHourRow::blocked},
+    {"asleep", &SessionHourRow::asleep},
+    {"peak_in_flight", &SessionHourRow::peak_in_flight},
+    {"errors_429", &SessionHourRow::errors_429},
+    {"errors_401", &SessionHourRow::errors_401},
+    {"items_done", &SessionHourRow::items_done},
+    {"arrivals", &SessionHourRow::arrivals},
+    {"queue_unread", &SessionHourRow::queue_unread},
+    {"little_lambda_w", &SessionHourRow::lambda_w},
+};
+
 // Named figures of SessionMetrics in a fixed order (JSON, Monte Carlo).
 std::vector<std::pair<std::string, double>> session_metric_values(const SessionMetrics& m);
 
@@ -68,7 +92,7 @@ struct SessionMonteCarlo {
   // when a classifier was given: the share of seeds in which the reported
   // run's claim holds.
   std::vector<std::string> claims;
-  std::vector<std::pair<std::string, MetricSummary>> metrics;
+  Summaries metrics;
   std::vector<SessionMetrics> replications;
   Band in_flight;              // sessions in flight, per series bucket
   sessions::SessionRun first;  // replication 0
@@ -83,7 +107,5 @@ SessionMonteCarlo run_session_montecarlo(const Scenario& s, int runs = 0, unsign
 
 // Seeds whose claim is the reported run's (replication 0's); 0 without claims.
 int seeds_holding_claim(const SessionMonteCarlo& r);
-
-std::string session_montecarlo_text(const SessionMonteCarlo& r);
 
 }  // namespace retrystorm

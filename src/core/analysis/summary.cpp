@@ -157,33 +157,54 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
   return out;
 }
 
+namespace {
+
+// One defense as a change to the scenario, run: kept in `tried` (with its
+// effect in the why) when it helps.
+void try_change(const Scenario& s, const Metrics& m, std::vector<Advice>& tried, std::string title,
+                std::string why, std::vector<std::pair<std::string, KeyValue>> change) {
+  Advice a{std::move(title), std::move(why), std::move(change), std::nullopt, false};
+  Scenario changed = s;
+  for (const auto& [path, value] : a.change) set_key(changed, path, value);
+  validate(changed);
+  Metrics with = compute_metrics(run_engine(changed));
+  a.failed_fraction = with.failed_fraction;
+  a.recovers = with.recovered;
+  bool helps = (a.recovers && !m.recovered) || with.failed_fraction < m.failed_fraction - 0.005;
+  if (!helps) return;
+  auto rec = recovery_time(with, changed);
+  a.why += " In this scenario: " +
+           (rec ? "recovers " + format_seconds(*rec) + " after the incident"
+                : std::string("still not recovered")) +
+           ", " + format_percent(with.failed_fraction) + " of requests fail (now " +
+           format_percent(m.failed_fraction) + ").";
+  tried.push_back(std::move(a));
+}
+
+// What the run itself says about headroom: the load bound and the tipping point.
+std::string headroom_text(const Metrics& m, const std::optional<TippingResult>& tipping) {
+  std::string headroom = "With this policy the backlog is sure to drain only below " +
+                         format_percent(m.bound.safe_load_below) + " load; you run at " +
+                         format_percent(m.bound.load) + ".";
+  if (tipping && tipping->on_grid_s)
+    headroom += " Above that bound it holds until an incident of about " +
+                format_seconds(tipping->exact_s.value_or(*tipping->on_grid_s)) +
+                " leaves it stuck. Read both as directions for capacity planning, not thresholds.";
+  else if (tipping)
+    headroom += " No incident length up to the horizon left it stuck.";
+  return headroom;
+}
+
+}  // namespace
+
 std::vector<Advice> advise(const RunResult& run, const Metrics& m,
                            const std::optional<TippingResult>& tipping) {
   const Scenario& s = run.scenario;
   std::vector<Advice> tried;
-  auto try_change = [&](std::string title, std::string why,
-                        std::vector<std::pair<std::string, KeyValue>> change) {
-    Advice a{std::move(title), std::move(why), std::move(change), std::nullopt, false};
-    Scenario changed = s;
-    for (const auto& [path, value] : a.change) set_key(changed, path, value);
-    validate(changed);
-    Metrics with = compute_metrics(run_engine(changed));
-    a.failed_fraction = with.failed_fraction;
-    a.recovers = with.recovered;
-    bool helps = (a.recovers && !m.recovered) || with.failed_fraction < m.failed_fraction - 0.005;
-    if (!helps) return;
-    auto rec = recovery_time(with, changed);
-    a.why += " In this scenario: " +
-             (rec ? "recovers " + format_seconds(*rec) + " after the incident"
-                  : std::string("still not recovered")) +
-             ", " + format_percent(with.failed_fraction) + " of requests fail (now " +
-             format_percent(m.failed_fraction) + ").";
-    tried.push_back(std::move(a));
-  };
 
   if (s.client.retries > 0 && s.client.budget.kind == BudgetKind::none) {
     double window = std::max(s.step_s, std::round(10 / s.step_s) * s.step_s);
-    try_change("Cap retries as a share of traffic",
+    try_change(s, m, tried, "Cap retries as a share of traffic",
                "A retry budget (10% of first attempts over a rolling window) keeps sustained "
                "amplification near 1.1x however many attempts each request may make; retries "
                "over the budget fail fast instead of joining the queue.",
@@ -192,13 +213,13 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
                 {"client.budget.window_s", window}});
   }
   if (!s.server.shed_abandoned)
-    try_change("Stop serving callers who already left",
+    try_change(s, m, tried, "Stop serving callers who already left",
                "Propagate deadlines and let the server drop queued work whose caller has timed "
                "out, so capacity after the trigger goes to requests someone still waits for.",
                {{"server.shed_abandoned", true}});
   if (s.server.queue_limit == 0) {
     double limit = std::max(1.0, std::round(s.server.capacity_per_s * s.client.timeout_s));
-    try_change("Bound the queue to one timeout of work",
+    try_change(s, m, tried, "Bound the queue to one timeout of work",
                "A queue longer than capacity x timeout only holds work that will be late; a "
                "limit of " +
                    format_amount(limit) +
@@ -206,14 +227,14 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
                {{"server.queue_limit", limit}});
   }
   if (s.retrying_layers() > 1)
-    try_change("Retry at one layer only",
+    try_change(s, m, tried, "Retry at one layer only",
                "Retries at " + std::to_string(s.retrying_layers()) +
                    " stacked layers multiply to " + std::to_string(s.attempts()) +
                    " attempts per request at the bottom; keep retries at the layer closest to "
                    "the user and let the others fail fast.",
                {{"client.layers", 1.0}, {"client.stack_retries", std::string()}});
   if (s.client.retries > 1 && s.client.stack_retries.empty())
-    try_change("Fewer attempts per request",
+    try_change(s, m, tried, "Fewer attempts per request",
                "Every extra attempt raises the load a stuck system must carry; one retry is "
                "usually enough to ride out a lost packet.",
                {{"client.retries", 1.0}});
@@ -231,16 +252,7 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
                      {},
                      std::nullopt,
                      false});
-  std::string headroom = "With this policy the backlog is sure to drain only below " +
-                         format_percent(m.bound.safe_load_below) + " load; you run at " +
-                         format_percent(m.bound.load) + ".";
-  if (tipping && tipping->on_grid_s)
-    headroom += " Above that bound it holds until an incident of about " +
-                format_seconds(tipping->exact_s.value_or(*tipping->on_grid_s)) +
-                " leaves it stuck. Read both as directions for capacity planning, not thresholds.";
-  else if (tipping)
-    headroom += " No incident length up to the horizon left it stuck.";
-  tried.push_back({"Or buy headroom", headroom, {}, std::nullopt, false});
+  tried.push_back({"Or buy headroom", headroom_text(m, tipping), {}, std::nullopt, false});
   return tried;
 }
 

@@ -1,14 +1,10 @@
 #include "analysis/sweep.hpp"
 
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
+#include "parallel/thread_pool.hpp"
 
 namespace retrystorm {
 
@@ -57,7 +53,7 @@ SweepAxis parse_axis(const std::string& text) {
 
 std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxis>& axes,
                                 const SweepOptions& options) {
-  require_step_run(base);  // before the workers: they cannot report it
+  require_step_run(base);  // fails before any grid point is built
   if (axes.empty()) throw InputError("vary: give at least one key to vary");
   std::vector<std::vector<double>> values;
   size_t total = 1;
@@ -92,34 +88,9 @@ std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxi
     validate(points[i]);
   }
 
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(total)));
-  std::atomic<size_t> next{0}, done{0};
-  std::atomic<bool> stop{false};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < total; done.fetch_add(1)) {
-      if (stop || (options.cancelled && options.cancelled())) {
-        stop = true;
-        done = total;  // ends the progress loop
-        return;
-      }
-      rows[i].metrics = compute_metrics(run_engine(points[i]));
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  if (options.progress && total > 1) {
-    // The calling thread reports progress while the pool works.
-    pool.emplace_back(work);
-    while (done.load() < total) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      options.progress(done.load(), total);
-    }
-  } else {
-    work();
-  }
-  for (auto& t : pool) t.join();
-  if (stop) throw Cancelled();
+  auto run_point = [&](size_t i) { rows[i].metrics = compute_metrics(run_engine(points[i])); };
+  if (!for_each_index(total, run_point, {options.threads, options.progress, options.cancelled}))
+    throw Cancelled();
   return rows;
 }
 

@@ -19,32 +19,6 @@
 namespace retrystorm {
 
 namespace {
-constexpr size_t kSeriesCount = 12;
-}
-
-void Series::bind(size_t steps) {
-  double* p = storage_.data();
-  for (auto* v : {&t_s, &capacity, &first_attempts, &retries, &goodput, &served_late, &failed,
-                  &shed, &rejected, &backlog, &gave_up, &budget_denied}) {
-    *v = std::span<double>(p, steps);
-    p += steps;
-  }
-}
-
-void Series::resize(size_t steps) {
-  storage_.assign(kSeriesCount * steps, 0.0);
-  bind(steps);
-}
-
-Series& Series::operator=(const Series& other) {
-  if (this != &other) {
-    storage_ = other.storage_;
-    bind(other.size());
-  }
-  return *this;
-}
-
-namespace {
 
 // A group of attempts sent in the same step with the same attempt number.
 struct Cohort {

@@ -1,17 +1,19 @@
-// Monte Carlo: independent replications of one scenario (seed, seed + 1, ...)
-// on every core, each metric summarised by its mean and 95% interval.
+// The Monte Carlo skeleton every driver shares (per-step engines:
+// analysis/run_montecarlo.hpp; the session model: analysis/session_metrics.hpp):
+// independent replications of one scenario (seed, seed + 1, ...) on the
+// thread pool, each figure summarised by its mean and 95% interval.
 // Replications are combined in replication order: the same scenario and
 // seed give the same bytes whatever the number of threads.
 #pragma once
 
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "analysis/metrics.hpp"
-#include "engines/run_result.hpp"
+#include "model/scenario.hpp"
 
 namespace retrystorm {
 
@@ -23,6 +25,7 @@ struct MetricSummary {
   // Per seed: the spread the interval of the mean hides.
   double min = 0, median = 0, max = 0;
 };
+using Summaries = std::vector<std::pair<std::string, MetricSummary>>;
 
 // Per step (or bucket): the 95% interval of the mean of one series over
 // the replications (`series[replication][step]`), as a band to draw; the
@@ -33,26 +36,38 @@ struct Band {
 };
 Band band_of(const std::vector<std::vector<double>>& series);
 
-struct MonteCarloResult {
-  int runs = 0;
-  double seed = 0;
-  std::vector<std::pair<std::string, MetricSummary>> metrics;  // in a fixed order
-  std::vector<Metrics> replications;                           // by replication
-  RunResult first;  // replication 0 (the run `run` shows)
-  Band goodput;     // goodput (served on time) per step: the page's band
+// One figure of one replication; no value when it never happened (a
+// recovery that never came, a duration of no session).
+struct Figure {
+  std::string name;
+  std::optional<double> value;
+  bool can_be_negative = false;  // a correlation: its interval has no floor
 };
 
-// Runs `runs` replications (default: the scenario's `runs`) of a validated
-// scenario; threads = 0 uses every core.
-MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0);
+// What one replication hands back: its figures (the same names in the same
+// order in every replication) and the series its band is drawn from.
+struct Replication {
+  std::vector<Figure> figures;
+  std::vector<double> band;
+};
+
+struct Replicated {
+  Summaries metrics;  // in the figures' order
+  Band band;
+};
+
+// The number of replications: `runs`, else the scenario's, at least 1.
+int replication_count(const Scenario& s, int runs);
+
+// Runs replication i = 0 .. runs - 1 as run_one(i, the scenario with seed
+// s.seed + i) on `threads` threads (0 = every core), then summarises each
+// figure over the replications that have one.
+Replicated replicate(const Scenario& s, int runs, unsigned threads,
+                     const std::function<Replication(size_t i, const Scenario& replica)>& run_one);
 
 // Calls work(i) for i in [0, total) on `threads` threads (0 = every core);
 // rethrows the first exception once every thread has stopped.
 void for_each_replication(size_t total, unsigned threads, const std::function<void(size_t)>& work);
-
-// The text table of metric summaries that `run --runs N` prints.
-std::string summaries_text(int runs, double seed,
-                           const std::vector<std::pair<std::string, MetricSummary>>& metrics);
 
 // Mean and 95% interval of values (Student t with n - 1 degrees of freedom),
 // and their min, median and max. A quantity that cannot be negative (a
@@ -64,8 +79,5 @@ MetricSummary summarize(const std::vector<double>& values,
 // 0 when no value is negative (a count, a duration, a share: the interval
 // of the mean stops at 0), else no floor.
 double floor_of(const std::vector<double>& values);
-
-// A few lines for the text report.
-std::string montecarlo_text(const MonteCarloResult& r);
 
 }  // namespace retrystorm

@@ -1,6 +1,7 @@
 // A queue on a ring whose size is a power of two, doubled when full: pushing
 // and popping at either end never move the other items. The fluid engine
-// queues cohorts on it, the agent engine the indices of waiting attempts.
+// queues cohorts on it, the agent engine the indices of waiting attempts,
+// the event kernel its timers (engines/event_queue.hpp).
 #pragma once
 
 #include <algorithm>
@@ -32,6 +33,16 @@ class RingQueue {
   template <typename F>
   void for_each(F f) const {
     for (size_t i = 0; i < n_; ++i) f(buf_[(head_ + i) & mask_]);
+  }
+  // Keeps the items `keep` accepts, in their order.
+  template <typename Keep>
+  void retain_if(Keep keep) {
+    size_t kept = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      const T& v = buf_[(head_ + i) & mask_];
+      if (keep(v)) buf_[(head_ + kept++) & mask_] = v;
+    }
+    n_ = kept;
   }
 
  private:

@@ -8,7 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "model/number_text.hpp"
+#include "text/list.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -23,10 +24,10 @@ bool whole_multiple(double value, double step) {
   return std::fabs(ratio - std::round(ratio)) < kStepEpsilon * std::max(1.0, ratio);
 }
 
-// Builders keep the table below one line per fact.
-KeySpec number(std::string path, double min, double max, std::string unit, std::string group,
-               std::string label, std::string help, double& (*field)(Scenario&),
-               bool min_exclusive = false) {
+// One key of each type; KeyGroup below fills in the group.
+KeySpec number_key(std::string path, double min, double max, std::string unit, std::string group,
+                   std::string label, std::string help, double& (*field)(Scenario&),
+                   bool min_exclusive = false) {
   KeySpec k{std::move(path),
             KeyType::number,
             min,
@@ -46,8 +47,8 @@ KeySpec number(std::string path, double min, double max, std::string unit, std::
   return k;
 }
 
-KeySpec integer(std::string path, double min, double max, std::string group, std::string label,
-                std::string help, int& (*field)(Scenario&)) {
+KeySpec integer_key(std::string path, double min, double max, std::string group, std::string label,
+                    std::string help, int& (*field)(Scenario&)) {
   KeySpec k{std::move(path),  KeyType::integer, min, max, false, {}, "", std::move(group),
             std::move(label), std::move(help),  {},  {},  {},    {}};
   k.get = [field](const Scenario& s) {
@@ -59,8 +60,8 @@ KeySpec integer(std::string path, double min, double max, std::string group, std
   return k;
 }
 
-KeySpec boolean(std::string path, std::string group, std::string label, std::string help,
-                bool& (*field)(Scenario&)) {
+KeySpec boolean_key(std::string path, std::string group, std::string label, std::string help,
+                    bool& (*field)(Scenario&)) {
   KeySpec k{std::move(path),  KeyType::boolean, 0,  1,  false, {}, "", std::move(group),
             std::move(label), std::move(help),  {}, {}, {},    {}};
   k.get = [field](const Scenario& s) { return KeyValue{field(const_cast<Scenario&>(s))}; };
@@ -68,7 +69,7 @@ KeySpec boolean(std::string path, std::string group, std::string label, std::str
   return k;
 }
 
-KeySpec text(std::string path, std::string help, std::string& (*field)(Scenario&)) {
+KeySpec text_key(std::string path, std::string help, std::string& (*field)(Scenario&)) {
   KeySpec k{std::move(path),
             KeyType::text,
             0,
@@ -90,8 +91,8 @@ KeySpec text(std::string path, std::string help, std::string& (*field)(Scenario&
 
 // An enum key stored as its index in `choices`.
 template <typename Enum>
-KeySpec choice(std::string path, std::vector<std::string> choices, std::string group,
-               std::string label, std::string help, Enum& (*field)(Scenario&)) {
+KeySpec choice_key(std::string path, std::vector<std::string> choices, std::string group,
+                   std::string label, std::string help, Enum& (*field)(Scenario&)) {
   KeySpec k{std::move(path),  KeyType::choice, 0,  0,  false, choices, "", std::move(group),
             std::move(label), std::move(help), {}, {}, {},    {}};
   k.get = [field, choices](const Scenario& s) {
@@ -107,442 +108,525 @@ KeySpec choice(std::string path, std::vector<std::string> choices, std::string g
 
 constexpr double kBig = 1e9;
 
-// Marks the key just added as "above min" rather than "from min".
-void scenario_keys_min_exclusive(std::vector<KeySpec>& keys) {
-  keys.back().min_exclusive = true;
-}
+// A week: the session model's runs and item ages reach that far.
+constexpr double kWeek = 7 * 86400.0;
 
-std::vector<KeySpec> build_keys() {
+// Adds the keys of one group (one panel on the page), one call per key with
+// its facts in one line: path, range, unit, label, help, field.
+class KeyGroup {
+ public:
+  KeyGroup(std::vector<KeySpec>& keys, std::string group) : keys_(keys), group_(std::move(group)) {}
+
+  KeyGroup& number(std::string path, double min, double max, std::string unit, std::string label,
+                   std::string help, double& (*field)(Scenario&)) {
+    keys_.push_back(number_key(std::move(path), min, max, std::move(unit), group_, std::move(label),
+                               std::move(help), field));
+    return *this;
+  }
+  KeyGroup& integer(std::string path, double min, double max, std::string label, std::string help,
+                    int& (*field)(Scenario&)) {
+    keys_.push_back(
+        integer_key(std::move(path), min, max, group_, std::move(label), std::move(help), field));
+    return *this;
+  }
+  KeyGroup& flag(std::string path, std::string label, std::string help, bool& (*field)(Scenario&)) {
+    keys_.push_back(boolean_key(std::move(path), group_, std::move(label), std::move(help), field));
+    return *this;
+  }
+  KeyGroup& text(std::string path, std::string label, std::string help,
+                 std::string& (*field)(Scenario&)) {
+    keys_.push_back(text_key(std::move(path), std::move(help), field));
+    keys_.back().group = group_;
+    keys_.back().label = std::move(label);
+    return *this;
+  }
+  template <typename Enum>
+  KeyGroup& choice(std::string path, std::vector<std::string> choices, std::string label,
+                   std::string help, Enum& (*field)(Scenario&)) {
+    keys_.push_back(choice_key(std::move(path), std::move(choices), group_, std::move(label),
+                               std::move(help), field));
+    return *this;
+  }
+  // The key just added takes values above its min, not from it (a step of 0 s
+  // is no step).
+  KeyGroup& above_min() {
+    keys_.back().min_exclusive = true;
+    return *this;
+  }
+
+ private:
+  std::vector<KeySpec>& keys_;
+  std::string group_;
+};
+
+// The run itself: its name, engine, horizon and step.
+void add_run_keys(std::vector<KeySpec>& keys) {
   using S = Scenario;
-  std::vector<KeySpec> keys;
-  keys.push_back(text(
-      "name", "preset or scenario name", [](S & s) -> auto& { return s.name; }));
-  keys.push_back(text(
-      "description", "one line a person reads", [](S & s) -> auto& { return s.description; }));
-  keys.push_back(choice<Engine>(
-      "engine", {std::begin(kEngineNames), std::end(kEngineNames)}, "run", "Engine",
+  KeyGroup g(keys, "run");
+  g.text(
+      "name", "", "preset or scenario name", [](S & s) -> auto& { return s.name; });
+  g.text(
+      "description", "", "one line a person reads", [](S & s) -> auto& { return s.description; });
+  g.choice<Engine>(
+      "engine", {std::begin(kEngineNames), std::end(kEngineNames)}, "Engine",
       "fluid: the deterministic step model; agent: every attempt an entity; sessions: the "
       "scheduler's session model",
-      [](S & s) -> auto& { return s.engine; }));
-  keys.push_back(number(
-      "horizon_s", 0, 1e7, "s", "run", "Horizon", "length of the run",
-      [](S & s) -> auto& { return s.horizon_s; }, true));
-  keys.push_back(number(
-      "step_s", 0, 3600, "s", "run", "Step", "length of one model step",
-      [](S & s) -> auto& { return s.step_s; }, true));
-  keys.push_back(choice<ServiceCompletes>(
-      "service_completes", {"start", "end"}, "run", "Service completes at",
+      [](S & s) -> auto& { return s.engine; });
+  g.number(
+       "horizon_s", 0, 1e7, "s", "Horizon", "length of the run",
+       [](S & s) -> auto& { return s.horizon_s; })
+      .above_min();
+  g.number(
+       "step_s", 0, 3600, "s", "Step", "length of one model step",
+       [](S & s) -> auto& { return s.step_s; })
+      .above_min();
+  g.choice<ServiceCompletes>(
+      "service_completes", {"start", "end"}, "Service completes at",
       "whether work served in a step completes at its start or its end",
-      [](S & s) -> auto& { return s.service_completes; }));
-  keys.push_back(number(
-      "demand.rate_per_s", 0, kBig, "/s", "demand_server", "Demand", "new user requests per second",
-      [](S & s) -> auto& { return s.demand.rate_per_s; }));
-  keys.push_back(number(
-      "server.capacity_per_s", 0, kBig, "/s", "demand_server", "Capacity",
-      "attempts the server completes per second",
-      [](S & s) -> auto& { return s.server.capacity_per_s; }, true));
-  keys.push_back(number(
-      "server.queue_limit", 0, kBig, "", "demand_server", "Queue limit",
+      [](S & s) -> auto& { return s.service_completes; });
+}
+
+// Demand and the server (the fluid and agent engines).
+void add_demand_server_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "demand_server");
+  g.number(
+      "demand.rate_per_s", 0, kBig, "/s", "Demand", "new user requests per second",
+      [](S & s) -> auto& { return s.demand.rate_per_s; });
+  g.number(
+       "server.capacity_per_s", 0, kBig, "/s", "Capacity",
+       "attempts the server completes per second",
+       [](S & s) -> auto& { return s.server.capacity_per_s; })
+      .above_min();
+  g.number(
+      "server.queue_limit", 0, kBig, "", "Queue limit",
       "most attempts waiting in the queue; 0 = unbounded",
-      [](S & s) -> auto& { return s.server.queue_limit; }));
-  keys.push_back(boolean(
-      "server.shed_abandoned", "demand_server", "Shed abandoned work",
+      [](S & s) -> auto& { return s.server.queue_limit; });
+  g.flag(
+      "server.shed_abandoned", "Shed abandoned work",
       "drop queued attempts whose caller already gave up",
-      [](S & s) -> auto& { return s.server.shed_abandoned; }));
-  keys.push_back(number(
-      "incident.start_s", 0, 1e7, "s", "incident", "Incident start",
-      "when capacity drops (or demand surges)", [](S & s) -> auto& { return s.incident.start_s; }));
-  keys.push_back(number(
-      "incident.duration_s", 0, 1e7, "s", "incident", "Incident length",
-      "how long the incident lasts", [](S & s) -> auto& { return s.incident.duration_s; }));
-  keys.push_back(number(
-      "incident.capacity_factor", 0, 1000, "x", "incident", "Capacity during incident",
-      "capacity multiplier; 0 = outage",
-      [](S & s) -> auto& { return s.incident.capacity_factor; }));
-  keys.push_back(number(
-      "incident.demand_factor", 0, 1000, "x", "incident", "Demand during incident",
+      [](S & s) -> auto& { return s.server.shed_abandoned; });
+}
+
+// The incident: when capacity drops or demand surges, and by how much.
+void add_incident_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "incident");
+  g.number(
+      "incident.start_s", 0, 1e7, "s", "Incident start", "when capacity drops (or demand surges)",
+      [](S & s) -> auto& { return s.incident.start_s; });
+  g.number(
+      "incident.duration_s", 0, 1e7, "s", "Incident length", "how long the incident lasts",
+      [](S & s) -> auto& { return s.incident.duration_s; });
+  g.number(
+      "incident.capacity_factor", 0, 1000, "x", "Capacity during incident",
+      "capacity multiplier; 0 = outage", [](S & s) -> auto& { return s.incident.capacity_factor; });
+  g.number(
+      "incident.demand_factor", 0, 1000, "x", "Demand during incident",
       "demand multiplier; above 1 = a load surge",
-      [](S & s) -> auto& { return s.incident.demand_factor; }));
-  keys.push_back(number(
-      "client.timeout_s", 0, 1e7, "s", "client", "Timeout",
-      "client gives up on an attempt after this long",
-      [](S & s) -> auto& { return s.client.timeout_s; }, true));
-  keys.push_back(integer(
-      "client.layers", 1, 6, "client", "Retrying layers",
-      "retrying layers stacked above the dependency",
-      [](S & s) -> auto& { return s.client.layers; }));
-  keys.push_back(integer(
-      "client.retries", 0, 100, "client", "Retries per layer",
+      [](S & s) -> auto& { return s.incident.demand_factor; });
+}
+
+// The retrying client: timeouts, layers, retries and backoff (docs/policies.md).
+void add_client_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "client");
+  g.number(
+       "client.timeout_s", 0, 1e7, "s", "Timeout", "client gives up on an attempt after this long",
+       [](S & s) -> auto& { return s.client.timeout_s; })
+      .above_min();
+  g.integer(
+      "client.layers", 1, 6, "Retrying layers", "retrying layers stacked above the dependency",
+      [](S & s) -> auto& { return s.client.layers; });
+  g.integer(
+      "client.retries", 0, 100, "Retries per layer",
       "retries per layer; attempts per layer = retries + 1",
-      [](S & s) -> auto& { return s.client.retries; }));
-  keys.push_back(number(
-      "client.deadline_s", 0, 1e7, "s", "client", "Deadline",
+      [](S & s) -> auto& { return s.client.retries; });
+  g.number(
+      "client.deadline_s", 0, 1e7, "s", "Deadline",
       "whole request across attempts and backoff; 0 = none",
-      [](S & s) -> auto& { return s.client.deadline_s; }));
-  keys.push_back(boolean(
-      "client.retry_on_timeout", "client", "Retry timeouts",
+      [](S & s) -> auto& { return s.client.deadline_s; });
+  g.flag(
+      "client.retry_on_timeout", "Retry timeouts",
       "false: a timed-out attempt fails the request (Envoy without "
       "per_try_timeout)",
-      [](S & s) -> auto& { return s.client.retry_on_timeout; }));
-  keys.push_back(text(
-      "client.stack_retries",
+      [](S & s) -> auto& { return s.client.retry_on_timeout; });
+  g.text(
+      "client.stack_retries", "Stack retries",
       "retries per layer, outermost first (\"2,1\"); overrides layers and "
       "retries when set",
-      [](S & s) -> auto& { return s.client.stack_retries; }));
-  keys.back().group = "client";
-  keys.back().label = "Stack retries";
-  keys.push_back(number(
-      "client.backoff.base_s", 0, 1e6, "s", "client", "Backoff base",
-      "delay window before the first retry",
-      [](S & s) -> auto& { return s.client.backoff.base_s; }));
-  keys.push_back(number(
-      "client.backoff.multiplier", 1, 100, "x", "client", "Backoff multiplier",
-      "growth of the window per retry",
-      [](S & s) -> auto& { return s.client.backoff.multiplier; }));
-  keys.push_back(number(
-      "client.backoff.cap_s", 0, 1e6, "s", "client", "Backoff cap", "largest window; 0 = no cap",
-      [](S & s) -> auto& { return s.client.backoff.cap_s; }));
-  keys.push_back(choice<Jitter>(
-      "client.backoff.jitter", {"none", "full", "equal", "decorrelated", "grpc"}, "client",
-      "Jitter",
+      [](S & s) -> auto& { return s.client.stack_retries; });
+  g.number(
+      "client.backoff.base_s", 0, 1e6, "s", "Backoff base", "delay window before the first retry",
+      [](S & s) -> auto& { return s.client.backoff.base_s; });
+  g.number(
+      "client.backoff.multiplier", 1, 100, "x", "Backoff multiplier",
+      "growth of the window per retry", [](S & s) -> auto& { return s.client.backoff.multiplier; });
+  g.number(
+      "client.backoff.cap_s", 0, 1e6, "s", "Backoff cap", "largest window; 0 = no cap",
+      [](S & s) -> auto& { return s.client.backoff.cap_s; });
+  g.choice<Jitter>(
+      "client.backoff.jitter", {"none", "full", "equal", "decorrelated", "grpc"}, "Jitter",
       "none: the window; full: [0, w); equal: [w/2, w); decorrelated: [base, 3^k base); "
       "grpc: w x [0.8, 1.2)",
-      [](S & s) -> auto& { return s.client.backoff.jitter; }));
-  keys.push_back(choice<BudgetKind>(
+      [](S & s) -> auto& { return s.client.backoff.jitter; });
+}
+
+// The retry budget: its kind and the numbers each kind reads (docs/policies.md).
+void add_budget_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "client");
+  g.choice<BudgetKind>(
       "client.budget.kind",
       {"none", "token_bucket", "window", "envoy_concurrency", "grpc_throttling", "aws_quota",
        "ratio_ttl"},
-      "client", "Retry budget", "how retries are capped: see docs/policies.md",
-      [](S & s) -> auto& { return s.client.budget.kind; }));
-  keys.push_back(number(
-      "client.budget.ratio", 0, 100, "", "client", "Budget ratio",
+      "Retry budget", "how retries are capped: see docs/policies.md",
+      [](S & s) -> auto& { return s.client.budget.kind; });
+  g.number(
+      "client.budget.ratio", 0, 100, "", "Budget ratio",
       "retries allowed per first attempt (0.1 = 10%)",
-      [](S & s) -> auto& { return s.client.budget.ratio; }));
-  keys.push_back(number(
-      "client.budget.window_s", 0, 1e6, "s", "client", "Budget window",
-      "token bucket size or rolling window length",
-      [](S & s) -> auto& { return s.client.budget.window_s; }, true));
-  auto budget_number = [&](std::string name, double max, std::string unit, std::string label,
-                           std::string help, double& (*field)(Scenario&)) {
-    keys.push_back(number("client.budget." + name, 0, max, std::move(unit), "client",
-                          std::move(label), std::move(help), field));
-  };
-  budget_number(
-      "min_concurrency", 1e6, "", "Min retry concurrency",
+      [](S & s) -> auto& { return s.client.budget.ratio; });
+  g.number(
+       "client.budget.window_s", 0, 1e6, "s", "Budget window",
+       "token bucket size or rolling window length",
+       [](S & s) -> auto& { return s.client.budget.window_s; })
+      .above_min();
+  g.number(
+      "client.budget.min_concurrency", 0, 1e6, "", "Min retry concurrency",
       "envoy_concurrency: retries always allowed per client",
       [](S & s) -> auto& { return s.client.budget.min_concurrency; });
-  budget_number(
-      "max_tokens", 1000, "", "Max tokens", "grpc_throttling: tokens per client",
+  g.number(
+      "client.budget.max_tokens", 0, 1000, "", "Max tokens", "grpc_throttling: tokens per client",
       [](S & s) -> auto& { return s.client.budget.max_tokens; });
-  budget_number(
-      "token_ratio", 1000, "", "Token ratio", "grpc_throttling: tokens a success returns",
+  g.number(
+      "client.budget.token_ratio", 0, 1000, "", "Token ratio",
+      "grpc_throttling: tokens a success returns",
       [](S & s) -> auto& { return s.client.budget.token_ratio; });
-  budget_number(
-      "quota_tokens", 1e6, "", "Retry quota", "aws_quota: tokens per client",
+  g.number(
+      "client.budget.quota_tokens", 0, 1e6, "", "Retry quota", "aws_quota: tokens per client",
       [](S & s) -> auto& { return s.client.budget.quota_tokens; });
-  budget_number(
-      "retry_cost", 1e6, "", "Retry cost", "aws_quota: tokens a retry after an error answer costs",
+  g.number(
+      "client.budget.retry_cost", 0, 1e6, "", "Retry cost",
+      "aws_quota: tokens a retry after an error answer costs",
       [](S & s) -> auto& { return s.client.budget.retry_cost; });
-  budget_number(
-      "timeout_cost", 1e6, "", "Timeout retry cost",
+  g.number(
+      "client.budget.timeout_cost", 0, 1e6, "", "Timeout retry cost",
       "aws_quota: tokens a retry after a timeout costs",
       [](S & s) -> auto& { return s.client.budget.timeout_cost; });
-  budget_number(
-      "success_reward", 1e6, "", "Success reward", "aws_quota: tokens a first-attempt success adds",
+  g.number(
+      "client.budget.success_reward", 0, 1e6, "", "Success reward",
+      "aws_quota: tokens a first-attempt success adds",
       [](S & s) -> auto& { return s.client.budget.success_reward; });
-  budget_number(
-      "min_retries_per_s", 1e6, "/s", "Min retries per second",
+  g.number(
+      "client.budget.min_retries_per_s", 0, 1e6, "/s", "Min retries per second",
       "ratio_ttl: retries always allowed per client and second",
       [](S & s) -> auto& { return s.client.budget.min_retries_per_s; });
-  budget_number(
-      "ttl_s", 1e6, "s", "Budget ttl", "ratio_ttl: how long deposits last",
+  g.number(
+      "client.budget.ttl_s", 0, 1e6, "s", "Budget ttl", "ratio_ttl: how long deposits last",
       [](S & s) -> auto& { return s.client.budget.ttl_s; });
-  keys.push_back(number(
-      "client.budget.clients", 1, 1e7, "", "client", "Clients",
+  g.number(
+      "client.budget.clients", 1, 1e7, "", "Clients",
       "client instances sharing the load (per-client budgets scale by it)",
-      [](S & s) -> auto& { return s.client.budget.clients; }));
-  keys.push_back(number(
-      "recovery.goodput_fraction", 0, 1, "", "run", "Recovered at",
-      "share of demand goodput must hold to count as recovered",
-      [](S & s) -> auto& { return s.recovery.goodput_fraction; }, true));
-  keys.push_back(choice<RecoveryCriterion>(
-      "recovery.criterion", {"failures", "goodput"}, "run", "Recovery means",
+      [](S & s) -> auto& { return s.client.budget.clients; });
+}
+
+// What counts as recovered, and the grid the tipping point tries.
+void add_recovery_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "run");
+  g.number(
+       "recovery.goodput_fraction", 0, 1, "", "Recovered at",
+       "share of demand goodput must hold to count as recovered",
+       [](S & s) -> auto& { return s.recovery.goodput_fraction; })
+      .above_min();
+  g.choice<RecoveryCriterion>(
+      "recovery.criterion", {"failures", "goodput"}, "Recovery means",
       "failures: no more user failures; goodput: goodput back above the fraction",
-      [](S & s) -> auto& { return s.recovery.criterion; }));
-  keys.push_back(number(
-      "tipping.grid_s", 0, 1e7, "s", "run", "Tipping grid",
+      [](S & s) -> auto& { return s.recovery.criterion; });
+  g.number(
+      "tipping.grid_s", 0, 1e7, "s", "Tipping grid",
       "grid of incident lengths the tipping point tries; 0 = ten steps",
-      [](S & s) -> auto& { return s.tipping.grid_s; }));
-  // ---- Agent engine keys (docs/agent-engine.md); the fluid engine ignores them. ----
-  keys.push_back(choice<DemandProcess>(
-      "demand.process", {"deterministic", "poisson", "bursty"}, "agent", "Arrivals",
+      [](S & s) -> auto& { return s.tipping.grid_s; });
+}
+
+// The agent engine's own keys (docs/agent-engine.md); the fluid engine ignores them.
+void add_agent_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "agent");
+  g.choice<DemandProcess>(
+      "demand.process", {"deterministic", "poisson", "bursty"}, "Arrivals",
       "agent: evenly spaced, Poisson, or Poisson switching between on and off periods",
-      [](S & s) -> auto& { return s.demand.process; }));
-  keys.push_back(number(
-      "demand.burst_on_s", 0, 1e6, "s", "agent", "Burst length",
-      "agent, bursty: length of an on period", [](S & s) -> auto& { return s.demand.burst_on_s; },
-      true));
-  keys.push_back(number(
-      "demand.burst_off_s", 0, 1e6, "s", "agent", "Pause length",
-      "agent, bursty: length of an off period", [](S & s) -> auto& { return s.demand.burst_off_s; },
-      true));
-  keys.push_back(number(
-      "demand.burst_factor", 1, 1000, "x", "agent", "Burst factor",
+      [](S & s) -> auto& { return s.demand.process; });
+  g.number(
+       "demand.burst_on_s", 0, 1e6, "s", "Burst length", "agent, bursty: length of an on period",
+       [](S & s) -> auto& { return s.demand.burst_on_s; })
+      .above_min();
+  g.number(
+       "demand.burst_off_s", 0, 1e6, "s", "Pause length", "agent, bursty: length of an off period",
+       [](S & s) -> auto& { return s.demand.burst_off_s; })
+      .above_min();
+  g.number(
+      "demand.burst_factor", 1, 1000, "x", "Burst factor",
       "agent, bursty: rate multiplier while on; off periods make up the mean when they can",
-      [](S & s) -> auto& { return s.demand.burst_factor; }));
-  keys.push_back(choice<ServiceDist>(
-      "server.service", {"deterministic", "exponential", "lognormal", "two_point"}, "agent",
-      "Service time", "agent: distribution of service times; mean = slots / capacity",
-      [](S & s) -> auto& { return s.server.service; }));
-  keys.push_back(number(
-      "server.service_sigma", 0, 10, "", "agent", "Service spread",
+      [](S & s) -> auto& { return s.demand.burst_factor; });
+  g.choice<ServiceDist>(
+      "server.service", {"deterministic", "exponential", "lognormal", "two_point"}, "Service time",
+      "agent: distribution of service times; mean = slots / capacity",
+      [](S & s) -> auto& { return s.server.service; });
+  g.number(
+      "server.service_sigma", 0, 10, "", "Service spread",
       "agent: lognormal sigma of the log; two_point: mean x (1 - v) or mean x (1 + v), v <= 1",
-      [](S & s) -> auto& { return s.server.service_sigma; }));
-  keys.push_back(integer(
-      "server.slots", 0, 100000, "agent", "Slots", "agent: attempts served at once; 0 = one slot",
-      [](S & s) -> auto& { return s.server.slots; }));
-  keys.push_back(choice<QueueDiscipline>(
-      "server.discipline", {"fifo", "lifo", "codel"}, "agent", "Queue discipline",
+      [](S & s) -> auto& { return s.server.service_sigma; });
+  g.integer(
+      "server.slots", 0, 100000, "Slots", "agent: attempts served at once; 0 = one slot",
+      [](S & s) -> auto& { return s.server.slots; });
+  g.choice<QueueDiscipline>(
+      "server.discipline", {"fifo", "lifo", "codel"}, "Queue discipline",
       "agent: order of service; codel drops at the head while the wait stays above target",
-      [](S & s) -> auto& { return s.server.discipline; }));
-  keys.push_back(number(
-      "server.codel_target_s", 0, 1e6, "s", "agent", "CoDel target",
-      "agent, codel: acceptable queueing delay",
-      [](S & s) -> auto& { return s.server.codel_target_s; }, true));
-  keys.push_back(number(
-      "server.codel_interval_s", 0, 1e6, "s", "agent", "CoDel interval",
-      "agent, codel: how long the delay may stay above target before dropping",
-      [](S & s) -> auto& { return s.server.codel_interval_s; }, true));
-  keys.push_back(number(
-      "server.contention", 0, 1000, "", "agent", "Contention",
+      [](S & s) -> auto& { return s.server.discipline; });
+  g.number(
+       "server.codel_target_s", 0, 1e6, "s", "CoDel target",
+       "agent, codel: acceptable queueing delay",
+       [](S & s) -> auto& { return s.server.codel_target_s; })
+      .above_min();
+  g.number(
+       "server.codel_interval_s", 0, 1e6, "s", "CoDel interval",
+       "agent, codel: how long the delay may stay above target before dropping",
+       [](S & s) -> auto& { return s.server.codel_interval_s; })
+      .above_min();
+  g.number(
+      "server.contention", 0, 1000, "", "Contention",
       "agent: service time x (1 + contention x other attempts at the server)",
-      [](S & s) -> auto& { return s.server.contention; }));
-  keys.push_back(text(
-      "client.layer_timeouts_s",
+      [](S & s) -> auto& { return s.server.contention; });
+  g.text(
+      "client.layer_timeouts_s", "Layer timeouts",
       "agent: timeout per layer, outermost first (\"3,1\"); empty = client.timeout_s everywhere",
-      [](S & s) -> auto& { return s.client.layer_timeouts_s; }));
-  keys.back().group = "agent";
-  keys.back().label = "Layer timeouts";
-  keys.push_back(number(
-      "seed", 0, 9007199254740991.0, "", "agent", "Seed",
+      [](S & s) -> auto& { return s.client.layer_timeouts_s; });
+  g.number(
+      "seed", 0, 9007199254740991.0, "", "Seed",
       "agent: seed of the random generator (whole number); the same seed gives the same run",
-      [](S & s) -> auto& { return s.seed; }));
-  keys.push_back(integer(
-      "runs", 1, 10000, "agent", "Runs",
-      "agent: Monte Carlo replications of `run` (seed, seed + 1, ...)",
-      [](S & s) -> auto& { return s.runs; }));
-  // ---- end of agent engine keys ----
-  // ---- Session model keys (docs/sessions.md); other engines ignore them. ----
-  auto session_number = [&](std::string path, double min, double max, std::string unit,
-                            std::string label, std::string help, double& (*field)(Scenario&)) {
-    keys.push_back(number(std::move(path), min, max, std::move(unit), "sessions", std::move(label),
-                          std::move(help), field));
-  };
-  auto session_integer = [&](std::string path, double min, double max, std::string label,
-                             std::string help, int& (*field)(Scenario&)) {
-    keys.push_back(
-        integer(std::move(path), min, max, "sessions", std::move(label), std::move(help), field));
-  };
-  auto session_flag = [&](std::string path, std::string label, std::string help,
-                          bool& (*field)(Scenario&)) {
-    keys.push_back(boolean(std::move(path), "sessions", std::move(label), std::move(help), field));
-  };
-  auto session_text = [&](std::string path, std::string label, std::string help,
-                          std::string& (*field)(Scenario&)) {
-    keys.push_back(text(std::move(path), std::move(help), field));
-    keys.back().group = "sessions";
-    keys.back().label = std::move(label);
-  };
-  constexpr double kWeek = 7 * 86400.0;
-  session_number(
-      "sessions.poll_s", 0, 86400, "s", "Scheduler tick", "sessions: the scheduler looks every",
-      [](S & s) -> auto& { return s.sessions.poll_s; });
-  scenario_keys_min_exclusive(keys);
-  session_number(
-      "sessions.watchdog_s", 0, 86400, "s", "Watchdog",
-      "sessions: how often the watchdog looks at a sleeping session past its deadline",
-      [](S & s) -> auto& { return s.sessions.watchdog_s; });
-  scenario_keys_min_exclusive(keys);
-  session_integer(
+      [](S & s) -> auto& { return s.seed; });
+  g.integer(
+      "runs", 1, 10000, "Runs", "agent: Monte Carlo replications of `run` (seed, seed + 1, ...)",
+      [](S & s) -> auto& { return s.runs; });
+}
+
+// The session model's scheduler and sessions (docs/sessions.md); other engines
+// ignore them.
+void add_session_scheduler_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "sessions");
+  g.number(
+       "sessions.poll_s", 0, 86400, "s", "Scheduler tick", "sessions: the scheduler looks every",
+       [](S & s) -> auto& { return s.sessions.poll_s; })
+      .above_min();
+  g.number(
+       "sessions.watchdog_s", 0, 86400, "s", "Watchdog",
+       "sessions: how often the watchdog looks at a sleeping session past its deadline",
+       [](S & s) -> auto& { return s.sessions.watchdog_s; })
+      .above_min();
+  g.integer(
       "sessions.batch_cap", 1, 10000, "Batch cap", "sessions: items a session claims at most",
       [](S & s) -> auto& { return s.sessions.batch_cap; });
-  session_integer(
+  g.integer(
       "sessions.max_deliveries", 1, 100, "Deliveries",
       "sessions: launches a wake-up chain may cause, the first included (at-least-once retries)",
       [](S & s) -> auto& { return s.sessions.max_deliveries; });
-  session_number(
+  g.number(
       "sessions.launch_delay_min_s", 0, 86400, "s", "Launch delay from",
       "sessions: a launch starts U(min, max) after its tick",
       [](S & s) -> auto& { return s.sessions.launch_delay_min_s; });
-  session_number(
+  g.number(
       "sessions.launch_delay_max_s", 0, 86400, "s", "Launch delay to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.launch_delay_max_s; });
-  session_number(
+  g.number(
       "sessions.boot_min_s", 0, 86400, "s", "Boot from", "sessions: boot time U(min, max)",
       [](S & s) -> auto& { return s.sessions.boot_min_s; });
-  session_number(
+  g.number(
       "sessions.boot_max_s", 0, 86400, "s", "Boot to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.boot_max_s; });
-  session_number(
+  g.number(
       "sessions.scan_min_s", 0, 86400, "s", "Scan from",
       "sessions: the scan round's work U(min, max)",
       [](S & s) -> auto& { return s.sessions.scan_min_s; });
-  session_number(
+  g.number(
       "sessions.scan_max_s", 0, 86400, "s", "Scan to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.scan_max_s; });
-  session_number(
-      "sessions.round_min_s", 0, 86400, "s", "Round from",
-      "sessions: work budget of one item round U(min, max)",
-      [](S & s) -> auto& { return s.sessions.round_min_s; });
-  scenario_keys_min_exclusive(keys);
-  session_number(
+  g.number(
+       "sessions.round_min_s", 0, 86400, "s", "Round from",
+       "sessions: work budget of one item round U(min, max)",
+       [](S & s) -> auto& { return s.sessions.round_min_s; })
+      .above_min();
+  g.number(
       "sessions.round_max_s", 0, 86400, "s", "Round to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.round_max_s; });
-  session_number(
+  g.number(
       "sessions.housekeeping_median_s", 0, 86400, "s", "Housekeeping",
       "sessions: housekeeping round, lognormal with this median",
       [](S & s) -> auto& { return s.sessions.housekeeping_median_s; });
-  session_number(
+  g.number(
       "sessions.housekeeping_sigma", 0, 5, "", "Housekeeping spread",
       "sessions: sigma of the log of the housekeeping time",
       [](S & s) -> auto& { return s.sessions.housekeeping_sigma; });
-  session_number(
+  g.number(
       "sessions.wrapup_min_s", 0, 86400, "s", "Wrap-up from",
       "sessions: the wrap-up round (writes the execution log) U(min, max)",
       [](S & s) -> auto& { return s.sessions.wrapup_min_s; });
-  session_number(
+  g.number(
       "sessions.wrapup_max_s", 0, 86400, "s", "Wrap-up to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.wrapup_max_s; });
-  session_number(
+  g.number(
       "sessions.crash_probability", 0, 1, "", "Crash chance",
       "sessions: chance of an unrelated crash early in a session",
       [](S & s) -> auto& { return s.sessions.crash_probability; });
-  session_number(
+  g.number(
       "sessions.crash_within_s", 0, 86400, "s", "Crash window",
       "sessions: a crash comes U(0, this) after the start",
       [](S & s) -> auto& { return s.sessions.crash_within_s; });
-  session_flag(
+}
+
+// The session model's two fixes, and the window the run and its headline cover.
+void add_session_fix_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "sessions");
+  g.flag(
       "sessions.deadline_aware", "Deadline-aware backoff",
       "sessions, fix one: fail fast when the rest of the ladder cannot finish before the deadline",
       [](S & s) -> auto& { return s.sessions.deadline_aware; });
-  session_number(
+  g.number(
       "sessions.fail_fast_s", 0, 86400, "s", "Fail-fast time",
       "sessions: how long failing fast takes",
       [](S & s) -> auto& { return s.sessions.fail_fast_s; });
-  session_flag(
+  g.flag(
       "sessions.anchor_first", "Anchor first",
       "sessions, fix two: a session opening with a full batch does the anchors first, then a few "
       "others, and leaves the rest unread",
       [](S & s) -> auto& { return s.sessions.anchor_first; });
-  session_integer(
+  g.integer(
       "sessions.anchor_threshold", 1, 10000, "Anchor rule from",
       "sessions: batch size from which the anchor rule applies",
       [](S & s) -> auto& { return s.sessions.anchor_threshold; });
-  session_integer(
+  g.integer(
       "sessions.anchor_others", 0, 10000, "Others after anchors",
       "sessions: items other than anchors a session under the anchor rule does at most",
       [](S & s) -> auto& { return s.sessions.anchor_others; });
-  session_flag(
+  g.flag(
       "sessions.deterministic", "Deterministic",
       "sessions: every random draw at its median (a replay with no randomness)",
       [](S & s) -> auto& { return s.sessions.deterministic; });
-  session_number(
+  g.number(
       "sessions.start_s", 0, kWeek, "s", "Start",
       "sessions: time of the first scheduler tick; nothing earlier is simulated",
       [](S & s) -> auto& { return s.sessions.start_s; });
-  session_number(
+  g.number(
       "sessions.focus_from_s", 0, kWeek, "s", "Focus from",
       "sessions: start of the window the headline figures cover (0 and 0: the whole run)",
       [](S & s) -> auto& { return s.sessions.focus_from_s; });
-  session_number(
+  g.number(
       "sessions.focus_to_s", 0, kWeek, "s", "Focus to", "sessions: end of that window",
       [](S & s) -> auto& { return s.sessions.focus_to_s; });
-  session_text(
+}
+
+// The API the sessions call: its states over time and its answer times.
+void add_session_api_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "sessions");
+  g.text(
       "api.timeline", "API timeline",
       "sessions: the API's states, \"WHEN STATE, ...\" with WHEN in seconds or [Nd]HH:MM and STATE "
       "healthy, dead, 429:P or 401; healthy before the first entry",
       [](S & s) -> auto& { return s.api.timeline; });
-  session_number(
+  g.number(
       "api.success_min_s", 0, 86400, "s", "Answer from",
       "sessions: a successful call takes U(min, max)",
       [](S & s) -> auto& { return s.api.success_min_s; });
-  session_number(
+  g.number(
       "api.success_max_s", 0, 86400, "s", "Answer to", "sessions: see min",
       [](S & s) -> auto& { return s.api.success_max_s; });
-  session_number(
+  g.number(
       "api.error_min_s", 0, 86400, "s", "429 from", "sessions: a 429 answer takes U(min, max)",
       [](S & s) -> auto& { return s.api.error_min_s; });
-  session_number(
+  g.number(
       "api.error_max_s", 0, 86400, "s", "429 to", "sessions: see min",
       [](S & s) -> auto& { return s.api.error_max_s; });
-  session_number(
+  g.number(
       "api.auth_min_s", 0, 86400, "s", "401 from", "sessions: a 401 answer takes U(min, max)",
       [](S & s) -> auto& { return s.api.auth_min_s; });
-  session_number(
+  g.number(
       "api.auth_max_s", 0, 86400, "s", "401 to", "sessions: see min",
       [](S & s) -> auto& { return s.api.auth_max_s; });
-  session_text(
+}
+
+// The items the sessions work on: pings, notifications, the daily anchor.
+void add_session_item_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "sessions");
+  g.text(
       "items.ping_rates_per_h", "Pings per hour",
       "sessions: 24 rates, 0 to 3600 pings per hour for each hour of the day from 00",
       [](S & s) -> auto& { return s.items.ping_rates_per_h; });
-  session_text(
+  g.text(
       "items.ping_day_factors", "Ping day factors",
       "sessions: multiplier of the ping rates per day (\"1,1,0.5\"), 0 to 100; the last one "
       "repeats",
       [](S & s) -> auto& { return s.items.ping_day_factors; });
-  session_integer(
+  g.integer(
       "items.ping_channels", 1, 10000, "Ping channels",
       "sessions: a new ping replaces an unread, unclaimed one on its channel",
       [](S & s) -> auto& { return s.items.ping_channels; });
-  session_number(
+  g.number(
       "items.ping_work_median_s", 0, 86400, "s", "Ping work",
       "sessions: lognormal median of a ping's work",
       [](S & s) -> auto& { return s.items.ping_work_median_s; });
-  session_number(
+  g.number(
       "items.ping_work_sigma", 0, 5, "", "Ping work spread", "sessions: sigma of its log",
       [](S & s) -> auto& { return s.items.ping_work_sigma; });
-  session_integer(
+  g.integer(
       "items.notifications_per_day", 0, 10000, "Notifications",
       "sessions: notifications arriving together once a day",
       [](S & s) -> auto& { return s.items.notifications_per_day; });
-  session_number(
+  g.number(
       "items.notification_at_s", 0, 86400, "s", "Notifications at", "sessions: their time of day",
       [](S & s) -> auto& { return s.items.notification_at_s; });
-  session_number(
+  g.number(
       "items.notification_fresh_min_s", 0, 86400, "s", "Fresh from",
       "sessions: work of a fresh notification U(min, max)",
       [](S & s) -> auto& { return s.items.notification_fresh_min_s; });
-  session_number(
+  g.number(
       "items.notification_fresh_max_s", 0, 86400, "s", "Fresh to", "sessions: see min",
       [](S & s) -> auto& { return s.items.notification_fresh_max_s; });
-  session_number(
+  g.number(
       "items.notification_stale_after_s", 0, kWeek, "s", "Stale after",
       "sessions: age from which a notification is stale and slower to triage",
       [](S & s) -> auto& { return s.items.notification_stale_after_s; });
-  session_number(
+  g.number(
       "items.notification_stale_min_s", 0, 86400, "s", "Stale from",
       "sessions: work of a stale notification U(min, max)",
       [](S & s) -> auto& { return s.items.notification_stale_min_s; });
-  session_number(
+  g.number(
       "items.notification_stale_max_s", 0, 86400, "s", "Stale to", "sessions: see min",
       [](S & s) -> auto& { return s.items.notification_stale_max_s; });
-  session_number(
+  g.number(
       "items.anchor_at_s", -1, 86400, "s", "Anchor at",
       "sessions: time of day of the daily anchor job; -1 = none",
       [](S & s) -> auto& { return s.items.anchor_at_s; });
-  session_number(
+  g.number(
       "items.anchor_work_median_s", 0, 86400, "s", "Anchor work",
       "sessions: lognormal median of the anchor's work",
       [](S & s) -> auto& { return s.items.anchor_work_median_s; });
-  session_number(
+  g.number(
       "items.anchor_work_sigma", 0, 5, "", "Anchor work spread", "sessions: sigma of its log",
       [](S & s) -> auto& { return s.items.anchor_work_sigma; });
-  session_text(
+  g.text(
       "items.initial_queue", "Queue at start",
       "sessions: items queued at sessions.start_s, \"14 notification @2d06:30, anchor @2d18:00, "
       "5 ping @2d21:00-2d21:48\"",
       [](S & s) -> auto& { return s.items.initial_queue; });
-  // ---- end of session model keys ----
+}
+
+// When each key matters (the page hides the others): an engine's own keys
+// with that engine, the budget numbers with the budgets that read them.
+void set_when_rules(std::vector<KeySpec>& keys) {
   // Budget parameters matter only with the budgets that read them.
   const std::map<std::string, std::vector<std::string>> budget_uses = {
       {"client.budget.ratio", {"token_bucket", "window", "envoy_concurrency", "ratio_ttl"}},
@@ -581,6 +665,23 @@ std::vector<KeySpec> build_keys() {
     k.when_path = "client.budget.kind";
     k.when_values = it->second;
   }
+}
+
+// The table, group by group in the order the page and docs/configs.md list them.
+std::vector<KeySpec> build_keys() {
+  std::vector<KeySpec> keys;
+  add_run_keys(keys);
+  add_demand_server_keys(keys);
+  add_incident_keys(keys);
+  add_client_keys(keys);
+  add_budget_keys(keys);
+  add_recovery_keys(keys);
+  add_agent_keys(keys);
+  add_session_scheduler_keys(keys);
+  add_session_fix_keys(keys);
+  add_session_api_keys(keys);
+  add_session_item_keys(keys);
+  set_when_rules(keys);
   return keys;
 }
 
@@ -623,26 +724,10 @@ std::string to_string(const KeyValue& v) {
   return std::get<std::string>(v);
 }
 
-NumberText parse_decimal(std::string_view text, double& out) {
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty() || text.front() == '+') return NumberText::not_a_number;
-  double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec == std::errc::result_out_of_range) return NumberText::out_of_range;
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
-    return NumberText::not_a_number;
-  out = v;
-  return NumberText::ok;
-}
-
 bool parse_number_list(const std::string& text, std::vector<double>& out, std::string& bad) {
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    std::string_view trimmed(item);
-    while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
-    while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
+  for (std::string_view item : text::list_items(text)) {
     double v = 0;
-    if (parse_decimal(trimmed, v) != NumberText::ok) {
+    if (parse_decimal(item, v) != NumberText::ok) {
       bad = item;
       return false;
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/scenario.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -69,11 +70,6 @@ void validate_horizon(const Scenario& s, const RunLimits& limits);
 void validate_step_keys(const Scenario& s, const RunLimits& limits);
 
 std::string to_string(const KeyValue& v);
-
-// A decimal number as people write it ("12", "-0.5", "1e-3", "+2"): no hex,
-// no "inf" or "nan", no spaces. The one number reader of text input.
-enum class NumberText { ok, not_a_number, out_of_range };
-NumberText parse_decimal(std::string_view text, double& out);
 
 // A comma-separated list of numbers ("3, 1.5"). At the first item that is not
 // a finite number, returns false with that item in `bad`.

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/keys.hpp"
-#include "model/number_text.hpp"  // every number in a message
+#include "text/number.hpp"  // every number in a message
 
 namespace retrystorm::configs {
 

@@ -319,16 +319,13 @@ LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
   return layer;
 }
 
-ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
-  if (files.empty()) throw InputError("import: give at least one file");
-  ImportResult out;
-  std::vector<LayerPolicy> read;
-  for (const auto& f : files) {
-    read.push_back(import_file(f, out.warnings));
-    out.formats.push_back(f.name + ": " + read.back().format);
-  }
-  // Budget-only files (an Envoy cluster, an Istio DestinationRule) belong to
-  // the layer of the same system before them, else the one after them.
+namespace {
+
+// Budget-only files (an Envoy cluster, an Istio DestinationRule) belong to
+// the layer of the same system before them, else the one after them: the
+// layers with those merged in.
+std::vector<LayerPolicy> merge_budget_files(std::vector<LayerPolicy>& read) {
+  std::vector<LayerPolicy> layers;
   std::vector<bool> merged(read.size(), false);
   for (size_t i = 0; i < read.size(); ++i) {
     if (read[i].has_retry_policy) continue;
@@ -359,93 +356,120 @@ ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
     merged[i] = true;
   }
   for (size_t i = 0; i < read.size(); ++i)
-    if (!merged[i]) out.layers.push_back(read[i]);
+    if (!merged[i]) layers.push_back(read[i]);
+  return layers;
+}
 
+// One retrying layer (or none): its keys, and one layer with no stack.
+void add_single_layer_keys(ImportResult& out, const std::vector<const LayerPolicy*>& retrying) {
+  for (const auto& l : out.layers)
+    for (const auto& k : l.keys) {
+      auto it = std::find_if(out.keys.begin(), out.keys.end(),
+                             [&](const ImportedKey& e) { return e.path == k.path; });
+      if (it == out.keys.end())
+        out.keys.push_back(k);
+      else if (l.has_retry_policy)
+        *it = k;  // the retrying layer's own value wins over a lone budget file
+    }
+  if (retrying.size() == 1) {
+    bool has_layers = std::any_of(out.keys.begin(), out.keys.end(),
+                                  [](const ImportedKey& k) { return k.path == "client.layers"; });
+    if (!has_layers)
+      out.keys.push_back({"client.layers", 1.0, "one retrying layer (" + retrying[0]->file + ")"});
+    bool has_stack = std::any_of(out.keys.begin(), out.keys.end(), [](const ImportedKey& k) {
+      return k.path == "client.stack_retries";
+    });
+    if (!has_stack && find_key("client.stack_retries"))
+      out.keys.push_back({"client.stack_retries", std::string(), "one layer: no stack"});
+  }
+}
+
+// A stack's budget: the innermost layer with one, else the innermost layer's
+// "none". The warning says where the shared settings come from.
+void add_stack_budget_keys(ImportResult& out, const std::vector<const LayerPolicy*>& retrying) {
+  const LayerPolicy& inner = *retrying.back();
+  const LayerPolicy* with_budget = nullptr;
+  for (auto it = retrying.rbegin(); it != retrying.rend(); ++it)
+    if ((*it)->budget.kind != BudgetKind::none) {
+      with_budget = *it;
+      break;
+    }
+  const LayerPolicy& b = with_budget ? *with_budget : inner;
+  for (const auto& k : b.keys)
+    if (k.path.rfind("client.budget.", 0) == 0)
+      out.keys.push_back(
+          {k.path, k.value,
+           (with_budget ? "the innermost layer with a budget: " : "no layer has a budget: ") +
+               k.from});
+  out.warnings.push_back(
+      "stack of " + std::to_string(retrying.size()) +
+      " layers: the model gives every layer one timeout, backoff and budget; they are taken "
+      "from the innermost layer (" +
+      inner.file + ")" +
+      (with_budget && with_budget != &inner ? " and its budget from " + with_budget->file
+                                            : std::string()));
+}
+
+// Stacked layers, outermost first: the attempts multiply; timeout, backoff
+// and budget are one per model, taken from the innermost layer.
+void add_stack_keys(ImportResult& out, const std::vector<const LayerPolicy*>& retrying) {
+  const LayerPolicy& inner = *retrying.back();
+  std::string names;
+  std::string stack;
+  bool same = true;
+  for (const auto* l : retrying) {
+    names += (names.empty() ? "" : ", ") + l->file;
+    stack += (stack.empty() ? "" : ",") + std::to_string(l->retries);
+    same = same && l->retries == retrying.front()->retries;
+  }
+  std::string layers_from = std::to_string(retrying.size()) +
+                            " retrying layers, outermost first: " + names + "; attempts multiply";
+  out.keys.push_back({"client.layers", static_cast<double>(retrying.size()), layers_from});
+  out.keys.push_back({"client.retries", static_cast<double>(inner.retries),
+                      same ? "every layer: " + inner.from.at("client.retries")
+                           : "innermost layer: " + inner.from.at("client.retries")});
+  out.keys.push_back({"client.stack_retries", same ? std::string() : stack,
+                      same ? "every layer retries the same number of times"
+                           : "retries per layer, outermost first (" + names + ")"});
+  for (const auto& k : inner.keys) {
+    if (k.path == "client.retries" || k.path == "client.deadline_s" ||
+        k.path.rfind("client.budget.", 0) == 0)
+      continue;
+    out.keys.push_back({k.path, k.value, "innermost layer: " + k.from});
+  }
+  for (const auto* l : retrying) {
+    auto it = std::find_if(l->keys.begin(), l->keys.end(),
+                           [](const ImportedKey& k) { return k.path == "client.deadline_s"; });
+    if (it != l->keys.end()) {
+      out.keys.push_back({it->path, it->value,
+                          (l == retrying.front() ? "outermost layer: "
+                                                 : "layer of the user's "
+                                                   "deadline: ") +
+                              it->from});
+      break;
+    }
+  }
+  add_stack_budget_keys(out, retrying);
+}
+
+}  // namespace
+
+ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
+  if (files.empty()) throw InputError("import: give at least one file");
+  ImportResult out;
+  std::vector<LayerPolicy> read;
+  for (const auto& f : files) {
+    read.push_back(import_file(f, out.warnings));
+    out.formats.push_back(f.name + ": " + read.back().format);
+  }
+  out.layers = merge_budget_files(read);
   std::vector<const LayerPolicy*> retrying;
   for (const auto& l : out.layers)
     if (l.has_retry_policy) retrying.push_back(&l);
-
-  if (retrying.size() <= 1) {
-    for (const auto& l : out.layers)
-      for (const auto& k : l.keys) {
-        auto it = std::find_if(out.keys.begin(), out.keys.end(),
-                               [&](const ImportedKey& e) { return e.path == k.path; });
-        if (it == out.keys.end())
-          out.keys.push_back(k);
-        else if (l.has_retry_policy)
-          *it = k;  // the retrying layer's own value wins over a lone budget file
-      }
-    if (retrying.size() == 1) {
-      bool has_layers = std::any_of(out.keys.begin(), out.keys.end(),
-                                    [](const ImportedKey& k) { return k.path == "client.layers"; });
-      if (!has_layers)
-        out.keys.push_back(
-            {"client.layers", 1.0, "one retrying layer (" + retrying[0]->file + ")"});
-      bool has_stack = std::any_of(out.keys.begin(), out.keys.end(), [](const ImportedKey& k) {
-        return k.path == "client.stack_retries";
-      });
-      if (!has_stack && find_key("client.stack_retries"))
-        out.keys.push_back({"client.stack_retries", std::string(), "one layer: no stack"});
-    }
-  } else {
-    // Stacked layers, outermost first.
-    const LayerPolicy& inner = *retrying.back();
-    std::string names;
-    std::string stack;
-    bool same = true;
-    for (const auto* l : retrying) {
-      names += (names.empty() ? "" : ", ") + l->file;
-      stack += (stack.empty() ? "" : ",") + std::to_string(l->retries);
-      same = same && l->retries == retrying.front()->retries;
-    }
-    std::string layers_from = std::to_string(retrying.size()) +
-                              " retrying layers, outermost first: " + names + "; attempts multiply";
-    out.keys.push_back({"client.layers", static_cast<double>(retrying.size()), layers_from});
-    out.keys.push_back({"client.retries", static_cast<double>(inner.retries),
-                        same ? "every layer: " + inner.from.at("client.retries")
-                             : "innermost layer: " + inner.from.at("client.retries")});
-    out.keys.push_back({"client.stack_retries", same ? std::string() : stack,
-                        same ? "every layer retries the same number of times"
-                             : "retries per layer, outermost first (" + names + ")"});
-    for (const auto& k : inner.keys) {
-      if (k.path == "client.retries" || k.path == "client.deadline_s" ||
-          k.path.rfind("client.budget.", 0) == 0)
-        continue;
-      out.keys.push_back({k.path, k.value, "innermost layer: " + k.from});
-    }
-    for (const auto* l : retrying) {
-      auto it = std::find_if(l->keys.begin(), l->keys.end(),
-                             [](const ImportedKey& k) { return k.path == "client.deadline_s"; });
-      if (it != l->keys.end()) {
-        out.keys.push_back({it->path, it->value,
-                            (l == retrying.front() ? "outermost layer: "
-                                                   : "layer of the user's "
-                                                     "deadline: ") +
-                                it->from});
-        break;
-      }
-    }
-    const LayerPolicy* with_budget = nullptr;
-    for (auto it = retrying.rbegin(); it != retrying.rend(); ++it)
-      if ((*it)->budget.kind != BudgetKind::none) {
-        with_budget = *it;
-        break;
-      }
-    const LayerPolicy& b = with_budget ? *with_budget : inner;
-    for (const auto& k : b.keys)
-      if (k.path.rfind("client.budget.", 0) == 0)
-        out.keys.push_back(
-            {k.path, k.value,
-             (with_budget ? "the innermost layer with a budget: " : "no layer has a budget: ") +
-                 k.from});
-    out.warnings.push_back(
-        "stack of " + std::to_string(retrying.size()) +
-        " layers: the model gives every layer one timeout, backoff and budget; they are taken "
-        "from the innermost layer (" +
-        inner.file + ")" +
-        (with_budget && with_budget != &inner ? " and its budget from " + with_budget->file
-                                              : std::string()));
-  }
+  if (retrying.size() <= 1)
+    add_single_layer_keys(out, retrying);
+  else
+    add_stack_keys(out, retrying);
   sort_keys(out.keys);
   if (check) check_runnable(out);
   return out;

@@ -109,11 +109,9 @@ void read_aws_backoff(LayerPolicy& l, bool legacy, const std::string& mode_from)
         "(docs/configs.md, \"AWS SDKs\")");
 }
 
-}  // namespace
-
-void read_aws(const std::string& text, Reader& r) {
-  LayerPolicy& l = r.layer;
-  if (text.size() > 4 * 1024 * 1024) fail({r.file, "", 0}, "larger than 4 MiB");
+// The INI file's sections and their settings; the settings of an indented
+// sub-section ("s3 =" then "  key = value") are skipped.
+std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
   std::vector<Section> sections;
   std::istringstream in(text);
   std::string raw;
@@ -141,6 +139,11 @@ void read_aws(const std::string& text, Reader& r) {
     if (k.empty()) fail({r.file, "", line}, "a setting without a name");
     sections.back().entries.push_back({k, {v, line}});
   }
+  return sections;
+}
+
+// The profile read: [default] (or [profile default]), else the first [profile NAME].
+const Section& pick_profile(const std::vector<Section>& sections, const Reader& r) {
   const Section* pick = nullptr;
   int profiles = 0;
   for (const auto& s : sections) {
@@ -161,30 +164,33 @@ void read_aws(const std::string& text, Reader& r) {
   if (profiles > 1)
     r.warn({r.file, "[" + pick->name + "]", pick->line},
            std::to_string(profiles) + " profiles; [" + pick->name + "] is read");
-  std::string section = "[" + pick->name + "]";
-  l.format = "AWS config profile " + section;
-  l.has_retry_policy = true;
-  l.has_budget_part = true;
-  l.counting = "attempts";
-  l.count_field = "max_attempts";
+  return *pick;
+}
 
+// max_attempts and retry_mode of the profile; a warning for each other
+// setting that is not one of the AWS config keys.
+struct ProfileSettings {
   const Entry* attempts = nullptr;
   const Entry* mode = nullptr;
-  for (const auto& [k, e] : pick->entries) {
+};
+
+ProfileSettings find_settings(const Section& pick, const std::string& section, const Reader& r) {
+  ProfileSettings found;
+  for (const auto& [k, e] : pick.entries) {
     if (k == "max_attempts")
-      attempts = &e;
+      found.attempts = &e;
     else if (k == "retry_mode")
-      mode = &e;
+      found.mode = &e;
     else if (!kKnownKeys.count(k))
       r.warn({r.file, section + " " + k, e.line}, "unknown setting, ignored");
   }
-  // botocore (boto3) defaults to legacy (configprovider.py: _DEFAULT_RETRY_MODE
-  // = 'standard' if NEW_RETRIES_ENABLED else 'legacy'); the AWS CLI v2, Go v2
-  // and JS v3 SDKs default to standard. Read as botocore, with a warning.
-  std::string m = mode ? mode->value : "legacy";
-  if (m != "legacy" && m != "standard" && m != "adaptive")
-    fail({r.file, section + " retry_mode", mode->line},
-         "'" + m + "' is not a retry mode; choose legacy, standard or adaptive");
+  return found;
+}
+
+// max_attempts, or the mode's default (legacy 5, standard and adaptive 3).
+void read_max_attempts(const Entry* attempts, const std::string& m, const std::string& section,
+                       Reader& r) {
+  LayerPolicy& l = r.layer;
   long long n = m == "legacy" ? 5 : 3;
   if (attempts) {
     YAML::Node v(attempts->value);
@@ -201,29 +207,10 @@ void read_aws(const std::string& text, Reader& r) {
   l.as_written = n;
   long long retries = std::min<long long>(n - 1, 100);
   l.retries = static_cast<int>(retries);
+}
 
-  std::string mode_from = mode
-                              ? Where{r.file, section + " retry_mode", mode->line}.text() + ": " + m
-                              : r.file + ": retry_mode left out: botocore's default, legacy";
-  if (!mode)
-    r.warn({r.file, section, pick->line},
-           "retry_mode left out: read as legacy, botocore's (boto3's) default (5 attempts, no "
-           "backoff cap, no retry quota); the AWS CLI v2 and the Go v2 and JS v3 SDKs default "
-           "to standard: write retry_mode = standard to say which");
-  l.settings["retry_mode"] = m;  // lint: adaptive's rate limiter is not modelled
-  read_aws_backoff(l, m == "legacy", mode_from);
-  if (m != "legacy" && l.retries >= 6)  // 2^5 > 20: the cap bites
-    l.notes.push_back(
-        "botocore caps each delay after the jitter, min(U(0, 2^(n-1)), 20) s: from retry 6 it "
-        "waits exactly 20 s more often than the model's U(0, 20) (docs/conformance.md, \"AWS "
-        "SDKs\")");
-  l.retry_on_timeout = true;
-  l.from["client.retry_on_timeout"] = "AWS SDKs retry timeouts and transient errors";
-  l.deadline_s = 0;
-  l.from["client.deadline_s"] = "the AWS config file sets no overall deadline";
-  l.notes.push_back(
-      "the AWS config file sets no per-attempt timeout; client.timeout_s is not "
-      "imported");
+// The retry quota of standard and adaptive mode; legacy mode has none.
+void read_retry_quota(const std::string& m, const std::string& mode_from, LayerPolicy& l) {
   if (m == "legacy") {
     l.budget.kind = BudgetKind::none;
     l.from["client.budget.kind"] = mode_from + ": legacy mode has no retry quota";
@@ -243,6 +230,53 @@ void read_aws(const std::string& text, Reader& r) {
           "adaptive mode adds a client-side rate limiter that can delay first "
           "attempts; not modelled (docs/conformance.md, \"AWS SDKs\")");
   }
+}
+
+}  // namespace
+
+void read_aws(const std::string& text, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (text.size() > 4 * 1024 * 1024) fail({r.file, "", 0}, "larger than 4 MiB");
+  std::vector<Section> sections = parse_sections(text, r);
+  const Section& pick = pick_profile(sections, r);
+  std::string section = "[" + pick.name + "]";
+  l.format = "AWS config profile " + section;
+  l.has_retry_policy = true;
+  l.has_budget_part = true;
+  l.counting = "attempts";
+  l.count_field = "max_attempts";
+  auto [attempts, mode] = find_settings(pick, section, r);
+  // botocore (boto3) defaults to legacy (configprovider.py: _DEFAULT_RETRY_MODE
+  // = 'standard' if NEW_RETRIES_ENABLED else 'legacy'); the AWS CLI v2, Go v2
+  // and JS v3 SDKs default to standard. Read as botocore, with a warning.
+  std::string m = mode ? mode->value : "legacy";
+  if (m != "legacy" && m != "standard" && m != "adaptive")
+    fail({r.file, section + " retry_mode", mode->line},
+         "'" + m + "' is not a retry mode; choose legacy, standard or adaptive");
+  read_max_attempts(attempts, m, section, r);
+  std::string mode_from = mode
+                              ? Where{r.file, section + " retry_mode", mode->line}.text() + ": " + m
+                              : r.file + ": retry_mode left out: botocore's default, legacy";
+  if (!mode)
+    r.warn({r.file, section, pick.line},
+           "retry_mode left out: read as legacy, botocore's (boto3's) default (5 attempts, no "
+           "backoff cap, no retry quota); the AWS CLI v2 and the Go v2 and JS v3 SDKs default "
+           "to standard: write retry_mode = standard to say which");
+  l.settings["retry_mode"] = m;  // lint: adaptive's rate limiter is not modelled
+  read_aws_backoff(l, m == "legacy", mode_from);
+  if (m != "legacy" && l.retries >= 6)  // 2^5 > 20: the cap bites
+    l.notes.push_back(
+        "botocore caps each delay after the jitter, min(U(0, 2^(n-1)), 20) s: from retry 6 it "
+        "waits exactly 20 s more often than the model's U(0, 20) (docs/conformance.md, \"AWS "
+        "SDKs\")");
+  l.retry_on_timeout = true;
+  l.from["client.retry_on_timeout"] = "AWS SDKs retry timeouts and transient errors";
+  l.deadline_s = 0;
+  l.from["client.deadline_s"] = "the AWS config file sets no overall deadline";
+  l.notes.push_back(
+      "the AWS config file sets no per-attempt timeout; client.timeout_s is not "
+      "imported");
+  read_retry_quota(m, mode_from, l);
   l.budget_from = l.from["client.budget.kind"];
 }
 

@@ -205,119 +205,111 @@ void read_budget(const std::vector<Found>& breakers, Reader& r) {
   l.budget_from = l.from["client.budget.kind"];
 }
 
-}  // namespace
+// The fields of an Envoy route (config.route.v3.Route and RouteAction) other
+// than retry_policy's, so that a field of neither is reported.
+void check_route_fields(const Reader& r, const YAML::Node& route, const std::string& route_key) {
+  r.check_fields(route, route_key,
+                 {"cluster",
+                  "cluster_header",
+                  "weighted_clusters",
+                  "cluster_specifier_plugin",
+                  "inline_cluster_specifier_plugin",
+                  "cluster_not_found_response_code",
+                  "metadata_match",
+                  "prefix_rewrite",
+                  "path_rewrite_policy",
+                  "regex_rewrite",
+                  "host_rewrite_literal",
+                  "auto_host_rewrite",
+                  "host_rewrite_header",
+                  "host_rewrite_path_regex",
+                  "append_x_forwarded_host",
+                  "timeout",
+                  "idle_timeout",
+                  "early_data_policy",
+                  "retry_policy",
+                  "retry_policy_typed_config",
+                  "request_mirror_policies",
+                  "priority",
+                  "rate_limits",
+                  "include_vh_rate_limits",
+                  "hash_policy",
+                  "cors",
+                  "max_grpc_timeout",
+                  "grpc_timeout_offset",
+                  "upgrade_configs",
+                  "internal_redirect_policy",
+                  "internal_redirect_action",
+                  "max_internal_redirects",
+                  "hedge_policy",
+                  "max_stream_duration",
+                  "circuit_breakers",
+                  "name",
+                  "match",
+                  "route"},
+                 true);
+}
 
-void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
-  LayerPolicy& l = r.layer;
+// The documents' route retry policies, cluster circuit breakers and bare retry
+// policies (num_retries, retry_on ... at the top).
+struct EnvoyParts {
   std::vector<Found> routes, breakers, bare;
+};
+
+EnvoyParts collect_parts(const std::vector<YAML::Node>& docs, const Reader& r) {
+  EnvoyParts parts;
   for (const auto& d : docs) {
     int budget = 50000;
-    collect(d, "retry_policy", "", routes, 0, budget);
+    collect(d, "retry_policy", "", parts.routes, 0, budget);
     budget = 50000;
-    collect(d, "circuit_breakers", "", breakers, 0, budget);
-    // A bare retry policy (num_retries, retry_on ... at the top).
+    collect(d, "circuit_breakers", "", parts.breakers, 0, budget);
     if (d.IsMap() && !get(d, "retry_policy") &&
         (get(d, "num_retries") || get(d, "retry_on") || get(d, "per_try_timeout") ||
          get(d, "retry_back_off")))
-      bare.push_back({d, ""});
+      parts.bare.push_back({d, ""});
     if (d.IsMap() && !get(d, "circuit_breakers") &&
         (get(d, "thresholds") || get(d, "retry_budget")))
       fail(at(r.file, "", d),
            "thresholds/retry_budget must sit under circuit_breakers (cluster.circuit_breakers)");
   }
-  bool has_route = !routes.empty() || !bare.empty();
-  l.format = has_route && !breakers.empty() ? "Envoy route + cluster"
-             : has_route                    ? "Envoy route"
-                                            : "Envoy cluster";
-  read_budget(breakers, r);
-  if (!has_route) {
-    if (breakers.empty())
-      fail({r.file, "", docs.empty() ? 0 : line_of(docs[0])},
-           "no Envoy retry_policy or circuit_breakers found");
-    return;
-  }
-  l.has_retry_policy = true;
-  l.counting = "retries";
-  if (breakers.empty()) {
-    // No cluster given: the cluster the route sends to has Envoy's defaults
-    // (a cluster file read with this one replaces them).
-    set_retry_cap(l, kEnvoyDefaultMaxRetries,
-                  r.file +
-                      ": no cluster circuit_breakers given, so max_retries keeps Envoy's "
-                      "default 3");
-    l.budget_from = l.from["client.budget.kind"];
-  }
+  return parts;
+}
 
+// The retry policy read and the route (or virtual host) it sits in; a bare
+// policy is its own route.
+struct RetryPolicyAt {
   YAML::Node route = missing(), rp = missing();
   std::string route_key, rp_key;
-  if (!routes.empty()) {
-    route = routes.front().map;
-    route_key = routes.front().path;
-    rp = get(route, "retry_policy");
-    rp_key = join(route_key, "retry_policy");
-    if (routes.size() > 1)
-      r.warn(at(r.file, rp_key, rp),
-             std::to_string(routes.size()) + " retry policies in this file; the first is read");
-    // A virtual host's retry_policy applies to its routes; a route's is its own.
-    bool vhost = get(route, "routes") || get(route, "domains");
-    if (!vhost)
-      r.check_fields(route, route_key,
-                     {"cluster",
-                      "cluster_header",
-                      "weighted_clusters",
-                      "cluster_specifier_plugin",
-                      "inline_cluster_specifier_plugin",
-                      "cluster_not_found_response_code",
-                      "metadata_match",
-                      "prefix_rewrite",
-                      "path_rewrite_policy",
-                      "regex_rewrite",
-                      "host_rewrite_literal",
-                      "auto_host_rewrite",
-                      "host_rewrite_header",
-                      "host_rewrite_path_regex",
-                      "append_x_forwarded_host",
-                      "timeout",
-                      "idle_timeout",
-                      "early_data_policy",
-                      "retry_policy",
-                      "retry_policy_typed_config",
-                      "request_mirror_policies",
-                      "priority",
-                      "rate_limits",
-                      "include_vh_rate_limits",
-                      "hash_policy",
-                      "cors",
-                      "max_grpc_timeout",
-                      "grpc_timeout_offset",
-                      "upgrade_configs",
-                      "internal_redirect_policy",
-                      "internal_redirect_action",
-                      "max_internal_redirects",
-                      "hedge_policy",
-                      "max_stream_duration",
-                      "circuit_breakers",
-                      "name",
-                      "match",
-                      "route"},
-                     true);
-    if (get(route, "hedge_policy"))
-      r.warn(at(r.file, join(route_key, "hedge_policy"), get(route, "hedge_policy")),
-             "hedging is not modelled; hedged requests add load like retries");
-  } else {
-    rp = bare.front().map;
-    route = rp;
-  }
-  if (!rp.IsMap()) fail(at(r.file, rp_key, rp), "must be an object");
-  r.check_fields(
-      rp, rp_key,
-      {"retry_on", "num_retries", "per_try_timeout", "per_try_idle_timeout", "retry_priority",
-       "retry_host_predicate", "retry_options_predicates", "host_selection_retry_max_attempts",
-       "retriable_status_codes", "retry_back_off", "rate_limited_retry_back_off",
-       "retriable_headers", "retriable_request_headers", "timeout"},
-      true);
+};
 
-  // Route timeout: the whole request, all retries included.
+RetryPolicyAt find_retry_policy(const EnvoyParts& parts, const Reader& r) {
+  RetryPolicyAt p;
+  if (parts.routes.empty()) {
+    p.rp = parts.bare.front().map;
+    p.route = p.rp;
+    return p;
+  }
+  p.route = parts.routes.front().map;
+  p.route_key = parts.routes.front().path;
+  p.rp = get(p.route, "retry_policy");
+  p.rp_key = join(p.route_key, "retry_policy");
+  if (parts.routes.size() > 1)
+    r.warn(at(r.file, p.rp_key, p.rp),
+           std::to_string(parts.routes.size()) + " retry policies in this file; the first is read");
+  // A virtual host's retry_policy applies to its routes; a route's is its own.
+  bool vhost = get(p.route, "routes") || get(p.route, "domains");
+  if (!vhost) check_route_fields(r, p.route, p.route_key);
+  if (get(p.route, "hedge_policy"))
+    r.warn(at(r.file, join(p.route_key, "hedge_policy"), get(p.route, "hedge_policy")),
+           "hedging is not modelled; hedged requests add load like retries");
+  return p;
+}
+
+// Route timeout: the whole request, all retries included. Returns it (0: none).
+double read_route_timeout(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& route = p.route;
+  const std::string& route_key = p.route_key;
   YAML::Node to = get(route, "timeout");
   double deadline = kEnvoyRouteTimeout;
   std::string deadline_from;
@@ -333,7 +325,14 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   l.deadline_s = deadline;
   l.from["client.deadline_s"] = deadline_from;
 
-  // Retries.
+  return deadline;
+}
+
+// Retries: num_retries, none without retry_on. Returns retry_on.
+std::string read_retries(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& rp = p.rp;
+  const std::string& rp_key = p.rp_key;
   YAML::Node nr = get(rp, "num_retries");
   long long n = 1;
   if (nr) {
@@ -362,7 +361,16 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   }
   l.retries = static_cast<int>(n);
 
-  // Per-try timeout.
+  return retry_on;
+}
+
+// Per-try timeout, and whether a timed-out attempt is retried.
+void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, double deadline,
+                          Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& rp = p.rp;
+  const std::string& rp_key = p.rp_key;
+  YAML::Node ro = get(rp, "retry_on");
   YAML::Node pt = get(rp, "per_try_timeout");
   double per_try = pt ? envoy_duration(r, pt, join(rp_key, "per_try_timeout")) : 0;
   if (pt && per_try > 0) {
@@ -398,9 +406,14 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
           "client.timeout_s is not imported");
     }
   }
+}
 
-  // Backoff: a window from base_interval doubling to max_interval, delay
-  // uniform in [0, window): full jitter, multiplier 2.
+// Backoff: a window from base_interval doubling to max_interval, delay
+// uniform in [0, window): full jitter, multiplier 2.
+void read_backoff(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& rp = p.rp;
+  const std::string& rp_key = p.rp_key;
   YAML::Node bo = get(rp, "retry_back_off");
   std::string bo_key = join(rp_key, "retry_back_off");
   double base = kEnvoyBaseInterval, cap = 0;
@@ -435,6 +448,49 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
       mi ? at(r.file, bo_key + ".max_interval", mi).text() + ": " + human_duration(cap)
          : "max_interval left out: Envoy uses 10 x base_interval = " + human_duration(cap);
   l.from["client.backoff.jitter"] = "Envoy draws each delay uniformly in [0, window)";
+}
+
+}  // namespace
+
+void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
+  LayerPolicy& l = r.layer;
+  EnvoyParts parts = collect_parts(docs, r);
+  bool has_route = !parts.routes.empty() || !parts.bare.empty();
+  l.format = has_route && !parts.breakers.empty() ? "Envoy route + cluster"
+             : has_route                          ? "Envoy route"
+                                                  : "Envoy cluster";
+  read_budget(parts.breakers, r);
+  if (!has_route) {
+    if (parts.breakers.empty())
+      fail({r.file, "", docs.empty() ? 0 : line_of(docs[0])},
+           "no Envoy retry_policy or circuit_breakers found");
+    return;
+  }
+  l.has_retry_policy = true;
+  l.counting = "retries";
+  if (parts.breakers.empty()) {
+    // No cluster given: the cluster the route sends to has Envoy's defaults
+    // (a cluster file read with this one replaces them).
+    set_retry_cap(l, kEnvoyDefaultMaxRetries,
+                  r.file +
+                      ": no cluster circuit_breakers given, so max_retries keeps Envoy's "
+                      "default 3");
+    l.budget_from = l.from["client.budget.kind"];
+  }
+  RetryPolicyAt p = find_retry_policy(parts, r);
+  const YAML::Node& rp = p.rp;
+  if (!rp.IsMap()) fail(at(r.file, p.rp_key, rp), "must be an object");
+  r.check_fields(
+      rp, p.rp_key,
+      {"retry_on", "num_retries", "per_try_timeout", "per_try_idle_timeout", "retry_priority",
+       "retry_host_predicate", "retry_options_predicates", "host_selection_retry_max_attempts",
+       "retriable_status_codes", "retry_back_off", "rate_limited_retry_back_off",
+       "retriable_headers", "retriable_request_headers", "timeout"},
+      true);
+  double deadline = read_route_timeout(p, r);
+  std::string retry_on = read_retries(p, r);
+  read_per_try_timeout(p, retry_on, deadline, r);
+  read_backoff(p, r);
   if (get(rp, "rate_limited_retry_back_off"))
     l.notes.push_back("rate_limited_retry_back_off (reset headers) is not modelled");
   if (get(rp, "retry_host_predicate"))

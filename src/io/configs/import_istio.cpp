@@ -30,15 +30,8 @@ double istio_duration(const YAML::Node& n, const Where& w) {
   return v;
 }
 
-void read_virtual_service(const YAML::Node& d, Reader& r) {
-  LayerPolicy& l = r.layer;
-  r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
-  YAML::Node spec = d["spec"];
-  if (!spec || !spec.IsMap()) fail(at(r.file, "spec", d), "a VirtualService needs a spec");
-  r.check_fields(spec, "spec", {"hosts", "gateways", "http", "tls", "tcp", "exportTo"});
-  YAML::Node http = spec["http"];
-  if (!http || !http.IsSequence() || http.size() == 0)
-    fail(at(r.file, "spec.http", http ? http : spec), "a list of HTTP routes is needed");
+// The route read: the first that sets retries, else the first.
+size_t pick_route(YAML::Node http, const Reader& r) {
   size_t pick = 0;
   int with_retries = 0;
   for (size_t i = 0; i < http.size(); ++i) {
@@ -53,12 +46,12 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   if (with_retries > 1)
     r.warn(at(r.file, "spec.http", http),
            std::to_string(with_retries) + " routes set retries; the first is read");
-  std::string hk = "spec.http[" + std::to_string(pick) + "]";
-  YAML::Node route = http[pick];
-  l.has_retry_policy = true;
-  l.counting = "retries";
-  l.count_field = "retries.attempts";
+  return pick;
+}
 
+// The route timeout: the whole request, all attempts included.
+void read_route_timeout(YAML::Node route, const std::string& hk, Reader& r) {
+  LayerPolicy& l = r.layer;
   YAML::Node to = route["timeout"];
   if (to) {
     Where w = at(r.file, hk + ".timeout", to);
@@ -69,13 +62,22 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
     l.from["client.deadline_s"] =
         at(r.file, hk, route).text() + ": no timeout (Istio's route timeout is off by default)";
   }
+}
 
-  YAML::Node re = route["retries"];
+// The route's retries block (null when left out) and its path.
+struct RetriesAt {
+  YAML::Node route, re;
+  std::string hk, rk;
+};
+
+// Retries: attempts, or Istio's default policy without a block. Returns retryOn.
+std::string read_retries(const RetriesAt& where, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node route = where.route, re = where.re;
+  const std::string &hk = where.hk, &rk = where.rk;
   long long attempts = 2;
   std::string retry_on =
       "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
-  YAML::Node ptt = missing();
-  std::string rk = hk + ".retries";
   if (re) {
     if (!re.IsMap()) fail(at(r.file, rk, re), "must be an object");
     r.check_fields(re, rk,
@@ -99,7 +101,6 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
                                  "without a retries block gets the default 2)";
     }
     if (re["retryOn"]) retry_on = text(re["retryOn"], at(r.file, rk + ".retryOn", re["retryOn"]));
-    ptt = re["perTryTimeout"];
   } else {
     l.from["client.retries"] = at(r.file, hk, route).text() +
                                ": no retries block: Istio's default policy, 2 retries on "
@@ -117,6 +118,15 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   }
   l.retries = static_cast<int>(attempts);
 
+  return retry_on;
+}
+
+// perTryTimeout, and whether a timed-out attempt is retried.
+void read_per_try_timeout(const RetriesAt& where, const std::string& retry_on, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node route = where.route, re = where.re;
+  const std::string &hk = where.hk, &rk = where.rk;
+  YAML::Node ptt = re ? re["perTryTimeout"] : missing();
   if (ptt) {
     Where w = at(r.file, rk + ".perTryTimeout", ptt);
     double t = istio_duration(ptt, w);
@@ -149,6 +159,12 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
           "client.timeout_s is not imported");
     }
   }
+}
+
+void read_backoff(const RetriesAt& where, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node re = where.re;
+  const std::string& rk = where.rk;
   // Istio sets no backoff of its own: Envoy's default, 25 ms doubling to 250 ms.
   l.backoff.base_s = 0.025;
   l.backoff.cap_s = 0.25;
@@ -175,6 +191,28 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
                            : "Envoy's max_interval default: 10 x base";
     }
   }
+}
+
+void read_virtual_service(const YAML::Node& d, Reader& r) {
+  LayerPolicy& l = r.layer;
+  r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
+  YAML::Node spec = d["spec"];
+  if (!spec || !spec.IsMap()) fail(at(r.file, "spec", d), "a VirtualService needs a spec");
+  r.check_fields(spec, "spec", {"hosts", "gateways", "http", "tls", "tcp", "exportTo"});
+  YAML::Node http = spec["http"];
+  if (!http || !http.IsSequence() || http.size() == 0)
+    fail(at(r.file, "spec.http", http ? http : spec), "a list of HTTP routes is needed");
+  size_t pick = pick_route(http, r);
+  std::string hk = "spec.http[" + std::to_string(pick) + "]";
+  YAML::Node route = http[pick];
+  l.has_retry_policy = true;
+  l.counting = "retries";
+  l.count_field = "retries.attempts";
+  read_route_timeout(route, hk, r);
+  RetriesAt retries{route, route["retries"], hk, hk + ".retries"};
+  std::string retry_on = read_retries(retries, r);
+  read_per_try_timeout(retries, retry_on, r);
+  read_backoff(retries, r);
   if (!l.has_budget_part) {
     l.budget.kind = BudgetKind::none;
     l.from["client.budget.kind"] = r.file +
@@ -182,6 +220,70 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
                                    "retry circuit breaker, so nothing limits retries";
     l.budget_from = l.from["client.budget.kind"];
   }
+}
+
+// trafficPolicy.retryBudget: Envoy's retry budget (a share of the requests in
+// flight, with a floor).
+void read_retry_budget(YAML::Node rb, Reader& r) {
+  LayerPolicy& l = r.layer;
+  std::string k = "spec.trafficPolicy.retryBudget";
+  if (!rb.IsMap()) fail(at(r.file, k, rb), "must be an object");
+  r.check_fields(rb, k, {"percent", "minRetryConcurrency", "budgetInterval"});
+  if (rb["budgetInterval"])
+    l.notes.push_back(k +
+                      ".budgetInterval (Istio 1.31+) is not modelled: the budget's base is "
+                      "read as the requests in flight, not the requests started in the "
+                      "interval");
+  double percent = 20, minc = 3;
+  if (rb["percent"]) {
+    Where w = at(r.file, k + ".percent", rb["percent"]);
+    percent = wrapped_number(rb["percent"], w);
+    if (percent < 0 || percent > 100) fail(w, "out of range; allowed 0 to 100");
+    l.from["client.budget.ratio"] = w.text() + ": " + number_text(percent) + "%";
+  } else {
+    l.from["client.budget.ratio"] = at(r.file, k, rb).text() + ": percent left out (20%)";
+  }
+  if (rb["minRetryConcurrency"]) {
+    // 0 counts as left out (applyRetryBudget: "MinRetryConcurrency > 0").
+    Where w = at(r.file, k + ".minRetryConcurrency", rb["minRetryConcurrency"]);
+    minc = static_cast<double>(whole(rb["minRetryConcurrency"], w, 0, 1LL << 32));
+    bool zero = minc == 0;
+    if (zero) minc = 3;
+    l.from["client.budget.min_concurrency"] =
+        w.text() + (zero ? ": 0 is read by Istio as left out (3)" : std::string());
+  } else {
+    l.from["client.budget.min_concurrency"] =
+        at(r.file, k, rb).text() + ": minRetryConcurrency left out (3)";
+  }
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", percent / 100);
+  l.set_budget("min_concurrency", minc);
+  l.from["client.budget.kind"] = at(r.file, k, rb).text() + ": Envoy retry budget via Istio";
+}
+
+// connectionPool.http.maxRetries without a retryBudget: a fixed cap on
+// concurrent retries.
+void read_max_retries(YAML::Node mr, Reader& r) {
+  LayerPolicy& l = r.layer;
+  // Istio writes Envoy's max_retries only when maxRetries > 0; otherwise
+  // it keeps 4294967295 (applyConnectionPool, getDefaultCircuitBreakerThresholds
+  // in pilot/pkg/networking/core/cluster_traffic_policy.go).
+  Where w = at(r.file, "spec.trafficPolicy.connectionPool.http.maxRetries", mr);
+  double n = static_cast<double>(whole(mr, w, 0, 1LL << 32));
+  if (n == 0 || n > key_or_throw("client.budget.min_concurrency").max) {
+    l.from["client.budget.kind"] =
+        w.text() + ": " + number_text(n) +
+        (n == 0 ? " is read by Istio as left out" : " concurrent retries is no limit") +
+        "; Istio lifts Envoy's retry limit, so nothing limits retries";
+    return;
+  }
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", 0);
+  l.set_budget("min_concurrency", n);
+  l.from["client.budget.kind"] =
+      w.text() + ": a fixed cap of " + number_text(n) + " concurrent retries, no retryBudget";
+  l.from["client.budget.ratio"] = w.text() + ": maxRetries has no share of traffic";
+  l.from["client.budget.min_concurrency"] = w.text();
 }
 
 void read_destination_rule(const YAML::Node& d, Reader& r) {
@@ -208,62 +310,10 @@ void read_destination_rule(const YAML::Node& d, Reader& r) {
                             tp["connectionPool"]["http"] && tp["connectionPool"]["http"].IsMap()
                         ? tp["connectionPool"]["http"]["maxRetries"]
                         : missing();
-    if (rb) {
-      std::string k = "spec.trafficPolicy.retryBudget";
-      if (!rb.IsMap()) fail(at(r.file, k, rb), "must be an object");
-      r.check_fields(rb, k, {"percent", "minRetryConcurrency", "budgetInterval"});
-      if (rb["budgetInterval"])
-        l.notes.push_back(k +
-                          ".budgetInterval (Istio 1.31+) is not modelled: the budget's base is "
-                          "read as the requests in flight, not the requests started in the "
-                          "interval");
-      double percent = 20, minc = 3;
-      if (rb["percent"]) {
-        Where w = at(r.file, k + ".percent", rb["percent"]);
-        percent = wrapped_number(rb["percent"], w);
-        if (percent < 0 || percent > 100) fail(w, "out of range; allowed 0 to 100");
-        l.from["client.budget.ratio"] = w.text() + ": " + number_text(percent) + "%";
-      } else {
-        l.from["client.budget.ratio"] = at(r.file, k, rb).text() + ": percent left out (20%)";
-      }
-      if (rb["minRetryConcurrency"]) {
-        // 0 counts as left out (applyRetryBudget: "MinRetryConcurrency > 0").
-        Where w = at(r.file, k + ".minRetryConcurrency", rb["minRetryConcurrency"]);
-        minc = static_cast<double>(whole(rb["minRetryConcurrency"], w, 0, 1LL << 32));
-        bool zero = minc == 0;
-        if (zero) minc = 3;
-        l.from["client.budget.min_concurrency"] =
-            w.text() + (zero ? ": 0 is read by Istio as left out (3)" : std::string());
-      } else {
-        l.from["client.budget.min_concurrency"] =
-            at(r.file, k, rb).text() + ": minRetryConcurrency left out (3)";
-      }
-      l.budget.kind = BudgetKind::envoy_concurrency;
-      l.set_budget("ratio", percent / 100);
-      l.set_budget("min_concurrency", minc);
-      l.from["client.budget.kind"] = at(r.file, k, rb).text() + ": Envoy retry budget via Istio";
-    } else if (mr) {
-      // Istio writes Envoy's max_retries only when maxRetries > 0; otherwise
-      // it keeps 4294967295 (applyConnectionPool, getDefaultCircuitBreakerThresholds
-      // in pilot/pkg/networking/core/cluster_traffic_policy.go).
-      Where w = at(r.file, "spec.trafficPolicy.connectionPool.http.maxRetries", mr);
-      double n = static_cast<double>(whole(mr, w, 0, 1LL << 32));
-      if (n == 0 || n > key_or_throw("client.budget.min_concurrency").max) {
-        l.from["client.budget.kind"] =
-            w.text() + ": " + number_text(n) +
-            (n == 0 ? " is read by Istio as left out" : " concurrent retries is no limit") +
-            "; Istio lifts Envoy's retry limit, so nothing limits retries";
-        l.budget_from = l.from["client.budget.kind"];
-        return;
-      }
-      l.budget.kind = BudgetKind::envoy_concurrency;
-      l.set_budget("ratio", 0);
-      l.set_budget("min_concurrency", n);
-      l.from["client.budget.kind"] =
-          w.text() + ": a fixed cap of " + number_text(n) + " concurrent retries, no retryBudget";
-      l.from["client.budget.ratio"] = w.text() + ": maxRetries has no share of traffic";
-      l.from["client.budget.min_concurrency"] = w.text();
-    }
+    if (rb)
+      read_retry_budget(rb, r);
+    else if (mr)
+      read_max_retries(mr, r);
   }
   l.budget_from = l.from["client.budget.kind"];
 }

@@ -110,7 +110,7 @@ void read_events_jsonl(LineReader& in, TimeBase& base, incident::Accumulator& ac
   std::string_view line;
   while (in.next(line)) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    incident::SessionEvent e;
+    incident::EventRecord e;
     bool has_t = false, has_ev = false;
     std::string_view ev;
     ObjectScanner(line, in).members([&](std::string_view key, std::string_view v, bool str) {

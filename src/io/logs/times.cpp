@@ -1,15 +1,16 @@
 #include "io/logs/times.hpp"
 
-#include <charconv>
+#include <chrono>
 #include <cmath>
 
 #include "model/keys.hpp"
+#include "text/clock.hpp"
 
 namespace retrystorm::logs {
 
 namespace {
 
-constexpr double kDay = 86400;
+using text::kDay;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '"')) s.remove_prefix(1);
@@ -28,16 +29,6 @@ std::optional<int> digits(std::string_view s, size_t at, size_t width) {
   return v;
 }
 
-// Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  unsigned yoe = static_cast<unsigned>(y - era * 400);
-  unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
 // "2024-03-10T19:40:00.250Z" (or a space for T; an offset "+01:00") as Unix seconds.
 std::optional<double> parse_date_time(std::string_view s) {
   auto y = digits(s, 0, 4), mo = digits(s, 5, 2), d = digits(s, 8, 2);
@@ -47,10 +38,12 @@ std::optional<double> parse_date_time(std::string_view s) {
   if (!h || !mi || !se || s[13] != ':' || s[16] != ':' || *mo < 1 || *mo > 12 || *d < 1 ||
       *d > 31 || *h > 23 || *mi > 59 || *se > 60)
     return std::nullopt;
-  double t = static_cast<double>(
-                 days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d))) *
-                 kDay +
-             *h * 3600.0 + *mi * 60.0 + *se;
+  // Days since 1970-01-01 by the proleptic Gregorian calendar of <chrono>.
+  std::chrono::year_month_day date{std::chrono::year{*y},
+                                   std::chrono::month{static_cast<unsigned>(*mo)},
+                                   std::chrono::day{static_cast<unsigned>(*d)}};
+  auto days = std::chrono::sys_days{date}.time_since_epoch().count();
+  double t = static_cast<double>(days) * kDay + *h * text::kHour + *mi * text::kMinute + *se;
   size_t at = 19;
   if (at < s.size() && s[at] == '.') {
     size_t end = at + 1;
@@ -64,7 +57,7 @@ std::optional<double> parse_date_time(std::string_view s) {
   if (zone.empty() || zone == "Z") return t;
   auto zh = digits(zone, 1, 2), zm = digits(zone, 4, 2);
   if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || !zh || !zm) return std::nullopt;
-  double offset = *zh * 3600.0 + *zm * 60.0;
+  double offset = *zh * text::kHour + *zm * text::kMinute;
   return zone[0] == '+' ? t - offset : t + offset;
 }
 
@@ -83,26 +76,7 @@ std::optional<double> parse_number(std::string_view text) {
 }
 
 std::optional<double> parse_clock(std::string_view text) {
-  text = trim(text);
-  // A clock is never negative; days beyond kMaxClockDays are not a time of a log.
-  constexpr double kMaxClockDays = 1e6;
-  if (auto v = parse_number(text)) return *v >= 0 ? v : std::nullopt;
-  double days = 0;
-  if (auto d = text.find('d'); d != std::string_view::npos) {
-    auto n = parse_number(text.substr(0, d));
-    if (!n || *n < 0 || *n != std::floor(*n) || *n > kMaxClockDays) return std::nullopt;
-    days = *n;
-    text.remove_prefix(d + 1);
-  }
-  auto h = digits(text, 0, 2), m = digits(text, 3, 2);
-  if (!h || !m || text.size() < 5 || text[2] != ':' || *h > 23 || *m > 59) return std::nullopt;
-  double s = 0;
-  if (text.size() > 5) {
-    auto sec = text[5] == ':' ? parse_number(text.substr(6)) : std::nullopt;
-    if (!sec || *sec < 0 || *sec >= 61) return std::nullopt;
-    s = *sec;
-  }
-  return days * kDay + *h * 3600.0 + *m * 60.0 + s;
+  return text::parse_clock(trim(text));
 }
 
 std::optional<double> parse_time(std::string_view text, TimeBase& base) {

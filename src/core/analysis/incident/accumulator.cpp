@@ -7,7 +7,7 @@ namespace retrystorm::incident {
 
 namespace {
 
-constexpr double kHour = 3600;
+using text::kHour;
 // Error lines per session above this share one histogram bar.
 constexpr int kHistogramTop = 40;
 // A session counts as opening with a full batch from this many items (the
@@ -24,7 +24,8 @@ double& error_line(SessionRecord& s, int status) {
 }
 
 bool repeats_last_error(std::string_view outcome) {
-  return outcome == "killed_asleep" || outcome == "failed_fast" || outcome == "ladder_exhausted";
+  auto o = outcome_from_name(outcome);
+  return o == Outcome::killed_asleep || o == Outcome::failed_fast || o == Outcome::ladder_exhausted;
 }
 
 }  // namespace
@@ -32,7 +33,7 @@ bool repeats_last_error(std::string_view outcome) {
 Accumulator::Accumulator(AnalysisOptions options)
     : options_(std::move(options)),
       error_histogram_(kHistogramTop + 1, 0.0),
-      outcome_counts_(8, 0.0) {}
+      outcome_counts_(session_log::kOutcomeCount, 0.0) {}
 
 void Accumulator::add_unknown(const std::string& figure, const std::string& reason) {
   for (const auto& u : unknowns_)
@@ -93,7 +94,7 @@ void Accumulator::add(const SessionRecord& s) {
   }
 }
 
-void Accumulator::add(const SessionEvent& e) {
+void Accumulator::add(const EventRecord& e) {
   if (!anchor_) {
     held_.emplace_back(
         HeldEvent{e, std::string(e.sid), std::string(e.outcome), std::string(e.item_kind)});
@@ -167,7 +168,7 @@ void Accumulator::add_counts(const SessionRecord& s) {
   add_queue(start, s);
   outcome_counts_[static_cast<size_t>(s.outcome)] += 1;
   totals_.sessions += 1;
-  DayRow& day = days_[static_cast<int64_t>(std::floor(s.start_s / (24 * kHour)))];
+  DayRow& day = days_[static_cast<int64_t>(std::floor(s.start_s / text::kDay))];
   day.launches += 1;
   day.completions += ok ? 1 : 0;
   day.lines_429 += s.lines_429;
@@ -279,7 +280,7 @@ void Accumulator::add_bucket(const CountBucket& b) {
   totals_.completed += b.successes;
   totals_.failed += b.timeouts;
   totals_.errors.lines += b.timeouts;
-  DayRow& day = days_[static_cast<int64_t>(std::floor(b.t_s / (24 * kHour)))];
+  DayRow& day = days_[static_cast<int64_t>(std::floor(b.t_s / text::kDay))];
   day.launches += b.starts;
   day.completions += b.successes;
   day.errors += b.timeouts;
@@ -310,7 +311,7 @@ void Accumulator::attribute(Live& live, double t, Phase phase) {
 
 // An error answer: the session's ladder count always moves on; the hour
 // counts it when it falls inside the window.
-void Accumulator::event_error(Live& live, const SessionEvent& e) {
+void Accumulator::event_error(Live& live, const EventRecord& e) {
   error_line(live.rebuilt, e.status) += 1;
   if (!outside(e.t, e.t)) {
     Hour& h = hour(e.t);
@@ -328,7 +329,7 @@ void Accumulator::event_error(Live& live, const SessionEvent& e) {
   live.last_error_t = e.t;
 }
 
-void Accumulator::event_end(Live& live, const SessionEvent& e) {
+void Accumulator::event_end(Live& live, const EventRecord& e) {
   // The last line of a session that dies asleep or fails fast repeats its error.
   if (repeats_last_error(e.outcome) && live.last_status != 0) {
     live.rebuilt.repeated_lines += 1;
@@ -345,11 +346,12 @@ void Accumulator::event_end(Live& live, const SessionEvent& e) {
   add_record(r);  // kept only when it started inside the window
 }
 
-void Accumulator::add_event(const SessionEvent& e) {
+void Accumulator::add_event(const EventRecord& e) {
   saw_events_ = true;
   if (e.kind == EventKind::arrival) {
     // The demand profile counts pings; notifications and anchors are scheduled.
-    bool ping = e.item_kind.empty() || e.item_kind == "ping";
+    bool ping = e.item_kind.empty() ||
+                e.item_kind == session_log::item_kind_name(session_log::ItemKind::ping);
     if (!outside(e.t, e.t) && ping) hour(e.t).arrivals += 1;
     return;
   }

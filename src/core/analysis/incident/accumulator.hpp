@@ -23,7 +23,7 @@ class Accumulator {
   explicit Accumulator(AnalysisOptions options);
 
   void add(const SessionRecord& s);
-  void add(const SessionEvent& e);
+  void add(const EventRecord& e);
   void add(const CountBucket& b);
 
   // With no sessions file, sessions are rebuilt from launch and end events.
@@ -46,6 +46,16 @@ class Accumulator {
   // The deadline: --deadline, else the one the killed sessions' durations
   // are pinned to (unknown when they are not).
   double killed_deadline();
+
+  // finish(), one report section each (finish.cpp).
+  struct HourTotals;
+  HourTotals add_hours(Report& r, bool rows_split);
+  void set_ceiling(Report& r);
+  void set_little(Report& r, const HourTotals& t);
+  void set_occupancy(Report& r, const HourTotals& t, bool rows_split);
+  void set_error_signal(Report& r);
+  void set_durations(Report& r);
+  void set_ladder(Report& r);
 
   // Everything one hour collects before finish() turns it into a HourRow.
   struct Hour {
@@ -77,7 +87,7 @@ class Accumulator {
 
   // An event kept until the anchor is known: its text copied.
   struct HeldEvent {
-    SessionEvent e;
+    EventRecord e;
     std::string sid, outcome, item_kind;
   };
   // Fixes the anchor from the records held so far and adds them.
@@ -85,7 +95,7 @@ class Accumulator {
   // True (and counted) when `t` is an outlier.
   bool drop(double t);
   void add_record(const SessionRecord& s);
-  void add_event(const SessionEvent& e);
+  void add_event(const EventRecord& e);
   void add_bucket(const CountBucket& b);
 
   bool outside(double start, double end) const;
@@ -100,8 +110,9 @@ class Accumulator {
   void add_errors_and_split(const SessionRecord& s);
   void add_shape(const SessionRecord& s);
   void attribute(Live& live, double t, Phase phase);
-  void event_error(Live& live, const SessionEvent& e);
-  void event_end(Live& live, const SessionEvent& e);
+  void event_error(Live& live, const EventRecord& e);
+  void event_end(Live& live, const EventRecord& e);
+  HourRow hour_row(const Hour& h, int64_t hour, double ceiling, bool rows_split) const;
 
   AnalysisOptions options_;
   std::optional<double> anchor_;
@@ -128,6 +139,6 @@ class Accumulator {
 };
 
 // The ranked findings for a finished report (diagnosis.cpp).
-std::vector<Finding> diagnose(const Report& r);
+std::vector<Diagnosis> diagnose(const Report& r);
 
 }  // namespace retrystorm::incident

@@ -46,18 +46,18 @@ std::vector<int64_t> longest_dead_stretch(const Report& r) {
   return best;
 }
 
-void dead_dependency(const Report& r, std::vector<Finding>& out) {
+void dead_dependency(const Report& r, std::vector<Diagnosis>& out) {
   const ErrorSignal& e = r.errors;
   double related = r.failed - r.crashed;  // crashes are unrelated to the dependency
   if (related < 3 || e.failed_with_errors < kErringFailures * related) return;
   const FailureLoad& fl = r.failure_load;
   auto stretch = longest_dead_stretch(r);
   std::string status = status_of(r);
-  Finding f{"dead_dependency",
-            "Dead dependency: the " + status + " answers, not load, failed the " + r.unit,
-            0.6,
-            {},
-            ""};
+  Diagnosis f{"dead_dependency",
+              "Dead dependency: the " + status + " answers, not load, failed the " + r.unit,
+              0.6,
+              {},
+              ""};
   f.evidence.push_back(num(e.failed_with_errors) + " of " + num(r.failed) + " failed " + r.unit +
                        " met " + status + " answers (" + num(e.lines) + " error lines in all).");
   if (fl.low_load_failing.size() >= 2) {
@@ -91,25 +91,25 @@ void dead_dependency(const Report& r, std::vector<Finding>& out) {
   out.push_back(f);
 }
 
-std::string ladder_sum_text(const LadderCheck& l) {
+std::string ladder_sum_text(const LoggedLadder& l) {
   std::string sum;
   for (double s : l.steps_s) sum += (sum.empty() ? "" : " + ") + span_label(s);
   return sum + " = " + span_label(l.sum_s);
 }
 
-void ladder_longer_than_deadline(const Report& r, std::vector<Finding>& out) {
+void ladder_longer_than_deadline(const Report& r, std::vector<Diagnosis>& out) {
   const Durations& d = r.durations;
-  const LadderCheck& l = r.ladder;
+  const LoggedLadder& l = r.ladder;
   bool pinned = known(d.pinned_share) && d.pinned_share >= kPinnedMajority && d.failures >= 3;
   if (!pinned) return;  // a long ladder whose sessions fail fast is already fixed
   bool longer = known(l.over_s) && l.over_s > 0;
   if (known(l.over_s) && !longer) return;
-  Finding f{"ladder_longer_than_deadline",
-            longer ? "The backoff ladder is longer than the deadline"
-                   : "Failures pinned to the deadline: likely a ladder longer than it",
-            longer ? 0.95 : 0.7,
-            {},
-            ""};
+  Diagnosis f{"ladder_longer_than_deadline",
+              longer ? "The backoff ladder is longer than the deadline"
+                     : "Failures pinned to the deadline: likely a ladder longer than it",
+              longer ? 0.95 : 0.7,
+              {},
+              ""};
   if (longer)
     f.evidence.push_back("Ladder (" + l.source + "): " + ladder_sum_text(l) + " against a " +
                          span_label(l.deadline_s) + " deadline: " + span_label(l.over_s) +
@@ -131,16 +131,16 @@ void ladder_longer_than_deadline(const Report& r, std::vector<Finding>& out) {
   out.push_back(f);
 }
 
-void fake_saturation(const Report& r, std::vector<Finding>& out) {
+void fake_saturation(const Report& r, std::vector<Diagnosis>& out) {
   const FakeSaturation& s = r.fake;
   if (s.hours.empty() || r.errors.lines <= 0) return;
   bool asleep = known(s.asleep_share) && s.asleep_share >= kAsleepMajority;
   if (known(s.asleep_share) && !asleep) return;
-  Finding f{"fake_saturation",
-            "Retry-driven fake saturation: the slots are full of sleepers",
-            asleep ? 0.85 : 0.55,
-            {},
-            ""};
+  Diagnosis f{"fake_saturation",
+              "Retry-driven fake saturation: the slots are full of sleepers",
+              asleep ? 0.85 : 0.55,
+              {},
+              ""};
   f.evidence.push_back(hour_ranges(s.hours) + ": " + num(s.in_flight) + " in flight on average " +
                        "against a ceiling of " + num(r.ceiling) + " (" + r.ceiling_source + "), " +
                        num(s.completions_per_hour) + " completions an hour.");
@@ -186,15 +186,15 @@ std::string queue_at_open_text(const Report& r) {
 
 namespace {
 
-void batch_cuts_newest(const Report& r, std::vector<Finding>& out) {
+void batch_cuts_newest(const Report& r, std::vector<Diagnosis>& out) {
   const BatchCut& b = r.batch;
   double cut = std::max(b.killed_working_full, b.anchor_cut);
   if (cut < 1) return;
-  Finding f{"batch_deadline_cuts_newest",
-            "The batch deadline cuts the newest items: full batches killed while working",
-            b.anchor_cut >= 1 ? 0.75 : 0.5,
-            {},
-            ""};
+  Diagnosis f{"batch_deadline_cuts_newest",
+              "The batch deadline cuts the newest items: full batches killed while working",
+              b.anchor_cut >= 1 ? 0.75 : 0.5,
+              {},
+              ""};
   f.evidence.push_back(num(b.killed_working) + " " + r.unit +
                        " were killed working at the "
                        "deadline; " +
@@ -205,7 +205,7 @@ void batch_cuts_newest(const Report& r, std::vector<Finding>& out) {
     f.evidence.push_back(num(b.anchor_cut) +
                          " had the anchor in their batch and did not finish it.");
   std::string at;
-  for (double t : b.examples_start_s) at += (at.empty() ? "" : ", ") + clock_label(t);
+  for (double t : b.examples_start_s) at += (at.empty() ? "" : ", ") + format_clock(t);
   if (!at.empty()) f.evidence.push_back("Started at " + at + ".");
   if (std::string q = queue_at_open_text(r); !q.empty()) f.evidence.push_back(q);
   f.fix =
@@ -214,7 +214,7 @@ void batch_cuts_newest(const Report& r, std::vector<Finding>& out) {
   out.push_back(f);
 }
 
-void genuine_overload(const Report& r, std::vector<Finding>& out) {
+void genuine_overload(const Report& r, std::vector<Diagnosis>& out) {
   const FailureLoad& fl = r.failure_load;
   if (!known(fl.correlation) || fl.correlation < kOverloadCorrelation || r.failed < 3) return;
   if (known(r.durations.pinned_share) && r.durations.pinned_share >= kPinnedMajority) return;
@@ -224,7 +224,7 @@ void genuine_overload(const Report& r, std::vector<Finding>& out) {
   for (const auto& h : r.hours)
     if (known(h.utilization) && h.utilization >= kBusy) busy.push_back(h.hour);
   if (busy.empty()) return;
-  Finding f{"genuine_overload", "Genuine overload: failures follow load", 0.65, {}, ""};
+  Diagnosis f{"genuine_overload", "Genuine overload: failures follow load", 0.65, {}, ""};
   f.evidence.push_back("Failure share against load, by hour: correlation " + num(fl.correlation) +
                        ".");
   f.evidence.push_back("Busy hours (utilization at least " + pct(kBusy) +
@@ -235,11 +235,11 @@ void genuine_overload(const Report& r, std::vector<Finding>& out) {
   out.push_back(f);
 }
 
-void healthy(const Report& r, std::vector<Finding>& out) {
+void healthy(const Report& r, std::vector<Diagnosis>& out) {
   if (r.sessions <= 0) return;
   double fail_share = r.failed / r.sessions;
   if (fail_share > kHealthyFailShare || r.errors.lines > 0) return;
-  Finding f{"healthy", "No incident: the log looks healthy", 0.9, {}, ""};
+  Diagnosis f{"healthy", "No incident: the log looks healthy", 0.9, {}, ""};
   f.evidence.push_back(num(r.completed) + " of " + num(r.sessions) + " " + r.unit + " completed (" +
                        pct(1 - fail_share) + "); no error answers.");
   if (known(r.durations.median_ok_s))
@@ -251,8 +251,8 @@ void healthy(const Report& r, std::vector<Finding>& out) {
 
 }  // namespace
 
-std::vector<Finding> diagnose(const Report& r) {
-  std::vector<Finding> out;
+std::vector<Diagnosis> diagnose(const Report& r) {
+  std::vector<Diagnosis> out;
   healthy(r, out);
   dead_dependency(r, out);
   ladder_longer_than_deadline(r, out);
@@ -260,7 +260,7 @@ std::vector<Finding> diagnose(const Report& r) {
   batch_cuts_newest(r, out);
   genuine_overload(r, out);
   std::stable_sort(out.begin(), out.end(),
-                   [](const Finding& a, const Finding& b) { return a.score > b.score; });
+                   [](const Diagnosis& a, const Diagnosis& b) { return a.score > b.score; });
   return out;
 }
 

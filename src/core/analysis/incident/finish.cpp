@@ -10,7 +10,7 @@ namespace retrystorm::incident {
 
 namespace {
 
-constexpr double kHour = 3600;
+using text::kHour;
 constexpr double kPinnedWindow = 60;   // failures within a minute of the deadline are pinned
 constexpr double kNearCeiling = 0.6;   // fake saturation: L at least this share of the ceiling
 constexpr double kLowLoad = 0.35;      // a failing hour is low load below this utilization
@@ -114,9 +114,53 @@ std::string outlier_warning(double dropped, double anchor, double first) {
   std::snprintf(buf, sizeof buf,
                 "%.0f %s dropped as outliers: their times lie more than %.0f days from the bulk "
                 "of the log (around %s); the first at %.0f s. A broken clock or a stray row?",
-                dropped, dropped == 1 ? "record" : "records", Accumulator::kOutlierSpan / 86400,
-                clock_label(anchor).c_str(), first);
+                dropped, dropped == 1 ? "record" : "records",
+                Accumulator::kOutlierSpan / text::kDay, format_clock(anchor).c_str(), first);
   return buf;
+}
+
+// Fake saturation: near the ceiling, almost nothing completes.
+void find_fake_saturation(Report& r) {
+  auto& f = r.fake;
+  f.threshold = kNearCeiling;
+  double f_l = 0, f_done = 0, f_sleep = 0, f_split = 0;
+  for (const auto& row : r.hours) {
+    bool near = known(r.ceiling) && row.in_flight >= kNearCeiling * r.ceiling && row.in_flight > 0;
+    bool idle = row.completions <= std::max(1.0, 0.1 * row.launches);
+    if (!near || !idle) continue;
+    f.hours.push_back(row.hour);
+    f_l += row.in_flight;
+    f_done += row.completions;
+    if (known(row.asleep)) f_sleep += row.asleep, f_split += row.working + row.blocked + row.asleep;
+  }
+  if (!f.hours.empty()) {
+    f.in_flight = f_l / static_cast<double>(f.hours.size());
+    f.completions_per_hour = f_done / static_cast<double>(f.hours.size());
+    if (f_split > 0) f.asleep_share = f_sleep / f_split;
+  }
+}
+
+// Failures against load: how they follow it, and the hours that fail at low load.
+void set_failure_load(Report& r) {
+  auto& fl = r.failure_load;
+  std::vector<double> loads, fail_shares;
+  for (const auto& row : r.hours) {
+    if (row.launches > 0 && known(row.failure_share)) {
+      loads.push_back(row.in_flight);
+      fail_shares.push_back(row.failure_share);
+    }
+  }
+  fl.correlation = correlation(loads, fail_shares);
+  for (const auto& row : r.hours) {
+    // Only failures after error answers speak for a dead dependency: crashes on a
+    // healthy day and a clean deadline kill in the hour after recovery do not.
+    bool low = known(row.utilization) && row.utilization <= kLowLoad;
+    if (!low || row.launches < 1 || row.erring_failure_share < kAllFailed) continue;
+    fl.low_load_failing.push_back(row.hour);
+    fl.low_load_sessions += row.launches;
+    fl.low_load_failed += row.erring_failure_share * row.launches;
+    fl.low_load_peak = std::max(fl.low_load_peak, row.peak);
+  }
 }
 
 }  // namespace
@@ -125,6 +169,13 @@ double Accumulator::killed_deadline() {
   if (options_.deadline_s) return *options_.deadline_s;
   return pinned_deadline(killed_durations_, 1, 0.5);
 }
+
+// What the hour rows add up to, for the figures over the whole log.
+struct Accumulator::HourTotals {
+  double busy = 0, durations = 0;         // seconds in flight, of session durations
+  double work = 0, block = 0, sleep = 0;  // mean sessions in each state, summed over hours
+  bool calls_known = false;               // some hour counted its calls
+};
 
 Report Accumulator::finish() {
   if (!anchor_) settle();
@@ -143,6 +194,27 @@ Report Accumulator::finish() {
     r.findings = diagnose(r);
     return r;
   }
+  // Sessions' rows split their time into working, blocked and asleep.
+  bool rows_split = split_sessions_ > 0 && split_sessions_ >= r.sessions - 0.5;
+  HourTotals totals = add_hours(r, rows_split);
+  set_little(r, totals);
+  for (auto& [day, row] : days_) {
+    row.day = day;
+    r.days.push_back(row);
+  }
+  set_occupancy(r, totals, rows_split);
+  find_fake_saturation(r);
+  set_error_signal(r);
+  set_durations(r);
+  set_ladder(r);
+  set_failure_load(r);
+  r.unknowns = unknowns_;
+  r.findings = diagnose(r);
+  return r;
+}
+
+// The hours the report covers, its ceiling and one row per hour.
+Accumulator::HourTotals Accumulator::add_hours(Report& r, bool rows_split) {
   int64_t h0 = hours_.begin()->first, h1 = hours_.rbegin()->first;
   // A window given is the span, quiet hours at its edges included, as far as
   // records may lie (the outlier bound).
@@ -157,6 +229,24 @@ Report Accumulator::finish() {
       saw_buckets_ ? std::vector<double>(n, 0.0) : peaks(starts_, ends_, h0, n);
   double top = *std::max_element(peak.begin(), peak.end());
   r.peak = std::max(top, bucket_peak_);
+  set_ceiling(r);
+  HourTotals t;
+  for (size_t k = 0; k < n; ++k) {
+    auto it = hours_.find(h0 + static_cast<int64_t>(k));
+    Hour h = it == hours_.end() ? Hour{} : it->second;
+    HourRow row = hour_row(h, h0 + static_cast<int64_t>(k), r.ceiling, rows_split);
+    if (!saw_buckets_) row.peak = peak[k];
+    if ((saw_events_ ? h.ev_calls : h.row_calls) > 0) t.calls_known = true;
+    t.busy += h.busy_s;
+    t.durations += h.duration_sum;
+    if (known(row.working)) t.work += row.working, t.block += row.blocked, t.sleep += row.asleep;
+    r.hours.push_back(row);
+  }
+  return t;
+}
+
+// The concurrency ceiling: --slots, else the scheduler's tick, else the peak.
+void Accumulator::set_ceiling(Report& r) {
   if (options_.slots) {
     r.ceiling = *options_.slots;
     r.ceiling_source = "--slots";
@@ -170,53 +260,50 @@ Report Accumulator::finish() {
     r.ceiling = r.peak;
     r.ceiling_source = "peak in flight";
   }
-  bool rows_split = split_sessions_ > 0 && split_sessions_ >= r.sessions - 0.5;
-  bool calls_known = false;
-  double busy = 0, work = 0, block = 0, sleep = 0, durations = 0;
-  for (size_t k = 0; k < n; ++k) {
-    auto it = hours_.find(h0 + static_cast<int64_t>(k));
-    Hour h = it == hours_.end() ? Hour{} : it->second;
-    HourRow row;
-    row.hour = h0 + static_cast<int64_t>(k);
-    row.launches = h.launches;
-    row.retries = h.retries;
-    row.in_flight = h.busy_s / kHour;
-    row.mean_duration_s = h.launches > 0 && !saw_buckets_ ? h.duration_sum / h.launches : kUnknown;
-    row.little = known(row.mean_duration_s) ? h.launches * row.mean_duration_s / kHour : kUnknown;
-    row.utilization = known(r.ceiling) && r.ceiling > 0 ? row.in_flight / r.ceiling : kUnknown;
-    row.peak = saw_buckets_ ? h.peak : peak[k];
-    row.completions = h.completions;
-    row.failures = h.failures;
-    row.failure_share = h.launches > 0 ? h.started_failed / h.launches : kUnknown;
-    row.erring_failure_share = h.launches > 0 ? h.started_failed_erring / h.launches : 0;
-    row.goodput = h.goodput;
-    if (saw_events_) {
-      row.working = h.ev_working_s / kHour;
-      row.blocked = h.ev_blocked_s / kHour;
-      row.asleep = h.ev_asleep_s / kHour;
-    } else if (rows_split) {
-      row.working = h.row_working_s / kHour;
-      row.blocked = h.row_blocked_s / kHour;
-      row.asleep = h.row_asleep_s / kHour;
-    }
-    bool ev = saw_events_;
-    row.lines_429 = ev ? h.ev_429 : h.row_429;
-    row.lines_401 = ev ? h.ev_401 : h.row_401;
-    row.errors = row.lines_429 + row.lines_401 + (ev ? h.ev_other : h.row_other);
-    if (ev) row.arrivals = h.arrivals;
-    fill_queue(row, h.queue_n, h.queue_sum, h.queue_max, h.counter_n, h.counter_sum, h.counter_max);
-    double calls = ev ? h.ev_calls : h.row_calls;
-    if (calls > 0) {
-      row.error_share = std::min(1.0, (ev ? h.ev_answers : h.row_answers) / calls);
-      calls_known = true;
-    } else if (row.errors > 0 && h.completions == 0) {
-      row.error_share = 1.0;
-    }
-    busy += h.busy_s;
-    durations += h.duration_sum;
-    if (known(row.working)) work += row.working, block += row.blocked, sleep += row.asleep;
-    r.hours.push_back(row);
+}
+
+// One hour's row: what the hour collected, as rates and shares.
+HourRow Accumulator::hour_row(const Hour& h, int64_t hour, double ceiling, bool rows_split) const {
+  HourRow row;
+  row.hour = hour;
+  row.launches = h.launches;
+  row.retries = h.retries;
+  row.in_flight = h.busy_s / kHour;
+  row.mean_duration_s = h.launches > 0 && !saw_buckets_ ? h.duration_sum / h.launches : kUnknown;
+  row.little = known(row.mean_duration_s) ? h.launches * row.mean_duration_s / kHour : kUnknown;
+  row.utilization = known(ceiling) && ceiling > 0 ? row.in_flight / ceiling : kUnknown;
+  row.peak = h.peak;
+  row.completions = h.completions;
+  row.failures = h.failures;
+  row.failure_share = h.launches > 0 ? h.started_failed / h.launches : kUnknown;
+  row.erring_failure_share = h.launches > 0 ? h.started_failed_erring / h.launches : 0;
+  row.goodput = h.goodput;
+  if (saw_events_) {
+    row.working = h.ev_working_s / kHour;
+    row.blocked = h.ev_blocked_s / kHour;
+    row.asleep = h.ev_asleep_s / kHour;
+  } else if (rows_split) {
+    row.working = h.row_working_s / kHour;
+    row.blocked = h.row_blocked_s / kHour;
+    row.asleep = h.row_asleep_s / kHour;
   }
+  bool ev = saw_events_;
+  row.lines_429 = ev ? h.ev_429 : h.row_429;
+  row.lines_401 = ev ? h.ev_401 : h.row_401;
+  row.errors = row.lines_429 + row.lines_401 + (ev ? h.ev_other : h.row_other);
+  if (ev) row.arrivals = h.arrivals;
+  fill_queue(row, h.queue_n, h.queue_sum, h.queue_max, h.counter_n, h.counter_sum, h.counter_max);
+  double calls = ev ? h.ev_calls : h.row_calls;
+  if (calls > 0) {
+    row.error_share = std::min(1.0, (ev ? h.ev_answers : h.row_answers) / calls);
+  } else if (row.errors > 0 && h.completions == 0) {
+    row.error_share = 1.0;
+  }
+  return row;
+}
+
+// Little's law over the log's span: L, and lambda W when durations are known.
+void Accumulator::set_little(Report& r, const HourTotals& t) {
   r.l_from_s = r.first_s;
   r.l_to_s = r.last_s;
   if (!saw_buckets_ && !options_.from_s && !options_.to_s && !starts_.empty()) {
@@ -224,23 +311,21 @@ Report Accumulator::finish() {
     r.l_to_s = std::max(ends_.empty() ? r.l_from_s : ends_.back(), r.l_from_s + 1);
   }
   double span = r.l_to_s - r.l_from_s;
-  r.mean_in_flight = busy / span;
+  r.mean_in_flight = t.busy / span;
   if (r.sessions > 0 && !saw_buckets_) {
-    r.mean_duration_s = durations / r.sessions;
+    r.mean_duration_s = t.durations / r.sessions;
     r.little = r.sessions / span * r.mean_duration_s;
   }
-  for (auto& [day, row] : days_) {
-    row.day = day;
-    r.days.push_back(row);
-  }
+}
 
-  // Occupancy split over the whole log.
-  double split_total = work + block + sleep;
+// Occupancy split over the whole log, and the figures the log's columns miss.
+void Accumulator::set_occupancy(Report& r, const HourTotals& t, bool rows_split) {
+  double split_total = t.work + t.block + t.sleep;
   if ((saw_events_ || rows_split) && split_total > 0) {
     r.occupancy.source = saw_events_ ? "events" : "session columns";
-    r.occupancy.working = work / split_total;
-    r.occupancy.blocked = block / split_total;
-    r.occupancy.asleep = sleep / split_total;
+    r.occupancy.working = t.work / split_total;
+    r.occupancy.blocked = t.block / split_total;
+    r.occupancy.asleep = t.sleep / split_total;
   } else {
     add_unknown("occupancy split (working, blocked, asleep)",
                 saw_buckets_ ? "a per-second log counts requests in flight, not their state"
@@ -252,30 +337,13 @@ Report Accumulator::finish() {
   if (saw_buckets_)
     add_unknown("time in system (W)",
                 "a per-second log has no per-request durations; L is its concurrency column");
-  if (!calls_known && !saw_buckets_)
+  if (!t.calls_known && !saw_buckets_)
     add_unknown("error share of calls", "no n_api_calls column and no call events");
+}
 
-  // Fake saturation: near the ceiling, almost nothing completes.
-  FakeSaturation& f = r.fake;
-  f.threshold = kNearCeiling;
-  double f_l = 0, f_done = 0, f_sleep = 0, f_split = 0;
-  for (const auto& row : r.hours) {
-    bool near = known(r.ceiling) && row.in_flight >= kNearCeiling * r.ceiling && row.in_flight > 0;
-    bool idle = row.completions <= std::max(1.0, 0.1 * row.launches);
-    if (!near || !idle) continue;
-    f.hours.push_back(row.hour);
-    f_l += row.in_flight;
-    f_done += row.completions;
-    if (known(row.asleep)) f_sleep += row.asleep, f_split += row.working + row.blocked + row.asleep;
-  }
-  if (!f.hours.empty()) {
-    f.in_flight = f_l / static_cast<double>(f.hours.size());
-    f.completions_per_hour = f_done / static_cast<double>(f.hours.size());
-    if (f_split > 0) f.asleep_share = f_sleep / f_split;
-  }
-
-  // Errors as a retry signal.
-  ErrorSignal& e = r.errors;
+// Errors as a retry signal: lines per session, how even, and how they follow launches.
+void Accumulator::set_error_signal(Report& r) {
+  auto& e = r.errors;
   e.sessions = r.sessions;
   if (e.sessions > 0) e.per_session = e.lines / e.sessions;
   if (e.with_errors > 0) {
@@ -285,23 +353,21 @@ Report Accumulator::finish() {
   }
   for (size_t k = 0; k < error_histogram_.size(); ++k)
     if (error_histogram_[k] > 0) e.histogram.push_back({static_cast<int>(k), error_histogram_[k]});
-  std::vector<double> launches, lines, loads, fail_shares;
+  std::vector<double> launches, lines;
   for (const auto& row : r.hours) {
     if (row.launches > 0 || row.errors > 0) {
       launches.push_back(row.launches);
       lines.push_back(row.errors);
     }
-    if (row.launches > 0 && known(row.failure_share)) {
-      loads.push_back(row.in_flight);
-      fail_shares.push_back(row.failure_share);
-    }
   }
   if (e.lines > 0) e.correlation = correlation(launches, lines);
   e.nearly_constant =
       e.with_errors >= 10 && known(e.cv) && e.cv <= kConstantCv && e.per_erring_session >= 2;
+}
 
-  // Durations and the deadline they are pinned to.
-  Durations& d = r.durations;
+// Durations and the deadline they are pinned to.
+void Accumulator::set_durations(Report& r) {
+  auto& d = r.durations;
   d.failures = static_cast<double>(failed_durations_.size());
   if (options_.deadline_s) {
     d.deadline_s = *options_.deadline_s;
@@ -331,9 +397,11 @@ Report Accumulator::finish() {
   d.minute_failed = minute_bars(failed_durations_, bars);
   d.median_ok_s = median(ok_durations_);
   d.median_failed_s = median(failed_durations_);
+}
 
-  // The ladder against the deadline.
-  LadderCheck& l = r.ladder;
+// The ladder against the deadline (set_durations first: it finds the deadline).
+void Accumulator::set_ladder(Report& r) {
+  auto& l = r.ladder;
   if (!options_.ladder_s.empty()) {
     l.steps_s = options_.ladder_s;
     l.source = "--ladder";
@@ -345,37 +413,19 @@ Report Accumulator::finish() {
     add_unknown("backoff ladder", saw_events_ ? "the events show fewer than three sleeps a step"
                                               : "no --ladder and no events.jsonl to infer it from");
   }
-  if (!l.steps_s.empty()) {
-    l.sum_s = 0;
-    for (double s : l.steps_s) l.sum_s += s;
-    l.deadline_s = d.deadline_s;
-    if (known(l.deadline_s)) l.over_s = l.sum_s - l.deadline_s;
-    // Gaps show only the steps sessions lived to finish: a sum that fits may
-    // still be the start of a ladder the deadline cut short.
-    if (l.source == "gaps between errors" && known(l.over_s) && l.over_s <= 0) {
-      l.over_s = kUnknown;
-      add_unknown("ladder beyond the deadline",
-                  "the gaps between errors show only the steps sessions finished; give --ladder "
-                  "or sleep events with dur");
-    }
+  if (l.steps_s.empty()) return;
+  l.sum_s = 0;
+  for (double s : l.steps_s) l.sum_s += s;
+  l.deadline_s = r.durations.deadline_s;
+  if (known(l.deadline_s)) l.over_s = l.sum_s - l.deadline_s;
+  // Gaps show only the steps sessions lived to finish: a sum that fits may
+  // still be the start of a ladder the deadline cut short.
+  if (l.source == "gaps between errors" && known(l.over_s) && l.over_s <= 0) {
+    l.over_s = kUnknown;
+    add_unknown("ladder beyond the deadline",
+                "the gaps between errors show only the steps sessions finished; give --ladder "
+                "or sleep events with dur");
   }
-
-  // Failures against load.
-  FailureLoad& fl = r.failure_load;
-  fl.correlation = correlation(loads, fail_shares);
-  for (const auto& row : r.hours) {
-    // Only failures after error answers speak for a dead dependency: crashes on a
-    // healthy day and a clean deadline kill in the hour after recovery do not.
-    bool low = known(row.utilization) && row.utilization <= kLowLoad;
-    if (!low || row.launches < 1 || row.erring_failure_share < kAllFailed) continue;
-    fl.low_load_failing.push_back(row.hour);
-    fl.low_load_sessions += row.launches;
-    fl.low_load_failed += row.erring_failure_share * row.launches;
-    fl.low_load_peak = std::max(fl.low_load_peak, row.peak);
-  }
-  r.unknowns = unknowns_;
-  r.findings = diagnose(r);
-  return r;
 }
 
 }  // namespace retrystorm::incident

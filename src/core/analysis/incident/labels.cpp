@@ -1,29 +1,11 @@
-// How the incident reports print hours, clock times and durations.
+// How the incident reports print durations and ranges of hours; hours and
+// clock times are the project's one clock format (text/clock.hpp).
 #include <cmath>
 #include <cstdio>
 
 #include "analysis/incident/report.hpp"
 
 namespace retrystorm::incident {
-
-std::string hour_label(int64_t hour) {
-  int64_t day = hour >= 0 ? hour / 24 : -((-hour + 23) / 24);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%lldd%02lld:00", static_cast<long long>(day),
-                static_cast<long long>(hour - day * 24));
-  return buf;
-}
-
-std::string clock_label(double t_s) {
-  int64_t s = static_cast<int64_t>(std::floor(t_s));
-  int64_t day = s >= 0 ? s / 86400 : -((-s + 86399) / 86400);
-  int64_t rest = s - day * 86400;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%lldd%02lld:%02lld:%02lld", static_cast<long long>(day),
-                static_cast<long long>(rest / 3600), static_cast<long long>(rest / 60 % 60),
-                static_cast<long long>(rest % 60));
-  return buf;
-}
 
 std::string span_label(double s) {
   if (!known(s)) return "unknown";

@@ -167,7 +167,7 @@ void diagnose(ObservedReport& r, bool had_trigger) {
                 {pct(r.slow_share) + " of measured attempts at or above the timeout"},
                 "every late answer already produced a retry: shed abandoned work");
   std::stable_sort(r.findings.begin(), r.findings.end(),
-                   [](const Finding& a, const Finding& b) { return a.score > b.score; });
+                   [](const Diagnosis& a, const Diagnosis& b) { return a.score > b.score; });
 }
 
 void add_unknowns(const ObservedSeries& s, const ObservedOptions& o, ObservedReport& r) {

@@ -73,7 +73,7 @@ struct ObservedReport {
   double throughput_after = 0;       // attempts a second in the last window
   bool metastable = false;           // load stayed up and goodput down after the trigger
   std::vector<ObservedWindow> windows;
-  std::vector<Finding> findings;  // ranked; first is the diagnosis
+  std::vector<Diagnosis> findings;  // ranked; first is the diagnosis
   std::vector<Unknown> unknowns;
 };
 

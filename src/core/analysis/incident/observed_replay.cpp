@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analysis/incident/observed.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::incident {
 
@@ -14,12 +15,7 @@ namespace {
 constexpr double kMaxFittedRetries = 10;
 
 std::string number(double v, int decimals = 2) {
-  double scale = std::pow(10.0, decimals);
-  double r = std::round(v * scale) / scale;
-  std::string s = std::to_string(r);
-  s.erase(s.find_last_not_of('0') + 1);
-  if (s.back() == '.') s.pop_back();
-  return s == "-0" ? "0" : s;
+  return text::decimal_text(v, decimals);
 }
 
 // Attempts per request a step would have sent with no budget: retries sent

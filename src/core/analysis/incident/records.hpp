@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "session_log/session_log.hpp"
+
 namespace retrystorm::incident {
 
 // A figure a log does not carry.
@@ -17,22 +19,14 @@ inline bool known(double v) {
   return !std::isnan(v);
 }
 
-// How a session ended. A log that only knows success or failure writes
-// `completed` or `failed`; `in_flight`: still running when the log ends.
-enum class Outcome {
-  completed,
-  killed_asleep,
-  killed_working,
-  failed_fast,
-  crashed,
-  ladder_exhausted,
-  failed,
-  in_flight
-};
-std::optional<Outcome> outcome_from_name(std::string_view name);
-const char* outcome_name(Outcome o);
-// "completed, killed_asleep, ...": for messages naming what is allowed.
-std::string outcome_names();
+// How a session ended and the events of its log: the session log's one
+// vocabulary (session_log/session_log.hpp).
+using session_log::event_kind_from_name;
+using session_log::EventKind;
+using session_log::Outcome;
+using session_log::outcome_from_name;
+using session_log::outcome_name;
+using session_log::outcome_names;
 
 // One unit of work in the system: a session of sessions.csv, an attempt of
 // requests.csv, a request of a client log.
@@ -61,25 +55,9 @@ struct SessionRecord {
   bool has_split() const { return known(working_s) && known(blocked_s) && known(asleep_s); }
 };
 
-enum class EventKind {
-  arrival,
-  superseded,
-  launch,
-  call,
-  resp,
-  sleep,
-  wake,
-  item_start,
-  item_done,
-  defer,
-  end,
-  other
-};
-std::optional<EventKind> event_kind_from_name(std::string_view name);
-
 // One line of events.jsonl. `sid` points into the reader's buffer: copy it
 // to keep it.
-struct SessionEvent {
+struct EventRecord {
   double t = 0;
   std::string_view sid;
   EventKind kind = EventKind::other;

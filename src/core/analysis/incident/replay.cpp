@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "model/keys.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::incident {
 
@@ -12,29 +12,10 @@ namespace {
 
 constexpr double kDeadShare = 0.9;      // error share of calls from which the API is dead
 constexpr double kHealthyShare = 0.05;  // ... below which it is healthy
-// The session engine's defaults, used when the log does not say.
-constexpr double kDefaultDeadline = 1800;
-constexpr double kDefaultBase = 30;
-constexpr double kDefaultMultiplier = 2;
-constexpr int kDefaultRetries = 6;
 
+// Scenario values: three decimals unless a key says otherwise.
 std::string number(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  std::string s = buf;
-  while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.')) {
-    bool dot = s.back() == '.';
-    s.pop_back();
-    if (dot) break;
-  }
-  return s;
-}
-
-std::string when(int64_t hour) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lldd%02lld:00", static_cast<long long>(hour / 24),
-                static_cast<long long>(hour % 24));
-  return buf;
+  return text::decimal_text(v, digits);
 }
 
 std::string hour_state(const HourRow& h) {
@@ -134,36 +115,39 @@ std::string replay_timeline(const Report& r) {
     if (h.in_flight <= 0 && h.errors <= 0) continue;
     std::string state = hour_state(h);
     if (state == last) continue;
-    text += (text.empty() ? "" : ", ") + when(h.hour) + " " + state;
+    text += (text.empty() ? "" : ", ") + hour_label(h.hour) + " " + state;
     last = state;
   }
   return text;
 }
 
-std::vector<ReplayKey> replay_keys(const Report& r) {
+std::vector<ReplayKey> replay_keys(const Report& r, const ReplayFallback& fallback) {
   std::vector<ReplayKey> k;
-  double horizon = known(r.last_s) ? std::max(3600.0, std::ceil(r.last_s / 3600) * 3600) : 86400;
+  double horizon = known(r.last_s)
+                       ? std::max(text::kHour, std::ceil(r.last_s / text::kHour) * text::kHour)
+                       : text::kDay;
   k.push_back({"engine", "sessions", false, ""});
-  k.push_back(ranged("horizon_s", horizon, 0, "to the end of the log's last hour", 3600));
+  k.push_back(ranged("horizon_s", horizon, 0, "to the end of the log's last hour", text::kHour));
   k.push_back({"step_s", "60", false, ""});
   k.push_back({"seed", "1", false, ""});
   k.push_back({"runs", "1", false, ""});
 
-  const LadderCheck& l = r.ladder;
+  const LoggedLadder& l = r.ladder;
   bool ladder = l.steps_s.size() >= 1 && l.steps_s.front() > 0;
-  std::string from = ladder ? "ladder from " + l.source : "not in the log: the engine's default";
-  double base = ladder ? l.steps_s.front() : kDefaultBase;
-  double mult = ladder && l.steps_s.size() >= 2 ? l.steps_s[1] / l.steps_s[0] : kDefaultMultiplier;
-  k.push_back(
-      ranged("client.retries", ladder ? double(l.steps_s.size()) : kDefaultRetries, 0, from));
+  const auto& c = fallback.scenario.client;
+  std::string fallback_note = "not in the log: " + fallback.name;
+  std::string from = ladder ? "ladder from " + l.source : fallback_note;
+  double base = ladder ? l.steps_s.front() : c.backoff.base_s;
+  double mult =
+      ladder && l.steps_s.size() >= 2 ? l.steps_s[1] / l.steps_s[0] : c.backoff.multiplier;
+  k.push_back(ranged("client.retries", ladder ? double(l.steps_s.size()) : c.retries, 0, from));
   k.push_back(ranged("client.backoff.base_s", base, 3, from));
   k.push_back(ranged("client.backoff.multiplier", mult, 3, from));
   k.push_back({"client.backoff.cap_s", "0", false, ""});
   k.push_back({"client.backoff.jitter", "none", false, ""});
   const Durations& d = r.durations;
-  k.push_back(ranged("client.deadline_s", known(d.deadline_s) ? d.deadline_s : kDefaultDeadline, 3,
-                     known(d.deadline_s) ? "deadline from " + d.deadline_source
-                                         : "not in the log: the engine's default"));
+  k.push_back(ranged("client.deadline_s", known(d.deadline_s) ? d.deadline_s : c.deadline_s, 3,
+                     known(d.deadline_s) ? "deadline from " + d.deadline_source : fallback_note));
 
   // Sessions that fail fast ran deadline-aware backoff (fix one).
   double fast = 0;

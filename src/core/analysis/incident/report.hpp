@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/incident/records.hpp"
+#include "text/clock.hpp"
 
 namespace retrystorm::incident {
 
@@ -70,7 +71,7 @@ struct Unknown {
   std::string reason;
 };
 
-struct Occupancy {
+struct OccupancyShares {
   std::string source;         // "events", "session columns" or "" (unknown)
   double working = kUnknown;  // shares of all time in flight
   double blocked = kUnknown;
@@ -112,7 +113,7 @@ struct Durations {
   double pinned_share = kUnknown;
 };
 
-struct LadderCheck {
+struct LoggedLadder {
   std::vector<double> steps_s;
   std::string source;  // "--ladder", "sleep events", "gaps between errors", ""
   double sum_s = kUnknown;
@@ -136,7 +137,7 @@ struct BatchCut {
   std::vector<double> examples_start_s;
 };
 
-struct Finding {
+struct Diagnosis {
   std::string id;  // dead_dependency, ladder_longer_than_deadline, fake_saturation,
                    // batch_deadline_cuts_newest, genuine_overload, healthy
   std::string title;
@@ -168,14 +169,14 @@ struct Report {
   double peak = 0;
   std::vector<HourRow> hours;
   std::vector<DayRow> days;
-  Occupancy occupancy;
+  OccupancyShares occupancy;
   FakeSaturation fake;
   ErrorSignal errors;
   Durations durations;
-  LadderCheck ladder;
+  LoggedLadder ladder;
   FailureLoad failure_load;
   BatchCut batch;
-  std::vector<Finding> findings;  // ranked, first is the diagnosis
+  std::vector<Diagnosis> findings;  // ranked, first is the diagnosis
   std::vector<Unknown> unknowns;
   double outliers = 0;                // records dropped as outliers (accumulator.hpp)
   std::vector<std::string> warnings;  // what the reader should know, e.g. the outliers
@@ -187,10 +188,10 @@ std::string fake_saturation_threshold_text(double threshold);
 // counter beside it; "" when the log has no queue_unread_at_open.
 std::string queue_at_open_text(const Report& r);
 
-// "1d13:00": an hour as the reports print it (the clock format of the session model).
-std::string hour_label(int64_t hour);
-// "1d13:05:09" or "13:05": a time of the log.
-std::string clock_label(double t_s);
+// "1d13:00" and "1d13:05:09": hours and times of the log, in the clock format
+// of the session model.
+using text::format_clock;
+using text::hour_label;
 // "30:30" or "1:05:00": a duration.
 std::string span_label(double s);
 // "d0 01:00-05:59, d1 13:00-15:59": hours as ranges of consecutive hours.

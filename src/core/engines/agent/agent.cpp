@@ -1,10 +1,11 @@
-// The agent engine. One event loop over four sources, merged in time order:
+// The agent engine. One event loop over four sources, merged in time order
+// (the kernel: engines/event_queue.hpp):
 //   - the arrivals of the current step (generated a step ahead, so the budget
 //     can be told the step's first attempts before any of them is sent);
-//   - one timer FIFO per retrying layer (a layer's timeout is constant, so its
+//   - one timer lane per retrying layer (a layer's timeout is constant, so its
 //     timers are created, and fire, in time order: no heap needed);
-//   - a binary heap for completions, backoff retries and capacity changes.
-//   - a deadline FIFO of user requests (client.deadline_s is constant too).
+//   - the event queue for completions, backoff retries and capacity changes;
+//   - a deadline lane of user requests (client.deadline_s is constant too).
 // Ties at one instant go: completion, capacity change, timeout (innermost layer
 // first), deadline, retry, arrival, so a response arriving exactly at the
 // timeout is on time (the fluid model's "<= timeout_s").
@@ -19,160 +20,44 @@
 #include <sstream>
 #include <vector>
 
-#include "engines/agent/rng.hpp"
-#include "engines/ring_queue.hpp"
+#include "engines/agent/arrivals.hpp"
+#include "engines/agent/entities.hpp"
+#include "engines/agent/server_queue.hpp"
+#include "engines/event_queue.hpp"
 #include "model/keys.hpp"
-#include "model/number_text.hpp"
 #include "policies/backoff.hpp"
 #include "policies/budget.hpp"
 #include "policies/client_policy.hpp"
+#include "random/rng.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
 namespace {
 
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+using namespace agent;  // the entities and the server's queue
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Event priorities at one instant, lowest first.
 enum : uint64_t { kComplete = 0, kRate = 1, kTimeout = 2, kRetry = 3, kArrival = 4 };
-constexpr int kPrioShift = 56;
 // A deadline goes after every layer's timeout at its instant (those count
 // layers below 2^16), before retries.
-constexpr uint64_t kDeadlineOrder = kTimeout << kPrioShift | uint64_t{1} << 16;
+constexpr uint64_t kDeadlineOrder = order_of(kTimeout, uint64_t{1} << 16);
+constexpr uint64_t kArrivalOrder = order_of(kArrival);
 
-enum : uint8_t { kCallFree, kWaiting, kBackoff };         // Call::state
-enum : uint8_t { kJobFree, kQueued, kInService, kShed };  // Job::state
-
-// A call made to a retrying layer: a user request at layer 0, or a call of
-// layer l - 1 to layer l. It sends attempts one at a time.
-struct Call {
-  double start_s;   // the user request's arrival (for the deadline)
-  double sent_s;    // the current attempt's send instant
-  uint32_t parent;  // the calling Call, kNone for the user
-  uint32_t parent_gen;
-  uint32_t gen;  // moves whenever what the call waits for changes
-  uint32_t request;
-  uint32_t job;  // innermost layer: the current attempt at the server
-  uint16_t attempt;
-  uint8_t layer;
-  uint8_t state;
-  bool first;        // every call above is on its first attempt
-  bool after_error;  // the current attempt's retry followed an error, not a timeout
-};
-
-// An attempt at the server.
-struct Job {
-  double sent_s;
-  double last_s;     // in service: when work_left was brought up to date
-  double work_left;  // in service: seconds of work at full capacity
-  uint32_t caller;
-  uint32_t caller_gen;
-  uint32_t request;
-  uint32_t gen;
-  uint32_t slot;  // in service: index in in_service_
-  uint16_t attempt;
-  uint8_t state;
-};
-
-struct Event {
-  double t;
-  uint64_t order;  // priority << kPrioShift | sequence
-  uint32_t idx;
-  uint32_t gen;
-};
-
-struct Timer {
-  double t;
-  uint32_t call;
-  uint32_t gen;
-};
-
-template <typename T>
-class Pool {
- public:
-  uint32_t alloc() {
-    ++live_;
-    peak_ = std::max(peak_, live_);
-    if (!free_.empty()) {
-      uint32_t i = free_.back();
-      free_.pop_back();
-      return i;
-    }
-    items_.push_back(T{});
-    return static_cast<uint32_t>(items_.size() - 1);
-  }
-  void release(uint32_t i) {
-    free_.push_back(i);
-    --live_;
-  }
-  T& operator[](uint32_t i) { return items_[i]; }
-  size_t slots() const { return items_.size(); }
-  void clear() {  // keeps the memory for the next run
-    items_.clear();
-    free_.clear();
-    live_ = peak_ = 0;
-  }
-  uint64_t peak() const { return peak_; }
-
- private:
-  std::vector<T> items_;
-  std::vector<uint32_t> free_;
-  uint64_t live_ = 0, peak_ = 0;
-};
-
-// A ring buffer of timers in firing order.
-class TimerFifo {
- public:
-  bool empty() const { return n_ == 0; }
-  size_t size() const { return n_; }
-  const Timer& front() const { return buf_[head_]; }
-  void push(const Timer& t) {
-    if (n_ == buf_.size()) regrow(std::max<size_t>(64, buf_.size() * 2));
-    buf_[(head_ + n_) & mask_] = t;
-    ++n_;
-  }
-  void pop() {
-    head_ = (head_ + 1) & mask_;
-    --n_;
-  }
-  void clear() { head_ = n_ = 0; }
-  // Drops the timers `live` rejects (their call stopped waiting for them).
-  template <typename Live>
-  void compact(Live live) {
-    size_t w = 0;
-    for (size_t i = 0; i < n_; ++i) {
-      const Timer& t = buf_[(head_ + i) & mask_];
-      if (live(t)) buf_[(head_ + w++) & mask_] = t;
-    }
-    n_ = w;
-  }
-
- private:
-  void regrow(size_t size) {
-    std::vector<Timer> next(size);
-    for (size_t i = 0; i < n_; ++i) next[i] = buf_[(head_ + i) & mask_];
-    buf_ = std::move(next);
-    head_ = 0;
-    mask_ = size - 1;
-  }
-  std::vector<Timer> buf_;
-  size_t head_ = 0, n_ = 0, mask_ = 0;
-};
-
-// Job indices: FIFO pops the front, LIFO the back.
-using Ring = RingQueue<uint32_t>;
-
-bool before(double t, uint64_t order, double bt, uint64_t bo) {
-  return t < bt || (t == bt && order < bo);
-}
+// Completions and retries name a job or a call; capacity changes carry
+// index 0 (the incident starts) or 1 (it ends).
+using Events = EventQueue<EntityRef>;
+// A timeout names its call; a deadline names the user request's call and,
+// as its generation, the request's number.
+using TimerLane = EventLane<EntityRef>;
 
 // The budget of one layer: its own ratio, not compounded over the stack
 // (each layer's budget counts its own first attempts and retries).
-ClientPolicy one_layer(ClientPolicy p, int layer) {
-  p.layer_retries = {p.retries(layer)};
-  return p;
+ClientPolicy one_layer(ClientPolicy policy, int layer) {
+  policy.layer_retries = {policy.retries(layer)};
+  return policy;
 }
 
 RetryCause cause_of(bool after_error) {
@@ -186,20 +71,24 @@ struct Workspace {
   bool busy = false;
   Pool<Call> calls;
   Pool<Job> jobs;
-  std::vector<Event> heap;
-  std::vector<TimerFifo> timers;
-  TimerFifo deadlines;  // Timer::gen holds the user request's number
+  Events events;
+  std::vector<TimerLane> timers;
+  TimerLane deadlines;
   std::vector<double> arrivals;
-  Ring queue;
+  JobRing queue;
   std::vector<uint32_t> in_service;
 
   void reset(size_t layers) {
     calls.clear();
     jobs.clear();
-    heap.clear();
+    events.clear();
     if (timers.size() < layers) timers.resize(layers);
-    for (auto& f : timers) f.clear();
+    for (size_t layer = 0; layer < timers.size(); ++layer) {  // inner layers' timeouts first
+      timers[layer].clear();
+      timers[layer].set_order(order_of(kTimeout, layers - 1 - std::min(layer, layers - 1)));
+    }
     deadlines.clear();
+    deadlines.set_order(kDeadlineOrder);
     arrivals.clear();
     queue.clear();
     in_service.clear();
@@ -224,8 +113,8 @@ class WorkspaceLease {
 
 class AgentEngine {
  public:
-  AgentEngine(const Scenario& s, const AgentOptions& o, Workspace& w)
-      : w_(w),
+  AgentEngine(const Scenario& s, const AgentOptions& options, Workspace& workspace)
+      : w_(workspace),
         s_(s),
         steps_(s.steps()),
         policy_(ClientPolicy::of(s, Engine::agent)),
@@ -233,27 +122,28 @@ class AgentEngine {
         timeout_(policy_.layer_timeouts_s),
         layers_(static_cast<int>(retries_.size())),
         rng_(static_cast<uint64_t>(s.seed)),
-        log_(o.log),
-        stats_(o.stats ? o.stats : &own_stats_),
-        heap_(w.heap),
-        timers_(w.timers),
-        deadlines_(w.deadlines),
-        arrivals_(w.arrivals),
-        calls_(w.calls),
-        jobs_(w.jobs),
-        live_att_(static_cast<size_t>(layers_), 0.0),
-        live_ret_(static_cast<size_t>(layers_), 0.0),
-        held_(static_cast<size_t>(layers_), 0.0),
+        log_(options.log),
+        stats_out_(options.stats),
+        events_(workspace.events),
+        timers_(workspace.timers),
+        deadlines_(workspace.deadlines),
+        arrivals_(s, rng_, workspace.arrivals),
+        calls_(workspace.calls),
+        jobs_(workspace.jobs),
+        attempts_in_flight_(static_cast<size_t>(layers_), 0),
+        retries_in_flight_(static_cast<size_t>(layers_), 0),
+        retries_in_backoff_(static_cast<size_t>(layers_), 0),
         credit_(static_cast<size_t>(layers_), 0.0),
         layer_first_(static_cast<size_t>(layers_), 0.0),
-        queue_(w.queue),
-        in_service_(w.in_service) {
+        queue_(s.server, workspace.queue, workspace.jobs),
+        in_service_(workspace.in_service) {
     w_.reset(static_cast<size_t>(layers_));
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
-    for (int l = 0; l < layers_; ++l)
-      budgets_.emplace_back(one_layer(policy_, l), s.demand.rate_per_s, s.step_s);
+    for (int layer = 0; layer < layers_; ++layer)
+      budgets_.emplace_back(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s);
     budget_on_ = budgets_[0].enabled();
+    deadlines_on_ = policy_.deadline_rule == DeadlineRule::fires;
     slots_ = s.server.slots > 0 ? s.server.slots : 1;
     mean_service_s_ = slots_ / s.server.capacity_per_s;
     sigma_ = s.server.service_sigma;
@@ -266,456 +156,372 @@ class AgentEngine {
 
   RunResult run() {
     if (incident_first_ < incident_end_ && s_.incident.capacity_factor != 1) {
-      push(incident_first_ * s_.step_s, kRate, 0, 0);
-      push(incident_end_ * s_.step_s, kRate, 1, 0);
+      events_.push(incident_first_ * s_.step_s, kRate, {0, 0});
+      events_.push(incident_end_ * s_.step_s, kRate, {1, 0});
     }
-    auto& x = result_.series;
+    auto& call = result_.series;
     for (int t = 0; t < steps_; ++t) {
       step_ = t;
       bool incident = incident_first_ <= t && t < incident_end_;
       double start = t * s_.step_s;
       double end = t + 1 == steps_ ? s_.horizon_s : (t + 1) * s_.step_s;
-      x.t_s[t] = start;
-      x.capacity[t] =
+      call.t_s[t] = start;
+      call.capacity[t] =
           s_.server.capacity_per_s * s_.step_s * (incident ? s_.incident.capacity_factor : 1.0);
-      generate_arrivals(start, end, incident);
-      double first = static_cast<double>(arrivals_.size());
-      x.first_attempts[t] = first;
+      double first = static_cast<double>(arrivals_.generate(start, end, incident));
+      call.first_attempts[t] = first;
       result_.user_requests += first;
       budgets_[0].begin_step(first);
-      for (int l = 1; l < layers_; ++l) {  // inner layers: the previous step's calls
-        budgets_[l].begin_step(layer_first_[l]);
-        layer_first_[l] = 0;
+      for (int layer = 1; layer < layers_; ++layer) {  // inner layers: the previous step's calls
+        budgets_[layer].begin_step(layer_first_[layer]);
+        layer_first_[layer] = 0;
       }
       run_until(end);
-      x.backlog[t] = static_cast<double>(in_system_);
+      call.backlog[t] = static_cast<double>(in_system_);
     }
     finish();
     return std::move(result_);
   }
 
  private:
-  // ---- arrivals -----------------------------------------------------------
-  void generate_arrivals(double start, double end, bool incident) {
-    arrivals_.clear();
-    arrival_pos_ = 0;
-    double rate = s_.demand.rate_per_s * (incident ? s_.incident.demand_factor : 1.0);
-    switch (s_.demand.process) {
-      case DemandProcess::deterministic: {
-        // Evenly spaced; the fraction carries over, so each step gets the
-        // fluid engine's amount whenever that is a whole number.
-        carry_ += rate * s_.step_s;
-        double n = std::floor(carry_ + 1e-9);
-        carry_ = std::max(0.0, carry_ - n);
-        for (double i = 0; i < n; ++i) arrivals_.push_back(start + (i + 0.5) * (end - start) / n);
-        break;
-      }
-      case DemandProcess::poisson:
-        poisson(start, end, rate);
-        break;
-      case DemandProcess::bursty: {
-        double on = s_.demand.burst_on_s, cycle = on + s_.demand.burst_off_s;
-        double factor = s_.demand.burst_factor;
-        double off_rate = rate * std::max(0.0, (cycle - factor * on) / s_.demand.burst_off_s);
-        for (double a = start; a < end;) {
-          double cycle_start = std::floor(a / cycle) * cycle;
-          bool is_on = a < cycle_start + on;
-          double seg_end = std::min(end, cycle_start + (is_on ? on : cycle));
-          if (seg_end <= a) seg_end = std::min(end, std::nextafter(a, kInf));
-          poisson(a, seg_end, is_on ? rate * factor : off_rate);
-          a = seg_end;
-        }
-        break;
-      }
-    }
-  }
-
-  // A Poisson process on [a, b); memoryless, so restarting at a is exact.
-  void poisson(double a, double b, double rate) {
-    if (rate <= 0) return;
-    double mean = 1 / rate;
-    for (double t = a + rng_.exponential(mean); t < b; t += rng_.exponential(mean))
-      arrivals_.push_back(t);
-  }
-
   // ---- the event loop -----------------------------------------------------
-  void push(double t, uint64_t prio, uint32_t idx, uint32_t gen) {
-    // A 4-ary min-heap: half the depth of a binary one, children in one line.
-    Event e{t, prio << kPrioShift | seq_++, idx, gen};
-    heap_.push_back(e);
-    size_t i = heap_.size() - 1;
-    while (i > 0) {
-      size_t parent = (i - 1) / 4;
-      if (!before(e.t, e.order, heap_[parent].t, heap_[parent].order)) break;
-      heap_[i] = heap_[parent];
-      i = parent;
-    }
-    heap_[i] = e;
-  }
-  void pop_heap() {
-    Event last = heap_.back();
-    heap_.pop_back();
-    size_t n = heap_.size();
-    if (n == 0) return;
-    size_t i = 0;
-    for (;;) {
-      size_t first = 4 * i + 1;
-      if (first >= n) break;
-      size_t best = first;
-      size_t end = std::min(first + 4, n);
-      for (size_t c = first + 1; c < end; ++c)
-        if (before(heap_[c].t, heap_[c].order, heap_[best].t, heap_[best].order)) best = c;
-      if (!before(heap_[best].t, heap_[best].order, last.t, last.order)) break;
-      heap_[i] = heap_[best];
-      i = best;
-    }
-    heap_[i] = last;
-  }
+  enum Source { kFromQueue, kFromArrivals, kFromDeadlines, kFromTimers };  // timers: + layer
 
   void run_until(double end) {
     for (;;) {
-      double bt = kInf;
-      uint64_t bo = ~uint64_t{0};
-      int src = -1;  // 0 heap, 1 arrival, 2 + l timer of layer l
-      if (!heap_.empty()) {
-        bt = heap_.front().t;
-        bo = heap_.front().order;
-        src = 0;
-      }
-      if (arrival_pos_ < arrivals_.size() &&
-          before(arrivals_[arrival_pos_], kArrival << kPrioShift, bt, bo)) {
-        bt = arrivals_[arrival_pos_];
-        bo = kArrival << kPrioShift;
-        src = 1;
-      }
-      TimerFifo* fifos = timers_.data();
-      for (int l = 0; l < layers_; ++l) {
-        if (fifos[l].empty()) continue;
-        double t = fifos[l].front().t;
-        if (t > bt) continue;  // the common case, decided on time alone
-        uint64_t order = kTimeout << kPrioShift | static_cast<uint64_t>(layers_ - 1 - l);
-        if (before(t, order, bt, bo)) {
-          bt = t;
-          bo = order;
-          src = 2 + l;
-        }
-      }
-      if (!deadlines_.empty() && deadlines_.front().t <= bt &&
-          before(deadlines_.front().t, kDeadlineOrder, bt, bo)) {
-        bt = deadlines_.front().t;
-        bo = kDeadlineOrder;
-        src = 2 + layers_;
-      }
-      if (src < 0 || bt >= end) return;
-      now_ = bt;
-      if (src == 1) {
-        ++arrival_pos_;
+      EventKey next = events_.next_key();
+      int source = kFromQueue;
+      // Without branches: which source is next is a coin toss.
+      auto consider = [&](EventKey key, int from) {
+        bool earlier = before(key, next);
+        next = earlier ? key : next;
+        source = earlier ? from : source;
+      };
+      consider({arrivals_.next(), kArrivalOrder}, kFromArrivals);
+      for (int layer = 0; layer < layers_; ++layer)
+        consider(timers_[layer].next_key(), kFromTimers + layer);
+      if (deadlines_on_) consider(deadlines_.next_key(), kFromDeadlines);
+      if (!(next.t < end)) return;
+      now_ = next.t;
+      if (source == kFromArrivals) {
+        arrivals_.take();
         on_arrival();
-      } else if (src == 2 + layers_) {
-        Timer tm = deadlines_.front();
-        deadlines_.pop();
-        if (is_user_request(tm)) on_deadline(tm.call);
-      } else if (src >= 2) {
-        Timer tm = timers_[src - 2].front();
-        timers_[src - 2].pop();
-        const Call& c = calls_[tm.call];
-        if (c.gen == tm.gen && c.state == kWaiting) on_timeout(tm.call);
+      } else if (source == kFromQueue) {
+        fire_queued();
+      } else if (source == kFromDeadlines) {
+        fire_deadline();
       } else {
-        Event e = heap_.front();
-        pop_heap();
-        switch (e.order >> kPrioShift) {
-          case kComplete:
-            on_complete(e.idx, e.gen);
-            break;
-          case kRate:
-            on_rate(e.idx == 0 ? s_.incident.capacity_factor : 1.0);
-            break;
-          default:
-            on_retry(e.idx, e.gen);
-            break;
-        }
+        fire_timeout(source - kFromTimers);
       }
     }
+  }
+
+  void fire_queued() {
+    Events::Event event = events_.top();
+    events_.pop();
+    switch (event.key.order >> kPriorityShift) {
+      case kComplete:
+        on_complete(event.what.index, event.what.generation);
+        break;
+      case kRate:
+        on_rate(event.what.index == 0 ? s_.incident.capacity_factor : 1.0);
+        break;
+      default:
+        on_retry(event.what.index, event.what.generation);
+        break;
+    }
+  }
+
+  void fire_deadline() {
+    EntityRef user = deadlines_.front().what;
+    deadlines_.pop();
+    if (is_user_request(user)) on_deadline(user.index);
+  }
+
+  void fire_timeout(int layer) {
+    EntityRef timed = timers_[layer].front().what;
+    timers_[layer].pop();
+    if (waits_for(timed)) on_timeout(timed.index);
+  }
+
+  // The call still waits for the attempt the timer was set for.
+  bool waits_for(EntityRef timed) {
+    const Call& call = calls_[timed.index];
+    return call.gen == timed.generation && call.state == kWaiting;
   }
 
   // ---- clients --------------------------------------------------------------
   void on_arrival() {
-    ++stats_->events;
+    ++stats_.events;
     ++live_users_;
     uint32_t request = next_request_++;
-    uint32_t c = new_call(kNone, 0, 0, request, true, now_);
-    if (policy_.deadline_rule == DeadlineRule::fires) arm_deadline(c, request);
-    send_attempt(c);
+    uint32_t call_id = new_call(kNone, 0, 0, request, true, now_);
+    if (policy_.deadline_rule == DeadlineRule::fires) arm_deadline(call_id, request);
+    send_attempt(call_id);
   }
 
   // ---- deadlines --------------------------------------------------------------
   // Envoy's route timeout and gRPC's deadline end the request when they fire,
   // in backoff or mid-attempt; the decision after a failure does not look at
   // them (docs/agent-engine.md).
-  void arm_deadline(uint32_t c, uint32_t request) {
-    deadlines_.push({now_ + policy_.deadline_s, c, request});
-    if (deadlines_.size() > 2 * live_users_ + 4096)
-      deadlines_.compact([this](const Timer& t) { return is_user_request(t); });
+  void arm_deadline(uint32_t call_id, uint32_t request) {
+    deadlines_.push(now_ + policy_.deadline_s, {call_id, request});
+    deadlines_.drop_stale_beyond(
+        live_users_, [this](const TimerLane::Event& event) { return is_user_request(event.what); });
   }
 
-  // The timer's user request is still being served by the call it names.
-  bool is_user_request(const Timer& t) {
-    const Call& x = calls_[t.call];
-    return x.state != kCallFree && x.parent == kNone && x.request == t.gen;
+  // The deadline's user request is still being served by the call it names.
+  bool is_user_request(EntityRef user) {
+    const Call& call = calls_[user.index];
+    return call.state != kCallFree && call.parent == kNone && call.request == user.generation;
   }
 
-  void on_deadline(uint32_t c) {
-    ++stats_->events;
-    Call& x = calls_[c];
-    if (x.state == kWaiting) {
-      end_attempt(x);
-      abandon_attempt(c);
+  void on_deadline(uint32_t call_id) {
+    ++stats_.events;
+    Call& call = calls_[call_id];
+    if (call.state == kWaiting) {
+      end_attempt(call);
+      abandon_attempt(call_id);
     } else {
-      held_[x.layer] -= 1;  // the retry in backoff gives its slot back
+      retries_in_backoff_[call.layer] -= 1;  // the retry in backoff gives its slot back
     }
-    call_fails(c);
+    call_fails(call_id);
   }
 
   uint32_t new_call(uint32_t parent, uint32_t parent_gen, int layer, uint32_t request, bool first,
                     double start_s) {
-    uint32_t c = calls_.alloc();
-    Call& x = calls_[c];
-    x.start_s = start_s;
-    x.sent_s = start_s;
-    x.parent = parent;
-    x.parent_gen = parent_gen;
-    x.request = request;
-    x.job = kNone;
-    x.attempt = 0;
-    x.layer = static_cast<uint8_t>(layer);
-    x.state = kBackoff;
-    x.first = first;
-    x.after_error = false;
-    return c;
+    uint32_t call_id = calls_.alloc();
+    Call& call = calls_[call_id];
+    call.start_s = start_s;
+    call.sent_s = start_s;
+    call.parent = parent;
+    call.parent_gen = parent_gen;
+    call.request = request;
+    call.job = kNone;
+    call.attempt = 0;
+    call.layer = static_cast<uint8_t>(layer);
+    call.state = kBackoff;
+    call.first = first;
+    call.after_error = false;
+    return call_id;
   }
 
-  void free_call(uint32_t c) {
-    calls_[c].state = kCallFree;
-    ++calls_[c].gen;
-    calls_.release(c);
+  void free_call(uint32_t call_id) {
+    calls_[call_id].state = kCallFree;
+    ++calls_[call_id].gen;
+    calls_.release(call_id);
   }
 
-  void send_attempt(uint32_t c) {
-    Call& x = calls_[c];
-    ++x.attempt;
-    ++x.gen;
-    x.state = kWaiting;
-    x.sent_s = now_;
-    int l = x.layer;
-    live_att_[l] += 1;
-    if (x.attempt > 1) live_ret_[l] += 1;
-    TimerFifo& fifo = timers_[l];
-    fifo.push({now_ + timeout_[l], c, x.gen});
-    if (fifo.size() > 2 * static_cast<size_t>(live_att_[l]) + 4096)
-      fifo.compact([this](const Timer& t) {
-        return calls_[t.call].gen == t.gen && calls_[t.call].state == kWaiting;
-      });
-    if (l == layers_ - 1) {
-      send_job(c);
+  void send_attempt(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    ++call.attempt;
+    ++call.gen;
+    call.state = kWaiting;
+    call.sent_s = now_;
+    int layer = call.layer;
+    attempts_in_flight_[layer] += 1;
+    if (call.attempt > 1) retries_in_flight_[layer] += 1;
+    timers_[layer].push(now_ + timeout_[layer], {call_id, call.gen});
+    timers_[layer].drop_stale_beyond(
+        static_cast<size_t>(attempts_in_flight_[layer]),
+        [this](const TimerLane::Event& event) { return waits_for(event.what); });
+    if (layer == layers_ - 1) {
+      send_job(call_id);
       return;
     }
-    uint32_t gen = x.gen, request = x.request;
-    bool first = x.first && x.attempt == 1;
-    double start = x.start_s;
-    uint32_t child = new_call(c, gen, l + 1, request, first, start);  // x may move
-    layer_first_[l + 1] += 1;
+    uint32_t gen = call.gen, request = call.request;
+    bool first = call.first && call.attempt == 1;
+    double start = call.start_s;
+    uint32_t child = new_call(call_id, gen, layer + 1, request, first, start);  // call may move
+    layer_first_[layer + 1] += 1;
     send_attempt(child);
   }
 
-  // The current attempt of call c stopped being in flight.
-  void end_attempt(const Call& x) {
-    live_att_[x.layer] -= 1;
-    if (x.attempt > 1) live_ret_[x.layer] -= 1;
+  // The current attempt of the call stopped being in flight.
+  void end_attempt(const Call& call) {
+    attempts_in_flight_[call.layer] -= 1;
+    if (call.attempt > 1) retries_in_flight_[call.layer] -= 1;
   }
 
-  void on_timeout(uint32_t c) {
-    ++stats_->events;
-    end_attempt(calls_[c]);
-    abandon_attempt(c);
-    attempt_failed(c, true);
+  void on_timeout(uint32_t call_id) {
+    ++stats_.events;
+    end_attempt(calls_[call_id]);
+    abandon_attempt(call_id);
+    attempt_failed(call_id, true);
   }
 
-  // The caller of call c's current attempt stopped waiting for it.
-  void abandon_attempt(uint32_t c) {
-    const Call& x = calls_[c];
-    if (x.layer == layers_ - 1) {
+  // The caller of the call's current attempt stopped waiting for it.
+  void abandon_attempt(uint32_t call_id) {
+    const Call& call = calls_[call_id];
+    if (call.layer == layers_ - 1) {
       result_.series.gave_up[step_] += 1;
-      if (s_.server.shed_abandoned && x.job != kNone) {
-        Job& y = jobs_[x.job];
-        if (y.state == kQueued && y.caller == c && y.caller_gen == x.gen) shed_job(x.job);
+      if (s_.server.shed_abandoned && call.job != kNone) {
+        Job& job = jobs_[call.job];
+        if (job.state == kQueued && job.caller == call_id && job.caller_gen == call.gen)
+          shed_job(call.job);
       }
     } else {
-      log(x.request, x.attempt, x.sent_s, kNaN, "timeout", x.layer + 1);
+      log(call.request, call.attempt, call.sent_s, kNaN, "timeout", call.layer + 1);
     }
   }
 
-  // An attempt of call c failed (timed out, rejected, or the call below it
+  // An attempt of the call failed (timed out, rejected, or the call below it
   // failed): back off and retry, or fail the call. A real system's budget
   // decides now, before the backoff (docs/agent-engine.md).
-  void attempt_failed(uint32_t c, bool timed_out) {
-    Call& x = calls_[c];
-    int l = x.layer;
-    Failure f{.layer = l,
-              .attempt = x.attempt,
-              .timed_out = timed_out,
-              .now_s = now_,
-              .start_s = x.start_s};
-    if (budget_on_) budgets_[l].on_attempt_failed(1, policy_.retryable(f));
-    RetryDecision d = policy_.decide(
-        f, [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
-    if (!d.retries()) {
-      call_fails(c);
+  void attempt_failed(uint32_t call_id, bool timed_out) {
+    Call& call = calls_[call_id];
+    int layer = call.layer;
+    Failure failure{.layer = layer,
+                    .attempt = call.attempt,
+                    .timed_out = timed_out,
+                    .now_s = now_,
+                    .start_s = call.start_s};
+    if (budget_on_) budgets_[layer].on_attempt_failed(1, policy_.retryable(failure));
+    RetryDecision decision = policy_.decide(
+        failure, [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
+    if (!decision.retries()) {
+      call_fails(call_id);
       return;
     }
-    if (budget_on_ && budgets_[l].admits_at_failure() && !budget_grants(c, cause_of(!timed_out)))
+    if (budget_on_ && budgets_[layer].admits_at_failure() &&
+        !budget_grants(call_id, cause_of(!timed_out)))
       return;
-    ++x.gen;
-    x.state = kBackoff;
-    x.after_error = !timed_out;
-    held_[l] += 1;
-    push(now_ + d.delay_s, kRetry, c, x.gen);
+    ++call.gen;
+    call.state = kBackoff;
+    call.after_error = !timed_out;
+    retries_in_backoff_[layer] += 1;
+    events_.push(now_ + decision.delay_s, kRetry, {call_id, call.gen});
   }
 
-  void on_retry(uint32_t c, uint32_t gen) {
-    Call& x = calls_[c];
-    if (x.gen != gen || x.state != kBackoff) return;
-    ++stats_->events;
-    int l = x.layer;
-    held_[l] -= 1;  // from here on the retry is in flight (live_ret_)
-    if (budgets_[l].admits_at_failure() || budget_grants(c, cause_of(x.after_error)))
-      send_attempt(c);
+  void on_retry(uint32_t call_id, uint32_t gen) {
+    Call& call = calls_[call_id];
+    if (call.gen != gen || call.state != kBackoff) return;
+    ++stats_.events;
+    int layer = call.layer;
+    retries_in_backoff_[layer] -= 1;  // from here on the retry is in flight (retries_in_flight_)
+    if (budgets_[layer].admits_at_failure() || budget_grants(call_id, cause_of(call.after_error)))
+      send_attempt(call_id);
   }
 
-  // Asks layer's budget for one retry of call c; a denied retry fails the
+  // Asks layer's budget for one retry of the call; a denied retry fails the
   // call at once. Retries held: those in backoff and those in flight.
-  bool budget_grants(uint32_t c, RetryCause cause) {
-    const Call& x = calls_[c];
-    int l = x.layer;
+  bool budget_grants(uint32_t call_id, RetryCause cause) {
+    const Call& call = calls_[call_id];
+    int layer = call.layer;
     // The budget deals in amounts; a retry is one whole attempt. Parts the
     // budget grants are banked until they make a whole retry.
-    double taken = budgets_[l].take(1.0, {live_att_[l], held_[l] + live_ret_[l]}, cause);
+    double taken = budgets_[layer].take(
+        1.0,
+        {static_cast<double>(attempts_in_flight_[layer]),
+         static_cast<double>(retries_in_backoff_[layer] + retries_in_flight_[layer])},
+        cause);
     bool send = taken >= 1;
     if (!send && taken > 0) {
-      credit_[l] += taken;
-      send = credit_[l] >= 1 - 1e-9;
-      if (send) credit_[l] = std::max(0.0, credit_[l] - 1);
+      credit_[layer] += taken;
+      send = credit_[layer] >= 1 - 1e-9;
+      if (send) credit_[layer] = std::max(0.0, credit_[layer] - 1);
     }
     if (send) return true;
     result_.series.budget_denied[step_] += 1;
-    log(x.request, x.attempt + 1, now_, kNaN, "budget_denied", l + 1);
-    call_fails(c);
+    log(call.request, call.attempt + 1, now_, kNaN, "budget_denied", layer + 1);
+    call_fails(call_id);
     return false;
   }
 
-  void call_fails(uint32_t c) {
-    uint32_t p = calls_[c].parent, pg = calls_[c].parent_gen;
-    free_call(c);
-    if (p == kNone) {
+  void call_fails(uint32_t call_id) {
+    uint32_t parent = calls_[call_id].parent, parent_gen = calls_[call_id].parent_gen;
+    free_call(call_id);
+    if (parent == kNone) {
       result_.failed += 1;
       result_.series.failed[step_] += 1;
       --live_users_;
       return;
     }
-    Call& y = calls_[p];
-    if (y.gen != pg || y.state != kWaiting) return;  // the caller gave up on it already
-    log(y.request, y.attempt, y.sent_s, now_, "failed", y.layer + 1);
-    end_attempt(y);
-    attempt_failed(p, false);
+    Call& caller = calls_[parent];
+    if (caller.gen != parent_gen || caller.state != kWaiting)
+      return;  // the caller gave up on it already
+    log(caller.request, caller.attempt, caller.sent_s, now_, "failed", caller.layer + 1);
+    end_attempt(caller);
+    attempt_failed(parent, false);
   }
 
-  // A response reached call c: pass it up while the callers still wait.
+  // A response reached the call: pass it up while the callers still wait.
   // True when it reaches the user.
-  bool deliver_success(uint32_t c) {
+  bool deliver_success(uint32_t call_id) {
     for (;;) {
-      Call& x = calls_[c];
-      end_attempt(x);
-      if (budget_on_) budgets_[x.layer].on_success(1, x.attempt, cause_of(x.after_error));
-      if (x.layer < layers_ - 1) log(x.request, x.attempt, x.sent_s, now_, "ok", x.layer + 1);
-      uint32_t p = x.parent, pg = x.parent_gen;
-      double started = x.start_s;
-      free_call(c);
-      if (p == kNone) {
+      Call& call = calls_[call_id];
+      end_attempt(call);
+      if (budget_on_) budgets_[call.layer].on_success(1, call.attempt, cause_of(call.after_error));
+      if (call.layer < layers_ - 1)
+        log(call.request, call.attempt, call.sent_s, now_, "ok", call.layer + 1);
+      uint32_t parent = call.parent, parent_gen = call.parent_gen;
+      double started = call.start_s;
+      free_call(call_id);
+      if (parent == kNone) {
         result_.succeeded += 1;
         result_.success_latency.add(now_ - started);
         --live_users_;
         return true;
       }
-      const Call& y = calls_[p];
-      if (y.gen != pg || y.state != kWaiting) return false;
-      c = p;
+      const Call& caller = calls_[parent];
+      if (caller.gen != parent_gen || caller.state != kWaiting) return false;
+      call_id = parent;
     }
   }
 
   // ---- the server -----------------------------------------------------------
-  void send_job(uint32_t c) {
-    Call& x = calls_[c];
-    uint32_t j = jobs_.alloc();
-    Job& y = jobs_[j];
-    y.sent_s = now_;
-    y.caller = c;
-    y.caller_gen = x.gen;
-    y.request = x.request;
-    y.attempt = x.attempt;
-    ++y.gen;
-    x.job = j;
-    if (!(x.first && x.attempt == 1)) result_.series.retries[step_] += 1;
-    ++stats_->server_arrivals;
-    if (rate_ > 0 && busy_ < slots_ && queued_ == 0) {
+  void send_job(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    uint32_t job_id = jobs_.alloc();
+    Job& job = jobs_[job_id];
+    job.sent_s = now_;
+    job.caller = call_id;
+    job.caller_gen = call.gen;
+    job.request = call.request;
+    job.attempt = call.attempt;
+    ++job.gen;
+    call.job = job_id;
+    if (!(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
+    ++stats_.server_arrivals;
+    if (rate_ > 0 && busy_ < slots_ && queue_.waiting() == 0) {
       change_in_system(+1);
-      start_service(j);
+      start_service(job_id);
       return;
     }
-    if (s_.server.queue_limit > 0 && queued_ >= s_.server.queue_limit) {
-      y.state = kQueued;  // refused before it is queued
-      refuse(j);
+    if (s_.server.queue_limit > 0 && queue_.waiting() >= s_.server.queue_limit) {
+      job.state = kQueued;  // refused before it is queued
+      refuse(job_id);
       return;
     }
-    y.state = kQueued;
-    queue_.push_back(j);
-    ++queued_;
+    job.state = kQueued;
+    queue_.push(job_id);
     change_in_system(+1);
     dispatch();
   }
 
   // Rejected by a full queue, or dropped by CoDel: the caller hears at once.
-  void refuse(uint32_t j) {
-    Job& y = jobs_[j];
+  void refuse(uint32_t job_id) {
+    Job& job = jobs_[job_id];
     result_.series.rejected[step_] += 1;
-    log(y.request, y.attempt, y.sent_s, now_, "rejected", layers_);
-    uint32_t c = y.caller, cg = y.caller_gen;
-    free_job(j);
-    Call& x = calls_[c];
-    if (x.gen != cg || x.state != kWaiting) return;
-    end_attempt(x);
-    attempt_failed(c, false);
+    log(job.request, job.attempt, job.sent_s, now_, "rejected", layers_);
+    uint32_t call_id = job.caller, caller_gen = job.caller_gen;
+    free_job(jobs_, job_id);
+    Call& call = calls_[call_id];
+    if (call.gen != caller_gen || call.state != kWaiting) return;
+    end_attempt(call);
+    attempt_failed(call_id, false);
   }
 
-  void free_job(uint32_t j) {
-    jobs_[j].state = kJobFree;
-    ++jobs_[j].gen;
-    jobs_.release(j);
-  }
-
-  void shed_job(uint32_t j) {
-    Job& y = jobs_[j];
-    y.state = kShed;  // stays in the ring until it reaches an end of it
-    --queued_;
+  void shed_job(uint32_t job_id) {
+    const Job& job = jobs_[job_id];
     change_in_system(-1);
     result_.series.shed[step_] += 1;
-    log(y.request, y.attempt, y.sent_s, kNaN, "shed", layers_);
-    while (!queue_.empty() && jobs_[queue_.front()].state == kShed) {
-      free_job(queue_.front());
-      queue_.pop_front();
-    }
+    log(job.request, job.attempt, job.sent_s, kNaN, "shed", layers_);
+    queue_.shed(job_id);
   }
 
   void change_in_system(int delta) {
-    stats_->area_in_system += static_cast<double>(in_system_) * (now_ - area_t_);
+    stats_.area_in_system += static_cast<double>(in_system_) * (now_ - area_t_);
     area_t_ = now_;
     in_system_ += delta;
   }
@@ -734,148 +540,64 @@ class AgentEngine {
     return mean_service_s_;
   }
 
-  void start_service(uint32_t j) {
-    Job& y = jobs_[j];
-    y.state = kInService;
-    y.slot = static_cast<uint32_t>(in_service_.size());
-    in_service_.push_back(j);
+  void start_service(uint32_t job_id) {
+    Job& job = jobs_[job_id];
+    job.state = kInService;
+    job.slot = static_cast<uint32_t>(in_service_.size());
+    in_service_.push_back(job_id);
     ++busy_;
     double work = draw_service();
     if (s_.server.contention > 0) work *= 1 + s_.server.contention * (in_system_ - 1);
-    y.work_left = work;
-    y.last_s = now_;
-    stats_->wait_sum_s += now_ - y.sent_s;
-    ++y.gen;
-    push(now_ + work / rate_, kComplete, j, y.gen);
+    job.work_left = work;
+    job.last_s = now_;
+    stats_.wait_sum_s += now_ - job.sent_s;
+    ++job.gen;
+    events_.push(now_ + work / rate_, kComplete, {job_id, job.gen});
   }
 
-  void on_complete(uint32_t j, uint32_t gen) {
-    Job& y = jobs_[j];
-    if (y.gen != gen || y.state != kInService) return;
-    ++stats_->events;
+  void on_complete(uint32_t job_id, uint32_t gen) {
+    Job& job = jobs_[job_id];
+    if (job.gen != gen || job.state != kInService) return;
+    ++stats_.events;
     uint32_t moved = in_service_.back();
-    in_service_[y.slot] = moved;
-    jobs_[moved].slot = y.slot;
+    in_service_[job.slot] = moved;
+    jobs_[moved].slot = job.slot;
     in_service_.pop_back();
     --busy_;
     change_in_system(-1);
-    ++stats_->completed;
-    stats_->sojourn_sum_s += now_ - y.sent_s;
-    const Call& x = calls_[y.caller];
-    bool to_caller = x.gen == y.caller_gen && x.state == kWaiting;
-    bool to_user = to_caller && deliver_success(y.caller);
+    ++stats_.completed;
+    stats_.sojourn_sum_s += now_ - job.sent_s;
+    const Call& call = calls_[job.caller];
+    bool to_caller = call.gen == job.caller_gen && call.state == kWaiting;
+    bool to_user = to_caller && deliver_success(job.caller);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
-    log(y.request, y.attempt, y.sent_s, now_, to_caller ? "ok" : "late", layers_);
-    free_job(j);
+    log(job.request, job.attempt, job.sent_s, now_, to_caller ? "ok" : "late", layers_);
+    free_job(jobs_, job_id);
     dispatch();
   }
 
   void on_rate(double rate) {
-    ++stats_->events;
-    for (uint32_t j : in_service_) {
-      Job& y = jobs_[j];
-      y.work_left = std::max(0.0, y.work_left - (now_ - y.last_s) * rate_);
-      y.last_s = now_;
-      ++y.gen;  // the completion scheduled at the old rate is stale
-      if (rate > 0) push(now_ + y.work_left / rate, kComplete, j, y.gen);
+    ++stats_.events;
+    for (uint32_t job_id : in_service_) {
+      Job& job = jobs_[job_id];
+      job.work_left = std::max(0.0, job.work_left - (now_ - job.last_s) * rate_);
+      job.last_s = now_;
+      ++job.gen;  // the completion scheduled at the old rate is stale
+      if (rate > 0) events_.push(now_ + job.work_left / rate, kComplete, {job_id, job.gen});
     }
     rate_ = rate;
     dispatch();
   }
 
   void dispatch() {
-    while (rate_ > 0 && busy_ < slots_ && queued_ > 0) {
-      uint32_t j = s_.server.discipline == QueueDiscipline::codel ? codel_dequeue() : take_next();
-      if (j == kNone) return;
-      start_service(j);
+    while (rate_ > 0 && busy_ < slots_ && queue_.waiting() > 0) {
+      uint32_t job_id = queue_.next(now_, [this](uint32_t dropped) {
+        change_in_system(-1);  // CoDel drops at the head: the caller hears at once
+        refuse(dropped);
+      });
+      if (job_id == kNone) return;
+      start_service(job_id);
     }
-  }
-
-  // The next queued job, by the discipline (FIFO for CoDel too).
-  uint32_t take_next() {
-    bool lifo = s_.server.discipline == QueueDiscipline::lifo;
-    for (;;) {
-      if (queue_.empty()) return kNone;
-      uint32_t j = lifo ? queue_.back() : queue_.front();
-      if (lifo)
-        queue_.pop_back();
-      else
-        queue_.pop_front();
-      if (jobs_[j].state == kShed) {
-        free_job(j);
-        continue;
-      }
-      --queued_;
-      return j;
-    }
-  }
-
-  // CoDel (RFC 8289) at dequeue: once the queueing delay has stayed above
-  // target for an interval, drop at the head at intervals shrinking as
-  // interval / sqrt(drops).
-  uint32_t codel_pop(bool& ok_to_drop) {
-    ok_to_drop = false;
-    uint32_t j = take_next();
-    if (j == kNone) {
-      above_since_set_ = false;
-      return kNone;
-    }
-    double sojourn = now_ - jobs_[j].sent_s;
-    if (sojourn < s_.server.codel_target_s || queued_ == 0) {
-      above_since_set_ = false;
-    } else if (!above_since_set_) {
-      above_since_set_ = true;
-      first_above_ = now_ + s_.server.codel_interval_s;
-    } else if (now_ >= first_above_) {
-      ok_to_drop = true;
-    }
-    return j;
-  }
-
-  double control_law(double t) const {
-    return t + s_.server.codel_interval_s / std::sqrt(static_cast<double>(drop_count_));
-  }
-
-  void codel_drop(uint32_t j) {
-    change_in_system(-1);
-    refuse(j);
-  }
-
-  uint32_t codel_dequeue() {
-    bool ok = false;
-    uint32_t j = codel_pop(ok);
-    if (j == kNone) {
-      dropping_ = false;
-      return kNone;
-    }
-    if (dropping_) {
-      if (!ok) {
-        dropping_ = false;
-      } else {
-        while (dropping_ && now_ >= drop_next_) {
-          codel_drop(j);
-          ++drop_count_;
-          j = codel_pop(ok);
-          if (j == kNone) {
-            dropping_ = false;
-            return kNone;
-          }
-          if (!ok)
-            dropping_ = false;
-          else
-            drop_next_ = control_law(drop_next_);
-        }
-      }
-    } else if (ok) {
-      codel_drop(j);
-      j = codel_pop(ok);
-      dropping_ = true;
-      uint64_t delta = drop_count_ - last_drop_count_;
-      drop_count_ = delta > 1 && now_ - drop_next_ < 16 * s_.server.codel_interval_s ? delta : 1;
-      drop_next_ = control_law(now_);
-      last_drop_count_ = drop_count_;
-    }
-    return j;
   }
 
   // ---- the end --------------------------------------------------------------
@@ -883,21 +605,22 @@ class AgentEngine {
     now_ = s_.horizon_s;
     change_in_system(0);
     result_.in_flight = static_cast<double>(live_users_);
-    stats_->peak_calls = calls_.peak();
-    stats_->peak_jobs = jobs_.peak();
+    stats_.peak_calls = calls_.peak();
+    stats_.peak_jobs = jobs_.peak();
+    if (stats_out_) *stats_out_ = stats_;
     if (!log_) return;
     // Attempts still out at the end: at the server, or with a layer below.
-    for (uint32_t j = 0; j < jobs_.slots(); ++j) {
-      const Job& y = jobs_[j];
-      if (y.state != kQueued && y.state != kInService) continue;
-      const Call& x = calls_[y.caller];
-      bool waited = x.gen == y.caller_gen && x.state == kWaiting;
-      log(y.request, y.attempt, y.sent_s, kNaN, waited ? "in_flight" : "timeout", layers_);
+    for (uint32_t job_id = 0; job_id < jobs_.slots(); ++job_id) {
+      const Job& job = jobs_[job_id];
+      if (job.state != kQueued && job.state != kInService) continue;
+      const Call& call = calls_[job.caller];
+      bool waited = call.gen == job.caller_gen && call.state == kWaiting;
+      log(job.request, job.attempt, job.sent_s, kNaN, waited ? "in_flight" : "timeout", layers_);
     }
-    for (uint32_t c = 0; c < calls_.slots(); ++c) {
-      const Call& x = calls_[c];
-      if (x.state == kWaiting && x.layer < layers_ - 1)
-        log(x.request, x.attempt, x.sent_s, kNaN, "in_flight", x.layer + 1);
+    for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
+      const Call& call = calls_[call_id];
+      if (call.state == kWaiting && call.layer < layers_ - 1)
+        log(call.request, call.attempt, call.sent_s, kNaN, "in_flight", call.layer + 1);
     }
   }
 
@@ -913,28 +636,29 @@ class AgentEngine {
   std::vector<int> retries_;
   std::vector<double> timeout_;
   int layers_;
-  agent::Rng rng_;
+  Rng rng_;
   AttemptSink* log_;
-  AgentStats own_stats_;
-  AgentStats* stats_;
+  // Counted here and copied out at the end: a pointer the compiler cannot
+  // tell apart from the engine's own numbers would cost a reload per event.
+  AgentStats stats_;
+  AgentStats* stats_out_;
   RunResult result_;
   std::vector<RetryBudget> budgets_;
   bool budget_on_ = false;
+  bool deadlines_on_ = false;  // client.deadline_s ends user requests when it fires
 
   int step_ = 0;
   double now_ = 0;
-  uint64_t seq_ = 0;
-  std::vector<Event>& heap_;
-  std::vector<TimerFifo>& timers_;
-  TimerFifo& deadlines_;
-  std::vector<double>& arrivals_;
-  size_t arrival_pos_ = 0;
-  double carry_ = 0;
+  Events& events_;
+  std::vector<TimerLane>& timers_;
+  TimerLane& deadlines_;
+  Arrivals arrivals_;
 
   Pool<Call>& calls_;
   Pool<Job>& jobs_;
-  std::vector<double> live_att_, live_ret_;
-  std::vector<double> held_;  // retries in backoff, per layer (Envoy counts them)
+  // Per layer, whole counts (the budget takes them as amounts).
+  std::vector<int64_t> attempts_in_flight_, retries_in_flight_;  // attempts and retries in flight
+  std::vector<int64_t> retries_in_backoff_;  // retries in backoff (Envoy counts them)
   std::vector<double> credit_, layer_first_;
   uint32_t next_request_ = 0;
   uint64_t live_users_ = 0;
@@ -943,16 +667,11 @@ class AgentEngine {
   int busy_ = 0;
   double rate_ = 1;  // capacity factor: work done per second of service
   double mean_service_s_ = 0, sigma_ = 0, log_mu_ = 0;
-  Ring& queue_;
-  double queued_ = 0;  // waiting (not in service, not shed)
+  ServerQueue queue_;
   long in_system_ = 0;
   double area_t_ = 0;
   std::vector<uint32_t>& in_service_;
   int incident_first_ = 0, incident_end_ = 0;
-
-  bool above_since_set_ = false, dropping_ = false;
-  double first_above_ = 0, drop_next_ = 0;
-  uint64_t drop_count_ = 0, last_drop_count_ = 0;
 };
 
 }  // namespace

@@ -42,8 +42,8 @@ struct AgentStats {
 };
 
 struct AgentOptions {
-  AttemptSink* log = nullptr;  // requests.csv rows, when wanted
-  AgentStats* stats = nullptr;
+  AttemptSink* log = nullptr;   // requests.csv rows, when wanted
+  AgentStats* stats = nullptr;  // filled in when the run ends
 };
 
 // Runs a validated scenario (validate()) with the agent engine.

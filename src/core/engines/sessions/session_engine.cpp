@@ -4,55 +4,18 @@
 #include <cmath>
 #include <deque>
 #include <numbers>
-#include <queue>
 #include <sstream>
 
-#include "engines/agent/rng.hpp"
+#include "engines/event_queue.hpp"
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/timeline.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
 #include "policies/client_policy.hpp"
+#include "random/rng.hpp"
+#include "text/list.hpp"
 
 namespace retrystorm::sessions {
-
-const char* outcome_name(Outcome o) {
-  switch (o) {
-    case Outcome::completed:
-      return "completed";
-    case Outcome::killed_asleep:
-      return "killed_asleep";
-    case Outcome::killed_working:
-      return "killed_working";
-    case Outcome::failed_fast:
-      return "failed_fast";
-    case Outcome::crashed:
-      return "crashed";
-    case Outcome::ladder_exhausted:
-      return "ladder_exhausted";
-    case Outcome::in_flight:
-      return "in_flight";
-  }
-  return "?";
-}
-
-const char* item_kind_name(ItemKind k) {
-  switch (k) {
-    case ItemKind::ping:
-      return "ping";
-    case ItemKind::notification:
-      return "notification";
-    case ItemKind::anchor:
-      return "anchor";
-  }
-  return "?";
-}
-
-const char* event_name(SessionEvent::Kind k) {
-  static const char* names[] = {"arrival", "superseded", "launch",    "call",  "resp", "sleep",
-                                "wake",    "item_start", "item_done", "defer", "end"};
-  return names[k];
-}
 
 void SessionBuckets::resize(double from_s, double to_s, double bucket) {
   origin_s = from_s;
@@ -112,7 +75,7 @@ class Draws {
   }
 
  private:
-  agent::Rng rng_;
+  Rng rng_;
   bool median_;
 };
 
@@ -156,8 +119,8 @@ constexpr size_t kMaxInitialItems = 100000;
 std::vector<QueuedItem> parse_initial_queue(const std::string& text) {
   const std::string key = "items.initial_queue";
   std::vector<QueuedItem> out;
-  std::stringstream in(text);
-  for (std::string entry; std::getline(in, entry, ',');) {
+  for (std::string_view item : text::list_items(text)) {
+    std::string entry(item);
     if (entry.find_first_not_of(" \t") == std::string::npos) continue;
     std::istringstream words(entry);
     std::vector<std::string> w;
@@ -234,13 +197,12 @@ struct Session {
   double working_for_s = 0;  // the work span that the pending timer ends
 };
 
+// What fires when (engines/event_queue.hpp): timers at one instant fire in
+// the order they were scheduled, so runs are reproducible.
 struct Timer {
-  double t;
-  uint64_t seq;  // ties keep their scheduling order: runs are reproducible
   enum Kind { tick, ping, notifications, anchor, start, session, crash, deadline } kind;
   int who;
-  uint32_t generation;
-  bool operator>(const Timer& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  uint32_t generation;  // session timers: stale once the session's generation moved on
 };
 
 class Simulation {
@@ -269,11 +231,12 @@ class Simulation {
     schedule_daily(Timer::notifications, s_.items.notification_at_s,
                    s_.items.notifications_per_day > 0);
     schedule_daily(Timer::anchor, s_.items.anchor_at_s, s_.items.anchor_at_s >= 0);
-    while (!timers_.empty() && timers_.top().t < s_.horizon_s) {
-      Timer t = timers_.top();
+    while (!timers_.empty() && timers_.top().key.t < s_.horizon_s) {
+      EventQueue<Timer>::Event e = timers_.top();
       timers_.pop();
       ++run_.events;
-      dispatch(t);
+      now_ = e.key.t;
+      dispatch(e.what);
     }
     finish();
     return std::move(run_);
@@ -282,10 +245,9 @@ class Simulation {
  private:
   // ---- the clock ----
   void schedule(double t, Timer::Kind kind, int who = -1, uint32_t generation = 0) {
-    timers_.push({t, seq_++, kind, who, generation});
+    timers_.push(t, 0, {kind, who, generation});
   }
   void dispatch(const Timer& t) {
-    now_ = t.t;
     switch (t.kind) {
       case Timer::tick:
         return on_tick();
@@ -784,8 +746,7 @@ class Simulation {
   std::vector<double> rates_, day_factors_;
   ClientPolicy policy_;
   SessionRun run_;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  uint64_t seq_ = 0;
+  EventQueue<Timer> timers_;
   double now_ = 0;
   std::vector<Item> items_;
   std::vector<int> unread_;    // item ids, FIFO by arrival

@@ -9,29 +9,23 @@
 #include <vector>
 
 #include "model/scenario.hpp"
+#include "session_log/session_log.hpp"
 
 namespace retrystorm::sessions {
 
-enum class Outcome {
-  completed,
-  killed_asleep,
-  killed_working,
-  failed_fast,
-  crashed,
-  ladder_exhausted,
-  in_flight,  // still running at the end of the run
-};
-const char* outcome_name(Outcome o);
-inline bool failed(Outcome o) {
-  return o != Outcome::completed && o != Outcome::in_flight;
-}
+// How a session ends, the events and item kinds of its log: the session
+// log's vocabulary (session_log/session_log.hpp), which `analyze` reads back.
+// The model never ends a session as plain `failed`.
+using session_log::event_name;
+using session_log::failed;
+using session_log::item_kind_name;
+using session_log::ItemKind;
+using session_log::Outcome;
+using session_log::outcome_name;
 
 // Where a session's time goes, at every instant one of three.
 enum class Occupancy { working, blocked, asleep };
 constexpr int kOccupancyKinds = 3;
-
-enum class ItemKind { ping, notification, anchor };
-const char* item_kind_name(ItemKind k);
 
 struct SessionRow {
   int id = 0;
@@ -55,21 +49,10 @@ struct SessionRow {
   double duration_s() const { return end_s - start_s; }
 };
 
-// One line of events.jsonl (session-log.md).
+// One line of events.jsonl (docs/log-formats.md).
 struct SessionEvent {
-  enum Kind {
-    arrival,
-    superseded,
-    launch,
-    call,
-    resp,
-    sleep,
-    wake,
-    item_start,
-    item_done,
-    defer,
-    end
-  };
+  using Kind = session_log::EventKind;
+  using enum session_log::EventKind;
   double t_s = 0;  // set by the engine when it emits the event
   Kind kind;
   int session = -1;             // -1: none (arrival, superseded)
@@ -81,7 +64,6 @@ struct SessionEvent {
   double duration_s = 0;  // sleep
   Outcome outcome = Outcome::completed;  // end
 };
-const char* event_name(SessionEvent::Kind k);
 
 // Where logs go (io writes sessions.csv and events.jsonl from these).
 class SessionSink {

@@ -5,6 +5,7 @@
 
 #include "engines/sessions/clock.hpp"
 #include "model/keys.hpp"
+#include "text/list.hpp"
 
 namespace retrystorm::sessions {
 
@@ -39,8 +40,8 @@ ApiPhase parse_entry(const std::string& entry) {
 }  // namespace
 
 ApiTimeline::ApiTimeline(const std::string& text) {
-  std::stringstream in(text);
-  for (std::string entry; std::getline(in, entry, ',');) {
+  for (std::string_view item : text::list_items(text)) {
+    std::string entry(item);
     if (entry.find_first_not_of(" \t\n") == std::string::npos) continue;
     ApiPhase phase = parse_entry(entry);
     if (phase.from_s < phases_.back().from_s)

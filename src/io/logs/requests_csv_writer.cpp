@@ -1,4 +1,4 @@
-#include "engines/agent/request_log.hpp"
+#include "io/logs/requests_csv_writer.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -1,13 +1,13 @@
-// The agent engine's generator: xoshiro256** seeded through splitmix64, so
-// that seeds 1, 2, 3 give unrelated streams. Same seed, same numbers, on every
-// platform (no std:: distributions, whose output is implementation-defined).
+// The engines' generator (agent and session engines): xoshiro256** seeded
+// through splitmix64, so that seeds 1, 2, 3 give unrelated streams. Same seed, same numbers, on
+// every platform (no std:: distributions, whose output is implementation-defined).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <numbers>
 
-namespace retrystorm::agent {
+namespace retrystorm {
 
 inline uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -94,4 +94,4 @@ class Rng {
   uint64_t s_[4];
 };
 
-}  // namespace retrystorm::agent
+}  // namespace retrystorm

@@ -1,5 +1,6 @@
 // requests.csv (docs/log-formats.md): one row per attempt, written
-// as the engine resolves it (rows are in resolution order, not by request).
+// as the agent engine resolves it (rows are in resolution order, not by
+// request). Its reader is requests_csv.cpp beside it.
 #pragma once
 
 #include <fstream>

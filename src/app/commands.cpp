@@ -1,0 +1,82 @@
+#include "app/commands.hpp"
+
+#include "engines/engine.hpp"
+#include "io/result_json.hpp"
+
+namespace retrystorm::app {
+
+namespace {
+
+void check(const Cost& cost, const Budget& budget, const std::string& what) {
+  check_cost(cost, budget.limits, what, budget.hint);
+}
+
+// Refuses, before any work, more replications than allowed.
+void check_runs(const Scenario& s, int limit) {
+  if (limit > 0 && s.runs > limit)
+    throw InputError("runs: " + std::to_string(s.runs) + " replications; the server's limit for " +
+                     "engine " + engine_name(s.engine) + " is " + std::to_string(limit) +
+                     " (use the command line for more)");
+}
+
+}  // namespace
+
+void check_run_cost(const Scenario& s, const Budget& budget) {
+  check(run_cost(s), budget, "run");
+}
+
+RunAnswer run(const Scenario& s, const RunOptions& o, const Budget& budget) {
+  check_run_cost(s, budget);
+  RunAnswer a;
+  if (!engine_facts(s).run) {  // sessions: the session report, its own Monte Carlo
+    check_runs(s, o.max_runs);
+    a.sessions = make_session_report(s, o.session_log);
+    return a;
+  }
+  if (o.montecarlo) check_runs(s, o.max_runs);
+  // Without advice, replication 0 is the run shown: no second run.
+  if (o.montecarlo && !o.report.advice) {
+    a.montecarlo = run_montecarlo(s);
+    a.report = report_of_run(s, std::move(a.montecarlo->first), o.report);
+    return a;
+  }
+  a.report = make_report(s, o.report);
+  if (o.montecarlo) a.montecarlo = run_montecarlo(s);
+  return a;
+}
+
+nlohmann::json run_answer_json(const RunAnswer& a) {
+  if (a.sessions) return session_json(*a.sessions);
+  nlohmann::json j = run_json(*a.report);
+  if (a.montecarlo) j["montecarlo"] = montecarlo_json(*a.montecarlo);
+  return j;
+}
+
+std::vector<TraceEntry> trace(const Scenario& s, const Budget& budget) {
+  check(engine_run_cost(s), budget, "trace");
+  return decision_trace(run_engine(s));
+}
+
+RunReport advice(const Scenario& s, TippingCache* cache, const Budget& budget) {
+  check(run_cost(s), budget, "advice");
+  return make_report(s, {.trace = false, .cache = cache});
+}
+
+std::vector<LadderResult> ladder(const Scenario& s, const Budget& budget) {
+  check(ladder_cost(s), budget, "ladder");
+  return run_ladder(s, budget.cancelled);
+}
+
+TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget) {
+  check(tipping_cost(s, grid_s), budget, "tipping");
+  return tipping_point(s, grid_s, budget.cancelled);
+}
+
+std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
+                            SweepOptions options, const Budget& budget) {
+  check(sweep_cost(s, axes, options), budget, "sweep");
+  if (budget.cancelled) options.cancelled = budget.cancelled;
+  return run_sweep(s, axes, options);
+}
+
+}  // namespace retrystorm::app

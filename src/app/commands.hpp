@@ -1,0 +1,63 @@
+// One function per command over a validated scenario, shared by the command
+// line (src/cli) and the HTTP API (src/server): each checks the request's cost
+// before any work, then runs. The front ends parse their own syntax into
+// these requests and format the answers.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/cancel.hpp"
+#include "analysis/cost.hpp"
+#include "analysis/ladder.hpp"
+#include "analysis/sweep.hpp"
+#include "analysis/tipping.hpp"
+#include "engines/montecarlo.hpp"
+#include "io/result_json.hpp"
+#include "io/session_report.hpp"
+
+namespace retrystorm::app {
+
+// What a request may cost (analysis/cost.hpp), and how to stop it early.
+struct Budget {
+  CostLimits limits;
+  std::string hint;       // appended to a refusal, e.g. "; --allow-large allows more"
+  CancelCheck cancelled;  // polled between runs by ladders, tipping points, sweeps
+};
+
+struct RunOptions {
+  ReportOptions report;     // the views of a per-step run
+  bool montecarlo = false;  // per-step engines: also the replications (runs > 1)
+  // Replications allowed, 0: any. Only the server sets one ("the server's limit").
+  int max_runs = 0;
+  sessions::SessionSink* session_log = nullptr;  // the reported session run's events
+};
+
+// A run's answer: the session report, or the per-step report with its Monte Carlo.
+struct RunAnswer {
+  std::optional<SessionReport> sessions;
+  std::optional<RunReport> report;
+  std::optional<MonteCarloResult> montecarlo;
+};
+
+// InputError when a run of `s` costs more than the budget (run() checks it
+// too; the command line checks first, before writing its logs).
+void check_run_cost(const Scenario& s, const Budget& budget);
+RunAnswer run(const Scenario& s, const RunOptions& options, const Budget& budget);
+// The JSON answer of `run --format json` and POST /api/run.
+nlohmann::json run_answer_json(const RunAnswer& answer);
+
+// What a run answer leaves out when the page asks for it later: the decision
+// trace, and the advice with the tipping point (per-step engines only).
+std::vector<TraceEntry> trace(const Scenario& s, const Budget& budget);
+RunReport advice(const Scenario& s, TippingCache* cache, const Budget& budget);
+
+std::vector<LadderResult> ladder(const Scenario& s, const Budget& budget);
+// grid_s <= 0: the scenario's grid (tipping.grid_s, else ten steps).
+TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget);
+std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
+                            SweepOptions options, const Budget& budget);
+
+}  // namespace retrystorm::app

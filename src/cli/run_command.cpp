@@ -1,0 +1,184 @@
+#include "cli/run_command.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "app/commands.hpp"
+#include "engines/engine.hpp"
+#include "io/logs/requests_csv_writer.hpp"
+#include "io/metrics_out.hpp"
+#include "io/prometheus_client.hpp"
+#include "io/result_json.hpp"
+#include "io/session_report.hpp"
+#include "io/text_report.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm::cli {
+
+namespace {
+
+struct RunCommand {
+  ScenarioOptions scenario;
+  std::string format = "text", out;
+  bool no_trace = false;
+  int runs = 0;
+  std::optional<double> seed;
+  std::string log_dir;
+  std::string metrics_out, metrics_as = "envoy", metrics_start;
+};
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(2) + "\n";
+}
+
+// The directory of --log, made when missing.
+void make_log_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InputError("--log: cannot make the directory '" + dir +
+                     "': " + (ec ? ec.message() : "a file of that name is in the way"));
+}
+
+// A --log step whose failure is the user's to fix (a path, a full disk).
+void log_step(const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const std::runtime_error& e) {
+    throw InputError(std::string("--log: ") + e.what());
+  }
+}
+
+// A log writer that streams into `path`, opened as a --log step.
+template <class Writer>
+std::unique_ptr<Writer> log_file(const std::string& path) {
+  std::unique_ptr<Writer> w;
+  log_step([&] { w = std::make_unique<Writer>(path); });
+  return w;
+}
+
+// The session model: the report, and the logs when --log names a directory
+// (written whole or not at all, like every output).
+int run_sessions(const RunCommand& c, const Scenario& s, const app::Budget& budget) {
+  app::RunOptions o;
+  std::unique_ptr<EventsJsonl> events;  // streamed during the run
+  std::filesystem::path dir(c.log_dir);
+  if (!c.log_dir.empty()) {
+    make_log_dir(c.log_dir);
+    events = log_file<EventsJsonl>((dir / "events.jsonl").string());
+    o.session_log = events.get();
+  }
+  SessionReport r = std::move(*app::run(s, o, budget).sessions);
+  if (events) {
+    // Both files or neither: events.jsonl goes into place first and is taken
+    // back when sessions.csv cannot be written.
+    std::filesystem::path streamed = dir / "events.jsonl";
+    log_step([&] { events->commit(); });
+    try {
+      emit_all({{(dir / "sessions.csv").string(), sessions_csv(r.run)}}, "--log");
+    } catch (...) {
+      std::error_code ec;
+      std::filesystem::remove(streamed, ec);
+      throw;
+    }
+  }
+  if (c.format == "csv")
+    emit(session_series_csv(r.run), c.out);
+  else
+    emit(c.format == "json" ? dump(session_json(r)) : session_text(r), c.out);
+  return 0;
+}
+
+// --log with the agent engine: DIR/requests.csv, one row per attempt.
+void write_request_log(const Scenario& s, const std::string& log_dir) {
+  if (!engine_facts(s).logs)
+    throw InputError("--log: needs engine agent or sessions (--set engine=agent)");
+  make_log_dir(log_dir);
+  RequestsCsv csv((std::filesystem::path(log_dir) / "requests.csv").string());
+  run_agent(s, {&csv, nullptr});
+  csv.close();
+}
+
+// --metrics-out: the run's series under one system's metric names.
+void write_metrics(const Scenario& s, const RunCommand& c) {
+  double start = kDefaultMetricsStart;
+  if (!c.metrics_start.empty()) {
+    auto t = parse_unix_time(c.metrics_start);
+    if (!t || *t < 0 || *t > 4e9)
+      throw InputError("--metrics-start: '" + c.metrics_start +
+                       "' is not Unix seconds (0 to 4e9) or a time like 2024-01-01T00:00:00Z");
+    start = *t;
+  }
+  const auto& schemes = metrics_schemes();
+  if (std::find(schemes.begin(), schemes.end(), c.metrics_as) == schemes.end())
+    throw InputError("--metrics-as: '" + c.metrics_as +
+                     "' is not one of envoy, istio, linkerd, grpc");
+  emit(metrics_openmetrics(run_engine(s), c.metrics_as, start), c.metrics_out, "--metrics-out");
+}
+
+// The scenario with --seed and --runs, validated again.
+Scenario scenario_of(const RunCommand& c) {
+  Scenario s = c.scenario.build();
+  if (c.seed) set_key(s, "seed", *c.seed);
+  if (c.runs > 0) set_key(s, "runs", double(c.runs));
+  validate(s);
+  return s;
+}
+
+int run(const RunCommand& c) {
+  check_format(c.format, {"text", "json", "csv"});
+  Scenario s = scenario_of(c);
+  app::Budget budget = c.scenario.budget();
+  app::check_run_cost(s, budget);  // before any log is written
+  if (!c.metrics_out.empty() && !engine_facts(s).run)
+    throw InputError("--metrics-out: needs a per-step engine (fluid or agent), not sessions");
+  if (!engine_facts(s).run) return run_sessions(c, s, budget);
+  if (!c.log_dir.empty()) write_request_log(s, c.log_dir);
+  if (!c.metrics_out.empty()) write_metrics(s, c);
+  if (c.format == "csv") {
+    emit(series_csv(run_engine(s).series), c.out);
+    return 0;
+  }
+  app::RunOptions o;
+  o.report.trace = !c.no_trace;
+  o.montecarlo = s.runs > 1;  // every engine: a fluid run's replications agree
+  app::RunAnswer a = app::run(s, o, budget);
+  emit(c.format == "json"
+           ? dump(app::run_answer_json(a))
+           : run_text(*a.report) + (a.montecarlo ? montecarlo_text(*a.montecarlo) : ""),
+       c.out);
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandTable& table) {
+  auto c = std::make_shared<RunCommand>();
+  auto* cmd = app.add_subcommand("run", "run one scenario: verdict, metrics, chart, table");
+  c->scenario.add_to(*cmd);
+  cmd->add_option("--format", c->format, "text | json | csv (csv: the per-step series)");
+  cmd->add_option("--out", c->out, "write to FILE (atomically) instead of standard output");
+  cmd->add_flag("--no-trace", c->no_trace, "json: leave the decision trace out");
+  cmd->add_option("--runs", c->runs,
+                  "Monte Carlo replications (agent engine, session model; default: runs key)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--seed", c->seed,
+                  "seed of the agent engine or session model (default: seed key)");
+  cmd->add_option("--log", c->log_dir,
+                  "agent engine: write DIR/requests.csv, one row per attempt; sessions: "
+                  "DIR/sessions.csv and DIR/events.jsonl");
+  cmd->add_option("--metrics-out", c->metrics_out,
+                  "also write the run's series as OpenMetrics text, one sample a second, "
+                  "for promtool tsdb create-blocks-from openmetrics (docs/prometheus.md)");
+  cmd->add_option("--metrics-as", c->metrics_as,
+                  "the names and labels of --metrics-out: envoy | istio | linkerd | grpc "
+                  "(default envoy)");
+  cmd->add_option("--metrics-start", c->metrics_start,
+                  "the timestamp of t = 0 in --metrics-out: Unix seconds or "
+                  "2024-01-01T00:00:00Z (the default)");
+  table.add(cmd, [c] { return run(*c); });
+}
+
+}  // namespace retrystorm::cli

@@ -1,0 +1,116 @@
+#include "cli/study_commands.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "app/commands.hpp"
+#include "io/result_json.hpp"
+#include "io/text_report.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm::cli {
+
+namespace {
+
+// What every study command takes: the scenario, the format and the output.
+struct StudyCommand {
+  ScenarioOptions scenario;
+  std::string format = "text", out;
+};
+
+struct TippingCommand : StudyCommand {
+  double grid = 0;
+  CLI::Option* grid_opt = nullptr;
+};
+
+struct SweepCommand : StudyCommand {
+  std::vector<std::string> vary;
+  unsigned threads = 0;
+};
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(2) + "\n";
+}
+
+int ladder(const StudyCommand& c) {
+  check_format(c.format, {"text", "json"});
+  Scenario s = c.scenario.build();
+  auto rows = app::ladder(s, c.scenario.budget());
+  emit(c.format == "json" ? dump(ladder_json(rows)) : ladder_text(s, rows), c.out);
+  return 0;
+}
+
+int tipping(const TippingCommand& c) {
+  check_format(c.format, {"text", "json"});
+  if (c.grid_opt->count() && !(std::isfinite(c.grid) && c.grid > 0))
+    throw InputError("--grid: " + c.grid_opt->as<std::string>() +
+                     " must be a number of seconds above 0");
+  Scenario s = c.scenario.build();
+  TippingResult t = app::tipping(s, c.grid, c.scenario.budget());
+  emit(c.format == "json" ? dump(tipping_json(t)) : tipping_text(s, t), c.out);
+  return 0;
+}
+
+// Progress on standard error once a sweep has taken more than a second.
+std::function<void(size_t, size_t)> sweep_progress() {
+  auto started = std::chrono::steady_clock::now();
+  return [started](size_t done, size_t total) {
+    if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) return;
+    std::cerr << "\rsweep: " << done << " of " << total << " runs" << std::flush;
+    if (done == total) std::cerr << "\n";
+  };
+}
+
+int sweep(const SweepCommand& c) {
+  std::string format = c.format == "text" ? "csv" : c.format;  // text: the default, csv
+  check_format(format, {"csv", "json"});
+  Scenario s = c.scenario.build();
+  std::vector<SweepAxis> axes;
+  for (const auto& v : c.vary) axes.push_back(parse_axis(v));
+  SweepOptions options;
+  options.threads = c.threads;
+  options.progress = sweep_progress();
+  auto rows = app::sweep(s, axes, options, c.scenario.budget());
+  emit(format == "json" ? dump(sweep_json(axes, rows)) : sweep_csv(axes, rows), c.out);
+  return 0;
+}
+
+}  // namespace
+
+void add_ladder_command(CLI::App& app, CommandTable& table) {
+  auto c = std::make_shared<StudyCommand>();
+  auto* cmd =
+      app.add_subcommand("ladder", "the defenses one at a time, as the scenario's ladder says");
+  c->scenario.add_to(*cmd);
+  cmd->add_option("--format", c->format, "text | json");
+  cmd->add_option("--out", c->out, "write to FILE (atomically)");
+  table.add(cmd, [c] { return ladder(*c); });
+}
+
+void add_tipping_command(CLI::App& app, CommandTable& table) {
+  auto c = std::make_shared<TippingCommand>();
+  auto* cmd = app.add_subcommand("tipping", "the shortest incident that does not recover");
+  c->scenario.add_to(*cmd);
+  c->grid_opt = cmd->add_option("--grid", c->grid,
+                                "grid of incident lengths in seconds, above 0 (default: "
+                                "the scenario's tipping.grid_s, else ten steps)");
+  cmd->add_option("--format", c->format, "text | json");
+  cmd->add_option("--out", c->out, "write to FILE (atomically)");
+  table.add(cmd, [c] { return tipping(*c); });
+}
+
+void add_sweep_command(CLI::App& app, CommandTable& table) {
+  auto c = std::make_shared<SweepCommand>();
+  auto* cmd = app.add_subcommand("sweep", "a grid of runs over numeric keys, one row each");
+  c->scenario.add_to(*cmd);
+  cmd->add_option("--vary", c->vary, "PATH=FROM:TO:STEP (repeatable; the grid is their product)")
+      ->required();
+  cmd->add_option("--format", c->format, "csv | json")->default_str("csv");
+  cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
+  cmd->add_option("--out", c->out, "write to FILE (atomically)");
+  table.add(cmd, [c] { return sweep(*c); });
+}
+
+}  // namespace retrystorm::cli

@@ -1,0 +1,29 @@
+// Monte Carlo of a per-step engine run (`run --runs N`): the skeleton of
+// engines/montecarlo.hpp over the figures of Metrics and the goodput band.
+#pragma once
+
+#include <vector>
+
+#include "analysis/metrics.hpp"
+#include "engines/montecarlo.hpp"
+#include "engines/run_result.hpp"
+
+namespace retrystorm {
+
+struct MonteCarloResult {
+  int runs = 0;
+  double seed = 0;
+  Summaries metrics;                  // metric_fields()' Monte Carlo figures, in their order
+  std::vector<Metrics> replications;  // by replication
+  RunResult first;                    // replication 0 (the run `run` shows)
+  Band goodput;                       // goodput (served on time) per step: the page's band
+};
+
+// Runs `runs` replications (default: the scenario's `runs`) of a validated
+// scenario; threads = 0 uses every core.
+MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0);
+
+// The figures of one replication that Monte Carlo summarises.
+std::vector<Figure> montecarlo_figures(const Metrics& m);
+
+}  // namespace retrystorm

@@ -1,0 +1,81 @@
+// The user requests' arrival instants, one step at a time (docs/agent-engine.md):
+// generated a step ahead, so the budget can be told the step's first attempts
+// before any of them is sent. Deterministic, Poisson or bursty (on/off Poisson).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "random/rng.hpp"
+
+namespace retrystorm::agent {
+
+class Arrivals {
+ public:
+  // `times` is the run's workspace; `rng` the engine's one stream of numbers.
+  Arrivals(const Scenario& s, Rng& rng, std::vector<double>& times)
+      : s_(s), rng_(rng), times_(times) {}
+
+  double next() const { return times_[next_]; }  // +infinity after the step's last
+  void take() { ++next_; }
+
+  // The step [start, end)'s arrivals; returns how many.
+  size_t generate(double start, double end, bool incident) {
+    times_.clear();
+    next_ = 0;
+    double rate = s_.demand.rate_per_s * (incident ? s_.incident.demand_factor : 1.0);
+    switch (s_.demand.process) {
+      case DemandProcess::deterministic: {
+        // Evenly spaced; the fraction carries over, so each step gets the
+        // fluid engine's amount whenever that is a whole number.
+        carry_ += rate * s_.step_s;
+        double n = std::floor(carry_ + 1e-9);
+        carry_ = std::max(0.0, carry_ - n);
+        for (double i = 0; i < n; ++i) times_.push_back(start + (i + 0.5) * (end - start) / n);
+        break;
+      }
+      case DemandProcess::poisson:
+        poisson(start, end, rate);
+        break;
+      case DemandProcess::bursty: {
+        double on = s_.demand.burst_on_s, cycle = on + s_.demand.burst_off_s;
+        double factor = s_.demand.burst_factor;
+        double off_rate = rate * std::max(0.0, (cycle - factor * on) / s_.demand.burst_off_s);
+        for (double a = start; a < end;) {
+          double cycle_start = std::floor(a / cycle) * cycle;
+          bool is_on = a < cycle_start + on;
+          double seg_end = std::min(end, cycle_start + (is_on ? on : cycle));
+          if (seg_end <= a)
+            seg_end = std::min(end, std::nextafter(a, std::numeric_limits<double>::infinity()));
+          poisson(a, seg_end, is_on ? rate * factor : off_rate);
+          a = seg_end;
+        }
+        break;
+      }
+    }
+    size_t count = times_.size();
+    times_.push_back(std::numeric_limits<double>::infinity());  // none before the end
+    return count;
+  }
+
+ private:
+  // A Poisson process on [a, b); memoryless, so restarting at a is exact.
+  void poisson(double a, double b, double rate) {
+    if (rate <= 0) return;
+    double mean = 1 / rate;
+    for (double t = a + rng_.exponential(mean); t < b; t += rng_.exponential(mean))
+      times_.push_back(t);
+  }
+
+  const Scenario& s_;
+  Rng& rng_;
+  std::vector<double>& times_;
+  size_t next_ = 0;
+  double carry_ = 0;  // deterministic demand: the fraction of a request carried over
+};
+
+}  // namespace retrystorm::agent

@@ -1,0 +1,88 @@
+// The agent engine's entities (docs/agent-engine.md): calls made to the
+// retrying layers and jobs at the server, kept in pools with free lists and
+// named by (index, generation) so that stale references cost nothing.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace retrystorm::agent {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+enum : uint8_t { kCallFree, kWaiting, kBackoff };         // Call::state
+enum : uint8_t { kJobFree, kQueued, kInService, kShed };  // Job::state
+
+// A call made to a retrying layer: a user request at layer 0, or a call of
+// layer l - 1 to layer l. It sends attempts one at a time.
+struct Call {
+  double start_s;   // the user request's arrival (for the deadline)
+  double sent_s;    // the current attempt's send instant
+  uint32_t parent;  // the calling Call, kNone for the user
+  uint32_t parent_gen;
+  uint32_t gen;  // moves whenever what the call waits for changes
+  uint32_t request;
+  uint32_t job;  // innermost layer: the current attempt at the server
+  uint16_t attempt;
+  uint8_t layer;
+  uint8_t state;
+  bool first;        // every call above is on its first attempt
+  bool after_error;  // the current attempt's retry followed an error, not a timeout
+};
+
+// An attempt at the server.
+struct Job {
+  double sent_s;
+  double last_s;     // in service: when work_left was brought up to date
+  double work_left;  // in service: seconds of work at full capacity
+  uint32_t caller;
+  uint32_t caller_gen;
+  uint32_t request;
+  uint32_t gen;
+  uint32_t slot;  // in service: index in in_service_
+  uint16_t attempt;
+  uint8_t state;
+};
+
+template <typename T>
+class Pool {
+ public:
+  uint32_t alloc() {
+    ++live_;
+    peak_ = std::max(peak_, live_);
+    if (!free_.empty()) {
+      uint32_t i = free_.back();
+      free_.pop_back();
+      return i;
+    }
+    items_.push_back(T{});
+    return static_cast<uint32_t>(items_.size() - 1);
+  }
+  void release(uint32_t i) {
+    free_.push_back(i);
+    --live_;
+  }
+  T& operator[](uint32_t i) { return items_[i]; }
+  size_t slots() const { return items_.size(); }
+  void clear() {  // keeps the memory for the next run
+    items_.clear();
+    free_.clear();
+    live_ = peak_ = 0;
+  }
+  uint64_t peak() const { return peak_; }
+
+ private:
+  std::vector<T> items_;
+  std::vector<uint32_t> free_;
+  uint64_t live_ = 0, peak_ = 0;
+};
+
+inline void free_job(Pool<Job>& jobs, uint32_t job_id) {
+  jobs[job_id].state = kJobFree;
+  ++jobs[job_id].gen;
+  jobs.release(job_id);
+}
+
+}  // namespace retrystorm::agent

@@ -1,0 +1,48 @@
+// The lab's backend (docs/lab.md): a real HTTP/1.1 server process with the
+// scenario's server. Event-driven (one thread, Boost.Asio): `slots` workers
+// each serving for slots / capacity seconds at full rate, a FIFO queue with
+// an optional limit (503 when full), the incident multiplying the service
+// rate between its start and end (work in service slows or freezes), and,
+// with shed_abandoned, queued attempts whose caller gave up dropped unserved.
+// Service runs on virtual instants (a start is the arrival or the previous
+// finish, not the moment a timer fired), so timer lateness delays responses
+// but never loses capacity.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace retrystorm::lab {
+
+struct BackendOptions {
+  int port = 0;  // 0: any free port; printed as `listening PORT`
+  double capacity_per_s = 100;
+  int slots = 1;
+  double queue_limit = 0;  // waiting attempts; 0 = unbounded
+  bool shed_abandoned = false;
+  double incident_start_s = 0;
+  double incident_duration_s = 0;
+  double capacity_factor = 1;
+  long long t0_unix_ms = 0;  // time zero shared with the load generator
+  double bin_s = 0.5;
+  double horizon_s = 60;
+  std::string out;  // the per-bin counts, JSON, written when stopped
+};
+
+// Per-bin counts the backend measures (attempts, not user requests).
+struct BackendSeries {
+  std::vector<double> first_attempts, retries, goodput, served_late, shed, rejected, backlog,
+      capacity;
+  void resize(size_t n);
+};
+
+// Serves until SIGTERM/SIGINT or horizon + 60 s; then writes `out`. Exit status.
+int run_backend(const BackendOptions& o);
+
+// The attempt headers: the request id (retries of one request share it) and
+// the caller's per-attempt timeout, from which the backend knows when the
+// caller gives up (arrival + timeout; one machine, so no transit time).
+inline constexpr const char* kRequestHeader = "x-rs-request";
+inline constexpr const char* kTimeoutHeader = "x-rs-timeout-ms";
+
+}  // namespace retrystorm::lab

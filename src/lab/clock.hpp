@@ -1,0 +1,71 @@
+// The lab's shared time zero: the lab picks a Unix instant in milliseconds a
+// little ahead, and the backend and the load generator count seconds from it
+// on their steady clocks (one machine, one wall clock).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace retrystorm::lab {
+
+using Clock = std::chrono::steady_clock;
+
+inline long long unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The steady-clock instant of the Unix time `t0_unix_ms`.
+inline Clock::time_point steady_of_unix_ms(long long t0_unix_ms) {
+  return Clock::now() + std::chrono::milliseconds(t0_unix_ms - unix_ms_now());
+}
+
+inline Clock::time_point at(Clock::time_point t0, double seconds) {
+  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+inline double seconds_since(Clock::time_point t0, Clock::time_point now = Clock::now()) {
+  return std::chrono::duration<double>(now - t0).count();
+}
+
+// How late timers fired (seconds): the figures the report prints.
+struct TimingError {
+  double p50_s = 0, p99_s = 0, max_s = 0;
+  size_t samples = 0;
+};
+
+// Keeps at most ~1 M samples (every k-th beyond), enough for a p99.
+class LatenessLog {
+ public:
+  void add(double late_s) {
+    if (++seen_ % stride_ != 0) return;
+    v_.push_back(static_cast<float>(std::max(0.0, late_s)));
+    if (v_.size() >= kMax) {  // halve: keep every other sample
+      for (size_t i = 0; i < v_.size() / 2; ++i) v_[i] = v_[2 * i];
+      v_.resize(v_.size() / 2);
+      stride_ *= 2;
+    }
+  }
+  TimingError summary() const {
+    TimingError e;
+    e.samples = v_.size();
+    if (v_.empty()) return e;
+    std::vector<float> s = v_;
+    std::sort(s.begin(), s.end());
+    auto q = [&](double p) { return s[std::min(s.size() - 1, static_cast<size_t>(p * s.size()))]; };
+    e.p50_s = q(0.5);
+    e.p99_s = q(0.99);
+    e.max_s = s.back();
+    return e;
+  }
+
+ private:
+  static constexpr size_t kMax = 1 << 20;
+  std::vector<float> v_;
+  size_t seen_ = 0, stride_ = 1;
+};
+
+}  // namespace retrystorm::lab

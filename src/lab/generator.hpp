@@ -1,0 +1,44 @@
+// The lab's load generator (docs/lab.md): open-loop user requests at the
+// scenario's arrivals (deterministic or Poisson, the incident's demand
+// factor applied), each sent over HTTP/1.1 to 127.0.0.1:port. With
+// `retries` the generator is the client: per-attempt timeout, then the
+// scenario's policy decides through ClientPolicy and RetryBudget (the same
+// code the engines use). Without, a layer in front (a proxy) retries and the
+// generator waits for its one answer. Event-driven on one thread
+// (Boost.Asio): thousands of open requests, no thread per request.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <vector>
+
+#include "histogram/latency_histogram.hpp"
+#include "lab/clock.hpp"
+#include "model/scenario.hpp"
+
+namespace retrystorm::lab {
+
+struct GeneratorOptions {
+  int port = 0;
+  Scenario scenario;      // scaled; its demand, incident, client
+  bool retries = true;    // false: one attempt per request (a proxy retries)
+  double patience_s = 5;  // without retries: how long the caller waits
+  long long t0_unix_ms = 0;
+  double bin_s = 0.5;
+  // Called about once a second with the time and the counts so far.
+  std::function<void(double t_s, double requests, double succeeded, double failed)> progress;
+};
+
+struct GeneratorResult {
+  std::vector<double> failed, gave_up, budget_denied, first_sent, retries_sent;  // per bin
+  double user_requests = 0, succeeded = 0, failed_total = 0, in_flight = 0;
+  double connection_errors = 0;
+  LatencyHistogram success_latency;
+  TimingError arrival_error;  // how late arrivals left
+  bool interrupted = false;   // SIGINT/SIGTERM: stopped early
+};
+
+// Runs from time zero to the horizon (blocks); SIGINT/SIGTERM end it early.
+GeneratorResult run_generator(const GeneratorOptions& o);
+
+}  // namespace retrystorm::lab

@@ -1,0 +1,102 @@
+#include "lab/lab.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engines/engine.hpp"
+#include "io/configs/export.hpp"
+#include "lab/generator.hpp"
+#include "lab/process.hpp"
+#include "lab/proxy.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm::lab {
+
+namespace fs = std::filesystem;
+
+Scenario scale_scenario(const Scenario& s, double k) {
+  Scenario x = s;
+  x.demand.rate_per_s *= k;
+  x.server.capacity_per_s *= k;
+  // A queue limit is a capacity too (attempts waiting), kept at least one.
+  if (x.server.queue_limit > 0)
+    x.server.queue_limit = std::max(1.0, std::round(x.server.queue_limit * k));
+  return x;
+}
+
+double peak_attempt_rate(const Scenario& scaled) {
+  double demand = scaled.demand.rate_per_s * std::max(1.0, scaled.incident.demand_factor);
+  if (scaled.demand.process == DemandProcess::bursty) demand *= scaled.demand.burst_factor;
+  return demand * scaled.attempts();
+}
+
+namespace {
+
+bool known_through(const std::string& t) {
+  for (const char* n : kThroughNames)
+    if (t == n) return true;
+  return false;
+}
+
+// Two significant digits, rounded down: a --scale that fits.
+double suggested_scale(double scale, double peak) {
+  double k = scale * kMaxAttemptsPerS / peak;
+  double unit = std::pow(10.0, std::floor(std::log10(k)) - 1);
+  return std::floor(k / unit) * unit;
+}
+
+std::string number(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+}  // namespace
+
+void check_lab(const LabOptions& o) {
+  if (!known_through(o.through))
+    throw InputError("--through: '" + o.through + "' is not one of direct, haproxy, nginx, grpc");
+  if (o.through == "grpc")
+    throw InputError(
+        "--through grpc: not available yet; the lab runs direct, haproxy and nginx "
+        "(docs/lab.md, \"What is left\")");
+  if (!o.config_path.empty() && o.through == "direct")
+    throw InputError("--config: needs --through haproxy or nginx (direct retries by the scenario)");
+  if (!(o.scale > 0) || o.scale > 100)
+    throw InputError("--scale: " + number(o.scale) + " must be above 0 and at most 100");
+  if (o.scenario.engine == Engine::sessions)
+    throw InputError("lab: the session model has no lab run (engine fluid or agent only)");
+  if (o.scenario.retrying_layers() != 1)
+    throw InputError("lab: one retrying layer only (client.layers = 1, no stack_retries)");
+  if (o.scenario.server.discipline != QueueDiscipline::fifo ||
+      o.scenario.server.service != ServiceDist::deterministic || o.scenario.server.contention != 0)
+    throw InputError("lab: the backend serves FIFO with a fixed service time and no contention");
+  if (o.scenario.horizon_s > 600)
+    throw InputError("lab: horizon_s " + number(o.scenario.horizon_s) +
+                     " is more than the 600 s a lab runs in real time; --set horizon_s=...");
+  Scenario scaled = scale_scenario(o.scenario, o.scale);
+  double peak = peak_attempt_rate(scaled);
+  if (peak > kMaxAttemptsPerS)
+    throw InputError(
+        "lab: at --scale " + number(o.scale) + " the scenario can ask " + number(std::round(peak)) +
+        " attempts/s, more than the " + number(kMaxAttemptsPerS) +
+        " this machine sustains with a small timing error (docs/lab.md); try --scale " +
+        number(suggested_scale(o.scale, peak)));
+}
+
+Agreement agreement(const Metrics& m, const Metrics& p, const Scenario& s) {
+  Agreement a;
+  a.verdict = m.recovered == p.recovered;
+  a.failed_share = std::abs(m.failed_fraction - p.failed_fraction) <= 0.05;
+  auto rm = recovery_time(m, s), rp = recovery_time(p, s);
+  if (!rm || !rp)
+    a.recovery = !rm && !rp;
+  else
+    a.recovery = std::abs(*rm - *rp) <= std::max(2.0, 0.1 * std::max(*rm, *rp));
+  return a;
+}
+
+}  // namespace retrystorm::lab

@@ -1,0 +1,82 @@
+// `retrystorm lab` (docs/lab.md): a scenario run for real on 127.0.0.1 — the
+// backend process, optionally a real proxy that retries, the load generator —
+// and the same scaled scenario predicted by the agent and fluid engines.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics.hpp"
+#include "analysis/summary.hpp"
+#include "engines/run_result.hpp"
+#include "lab/clock.hpp"
+
+namespace retrystorm::lab {
+
+// What this machine sustains: the generator falls behind between 5,000 and
+// 8,000 attempts/s on reused connections (docs/lab.md, "Capacity of this
+// machine"); half that leaves room for new connections in an outage and a
+// proxy on the same cores. Scenarios whose peak attempt rate is above it are
+// refused with a suggested --scale.
+inline constexpr double kMaxAttemptsPerS = 2500;
+
+inline constexpr const char* kThroughNames[] = {"direct", "haproxy", "nginx", "grpc"};
+
+struct LabOptions {
+  Scenario scenario;  // validated, not scaled
+  std::string through = "direct";
+  std::string config_path;  // --config: the layer's retry settings instead of the export
+  double scale = 1;
+  double bin_s = 0.5;   // the measurement's step (seconds per bin)
+  std::string program;  // the retrystorm binary that serves as the backend
+  // A line of progress (about once a second).
+  std::function<void(const std::string&)> progress;
+};
+
+struct LabRun {
+  RunResult run;
+  Metrics metrics;
+  Verdict verdict;
+};
+
+struct LabResult {
+  std::string through;
+  double scale = 1;
+  double bin_s = 0.5;
+  Scenario scaled;   // what ran: rates and capacities x scale
+  LabRun measured;   // the processes
+  LabRun predicted;  // the agent engine, same scaled scenario and seed, step bin_s
+  LabRun fluid;      // the fluid engine on the scaled scenario
+  TimingError generator_error, backend_error;
+  double connection_errors = 0;
+  std::string layer_config;     // the proxy's configuration, as run
+  std::string imported_policy;  // its retry settings read back as scenario keys
+  bool interrupted = false;
+  // The processes it started (all stopped and reaped before run_lab returns).
+  std::vector<int> pids;
+};
+
+// Rates and capacities x k; every time as it is (so queues keep their shape).
+Scenario scale_scenario(const Scenario& s, double k);
+// The attempts per second the scaled scenario can ask for at its worst:
+// peak demand x attempts per request.
+double peak_attempt_rate(const Scenario& scaled);
+// InputError (exit 2) naming a --scale that fits when the scenario asks more
+// than kMaxAttemptsPerS, or when --through/--config do not fit.
+void check_lab(const LabOptions& o);
+
+// Runs it (blocks for the horizon plus a few seconds of setup). Every process
+// it starts is stopped by pid before it returns or throws.
+LabResult run_lab(const LabOptions& o);
+
+// Tolerances of docs/lab.md: verdicts equal, failed share within 5 points,
+// recovery within 2 s or 10 %.
+struct Agreement {
+  bool verdict = false;
+  bool failed_share = false;
+  bool recovery = false;
+};
+Agreement agreement(const Metrics& measured, const Metrics& predicted, const Scenario& s);
+
+}  // namespace retrystorm::lab

@@ -1,0 +1,214 @@
+#include "lab/lab_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "io/result_json.hpp"
+#include "text/number.hpp"
+
+namespace retrystorm::lab {
+
+namespace {
+
+// Goodput per second, one value per column over the horizon.
+std::vector<double> per_column(const RunResult& run, int width) {
+  const auto& g = run.series.goodput;
+  std::vector<double> v(static_cast<size_t>(width), 0.0);
+  double horizon = run.scenario.horizon_s, step = run.scenario.step_s;
+  for (int c = 0; c < width; ++c) {
+    double from = horizon * c / width, to = horizon * (c + 1) / width, sum = 0;
+    size_t i0 = static_cast<size_t>(from / step);
+    size_t i1 = std::max(i0 + 1, static_cast<size_t>(std::ceil(to / step - 1e-9)));
+    for (size_t i = i0; i < i1 && i < g.size(); ++i) sum += g[i];
+    v[static_cast<size_t>(c)] = sum / (static_cast<double>(i1 - i0) * step);
+  }
+  return v;
+}
+
+// One chart, two curves: M measured, P predicted (agent), = both.
+std::string chart(const LabResult& r, int width = 72, int height = 12) {
+  auto m = per_column(r.measured.run, width), p = per_column(r.predicted.run, width);
+  double top =
+      std::max(*std::max_element(m.begin(), m.end()), *std::max_element(p.begin(), p.end()));
+  top = std::max(top, r.scaled.demand.rate_per_s) * 1.05;
+  std::vector<std::string> rows(static_cast<size_t>(height),
+                                std::string(static_cast<size_t>(width), ' '));
+  auto row_of = [&](double v) {
+    int k = static_cast<int>(std::lround(v / top * (height - 1)));
+    return height - 1 - std::clamp(k, 0, height - 1);
+  };
+  for (int c = 0; c < width; ++c) {
+    int a = row_of(m[static_cast<size_t>(c)]), b = row_of(p[static_cast<size_t>(c)]);
+    rows[static_cast<size_t>(b)][static_cast<size_t>(c)] = 'P';
+    rows[static_cast<size_t>(a)][static_cast<size_t>(c)] = a == b ? '=' : 'M';
+  }
+  std::ostringstream o;
+  o << "goodput per second: M measured, P predicted (agent engine), = both\n";
+  for (int i = 0; i < height; ++i) {
+    double level = top * (height - 1 - i) / (height - 1);
+    o << std::setw(8) << std::lround(level) << " |" << rows[static_cast<size_t>(i)] << "\n";
+  }
+  std::string axis(static_cast<size_t>(width), '-');
+  double h = r.scaled.horizon_s;
+  for (int c = 0; c < width; ++c) {
+    double t = h * (c + 0.5) / width;
+    if (t >= r.scaled.incident.start_s && t < r.scaled.incident_end_s())
+      axis[static_cast<size_t>(c)] = '#';
+  }
+  o << "         +" << axis << "\n         0 s" << std::string(static_cast<size_t>(width - 8), ' ')
+    << number_text(h) << " s   (# incident)\n";
+  return o.str();
+}
+
+std::string recovery_text(const Metrics& m, const Scenario& s) {
+  auto t = recovery_time(m, s);
+  return t ? format_seconds(*t) : "not recovered";
+}
+
+std::string signed_points(double a, double b) {
+  std::ostringstream o;
+  o << std::showpos << std::fixed << std::setprecision(1) << (a - b) * 100 << " pt";
+  return o.str();
+}
+
+std::string difference_of_recovery(const Metrics& m, const Metrics& p, const Scenario& s) {
+  auto a = recovery_time(m, s), b = recovery_time(p, s);
+  if (!a || !b) return a || b ? "one recovered" : "-";
+  std::ostringstream o;
+  o << std::showpos << std::fixed << std::setprecision(2) << *a - *b << " s";
+  return o.str();
+}
+
+void table_row(std::ostringstream& o, const std::string& name, const std::string& a,
+               const std::string& b, const std::string& d, const std::string& f) {
+  o << std::left << std::setw(22) << name << std::setw(16) << a << std::setw(16) << b
+    << std::setw(16) << d << f << "\n";
+}
+
+std::string amplification(double v) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << v << "x";
+  return o.str();
+}
+
+std::string table(const LabResult& r) {
+  const Metrics &m = r.measured.metrics, &p = r.predicted.metrics, &f = r.fluid.metrics;
+  const Scenario& s = r.scaled;
+  std::ostringstream o;
+  table_row(o, "", "measured", "predicted", "difference", "fluid engine");
+  table_row(o, "verdict", m.recovered ? "recovers" : "stuck", p.recovered ? "recovers" : "stuck",
+            m.recovered == p.recovered ? "agree" : "DISAGREE", f.recovered ? "recovers" : "stuck");
+  table_row(o, "failed requests", format_percent(m.failed_fraction),
+            format_percent(p.failed_fraction), signed_points(m.failed_fraction, p.failed_fraction),
+            format_percent(f.failed_fraction));
+  table_row(o, "wasted work", format_percent(m.wasted_fraction), format_percent(p.wasted_fraction),
+            signed_points(m.wasted_fraction, p.wasted_fraction), format_percent(f.wasted_fraction));
+  table_row(o, "peak amplification", amplification(m.peak_amplification),
+            amplification(p.peak_amplification),
+            amplification(m.peak_amplification - p.peak_amplification),
+            amplification(f.peak_amplification));
+  table_row(o, "recovery", recovery_text(m, s), recovery_text(p, s),
+            difference_of_recovery(m, p, s), recovery_text(f, s));
+  table_row(o, "user requests", format_amount(m.user_requests), format_amount(p.user_requests), "",
+            format_amount(f.user_requests));
+  return o.str();
+}
+
+std::string ms(double s) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << s * 1000 << " ms";
+  return o.str();
+}
+
+}  // namespace
+
+std::string lab_text(const LabResult& r) {
+  std::ostringstream o;
+  o << "retrystorm lab: '" << r.scaled.name << "' through " << r.through << ", scale "
+    << number_text(r.scale) << " (rates and capacities x" << number_text(r.scale)
+    << ", times unchanged), seed " << number_text(r.scaled.seed) << ", " << number_text(r.bin_s)
+    << " s bins\n";
+  if (!r.imported_policy.empty())
+    o << "predicted with the " << r.through << " settings read back as scenario keys:\n"
+      << r.imported_policy;
+  if (r.interrupted) o << "INTERRUPTED: the measurement stops where Ctrl-C came\n";
+  o << "\n" << chart(r) << "\n" << table(r) << "\n";
+  Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
+  o << "agreement (docs/lab.md): verdict " << (a.verdict ? "yes" : "no") << ", failed within 5 pt "
+    << (a.failed_share ? "yes" : "no") << ", recovery within 2 s or 10% "
+    << (a.recovery ? "yes" : "no") << "\n";
+  o << "measured: " << r.measured.verdict.headline
+    << "\npredicted: " << r.predicted.verdict.headline << "\n";
+  o << "timing error (how late timers fired, p50 / p99 / max): generator "
+    << ms(r.generator_error.p50_s) << " / " << ms(r.generator_error.p99_s) << " / "
+    << ms(r.generator_error.max_s) << ", backend " << ms(r.backend_error.p50_s) << " / "
+    << ms(r.backend_error.p99_s) << " / " << ms(r.backend_error.max_s) << "\n";
+  if (r.connection_errors > 0)
+    o << "connection errors: " << format_amount(r.connection_errors) << "\n";
+  return o.str();
+}
+
+nlohmann::json lab_json(const LabResult& r) {
+  auto block = [](const LabRun& v) {
+    return nlohmann::json{{"metrics", metrics_json(v.metrics)},
+                          {"verdict",
+                           {{"recovered", v.verdict.recovered},
+                            {"headline", v.verdict.headline},
+                            {"detail", v.verdict.detail}}},
+                          {"series", series_json(v.run.series)}};
+  };
+  auto timing = [](const TimingError& e) {
+    return nlohmann::json{{"p50_s", e.p50_s}, {"p99_s", e.p99_s}, {"max_s", e.max_s}};
+  };
+  Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
+  nlohmann::json fluid = block(r.fluid);
+  fluid.erase("series");
+  return {{"lab",
+           {{"scenario", r.scaled.name},
+            {"through", r.through},
+            {"scale", r.scale},
+            {"seed", r.scaled.seed},
+            {"bin_s", r.bin_s},
+            {"interrupted", r.interrupted},
+            {"max_attempts_per_s", kMaxAttemptsPerS},
+            {"timing_error",
+             {{"generator", timing(r.generator_error)}, {"backend", timing(r.backend_error)}}},
+            {"connection_errors", r.connection_errors},
+            {"pids", r.pids},
+            {"layer_config", r.layer_config},
+            {"imported_policy", r.imported_policy}}},
+          {"measured", block(r.measured)},
+          {"predicted", block(r.predicted)},
+          {"predicted_fluid", fluid},
+          {"agreement",
+           {{"verdict", a.verdict}, {"failed_share", a.failed_share}, {"recovery", a.recovery}}}};
+}
+
+std::string lab_csv(const LabResult& r) {
+  const Series &m = r.measured.run.series, &p = r.predicted.run.series;
+  const std::pair<const char*, std::span<double> Series::*> fields[] = {
+      {"first_attempts", &Series::first_attempts},
+      {"retries", &Series::retries},
+      {"goodput", &Series::goodput},
+      {"served_late", &Series::served_late},
+      {"failed", &Series::failed},
+      {"shed", &Series::shed},
+      {"rejected", &Series::rejected},
+      {"backlog", &Series::backlog}};
+  std::ostringstream o;
+  o << "t_s";
+  for (const char* side : {"measured", "predicted"})
+    for (const auto& f : fields) o << "," << side << "_" << f.first;
+  o << "\n";
+  for (size_t i = 0; i < m.size() && i < p.size(); ++i) {
+    o << number_text(m.t_s[i]);
+    for (const Series* s : {&m, &p})
+      for (const auto& f : fields) o << "," << number_text((s->*f.second)[i]);
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace retrystorm::lab

@@ -1,0 +1,231 @@
+// run_lab: the processes in order (backend, proxy, generator), then the
+// measurement read back and the predictions run on the same scaled scenario.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "engines/engine.hpp"
+#include "io/configs/export.hpp"
+#include "io/configs/import.hpp"
+#include "io/input_text.hpp"
+#include "lab/generator.hpp"
+#include "lab/lab.hpp"
+#include "lab/process.hpp"
+#include "lab/proxy.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm::lab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A private directory for configs, logs and the backend's counts, removed
+// when the run ends.
+class WorkDir {
+ public:
+  WorkDir() {
+    std::string tmpl = (fs::temp_directory_path() / "retrystorm-lab-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot make a temporary directory");
+    path_ = tmpl;
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string text(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+ChildProcess start_backend(const LabOptions& o, const Scenario& s, long long t0,
+                           const std::string& dir, int& port) {
+  std::vector<std::string> argv = {o.program,
+                                   "lab-backend",
+                                   "--capacity",
+                                   text(s.server.capacity_per_s),
+                                   "--slots",
+                                   text(std::max(1, s.server.slots)),
+                                   "--queue-limit",
+                                   text(s.server.queue_limit),
+                                   "--incident-start",
+                                   text(s.incident.start_s),
+                                   "--incident-duration",
+                                   text(s.incident.duration_s),
+                                   "--capacity-factor",
+                                   text(s.incident.capacity_factor),
+                                   "--t0-unix-ms",
+                                   std::to_string(t0),
+                                   "--bin",
+                                   text(o.bin_s),
+                                   "--horizon",
+                                   text(s.horizon_s),
+                                   "--out",
+                                   dir + "/backend.json"};
+  if (s.server.shed_abandoned) argv.push_back("--shed-abandoned");
+  ChildProcess p(argv, dir + "/backend.stderr");
+  auto line = p.read_line(std::chrono::milliseconds(5000));
+  if (!line || line->rfind("listening ", 0) != 0)
+    throw std::runtime_error("the lab backend did not start");
+  port = std::stoi(line->substr(10));
+  return p;
+}
+
+// The backend's per-bin counts, written when it was stopped.
+nlohmann::json read_backend(ChildProcess& backend, const std::string& dir) {
+  backend.stop(std::chrono::milliseconds(5000));
+  std::ifstream f(dir + "/backend.json");
+  if (!f) {
+    std::ifstream err(dir + "/backend.stderr");
+    std::string why((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+    throw std::runtime_error("the lab backend wrote no counts" +
+                             (why.empty() ? std::string() : ": " + why.substr(0, 400)));
+  }
+  return nlohmann::json::parse(f);
+}
+
+void fill(std::span<double> to, const nlohmann::json& from) {
+  for (size_t i = 0; i < to.size() && i < from.size(); ++i) to[i] = from[i].get<double>();
+}
+
+// The measurement as a run of the scaled scenario, so the run's metrics and
+// verdict apply unchanged. Attempts and service come from the backend (it
+// sees every attempt, whoever retries), outcomes of user requests from the
+// generator.
+RunResult measured_run(const Scenario& s, const nlohmann::json& b, const GeneratorResult& g,
+                       bool generator_retries) {
+  RunResult r;
+  r.scenario = s;
+  r.series.resize(g.failed.size());
+  auto& x = r.series;
+  for (size_t i = 0; i < x.size(); ++i) x.t_s[i] = static_cast<double>(i) * s.step_s;
+  fill(x.capacity, b["capacity"]);
+  fill(x.first_attempts, b["first_attempts"]);
+  fill(x.retries, b["retries"]);
+  fill(x.goodput, b["goodput"]);
+  fill(x.served_late, b["served_late"]);
+  fill(x.shed, b["shed"]);
+  fill(x.rejected, b["rejected"]);
+  fill(x.backlog, b["backlog"]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x.failed[i] = g.failed[i];
+    x.budget_denied[i] = g.budget_denied[i];
+    // Behind a proxy the generator sees no attempt time out; the server's
+    // late and shed attempts are the ones whose caller gave up.
+    x.gave_up[i] = generator_retries ? g.gave_up[i] : x.served_late[i] + x.shed[i];
+  }
+  r.user_requests = g.user_requests;
+  r.succeeded = g.succeeded;
+  r.failed = g.failed_total;
+  r.in_flight = g.in_flight;
+  r.success_latency = g.success_latency;
+  return r;
+}
+
+LabRun view(RunResult run) {
+  LabRun v;
+  v.metrics = compute_metrics(run);
+  v.verdict = verdict(run, v.metrics);
+  v.run = std::move(run);
+  return v;
+}
+
+std::string layer_settings(const LabOptions& o, const Scenario& scaled) {
+  if (!o.config_path.empty()) return read_input_file(o.config_path, "--config");
+  return configs::export_config(scaled, o.through).text;
+}
+
+TimingError timing_of(const nlohmann::json& b) {
+  const auto& e = b["timing_error_s"];
+  return {e["p50"].get<double>(), e["p99"].get<double>(), e["max"].get<double>(), 0};
+}
+
+}  // namespace
+
+LabResult run_lab(const LabOptions& o) {
+  check_lab(o);
+  LabResult r;
+  r.through = o.through;
+  r.scale = o.scale;
+  r.bin_s = o.bin_s;
+  r.scaled = scale_scenario(o.scenario, o.scale);
+  Scenario lab = r.scaled;  // what the measurement and the agent run are binned by
+  lab.engine = Engine::agent;
+  lab.step_s = o.bin_s;
+  lab.runs = 1;
+  validate(lab);
+
+  // Behind a proxy, the policy that runs is the proxy's: the prediction
+  // reads the same settings back (`import`), e.g. retries at once, no budget.
+  std::string settings;
+  if (o.through != "direct") {
+    settings = layer_settings(o, lab);
+    auto imported = configs::import_configs({{o.through + ".conf", settings}});
+    configs::apply_keys(lab, imported.keys);
+    validate(lab);
+    r.scaled = lab;
+    r.scaled.engine = o.scenario.engine;
+    r.scaled.step_s = o.scenario.step_s;
+    r.imported_policy = configs::keys_text(imported);
+  }
+
+  WorkDir dir;
+  InterruptGuard interrupts;            // Ctrl-C ends the run; the processes are stopped below
+  long long t0 = unix_ms_now() + 1500;  // room to start the proxy
+  int backend_port = 0;
+  ChildProcess backend = start_backend(o, lab, t0, dir.path(), backend_port);
+  r.pids.push_back(backend.pid());
+  Proxy proxy;
+  int target = backend_port;
+  bool direct = o.through == "direct";
+  double patience = lab.attempts() * lab.client.timeout_s + 1;
+  if (!direct) {
+    proxy = start_proxy(o.through, settings, backend_port, dir.path(), patience);
+    target = proxy.port;
+    r.pids.push_back(proxy.process.pid());
+    r.layer_config = proxy.config;
+  }
+  GeneratorOptions g{target, lab, direct, patience, t0, o.bin_s, nullptr};
+  if (o.progress)
+    g.progress = [&](double t, double req, double ok, double failed) {
+      o.progress("lab: " + text(t) + " of " + text(lab.horizon_s) + " s, " + text(req) +
+                 " requests, " + text(ok) + " ok, " + text(failed) + " failed");
+    };
+  if (unix_ms_now() > t0) throw std::runtime_error("the lab took too long to start its processes");
+  GeneratorResult gr;
+  if (!interrupted()) gr = run_generator(g);
+  if (gr.failed.empty()) {  // interrupted while the processes started
+    size_t bins = static_cast<size_t>(std::ceil(lab.horizon_s / o.bin_s - 1e-9));
+    for (auto* v : {&gr.failed, &gr.gave_up, &gr.budget_denied, &gr.first_sent, &gr.retries_sent})
+      v->assign(bins, 0.0);
+    gr.interrupted = true;
+  }
+  proxy.process.stop();
+  nlohmann::json b = read_backend(backend, dir.path());
+  r.interrupted = gr.interrupted;
+  r.generator_error = gr.arrival_error;
+  r.backend_error = timing_of(b);
+  r.connection_errors = gr.connection_errors;
+  r.measured = view(measured_run(lab, b, gr, direct));
+  r.predicted = view(run_engine(lab));
+  Scenario fluid = r.scaled;
+  fluid.engine = Engine::fluid;
+  r.fluid = view(run_engine(fluid));
+  return r;
+}
+
+}  // namespace retrystorm::lab

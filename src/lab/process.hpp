@@ -1,0 +1,69 @@
+// Child processes of the lab (the backend, a proxy): started with an argv,
+// their `listening PORT` line read with a timeout, and stopped by pid when
+// the owner goes (SIGTERM, then SIGKILL after a grace period). A child also
+// gets SIGTERM when the lab itself dies (PR_SET_DEATHSIG), so a crash or
+// SIGKILL of the lab leaves nothing running.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace retrystorm::lab {
+
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  // Starts argv[0] (looked up in PATH). Stdout is a pipe (read_line);
+  // stderr goes to `stderr_path` when given, else is discarded.
+  ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path = "");
+  ~ChildProcess() { stop(); }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ChildProcess(ChildProcess&& o) noexcept { *this = std::move(o); }
+  ChildProcess& operator=(ChildProcess&& o) noexcept;
+
+  pid_t pid() const { return pid_; }
+  bool running();
+  // One line of stdout (without the newline), or nothing by the deadline.
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  // SIGTERM, wait up to `grace`, then SIGKILL; reaps the child. Idempotent.
+  void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(3000));
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  std::string buffer_;
+};
+
+// The path of the running program (to start it again as the backend).
+std::string self_executable();
+
+// Whether a TCP connect to 127.0.0.1:port succeeds within `timeout`.
+bool port_accepts(int port, std::chrono::milliseconds timeout);
+
+// A port free right now on 127.0.0.1 (bound to 0 and read back).
+int free_port();
+
+// While one lives, SIGINT and SIGTERM only note that the run must end
+// (interrupted()); the lab polls it, stops its processes by pid and reports
+// what it measured. One handler for the whole run: no window where a second
+// signal (`timeout` sends one to the process and one to its group) meets the
+// default action.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction* old_ = nullptr;
+};
+bool interrupted();
+
+}  // namespace retrystorm::lab

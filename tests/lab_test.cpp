@@ -1,0 +1,201 @@
+// `retrystorm lab` (docs/lab.md). The fast cases (label unit) check the
+// options, the refusals and the scaling. The real runs start the backend,
+// HAProxy or nginx and the load generator on 127.0.0.1 for ~20 s each; they
+// run under the `lab` label (RETRYSTORM_LAB=1, set by tests/CMakeLists.txt)
+// and are skipped elsewhere.
+#include "lab/lab.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+#include "io/scenario_io.hpp"
+
+namespace {
+
+using nlohmann::json;
+using retrystorm::testing::run_cli;
+using retrystorm::testing::TempDir;
+
+// A short primary-failover: 3 s calm, a 6 s outage, 9 s after; rates and
+// capacity x0.1 (60 requests/s against 100/s). Long enough for the backlog
+// to collapse or drain, short enough for a test.
+const std::vector<std::string> kShort = {
+    "--preset", "primary-failover",      "--scale",  "0.1",
+    "--set",    "horizon_s=18",          "--set",    "incident.start_s=3",
+    "--set",    "incident.duration_s=6", "--format", "json"};
+
+std::vector<std::string> lab_args(std::vector<std::string> extra) {
+  std::vector<std::string> a = {"lab"};
+  a.insert(a.end(), kShort.begin(), kShort.end());
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+bool real_runs() {
+  const char* v = std::getenv("RETRYSTORM_LAB");
+  return v && std::string(v) == "1";
+}
+
+bool process_gone(int pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// The report's shape, every process stopped, and measured vs predicted
+// within the tolerances of docs/lab.md.
+json run_and_check(const std::string& name, const std::vector<std::string>& extra, bool recovers) {
+  TempDir dir(name);
+  auto o = run_cli(dir.path(), lab_args(extra));
+  EXPECT_EQ(o.status, 0) << o.err;
+  json j = json::parse(o.out);
+  for (const char* block : {"measured", "predicted"}) {
+    EXPECT_TRUE(j[block].contains("metrics")) << block;
+    EXPECT_TRUE(j[block]["metrics"].contains("failed_fraction"));
+    EXPECT_TRUE(j[block]["metrics"].contains("peak_amplification"));
+    EXPECT_EQ(j[block]["series"]["goodput"].size(), 36u);  // 18 s in 0.5 s bins
+  }
+  EXPECT_TRUE(j["predicted_fluid"]["metrics"].contains("failed_fraction"));
+  EXPECT_LT(j["lab"]["timing_error"]["generator"]["p99_s"].get<double>(), 0.05);
+  EXPECT_LT(j["lab"]["timing_error"]["backend"]["p99_s"].get<double>(), 0.05);
+  for (const auto& pid : j["lab"]["pids"]) EXPECT_TRUE(process_gone(pid.get<int>())) << pid;
+  const auto &m = j["measured"]["metrics"], &p = j["predicted"]["metrics"];
+  EXPECT_EQ(m["recovered"], recovers);
+  EXPECT_EQ(p["recovered"], recovers);
+  EXPECT_NEAR(m["failed_fraction"].get<double>(), p["failed_fraction"].get<double>(), 0.05);
+  EXPECT_NEAR(m["peak_amplification"].get<double>(), p["peak_amplification"].get<double>(),
+              0.25 * p["peak_amplification"].get<double>());
+  EXPECT_TRUE(j["agreement"]["verdict"]);
+  EXPECT_TRUE(j["agreement"]["recovery"]);
+  EXPECT_NEAR(m["user_requests"].get<double>(), p["user_requests"].get<double>(), 2);
+  return j;
+}
+
+}  // namespace
+
+// --- fast: options, refusals, scaling (label unit) ---------------------------
+
+TEST(LabCommand, IsListedInHelpAndItsBackendIsNot) {
+  TempDir dir("lab_help");
+  auto o = run_cli(dir.path(), {"--help"});
+  EXPECT_EQ(o.status, 0);
+  EXPECT_NE(o.out.find("lab"), std::string::npos);
+  EXPECT_EQ(o.out.find("lab-backend"), std::string::npos);
+  auto h = run_cli(dir.path(), {"lab", "--help"});
+  EXPECT_EQ(h.status, 0);
+  EXPECT_NE(h.out.find("--through"), std::string::npos);
+  EXPECT_NE(h.out.find("--scale"), std::string::npos);
+}
+
+TEST(LabCommand, RefusesAnUnknownLayer) {
+  TempDir dir("lab_bad_through");
+  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--through", "envoy"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--through: 'envoy' is not one of direct, haproxy, nginx, grpc"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST(LabCommand, RefusesGrpcWithAClearMessage) {
+  TempDir dir("lab_grpc");
+  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--through", "grpc"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--through grpc: not available yet"), std::string::npos) << o.err;
+}
+
+TEST(LabCommand, RefusesConfigWithoutAProxy) {
+  TempDir dir("lab_config_direct");
+  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--config", "x.cfg"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--config: needs --through haproxy or nginx"), std::string::npos) << o.err;
+}
+
+// primary-failover at scale 2 asks 1,200 requests/s x 3 attempts = 3,600
+// attempts/s, above what this machine sustains (2,500): refused at once,
+// naming a scale that fits (2 x 2500 / 3600 = 1.39, rounded down to 1.3).
+TEST(LabCommand, RefusesAScenarioFasterThanTheMachineAndSuggestsAScale) {
+  TempDir dir("lab_too_fast");
+  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--scale", "2"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("3600 attempts/s"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("try --scale 1.3"), std::string::npos) << o.err;
+  EXPECT_TRUE(o.out.empty());
+}
+
+TEST(LabScale, MultipliesRatesAndCapacitiesAndKeepsTimes) {
+  auto s = retrystorm::preset_or_throw("primary-failover").scenario;
+  s.server.queue_limit = 50;
+  auto x = retrystorm::lab::scale_scenario(s, 0.1);
+  EXPECT_DOUBLE_EQ(x.demand.rate_per_s, 60);
+  EXPECT_DOUBLE_EQ(x.server.capacity_per_s, 100);
+  EXPECT_DOUBLE_EQ(x.server.queue_limit, 5);
+  EXPECT_EQ(x.client.timeout_s, s.client.timeout_s);
+  EXPECT_EQ(x.incident.start_s, s.incident.start_s);
+  EXPECT_EQ(x.horizon_s, s.horizon_s);
+  EXPECT_DOUBLE_EQ(retrystorm::lab::peak_attempt_rate(x), 180);
+}
+
+// --- real runs (label lab) ------------------------------------------------------
+
+// Retries with backoff through the generator (ClientPolicy): the backlog of
+// the outage times every attempt out and retries hold the load at ~3x.
+TEST(LabRun, DirectCollapseAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  run_and_check("lab_direct_collapse", {}, false);
+}
+
+// + 10% window budget + shed abandoned work: recovers within a second.
+TEST(LabRun, DirectRecoveryAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  auto j = run_and_check(
+      "lab_direct_recover",
+      {"--set", "client.budget.kind=window", "--set", "server.shed_abandoned=true"}, true);
+  EXPECT_GT(j["measured"]["metrics"]["shed"].get<double>(), 0);
+}
+
+// HAProxy 2.6 retries (the export: retries 2, at once, on response-timeout
+// and 503); the prediction reads the same settings back.
+TEST(LabRun, HaproxyCollapseAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  auto j = run_and_check("lab_haproxy_collapse", {"--through", "haproxy"}, false);
+  EXPECT_NE(j["lab"]["layer_config"].get<std::string>().find("retries 2"), std::string::npos);
+  EXPECT_NE(j["lab"]["imported_policy"].get<std::string>().find("client.backoff.base_s = 0"),
+            std::string::npos);
+}
+
+// HAProxy without retries and with shedding: the backlog drains.
+TEST(LabRun, HaproxyRecoveryAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  run_and_check(
+      "lab_haproxy_recover",
+      {"--through", "haproxy", "--set", "client.retries=0", "--set", "server.shed_abandoned=true"},
+      true);
+}
+
+// nginx 1.22: three upstream entries, proxy_next_upstream_tries 3.
+TEST(LabRun, NginxCollapseAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  auto j = run_and_check("lab_nginx_collapse", {"--through", "nginx"}, false);
+  EXPECT_NE(j["lab"]["layer_config"].get<std::string>().find("proxy_next_upstream_tries 3"),
+            std::string::npos);
+}
+
+// Ctrl-C mid-run: the report so far, exit 130, backend and proxy stopped.
+TEST(LabRun, CtrlCStopsEveryProcess) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  TempDir dir("lab_ctrl_c");
+  std::string cmd = "cd " + retrystorm::testing::shell_quote(dir.path().string()) +
+                    " && timeout --preserve-status -s INT 5 " RETRYSTORM_BIN " lab";
+  for (const auto& a : kShort) cmd += " " + retrystorm::testing::shell_quote(a);
+  cmd += " --through nginx > out.json 2> err.txt < /dev/null";
+  int raw = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 130) << retrystorm::testing::read_all(dir.path() / "err.txt");
+  json j = json::parse(retrystorm::testing::read_all(dir.path() / "out.json"));
+  EXPECT_TRUE(j["lab"]["interrupted"]);
+  ASSERT_EQ(j["lab"]["pids"].size(), 2u);
+  for (const auto& pid : j["lab"]["pids"]) EXPECT_TRUE(process_gone(pid.get<int>())) << pid;
+}
