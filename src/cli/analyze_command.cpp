@@ -15,6 +15,7 @@
 #include "io/prometheus_client.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "text/list.hpp"
 
 namespace retrystorm::cli {
 
@@ -52,19 +53,18 @@ double number_option(const std::string& name, const std::string& text, double lo
 }
 
 std::vector<double> ladder_option(const std::string& text) {
+  const char* what =
+      "give steps in seconds, above 0 and at most 10000000, separated by commas, e.g. "
+      "30,60,120,240,480,960";
+  std::vector<std::string_view> items = text::list_items(text);
+  if (items.empty()) number_option("--ladder", text, 0, false, logs::kMaxDuration, what);
+  if (items.size() > kMaxLadderSteps)
+    throw InputError("--ladder: more than " + std::to_string(kMaxLadderSteps) + " steps");
   std::vector<double> steps;
-  size_t at = 0;
-  for (;;) {
-    size_t comma = text.find(',', at);
-    std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
-    steps.push_back(number_option("--ladder", item, 0, false, logs::kMaxDuration,
-                                  "give steps in seconds, above 0 and at most 10000000, separated "
-                                  "by commas, e.g. 30,60,120,240,480,960"));
-    if (steps.size() > kMaxLadderSteps)
-      throw InputError("--ladder: more than " + std::to_string(kMaxLadderSteps) + " steps");
-    if (comma == std::string::npos) return steps;
-    at = comma + 1;
-  }
+  for (std::string_view item : items)
+    steps.push_back(
+        number_option("--ladder", std::string(item), 0, false, logs::kMaxDuration, what));
+  return steps;
 }
 
 incident::AnalysisOptions options_of(const AnalyzeCommand& c) {

@@ -7,6 +7,7 @@
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
 #include "model/keys.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -64,9 +65,7 @@ double hours_asleep(const SessionMetrics& m) {
 }
 
 std::string hours_text(double h) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f h", h);
-  return buffer;
+  return text::fixed_text(h, 1) + " h";
 }
 
 // Tries one change on the same seed: its failed share, and what it does to

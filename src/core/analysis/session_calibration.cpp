@@ -10,6 +10,7 @@
 #include "engines/montecarlo.hpp"
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -37,9 +38,7 @@ namespace {
 using Figures = std::map<std::string, double>;
 
 std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+  return text::fixed_text(v, digits);
 }
 
 // Which of the 06:30 notifications of day two the first session launched

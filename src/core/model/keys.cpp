@@ -870,16 +870,10 @@ int Scenario::timeout_steps() const {
 std::vector<int> Scenario::layer_retries() const {
   if (client.stack_retries.empty()) return std::vector<int>(client.layers, client.retries);
   std::vector<int> out;
-  std::stringstream in(client.stack_retries);
-  for (std::string item; std::getline(in, item, ',');) {
-    size_t used = 0;
+  for (std::string_view item : text::list_items(client.stack_retries)) {
     int r = -1;
-    try {
-      r = std::stoi(item, &used);
-    } catch (const std::exception&) {
-    }
-    while (used < item.size() && item[used] == ' ') ++used;
-    if (r < 0 || r > 100 || used != item.size())
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), r);
+    if (ec != std::errc() || end != item.data() + item.size() || r < 0 || r > 100)
       throw InputError("client.stack_retries: '" + client.stack_retries +
                        "' must be retries per layer, whole numbers 0 to 100, like 2,1");
     out.push_back(r);

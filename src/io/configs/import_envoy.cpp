@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "io/configs/readers.hpp"
+#include "text/list.hpp"
 
 namespace retrystorm::configs {
 
@@ -63,13 +64,8 @@ double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& k
 }
 
 bool retries_timeouts(const std::string& retry_on) {
-  std::stringstream in(retry_on);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
+  for (std::string_view item : text::list_items(retry_on))
     if (item == "5xx" || item == "gateway-error" || item == "reset") return true;
-  }
   return false;
 }
 
