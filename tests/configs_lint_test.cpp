@@ -40,6 +40,29 @@ TEST(ConfigsLint, PostMortemLadderAgainstDeadline) {
   }
 }
 
+// botocore caps each delay after the jitter (ExponentialBackoff.delay_amount,
+// botocore/retries/standard.py), which the conformance suite measured
+// (docs/conformance.md, "AWS SDKs"); lint states the simplification from
+// 7 attempts on, and not below or in legacy mode (no cap there).
+TEST(ConfigsLint, AwsCapAfterJitterIsStated) {
+  auto rule = [](const std::string& mode, int attempts) {
+    LintReport r =
+        lint_configs({{"config", "[default]\nretry_mode = " + mode +
+                                     "\nmax_attempts = " + std::to_string(attempts) + "\n"}});
+    return find(r, "backoff-cap-after-jitter") != nullptr;
+  };
+  EXPECT_TRUE(rule("standard", 7));
+  EXPECT_TRUE(rule("adaptive", 10));
+  EXPECT_FALSE(rule("standard", 6));
+  EXPECT_FALSE(rule("legacy", 10));
+  LintReport r = lint_configs({{"config", "[default]\nretry_mode = standard\nmax_attempts = 8\n"}});
+  const Finding* f = find(r, "backoff-cap-after-jitter");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, "info");
+  EXPECT_NE(f->message.find("13.75 s"), std::string::npos) << f->message;
+  EXPECT_EQ(f->numbers["attempts"], 8);
+}
+
 TEST(ConfigsLint, SameLadderFromScenarioKeys) {
   // multiplier 2, base 30 s, 6 retries, deadline 1800 s as a policy with keys.
   LintReport r = lint_configs({{"keys.yaml",

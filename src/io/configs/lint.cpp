@@ -600,6 +600,30 @@ void rule_adaptive_limiter(const Context& c, size_t index) {
   c.out.push_back(f);
 }
 
+// botocore's standard and adaptive modes cap each delay after the jitter,
+// min(U(0, 1) x 2^(n-1), 20) s (ExponentialBackoff.delay_amount in
+// botocore/retries/standard.py): from retry 6 on, a share of the delays is
+// exactly 20 s, which the model's U(0, 20) does not draw. A deliberate
+// simplification, measured in docs/conformance.md ("AWS SDKs").
+void rule_aws_cap_after_jitter(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  auto mode = l.settings.find("retry_mode");
+  if (l.system != "aws" || mode == l.settings.end() || mode->second == "legacy") return;
+  if (l.retries < 6) return;
+  Finding f;
+  f.severity = "info";
+  f.rule = "backoff-cap-after-jitter";
+  f.file = l.file;
+  f.message = std::to_string(l.retries + 1) + " attempts in retry_mode = " + mode->second +
+              ": botocore caps each delay after drawing it, so from retry 6 on a delay is exactly "
+              "20 s in 37.5% of draws or more (retry 6 mean 13.75 s); the model draws U(0, 20) "
+              "s there (mean 10 s), so it runs the long tail of the ladder shorter than botocore "
+              "(a deliberate simplification)";
+  f.fix = "read ladder totals past retry 5 as a lower bound, or keep max_attempts at 6 or below";
+  f.numbers = {{"attempts", l.retries + 1.0}, {"cap_s", 20}};
+  c.out.push_back(f);
+}
+
 // The proxies' own traps (HAProxy, nginx), from the settings they were read
 // with (LayerPolicy::settings; facts in import_haproxy.cpp, import_nginx.cpp).
 Finding proxy_finding(const char* severity, const char* rule, const LayerPolicy& l) {
@@ -833,6 +857,7 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o) {
     rule_haproxy(c, i);
     rule_nginx(c, i);
     rule_adaptive_limiter(c, i);
+    rule_aws_cap_after_jitter(c, i);
   }
   rule_layers(c);
   rule_counting(c);
