@@ -40,11 +40,15 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
   return assembled.scenario;
 }
 
-void ScenarioOptions::add_to(CLI::App& cmd) {
+void ScenarioOptions::add_source_to(CLI::App& cmd) {
   cmd.add_option("--preset", preset, "a preset name (see `retrystorm presets`)");
   cmd.add_option("--scenario", file, "a scenario file, YAML or JSON");
   cmd.add_option("--set", sets, "PATH=VALUE, e.g. client.retries=0 (repeatable)")
       ->allow_extra_args(false);
+}
+
+void ScenarioOptions::add_to(CLI::App& cmd) {
+  add_source_to(cmd);
   cmd.add_flag("--allow-large", allow_large,
                "run requests above the cost limits of the server (about a minute of CPU, "
                "1 GiB), up to 8 GiB of memory (docs/limits.md)");

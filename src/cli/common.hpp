@@ -45,6 +45,8 @@ struct ScenarioOptions {
   bool allow_large = false;
 
   void add_to(CLI::App& cmd);
+  // Only --preset, --scenario and --set (commands with their own limits).
+  void add_source_to(CLI::App& cmd);
   // The scenario to run: preset or file (default: order-status), then --set.
   Scenario build() const { return build_scenario(preset, file, sets, "order-status"); }
   // The cost limits: the server's, or the larger ones of --allow-large.

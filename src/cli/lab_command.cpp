@@ -17,8 +17,8 @@ namespace {
 constexpr int kExitInterrupted = 130;
 
 struct LabCommand {
-  std::string preset, file, through = "direct", config, format = "text", out;
-  std::vector<std::string> sets;
+  ScenarioOptions scenario;  // --preset, --scenario, --set
+  std::string through = "direct", config, format = "text", out;
   double scale = 1;
   std::optional<double> seed;
   double bin_s = 0.5;
@@ -27,7 +27,7 @@ struct LabCommand {
 int run_lab_command(const LabCommand& c) {
   check_format(c.format, {"text", "json", "csv"});
   lab::LabOptions o;
-  o.scenario = build_scenario(c.preset, c.file, c.sets, "order-status");
+  o.scenario = c.scenario.build();
   if (c.seed) o.scenario.seed = *c.seed;
   o.through = c.through;
   o.config_path = c.config;
@@ -54,10 +54,7 @@ void add_lab(CLI::App& app, CommandTable& table) {
       "lab",
       "run a scenario for real on 127.0.0.1 (a backend process, optionally HAProxy or nginx "
       "retrying, a load generator) next to the engines' prediction (docs/lab.md)");
-  cmd->add_option("--preset", c->preset, "a preset name (see `retrystorm presets`)");
-  cmd->add_option("--scenario", c->file, "a scenario file, YAML or JSON");
-  cmd->add_option("--set", c->sets, "PATH=VALUE, e.g. horizon_s=40 (repeatable)")
-      ->allow_extra_args(false);
+  c->scenario.add_source_to(*cmd);
   cmd->add_option("--through", c->through,
                   "who retries: direct (the generator, with the scenario's policy), haproxy or "
                   "nginx (the real proxy, from the scenario's export or --config)");
