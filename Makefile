@@ -39,18 +39,25 @@ unit: build
 conformance: build
 	cd $(BUILD) && ctest --output-on-failure -L conformance --repeat until-pass:2
 
-# The defense ladders run for real on 127.0.0.1 next to the prediction, as
-# the Markdown tables of docs/lab.md (about 2 and 5 minutes, rows in parallel).
+# The defense ladders run for real on 127.0.0.1 next to the prediction;
+# their tables in docs/lab.md are rewritten (about 3 and 6 minutes, all rows at once).
 lab: build
-	scripts/lab_ladder.py $(BUILD)/retrystorm primary-failover --through direct,haproxy --scale 0.1
-	scripts/lab_ladder.py $(BUILD)/retrystorm order-status --through direct,haproxy --scale 1
+	scripts/lab_ladder.py $(BUILD)/retrystorm primary-failover --through direct,haproxy,grpc \
+	  --scale 0.1 --jobs 15 --write docs/lab.md
+	scripts/lab_ladder.py $(BUILD)/retrystorm order-status --through direct,haproxy --scale 1 \
+	  --jobs 22 --write docs/lab.md
 
 browser: build
 	scripts/setup.sh --browser
 	cd $(BUILD) && ctest --output-on-failure -L 'web|browser'
 
+# The C++ benchmarks, the per-run overhead of the Python package
+# (bench/python_bench.py, docs/python.md), then 10,000 agent-engine sweep
+# points on Dask with 1 and 2 workers (bench/dask_bench.py, docs/distributed.md).
 bench: build
 	$(BUILD)/bench/retrystorm_bench --benchmark_min_time=0.2
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_bench.py $(BUILD)/retrystorm
+	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/dask_bench.py
 
 # libFuzzer (clang) on every reader of outside input, FUZZ_SECONDS each: the
 # configuration importers and the scenario reader, the HTTP API bodies, the

@@ -8,6 +8,7 @@
 #include "engines/agent/agent.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "open_queue.hpp"  // tests/
 
 using namespace retrystorm;
 
@@ -34,17 +35,8 @@ static void BM_AgentPrimaryFailoverLadder(benchmark::State& state) {
 BENCHMARK(BM_AgentPrimaryFailoverLadder)->Unit(benchmark::kMillisecond);
 
 static void BM_AgentEventRate(benchmark::State& state) {
-  Scenario s;
-  s.engine = Engine::agent;
-  s.horizon_s = 2000;
+  Scenario s = testing::open_queue(900, 1000, 2000, 1000);
   s.step_s = 1;
-  s.demand.rate_per_s = 900;
-  s.demand.process = DemandProcess::poisson;
-  s.server.capacity_per_s = 1000;
-  s.server.service = ServiceDist::exponential;
-  s.incident.duration_s = 0;
-  s.client.timeout_s = 1000;
-  s.client.retries = 0;
   validate(s);
   AgentStats stats;
   for (auto _ : state) {

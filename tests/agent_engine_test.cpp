@@ -22,6 +22,7 @@
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "open_queue.hpp"
 
 namespace retrystorm {
 namespace {
@@ -238,16 +239,7 @@ TEST(AgentLog, RequestsCsvHasOneRowPerAttempt) {
 }
 
 TEST(AgentQueue, CodelKeepsTheWaitShortUnderOverload) {
-  Scenario s;
-  s.engine = Engine::agent;
-  s.horizon_s = 200;
-  s.demand.rate_per_s = 150;
-  s.demand.process = DemandProcess::poisson;
-  s.server.capacity_per_s = 100;
-  s.server.service = ServiceDist::exponential;
-  s.incident.duration_s = 0;
-  s.client.timeout_s = 1000;
-  s.client.retries = 0;
+  Scenario s = testing::open_queue(150, 100, 200, 1000);
   validate(s);
   AgentStats fifo;
   run_agent(s, {nullptr, &fifo});
@@ -283,17 +275,9 @@ TEST(AgentArrivals, BurstyKeepsTheMeanRate) {
 }
 
 TEST(AgentService, LognormalMatchesPollaczekKhinchine) {
-  Scenario s;
-  s.engine = Engine::agent;
-  s.horizon_s = 4000;
-  s.demand.rate_per_s = 50;
-  s.demand.process = DemandProcess::poisson;
-  s.server.capacity_per_s = 100;
+  Scenario s = testing::open_queue(50, 100, 4000, 1000);
   s.server.service = ServiceDist::lognormal;
   s.server.service_sigma = 0.5;
-  s.incident.duration_s = 0;
-  s.client.timeout_s = 1000;
-  s.client.retries = 0;
   validate(s);
   AgentStats st;
   run_agent(s, {nullptr, &st});

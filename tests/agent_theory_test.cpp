@@ -12,25 +12,17 @@
 #include "engines/agent/agent.hpp"
 #include "engines/fluid.hpp"
 #include "model/keys.hpp"
+#include "open_queue.hpp"
 
 namespace retrystorm {
 namespace {
 
 // A stable queue with no incident, no retries and timeouts far beyond any wait.
 Scenario queue(double lambda, double mu_total, int slots, double customers) {
-  Scenario s;
+  Scenario s = testing::open_queue(lambda, mu_total, std::ceil(customers / lambda));
   s.name = "theory";
-  s.engine = Engine::agent;
   s.step_s = 1;
-  s.horizon_s = std::ceil(customers / lambda);
-  s.demand.rate_per_s = lambda;
-  s.demand.process = DemandProcess::poisson;
-  s.server.capacity_per_s = mu_total;
   s.server.slots = slots;
-  s.server.service = ServiceDist::exponential;
-  s.incident.duration_s = 0;
-  s.client.timeout_s = 1e6;
-  s.client.retries = 0;
   s.seed = 7;
   validate(s);
   return s;

@@ -711,6 +711,15 @@ std::string sessions_csv(int n, const std::string& extra = "") {
   return s + extra;
 }
 
+// Regression (fuzz/corpus/*/regression-empty-window-*): a log of headers
+// only has no window; the text said so through a cast of NaN to an integer
+// (undefined behaviour, caught by UBSan in fuzz_logs).
+TEST(AnalyzeHostile, ALogWithoutSessionsHasAnUnknownWindow) {
+  incident::Accumulator acc({});
+  std::string text = analyze_text(acc.finish());
+  EXPECT_NE(text.find("Whole log, unknown to unknown"), std::string::npos) << text;
+}
+
 TEST(AnalyzeHostile, OneFarRowIsDroppedNotSpreadOverHoursOfEmptyRows) {
   fs::path d = temp_dir("outlier");
   std::string far = "x,990000000,990000100,failed,3\n";

@@ -21,6 +21,7 @@
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "engines/fluid.hpp"
+#include "engines/series.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
@@ -45,16 +46,26 @@ std::vector<std::string> choices_of(const std::string& path) {
   return k ? k->choices : std::vector<std::string>{};
 }
 
+// Draws from the generator, in the order the calls are made.
+struct Draws {
+  std::mt19937& rng;
+  int uniform_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  }
+  template <typename List>
+  auto pick(const List& list) {
+    return list[uniform_int(0, int(std::size(list)) - 1)];
+  }
+};
+
 // One scenario drawn from `rng`, set key by key through the key table so that
 // every value is one the table accepts.
 Scenario draw(std::mt19937& rng, int index) {
-  auto uniform_int = [&](int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(rng);
-  };
-  auto uniform = [&](double lo, double hi) {
-    return std::uniform_real_distribution<double>(lo, hi)(rng);
-  };
-  auto pick = [&](const auto& list) { return list[uniform_int(0, int(std::size(list)) - 1)]; };
+  Draws d{rng};
+  auto uniform_int = [&](int lo, int hi) { return d.uniform_int(lo, hi); };
+  auto uniform = [&](double lo, double hi) { return d.uniform(lo, hi); };
+  auto pick = [&](const auto& list) { return d.pick(list); };
 
   Scenario s;
   auto set = [&](const std::string& path, KeyValue v) { set_key(s, path, v); };
@@ -107,19 +118,22 @@ struct Case {
   Metrics metrics;
 };
 
+// kScenarios scenarios drawn by `draw` from the seed, each run by the engine it names.
+std::vector<Case> run_cases(unsigned seed, Scenario (*draw)(std::mt19937&, int)) {
+  std::mt19937 rng(seed);
+  std::vector<Case> out;
+  for (int i = 0; i < kScenarios; ++i) {
+    Scenario s = draw(rng, i);
+    validate(s);  // by construction; a throw fails every test with its message
+    RunResult r = run_engine(s);
+    Metrics m = compute_metrics(r);
+    out.push_back({s, std::move(r), m});
+  }
+  return out;
+}
+
 const std::vector<Case>& cases() {
-  static const std::vector<Case> all = [] {
-    std::mt19937 rng(kSeed);
-    std::vector<Case> out;
-    for (int i = 0; i < kScenarios; ++i) {
-      Scenario s = draw(rng, i);
-      validate(s);  // by construction; a throw fails every test with its message
-      RunResult r = run_fluid(s);
-      Metrics m = compute_metrics(r);
-      out.push_back({s, std::move(r), m});
-    }
-    return out;
-  }();
+  static const std::vector<Case> all = run_cases(kSeed, draw);
   return all;
 }
 
@@ -130,9 +144,7 @@ constexpr double kAgentRequests = 4000;
 
 Scenario draw_agent(std::mt19937& rng, int index) {
   Scenario s = draw(rng, index);
-  auto uniform_int = [&](int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(rng);
-  };
+  Draws d{rng};
   double requests = s.demand.rate_per_s * s.horizon_s * std::max(1.0, s.incident.demand_factor);
   double f = std::min(1.0, kAgentRequests / requests);
   auto set = [&](const std::string& path, KeyValue v) { set_key(s, path, v); };
@@ -148,26 +160,15 @@ Scenario draw_agent(std::mt19937& rng, int index) {
   pick("demand.process", index);
   pick("server.service", index / 3);
   pick("server.discipline", index / 4);
-  set("server.slots", double(uniform_int(0, 4)));
+  set("server.slots", double(d.uniform_int(0, 4)));
   const double contention[] = {0, 0, 0.01, 0.1};
-  set("server.contention", contention[uniform_int(0, 3)]);
+  set("server.contention", contention[d.uniform_int(0, 3)]);
   set("seed", double(index + 1));
   return s;
 }
 
 const std::vector<Case>& agent_cases() {
-  static const std::vector<Case> all = [] {
-    std::mt19937 rng(kSeed + 1);
-    std::vector<Case> out;
-    for (int i = 0; i < kScenarios; ++i) {
-      Scenario s = draw_agent(rng, i);
-      validate(s);  // by construction; a throw fails every test with its message
-      RunResult r = run_engine(s);
-      Metrics m = compute_metrics(r);
-      out.push_back({s, std::move(r), m});
-    }
-    return out;
-  }();
+  static const std::vector<Case> all = run_cases(kSeed + 1, draw_agent);
   return all;
 }
 
@@ -209,6 +210,16 @@ std::string at(size_t step, double got, double want) {
   o.precision(17);
   o << "step " << step << ": " << got << " vs " << want;
   return o.str();
+}
+
+double attempts_sent(const Series& x) {
+  return sum(x.first_attempts) + sum(x.retries);
+}
+
+// Served (on time or late), shed, rejected, or at the server at the end.
+double attempts_accounted_for(const Series& x) {
+  return sum(x.goodput) + sum(x.served_late) + sum(x.shed) + sum(x.rejected) +
+         (x.size() ? x.backlog[x.size() - 1] : 0);
 }
 
 TEST(Invariants, GeneratedScenariosAreVariedAndValid) {
@@ -291,25 +302,13 @@ TEST(Invariants, NoSeriesHoldsANegativeAmount) {
   Violations v("every series >= 0");
   Violations b("backlog >= 0");
   for (const auto& c : cases()) {
-    const Series& x = c.run.series;
-    const std::pair<const char*, std::span<const double>> all[] = {
-        {"t_s", x.t_s},
-        {"capacity", x.capacity},
-        {"first_attempts", x.first_attempts},
-        {"retries", x.retries},
-        {"goodput", x.goodput},
-        {"served_late", x.served_late},
-        {"failed", x.failed},
-        {"shed", x.shed},
-        {"rejected", x.rejected},
-        {"gave_up", x.gave_up},
-        {"budget_denied", x.budget_denied}};
-    for (const auto& [name, series] : all)
+    for (const auto& [name, member] : kSeriesFields) {
+      std::span<const double> series = c.run.series.*member;
+      Violations& which = name == "backlog" ? b : v;
       for (size_t t = 0; t < series.size(); ++t)
-        v.check(series[t] >= 0, c,
-                [&] { return std::string(std::string(name) + " " + at(t, series[t], 0)); });
-    for (size_t t = 0; t < x.size(); ++t)
-      b.check(x.backlog[t] >= 0, c, [&] { return std::string(at(t, x.backlog[t], 0)); });
+        which.check(series[t] >= 0, c,
+                    [&] { return std::string(name) + " " + at(t, series[t], 0); });
+    }
     v.check(c.run.in_flight >= 0 && c.run.failed >= 0 && c.run.succeeded >= 0, c, "totals");
   }
 }
@@ -333,9 +332,7 @@ TEST(Invariants, AttemptsAreConservedThroughTheQueue) {
   Violations step("backlog[t] == backlog[t-1] + sent - rejected - served - shed");
   for (const auto& c : cases()) {
     const Series& x = c.run.series;
-    double sent = sum(x.first_attempts) + sum(x.retries);
-    double gone = sum(x.goodput) + sum(x.served_late) + sum(x.shed) + sum(x.rejected) +
-                  (x.size() ? x.backlog[x.size() - 1] : 0);
+    double sent = attempts_sent(x), gone = attempts_accounted_for(x);
     total.check(close(sent, gone), c, [&] { return std::string(at(x.size(), sent, gone)); });
     double before = 0;
     for (size_t t = 0; t < x.size(); ++t) {
@@ -624,9 +621,7 @@ TEST(AgentInvariants, AttemptsAreConservedThroughTheServer) {
   Violations v("first + retries == served + shed + rejected + final backlog");
   for (const auto& c : agent_cases()) {
     const Series& x = c.run.series;
-    double sent = sum(x.first_attempts) + sum(x.retries);
-    double gone = sum(x.goodput) + sum(x.served_late) + sum(x.shed) + sum(x.rejected) +
-                  (x.size() ? x.backlog[x.size() - 1] : 0);
+    double sent = attempts_sent(x), gone = attempts_accounted_for(x);
     v.check(sent == gone, c, [&] { return at(x.size(), sent, gone); });
   }
 }
@@ -634,22 +629,13 @@ TEST(AgentInvariants, AttemptsAreConservedThroughTheServer) {
 TEST(AgentInvariants, NoSeriesHoldsANegativeOrFractionalCount) {
   Violations v("every count is a whole number >= 0");
   for (const auto& c : agent_cases()) {
-    const Series& x = c.run.series;
-    const std::pair<const char*, std::span<const double>> all[] = {
-        {"first_attempts", x.first_attempts},
-        {"retries", x.retries},
-        {"goodput", x.goodput},
-        {"served_late", x.served_late},
-        {"failed", x.failed},
-        {"shed", x.shed},
-        {"rejected", x.rejected},
-        {"gave_up", x.gave_up},
-        {"budget_denied", x.budget_denied},
-        {"backlog", x.backlog}};
-    for (const auto& [name, series] : all)
+    for (const auto& [name, member] : kSeriesFields) {
+      if (name == "t_s" || name == "capacity") continue;  // not counts
+      std::span<const double> series = c.run.series.*member;
       for (size_t t = 0; t < series.size(); ++t)
         v.check(series[t] >= 0 && series[t] == std::floor(series[t]), c,
                 [&] { return std::string(name) + " " + at(t, series[t], 0); });
+    }
   }
 }
 

@@ -99,18 +99,29 @@ TEST(LabCommand, RefusesAnUnknownLayer) {
       << o.err;
 }
 
-TEST(LabCommand, RefusesGrpcWithAClearMessage) {
-  TempDir dir("lab_grpc");
-  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--through", "grpc"});
+// gRPC's own validator (grpc::experimental::ValidateServiceConfigJSON) runs
+// on --config before anything starts: C-core 1.51 refuses maxAttempts 1
+// (retry_service_config.cc, "should be at least 2").
+TEST(LabCommand, RefusesAServiceConfigThatGrpcRefuses) {
+  TempDir dir("lab_grpc_bad_config");
+  retrystorm::testing::write_file(
+      dir.path() / "sc.json",
+      R"({"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 1,
+          "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2,
+          "retryableStatusCodes": ["UNAVAILABLE"]}}]})");
+  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--scale", "0.1",
+                                "--through", "grpc", "--config", "sc.json"});
   EXPECT_EQ(o.status, 2);
-  EXPECT_NE(o.err.find("--through grpc: not available yet"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--through grpc: the service config is refused by gRPC"), std::string::npos)
+      << o.err;
 }
 
 TEST(LabCommand, RefusesConfigWithoutAProxy) {
   TempDir dir("lab_config_direct");
   auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--config", "x.cfg"});
   EXPECT_EQ(o.status, 2);
-  EXPECT_NE(o.err.find("--config: needs --through haproxy or nginx"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("--config: needs --through haproxy, nginx or grpc"), std::string::npos)
+      << o.err;
 }
 
 // primary-failover at scale 2 asks 1,200 requests/s x 3 attempts = 3,600
@@ -181,6 +192,37 @@ TEST(LabRun, NginxCollapseAgreesWithTheAgentEngine) {
   auto j = run_and_check("lab_nginx_collapse", {"--through", "nginx"}, false);
   EXPECT_NE(j["lab"]["layer_config"].get<std::string>().find("proxy_next_upstream_tries 3"),
             std::string::npos);
+}
+
+// gRPC C-core 1.51 retries (the export: maxAttempts 3, backoff 100 ms x2 up
+// to 2 s, perAttemptRecvTimeout 1 s on a channel with
+// grpc.experimental.enable_hedging); the generator makes one call per request
+// and the backend serves them over gRPC; the prediction reads the service
+// config back (retryPolicy as C-core draws it).
+TEST(LabRun, GrpcCollapseAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  auto j = run_and_check("lab_grpc_collapse", {"--through", "grpc"}, false);
+  EXPECT_NE(j["lab"]["layer_config"].get<std::string>().find("\"perAttemptRecvTimeout\": \"1s\""),
+            std::string::npos);
+  EXPECT_NE(j["lab"]["imported_policy"].get<std::string>().find("client.backoff.jitter = grpc"),
+            std::string::npos);
+  EXPECT_GT(j["measured"]["metrics"]["peak_amplification"].get<double>(), 2);  // gRPC retried
+}
+
+// The export maps a grpc_throttling budget to retryThrottling (10 tokens,
+// ratio 0.1; C-core keeps the tokens per channel, the lab has one), and the
+// backend sheds by the attempt's deadline: the backlog drains within a second.
+TEST(LabRun, GrpcThrottlingRecoveryAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  auto j = run_and_check("lab_grpc_recover",
+                         {"--through", "grpc", "--set", "client.budget.kind=grpc_throttling",
+                          "--set", "server.shed_abandoned=true"},
+                         true);
+  EXPECT_NE(j["lab"]["layer_config"].get<std::string>().find("\"retryThrottling\""),
+            std::string::npos);
+  EXPECT_NE(
+      j["lab"]["imported_policy"].get<std::string>().find("client.budget.kind = grpc_throttling"),
+      std::string::npos);
 }
 
 // Ctrl-C mid-run: the report so far, exit 130, backend and proxy stopped.

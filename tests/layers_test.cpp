@@ -25,7 +25,7 @@ const fs::path kSrc = fs::path(RETRYSTORM_SOURCE_DIR) / "src";
 const std::map<std::string, int> kRank = {
     {"text", 0},        {"model", 1},    {"random", 1},  {"histogram", 1}, {"parallel", 1},
     {"session_log", 1}, {"policies", 2}, {"engines", 3}, {"analysis", 4},  {"io", 5},
-    {"app", 6},         {"lab", 6},      {"server", 7},  {"cli", 8},
+    {"app", 6},         {"lab", 6},      {"server", 7},  {"python", 7},    {"cli", 8},
 };
 
 // Includes against the layers that are known and being removed ("file

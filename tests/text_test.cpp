@@ -5,14 +5,18 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <optional>
 #include <string>
 
+#include "analysis/incident/report.hpp"
 #include "cli_run.hpp"
 #include "engines/sessions/clock.hpp"
+#include "io/configs/common.hpp"
 #include "io/logs/times.hpp"
 #include "io/observed_report.hpp"
 #include "io/preset_texts.hpp"
+#include "io/prometheus_client.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "session_log/session_log.hpp"
@@ -126,6 +130,53 @@ TEST(TextNumber, DecimalTextRoundsHalvesAwayAndDropsZeros) {
   EXPECT_EQ(text::decimal_text(-0.0001, 3), "0");
   EXPECT_EQ(text::fixed_text(0.125, 2), "0.12");  // printf's "%.2f"
   EXPECT_EQ(text::fixed_text(26.0 / 3600, 4), "0.0072");
+}
+
+// The reports' numbers moved from snprintf and ostream precision to {fmt}:
+// the same bytes as printf's "%.*f" and "%.*g", ties to even included.
+TEST(TextNumber, FormattersWriteWhatPrintfWrote) {
+  char printed[64];
+  for (double v : {0.125, 2.5, -0.5, 1e-7, 0.1, 123456.5, 1234567.0, 9.995, -0.0}) {
+    for (int digits : {0, 1, 2, 3, 6, 17}) {
+      std::snprintf(printed, sizeof printed, "%.*f", digits, v);
+      EXPECT_EQ(text::fixed_text(v, digits), printed);
+      std::snprintf(printed, sizeof printed, "%.*g", digits, v);
+      EXPECT_EQ(text::general_text(v, digits), printed);
+    }
+  }
+  EXPECT_EQ(text::trimmed_text(0.125, 2), "0.12");  // not decimal_text's "0.13"
+  EXPECT_EQ(text::trimmed_text(2.5, 3), "2.5");
+  EXPECT_EQ(text::trimmed_text(-0.001, 2), "0");
+  EXPECT_EQ(text::general_text(0.1, 17), "0.10000000000000001");  // CSV's full precision
+}
+
+// Durations split with std::chrono read as the hand-made arithmetic did.
+TEST(TextClock, DurationsSplitIntoHoursMinutesSeconds) {
+  EXPECT_EQ(incident::span_label(h + 2 * m + 5), "1:02:05");
+  EXPECT_EQ(incident::span_label(25 * h), "25:00:00");
+  EXPECT_EQ(incident::span_label(-65), "-1:05");
+  EXPECT_EQ(incident::span_label(59.6), "1:00");
+  EXPECT_EQ(configs::go_duration(0.0004), "400us");
+  EXPECT_EQ(configs::go_duration(0.25), "250ms");
+  EXPECT_EQ(configs::go_duration(1.5), "1.5s");
+  EXPECT_EQ(configs::go_duration(2 * m + 0.25), "2m0.25s");
+  EXPECT_EQ(configs::go_duration(h + 2 * m + 3.5), "1h2m3.5s");
+  EXPECT_EQ(configs::go_duration(m), "1m");
+  EXPECT_EQ(configs::human_duration(h + 2 * m + 3.5), "1 h 2 min 3.5 s");
+  EXPECT_EQ(configs::human_duration(2 * h), "2 h");
+  EXPECT_EQ(configs::proto_duration(2.5), "2.5s");
+  EXPECT_EQ(configs::proto_duration(0.05), "0.05s");
+}
+
+// `run --metrics-start` and `analyze --prometheus --from` read date-times
+// with the log readers' one parser (std::chrono's calendar).
+TEST(TextClock, UnixTimesAndLogDateTimesAreOneGrammar) {
+  EXPECT_EQ(parse_unix_time("2024-01-01T00:00:00Z"), 1704067200.0);
+  EXPECT_EQ(parse_unix_time("2024-01-01T00:00:00.5Z"), 1704067200.5);
+  EXPECT_EQ(parse_unix_time("2024-01-01T01:00:00+01:00"), 1704067200.0);
+  EXPECT_EQ(parse_unix_time("1704067200"), 1704067200.0);
+  EXPECT_EQ(parse_unix_time("2024-13-01T00:00:00Z"), std::nullopt);
+  EXPECT_EQ(parse_unix_time("yesterday"), std::nullopt);
 }
 
 // Text values went out between quotes unescaped; the emitter escapes them, so

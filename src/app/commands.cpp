@@ -79,4 +79,9 @@ std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axe
   return run_sweep(s, axes, options);
 }
 
+size_t sweep_points(const Scenario& s, const std::vector<SweepAxis>& axes, SweepOptions options) {
+  options.validate_grid = false;
+  return sweep_grid(s, axes, options).points;
+}
+
 }  // namespace retrystorm::app

@@ -59,5 +59,8 @@ std::vector<LadderResult> ladder(const Scenario& s, const Budget& budget);
 TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget);
 std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
                             SweepOptions options, const Budget& budget);
+// The number of points of a sweep's grid (axes, runs and seed checked; the
+// points are validated when the sweep runs). Shards and Dask tasks cut it.
+size_t sweep_points(const Scenario& s, const std::vector<SweepAxis>& axes, SweepOptions options);
 
 }  // namespace retrystorm::app

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -175,13 +176,28 @@ void emit(const std::string& text, const std::string& out, const std::string& op
   emit_all({{out, text}}, option);
 }
 
-void check_format(const std::string& format, std::initializer_list<const char*> allowed) {
+namespace {
+
+std::string not_allowed(const std::string& value, const std::vector<std::string>& allowed) {
   std::string list;
-  for (const char* a : allowed) {
-    if (format == a) return;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
-  throw InputError("--format: '" + format + "' is not allowed here; choose one of " + list);
+  for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  return "'" + value + "' is not allowed here; choose one of " + list;
+}
+
+}  // namespace
+
+CLI::Validator one_of(const std::vector<std::string>& allowed) {
+  CLI::Validator member = CLI::IsMember(allowed);
+  return CLI::Validator(
+      [member, allowed](std::string& value) {
+        return member(value).empty() ? std::string() : not_allowed(value, allowed);
+      },
+      member.get_description());
+}
+
+void check_format(const std::string& format, const std::vector<std::string>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), format) == allowed.end())
+    throw InputError("--format: " + not_allowed(format, allowed));
 }
 
 }  // namespace retrystorm::cli

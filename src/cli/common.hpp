@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,7 +66,12 @@ struct OutputFile {
 };
 void emit_all(const std::vector<OutputFile>& files, const std::string& option);
 
-// InputError unless `format` is one of `allowed`.
-void check_format(const std::string& format, std::initializer_list<const char*> allowed);
+// CLI11's IsMember with a message that names the value and what is allowed:
+// "--format: 'xml' is not allowed here; choose one of text, json, csv".
+CLI::Validator one_of(const std::vector<std::string>& allowed);
+
+// InputError with the same message unless `format` is one of `allowed` (where
+// what is allowed depends on other options).
+void check_format(const std::string& format, const std::vector<std::string>& allowed);
 
 }  // namespace retrystorm::cli

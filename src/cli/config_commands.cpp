@@ -4,12 +4,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "app/configs.hpp"
 #include "cli/common.hpp"
 #include "io/configs/common.hpp"
-#include "io/configs/export.hpp"
-#include "io/configs/import.hpp"
-#include "io/configs/lint.hpp"
-#include "io/input_text.hpp"
 #include "io/scenario_io.hpp"
 #include "model/keys.hpp"
 
@@ -38,19 +35,12 @@ Scenario build_scenario(const ConfigCommands& c, const std::string& fallback) {
   return cli::build_scenario(c.preset, c.scenario, c.sets, fallback);
 }
 
-std::vector<ConfigFile> read_files(const std::vector<std::string>& paths) {
-  std::vector<ConfigFile> files;
-  for (const auto& p : paths) files.push_back({p, read_input_file(p, "file")});
-  return files;
-}
-
 void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "retrystorm: warning: " << w << "\n";
 }
 
 int import_command(const ConfigCommands& c) {
-  check_format(c.format, {"text", "json", "yaml"});
-  ImportResult r = import_configs(read_files(c.files));
+  ImportResult r = import_configs(app::read_config_files(c.files));
   print_warnings(r.warnings);
   if (c.format == "text")
     emit(keys_text(r), c.out);
@@ -71,24 +61,22 @@ int export_command(const ConfigCommands& c) {
 }
 
 int lint_command(const ConfigCommands& c) {
-  check_format(c.format, {"text", "json"});
-  LintOptions o;
+  app::LintRequest request;
+  LintOptions& o = request.options;
   if (c.load_opt->count() > 0) o.load = checked_lint_load(c.load, "--load");
   o.simulate = c.simulate;
   o.preset = c.preset;
   if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
-  LintReport r;
-  if (!c.files.empty()) {
-    r = lint_configs(read_files(c.files), o);
-  } else if (!c.preset.empty() || !c.scenario.empty()) {
-    // The scenario's own policy, as it is: no text written and read back.
-    r = lint_scenario(build_scenario(c, "primary-failover"),
-                      c.preset.empty() ? c.scenario : "preset " + c.preset, o);
-  } else {
+  request.files = app::read_config_files(c.files);
+  if (c.files.empty() && (!c.preset.empty() || !c.scenario.empty())) {
+    request.scenario = build_scenario(c, "primary-failover");
+    request.source = c.preset.empty() ? c.scenario : "preset " + c.preset;
+  } else if (c.files.empty()) {
     throw InputError(
         "lint: name configuration files, or --preset or --scenario to lint a "
         "scenario's own client policy");
   }
+  LintReport r = app::lint(request);
   if (c.format == "text") print_warnings(r.imported.warnings);
   emit(c.format == "json" ? lint_json(r).dump(2) + "\n" : lint_text(r), c.out);
   return r.exit_status();
@@ -103,7 +91,8 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
       "read Envoy, gRPC, Istio, Linkerd, AWS, HAProxy or nginx retry configuration as scenario "
       "keys; several files are stacked layers, outermost first");
   c.import_cmd->add_option("files", c.files, "configuration files (format detected)")->required();
-  c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml");
+  c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml")
+      ->check(one_of({"text", "json", "yaml"}));
   c.import_cmd->add_option("--out", c.out, "write to FILE (atomically)");
 
   c.export_cmd =
@@ -136,7 +125,7 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.load_opt = c.lint_cmd->add_option(
       "--load", c.load,
       "demand / capacity outside incidents, 0 to " + number_text(kMaxLintLoad) + " (e.g. 0.6)");
-  c.lint_cmd->add_option("--format", c.format, "text | json");
+  c.lint_cmd->add_option("--format", c.format, "text | json")->check(one_of({"text", "json"}));
   c.lint_cmd->add_option("--out", c.out, "write to FILE (atomically)");
   table.add(c.import_cmd, [] { return import_command(c); });
   table.add(c.export_cmd, [] { return export_command(c); });

@@ -52,15 +52,16 @@ void add_lab(CLI::App& app, CommandTable& table) {
   auto c = std::make_shared<LabCommand>();
   auto* cmd = app.add_subcommand(
       "lab",
-      "run a scenario for real on 127.0.0.1 (a backend process, optionally HAProxy or nginx "
-      "retrying, a load generator) next to the engines' prediction (docs/lab.md)");
+      "run a scenario for real on 127.0.0.1 (a backend process, optionally HAProxy, nginx or a "
+      "gRPC channel retrying, a load generator) next to the engines' prediction (docs/lab.md)");
   c->scenario.add_source_to(*cmd);
   cmd->add_option("--through", c->through,
                   "who retries: direct (the generator, with the scenario's policy), haproxy or "
-                  "nginx (the real proxy, from the scenario's export or --config)");
+                  "nginx (the real proxy), grpc (gRPC C-core's retryPolicy); the layer is "
+                  "configured from the scenario's export or --config");
   cmd->add_option("--config", c->config,
-                  "the proxy's retry settings instead of the export (same shape as "
-                  "`retrystorm export --to haproxy|nginx`)");
+                  "the layer's retry settings instead of the export (same shape as "
+                  "`retrystorm export --to haproxy|nginx|grpc`)");
   cmd->add_option("--scale", c->scale, "rates and capacities x K, times unchanged (default 1)");
   cmd->add_option("--seed", c->seed, "the generator's and the agent engine's seed");
   cmd->add_option("--bin", c->bin_s, "seconds per measured step (default 0.5)");
@@ -78,6 +79,7 @@ void add_lab_backend(CLI::App& app, CommandTable& table) {
   cmd->add_option("--slots", o->slots);
   cmd->add_option("--queue-limit", o->queue_limit);
   cmd->add_flag("--shed-abandoned", o->shed_abandoned);
+  cmd->add_flag("--grpc", o->grpc);
   cmd->add_option("--incident-start", o->incident_start_s);
   cmd->add_option("--incident-duration", o->incident_duration_s);
   cmd->add_option("--capacity-factor", o->capacity_factor);

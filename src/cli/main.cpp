@@ -11,6 +11,7 @@
 #include "cli/config_commands.hpp"
 #include "cli/info_commands.hpp"
 #include "cli/lab_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/study_commands.hpp"
 #include "model/keys.hpp"
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   add_ladder_command(app, table);
   add_tipping_command(app, table);
   add_sweep_command(app, table);
+  add_merge_command(app, table);  // joins `sweep --shard K/N` files
   add_serve_command(app, table);
   add_config_commands(app, table);  // import, export, lint
   add_analyze_command(app, table);

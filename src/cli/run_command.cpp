@@ -1,6 +1,5 @@
 #include "cli/run_command.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -111,10 +110,6 @@ void write_metrics(const Scenario& s, const RunCommand& c) {
                        "' is not Unix seconds (0 to 4e9) or a time like 2024-01-01T00:00:00Z");
     start = *t;
   }
-  const auto& schemes = metrics_schemes();
-  if (std::find(schemes.begin(), schemes.end(), c.metrics_as) == schemes.end())
-    throw InputError("--metrics-as: '" + c.metrics_as +
-                     "' is not one of envoy, istio, linkerd, grpc");
   emit(metrics_openmetrics(run_engine(s), c.metrics_as, start), c.metrics_out, "--metrics-out");
 }
 
@@ -128,7 +123,6 @@ Scenario scenario_of(const RunCommand& c) {
 }
 
 int run(const RunCommand& c) {
-  check_format(c.format, {"text", "json", "csv"});
   Scenario s = scenario_of(c);
   app::Budget budget = c.scenario.budget();
   app::check_run_cost(s, budget);  // before any log is written
@@ -158,7 +152,8 @@ void add_run_command(CLI::App& app, CommandTable& table) {
   auto c = std::make_shared<RunCommand>();
   auto* cmd = app.add_subcommand("run", "run one scenario: verdict, metrics, chart, table");
   c->scenario.add_to(*cmd);
-  cmd->add_option("--format", c->format, "text | json | csv (csv: the per-step series)");
+  cmd->add_option("--format", c->format, "text | json | csv (csv: the per-step series)")
+      ->check(one_of({"text", "json", "csv"}));
   cmd->add_option("--out", c->out, "write to FILE (atomically) instead of standard output");
   cmd->add_flag("--no-trace", c->no_trace, "json: leave the decision trace out");
   cmd->add_option("--runs", c->runs,
@@ -174,7 +169,8 @@ void add_run_command(CLI::App& app, CommandTable& table) {
                   "for promtool tsdb create-blocks-from openmetrics (docs/prometheus.md)");
   cmd->add_option("--metrics-as", c->metrics_as,
                   "the names and labels of --metrics-out: envoy | istio | linkerd | grpc "
-                  "(default envoy)");
+                  "(default envoy)")
+      ->check(one_of(metrics_schemes()));
   cmd->add_option("--metrics-start", c->metrics_start,
                   "the timestamp of t = 0 in --metrics-out: Unix seconds or "
                   "2024-01-01T00:00:00Z (the default)");

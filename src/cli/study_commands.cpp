@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/commands.hpp"
+#include "cli/merge_command.hpp"
 #include "io/result_json.hpp"
 #include "io/text_report.hpp"
 #include "model/keys.hpp"
@@ -28,6 +29,10 @@ struct TippingCommand : StudyCommand {
 struct SweepCommand : StudyCommand {
   std::vector<std::string> vary;
   unsigned threads = 0;
+  int runs = 1;
+  double seed = 0;
+  CLI::Option* seed_opt = nullptr;
+  std::string shard;  // "K/N": write shard K of N (docs/distributed.md)
 };
 
 std::string dump(const nlohmann::json& j) {
@@ -35,7 +40,6 @@ std::string dump(const nlohmann::json& j) {
 }
 
 int ladder(const StudyCommand& c) {
-  check_format(c.format, {"text", "json"});
   Scenario s = c.scenario.build();
   auto rows = app::ladder(s, c.scenario.budget());
   emit(c.format == "json" ? dump(ladder_json(rows)) : ladder_text(s, rows), c.out);
@@ -43,7 +47,6 @@ int ladder(const StudyCommand& c) {
 }
 
 int tipping(const TippingCommand& c) {
-  check_format(c.format, {"text", "json"});
   if (c.grid_opt->count() && !(std::isfinite(c.grid) && c.grid > 0))
     throw InputError("--grid: " + c.grid_opt->as<std::string>() +
                      " must be a number of seconds above 0");
@@ -72,6 +75,16 @@ int sweep(const SweepCommand& c) {
   SweepOptions options;
   options.threads = c.threads;
   options.progress = sweep_progress();
+  options.runs = c.runs;
+  if (c.seed_opt->count()) options.seed = c.seed;
+  if (!c.shard.empty()) {
+    ShardSpec shard = parse_shard(c.shard);
+    size_t points = app::sweep_points(s, axes, options);
+    select_shard(points, shard, options);
+    auto rows = app::sweep(s, axes, options, c.scenario.budget());
+    emit(shard_text(s, axes, options, points, shard, rows, format), c.out);
+    return 0;
+  }
   auto rows = app::sweep(s, axes, options, c.scenario.budget());
   emit(format == "json" ? dump(sweep_json(axes, rows)) : sweep_csv(axes, rows), c.out);
   return 0;
@@ -84,7 +97,7 @@ void add_ladder_command(CLI::App& app, CommandTable& table) {
   auto* cmd =
       app.add_subcommand("ladder", "the defenses one at a time, as the scenario's ladder says");
   c->scenario.add_to(*cmd);
-  cmd->add_option("--format", c->format, "text | json");
+  cmd->add_option("--format", c->format, "text | json")->check(one_of({"text", "json"}));
   cmd->add_option("--out", c->out, "write to FILE (atomically)");
   table.add(cmd, [c] { return ladder(*c); });
 }
@@ -96,7 +109,7 @@ void add_tipping_command(CLI::App& app, CommandTable& table) {
   c->grid_opt = cmd->add_option("--grid", c->grid,
                                 "grid of incident lengths in seconds, above 0 (default: "
                                 "the scenario's tipping.grid_s, else ten steps)");
-  cmd->add_option("--format", c->format, "text | json");
+  cmd->add_option("--format", c->format, "text | json")->check(one_of({"text", "json"}));
   cmd->add_option("--out", c->out, "write to FILE (atomically)");
   table.add(cmd, [c] { return tipping(*c); });
 }
@@ -109,6 +122,11 @@ void add_sweep_command(CLI::App& app, CommandTable& table) {
       ->required();
   cmd->add_option("--format", c->format, "csv | json")->default_str("csv");
   cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
+  cmd->add_option("--runs", c->runs,
+                  "Monte Carlo replications per point; above 1 a row holds their means");
+  c->seed_opt = cmd->add_option("--seed", c->seed,
+                                "base seed: point i, replication r runs at seed + i * runs + r");
+  cmd->add_option("--shard", c->shard, "K/N: write shard K (from 1) of N for `merge`");
   cmd->add_option("--out", c->out, "write to FILE (atomically)");
   table.add(cmd, [c] { return sweep(*c); });
 }

@@ -7,6 +7,7 @@
 #include "analysis/summary.hpp"
 #include "io/analyze_report.hpp"
 #include "io/report_assets.hpp"
+#include "text/clock.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -89,7 +90,7 @@ void hours_html(std::ostringstream& o, const Report& r) {
        "<th>working</th><th>blocked</th><th>asleep</th><th>errors</th></tr></thead><tbody>";
   for (const auto& h : r.hours)
     o << "<tr><th>" << escape(hour_label(h.hour)) << "</th>" << cell(h.launches, 0)
-      << cell(h.mean_duration_s / 60, 1) << cell(h.in_flight, 2) << cell(h.little, 2)
+      << cell(h.mean_duration_s / text::kMinute, 1) << cell(h.in_flight, 2) << cell(h.little, 2)
       << cell(h.utilization, 2) << cell(h.peak, 0) << cell(h.completions, 0) << cell(h.failures, 0)
       << cell(h.failure_share, 2) << cell(h.goodput, 0) << cell(h.working, 2) << cell(h.blocked, 2)
       << cell(h.asleep, 2) << cell(h.errors, 0) << "</tr>";

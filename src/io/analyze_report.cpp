@@ -6,6 +6,7 @@
 #include "analysis/summary.hpp"
 #include "io/logs/line_reader.hpp"
 #include "io/report_assets.hpp"
+#include "text/clock.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -57,10 +58,10 @@ void text_hours(std::ostringstream& o, const Report& r) {
        "work block asleep  errors\n";
   for (const auto& h : r.hours) {
     o << "  " << hour_label(h.hour) << pad_left(fixed(h.launches, 0), 8)
-      << pad_left(fixed(h.mean_duration_s / 60, 1), 8) << pad_left(fixed(h.in_flight, 2), 6)
-      << pad_left(fixed(h.little, 2), 6) << pad_left(fixed(h.utilization, 2), 5)
-      << pad_left(fixed(h.peak, 0), 6) << pad_left(fixed(h.completions, 0), 6)
-      << pad_left(fixed(h.failures, 0), 6)
+      << pad_left(fixed(h.mean_duration_s / text::kMinute, 1), 8)
+      << pad_left(fixed(h.in_flight, 2), 6) << pad_left(fixed(h.little, 2), 6)
+      << pad_left(fixed(h.utilization, 2), 5) << pad_left(fixed(h.peak, 0), 6)
+      << pad_left(fixed(h.completions, 0), 6) << pad_left(fixed(h.failures, 0), 6)
       << pad_left(known(h.failure_share) ? fixed(100 * h.failure_share, 0) : "-", 7)
       << pad_left(fixed(h.goodput, 0), 9) << pad_left(fixed(h.working, 2), 6)
       << pad_left(fixed(h.blocked, 2), 6) << pad_left(fixed(h.asleep, 2), 7)
@@ -68,7 +69,9 @@ void text_hours(std::ostringstream& o, const Report& r) {
   }
   o << "  L = time-average in flight; λ·W = launches x mean time in system (Little's law: L "
        "= λ·W); work/block/asleep split L.\n";
-  o << "  Whole log, " << format_clock(r.l_from_s) << " to " << format_clock(r.l_to_s) << ": L "
+  // A log without a session has no window (the fuzzer's header-only logs).
+  auto clock = [](double t) { return known(t) ? format_clock(t) : std::string("unknown"); };
+  o << "  Whole log, " << clock(r.l_from_s) << " to " << clock(r.l_to_s) << ": L "
     << fixed(r.mean_in_flight, 2) << ", λ·W " << fixed(r.little, 2) << ", mean time in system "
     << span_label(r.mean_duration_s) << ", peak " << num(r.peak) << " in flight.\n";
 }

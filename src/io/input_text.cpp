@@ -1,12 +1,12 @@
 #include "io/input_text.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -195,9 +195,8 @@ void check_utf8(const std::string& text, const std::string& source) {
   for (size_t i = 0; i < text.size();) {
     size_t n = utf8_length(text, i);
     if (n == 0) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[i]));
-      fail_at(source, line_at(text, i), std::string("not UTF-8 text (byte ") + hex + ")");
+      fail_at(source, line_at(text, i),
+              fmt::format("not UTF-8 text (byte 0x{:02X})", static_cast<unsigned char>(text[i])));
     }
     i += n;
   }

@@ -1,8 +1,10 @@
 #include "io/observed_report.hpp"
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <ctime>
 #include <sstream>
+#include <string_view>
 
 #include "io/analyze_report.hpp"
 #include "text/number.hpp"
@@ -32,20 +34,17 @@ std::string share_or_unknown(double v) {
 }
 
 void windows_text(std::ostringstream& o, const incident::ObservedReport& r) {
-  o << "\nOver time:\n";
-  char line[200];
-  std::snprintf(line, sizeof line, "%8s %11s %11s %10s %9s %8s %8s %7s %11s\n", "t_s", "requests/s",
-                "attempts/s", "goodput/s", "att/req", "retries", "failed", "slow", "overflow/s");
-  o << line;
-  for (const auto& w : r.windows) {
-    std::snprintf(line, sizeof line, "%8s %11s %11s %10s %9s %8s %8s %7s %11s\n",
-                  format_amount(w.t_s).c_str(), format_amount(w.requests_per_s).c_str(),
-                  format_amount(w.attempts_per_s).c_str(), format_amount(w.goodput_per_s).c_str(),
-                  format_amount(w.amplification).c_str(), format_percent(w.retry_share).c_str(),
-                  format_percent(w.failed_share).c_str(), share_or_unknown(w.slow_share).c_str(),
-                  known(w.overflow_per_s) ? format_amount(w.overflow_per_s).c_str() : "unknown");
-    o << line;
-  }
+  // Columns right-aligned to the width of their heading.
+  constexpr std::string_view row = "{:>8} {:>11} {:>11} {:>10} {:>9} {:>8} {:>8} {:>7} {:>11}\n";
+  o << "\nOver time:\n"
+    << fmt::format(row, "t_s", "requests/s", "attempts/s", "goodput/s", "att/req", "retries",
+                   "failed", "slow", "overflow/s");
+  for (const auto& w : r.windows)
+    o << fmt::format(row, format_amount(w.t_s), format_amount(w.requests_per_s),
+                     format_amount(w.attempts_per_s), format_amount(w.goodput_per_s),
+                     format_amount(w.amplification), format_percent(w.retry_share),
+                     format_percent(w.failed_share), share_or_unknown(w.slow_share),
+                     known(w.overflow_per_s) ? format_amount(w.overflow_per_s) : "unknown");
 }
 
 }  // namespace

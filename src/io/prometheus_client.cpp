@@ -3,7 +3,6 @@
 #include <httplib.h>
 
 #include <cmath>
-#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "io/logs/line_reader.hpp"
@@ -174,22 +173,7 @@ incident::ObservedSeries fetch_observed(const PrometheusQuery& q, const MetricsM
 
 std::optional<double> parse_unix_time(const std::string& text) {
   if (auto v = logs::parse_number(text)) return *v;
-  int y, mo, d, h, mi;
-  double sec;
-  char tail[16] = {0};
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%15s", &y, &mo, &d, &h, &mi, &sec, tail) <
-      6)
-    return std::nullopt;
-  if (std::string(tail) != "Z" || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-      sec < 0 || sec >= 61)
-    return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  return static_cast<double>(timegm(&tm)) + sec;
+  return logs::parse_date_time(text);
 }
 
 }  // namespace retrystorm

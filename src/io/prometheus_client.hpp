@@ -32,7 +32,7 @@ inline constexpr size_t kMaxAnswerBytes = 64u << 20;
 // too many points.
 incident::ObservedSeries fetch_observed(const PrometheusQuery& q, const MetricsMapping& m);
 
-// "2024-01-01T00:00:00Z" (seconds may have a fraction; UTC only) or Unix seconds.
+// "2024-01-01T00:00:00Z" (logs::parse_date_time) or Unix seconds.
 std::optional<double> parse_unix_time(const std::string& text);
 
 }  // namespace retrystorm

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "io/input_text.hpp"
 #include "io/logs/line_reader.hpp"
 #include "io/logs/times.hpp"
 #include "model/keys.hpp"
+#include "text/clock.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -18,52 +21,55 @@ namespace {
 // The built-in mappings. Names and labels as src/io/metrics_out.cpp writes
 // them, with the exporters' sources cited there.
 std::vector<MetricsMapping> builtins() {
-  MetricsMapping envoy;
-  envoy.name = "envoy";
-  envoy.attempts = "envoy_cluster_upstream_rq_total{SELECTOR}";
-  envoy.retries = "envoy_cluster_upstream_rq_retry{SELECTOR}";
-  envoy.successes = "envoy_cluster_upstream_rq_xx{envoy_response_code_class=\"2\",SELECTOR}";
-  // The connection manager's counters carry no cluster label: the user's 5xx.
-  envoy.failed = "envoy_http_downstream_rq_xx{envoy_response_code_class=\"5\"}";
-  envoy.timeouts = "envoy_cluster_upstream_rq_timeout{SELECTOR}";
-  envoy.overflow = "envoy_cluster_upstream_rq_retry_overflow{SELECTOR}";
-  envoy.in_flight = "envoy_cluster_upstream_rq_active{SELECTOR}";
-  envoy.latency_buckets = "envoy_cluster_upstream_rq_time_bucket{SELECTOR}";
-  envoy.latency_unit_s = 0.001;
-
-  MetricsMapping istio;
-  istio.name = "istio";
-  istio.requests = "istio_requests_total{reporter=\"source\",SELECTOR}";
-  istio.attempts = "istio_requests_total{reporter=\"destination\",SELECTOR}";
-  istio.successes = "istio_requests_total{reporter=\"source\",response_code=~\"2..\",SELECTOR}";
-  istio.failed = "istio_requests_total{reporter=\"source\",response_code!~\"2..\",SELECTOR}";
-  istio.timeouts = "istio_requests_total{reporter=\"source\",response_flags=~\".*UT.*\",SELECTOR}";
-  // Requests that ended on the retry limit: Istio counts no refused retry itself.
-  istio.overflow = "istio_requests_total{reporter=\"source\",response_flags=~\".*URX.*\",SELECTOR}";
-
-  MetricsMapping linkerd;
-  linkerd.name = "linkerd";
-  linkerd.attempts = "request_total{direction=\"outbound\",SELECTOR}";
-  linkerd.retries = "outbound_http_route_retry_requests_total{SELECTOR}";
-  linkerd.successes = "outbound_http_route_request_statuses_total{http_status=~\"2..\",SELECTOR}";
-  linkerd.failed = "outbound_http_route_request_statuses_total{http_status!~\"2..\",SELECTOR}";
-  linkerd.timeouts =
-      "response_total{direction=\"outbound\",classification=\"failure\",status_code=\"504\","
-      "SELECTOR}";
-  linkerd.overflow = "outbound_http_route_retry_overflow_total{SELECTOR}";
-  linkerd.latency_buckets = "response_latency_ms_bucket{direction=\"outbound\",SELECTOR}";
-  linkerd.latency_unit_s = 0.001;
-
-  MetricsMapping grpc;
-  grpc.name = "grpc";
-  grpc.requests = "grpc_client_call_duration_seconds_count{SELECTOR}";
-  grpc.attempts = "grpc_client_attempt_started_total{SELECTOR}";
-  grpc.successes = "grpc_client_call_duration_seconds_count{grpc_status=\"OK\",SELECTOR}";
-  grpc.failed = "grpc_client_call_duration_seconds_count{grpc_status!=\"OK\",SELECTOR}";
-  grpc.timeouts =
-      "grpc_client_attempt_duration_seconds_count{grpc_status=\"DEADLINE_EXCEEDED\",SELECTOR}";
-  grpc.latency_buckets = "grpc_client_attempt_duration_seconds_bucket{SELECTOR}";
-  return {envoy, istio, linkerd, grpc};
+  return {
+      {
+          .name = "envoy",
+          .attempts = "envoy_cluster_upstream_rq_total{SELECTOR}",
+          .retries = "envoy_cluster_upstream_rq_retry{SELECTOR}",
+          .successes = "envoy_cluster_upstream_rq_xx{envoy_response_code_class=\"2\",SELECTOR}",
+          // The connection manager's counters carry no cluster label: the user's 5xx.
+          .failed = "envoy_http_downstream_rq_xx{envoy_response_code_class=\"5\"}",
+          .timeouts = "envoy_cluster_upstream_rq_timeout{SELECTOR}",
+          .overflow = "envoy_cluster_upstream_rq_retry_overflow{SELECTOR}",
+          .in_flight = "envoy_cluster_upstream_rq_active{SELECTOR}",
+          .latency_buckets = "envoy_cluster_upstream_rq_time_bucket{SELECTOR}",
+          .latency_unit_s = 0.001,
+      },
+      {
+          .name = "istio",
+          .requests = "istio_requests_total{reporter=\"source\",SELECTOR}",
+          .attempts = "istio_requests_total{reporter=\"destination\",SELECTOR}",
+          .successes = "istio_requests_total{reporter=\"source\",response_code=~\"2..\",SELECTOR}",
+          .failed = "istio_requests_total{reporter=\"source\",response_code!~\"2..\",SELECTOR}",
+          .timeouts =
+              "istio_requests_total{reporter=\"source\",response_flags=~\".*UT.*\",SELECTOR}",
+          // Requests that ended on the retry limit: Istio counts no refused retry itself.
+          .overflow =
+              "istio_requests_total{reporter=\"source\",response_flags=~\".*URX.*\",SELECTOR}",
+      },
+      {
+          .name = "linkerd",
+          .attempts = "request_total{direction=\"outbound\",SELECTOR}",
+          .retries = "outbound_http_route_retry_requests_total{SELECTOR}",
+          .successes = "outbound_http_route_request_statuses_total{http_status=~\"2..\",SELECTOR}",
+          .failed = "outbound_http_route_request_statuses_total{http_status!~\"2..\",SELECTOR}",
+          .timeouts = "response_total{direction=\"outbound\",classification=\"failure\","
+                      "status_code=\"504\",SELECTOR}",
+          .overflow = "outbound_http_route_retry_overflow_total{SELECTOR}",
+          .latency_buckets = "response_latency_ms_bucket{direction=\"outbound\",SELECTOR}",
+          .latency_unit_s = 0.001,
+      },
+      {
+          .name = "grpc",
+          .requests = "grpc_client_call_duration_seconds_count{SELECTOR}",
+          .attempts = "grpc_client_attempt_started_total{SELECTOR}",
+          .successes = "grpc_client_call_duration_seconds_count{grpc_status=\"OK\",SELECTOR}",
+          .failed = "grpc_client_call_duration_seconds_count{grpc_status!=\"OK\",SELECTOR}",
+          .timeouts = "grpc_client_attempt_duration_seconds_count{"
+                      "grpc_status=\"DEADLINE_EXCEEDED\",SELECTOR}",
+          .latency_buckets = "grpc_client_attempt_duration_seconds_bucket{SELECTOR}",
+      },
+  };
 }
 
 void check_complete(const MetricsMapping& m, const std::string& source) {
@@ -71,6 +77,27 @@ void check_complete(const MetricsMapping& m, const std::string& source) {
   if (counts < 2 || m.successes.empty() || m.failed.empty())
     throw InputError(source +
                      ": a mapping needs successes, failed and two of requests, attempts, retries");
+}
+
+// The text keys of a mapping file, in MetricsMapping's order; latency_unit_s
+// is the one number.
+constexpr std::pair<std::string_view, std::string MetricsMapping::*> kMappingTexts[] = {
+    {"name", &MetricsMapping::name},
+    {"requests", &MetricsMapping::requests},
+    {"attempts", &MetricsMapping::attempts},
+    {"retries", &MetricsMapping::retries},
+    {"successes", &MetricsMapping::successes},
+    {"failed", &MetricsMapping::failed},
+    {"timeouts", &MetricsMapping::timeouts},
+    {"overflow", &MetricsMapping::overflow},
+    {"in_flight", &MetricsMapping::in_flight},
+    {"latency_buckets", &MetricsMapping::latency_buckets},
+};
+
+std::string mapping_keys() {
+  std::string keys;
+  for (const auto& [key, member] : kMappingTexts) keys += std::string(key) + ", ";
+  return keys + "latency_unit_s";
 }
 
 constexpr double kMaxSampleValue = 1e15;
@@ -86,7 +113,7 @@ const MetricsMapping& builtin_mapping(const std::string& name) {
   static const std::vector<MetricsMapping> all = builtins();
   for (const auto& m : all)
     if (m.name == name) return m;
-  throw InputError("--prometheus-as: '" + logs::printable(name) +
+  throw InputError("--metrics-as: '" + logs::printable(name) +
                    "' is not one of envoy, istio, linkerd, grpc (or give --metrics FILE)");
 }
 
@@ -97,27 +124,21 @@ MetricsMapping mapping_from_text(const std::string& text, const std::string& sou
   if (!j.is_object()) throw InputError(source + ": a mapping is an object of quantity: PromQL");
   MetricsMapping m;
   m.name = "file";
-  std::map<std::string, std::string*> fields = {
-      {"name", &m.name},           {"requests", &m.requests},
-      {"attempts", &m.attempts},   {"retries", &m.retries},
-      {"successes", &m.successes}, {"failed", &m.failed},
-      {"timeouts", &m.timeouts},   {"overflow", &m.overflow},
-      {"in_flight", &m.in_flight}, {"latency_buckets", &m.latency_buckets}};
   for (const auto& [key, value] : j.items()) {
     if (key == "latency_unit_s") {
-      if (!value.is_number() || !(value.get<double>() > 0) || value.get<double>() > 3600)
-        throw InputError(source + ": latency_unit_s is seconds above 0 and at most 3600");
+      if (!value.is_number() || !(value.get<double>() > 0) || value.get<double>() > text::kHour)
+        throw InputError(source + ": latency_unit_s is seconds above 0 and at most " +
+                         number_text(text::kHour));
       m.latency_unit_s = value.get<double>();
       continue;
     }
-    auto f = fields.find(key);
-    if (f == fields.end())
+    auto f = std::ranges::find(kMappingTexts, key, [](const auto& text) { return text.first; });
+    if (f == std::end(kMappingTexts))
       throw InputError(source + ": unknown key '" + logs::printable(key) +
-                       "'; allowed: name, requests, attempts, retries, successes, failed, "
-                       "timeouts, overflow, in_flight, latency_buckets, latency_unit_s");
+                       "'; allowed: " + mapping_keys());
     if (!value.is_string() || value.get<std::string>().size() > 4096)
       throw InputError(source + ": " + key + " is a PromQL expression (text, at most 4096 bytes)");
-    *f->second = value.get<std::string>();
+    m.*(f->second) = value.get<std::string>();
   }
   check_complete(m, source);
   return m;

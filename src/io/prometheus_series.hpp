@@ -13,19 +13,20 @@ namespace retrystorm {
 // PromQL per quantity; `SELECTOR` in an expression stands for the matchers of
 // --selector (`,SELECTOR` drops its comma when there are none). Counters are
 // cumulative: each series is turned into increases (resets counted from 0) and
-// the series are summed. An empty expression: the system does not export it.
+// the series are summed. An empty expression (the default, so a mapping names
+// only what it has): the system does not export it.
 struct MetricsMapping {
-  std::string name;
-  std::string requests;         // counter: user requests (first attempts)
-  std::string attempts;         // counter: every attempt (first and retries)
-  std::string retries;          // counter: retries sent
-  std::string successes;        // counter: user requests that succeeded
-  std::string failed;           // counter: user requests that failed
-  std::string timeouts;         // counter: attempts timed out
-  std::string overflow;         // counter: retries refused by a budget or breaker
-  std::string in_flight;        // gauge: attempts in flight
-  std::string latency_buckets;  // counters with an `le` label: attempt latency
-  double latency_unit_s = 1;    // seconds per unit of `le` (0.001 for milliseconds)
+  std::string name{};
+  std::string requests{};         // counter: user requests (first attempts)
+  std::string attempts{};         // counter: every attempt (first and retries)
+  std::string retries{};          // counter: retries sent
+  std::string successes{};        // counter: user requests that succeeded
+  std::string failed{};           // counter: user requests that failed
+  std::string timeouts{};         // counter: attempts timed out
+  std::string overflow{};         // counter: retries refused by a budget or breaker
+  std::string in_flight{};        // gauge: attempts in flight
+  std::string latency_buckets{};  // counters with an `le` label: attempt latency
+  double latency_unit_s = 1;      // seconds per unit of `le` (0.001 for milliseconds)
 };
 
 // "envoy", "istio", "linkerd", "grpc". InputError for another name.

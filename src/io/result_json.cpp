@@ -147,7 +147,10 @@ json sweep_json(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>&
   for (const auto& row : rows) {
     json values = json::object();
     for (size_t a = 0; a < axes.size(); ++a) values[axes[a].path] = row.values[a];
-    out.push_back({{"values", values}, {"metrics", metrics_json(row.metrics)}});
+    if (row.montecarlo.empty())
+      out.push_back({{"values", values}, {"metrics", metrics_json(row.metrics)}});
+    else  // runs > 1: the replications' summaries, as `run --runs N` gives them
+      out.push_back({{"values", values}, {"montecarlo", summaries_json(row.montecarlo)}});
   }
   return {{"rows", out}};
 }

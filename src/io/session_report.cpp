@@ -1,5 +1,6 @@
 #include "io/session_report.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -147,12 +148,6 @@ json session_json(const SessionReport& r) {
 
 namespace {
 
-std::string line(const char* format, auto... args) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, format, args...);
-  return buffer;
-}
-
 std::string ladder_text(const LadderCheck& c) {
   std::string out;
   for (double d : c.ladder_s) out += (out.empty() ? "" : " + ") + format_minutes(d);
@@ -190,48 +185,48 @@ std::string session_text(const SessionReport& r) {
   out += "Window " + format_clock(m.from_s) + " to " + format_clock(m.to_s) +
          " (engine sessions, seed " + format_amount(s.seed) + ")\n\n";
   out += r.verdict + "\n\n";
-  out += line("  %-14s launched %d, completed %d, failed %d, still running %d\n", "Sessions",
-              m.launched, m.completed, m.failed, m.in_flight);
+  out += fmt::format("  {:<14} launched {}, completed {}, failed {}, still running {}\n",
+                     "Sessions", m.launched, m.completed, m.failed, m.in_flight);
   std::string outcomes;
   for (const auto& [name, n] : m.outcomes)
     if (n > 0) outcomes += (outcomes.empty() ? "" : ", ") + name + " " + std::to_string(n);
-  out += line("  %-14s %s\n", "Outcomes", outcomes.empty() ? "none" : outcomes.c_str());
+  out += fmt::format("  {:<14} {}\n", "Outcomes", outcomes.empty() ? "none" : outcomes);
   auto minutes = [](double s) { return std::isfinite(s) ? format_minutes(s) : std::string("-"); };
-  out += line(
-      "  %-14s success median %s, p90 %s, p99 %s; mean failure %s, %s of failures pinned "
+  out += fmt::format(
+      "  {:<14} success median {}, p90 {}, p99 {}; mean failure {}, {} of failures pinned "
       "to the deadline\n",
-      "Durations", minutes(m.median_success_s).c_str(), minutes(m.success_p90_s).c_str(),
-      minutes(m.success_p99_s).c_str(), minutes(m.mean_failed_s).c_str(),
-      format_percent(m.pinned_share).c_str());
-  out += line(
-      "  %-14s %d 429 and %d 401 answers; %.2f 429 log lines a session; hourly "
-      "correlation with launches %s\n",
+      "Durations", minutes(m.median_success_s), minutes(m.success_p90_s), minutes(m.success_p99_s),
+      minutes(m.mean_failed_s), format_percent(m.pinned_share));
+  out += fmt::format(
+      "  {:<14} {} 429 and {} 401 answers; {:.2f} 429 log lines a session; hourly "
+      "correlation with launches {}\n",
       "Errors", m.errors_429, m.errors_401, m.lines_429_per_session,
-      std::isfinite(m.launches_429_correlation) ? line("%.2f", m.launches_429_correlation).c_str()
+      std::isfinite(m.launches_429_correlation) ? text::fixed_text(m.launches_429_correlation, 2)
                                                 : "-");
-  out += line(
-      "  %-14s %.2f on average (working %.2f, blocked %.2f, asleep %.2f: %s asleep), "
-      "peak %d\n",
+  out += fmt::format(
+      "  {:<14} {:.2f} on average (working {:.2f}, blocked {:.2f}, asleep {:.2f}: {} asleep), "
+      "peak {}\n",
       "In flight", m.mean_in_flight, m.mean_working, m.mean_blocked, m.mean_asleep,
-      format_percent(m.asleep_share).c_str(), m.peak_in_flight);
-  out += line("  %-14s L %.3f against launches x mean duration %.3f\n", "Little's law", m.little_l,
-              m.little_lambda_w);
-  out +=
-      line("  %-14s %d arrived, %d done in the window\n", "Items", m.items_arrived, m.items_done);
-  out += line("  %-14s %s\n", "Ladder", ladder_text(check_ladder(s)).c_str());
+      format_percent(m.asleep_share), m.peak_in_flight);
+  out += fmt::format("  {:<14} L {:.3f} against launches x mean duration {:.3f}\n", "Little's law",
+                     m.little_l, m.little_lambda_w);
+  out += fmt::format("  {:<14} {} arrived, {} done in the window\n", "Items", m.items_arrived,
+                     m.items_done);
+  out += fmt::format("  {:<14} {}\n", "Ladder", ladder_text(check_ladder(s)));
   out +=
       "\nPer hour: sessions launched, completed, failed; time-average in flight by state; "
       "429s; items done; unread queue at the hour's end\n";
-  out += line("  %-11s %6s %5s %5s %7s %7s %7s %5s %5s %5s %6s  %s\n", "hour", "launch", "done",
-              "fail", "working", "blocked", "asleep", "peak", "429", "items", "queue",
-              "# working - blocked . asleep");
+  out += fmt::format("  {:<11} {:>6} {:>5} {:>5} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5} {:>6}  {}\n",
+                     "hour", "launch", "done", "fail", "working", "blocked", "asleep", "peak",
+                     "429", "items", "queue", "# working - blocked . asleep");
   for (const SessionHourRow& h : r.hours) {
     if (!hour_overlaps(h, r.run.hourly.bucket_s, m.from_s, m.to_s)) continue;
-    out += line("  %-11s %6.0f %5.0f %5.0f %7.2f %7.2f %7.2f %5.0f %5.0f %5.0f %6.0f  %s\n",
-                text::hour_label(static_cast<int64_t>(std::floor(h.t_s / text::kHour))).c_str(),
-                h.launches, h.completions, h.failures, h.working, h.blocked, h.asleep,
-                h.peak_in_flight, h.errors_429, h.items_done, h.queue_unread,
-                occupancy_bar(h).c_str());
+    out += fmt::format(
+        "  {:<11} {:6.0f} {:5.0f} {:5.0f} {:7.2f} {:7.2f} {:7.2f} {:5.0f} {:5.0f} {:5.0f} {:6.0f}  "
+        "{}\n",
+        text::hour_label(static_cast<int64_t>(std::floor(h.t_s / text::kHour))), h.launches,
+        h.completions, h.failures, h.working, h.blocked, h.asleep, h.peak_in_flight, h.errors_429,
+        h.items_done, h.queue_unread, occupancy_bar(h));
   }
   if (!r.advice.empty()) {
     out += "\nAdvice\n";
@@ -252,7 +247,8 @@ std::string session_series_csv(const SessionRun& run) {
   for (size_t i = 0; i < b.size(); ++i) {
     separator = "\n";
     for (const sessions::BucketField& field : sessions::kBucketFields)
-      out += std::exchange(separator, ",") + line(field.csv_format, field.get(b)[i]);
+      out += std::exchange(separator, ",") +
+             fmt::format(fmt::runtime(field.csv_format), field.get(b)[i]);
   }
   return out + "\n";
 }
@@ -262,11 +258,12 @@ std::string sessions_csv(const SessionRun& run) {
   std::string out = session_log::sessions_csv_header();
   for (const auto& r : run.sessions) {
     std::string terminal = r.terminal_error ? std::to_string(r.terminal_error) : "";
-    out += line("%s,%.3f,%.3f,%s,%d,%d,%s,%d,%d,%d,%d,%.3f,%.3f,%.3f,%d,%d,%d,%d\n",
-                r.session_id.c_str(), r.start_s, r.end_s, sessions::outcome_name(r.outcome),
-                r.n_429, r.n_401, terminal.c_str(), r.n_api_calls, r.items_in, r.items_done,
-                r.queue_unread_at_open, r.time_s[0], r.time_s[1], r.time_s[2],
-                r.anchor_in_batch ? 1 : 0, r.anchor_done ? 1 : 0, r.items_deferred, r.delivery);
+    out +=
+        fmt::format("{},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{}\n",
+                    r.session_id, r.start_s, r.end_s, sessions::outcome_name(r.outcome), r.n_429,
+                    r.n_401, terminal, r.n_api_calls, r.items_in, r.items_done,
+                    r.queue_unread_at_open, r.time_s[0], r.time_s[1], r.time_s[2],
+                    r.anchor_in_batch ? 1 : 0, r.anchor_done ? 1 : 0, r.items_deferred, r.delivery);
   }
   return out;
 }
@@ -303,27 +300,27 @@ void EventsJsonl::commit() {
 
 void EventsJsonl::event(const sessions::SessionEvent& e) {
   using K = sessions::SessionEvent;
-  text_ += line("{\"t\": %.3f", e.t_s);
-  if (e.session >= 0) text_ += line(", \"sid\": \"%s\"", e.session_id);
-  text_ += line(", \"ev\": \"%s\"", sessions::event_name(e.kind));
+  text_ += fmt::format("{{\"t\": {:.3f}", e.t_s);
+  if (e.session >= 0) text_ += fmt::format(", \"sid\": \"{}\"", e.session_id);
+  text_ += fmt::format(", \"ev\": \"{}\"", sessions::event_name(e.kind));
   switch (e.kind) {
     case K::arrival:
     case K::superseded:
     case K::item_start:
     case K::item_done:
     case K::defer:
-      text_ +=
-          line(", \"item\": %d, \"kind\": \"%s\"", e.item, sessions::item_kind_name(e.item_kind));
+      text_ += fmt::format(", \"item\": {}, \"kind\": \"{}\"", e.item,
+                           sessions::item_kind_name(e.item_kind));
       break;
     case K::resp:
-      text_ += line(", \"status\": %d", e.status);
-      if (e.status != 200) text_ += line(", \"step\": %d", e.step);
+      text_ += fmt::format(", \"status\": {}", e.status);
+      if (e.status != 200) text_ += fmt::format(", \"step\": {}", e.step);
       break;
     case K::sleep:
-      text_ += line(", \"dur\": %.3f", e.duration_s);
+      text_ += fmt::format(", \"dur\": {:.3f}", e.duration_s);
       break;
     case K::end:
-      text_ += line(", \"outcome\": \"%s\"", sessions::outcome_name(e.outcome));
+      text_ += fmt::format(", \"outcome\": \"{}\"", sessions::outcome_name(e.outcome));
       break;
     default:
       break;

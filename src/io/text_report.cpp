@@ -1,13 +1,15 @@
 #include "io/text_report.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "io/scenario_io.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -28,12 +30,9 @@ std::string optional_seconds(const std::optional<double>& v) {
   return v ? format_seconds(*v) : "none";
 }
 
-// Full precision for CSV: the shortest text that reads back the same double.
+// Full precision for CSV: 17 significant digits read back as the same double.
 std::string csv_number(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
+  return text::general_text(v, 17);
 }
 
 }  // namespace
@@ -223,6 +222,10 @@ constexpr std::string_view kSweepCsvFigures[] = {
     "failed_fraction",    "wasted_fraction", "peak_amplification", "goodput_recovery_s",
     "failure_recovery_s", "backlog_growing", "recovered"};
 
+std::span<const std::string_view> sweep_csv_figures() {
+  return kSweepCsvFigures;
+}
+
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
   std::ostringstream out;
   for (const auto& a : axes) out << a.path << ",";
@@ -234,9 +237,9 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Swee
     separator = "";
     for (std::string_view name : kSweepCsvFigures) {
       const MetricField& field = metric_field(name);
-      std::optional<double> v = field.get(r.metrics);
+      std::optional<double> v = sweep_figure(r, field);
       out << std::exchange(separator, ",");
-      if (field.kind == FigureKind::flag)
+      if (field.kind == FigureKind::flag && r.montecarlo.empty())
         out << (*v != 0 ? "true" : "false");
       else if (v)
         out << csv_number(*v);  // a missing figure is an empty cell
@@ -247,23 +250,20 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Swee
 }
 
 std::string summaries_text(int runs, double seed, const Summaries& metrics) {
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "\nMonte Carlo: %d runs from seed %.0f (mean, 95%% interval of the mean; per "
-                "seed min / median / max)\n",
-                runs, seed);
-  std::string out = line;
+  std::string out = fmt::format(
+      "\nMonte Carlo: {} runs from seed {:.0f} (mean, 95% interval of the mean; per "
+      "seed min / median / max)\n",
+      runs, seed);
   for (const auto& [name, m] : metrics) {
     if (m.n == 0) {
-      std::snprintf(line, sizeof line, "  %-34s never\n", name.c_str());
-    } else {
-      std::snprintf(line, sizeof line, "  %-34s %.6g  [%.6g, %.6g]  %.6g / %.6g / %.6g%s\n",
-                    name.c_str(), m.mean, m.low, m.high, m.min, m.median, m.max,
-                    m.n < static_cast<size_t>(runs)
-                        ? (" in " + std::to_string(m.n) + (m.n == 1 ? " run" : " runs")).c_str()
-                        : "");
+      out += fmt::format("  {:<34} never\n", name);
+      continue;
     }
-    out += line;
+    std::string some = m.n < static_cast<size_t>(runs)
+                           ? fmt::format(" in {} run{}", m.n, m.n == 1 ? "" : "s")
+                           : "";
+    out += fmt::format("  {:<34} {:.6g}  [{:.6g}, {:.6g}]  {:.6g} / {:.6g} / {:.6g}{}\n", name,
+                       m.mean, m.low, m.high, m.min, m.median, m.max, some);
   }
   return out;
 }

@@ -2,7 +2,9 @@
 // ladder, the tipping point, series and sweep CSV.
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/result_json.hpp"
@@ -19,6 +21,8 @@ std::string presets_text();
 std::string keys_markdown();
 std::string series_csv(const Series& s);
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
+// The figures (metric_field names) a sweep's CSV lists after the varied keys.
+std::span<const std::string_view> sweep_csv_figures();
 // The table of Monte Carlo summaries that `run --runs N` prints.
 std::string summaries_text(int runs, double seed, const Summaries& metrics);
 std::string montecarlo_text(const MonteCarloResult& r);

@@ -9,6 +9,7 @@
 
 #include "lab/asio.hpp"
 #include "lab/clock.hpp"
+#include "lab/grpc_layer.hpp"
 #include "lab/http.hpp"
 
 namespace retrystorm::lab {
@@ -33,9 +34,11 @@ struct Connection {
 };
 using ConnectionPtr = std::shared_ptr<Connection>;
 
-// An attempt at the server: queued, then in service on a slot.
+// An attempt at the server: queued, then in service on a slot. It came
+// over HTTP (connection) or gRPC (grpc).
 struct Job {
   ConnectionPtr connection;
+  GrpcAttemptPtr grpc;
   double arrival_s = 0;
   double deadline_s = 0;   // when its caller gives up
   double work_left_s = 0;  // service left at full rate
@@ -61,12 +64,17 @@ class Backend {
     service_s_ = o.slots / o.capacity_per_s;
   }
   int port() const { return acceptor_.local_endpoint().port(); }
+  int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
   void start() {
+    if (o_.grpc)
+      grpc_ = std::make_unique<GrpcListener>(io_, [this](GrpcAttemptPtr a) { on_grpc(a); });
     accept();
     schedule_rate_change(o_.incident_start_s);
     schedule_tick(0);
   }
   nlohmann::json report() const;
+  // Answers every gRPC call still open (the run ends), then stops the listener.
+  void close_grpc();
 
  private:
   double now_s() const { return seconds_since(t0_); }
@@ -83,12 +91,15 @@ class Backend {
   void watch(const ConnectionPtr& c);
   void read_request(ConnectionPtr c);
   void on_request(ConnectionPtr c, const HttpHead& head);
+  void on_grpc(const GrpcAttemptPtr& a);
+  void admit(const JobPtr& j, const std::string& id, double t);
   void count_attempt(const std::string& id, double t);
   void shed_expired(double t);
   void start_next(double t);
   void schedule_finish(const JobPtr& j);
   void finish(const JobPtr& j);
   void respond(ConnectionPtr c, int status);
+  void answer(const JobPtr& j, int http_status);
   void schedule_rate_change(double t);
   void change_rate(double t);
   void schedule_tick(size_t bin);
@@ -108,6 +119,9 @@ class Backend {
   BackendSeries series_;
   LatenessLog lateness_;
   double requests_ = 0;
+  std::unique_ptr<GrpcListener> grpc_;
+  bool closing_ = false;
+  LatenessLog transit_;  // gRPC: call start to the first attempt's arrival
 };
 
 void Backend::accept() {
@@ -164,21 +178,46 @@ void Backend::count_attempt(const std::string& id, double t) {
 
 void Backend::on_request(ConnectionPtr c, const HttpHead& head) {
   double t = now_s();
-  ++requests_;
-  count_attempt(head.header(kRequestHeader), t);
   auto j = std::make_shared<Job>();
   j->connection = c;
-  j->arrival_s = t;
   double timeout_ms = std::atof(head.header(kTimeoutHeader).c_str());
   j->deadline_s = timeout_ms > 0 ? t + timeout_ms / 1000 : 1e300;
+  admit(j, head.header(kRequestHeader), t);
+}
+
+// Over gRPC the caller gives up at the first of the call's deadline (sent
+// by gRPC as grpc-timeout) and the attempt's own timeout. C-core runs
+// perAttemptRecvTimeout as a timer of its own and sends only the call's
+// deadline (src/core/ext/filters/client_channel/retry_filter.cc,
+// RetryFilter::CallData::CallAttempt::CallAttempt starts the timer), so the
+// attempt's timeout travels in metadata, as the HTTP header does.
+void Backend::on_grpc(const GrpcAttemptPtr& a) {
+  if (closing_) return a->answer(kGrpcUnavailable);
+  // Stamped when gRPC handed it over, not after the hop to this loop; never
+  // before the last finish, so a slot is not used twice.
+  double t = std::max(slot_free_s_, std::min(now_s(), seconds_since(t0_, a->arrived)));
+  auto j = std::make_shared<Job>();
+  j->grpc = a;
+  if (!a->retry) transit_.add(a->transit_s);
+  double give_up = 1e300;
+  if (a->timeout_ms > 0) give_up = a->timeout_ms / 1000;
+  if (a->deadline_in_s > 0) give_up = std::min(give_up, a->deadline_in_s);
+  j->deadline_s = t + give_up;
+  admit(j, a->request_id, t);
+}
+
+void Backend::admit(const JobPtr& j, const std::string& id, double t) {
+  ++requests_;
+  count_attempt(id, t);
+  j->arrival_s = t;
   j->work_left_s = service_s_;
   shed_expired(t);
   if (o_.queue_limit > 0 && static_cast<double>(queue_.size()) >= o_.queue_limit &&
       static_cast<int>(in_service_.size()) >= o_.slots) {
     if (counted(t)) series_.rejected[bin_of(t)] += 1;
-    return respond(c, 503);
+    return answer(j, 503);
   }
-  watch(c);
+  if (j->connection) watch(j->connection);
   queue_.push_back(j);
   start_next(t);
 }
@@ -191,7 +230,7 @@ void Backend::shed_expired(double t) {
   while (!queue_.empty() && queue_.front()->deadline_s < t) {
     double at = queue_.front()->deadline_s;
     if (counted(at)) series_.shed[bin_of(at)] += 1;
-    respond(queue_.front()->connection, 503);  // nobody reads it; frees the connection
+    answer(queue_.front(), 503);  // nobody reads it; frees the connection
     queue_.pop_front();
   }
 }
@@ -222,11 +261,30 @@ void Backend::schedule_finish(const JobPtr& j) {
 
 void Backend::finish(const JobPtr& j) {
   double t = j->finish_s;
+  slot_free_s_ = std::max(slot_free_s_, t);
   lateness_.add(now_s() - t);
   in_service_.erase(std::find(in_service_.begin(), in_service_.end(), j));
   if (counted(t)) (t <= j->deadline_s ? series_.goodput : series_.served_late)[bin_of(t)] += 1;
-  respond(j->connection, 200);
+  answer(j, 200);
   start_next(t);
+}
+
+// 200 is gRPC's OK; 503 (queue full, or shed) its UNAVAILABLE, the code
+// gRPC's retryableStatusCodes name for a server that cannot serve now.
+void Backend::answer(const JobPtr& j, int http_status) {
+  if (j->grpc) return j->grpc->answer(http_status == 200 ? kGrpcOk : kGrpcUnavailable);
+  respond(j->connection, http_status);
+}
+
+// Every gRPC call must be answered before the server can shut down (the
+// callback API waits for Finish); calls that arrive from now on are answered
+// at once, uncounted: the run is over.
+void Backend::close_grpc() {
+  if (!grpc_) return;
+  closing_ = true;
+  grpc_->close();
+  for (auto& j : queue_) answer(j, 503);
+  for (auto& j : in_service_) answer(j, 503);
 }
 
 void Backend::respond(ConnectionPtr c, int status) {
@@ -282,17 +340,20 @@ void Backend::schedule_tick(size_t bin) {
 
 nlohmann::json Backend::report() const {
   TimingError e = lateness_.summary();
-  return {{"bin_s", o_.bin_s},
-          {"requests", requests_},
-          {"timing_error_s", {{"p50", e.p50_s}, {"p99", e.p99_s}, {"max", e.max_s}}},
-          {"first_attempts", series_.first_attempts},
-          {"retries", series_.retries},
-          {"goodput", series_.goodput},
-          {"served_late", series_.served_late},
-          {"shed", series_.shed},
-          {"rejected", series_.rejected},
-          {"backlog", series_.backlog},
-          {"capacity", series_.capacity}};
+  TimingError g = transit_.summary();
+  nlohmann::json r = {{"bin_s", o_.bin_s},
+                      {"requests", requests_},
+                      {"timing_error_s", {{"p50", e.p50_s}, {"p99", e.p99_s}, {"max", e.max_s}}},
+                      {"first_attempts", series_.first_attempts},
+                      {"retries", series_.retries},
+                      {"goodput", series_.goodput},
+                      {"served_late", series_.served_late},
+                      {"shed", series_.shed},
+                      {"rejected", series_.rejected},
+                      {"backlog", series_.backlog},
+                      {"capacity", series_.capacity}};
+  if (o_.grpc) r["grpc_transit_s"] = {{"p50", g.p50_s}, {"p99", g.p99_s}, {"max", g.max_s}};
+  return r;
 }
 
 }  // namespace
@@ -301,9 +362,14 @@ int run_backend(const BackendOptions& o) {
   asio::io_context io(1);
   Backend backend(io, o);
   backend.start();
-  std::cout << "listening " << backend.port() << "\n" << std::flush;
+  std::cout << "listening " << backend.port();
+  if (o.grpc) std::cout << " grpc " << backend.grpc_port();
+  std::cout << "\n" << std::flush;
   asio::signal_set signals(io, SIGTERM, SIGINT);
-  signals.async_wait([&](boost::system::error_code, int) { io.stop(); });
+  signals.async_wait([&](boost::system::error_code, int) {
+    backend.close_grpc();
+    io.stop();
+  });
   asio::steady_timer limit(io);
   limit.expires_at(at(steady_of_unix_ms(o.t0_unix_ms), o.horizon_s + 60));
   limit.async_wait([&](boost::system::error_code ec) {
@@ -316,6 +382,11 @@ int run_backend(const BackendOptions& o) {
     f.close();
     std::rename((o.out + ".tmp").c_str(), o.out.c_str());
   }
+  // The counts are written; calls handed over after the loop stopped (and
+  // cancellations) are answered before gRPC's shutdown waits for them.
+  io.restart();
+  io.poll();
+  backend.close_grpc();
   return 0;
 }
 

@@ -27,6 +27,9 @@ struct BackendOptions {
   double bin_s = 0.5;
   double horizon_s = 60;
   std::string out;  // the per-bin counts, JSON, written when stopped
+  // Also a gRPC listener (`listening PORT grpc GRPC_PORT`): same queue and
+  // workers, the caller's deadline from the gRPC deadline (grpc_layer.hpp).
+  bool grpc = false;
 };
 
 // Per-bin counts the backend measures (attempts, not user requests).

@@ -6,6 +6,7 @@
 
 #include "lab/asio.hpp"
 #include "lab/backend.hpp"
+#include "lab/grpc_layer.hpp"
 #include "lab/http.hpp"
 #include "lab/process.hpp"
 #include "policies/budget.hpp"
@@ -59,11 +60,14 @@ class Generator {
         steps_(io),
         ticks_(io),
         end_(io) {
+    if (!o.grpc_service_config.empty())
+      grpc_ = std::make_unique<GrpcCaller>(io, o.port, o.grpc_service_config);
     bins_ = static_cast<size_t>(std::ceil(s_.horizon_s / o.bin_s - 1e-9));
     for (auto* v : {&r_.failed, &r_.gave_up, &r_.budget_denied, &r_.first_sent, &r_.retries_sent})
       v->assign(bins_, 0.0);
   }
   void start();
+  GrpcCaller* grpc() { return grpc_.get(); }
   GeneratorResult result() {
     r_.arrival_error = lateness_.summary();
     return std::move(r_);
@@ -91,6 +95,7 @@ class Generator {
   void schedule_arrival(double t);
   void send(const RequestPtr& r);
   void connect(const AttemptPtr& a);
+  void call_grpc(const AttemptPtr& a, double patience_s);
   bool stale(const AttemptPtr& a);
   void write(const AttemptPtr& a);
   void read(const AttemptPtr& a);
@@ -120,6 +125,7 @@ class Generator {
   double open_attempts_ = 0, held_retries_ = 0;
   LatenessLog lateness_;
   GeneratorResult r_;
+  std::unique_ptr<GrpcCaller> grpc_;
 };
 
 void Generator::start() {
@@ -161,10 +167,12 @@ void Generator::send(const RequestPtr& r) {
     if (left < timeout) timeout = std::max(0.0, left), a->deadline_cut = true;
   }
   open_attempts_ += 1;
-  a->timer.expires_at(at(t0_, now + timeout));
+  // Over gRPC the call's own deadline ends it; the timer is a safety net.
+  a->timer.expires_at(at(t0_, now + timeout + (grpc_ ? 1.0 : 0.0)));
   a->timer.async_wait([this, a](boost::system::error_code ec) {
     if (!ec) on_timeout(a);
   });
+  if (grpc_) return call_grpc(a, timeout);
   if (!idle_.empty()) {
     a->connection = std::move(idle_.back());
     idle_.pop_back();
@@ -186,6 +194,18 @@ void Generator::connect(const AttemptPtr& a) {
     a->connection->socket.set_option(tcp::no_delay(true));
     write(a);
   });
+}
+
+// One unary call, which the channel's retryPolicy retries; its deadline is
+// the caller's patience, as an application sets one on its context.
+void Generator::call_grpc(const AttemptPtr& a, double patience_s) {
+  auto deadline =
+      std::chrono::system_clock::now() + std::chrono::microseconds(std::llround(patience_s * 1e6));
+  grpc_->call(std::to_string(a->request->id), std::llround(s_.client.timeout_s * 1000), deadline,
+              [this, a](int code) {
+                if (a->done) return;
+                on_answer(a, code == kGrpcOk ? 200 : 0, false);
+              });
 }
 
 // A kept-alive connection the proxy closed while it sat idle (HAProxy's
@@ -259,8 +279,10 @@ void Generator::on_timeout(const AttemptPtr& a) {
   a->done = true;
   open_attempts_ -= 1;
   boost::system::error_code ignored;
-  a->connection->socket.set_option(asio::socket_base::linger(true, 0), ignored);
-  a->connection->socket.close(ignored);
+  if (a->connection) {
+    a->connection->socket.set_option(asio::socket_base::linger(true, 0), ignored);
+    a->connection->socket.close(ignored);
+  }
   add(r_.gave_up, now_s());
   if (a->deadline_cut) return fail(a->request);
   on_failure(a->request, true);
@@ -356,6 +378,9 @@ void Generator::schedule_tick(int second) {
 GeneratorResult run_generator(const GeneratorOptions& o) {
   asio::io_context io(1);
   Generator g(io, o);
+  if (g.grpc() && !g.grpc()->connect(std::chrono::system_clock::time_point(
+                      std::chrono::milliseconds(o.t0_unix_ms))))
+    throw std::runtime_error("the lab's gRPC channel did not connect to the backend");
   g.start();
   // Ctrl-C: the lab's InterruptGuard notes it; checked every 50 ms.
   bool stopped_early = false;

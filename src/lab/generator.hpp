@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "histogram/latency_histogram.hpp"
@@ -27,6 +28,9 @@ struct GeneratorOptions {
   double bin_s = 0.5;
   // Called about once a second with the time and the counts so far.
   std::function<void(double t_s, double requests, double succeeded, double failed)> progress;
+  // Non-empty: each request is one gRPC call to 127.0.0.1:port on a channel
+  // with this service config, whose retryPolicy retries (grpc_layer.hpp).
+  std::string grpc_service_config;
 };
 
 struct GeneratorResult {

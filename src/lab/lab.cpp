@@ -59,12 +59,9 @@ std::string number(double v) {
 void check_lab(const LabOptions& o) {
   if (!known_through(o.through))
     throw InputError("--through: '" + o.through + "' is not one of direct, haproxy, nginx, grpc");
-  if (o.through == "grpc")
-    throw InputError(
-        "--through grpc: not available yet; the lab runs direct, haproxy and nginx "
-        "(docs/lab.md, \"What is left\")");
   if (!o.config_path.empty() && o.through == "direct")
-    throw InputError("--config: needs --through haproxy or nginx (direct retries by the scenario)");
+    throw InputError(
+        "--config: needs --through haproxy, nginx or grpc (direct retries by the scenario)");
   if (!(o.scale > 0) || o.scale > 100)
     throw InputError("--scale: " + number(o.scale) + " must be above 0 and at most 100");
   if (o.scenario.engine == Engine::sessions)

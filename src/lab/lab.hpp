@@ -49,6 +49,9 @@ struct LabResult {
   LabRun predicted;  // the agent engine, same scaled scenario and seed, step bin_s
   LabRun fluid;      // the fluid engine on the scaled scenario
   TimingError generator_error, backend_error;
+  // --through grpc: from the generator starting a call to the backend
+  // receiving its first attempt (C-core's per-attempt timer runs meanwhile).
+  TimingError grpc_transit;
   double connection_errors = 0;
   std::string layer_config;     // the proxy's configuration, as run
   std::string imported_policy;  // its retry settings read back as scenario keys

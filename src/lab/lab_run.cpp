@@ -16,6 +16,7 @@
 #include "io/configs/import.hpp"
 #include "io/input_text.hpp"
 #include "lab/generator.hpp"
+#include "lab/grpc_layer.hpp"
 #include "lab/lab.hpp"
 #include "lab/process.hpp"
 #include "lab/proxy.hpp"
@@ -53,7 +54,7 @@ std::string text(double v) {
 }
 
 ChildProcess start_backend(const LabOptions& o, const Scenario& s, long long t0,
-                           const std::string& dir, int& port) {
+                           const std::string& dir, int& port, int& grpc_port) {
   std::vector<std::string> argv = {o.program,
                                    "lab-backend",
                                    "--capacity",
@@ -77,11 +78,17 @@ ChildProcess start_backend(const LabOptions& o, const Scenario& s, long long t0,
                                    "--out",
                                    dir + "/backend.json"};
   if (s.server.shed_abandoned) argv.push_back("--shed-abandoned");
+  if (o.through == "grpc") argv.push_back("--grpc");
   ChildProcess p(argv, dir + "/backend.stderr");
+  // `listening PORT` or `listening PORT grpc GRPC_PORT`
   auto line = p.read_line(std::chrono::milliseconds(5000));
   if (!line || line->rfind("listening ", 0) != 0)
     throw std::runtime_error("the lab backend did not start");
   port = std::stoi(line->substr(10));
+  auto g = line->find(" grpc ");
+  grpc_port = g == std::string::npos ? 0 : std::stoi(line->substr(g + 6));
+  if (o.through == "grpc" && grpc_port == 0)
+    throw std::runtime_error("the lab backend did not start its gRPC listener");
   return p;
 }
 
@@ -149,6 +156,25 @@ std::string layer_settings(const LabOptions& o, const Scenario& scaled) {
   return configs::export_config(scaled, o.through).text;
 }
 
+// The layer's settings read back as scenario keys (`retrystorm import`).
+configs::ImportResult imported_settings(const std::string& through, const std::string& settings) {
+  if (through != "grpc") return configs::import_configs({{through + ".conf", settings}});
+  if (std::string error = grpc_config_error(settings); !error.empty())
+    throw InputError("--through grpc: the service config is refused by gRPC: " + error);
+  return configs::import_configs({{"service-config.json", settings}});
+}
+
+// How long a gRPC caller waits for a request its channel retries: every attempt
+// timing out and every backoff at its cap, plus a second. With one attempt
+// it is the attempt's timeout (over gRPC, the call's deadline). A scenario
+// deadline ends it sooner.
+double patience_s(const Scenario& s) {
+  int attempts = s.attempts();
+  if (s.client.deadline_s > 0) return s.client.deadline_s;
+  if (attempts <= 1) return s.client.timeout_s;
+  return attempts * s.client.timeout_s + (attempts - 1) * s.client.backoff.cap_s * 1.2 + 1;
+}
+
 TimingError timing_of(const nlohmann::json& b) {
   const auto& e = b["timing_error_s"];
   return {e["p50"].get<double>(), e["p99"].get<double>(), e["max"].get<double>(), 0};
@@ -174,8 +200,10 @@ LabResult run_lab(const LabOptions& o) {
   std::string settings;
   if (o.through != "direct") {
     settings = layer_settings(o, lab);
-    auto imported = configs::import_configs({{o.through + ".conf", settings}});
+    auto imported = imported_settings(o.through, settings);
     configs::apply_keys(lab, imported.keys);
+    // retryThrottling's tokens are per channel, and the lab has one.
+    if (o.through == "grpc") lab.client.budget.clients = 1;
     validate(lab);
     r.scaled = lab;
     r.scaled.engine = o.scenario.engine;
@@ -186,20 +214,23 @@ LabResult run_lab(const LabOptions& o) {
   WorkDir dir;
   InterruptGuard interrupts;            // Ctrl-C ends the run; the processes are stopped below
   long long t0 = unix_ms_now() + 1500;  // room to start the proxy
-  int backend_port = 0;
-  ChildProcess backend = start_backend(o, lab, t0, dir.path(), backend_port);
+  int backend_port = 0, grpc_port = 0;
+  ChildProcess backend = start_backend(o, lab, t0, dir.path(), backend_port, grpc_port);
   r.pids.push_back(backend.pid());
   Proxy proxy;
   int target = backend_port;
-  bool direct = o.through == "direct";
-  double patience = lab.attempts() * lab.client.timeout_s + 1;
-  if (!direct) {
+  bool direct = o.through == "direct", grpc = o.through == "grpc";
+  double patience = grpc ? patience_s(lab) : lab.attempts() * lab.client.timeout_s + 1;
+  if (grpc) {
+    target = grpc_port;
+    r.layer_config = settings;
+  } else if (!direct) {
     proxy = start_proxy(o.through, settings, backend_port, dir.path(), patience);
     target = proxy.port;
     r.pids.push_back(proxy.process.pid());
     r.layer_config = proxy.config;
   }
-  GeneratorOptions g{target, lab, direct, patience, t0, o.bin_s, nullptr};
+  GeneratorOptions g{target, lab, direct, patience, t0, o.bin_s, nullptr, grpc ? settings : ""};
   if (o.progress)
     g.progress = [&](double t, double req, double ok, double failed) {
       o.progress("lab: " + text(t) + " of " + text(lab.horizon_s) + " s, " + text(req) +
@@ -219,6 +250,10 @@ LabResult run_lab(const LabOptions& o) {
   r.interrupted = gr.interrupted;
   r.generator_error = gr.arrival_error;
   r.backend_error = timing_of(b);
+  if (b.contains("grpc_transit_s")) {
+    const auto& e = b["grpc_transit_s"];
+    r.grpc_transit = {e["p50"].get<double>(), e["p99"].get<double>(), e["max"].get<double>(), 0};
+  }
   r.connection_errors = gr.connection_errors;
   r.measured = view(measured_run(lab, b, gr, direct));
   r.predicted = view(run_engine(lab));

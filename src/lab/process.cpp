@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <stdexcept>
@@ -21,26 +22,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// In the child after fork: stdout to the pipe, stderr to a file or
-// /dev/null, SIGTERM when the parent dies, then exec.
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, int out_write,
-                             const std::string& stderr_path) {
+// In the child after fork: stdin from /dev/null, stdout to the pipe, stderr
+// to a file or /dev/null, SIGTERM when the parent dies, then exec. `args`
+// is built before the fork: only async-signal-safe calls after it.
+[[noreturn]] void exec_child(const std::vector<char*>& args, int out_write,
+                             const std::string& stderr_path,
+                             const std::map<std::string, std::string>& env) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   ::dup2(out_write, STDOUT_FILENO);
   int err = ::open(stderr_path.empty() ? "/dev/null" : stderr_path.c_str(),
                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (err >= 0) ::dup2(err, STDERR_FILENO);
+  int in = ::open("/dev/null", O_RDONLY);
+  if (in >= 0) ::dup2(in, STDIN_FILENO);
   ::setpgid(0, 0);  // Ctrl-C reaches the lab only; the lab stops the child
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
   ::execvp(args[0], args.data());
   ::_exit(127);
 }
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path,
+                           const std::map<std::string, std::string>& env) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   pid_ = ::fork();
@@ -49,7 +56,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     ::close(fds[1]);
     throw std::runtime_error("fork failed");
   }
-  if (pid_ == 0) exec_child(argv, fds[1], stderr_path);
+  if (pid_ == 0) exec_child(args, fds[1], stderr_path, env);
   ::close(fds[1]);
   out_ = fds[0];
 }
@@ -59,6 +66,7 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
     stop();
     std::swap(pid_, o.pid_);
     std::swap(out_, o.out_);
+    std::swap(exit_status_, o.exit_status_);
     buffer_.swap(o.buffer_);
   }
   return *this;
@@ -70,9 +78,19 @@ bool ChildProcess::running() {
   pid_t r = ::waitpid(pid_, &status, WNOHANG);
   if (r == pid_) {
     pid_ = -1;
+    exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return false;
   }
   return true;
+}
+
+std::optional<int> ChildProcess::wait(std::chrono::milliseconds timeout) {
+  auto until = Clock::now() + timeout;
+  while (running()) {
+    if (Clock::now() >= until) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return exit_status_;
 }
 
 std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds timeout) {
@@ -93,6 +111,17 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds tim
     if (n <= 0) return std::nullopt;  // the child closed stdout (it exited)
     buffer_.append(chunk, static_cast<size_t>(n));
   }
+}
+
+std::string ChildProcess::read_all(std::chrono::milliseconds timeout) {
+  auto until = Clock::now() + timeout;
+  std::string all;
+  while (auto line = read_line(std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::max(until - Clock::now(), Clock::duration::zero()))))
+    all += *line + "\n";
+  all += buffer_;  // a last line without its newline
+  buffer_.clear();
+  return all;
 }
 
 void ChildProcess::stop(std::chrono::milliseconds grace) {

@@ -1,6 +1,7 @@
-// Child processes of the lab (the backend, a proxy): started with an argv,
-// their `listening PORT` line read with a timeout, and stopped by pid when
-// the owner goes (SIGTERM, then SIGKILL after a grace period). A child also
+// Child processes of the lab (the backend, a proxy) and of the conformance
+// suite (tests/conformance/harness.hpp): started with an argv, their
+// `listening PORT` line read with a timeout, and stopped by pid when the
+// owner goes (SIGTERM, then SIGKILL after a grace period). A child also
 // gets SIGTERM when the lab itself dies (PR_SET_DEATHSIG), so a crash or
 // SIGKILL of the lab leaves nothing running.
 #pragma once
@@ -9,6 +10,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +20,11 @@ namespace retrystorm::lab {
 class ChildProcess {
  public:
   ChildProcess() = default;
-  // Starts argv[0] (looked up in PATH). Stdout is a pipe (read_line);
-  // stderr goes to `stderr_path` when given, else is discarded.
-  ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path = "");
+  // Starts argv[0] (looked up in PATH) with `env` added to the environment.
+  // Stdout is a pipe (read_line); stderr goes to `stderr_path` when given,
+  // else is discarded; stdin is /dev/null.
+  ChildProcess(const std::vector<std::string>& argv, const std::string& stderr_path = "",
+               const std::map<std::string, std::string>& env = {});
   ~ChildProcess() { stop(); }
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -29,8 +33,14 @@ class ChildProcess {
 
   pid_t pid() const { return pid_; }
   bool running();
+  // The exit code once running() or wait() saw the child exit (-1: killed by a signal).
+  std::optional<int> exit_status() const { return exit_status_; }
+  // Waits for the child to exit by itself: its exit status, nothing on timeout.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
   // One line of stdout (without the newline), or nothing by the deadline.
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  // All of stdout until the child closes it (or the deadline).
+  std::string read_all(std::chrono::milliseconds timeout);
   // SIGTERM, wait up to `grace`, then SIGKILL; reaps the child. Idempotent.
   void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(3000));
 
@@ -38,6 +48,7 @@ class ChildProcess {
   pid_t pid_ = -1;
   int out_ = -1;
   std::string buffer_;
+  std::optional<int> exit_status_;
 };
 
 // The path of the running program (to start it again as the backend).

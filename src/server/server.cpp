@@ -21,11 +21,10 @@
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
 #include "app/commands.hpp"
+#include "app/configs.hpp"
 #include "app/scenario_request.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
-#include "io/configs/export.hpp"
-#include "io/configs/lint.hpp"
 #include "io/envoy_export.hpp"
 #include "io/input_text.hpp"
 #include "io/result_json.hpp"
@@ -106,7 +105,7 @@ std::vector<SweepAxis> axes_of(const json& body) {
 // POST /api/export/{system}: body as /api/run. Envoy keeps the field "yaml".
 json export_json(const std::string& system, const json& body, const ServerLimits& limits) {
   configs::ExportResult r = configs::export_config(scenario_of(body, {}, limits), system);
-  json out = {{"text", r.text}, {"notes", r.notes}};
+  json out = app::export_json(r);
   if (system == "envoy") out["yaml"] = r.text;
   return out;
 }
@@ -121,7 +120,8 @@ json configs_json(const std::string& path, const json& body) {
     if (key != "files" && !(lint && (key == "load" || key == "simulate" || key == "preset")))
       throw InputError("body." + key + ": unknown field; allowed: files" +
                        std::string(lint ? ", load, simulate, preset" : ""));
-  std::vector<configs::ConfigFile> files;
+  app::LintRequest request;
+  std::vector<configs::ConfigFile>& files = request.files;
   for (const auto& f : body["files"]) {
     if (!f.is_object() || !f.contains("text") || !f["text"].is_string())
       throw InputError("files[]: must be {name, text} with text a string");
@@ -130,11 +130,8 @@ json configs_json(const std::string& path, const json& body) {
                            : "file" + std::to_string(files.size() + 1);
     files.push_back({name, f["text"].get<std::string>()});
   }
-  if (!lint) {
-    configs::ImportResult r = configs::import_configs(files);
-    return {{"keys", configs::keys_flat(r.keys)}, {"warnings", r.warnings}, {"formats", r.formats}};
-  }
-  configs::LintOptions o;
+  if (!lint) return app::import_json(configs::import_configs(files));
+  configs::LintOptions& o = request.options;
   if (body.contains("load")) {
     // The CLI's range (lint --load), so both refuse the same values.
     const json& load = body["load"];
@@ -155,7 +152,7 @@ json configs_json(const std::string& path, const json& body) {
     o.preset = body["preset"].get<std::string>();
     preset_or_throw(o.preset);
   }
-  return configs::lint_json(configs::lint_configs(files, o));
+  return configs::lint_json(app::lint(request));
 }
 
 // An optional true/false field of a body (default true).

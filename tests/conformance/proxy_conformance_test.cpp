@@ -2,8 +2,14 @@
 // attempts the backend records are held to what the project's model predicts
 // for the very config file the proxy ran, read through `import` (keys ->
 // ClientPolicy::of). Results and mismatches: docs/conformance.md, "HAProxy and nginx".
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include "cli_run.hpp"
 #include "harness.hpp"
@@ -160,6 +166,26 @@ json answers(const std::vector<json>& list) {
 const json k503 = {{"status", 503}};
 const json k429 = {{"status", 429}};
 const json kHang = {{"hang", true}};
+
+// --- one request through a proxy started for it ---------------------------
+
+// What the proxy run gave: the reply and the config file the proxy ran;
+// not ready: the proxy did not start, and nothing was sent.
+struct ProxyRun {
+  bool ready = false;
+  std::string config;
+  Reply reply;
+};
+
+// Starts a `Proxy` (Haproxy or Nginx) made of `args`, sends one request
+// through it, and stops it when the run is over.
+template <typename Proxy, typename... Args>
+ProxyRun run_proxy(const std::string& method, const std::string& id, const Args&... args) {
+  Proxy proxy(args...);
+  ProxyRun run{proxy.ready(), proxy.config(), {}};
+  if (run.ready) run.reply = send(proxy.port(), method, id);
+  return run;
+}
 
 // --- HAProxy ----------------------------------------------------------------
 
@@ -405,19 +431,14 @@ TEST(HaproxyConformance, RedispatchMovesTheLastRetryToAnotherServer) {
            "\n  use-server s1 if TRUE\n" + server_line("s1", dead) +
            server_line("s2", backend.port());
   };
-  Reply last, first;
-  std::string config;
-  {
-    Haproxy proxy(dir.path(), backend_lines("option redispatch"));
-    ASSERT_TRUE(proxy.ready());
-    last = send(proxy.port(), "GET", "last");
-    config = proxy.config();
-  }
-  {
-    Haproxy proxy(dir.path(), backend_lines("option redispatch 1"));
-    ASSERT_TRUE(proxy.ready());
-    first = send(proxy.port(), "GET", "first");
-  }
+  ProxyRun last_run =
+      run_proxy<Haproxy>("GET", "last", dir.path(), backend_lines("option redispatch"));
+  ASSERT_TRUE(last_run.ready);
+  ProxyRun first_run =
+      run_proxy<Haproxy>("GET", "first", dir.path(), backend_lines("option redispatch 1"));
+  ASSERT_TRUE(first_run.ready);
+  const Reply &last = last_run.reply, &first = first_run.reply;
+  const std::string& config = last_run.config;
   auto rec = backend.stop_and_record();
   EXPECT_EQ(last.status, 200);
   EXPECT_EQ(first.status, 200);
@@ -486,20 +507,13 @@ TEST(NginxConformance, TriesAreTheServersOrTheTriesLimit) {
   ScriptedServer backend(dir.path(), "backend", answers({k503, k503, k503, k503, k503}));
   ASSERT_GT(backend.port(), 0);
   const std::string on = "      proxy_next_upstream error timeout http_503;\n";
-  Reply three, two;
-  std::string cfg3, cfg2;
-  {
-    Nginx proxy(dir.path(), backend.port(), 3, on);
-    ASSERT_TRUE(proxy.ready());
-    three = send(proxy.port(), "GET", "three-servers");
-    cfg3 = proxy.config();
-  }
-  {
-    Nginx proxy(dir.path(), backend.port(), 3, on + "      proxy_next_upstream_tries 2;\n");
-    ASSERT_TRUE(proxy.ready());
-    two = send(proxy.port(), "GET", "tries-2");
-    cfg2 = proxy.config();
-  }
+  ProxyRun three_run = run_proxy<Nginx>("GET", "three-servers", dir.path(), backend.port(), 3, on);
+  ASSERT_TRUE(three_run.ready);
+  ProxyRun two_run = run_proxy<Nginx>("GET", "tries-2", dir.path(), backend.port(), 3,
+                                      on + "      proxy_next_upstream_tries 2;\n");
+  ASSERT_TRUE(two_run.ready);
+  const Reply &three = three_run.reply, &two = two_run.reply;
+  const std::string &cfg3 = three_run.config, &cfg2 = two_run.config;
   auto rec = backend.stop_and_record();
   EXPECT_EQ(three.status, 503);
   EXPECT_EQ(two.status, 503);
@@ -521,19 +535,13 @@ TEST(NginxConformance, PostIsNotRetriedWithoutNonIdempotent) {
   ScriptedServer backend(dir.path(), "backend", answers({k503, k503}));
   ASSERT_GT(backend.port(), 0);
   const std::string on = "      proxy_next_upstream error timeout http_503";
-  Reply plain, allowed;
-  std::string cfg;
-  {
-    Nginx proxy(dir.path(), backend.port(), 3, on + ";\n");
-    ASSERT_TRUE(proxy.ready());
-    plain = send(proxy.port(), "POST", "post");
-    cfg = proxy.config();
-  }
-  {
-    Nginx proxy(dir.path(), backend.port(), 3, on + " non_idempotent;\n");
-    ASSERT_TRUE(proxy.ready());
-    allowed = send(proxy.port(), "POST", "post-non-idempotent");
-  }
+  ProxyRun plain_run = run_proxy<Nginx>("POST", "post", dir.path(), backend.port(), 3, on + ";\n");
+  ASSERT_TRUE(plain_run.ready);
+  ProxyRun allowed_run = run_proxy<Nginx>("POST", "post-non-idempotent", dir.path(), backend.port(),
+                                          3, on + " non_idempotent;\n");
+  ASSERT_TRUE(allowed_run.ready);
+  const Reply &plain = plain_run.reply, &allowed = allowed_run.reply;
+  const std::string& cfg = plain_run.config;
   auto rec = backend.stop_and_record();
   EXPECT_EQ(plain.status, 503);
   EXPECT_EQ(attempts_of(rec, "post").size(), 1u);
@@ -552,18 +560,13 @@ TEST(NginxConformance, OnlyListedAnswersPassToTheNextServer) {
   TempDir dir("conf_nginx_conditions");
   ScriptedServer backend(dir.path(), "backend", answers({k429, k429}));
   ASSERT_GT(backend.port(), 0);
-  Reply without, with;
-  {
-    Nginx proxy(dir.path(), backend.port(), 3, "      proxy_next_upstream error http_503;\n");
-    ASSERT_TRUE(proxy.ready());
-    without = send(proxy.port(), "GET", "no-429");
-  }
-  {
-    Nginx proxy(dir.path(), backend.port(), 3,
-                "      proxy_next_upstream error http_503 http_429;\n");
-    ASSERT_TRUE(proxy.ready());
-    with = send(proxy.port(), "GET", "with-429");
-  }
+  ProxyRun without_run = run_proxy<Nginx>("GET", "no-429", dir.path(), backend.port(), 3,
+                                          "      proxy_next_upstream error http_503;\n");
+  ASSERT_TRUE(without_run.ready);
+  ProxyRun with_run = run_proxy<Nginx>("GET", "with-429", dir.path(), backend.port(), 3,
+                                       "      proxy_next_upstream error http_503 http_429;\n");
+  ASSERT_TRUE(with_run.ready);
+  const Reply &without = without_run.reply, &with = with_run.reply;
   auto rec = backend.stop_and_record();
   EXPECT_EQ(without.status, 429);
   EXPECT_EQ(attempts_of(rec, "no-429").size(), 1u);
@@ -577,22 +580,16 @@ TEST(NginxConformance, ReadTimeoutIsThePerTryTimeout) {
   TempDir dir("conf_nginx_read_timeout");
   ScriptedServer backend(dir.path(), "backend", answers({kHang, kHang, kHang}));
   ASSERT_GT(backend.port(), 0);
-  Reply retried, single;
-  std::string cfg_retried, cfg_single;
-  {
-    Nginx proxy(dir.path(), backend.port(), 3,
-                "      proxy_next_upstream error timeout;\n      proxy_read_timeout 300ms;\n");
-    ASSERT_TRUE(proxy.ready());
-    retried = send(proxy.port(), "GET", "timeout-retried");
-    cfg_retried = proxy.config();
-  }
-  {
-    Nginx proxy(dir.path(), backend.port(), 3,
-                "      proxy_next_upstream error;\n      proxy_read_timeout 300ms;\n");
-    ASSERT_TRUE(proxy.ready());
-    single = send(proxy.port(), "GET", "timeout-not-retried");
-    cfg_single = proxy.config();
-  }
+  ProxyRun retried_run = run_proxy<Nginx>(
+      "GET", "timeout-retried", dir.path(), backend.port(), 3,
+      "      proxy_next_upstream error timeout;\n      proxy_read_timeout 300ms;\n");
+  ASSERT_TRUE(retried_run.ready);
+  ProxyRun single_run =
+      run_proxy<Nginx>("GET", "timeout-not-retried", dir.path(), backend.port(), 3,
+                       "      proxy_next_upstream error;\n      proxy_read_timeout 300ms;\n");
+  ASSERT_TRUE(single_run.ready);
+  const Reply &retried = retried_run.reply, &single = single_run.reply;
+  const std::string &cfg_retried = retried_run.config, &cfg_single = single_run.config;
   auto rec = backend.stop_and_record();
   SCOPED_TRACE(dump(retried) + ", " + dump(single) + "\n" + dump(rec));
   auto tries = attempts_of(rec, "timeout-retried");

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <thread>
 
 #include "analysis/ladder.hpp"
@@ -12,6 +11,8 @@
 #include "engines/fluid.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
+#include "text/clock.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -36,11 +37,9 @@ constexpr double kBaseBytes = 1 << 20;         // a run's fixed part (scenario, 
 // for 2,000 rows), so its cost grows with rows x rows.
 constexpr double kScenarioBytes = 2000, kLadderRowBytes = 1700, kLadderRowS = 6e-6;
 
+// Six significant digits, three from a million on ("1.2e+07 points").
 std::string number(double v) {
-  std::ostringstream out;
-  out.precision(v < 1e6 ? 6 : 3);
-  out << v;
-  return out.str();
+  return text::general_text(v, v < 1e6 ? 6 : 3);
 }
 
 unsigned cores() {
@@ -112,7 +111,7 @@ Cost agent_cost(const Scenario& s) {
 // Pings, notifications and anchors over the run, from the rates as given
 // (day factors at their largest).
 double session_items(const Scenario& s) {
-  double days = std::ceil(s.horizon_s / 86400);
+  double days = std::ceil(s.horizon_s / text::kDay);
   std::vector<double> rates, factors;
   std::string bad;
   parse_number_list(s.items.ping_rates_per_h, rates, bad);
@@ -228,6 +227,10 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
     points *= std::floor((a.to - a.from) / a.step + 1e-9) + 1;
   }
   if (points > static_cast<double>(options.max_runs)) return {};  // run_sweep names its limit
+  // A shard or a Dask task pays for its range only, each point for its replications.
+  points = static_cast<double>(sweep_range_end(static_cast<size_t>(points), options) -
+                               std::min(options.first, static_cast<size_t>(points)));
+  double runs = std::max(1, options.runs);
   Cost worst = engine_run_cost(base);
   for (size_t corner = 0; corner < (size_t{1} << std::min<size_t>(axes.size(), 10)); ++corner) {
     Scenario s = base;
@@ -244,10 +247,11 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
   }
   double workers = std::min<double>(points, options.threads ? options.threads : cores());
   Cost c;
-  c.seconds = worst.seconds * points;
+  c.seconds = worst.seconds * points * runs;
   c.bytes = worst.bytes * workers + points * (2 * kScenarioBytes);  // points, rows, output
   c.keys = "vary (the grid's points), " + worst.keys;
-  c.size = number(points) + " points x (" + worst.size + ")";
+  c.size = number(points) + " points x " + (runs > 1 ? number(runs) + " runs x " : "") + "(" +
+           worst.size + ")";
   return c;
 }
 
@@ -258,10 +262,7 @@ std::string bytes_text(double bytes) {
     bytes /= 1024;
     ++u;
   }
-  std::ostringstream out;
-  out.precision(bytes < 10 ? 2 : 3);
-  out << bytes << " " << units[u];
-  return out.str();
+  return text::general_text(bytes, bytes < 10 ? 2 : 3) + " " + units[u];
 }
 
 void check_cost(const Cost& cost, const CostLimits& limits, const std::string& what,

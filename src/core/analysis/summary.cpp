@@ -1,28 +1,17 @@
 #include "analysis/summary.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string_view>
 
 #include "analysis/ladder.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
 namespace {
-
-std::string trimmed(double v, int decimals) {
-  char buf[64];
-  auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals).ptr;
-  if (std::find(buf, end, '.') != end) {
-    while (end[-1] == '0') --end;
-    if (end[-1] == '.') --end;
-  }
-  std::string out(buf, end);
-  return out == "-0" ? "0" : out;
-}
 
 std::string thousands(long v) {
   std::string digits = std::to_string(std::labs(v)), out;
@@ -41,15 +30,15 @@ size_t step_at(const Scenario& s, double t_s) {
 
 std::string format_amount(double v) {
   if (std::fabs(v) >= 1000 && std::fabs(v - std::round(v)) < 0.05) return thousands(std::lround(v));
-  return trimmed(v, std::fabs(v) >= 100 ? 1 : 2);
+  return text::trimmed_text(v, std::fabs(v) >= 100 ? 1 : 2);
 }
 
 std::string format_percent(double fraction) {
-  return trimmed(fraction * 100, 1) + "%";
+  return text::trimmed_text(fraction * 100, 1) + "%";
 }
 
 std::string format_seconds(double s) {
-  return trimmed(s, 2) + " s";
+  return text::trimmed_text(s, 2) + " s";
 }
 
 Verdict verdict(const RunResult& run, const Metrics& m) {
@@ -72,7 +61,8 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
                  format_seconds(s.incident_end_s());
   }
   std::string bound = "Model bound: with every response late, each request can cost up to " +
-                      trimmed(m.bound.max_amplification, 2) + " attempts, so demand can reach " +
+                      text::trimmed_text(m.bound.max_amplification, 2) +
+                      " attempts, so demand can reach " +
                       format_percent(m.bound.max_amplification * m.bound.load) +
                       " of capacity; the backlog is sure to drain on its own only below " +
                       format_percent(m.bound.safe_load_below) +

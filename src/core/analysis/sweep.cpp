@@ -1,7 +1,10 @@
 #include "analysis/sweep.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
+#include "analysis/run_montecarlo.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
 #include "parallel/thread_pool.hpp"
@@ -20,6 +23,13 @@ std::vector<double> SweepAxis::values() const {
   long n = static_cast<long>(std::floor((to - from) / step + 1e-9));
   for (long i = 0; i <= n; ++i) out.push_back(tidy(from + i * step));
   return out;
+}
+
+std::optional<double> sweep_figure(const SweepRow& row, const MetricField& field) {
+  if (row.montecarlo.empty()) return field.get(row.metrics);
+  for (const auto& [name, summary] : row.montecarlo)
+    if (name == field.name) return summary.n ? std::optional<double>(summary.mean) : std::nullopt;
+  return std::nullopt;
 }
 
 SweepAxis parse_axis(const std::string& text) {
@@ -51,45 +61,122 @@ SweepAxis parse_axis(const std::string& text) {
   return axis;
 }
 
-std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxis>& axes,
-                                const SweepOptions& options) {
+namespace {
+
+// Checks one axis before its values are listed.
+void check_axis(const SweepAxis& a) {
+  const KeySpec& k = key_or_throw(a.path);
+  if (k.type != KeyType::number && k.type != KeyType::integer)
+    throw InputError("vary " + a.path + ": only numeric keys can be varied");
+  if (!(a.step > 0))
+    throw InputError("vary " + a.path + ": step " + to_string(KeyValue{a.step}) +
+                     " must be above 0");
+  if (a.to < a.from)
+    throw InputError("vary " + a.path + ": 'to' " + to_string(KeyValue{a.to}) +
+                     " is below 'from' " + to_string(KeyValue{a.from}));
+}
+
+// Replications and the base seed, checked with the keys' own ranges.
+void check_replications(const Scenario& base, const std::vector<SweepAxis>& axes,
+                        const SweepOptions& options) {
+  Scenario probe = base;
+  set_key(probe, "runs", KeyValue{static_cast<double>(options.runs)});
+  if (!options.seed) return;
+  set_key(probe, "seed", KeyValue{*options.seed});
+  if (*options.seed != std::floor(*options.seed))  // every engine: seeds S + i * runs + r
+    throw InputError("seed: " + to_string(KeyValue{*options.seed}) +
+                     " must be a whole number (the base seed of the sweep)");
+  for (const SweepAxis& a : axes)
+    if (a.path == "seed")
+      throw InputError("vary seed: a sweep with a base seed derives each point's seed itself");
+}
+
+// Grid point i of the base scenario: the axes' values, and its seed when the
+// sweep has a base seed (never the thread's or the shard's: docs/distributed.md).
+Scenario point_scenario(const Scenario& base, const std::vector<SweepAxis>& axes,
+                        const SweepGrid& grid, size_t i, const SweepOptions& options) {
+  Scenario s = base;
+  std::vector<double> values = grid.point_values(i);
+  for (size_t a = 0; a < axes.size(); ++a) set_key(s, axes[a].path, KeyValue{values[a]});
+  if (options.seed)
+    set_key(s, "seed",
+            KeyValue{*options.seed + static_cast<double>(i) * static_cast<double>(options.runs)});
+  return s;
+}
+
+// One point's row: a run, or run_montecarlo's replications (one thread: the
+// sweep's pool already runs points side by side).
+void run_point(const Scenario& s, int runs, SweepRow& row) {
+  if (runs <= 1) {
+    row.metrics = compute_metrics(run_engine(s));
+    return;
+  }
+  MonteCarloResult mc = run_montecarlo(s, runs, 1);
+  row.montecarlo = std::move(mc.metrics);
+  // The top-level figures Monte Carlo leaves out (backlog_growing, ...), so
+  // every column of the sweep has its mean.
+  for (const MetricField& field : metric_fields()) {
+    if (!field.montecarlo_name.empty() || !field.group.empty()) continue;
+    std::vector<double> values;
+    for (const Metrics& m : mc.replications)
+      if (std::optional<double> v = field.get(m)) values.push_back(*v);
+    row.montecarlo.emplace_back(std::string(field.name), summarize(values, floor_of(values)));
+  }
+  row.metrics = std::move(mc.replications.front());
+}
+
+}  // namespace
+
+std::vector<double> SweepGrid::point_values(size_t point) const {
+  std::vector<double> out(values.size());
+  for (size_t a = values.size(); a-- > 0;) {
+    out[a] = values[a][point % values[a].size()];
+    point /= values[a].size();
+  }
+  return out;
+}
+
+SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
+                     const SweepOptions& options) {
   require_step_run(base);  // fails before any grid point is built
   if (axes.empty()) throw InputError("vary: give at least one key to vary");
-  std::vector<std::vector<double>> values;
-  size_t total = 1;
+  SweepGrid grid;
   for (const SweepAxis& a : axes) {
-    const KeySpec& k = key_or_throw(a.path);
-    if (k.type != KeyType::number && k.type != KeyType::integer)
-      throw InputError("vary " + a.path + ": only numeric keys can be varied");
-    if (!(a.step > 0))
-      throw InputError("vary " + a.path + ": step " + to_string(KeyValue{a.step}) +
-                       " must be above 0");
-    if (a.to < a.from)
-      throw InputError("vary " + a.path + ": 'to' " + to_string(KeyValue{a.to}) +
-                       " is below 'from' " + to_string(KeyValue{a.from}));
-    values.push_back(a.values());
-    total *= values.back().size();
-    if (total > options.max_runs)
+    check_axis(a);
+    grid.values.push_back(a.values());
+    grid.points *= grid.values.back().size();
+    if (grid.points > options.max_runs)
       throw InputError("vary: the grid has more than " + std::to_string(options.max_runs) +
                        " points; the limit is " + std::to_string(options.max_runs));
   }
+  check_replications(base, axes, options);
+  // Every grid point is built and validated first, so bad input fails before work.
+  if (options.validate_grid)
+    for (size_t i = 0; i < grid.points; ++i) validate(point_scenario(base, axes, grid, i, options));
+  return grid;
+}
 
-  // Build and validate every grid point first, so bad input fails before work.
-  std::vector<Scenario> points(total, base);
+size_t sweep_range_end(size_t points, const SweepOptions& options) {
+  size_t first = std::min(options.first, points);
+  return points - first < options.count ? points : first + options.count;
+}
+
+std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxis>& axes,
+                                const SweepOptions& options) {
+  SweepGrid grid = sweep_grid(base, axes, options);
+  size_t first = std::min(options.first, grid.points);
+  size_t total = sweep_range_end(grid.points, options) - first;
+  std::vector<Scenario> points;
   std::vector<SweepRow> rows(total);
+  points.reserve(total);
   for (size_t i = 0; i < total; ++i) {
-    size_t rest = i;
-    for (size_t a = axes.size(); a-- > 0;) {
-      double v = values[a][rest % values[a].size()];
-      rest /= values[a].size();
-      set_key(points[i], axes[a].path, v);
-      rows[i].values.insert(rows[i].values.begin(), v);
-    }
-    validate(points[i]);
+    points.push_back(point_scenario(base, axes, grid, first + i, options));
+    if (!options.validate_grid) validate(points.back());
+    rows[i].point = first + i;
+    rows[i].values = grid.point_values(first + i);
   }
-
-  auto run_point = [&](size_t i) { rows[i].metrics = compute_metrics(run_engine(points[i])); };
-  if (!for_each_index(total, run_point, {options.threads, options.progress, options.cancelled}))
+  auto run_one = [&](size_t i) { run_point(points[i], options.runs, rows[i]); };
+  if (!for_each_index(total, run_one, {options.threads, options.progress, options.cancelled}))
     throw Cancelled();
   return rows;
 }

@@ -1,13 +1,21 @@
 // Sweeps: a grid of runs over numeric scenario keys, one row per point,
 // run on every core. Rows come back in grid order whatever the thread count.
+// A sweep may run a range of the grid's points (a shard, a Dask task): each
+// point's seeds depend only on the base seed, the point's index in the grid
+// and the replication, so any partition of the grid gives the same rows
+// (docs/distributed.md).
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/cancel.hpp"
 #include "analysis/metrics.hpp"
+#include "engines/montecarlo.hpp"
 #include "model/scenario.hpp"
 
 namespace retrystorm {
@@ -21,21 +29,56 @@ struct SweepAxis {
 };
 
 struct SweepRow {
+  size_t point = 0;            // index in the whole grid (row-major, last axis fastest)
   std::vector<double> values;  // one per axis
-  Metrics metrics;
+  Metrics metrics;             // runs = 1: the run; runs > 1: replication 0
+  Summaries montecarlo;        // runs > 1: the Monte Carlo figures over the replications
 };
+
+constexpr size_t kAllPoints = std::numeric_limits<size_t>::max();
 
 struct SweepOptions {
   unsigned threads = 0;                                     // 0 = every core
   size_t max_runs = 1'000'000;                              // refuse larger grids
   std::function<void(size_t done, size_t total)> progress;  // from the calling thread
   CancelCheck cancelled;  // polled before each point; true ends the sweep with Cancelled
+  // The points run: [first, first + count) of the grid, clipped to its end.
+  size_t first = 0;
+  size_t count = kAllPoints;
+  // Replications per point; above 1 each row carries run_montecarlo's summaries.
+  int runs = 1;
+  // Unset: every point starts at the scenario's seed (the same random numbers
+  // at every point, replication r at seed + r). Set to S: point i's
+  // replication r runs at seed S + i * runs + r (independent streams).
+  std::optional<double> seed;
+  // Validate every point of the grid before any work (false: only the range
+  // run, when the caller has validated the grid once, as Dask tasks do).
+  bool validate_grid = true;
 };
 
+// The grid of a sweep: each axis's values and the number of points.
+struct SweepGrid {
+  std::vector<std::vector<double>> values;
+  size_t points = 1;
+  std::vector<double> point_values(size_t point) const;  // one per axis
+};
+
+// Checks the axes (and options.runs / options.seed) and, with
+// options.validate_grid, every point of the grid. Throws InputError.
+SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
+                     const SweepOptions& options = {});
+
+// The range [first, end) options select from a grid of `points` points.
+size_t sweep_range_end(size_t points, const SweepOptions& options);
+
 // Throws InputError for a non-numeric path, an empty or oversized grid, or a
-// grid point that does not validate.
+// grid point that does not validate. Returns the rows of the range only.
 std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxis>& axes,
                                 const SweepOptions& options = {});
+
+// A figure of a row: the run's (runs = 1) or the mean over the replications
+// that have it (runs > 1; a flag reads as the share of replications).
+std::optional<double> sweep_figure(const SweepRow& row, const MetricField& field);
 
 // Parses "PATH=FROM:TO:STEP".
 SweepAxis parse_axis(const std::string& text);

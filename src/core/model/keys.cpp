@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "text/clock.hpp"
 #include "text/list.hpp"
 #include "text/number.hpp"
 
@@ -109,7 +110,7 @@ KeySpec choice_key(std::string path, std::vector<std::string> choices, std::stri
 constexpr double kBig = 1e9;
 
 // A week: the session model's runs and item ages reach that far.
-constexpr double kWeek = 7 * 86400.0;
+constexpr double kWeek = 7 * text::kDay;
 
 // Adds the keys of one group (one panel on the page), one call per key with
 // its facts in one line: path, range, unit, label, help, field.
@@ -177,7 +178,7 @@ void add_run_keys(std::vector<KeySpec>& keys) {
        [](S & s) -> auto& { return s.horizon_s; })
       .above_min();
   g.number(
-       "step_s", 0, 3600, "s", "Step", "length of one model step",
+       "step_s", 0, text::kHour, "s", "Step", "length of one model step",
        [](S & s) -> auto& { return s.step_s; })
       .above_min();
   g.choice<ServiceCompletes>(
@@ -417,11 +418,11 @@ void add_session_scheduler_keys(std::vector<KeySpec>& keys) {
   using S = Scenario;
   KeyGroup g(keys, "sessions");
   g.number(
-       "sessions.poll_s", 0, 86400, "s", "Scheduler tick", "sessions: the scheduler looks every",
-       [](S & s) -> auto& { return s.sessions.poll_s; })
+       "sessions.poll_s", 0, text::kDay, "s", "Scheduler tick",
+       "sessions: the scheduler looks every", [](S & s) -> auto& { return s.sessions.poll_s; })
       .above_min();
   g.number(
-       "sessions.watchdog_s", 0, 86400, "s", "Watchdog",
+       "sessions.watchdog_s", 0, text::kDay, "s", "Watchdog",
        "sessions: how often the watchdog looks at a sleeping session past its deadline",
        [](S & s) -> auto& { return s.sessions.watchdog_s; })
       .above_min();
@@ -433,35 +434,35 @@ void add_session_scheduler_keys(std::vector<KeySpec>& keys) {
       "sessions: launches a wake-up chain may cause, the first included (at-least-once retries)",
       [](S & s) -> auto& { return s.sessions.max_deliveries; });
   g.number(
-      "sessions.launch_delay_min_s", 0, 86400, "s", "Launch delay from",
+      "sessions.launch_delay_min_s", 0, text::kDay, "s", "Launch delay from",
       "sessions: a launch starts U(min, max) after its tick",
       [](S & s) -> auto& { return s.sessions.launch_delay_min_s; });
   g.number(
-      "sessions.launch_delay_max_s", 0, 86400, "s", "Launch delay to", "sessions: see min",
+      "sessions.launch_delay_max_s", 0, text::kDay, "s", "Launch delay to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.launch_delay_max_s; });
   g.number(
-      "sessions.boot_min_s", 0, 86400, "s", "Boot from", "sessions: boot time U(min, max)",
+      "sessions.boot_min_s", 0, text::kDay, "s", "Boot from", "sessions: boot time U(min, max)",
       [](S & s) -> auto& { return s.sessions.boot_min_s; });
   g.number(
-      "sessions.boot_max_s", 0, 86400, "s", "Boot to", "sessions: see min",
+      "sessions.boot_max_s", 0, text::kDay, "s", "Boot to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.boot_max_s; });
   g.number(
-      "sessions.scan_min_s", 0, 86400, "s", "Scan from",
+      "sessions.scan_min_s", 0, text::kDay, "s", "Scan from",
       "sessions: the scan round's work U(min, max)",
       [](S & s) -> auto& { return s.sessions.scan_min_s; });
   g.number(
-      "sessions.scan_max_s", 0, 86400, "s", "Scan to", "sessions: see min",
+      "sessions.scan_max_s", 0, text::kDay, "s", "Scan to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.scan_max_s; });
   g.number(
-       "sessions.round_min_s", 0, 86400, "s", "Round from",
+       "sessions.round_min_s", 0, text::kDay, "s", "Round from",
        "sessions: work budget of one item round U(min, max)",
        [](S & s) -> auto& { return s.sessions.round_min_s; })
       .above_min();
   g.number(
-      "sessions.round_max_s", 0, 86400, "s", "Round to", "sessions: see min",
+      "sessions.round_max_s", 0, text::kDay, "s", "Round to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.round_max_s; });
   g.number(
-      "sessions.housekeeping_median_s", 0, 86400, "s", "Housekeeping",
+      "sessions.housekeeping_median_s", 0, text::kDay, "s", "Housekeeping",
       "sessions: housekeeping round, lognormal with this median",
       [](S & s) -> auto& { return s.sessions.housekeeping_median_s; });
   g.number(
@@ -469,18 +470,18 @@ void add_session_scheduler_keys(std::vector<KeySpec>& keys) {
       "sessions: sigma of the log of the housekeeping time",
       [](S & s) -> auto& { return s.sessions.housekeeping_sigma; });
   g.number(
-      "sessions.wrapup_min_s", 0, 86400, "s", "Wrap-up from",
+      "sessions.wrapup_min_s", 0, text::kDay, "s", "Wrap-up from",
       "sessions: the wrap-up round (writes the execution log) U(min, max)",
       [](S & s) -> auto& { return s.sessions.wrapup_min_s; });
   g.number(
-      "sessions.wrapup_max_s", 0, 86400, "s", "Wrap-up to", "sessions: see min",
+      "sessions.wrapup_max_s", 0, text::kDay, "s", "Wrap-up to", "sessions: see min",
       [](S & s) -> auto& { return s.sessions.wrapup_max_s; });
   g.number(
       "sessions.crash_probability", 0, 1, "", "Crash chance",
       "sessions: chance of an unrelated crash early in a session",
       [](S & s) -> auto& { return s.sessions.crash_probability; });
   g.number(
-      "sessions.crash_within_s", 0, 86400, "s", "Crash window",
+      "sessions.crash_within_s", 0, text::kDay, "s", "Crash window",
       "sessions: a crash comes U(0, this) after the start",
       [](S & s) -> auto& { return s.sessions.crash_within_s; });
 }
@@ -494,7 +495,7 @@ void add_session_fix_keys(std::vector<KeySpec>& keys) {
       "sessions, fix one: fail fast when the rest of the ladder cannot finish before the deadline",
       [](S & s) -> auto& { return s.sessions.deadline_aware; });
   g.number(
-      "sessions.fail_fast_s", 0, 86400, "s", "Fail-fast time",
+      "sessions.fail_fast_s", 0, text::kDay, "s", "Fail-fast time",
       "sessions: how long failing fast takes",
       [](S & s) -> auto& { return s.sessions.fail_fast_s; });
   g.flag(
@@ -537,23 +538,23 @@ void add_session_api_keys(std::vector<KeySpec>& keys) {
       "healthy, dead, 429:P or 401; healthy before the first entry",
       [](S & s) -> auto& { return s.api.timeline; });
   g.number(
-      "api.success_min_s", 0, 86400, "s", "Answer from",
+      "api.success_min_s", 0, text::kDay, "s", "Answer from",
       "sessions: a successful call takes U(min, max)",
       [](S & s) -> auto& { return s.api.success_min_s; });
   g.number(
-      "api.success_max_s", 0, 86400, "s", "Answer to", "sessions: see min",
+      "api.success_max_s", 0, text::kDay, "s", "Answer to", "sessions: see min",
       [](S & s) -> auto& { return s.api.success_max_s; });
   g.number(
-      "api.error_min_s", 0, 86400, "s", "429 from", "sessions: a 429 answer takes U(min, max)",
+      "api.error_min_s", 0, text::kDay, "s", "429 from", "sessions: a 429 answer takes U(min, max)",
       [](S & s) -> auto& { return s.api.error_min_s; });
   g.number(
-      "api.error_max_s", 0, 86400, "s", "429 to", "sessions: see min",
+      "api.error_max_s", 0, text::kDay, "s", "429 to", "sessions: see min",
       [](S & s) -> auto& { return s.api.error_max_s; });
   g.number(
-      "api.auth_min_s", 0, 86400, "s", "401 from", "sessions: a 401 answer takes U(min, max)",
+      "api.auth_min_s", 0, text::kDay, "s", "401 from", "sessions: a 401 answer takes U(min, max)",
       [](S & s) -> auto& { return s.api.auth_min_s; });
   g.number(
-      "api.auth_max_s", 0, 86400, "s", "401 to", "sessions: see min",
+      "api.auth_max_s", 0, text::kDay, "s", "401 to", "sessions: see min",
       [](S & s) -> auto& { return s.api.auth_max_s; });
 }
 
@@ -575,7 +576,7 @@ void add_session_item_keys(std::vector<KeySpec>& keys) {
       "sessions: a new ping replaces an unread, unclaimed one on its channel",
       [](S & s) -> auto& { return s.items.ping_channels; });
   g.number(
-      "items.ping_work_median_s", 0, 86400, "s", "Ping work",
+      "items.ping_work_median_s", 0, text::kDay, "s", "Ping work",
       "sessions: lognormal median of a ping's work",
       [](S & s) -> auto& { return s.items.ping_work_median_s; });
   g.number(
@@ -586,32 +587,32 @@ void add_session_item_keys(std::vector<KeySpec>& keys) {
       "sessions: notifications arriving together once a day",
       [](S & s) -> auto& { return s.items.notifications_per_day; });
   g.number(
-      "items.notification_at_s", 0, 86400, "s", "Notifications at", "sessions: their time of day",
-      [](S & s) -> auto& { return s.items.notification_at_s; });
+      "items.notification_at_s", 0, text::kDay, "s", "Notifications at",
+      "sessions: their time of day", [](S & s) -> auto& { return s.items.notification_at_s; });
   g.number(
-      "items.notification_fresh_min_s", 0, 86400, "s", "Fresh from",
+      "items.notification_fresh_min_s", 0, text::kDay, "s", "Fresh from",
       "sessions: work of a fresh notification U(min, max)",
       [](S & s) -> auto& { return s.items.notification_fresh_min_s; });
   g.number(
-      "items.notification_fresh_max_s", 0, 86400, "s", "Fresh to", "sessions: see min",
+      "items.notification_fresh_max_s", 0, text::kDay, "s", "Fresh to", "sessions: see min",
       [](S & s) -> auto& { return s.items.notification_fresh_max_s; });
   g.number(
       "items.notification_stale_after_s", 0, kWeek, "s", "Stale after",
       "sessions: age from which a notification is stale and slower to triage",
       [](S & s) -> auto& { return s.items.notification_stale_after_s; });
   g.number(
-      "items.notification_stale_min_s", 0, 86400, "s", "Stale from",
+      "items.notification_stale_min_s", 0, text::kDay, "s", "Stale from",
       "sessions: work of a stale notification U(min, max)",
       [](S & s) -> auto& { return s.items.notification_stale_min_s; });
   g.number(
-      "items.notification_stale_max_s", 0, 86400, "s", "Stale to", "sessions: see min",
+      "items.notification_stale_max_s", 0, text::kDay, "s", "Stale to", "sessions: see min",
       [](S & s) -> auto& { return s.items.notification_stale_max_s; });
   g.number(
-      "items.anchor_at_s", -1, 86400, "s", "Anchor at",
+      "items.anchor_at_s", -1, text::kDay, "s", "Anchor at",
       "sessions: time of day of the daily anchor job; -1 = none",
       [](S & s) -> auto& { return s.items.anchor_at_s; });
   g.number(
-      "items.anchor_work_median_s", 0, 86400, "s", "Anchor work",
+      "items.anchor_work_median_s", 0, text::kDay, "s", "Anchor work",
       "sessions: lognormal median of the anchor's work",
       [](S & s) -> auto& { return s.items.anchor_work_median_s; });
   g.number(

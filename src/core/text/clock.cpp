@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "text/number.hpp"
@@ -68,10 +69,11 @@ std::optional<double> parse_clock(std::string_view text) {
 }
 
 std::string format_clock(double t_s) {
-  auto s = static_cast<int64_t>(std::floor(t_s));
-  int64_t day = s >= 0 ? s / 86400 : -((-s + 86399) / 86400);
-  int64_t rest = s - day * 86400;
-  return fmt::format("{}d{:02}:{:02}:{:02}", day, rest / 3600, rest / 60 % 60, rest % 60);
+  std::chrono::seconds s(static_cast<int64_t>(std::floor(t_s)));
+  auto day = std::chrono::floor<std::chrono::days>(s);  // toward the past, also before day 0
+  std::chrono::hh_mm_ss rest{s - day};
+  return fmt::format("{}d{:02}:{:02}:{:02}", day.count(), rest.hours().count(),
+                     rest.minutes().count(), rest.seconds().count());
 }
 
 std::string hour_label(int64_t hour) {
@@ -80,8 +82,9 @@ std::string hour_label(int64_t hour) {
 }
 
 std::string format_minutes(double seconds) {
-  auto total = static_cast<int64_t>(std::floor(seconds));
-  return fmt::format("{}m{:02}s", total / 60, total % 60);
+  std::chrono::seconds total(static_cast<int64_t>(std::floor(seconds)));
+  auto minutes = std::chrono::duration_cast<std::chrono::minutes>(total);
+  return fmt::format("{}m{:02}s", minutes.count(), (total - minutes).count());
 }
 
 }  // namespace retrystorm::text

@@ -31,14 +31,22 @@ std::string fixed_text(double v, int digits) {
   return fmt::format("{:.{}f}", v, digits);
 }
 
-std::string decimal_text(double v, int digits) {
-  double scale = std::pow(10.0, digits);
-  std::string s = fixed_text(std::round(v * scale) / scale, digits);
+std::string trimmed_text(double v, int digits) {
+  std::string s = fixed_text(v, digits);
   if (s.find('.') != std::string::npos) {
     s.erase(s.find_last_not_of('0') + 1);
     if (s.back() == '.') s.pop_back();
   }
   return s == "-0" ? "0" : s;
+}
+
+std::string general_text(double v, int digits) {
+  return fmt::format("{:.{}g}", v, digits);
+}
+
+std::string decimal_text(double v, int digits) {
+  double scale = std::pow(10.0, digits);
+  return trimmed_text(std::round(v * scale) / scale, digits);
 }
 
 }  // namespace retrystorm::text

@@ -24,6 +24,15 @@ namespace retrystorm::text {
 // "3.142" for (3.14159, 3): `digits` decimals, as printf's "%.*f" writes them.
 std::string fixed_text(double v, int digits);
 
+// "0.12" for (0.125, 2), "2.5" for (2.5, 3), "0" for (-0.0001, 3): "%.*f"
+// (halves to even, as the double is exact), then trailing zeros and point
+// dropped; never "-0". The form report figures are written in.
+std::string trimmed_text(double v, int digits);
+
+// "1.23e+06" for (1234567, 3), "0.1" for (0.1, 6): `digits` significant
+// digits, as printf's "%.*g" writes them.
+std::string general_text(double v, int digits);
+
 // "0.13" for (0.125, 2), "2.5" for (2.5, 3), "0" for (-0.0001, 3): rounded to
 // `digits` decimals, halves away from zero, then trailing zeros and point
 // dropped; never "-0". The form scenario values are written in.

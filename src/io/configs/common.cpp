@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "io/input_text.hpp"
+#include "text/clock.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::configs {
 
@@ -140,9 +142,9 @@ double parse_duration_text(const std::string& raw, const Where& w, const Duratio
     else if (rules.allow_units && unit == "ns")
       scale = 1e-9;
     else if (rules.allow_units && unit == "m")
-      scale = 60;
+      scale = text::kMinute;
     else if (rules.allow_units && unit == "h")
-      scale = 3600;
+      scale = text::kHour;
     else
       return bad(unit.empty() ? "a unit is required" : "unknown unit '" + unit + "'");
     if (!rules.allow_units && i != t.size()) return bad("");
@@ -246,29 +248,21 @@ std::string human_duration(double s) {
   if (!(s > 0)) return "0 s";
   if (s >= 1e12) return number_text(s) + " s";
   if (s < 1) return number_text(std::round(s * 1e6) / 1e3) + " ms";
-  if (s < 60) return number_text(std::round(s * 1000) / 1000) + " s";
+  if (s < text::kMinute) return number_text(std::round(s * 1000) / 1000) + " s";
   // Whole milliseconds, so the seconds are a number of ms / 1000 and print
   // as such (a fraction split off a double prints as 2.1430000000000007).
-  long long ms = std::llround(s * 1000);
-  long long h = ms / 3'600'000, m = ms % 3'600'000 / 60'000;
-  double sec = static_cast<double>(ms % 60'000) / 1000;
+  std::chrono::hh_mm_ss t{std::chrono::milliseconds(std::llround(s * 1000))};
+  double sec = static_cast<double>((t.seconds() + t.subseconds()).count()) / 1000;
   std::string out;
-  if (h > 0) out += std::to_string(h) + " h";
-  if (m > 0) out += (out.empty() ? "" : " ") + std::to_string(m) + " min";
+  if (t.hours().count() > 0) out += std::to_string(t.hours().count()) + " h";
+  if (t.minutes().count() > 0)
+    out += (out.empty() ? "" : " ") + std::to_string(t.minutes().count()) + " min";
   if (sec > 0) out += (out.empty() ? "" : " ") + number_text(sec) + " s";
   return out;
 }
 
 std::string proto_duration(double seconds) {
-  // Nanosecond precision, trailing zeros trimmed.
-  double rounded = std::round(seconds * 1e9) / 1e9;
-  std::ostringstream o;
-  o.precision(9);
-  o << std::fixed << rounded;
-  std::string t = o.str();
-  while (!t.empty() && t.back() == '0') t.pop_back();
-  if (!t.empty() && t.back() == '.') t.pop_back();
-  return t + "s";
+  return text::decimal_text(seconds, 9) + "s";  // nanoseconds, trailing zeros trimmed
 }
 
 std::string grpc_duration_text(double seconds) {
@@ -280,19 +274,20 @@ std::string grpc_duration_text(double seconds) {
 }
 
 std::string go_duration(double seconds) {
+  using namespace std::chrono_literals;
   if (seconds <= 0) return "0s";
-  long long ms = static_cast<long long>(std::llround(seconds * 1000));
-  if (ms == 0) return number_text(std::round(seconds * 1e6)) + "us";
-  if (ms < 1000 || ms % 1000 != 0) {
-    if (ms >= 1000 && ms % 1000 != 0 && ms < 60000) return number_text(ms / 1000.0) + "s";
-    if (ms < 1000) return std::to_string(ms) + "ms";
-  }
-  long long s = ms / 1000;
-  long long h = s / 3600, m = (s % 3600) / 60, rest_ms = ms - (h * 3600 + m * 60) * 1000;
+  std::chrono::milliseconds ms(std::llround(seconds * 1000));
+  auto in_seconds = [](std::chrono::milliseconds d) {
+    return number_text(static_cast<double>(d.count()) / 1000) + "s";
+  };
+  if (ms == 0ms) return number_text(std::round(seconds * 1e6)) + "us";
+  if (ms < 1s) return std::to_string(ms.count()) + "ms";
+  if (ms % 1s != 0ms && ms < 1min) return in_seconds(ms);
+  std::chrono::hh_mm_ss t{ms};
   std::string out;
-  if (h) out += std::to_string(h) + "h";
-  if (m) out += std::to_string(m) + "m";
-  if (rest_ms) out += number_text(rest_ms / 1000.0) + "s";
+  if (t.hours() != 0h) out += std::to_string(t.hours().count()) + "h";
+  if (t.minutes() != 0min) out += std::to_string(t.minutes().count()) + "m";
+  if (auto rest = t.seconds() + t.subseconds(); rest != 0ms) out += in_seconds(rest);
   return out.empty() ? "0s" : out;
 }
 

@@ -22,6 +22,7 @@
 
 #include "io/configs/readers.hpp"
 #include "io/input_text.hpp"
+#include "text/clock.hpp"
 
 namespace retrystorm::configs {
 
@@ -143,11 +144,11 @@ double haproxy_time(const std::string& v, const Where& w) {
   else if (unit == "s")
     ms = n * 1000;
   else if (unit == "m")
-    ms = n * 60'000;
+    ms = n * text::kMinute * 1000;
   else if (unit == "h")
-    ms = n * 3'600'000;
+    ms = n * text::kHour * 1000;
   else if (unit == "d")
-    ms = n * 86'400'000;
+    ms = n * text::kDay * 1000;
   else
     fail(w, "'" + v + "': unknown unit '" + unit + "'; HAProxy takes us, ms, s, m, h, d");
   if (ms > kMaxTimerMs)

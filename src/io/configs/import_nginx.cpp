@@ -21,6 +21,7 @@
 
 #include "io/configs/readers.hpp"
 #include "io/input_text.hpp"
+#include "text/clock.hpp"
 
 namespace retrystorm::configs {
 
@@ -202,7 +203,8 @@ struct Scope {
 // d, h, m, s, ms in that order, "1m30s"; a bare number is seconds. In seconds.
 double nginx_time(const std::string& v, const Where& w) {
   static const std::vector<std::pair<std::string, double>> units = {
-      {"w", 604800}, {"d", 86400}, {"h", 3600}, {"m", 60}, {"s", 1}, {"ms", 0.001}};
+      {"w", 7 * text::kDay}, {"d", text::kDay}, {"h", text::kHour},
+      {"m", text::kMinute},  {"s", 1},          {"ms", 0.001}};
   auto bad = [&](const std::string& why) -> double {
     fail(w, "'" + v + "' is not an nginx time (" + why + "); write e.g. 500ms, 5s, 1m30s");
   };

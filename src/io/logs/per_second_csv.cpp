@@ -3,6 +3,7 @@
 // one second for the first row).
 #include "analysis/incident/records.hpp"
 #include "io/logs/readers.hpp"
+#include "text/clock.hpp"
 
 namespace retrystorm::logs {
 
@@ -33,7 +34,7 @@ void read_per_second_csv(LineReader& in, TimeBase& base, incident::Accumulator& 
     if (incident::known(last_t) && b.t_s <= last_t)
       in.fail("column t: " + std::to_string(b.t_s) + " does not follow " + std::to_string(last_t) +
               "; rows must be in time order");
-    b.width_s = incident::known(last_t) ? std::min(b.t_s - last_t, 3600.0) : 1.0;
+    b.width_s = incident::known(last_t) ? std::min(b.t_s - last_t, text::kHour) : 1.0;
     last_t = b.t_s;
     b.starts = row.count(starts, "starts", 0);
     b.successes = row.count(successes, "successes", 0);

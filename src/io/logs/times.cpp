@@ -29,7 +29,8 @@ std::optional<int> digits(std::string_view s, size_t at, size_t width) {
   return v;
 }
 
-// "2024-03-10T19:40:00.250Z" (or a space for T; an offset "+01:00") as Unix seconds.
+}  // namespace
+
 std::optional<double> parse_date_time(std::string_view s) {
   auto y = digits(s, 0, 4), mo = digits(s, 5, 2), d = digits(s, 8, 2);
   if (!y || !mo || !d || s[4] != '-' || s[7] != '-' || s.size() < 19) return std::nullopt;
@@ -60,8 +61,6 @@ std::optional<double> parse_date_time(std::string_view s) {
   double offset = *zh * text::kHour + *zm * text::kMinute;
   return zone[0] == '+' ? t - offset : t + offset;
 }
-
-}  // namespace
 
 double TimeBase::relative(double t, bool absolute) {
   if (!absolute) return t;

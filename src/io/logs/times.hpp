@@ -28,6 +28,9 @@ std::optional<double> parse_time(std::string_view text, TimeBase& base);
 // A time of the command line (--from, --to): seconds or a clock, never
 // negative.
 std::optional<double> parse_clock(std::string_view text);
+// "2024-03-10T19:40:00.250Z" (or a space for T; an offset "+01:00"; no zone
+// is UTC) as Unix seconds; nothing when the text is not one.
+std::optional<double> parse_date_time(std::string_view text);
 // A plain number; nothing unless the whole text is one.
 std::optional<double> parse_number(std::string_view text);
 

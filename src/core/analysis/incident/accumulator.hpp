@@ -15,6 +15,7 @@
 
 #include "analysis/incident/records.hpp"
 #include "analysis/incident/report.hpp"
+#include "text/clock.hpp"
 
 namespace retrystorm::incident {
 
@@ -39,7 +40,7 @@ class Accumulator {
   // records; a record with a time further than kOutlierSpan from it is an
   // outlier (a broken clock, a stray row), dropped so that one row cannot
   // stretch the report over thousands of empty hours.
-  static constexpr double kOutlierSpan = 366 * 86400.0;
+  static constexpr double kOutlierSpan = 366 * text::kDay;
   static constexpr size_t kAnchorSample = 1001;
 
  private:

@@ -1,7 +1,8 @@
 // Accumulator::finish: the streamed sums become the report's figures.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "analysis/incident/accumulator.hpp"
 #include "analysis/incident/stats.hpp"
@@ -11,6 +12,7 @@ namespace retrystorm::incident {
 namespace {
 
 using text::kHour;
+using text::kMinute;
 constexpr double kPinnedWindow = 60;   // failures within a minute of the deadline are pinned
 constexpr double kNearCeiling = 0.6;   // fake saturation: L at least this share of the ceiling
 constexpr double kLowLoad = 0.35;      // a failing hour is low load below this utilization
@@ -59,7 +61,7 @@ double pinned_deadline(std::deque<float>& failed, size_t least, double share) {
     if (b - a > best) best = b - a, best_at = a;
   }
   if (best < share * failed.size() || failed[best_at] < kPinnedWindow) return kUnknown;
-  return std::round(failed[best_at] / 60.0) * 60.0;
+  return std::round(failed[best_at] / kMinute) * kMinute;
 }
 
 // The scheduler's own concurrency ceiling, as the post-mortem computes it:
@@ -89,7 +91,7 @@ void fill_queue(HourRow& row, double qn, double qsum, double qmax, double cn, do
 std::vector<double> minute_bars(const std::deque<float>& d, size_t bars) {
   std::vector<double> out(bars, 0.0);
   for (float v : d) {
-    size_t m = static_cast<size_t>(std::max(0.0, std::floor(v / 60.0)));
+    size_t m = static_cast<size_t>(std::max(0.0, std::floor(v / kMinute)));
     out[std::min(m, bars - 1)] += 1;
   }
   return out;
@@ -110,13 +112,11 @@ std::vector<double> ladder_from(std::vector<std::vector<double>>& samples) {
 
 // The warning for records dropped as outliers.
 std::string outlier_warning(double dropped, double anchor, double first) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "%.0f %s dropped as outliers: their times lie more than %.0f days from the bulk "
-                "of the log (around %s); the first at %.0f s. A broken clock or a stray row?",
-                dropped, dropped == 1 ? "record" : "records",
-                Accumulator::kOutlierSpan / text::kDay, format_clock(anchor).c_str(), first);
-  return buf;
+  return fmt::format(
+      "{:.0f} {} dropped as outliers: their times lie more than {:.0f} days from the bulk "
+      "of the log (around {}); the first at {:.0f} s. A broken clock or a stray row?",
+      dropped, dropped == 1 ? "record" : "records", Accumulator::kOutlierSpan / text::kDay,
+      format_clock(anchor), first);
 }
 
 // Fake saturation: near the ceiling, almost nothing completes.
@@ -392,7 +392,7 @@ void Accumulator::set_durations(Report& r) {
   for (float v : ok_durations_) longest = std::max(longest, v);
   for (float v : failed_durations_) longest = std::max(longest, v);
   double reach = std::max<double>(longest, known(d.deadline_s) ? d.deadline_s + kPinnedWindow : 0);
-  size_t bars = std::min(kMaxMinuteBars, static_cast<size_t>(reach / 60) + 2);
+  size_t bars = std::min(kMaxMinuteBars, static_cast<size_t>(reach / kMinute) + 2);
   d.minute_ok = minute_bars(ok_durations_, bars);
   d.minute_failed = minute_bars(failed_durations_, bars);
   d.median_ok_s = median(ok_durations_);

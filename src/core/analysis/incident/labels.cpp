@@ -1,7 +1,10 @@
 // How the incident reports print durations and ranges of hours; hours and
 // clock times are the project's one clock format (text/clock.hpp).
+#include <fmt/format.h>
+
+#include <chrono>
 #include <cmath>
-#include <cstdio>
+#include <string_view>
 
 #include "analysis/incident/report.hpp"
 
@@ -9,16 +12,12 @@ namespace retrystorm::incident {
 
 std::string span_label(double s) {
   if (!known(s)) return "unknown";
-  int64_t v = static_cast<int64_t>(std::llround(std::abs(s)));
-  char buf[48];
-  if (v >= 3600)
-    std::snprintf(buf, sizeof buf, "%s%lld:%02lld:%02lld", s < 0 ? "-" : "",
-                  static_cast<long long>(v / 3600), static_cast<long long>(v / 60 % 60),
-                  static_cast<long long>(v % 60));
-  else
-    std::snprintf(buf, sizeof buf, "%s%lld:%02lld", s < 0 ? "-" : "",
-                  static_cast<long long>(v / 60), static_cast<long long>(v % 60));
-  return buf;
+  std::chrono::hh_mm_ss t{std::chrono::seconds(std::llround(std::abs(s)))};
+  std::string_view sign = s < 0 ? "-" : "";
+  if (t.hours().count() > 0)
+    return fmt::format("{}{}:{:02}:{:02}", sign, t.hours().count(), t.minutes().count(),
+                       t.seconds().count());
+  return fmt::format("{}{}:{:02}", sign, t.minutes().count(), t.seconds().count());
 }
 
 std::string hour_ranges(const std::vector<int64_t>& hours) {

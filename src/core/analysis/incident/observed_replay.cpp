@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analysis/incident/observed.hpp"
+#include "text/clock.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm::incident {
@@ -66,7 +67,7 @@ std::vector<ReplayKey> observed_replay_keys(const ObservedReport& r, const Obser
   add("engine", "fluid", "deterministic, one step per 1/20 of the timeout", true);
   double horizon = fit("horizon_s", sc.horizon_s, 1, 1e7, "the queried range");
   // At most a million steps: `run` prices longer runs out.
-  fit("step_s", std::max(std::min(0.1, timeout / 20), horizon / 1e6), 0.001, 3600,
+  fit("step_s", std::max(std::min(0.1, timeout / 20), horizon / 1e6), 0.001, text::kHour,
       "a twentieth of the timeout", 3);
   fit("demand.rate_per_s", r.demand_per_s, 0.01, 1e9, "user requests a second before the trigger");
   double capacity = fit("server.capacity_per_s", r.capacity_per_s, 0.01, 1e9, r.capacity_source);

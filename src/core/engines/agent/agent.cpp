@@ -1,5 +1,7 @@
-// The agent engine. One event loop over four sources, merged in time order
-// (the kernel: engines/event_queue.hpp):
+// The agent engine: the clients (user requests, the calls of each retrying
+// layer, their timeouts, budgets and deadlines) and the event loop; the
+// server (slots, service, its queue) is server.hpp. One event loop over four
+// sources, merged in time order (the kernel: engines/event_queue.hpp):
 //   - the arrivals of the current step (generated a step ahead, so the budget
 //     can be told the step's first attempts before any of them is sent);
 //   - one timer lane per retrying layer (a layer's timeout is constant, so its
@@ -22,7 +24,7 @@
 
 #include "engines/agent/arrivals.hpp"
 #include "engines/agent/entities.hpp"
-#include "engines/agent/server_queue.hpp"
+#include "engines/agent/server.hpp"
 #include "engines/event_queue.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
@@ -35,20 +37,15 @@ namespace retrystorm {
 
 namespace {
 
-using namespace agent;  // the entities and the server's queue
+using namespace agent;  // the entities and the server
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Event priorities at one instant, lowest first.
-enum : uint64_t { kComplete = 0, kRate = 1, kTimeout = 2, kRetry = 3, kArrival = 4 };
 // A deadline goes after every layer's timeout at its instant (those count
 // layers below 2^16), before retries.
 constexpr uint64_t kDeadlineOrder = order_of(kTimeout, uint64_t{1} << 16);
 constexpr uint64_t kArrivalOrder = order_of(kArrival);
 
-// Completions and retries name a job or a call; capacity changes carry
-// index 0 (the incident starts) or 1 (it ends).
-using Events = EventQueue<EntityRef>;
 // A timeout names its call; a deadline names the user request's call and,
 // as its generation, the request's number.
 using TimerLane = EventLane<EntityRef>;
@@ -70,17 +67,15 @@ RetryCause cause_of(bool after_error) {
 struct Workspace {
   bool busy = false;
   Pool<Call> calls;
-  Pool<Job> jobs;
+  ServerMemory server;
   Events events;
   std::vector<TimerLane> timers;
   TimerLane deadlines;
   std::vector<double> arrivals;
-  JobRing queue;
-  std::vector<uint32_t> in_service;
 
   void reset(size_t layers) {
     calls.clear();
-    jobs.clear();
+    server.clear();
     events.clear();
     if (timers.size() < layers) timers.resize(layers);
     for (size_t layer = 0; layer < timers.size(); ++layer) {  // inner layers' timeouts first
@@ -90,8 +85,6 @@ struct Workspace {
     deadlines.clear();
     deadlines.set_order(kDeadlineOrder);
     arrivals.clear();
-    queue.clear();
-    in_service.clear();
   }
 };
 
@@ -129,14 +122,12 @@ class AgentEngine {
         deadlines_(workspace.deadlines),
         arrivals_(s, rng_, workspace.arrivals),
         calls_(workspace.calls),
-        jobs_(workspace.jobs),
         attempts_in_flight_(static_cast<size_t>(layers_), 0),
         retries_in_flight_(static_cast<size_t>(layers_), 0),
         retries_in_backoff_(static_cast<size_t>(layers_), 0),
         credit_(static_cast<size_t>(layers_), 0.0),
         layer_first_(static_cast<size_t>(layers_), 0.0),
-        queue_(s.server, workspace.queue, workspace.jobs),
-        in_service_(workspace.in_service) {
+        server_(s.server, workspace.server, workspace.events, rng_) {
     w_.reset(static_cast<size_t>(layers_));
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
@@ -144,11 +135,6 @@ class AgentEngine {
       budgets_.emplace_back(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s);
     budget_on_ = budgets_[0].enabled();
     deadlines_on_ = policy_.deadline_rule == DeadlineRule::fires;
-    slots_ = s.server.slots > 0 ? s.server.slots : 1;
-    mean_service_s_ = slots_ / s.server.capacity_per_s;
-    sigma_ = s.server.service_sigma;
-    if (s.server.service == ServiceDist::two_point) sigma_ = std::min(1.0, sigma_);
-    log_mu_ = std::log(mean_service_s_) - sigma_ * sigma_ / 2;
     while (incident_first_ < steps_ && !s.in_incident(incident_first_)) ++incident_first_;
     incident_end_ = incident_first_;
     while (incident_end_ < steps_ && s.in_incident(incident_end_)) ++incident_end_;
@@ -177,7 +163,7 @@ class AgentEngine {
         layer_first_[layer] = 0;
       }
       run_until(end);
-      call.backlog[t] = static_cast<double>(in_system_);
+      call.backlog[t] = static_cast<double>(server_.in_system());
     }
     finish();
     return std::move(result_);
@@ -355,11 +341,9 @@ class AgentEngine {
     const Call& call = calls_[call_id];
     if (call.layer == layers_ - 1) {
       result_.series.gave_up[step_] += 1;
-      if (s_.server.shed_abandoned && call.job != kNone) {
-        Job& job = jobs_[call.job];
-        if (job.state == kQueued && job.caller == call_id && job.caller_gen == call.gen)
-          shed_job(call.job);
-      }
+      if (s_.server.shed_abandoned && call.job != kNone &&
+          server_.queued_for(call.job, call_id, call.gen))
+        shed_job(call.job);
     } else {
       log(call.request, call.attempt, call.sent_s, kNaN, "timeout", call.layer + 1);
     }
@@ -469,43 +453,26 @@ class AgentEngine {
     }
   }
 
-  // ---- the server -----------------------------------------------------------
-  void send_job(uint32_t call_id) {
-    Call& call = calls_[call_id];
-    uint32_t job_id = jobs_.alloc();
-    Job& job = jobs_[job_id];
-    job.sent_s = now_;
-    job.caller = call_id;
-    job.caller_gen = call.gen;
-    job.request = call.request;
-    job.attempt = call.attempt;
-    ++job.gen;
-    call.job = job_id;
-    if (!(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
-    ++stats_.server_arrivals;
-    if (rate_ > 0 && busy_ < slots_ && queue_.waiting() == 0) {
-      change_in_system(+1);
-      start_service(job_id);
-      return;
-    }
-    if (s_.server.queue_limit > 0 && queue_.waiting() >= s_.server.queue_limit) {
-      job.state = kQueued;  // refused before it is queued
-      refuse(job_id);
-      return;
-    }
-    job.state = kQueued;
-    queue_.push(job_id);
-    change_in_system(+1);
-    dispatch();
+  // ---- at the server (server.hpp) -----------------------------------------
+  // Rejected by a full queue, or dropped by CoDel: the caller hears at once.
+  auto refused() {
+    return [this](uint32_t job_id) { refuse(job_id); };
   }
 
-  // Rejected by a full queue, or dropped by CoDel: the caller hears at once.
+  void send_job(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    uint32_t job_id = server_.new_job(call_id, call, now_);
+    call.job = job_id;
+    if (!(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
+    server_.arrive(job_id, now_, refused());
+  }
+
   void refuse(uint32_t job_id) {
-    Job& job = jobs_[job_id];
+    const Job& job = server_.job(job_id);
     result_.series.rejected[step_] += 1;
     log(job.request, job.attempt, job.sent_s, now_, "rejected", layers_);
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
-    free_job(jobs_, job_id);
+    server_.release(job_id);
     Call& call = calls_[call_id];
     if (call.gen != caller_gen || call.state != kWaiting) return;
     end_attempt(call);
@@ -513,110 +480,45 @@ class AgentEngine {
   }
 
   void shed_job(uint32_t job_id) {
-    const Job& job = jobs_[job_id];
-    change_in_system(-1);
+    const Job& job = server_.job(job_id);
     result_.series.shed[step_] += 1;
     log(job.request, job.attempt, job.sent_s, kNaN, "shed", layers_);
-    queue_.shed(job_id);
-  }
-
-  void change_in_system(int delta) {
-    stats_.area_in_system += static_cast<double>(in_system_) * (now_ - area_t_);
-    area_t_ = now_;
-    in_system_ += delta;
-  }
-
-  double draw_service() {
-    switch (s_.server.service) {
-      case ServiceDist::exponential:
-        return rng_.exponential(mean_service_s_);
-      case ServiceDist::lognormal:
-        return std::exp(log_mu_ + sigma_ * rng_.normal());
-      case ServiceDist::two_point:
-        return mean_service_s_ * (rng_.uniform() < 0.5 ? 1 - sigma_ : 1 + sigma_);
-      case ServiceDist::deterministic:
-        break;
-    }
-    return mean_service_s_;
-  }
-
-  void start_service(uint32_t job_id) {
-    Job& job = jobs_[job_id];
-    job.state = kInService;
-    job.slot = static_cast<uint32_t>(in_service_.size());
-    in_service_.push_back(job_id);
-    ++busy_;
-    double work = draw_service();
-    if (s_.server.contention > 0) work *= 1 + s_.server.contention * (in_system_ - 1);
-    job.work_left = work;
-    job.last_s = now_;
-    stats_.wait_sum_s += now_ - job.sent_s;
-    ++job.gen;
-    events_.push(now_ + work / rate_, kComplete, {job_id, job.gen});
+    server_.shed(job_id, now_);
   }
 
   void on_complete(uint32_t job_id, uint32_t gen) {
-    Job& job = jobs_[job_id];
-    if (job.gen != gen || job.state != kInService) return;
+    const Job* job = server_.end_service(job_id, gen, now_);
+    if (!job) return;
     ++stats_.events;
-    uint32_t moved = in_service_.back();
-    in_service_[job.slot] = moved;
-    jobs_[moved].slot = job.slot;
-    in_service_.pop_back();
-    --busy_;
-    change_in_system(-1);
-    ++stats_.completed;
-    stats_.sojourn_sum_s += now_ - job.sent_s;
-    const Call& call = calls_[job.caller];
-    bool to_caller = call.gen == job.caller_gen && call.state == kWaiting;
-    bool to_user = to_caller && deliver_success(job.caller);
+    const Call& call = calls_[job->caller];
+    bool to_caller = call.gen == job->caller_gen && call.state == kWaiting;
+    bool to_user = to_caller && deliver_success(job->caller);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, now_, to_caller ? "ok" : "late", layers_);
-    free_job(jobs_, job_id);
-    dispatch();
+    log(job->request, job->attempt, job->sent_s, now_, to_caller ? "ok" : "late", layers_);
+    server_.release(job_id);
+    server_.dispatch(now_, refused());
   }
 
   void on_rate(double rate) {
     ++stats_.events;
-    for (uint32_t job_id : in_service_) {
-      Job& job = jobs_[job_id];
-      job.work_left = std::max(0.0, job.work_left - (now_ - job.last_s) * rate_);
-      job.last_s = now_;
-      ++job.gen;  // the completion scheduled at the old rate is stale
-      if (rate > 0) events_.push(now_ + job.work_left / rate, kComplete, {job_id, job.gen});
-    }
-    rate_ = rate;
-    dispatch();
-  }
-
-  void dispatch() {
-    while (rate_ > 0 && busy_ < slots_ && queue_.waiting() > 0) {
-      uint32_t job_id = queue_.next(now_, [this](uint32_t dropped) {
-        change_in_system(-1);  // CoDel drops at the head: the caller hears at once
-        refuse(dropped);
-      });
-      if (job_id == kNone) return;
-      start_service(job_id);
-    }
+    server_.set_rate(rate, now_);
+    server_.dispatch(now_, refused());
   }
 
   // ---- the end --------------------------------------------------------------
   void finish() {
     now_ = s_.horizon_s;
-    change_in_system(0);
+    server_.finish(now_, stats_);
     result_.in_flight = static_cast<double>(live_users_);
     stats_.peak_calls = calls_.peak();
-    stats_.peak_jobs = jobs_.peak();
     if (stats_out_) *stats_out_ = stats_;
     if (!log_) return;
     // Attempts still out at the end: at the server, or with a layer below.
-    for (uint32_t job_id = 0; job_id < jobs_.slots(); ++job_id) {
-      const Job& job = jobs_[job_id];
-      if (job.state != kQueued && job.state != kInService) continue;
+    server_.for_each_in_flight([this](const Job& job) {
       const Call& call = calls_[job.caller];
       bool waited = call.gen == job.caller_gen && call.state == kWaiting;
       log(job.request, job.attempt, job.sent_s, kNaN, waited ? "in_flight" : "timeout", layers_);
-    }
+    });
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
       const Call& call = calls_[call_id];
       if (call.state == kWaiting && call.layer < layers_ - 1)
@@ -655,7 +557,6 @@ class AgentEngine {
   Arrivals arrivals_;
 
   Pool<Call>& calls_;
-  Pool<Job>& jobs_;
   // Per layer, whole counts (the budget takes them as amounts).
   std::vector<int64_t> attempts_in_flight_, retries_in_flight_;  // attempts and retries in flight
   std::vector<int64_t> retries_in_backoff_;  // retries in backoff (Envoy counts them)
@@ -663,14 +564,7 @@ class AgentEngine {
   uint32_t next_request_ = 0;
   uint64_t live_users_ = 0;
 
-  int slots_ = 1;
-  int busy_ = 0;
-  double rate_ = 1;  // capacity factor: work done per second of service
-  double mean_service_s_ = 0, sigma_ = 0, log_mu_ = 0;
-  ServerQueue queue_;
-  long in_system_ = 0;
-  double area_t_ = 0;
-  std::vector<uint32_t>& in_service_;
+  Server server_;
   int incident_first_ = 0, incident_end_ = 0;
 };
 

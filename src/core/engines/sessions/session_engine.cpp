@@ -1,5 +1,7 @@
 #include "engines/sessions/session_engine.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -14,6 +16,7 @@
 #include "policies/client_policy.hpp"
 #include "random/rng.hpp"
 #include "text/list.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::sessions {
 
@@ -421,9 +424,7 @@ class Simulation {
     Session& x = sessions_.back();
     SessionRow& r = x.row;
     r.id = id;
-    char name[48];
-    std::snprintf(name, sizeof name, "s-%04d-%s", id, format_clock(now_).c_str());
-    r.session_id = name;
+    r.session_id = fmt::format("s-{:04d}-{}", id, format_clock(now_));
     r.start_s = now_;
     r.delivery = delivery;
     r.queue_unread_at_open = static_cast<int>(unread_.size());
@@ -770,8 +771,8 @@ void validate_sessions(const Scenario& s, const RunLimits&) {
   parse_initial_queue(s.items.initial_queue);
   auto ordered = [](const char* low_key, double low, const char* high_key, double high) {
     if (low > high)
-      throw InputError(std::string(low_key) + ": " + std::to_string(low) + " is above " + high_key +
-                       " (" + std::to_string(high) + "); the range must not be empty");
+      throw InputError(std::string(low_key) + ": " + number_text(low) + " is above " + high_key +
+                       " (" + number_text(high) + "); the range must not be empty");
   };
   const auto& x = s.sessions;
   ordered("sessions.launch_delay_min_s", x.launch_delay_min_s, "sessions.launch_delay_max_s",
@@ -788,16 +789,16 @@ void validate_sessions(const Scenario& s, const RunLimits&) {
   ordered("items.notification_stale_min_s", s.items.notification_stale_min_s,
           "items.notification_stale_max_s", s.items.notification_stale_max_s);
   if (x.launch_delay_max_s >= x.poll_s)
-    throw InputError("sessions.launch_delay_max_s: " + std::to_string(x.launch_delay_max_s) +
-                     " must be below sessions.poll_s (" + std::to_string(x.poll_s) + ")");
+    throw InputError("sessions.launch_delay_max_s: " + number_text(x.launch_delay_max_s) +
+                     " must be below sessions.poll_s (" + number_text(x.poll_s) + ")");
   if (x.start_s >= s.horizon_s)
-    throw InputError("sessions.start_s: " + std::to_string(x.start_s) +
-                     " must be before the end of the run (horizon_s " +
-                     std::to_string(s.horizon_s) + ")");
+    throw InputError("sessions.start_s: " + number_text(x.start_s) +
+                     " must be before the end of the run (horizon_s " + number_text(s.horizon_s) +
+                     ")");
   if (x.focus_to_s < x.focus_from_s)
-    throw InputError("sessions.focus_to_s: " + std::to_string(x.focus_to_s) +
-                     " must not be before sessions.focus_from_s (" +
-                     std::to_string(x.focus_from_s) + ")");
+    throw InputError("sessions.focus_to_s: " + number_text(x.focus_to_s) +
+                     " must not be before sessions.focus_from_s (" + number_text(x.focus_from_s) +
+                     ")");
   if (s.client.retries > 100)
     throw InputError("client.retries: " + std::to_string(s.client.retries) +
                      " ladder steps; the session model allows up to 100");

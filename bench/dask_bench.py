@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""A 10,000-point agent-engine sweep on Dask with 1 and 2 worker processes
+(one thread each) on this machine: the wall time of each, the speed-up
+(target: at least 1.8x with 2 workers) and a check that both give the same
+DataFrame. Run by `make bench`; PYTHONPATH must hold <build>/python.
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/dask_bench.py [--workers 1,2]
+"""
+
+import argparse
+import sys
+import time
+
+import pandas as pd
+
+import retrystorm as rs
+from dask.distributed import Client, LocalCluster
+
+# An agent-engine run of 180 s at 16 to 24 requests a second against 25 a
+# second of capacity (about 0.5 ms on one core), over 5 x 40 x 10 x 5 = 10,000
+# points: the grid crosses from recovering to stuck.
+VARY = {
+    "client.retries": (0, 4, 1),
+    "incident.duration_s": (1, 40, 1),
+    "client.timeout_s": (1, 10, 1),
+    "demand.rate_per_s": (16, 24, 2),
+}
+SEED = 1
+
+
+def scenario():
+    s = rs.Scenario().set("engine", "agent").set("horizon_s", 180)
+    return s.set("server.capacity_per_s", 25).set("incident.start_s", 20)
+
+
+def timed_sweep(workers):
+    """Seconds of one sweep on a fresh cluster of `workers` processes, and its rows."""
+    with LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        host="127.0.0.1",
+    ) as cluster, Client(cluster) as client:
+        s = scenario()
+        # Warm-up: every worker imports the module before the clock starts.
+        rs.distributed.sweep(s, {"client.retries": (0, 3, 1)}, seed=SEED, client=client,
+                             task_points=1, progress=False)
+        cpu_before = sum(client.run(time.process_time).values())
+        started = time.perf_counter()
+        frame = rs.distributed.sweep(s, VARY, seed=SEED, client=client, progress=False)
+        wall = time.perf_counter() - started
+        cpu = sum(client.run(time.process_time).values()) - cpu_before
+        # Below 100 %: the workers waited (Dask, or other jobs on this machine's cores).
+        print(f"  workers busy {cpu / (wall * workers):.0%} of the wall time", flush=True)
+        return wall, frame
+
+
+def local_seconds(threads):
+    """The same sweep in this process on C++ threads, no Dask: what the
+    machine's cores give right now (other jobs share them)."""
+    started = time.perf_counter()
+    rs.sweep(scenario(), VARY, seed=SEED, threads=threads, progress=False, allow_large=True)
+    return time.perf_counter() - started
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", default="1,2", help="worker counts to time (default 1,2)")
+    parser.add_argument("--target", type=float, default=1.8, help="speed-up aimed at")
+    parser.add_argument("--no-ceiling", dest="ceiling", action="store_false",
+                        help="skip the local 1- and 2-thread runs")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",")]
+    seconds, frames = {}, {}
+    for n in counts:
+        seconds[n], frames[n] = timed_sweep(n)
+        points = len(frames[n])
+        print(f"dask sweep, {points} agent points, {n} worker(s): {seconds[n]:.2f} s "
+              f"({seconds[n] / points * 1e3:.2f} ms a point; "
+              f"{frames[n]['recovered'].mean():.0%} recover)", flush=True)
+    first = frames[counts[0]]
+    for n in counts[1:]:
+        pd.testing.assert_frame_equal(frames[n], first)  # the same rows whatever the workers
+    if args.ceiling and 1 in seconds and 2 in seconds:
+        ceiling = local_seconds(1) / local_seconds(2)
+        print(f"the same sweep on 1 and 2 C++ threads without Dask: {ceiling:.2f}x "
+              "(the machine's ceiling now)")
+    if 1 in seconds:
+        for n in counts:
+            if n == 1:
+                continue
+            speedup = seconds[1] / seconds[n]
+            verdict = "meets" if speedup >= args.target else "misses"
+            print(f"speed-up with {n} workers: {speedup:.2f}x ({verdict} the {args.target}x target)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

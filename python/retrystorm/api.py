@@ -1,0 +1,150 @@
+"""The package's functions over retrystorm._core: the C++ answers as dicts,
+and as pandas DataFrames where they are tables (docs/python.md)."""
+
+import os
+
+import pandas as pd
+
+from . import _core
+from ._core import Scenario
+
+
+def presets():
+    """The presets compiled into the program: name, description, engine."""
+    return _core.presets()
+
+
+def keys():
+    """The key table (docs/scenario-keys.md), one row per key, indexed by path:
+    type, min, max, min_exclusive, choices, unit, group, label, help, default."""
+    return pd.DataFrame(_core.keys()).set_index("path")
+
+
+class Result:
+    """One run's answer (what `retrystorm run --format json` writes).
+
+    .metrics, .verdict: dicts; .series: one row per step (per bucket for the
+    session model) with the JSON result's names; .band: the Monte Carlo band
+    (None for one run); .montecarlo: the Monte Carlo part of the JSON answer;
+    .to_json(): the command line's bytes."""
+
+    def __init__(self, answer):
+        self._answer = answer
+        self._series = None
+
+    @property
+    def engine(self):
+        return self._answer.engine
+
+    @property
+    def scenario(self):
+        """The scenario that ran (with runs and seed as given)."""
+        return self._answer.scenario
+
+    @property
+    def metrics(self):
+        return self._answer.metrics()
+
+    @property
+    def verdict(self):
+        return self._answer.verdict()
+
+    @property
+    def series(self):
+        # One copy: numpy views over the C++ buffers, consolidated by pandas.
+        if self._series is None:
+            self._series = pd.DataFrame(self._answer.series())
+        return self._series
+
+    @property
+    def montecarlo(self):
+        return self._answer.montecarlo()
+
+    @property
+    def band(self):
+        mc = self.montecarlo
+        if mc is None:
+            return None
+        band = pd.DataFrame(mc["band"])
+        if self.engine != "sessions":  # one row per step, as the series
+            band.insert(0, "t_s", self.series["t_s"].to_numpy())
+        return band
+
+    def to_json(self):
+        return self._answer.to_json()
+
+    def to_dict(self):
+        return self._answer.to_dict()
+
+    def __repr__(self):
+        return f"<retrystorm.Result {self.engine}: {self.verdict['headline']}>"
+
+
+def run(scenario, runs=None, seed=None, *, trace=True, allow_large=False):
+    """Runs a scenario as `retrystorm run` does; runs and seed as --runs and
+    --seed (None: the scenario's keys). The GIL is released while it runs."""
+    return Result(_core.run(scenario, runs, seed, trace, allow_large))
+
+
+def _flat_rows(rows):
+    """One flat dict per row: nested dicts become dotted columns."""
+    return pd.json_normalize(rows, sep=".")
+
+
+def ladder(scenario, *, allow_large=False):
+    """The defense ladder (`retrystorm ladder`): one row per rung, its metrics
+    and verdict as columns (metrics.<name>, verdict.recovered, ...)."""
+    rows = _core.ladder(scenario, allow_large)["rows"]
+    for row in rows:
+        row.pop("scenario", None)  # the whole scenario of each rung: in to_dict()
+    return _flat_rows(rows)
+
+
+def tipping(scenario, grid_s=0.0, *, allow_large=False):
+    """The tipping point (`retrystorm tipping`): the shortest incident after
+    which the scenario does not recover: grid_s, on_grid_s, exact_s."""
+    return _core.tipping(scenario, grid_s, allow_large)
+
+
+def _paths(paths):
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [os.fspath(p) for p in paths]
+
+
+def analyze(paths, *, from_s=None, to_s=None, slots=None, deadline_s=None, ladder_s=()):
+    """Incident analysis of logs (`retrystorm analyze --format json`): the
+    report as a dict; its lists of rows (hours, ...) also as DataFrames
+    under report["tables"]."""
+    report = _core.analyze(_paths(paths), from_s, to_s, slots, deadline_s, list(ladder_s))
+    report["tables"] = {
+        name: pd.DataFrame(value)
+        for name, value in report.items()
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value)
+    }
+    return report
+
+
+def import_configs(paths):
+    """Reads retry configurations (`retrystorm import`): keys (flat), scenario
+    (nested, as a scenario file), formats, warnings, from (where each key came
+    from)."""
+    return _core.import_configs(_paths(paths))
+
+
+def export(scenario, to="envoy"):
+    """A scenario's client policy as a real system's configuration
+    (`retrystorm export --to`): system, text, notes."""
+    return _core.export(scenario, to)
+
+
+def lint(target, *, load=None, simulate=False, incident=None):
+    """Lints configuration files (a path or a list of paths), or a Scenario's
+    own client policy (`retrystorm lint --format json`); exit_status is the
+    command's. load: demand / capacity (--load); simulate with the preset
+    `incident` (--simulate --preset; default primary-failover)."""
+    if isinstance(target, Scenario):
+        return _core.lint_scenario(target, f"scenario {target.name}", load, simulate)
+    return _core.lint_files(_paths(target), load, simulate, incident or "")
+
+

@@ -1,0 +1,135 @@
+"""Grid sweeps on Dask: rs.distributed.sweep(scenario, vary={...}, client=...).
+
+The grid is cut into tasks of many points each (one task runs a batch in
+C++, GIL released), submitted to a dask.distributed Client, and gathered
+into the DataFrame rs.sweep gives: each point's seeds come from the base
+seed and the point's number, never from the worker, so the result is the
+same whatever the task size, the workers or the order they finish in.
+Without a client it runs on this machine. docs/distributed.md has the
+cluster set-ups and how the task size is chosen."""
+
+import math
+
+from . import _core
+from .sweep import (
+    axes_of,
+    frame_of,
+    grid_of,
+    in_notebook,
+    progress_bar,
+    ranges_of,
+    seed_of,
+    show_progress,
+)
+from .sweep import sweep as local_sweep
+
+# Tasks per worker thread: enough that a slow worker, a retried task or a
+# costly stretch of the grid (tasks are contiguous ranges, and a point's cost
+# grows with keys such as client.retries) leaves the others something to
+# take; few enough that Dask's own cost (a few milliseconds per task) stays
+# small beside a batch's.
+TASKS_PER_THREAD = 16
+# A task never holds fewer points (its run outweighs its scheduling), nor
+# more (a retry repeats little; a result stays a few MB).
+MIN_TASK_POINTS = 16
+MAX_TASK_POINTS = 20_000
+
+
+def task_points_for(points, threads):
+    """Points per task: about TASKS_PER_THREAD tasks per worker thread,
+    within [MIN_TASK_POINTS, MAX_TASK_POINTS]."""
+    per_task = math.ceil(points / (TASKS_PER_THREAD * max(1, threads)))
+    return max(1, min(points, max(MIN_TASK_POINTS, min(MAX_TASK_POINTS, per_task))))
+
+
+def cluster_threads(client):
+    """Worker threads the cluster has now (1 while no worker has joined)."""
+    return max(1, sum(client.nthreads().values()))
+
+
+def run_batch(scenario, axes, first, count, runs, seed):
+    """One task: points [first, first + count) on one thread of a worker (the
+    worker's other threads run other tasks; the GIL is released)."""
+    return _core._sweep_points(scenario, axes, first, count, runs, seed, 1, False, True)
+
+
+def _task_keys(scenario, axes, runs, seed, ranges):
+    """Deterministic task names: the same batch of the same sweep is the same
+    task, so a resubmission shares the result instead of adding rows."""
+    from dask.base import tokenize
+
+    token = tokenize(scenario.to_dict(), axes, runs, seed)
+    return [f"retrystorm-sweep-{token}-{first}-{count}" for first, count in ranges]
+
+
+def _gather(client, futures, points, progress):
+    """Results as they finish; a terminal bar (tqdm) or Dask's notebook widget."""
+    from dask.distributed import as_completed
+
+    enabled = show_progress(progress)
+    if enabled and in_notebook():
+        from dask.distributed import progress as dask_progress
+
+        dask_progress(futures)  # the widget updates itself; the loop below waits
+        enabled = False
+    bar = progress_bar(points, enabled)
+    batches = []
+    try:
+        for future in as_completed(futures):
+            batch = future.result()  # a task that failed after its retries raises here
+            batches.append(batch)
+            bar.update(len(batch["point"]))
+    finally:
+        bar.close()
+    return batches
+
+
+def sweep(
+    scenario,
+    vary,
+    runs=1,
+    seed=None,
+    client=None,
+    task_points=None,
+    *,
+    retries=2,
+    progress=None,
+    allow_large=None,
+):
+    """The grid sweep of rs.sweep, on a Dask cluster; returns a DataFrame.
+
+    client: a dask.distributed.Client (None: this machine, every core).
+    task_points: points per task (None: about 16 tasks per worker thread,
+    see task_points_for). retries: how often Dask reruns a task whose worker
+    died. Ctrl-C cancels the submitted tasks. The result equals rs.sweep's
+    (and `retrystorm sweep`'s, sharded or not) for the same arguments.
+    allow_large: None lifts the one-machine cost limit with a client (the
+    cluster is the budget) and keeps it without one."""
+    if allow_large is None:
+        allow_large = client is not None
+    if client is None:
+        return local_sweep(
+            scenario, vary, runs, seed, progress=progress, allow_large=allow_large,
+            task_points=task_points,
+        )
+    axes = axes_of(vary)
+    runs = int(runs)
+    seed = seed_of(seed)
+    grid = grid_of(scenario, axes, runs, seed, allow_large)  # whole grid, before any task
+    points = grid["points"]
+    size = task_points or task_points_for(points, cluster_threads(client))
+    ranges = ranges_of(points, size)
+    keys = _task_keys(scenario, axes, runs, seed, ranges)
+    futures = [
+        client.submit(
+            run_batch, scenario, axes, first, count, runs, seed,
+            key=key, retries=retries, pure=False,
+        )
+        for (first, count), key in zip(ranges, keys)
+    ]
+    try:
+        batches = _gather(client, futures, points, progress)
+    except BaseException:  # Ctrl-C, or a task that failed for good
+        client.cancel(futures)
+        raise
+    return frame_of(batches, grid)

@@ -1,0 +1,156 @@
+"""Grid sweeps on this machine: rs.sweep(scenario, vary={...}) -> DataFrame.
+
+The grid is the product of the axes, last axis fastest, as `retrystorm sweep`
+walks it; a row per point, indexed by the point's number in the grid, with
+one column per varied key and then the figures of the sweep's CSV. With
+runs > 1 a row holds the means over the replications (a flag: the share of
+replications where it held). Points run in C++ on every core, in batches so
+that progress shows and Ctrl-C stops between batches (docs/python.md,
+docs/distributed.md)."""
+
+import math
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+
+
+def axes_of(vary):
+    """vary: {path: (from, to, step)} (or a list of such pairs) -> the axes
+    as _core takes them, in the given order."""
+    if not vary:
+        raise ValueError("vary: give at least one key to vary")
+    items = vary.items() if isinstance(vary, dict) else vary
+    axes = []
+    for path, spec in items:
+        try:
+            start, stop, step = (float(v) for v in spec)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"vary {path}: {spec!r} must be (from, to, step) numbers"
+            ) from None
+        axes.append((str(path), start, stop, step))
+    return axes
+
+
+def seed_of(seed):
+    """None (every point from the scenario's seed), else a float for _core."""
+    return None if seed is None else float(seed)
+
+
+def grid_of(scenario, axes, runs, seed, allow_large=False):
+    """The whole grid checked (cost, keys, every point validated) before any
+    work: {"points", "paths", "figures"}."""
+    return _core._sweep_grid(scenario, axes, int(runs), seed_of(seed), allow_large)
+
+
+def ranges_of(points, task_points):
+    """[first, count) ranges of at most task_points points covering the grid."""
+    task_points = max(1, int(task_points))
+    return [(f, min(task_points, points - f)) for f in range(0, points, task_points)]
+
+
+def frame_of(batches, grid):
+    """One DataFrame from batches of columns (any order), rows in point order.
+
+    Rows are keyed by their point number: a batch delivered twice (a retried
+    task) or a gap is an error, never a duplicated or missing row."""
+    batches = sorted(batches, key=lambda b: int(b["point"][0]) if len(b["point"]) else -1)
+    names = ["point", *grid["paths"], *grid["figures"]]
+    columns = {}
+    for name in names:
+        parts = [np.asarray(b[name]) for b in batches]
+        columns[name] = np.concatenate(parts) if parts else np.empty(0)
+    point = columns.pop("point").astype(np.int64)
+    if not np.array_equal(point, np.arange(grid["points"], dtype=np.int64)):
+        raise RuntimeError(
+            f"sweep: the batches hold {len(point)} rows for {grid['points']} points "
+            "(a point missing or delivered twice)"
+        )
+    frame = pd.DataFrame(columns, index=pd.RangeIndex(grid["points"], name="point"))
+    return frame
+
+
+def in_notebook():
+    """True inside a Jupyter kernel (progress as a widget, not a text bar)."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    ip = shell.get_ipython() if hasattr(shell, "get_ipython") else None
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def show_progress(progress):
+    """progress=None: a bar in a terminal or a notebook, none in a pipe or a test."""
+    if progress is None:
+        return in_notebook() or sys.stderr.isatty()
+    return bool(progress)
+
+
+def progress_bar(total, enabled, unit="point"):
+    """A tqdm bar (tqdm.auto in a notebook), or a stand-in that does nothing."""
+    if enabled:
+        try:
+            if in_notebook():
+                from tqdm.auto import tqdm
+            else:
+                from tqdm import tqdm
+            return tqdm(total=total, unit=unit, desc="sweep")
+        except ImportError:
+            pass
+    return _NoBar()
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
+def local_task_points(points, threads):
+    """Batches on this machine: about fifty (progress and Ctrl-C between
+    them), each enough points to keep every core busy."""
+    return max(4 * threads, math.ceil(points / 50), 1)
+
+
+def sweep(
+    scenario,
+    vary,
+    runs=1,
+    seed=None,
+    *,
+    threads=0,
+    progress=None,
+    allow_large=False,
+    task_points=None,
+):
+    """Runs every point of the grid on this machine; returns a DataFrame.
+
+    vary: {path: (from, to, step)}; runs: replications per point; seed: None
+    (every point starts from the scenario's seed, as `retrystorm sweep`) or a
+    base seed S (point i, replication r runs at S + i * runs + r, as
+    `--seed S`). threads: 0 = every core. The same arguments give the same
+    DataFrame as rs.distributed.sweep on any cluster."""
+    axes = axes_of(vary)
+    grid = grid_of(scenario, axes, runs, seed, allow_large)
+    cores = threads or os.cpu_count() or 1
+    size = task_points or local_task_points(grid["points"], cores)
+    bar = progress_bar(grid["points"], show_progress(progress))
+    batches = []
+    try:
+        for first, count in ranges_of(grid["points"], size):
+            batches.append(
+                _core._sweep_points(
+                    scenario, axes, first, count, int(runs), seed_of(seed), int(threads),
+                    False, True,
+                )
+            )
+            bar.update(count)
+    finally:
+        bar.close()
+    return frame_of(batches, grid)

@@ -1,0 +1,40 @@
+// The configuration commands (import, export, lint; docs/configs.md), one way
+// for every front end: the command line and the Python package read files by
+// path, the HTTP API receives their texts; each writes the answers below.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/configs/export.hpp"
+#include "io/configs/import.hpp"
+#include "io/configs/lint.hpp"
+
+namespace retrystorm::app {
+
+// The files at `paths`, read; InputError naming one that cannot be.
+std::vector<configs::ConfigFile> read_config_files(const std::vector<std::string>& paths);
+
+// The answer of POST /api/import: keys (flat), formats, warnings.
+nlohmann::json import_json(const configs::ImportResult& r);
+// The same with the scenario object (nested, as `import --format json`
+// writes it) and where each key came from: the Python package's answer.
+nlohmann::json import_details_json(const configs::ImportResult& r);
+
+// The answer of POST /api/export/{system} and the Python package: text, notes.
+nlohmann::json export_json(const configs::ExportResult& r);
+
+struct LintRequest {
+  std::vector<configs::ConfigFile> files;  // stacked layers, outermost first
+  // Without files: this scenario's own client policy, named `source` in findings.
+  std::optional<Scenario> scenario;
+  std::string source;
+  configs::LintOptions options;
+};
+
+// Lints the files, else the scenario's policy; InputError when given neither.
+configs::LintReport lint(const LintRequest& r);
+
+}  // namespace retrystorm::app

@@ -1,0 +1,119 @@
+// rs.run: app::run, the function behind `retrystorm run` and POST /api/run,
+// with the GIL released, and its answer kept in C++ so that a series reaches
+// Python as numpy views over the run's own buffers (one copy, into pandas).
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "bindings.hpp"
+#include "engines/series.hpp"
+#include "model/keys.hpp"
+
+namespace py = pybind11;
+
+namespace retrystorm::python {
+
+namespace {
+
+// The scenario with runs and seed, validated again (as `run --runs --seed`).
+Scenario with_options(Scenario s, std::optional<int> runs, std::optional<double> seed) {
+  if (seed) set_key(s, "seed", *seed);
+  if (runs) set_key(s, "runs", double(*runs));
+  validate(s);
+  return s;
+}
+
+app::RunAnswer run_scenario(const Scenario& scenario, std::optional<int> runs,
+                            std::optional<double> seed, bool trace, bool allow_large) {
+  Scenario s = with_options(scenario, runs, seed);
+  app::RunOptions o;
+  o.report.trace = trace;
+  o.montecarlo = s.runs > 1;  // as the command line: every engine
+  app::Budget budget = python_budget(allow_large);
+  py::gil_scoped_release released;  // other Python threads run meanwhile
+  return app::run(s, o, budget);
+}
+
+std::string answer_json(const app::RunAnswer& a) {
+  return app::run_answer_json(a).dump(2) + "\n";  // the bytes of `run --format json`
+}
+
+py::object metrics(const app::RunAnswer& a) {
+  if (a.sessions) return json_to_python(app::run_answer_json(a)["metrics"]);
+  return json_to_python(metrics_json(a.report->metrics));
+}
+
+py::object verdict(const app::RunAnswer& a) {
+  if (a.sessions) return json_to_python(app::run_answer_json(a)["verdict"]);
+  const Verdict& v = a.report->verdict;
+  return json_to_python(
+      {{"recovered", v.recovered}, {"headline", v.headline}, {"detail", v.detail}});
+}
+
+// Per-step engines: name -> read-only numpy view over the run's buffer,
+// kept alive by the answer. Sessions: the JSON series (lists).
+py::dict series(py::object self) {
+  const app::RunAnswer& a = self.cast<const app::RunAnswer&>();
+  if (a.sessions) return json_to_python(app::run_answer_json(a)["series"]);
+  py::dict out;
+  const Series& s = a.report->run.series;
+  for (const SeriesField& field : kSeriesFields) {
+    std::span<double> v = s.*field.member;
+    py::array_t<double> view({py::ssize_t(v.size())}, {py::ssize_t(sizeof(double))}, v.data(),
+                             self);
+    view.attr("flags").attr("writeable") = false;
+    out[py::str(std::string(field.name))] = view;
+  }
+  return out;
+}
+
+py::object montecarlo(const app::RunAnswer& a) {
+  nlohmann::json j = app::run_answer_json(a);
+  return j.contains("montecarlo") ? json_to_python(j["montecarlo"]) : py::none();
+}
+
+// For bench/python_bench.py: the seconds of one app::run of `scenario`, the
+// mean of `repeats`, timed in C++ (the cost rs.run adds to).
+double time_runs(const Scenario& scenario, int repeats) {
+  Scenario s = with_options(scenario, std::nullopt, std::nullopt);
+  app::RunOptions o;
+  o.montecarlo = s.runs > 1;
+  app::Budget budget = python_budget(false);
+  py::gil_scoped_release released;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < repeats; ++i) app::run(s, o, budget);
+  std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+  return spent.count() / std::max(repeats, 1);
+}
+
+}  // namespace
+
+void bind_run(py::module_& m) {
+  py::class_<app::RunAnswer>(m, "RunAnswer", "What app::run answers; see retrystorm.Result.")
+      .def_property_readonly("engine",
+                             [](const app::RunAnswer& a) {
+                               return a.sessions ? "sessions"
+                                                 : engine_name(a.report->run.scenario.engine);
+                             })
+      .def_property_readonly("scenario",
+                             [](const app::RunAnswer& a) {
+                               return a.sessions ? a.sessions->run.scenario
+                                                 : a.report->run.scenario;
+                             })
+      .def("to_json", &answer_json)
+      .def("to_dict",
+           [](const app::RunAnswer& a) { return json_to_python(app::run_answer_json(a)); })
+      .def("metrics", &metrics)
+      .def("verdict", &verdict)
+      .def("series", &series)
+      .def("montecarlo", &montecarlo);
+  m.def("run", &run_scenario, py::arg("scenario"), py::arg("runs") = py::none(),
+        py::arg("seed") = py::none(), py::arg("trace") = true, py::arg("allow_large") = false,
+        "Runs a scenario as `retrystorm run` does (GIL released).");
+  m.def("_time_runs", &time_runs, py::arg("scenario"), py::arg("repeats"));
+}
+
+}  // namespace retrystorm::python

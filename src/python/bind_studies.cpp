@@ -1,0 +1,139 @@
+// The studies beside run, through the app layer as the command line runs
+// them: the defense ladder, the tipping point, incident analysis, and the
+// configuration commands import, export and lint.
+// Each answer is the JSON view the command line writes, as Python objects.
+#include <pybind11/stl.h>
+
+#include "app/analyze.hpp"
+#include "app/configs.hpp"
+#include "bindings.hpp"
+#include "io/analyze_report.hpp"
+#include "io/result_json.hpp"
+#include "text/number.hpp"
+
+namespace py = pybind11;
+
+namespace retrystorm::python {
+
+namespace {
+
+py::object ladder(const Scenario& s, bool allow_large) {
+  std::vector<LadderResult> rows;
+  {
+    py::gil_scoped_release released;
+    rows = app::ladder(s, python_budget(allow_large));
+  }
+  return json_to_python(ladder_json(rows));
+}
+
+py::object tipping(const Scenario& s, double grid_s, bool allow_large) {
+  std::optional<TippingResult> t;
+  {
+    py::gil_scoped_release released;
+    t = app::tipping(s, grid_s, python_budget(allow_large));
+  }
+  return json_to_python(tipping_json(*t));
+}
+
+// A number given to Python, as the app layer reads options: its text reads
+// back as the same double, and refusals show it unquoted.
+app::OptionText given(const char* name, double v) {
+  return {name, number_text(v), false};
+}
+
+// `retrystorm analyze` with Python's numbers in place of its options.
+app::AnalyzeRequest analyze_request(std::vector<std::string> paths, std::optional<double> from_s,
+                                    std::optional<double> to_s, std::optional<double> slots,
+                                    std::optional<double> deadline_s,
+                                    const std::vector<double>& ladder_s) {
+  app::AnalyzeRequest r;
+  r.logs = std::move(paths);
+  r.from = from_s ? given("from_s", *from_s) : app::OptionText{"from_s", "", false};
+  r.to = to_s ? given("to_s", *to_s) : app::OptionText{"to_s", "", false};
+  if (slots) r.slots = given("slots", *slots);
+  if (deadline_s) r.deadline = given("deadline_s", *deadline_s);
+  r.ladder = {"ladder_s", "", false};
+  for (double step : ladder_s)
+    r.ladder.text += (r.ladder.text.empty() ? "" : ",") + number_text(step);
+  return r;
+}
+
+// The report of `retrystorm analyze --format json`.
+py::object analyze_report(const app::AnalyzeRequest& request) {
+  nlohmann::json j;
+  {
+    py::gil_scoped_release released;
+    j = analyze_json(app::analyze(request));
+  }
+  return json_to_python(j);
+}
+
+// `retrystorm lint --format json`, with the exit status the command gives.
+py::object lint_report(app::LintRequest request, std::optional<double> load, bool simulate) {
+  request.options.load = load;  // checked by lint, in the ranges of --load
+  request.options.simulate = simulate;
+  return json_to_python(configs::lint_json(app::lint(request)));
+}
+
+void bind_configs(py::module_& m) {
+  m.def(
+      "import_configs",
+      [](const std::vector<std::string>& paths) {
+        auto r = configs::import_configs(app::read_config_files(paths));
+        return json_to_python(app::import_details_json(r));
+      },
+      py::arg("paths"));
+  m.def(
+      "export",
+      [](const Scenario& s, const std::string& system) {
+        configs::ExportResult r = configs::export_config(s, system);
+        nlohmann::json j = app::export_json(r);
+        j["system"] = r.system;
+        return json_to_python(j);
+      },
+      py::arg("scenario"), py::arg("to"));
+  m.def("export_systems", &configs::export_systems);
+  m.def(
+      "lint_files",
+      [](const std::vector<std::string>& paths, std::optional<double> load, bool simulate,
+         const std::string& incident) {
+        app::LintRequest r;
+        r.files = app::read_config_files(paths);
+        r.options.preset = incident;
+        return lint_report(std::move(r), load, simulate);
+      },
+      py::arg("paths"), py::arg("load") = py::none(), py::arg("simulate") = false,
+      py::arg("incident") = "");
+  m.def(
+      "lint_scenario",
+      [](const Scenario& s, const std::string& source, std::optional<double> load, bool simulate) {
+        app::LintRequest r;
+        r.scenario = s;
+        r.source = source;
+        return lint_report(std::move(r), load, simulate);
+      },
+      py::arg("scenario"), py::arg("source"), py::arg("load") = py::none(),
+      py::arg("simulate") = false);
+}
+
+}  // namespace
+
+void bind_studies(py::module_& m) {
+  m.def("ladder", &ladder, py::arg("scenario"), py::arg("allow_large") = false);
+  m.def("tipping", &tipping, py::arg("scenario"), py::arg("grid_s") = 0.0,
+        py::arg("allow_large") = false);
+  m.def(
+      "analyze",
+      [](std::vector<std::string> paths, std::optional<double> from_s, std::optional<double> to_s,
+         std::optional<double> slots, std::optional<double> deadline_s,
+         const std::vector<double>& ladder_s) {
+        return analyze_report(
+            analyze_request(std::move(paths), from_s, to_s, slots, deadline_s, ladder_s));
+      },
+      py::arg("paths"), py::arg("from_s") = py::none(), py::arg("to_s") = py::none(),
+      py::arg("slots") = py::none(), py::arg("deadline_s") = py::none(),
+      py::arg("ladder_s") = std::vector<double>{});
+  bind_configs(m);
+}
+
+}  // namespace retrystorm::python

@@ -1,0 +1,177 @@
+"""rs.distributed.sweep on a LocalCluster of two worker processes: the same
+DataFrame (and to_json bytes) as the local run and as the command line's
+sharded sweep merged, whatever the task size; a worker killed mid-sweep is
+retried by Dask without a wrong or duplicated row; Ctrl-C cancels the tasks
+(docs/distributed.md)."""
+
+import io
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import retrystorm as rs
+
+distributed = pytest.importorskip("distributed")
+
+# 4 x 5 points of the agent engine, two seeded replications each: seconds.
+VARY = {"client.retries": (0, 3, 1), "incident.duration_s": (10, 30, 5)}
+RUNS, SEED = 2, 11
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two worker processes of one thread; closed even when a test fails."""
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=None,
+        host="127.0.0.1",
+    )
+    dask_client = distributed.Client(cluster)
+    try:
+        yield dask_client
+    finally:
+        dask_client.close(timeout=20)
+        cluster.close(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def agent():
+    return rs.Scenario().set("engine", "agent")
+
+
+@pytest.fixture(scope="module")
+def local(agent):
+    return rs.sweep(agent, VARY, runs=RUNS, seed=SEED)
+
+
+def cli_frame(text):
+    """A sweep's CSV as the DataFrame rs.sweep gives (the CSV's doubles read back exactly)."""
+    frame = pd.read_csv(io.StringIO(text), float_precision="round_trip")
+    frame.index = pd.RangeIndex(len(frame), name="point")
+    return frame
+
+
+def test_cluster_equals_local_and_sharded_command_line(client, agent, local, cli, tmp_path):
+    on_cluster = rs.distributed.sweep(agent, VARY, runs=RUNS, seed=SEED, client=client)
+    pd.testing.assert_frame_equal(on_cluster, local)
+    assert on_cluster.to_json() == local.to_json()
+
+    vary = [f"--vary={p}={a:g}:{b:g}:{s:g}" for p, (a, b, s) in VARY.items()]
+    common = ["--set", "engine=agent", "--runs", str(RUNS), "--seed", str(SEED), *vary]
+    shards = []
+    for k in (3, 1, 2):
+        path = tmp_path / f"shard-{k}.json"
+        cli("sweep", *common, "--shard", f"{k}/3", "--out", str(path))
+        shards.append(str(path))
+    merged = cli("merge", *shards).stdout
+    assert merged == cli("sweep", *common).stdout
+    pd.testing.assert_frame_equal(on_cluster, cli_frame(merged), check_dtype=False)
+
+
+@pytest.mark.parametrize("task_points", [1, 7, 20, None])
+def test_task_sizes_give_the_same_rows(client, agent, local, task_points):
+    got = rs.distributed.sweep(
+        agent, VARY, runs=RUNS, seed=SEED, client=client, task_points=task_points
+    )
+    pd.testing.assert_frame_equal(got, local)
+    assert got.to_json() == local.to_json()
+
+
+def test_single_runs_without_seed_are_the_plain_sweep(client, cli):
+    s = rs.Scenario.preset("primary-failover")
+    vary = {"client.retries": (0, 4, 1), "incident.duration_s": (10, 60, 10)}
+    got = rs.distributed.sweep(s, vary, client=client, task_points=5)
+    pd.testing.assert_frame_equal(got, rs.sweep(s, vary))
+    assert got["recovered"].dtype == bool
+    text = cli(
+        "sweep", "--preset", "primary-failover",
+        "--vary", "client.retries=0:4:1", "--vary", "incident.duration_s=10:60:10",
+    ).stdout
+    pd.testing.assert_frame_equal(got, cli_frame(text), check_dtype=False)
+
+
+def test_a_killed_worker_is_retried_without_duplicated_rows(client, agent):
+    # About two seconds of small tasks keep both workers busy; one worker
+    # process exits mid-sweep, its nanny starts a new one and Dask reruns the
+    # task it held.
+    vary = {"client.retries": (0, 3, 1), "incident.duration_s": (10, 30, 1)}
+    result = {}
+
+    def run():
+        result["frame"] = rs.distributed.sweep(
+            agent, vary, runs=RUNS, seed=SEED, client=client, task_points=2, retries=3
+        )
+
+    before = set(client.scheduler_info()["workers"])
+    victim = client.run(os.getpid, workers=[sorted(before)[0]])[sorted(before)[0]]
+    worker = threading.Thread(target=run)
+    worker.start()
+    time.sleep(0.3)
+    assert worker.is_alive(), "the sweep ended before the worker could be killed"
+    os.kill(victim, signal.SIGKILL)  # a worker process of this test's cluster, by its pid
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    pd.testing.assert_frame_equal(result["frame"], rs.sweep(agent, vary, runs=RUNS, seed=SEED))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(client.scheduler_info()["workers"]) < 2:
+        time.sleep(0.1)
+    after = set(client.scheduler_info()["workers"])
+    assert len(after) == 2 and after != before  # a new worker process took the dead one's place
+
+
+def test_interrupt_cancels_the_tasks(client, agent, monkeypatch):
+    cancelled = []
+    real_cancel = client.cancel
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    def spy(futures, *args, **kwargs):
+        cancelled.extend(futures)
+        return real_cancel(futures, *args, **kwargs)
+
+    monkeypatch.setattr(rs.distributed, "_gather", interrupted)
+    monkeypatch.setattr(client, "cancel", spy)
+    with pytest.raises(KeyboardInterrupt):
+        rs.distributed.sweep(agent, VARY, runs=RUNS, seed=SEED + 1, client=client, task_points=2)
+    assert len(cancelled) == 10
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(f.cancelled() for f in cancelled):
+        time.sleep(0.05)
+    assert all(f.cancelled() for f in cancelled)
+
+
+def test_rows_are_keyed_by_point():
+    from retrystorm.sweep import frame_of
+
+    grid = {"points": 3, "paths": ["a"], "figures": ["f"]}
+    batch = {"point": np.array([0, 1]), "a": np.array([0.0, 1.0]), "f": np.array([1.0, 2.0])}
+    last = {"point": np.array([2]), "a": np.array([2.0]), "f": np.array([3.0])}
+    assert list(frame_of([last, batch], grid)["f"]) == [1.0, 2.0, 3.0]
+    with pytest.raises(RuntimeError, match="delivered twice"):
+        frame_of([batch, batch, last], grid)
+    with pytest.raises(RuntimeError, match="missing"):
+        frame_of([batch], grid)
+
+
+def test_task_size_rule():
+    from retrystorm.distributed import task_points_for
+
+    assert task_points_for(10_000, 2) == 313  # 16 tasks per thread
+    assert task_points_for(100, 8) == 16  # never below 16 points
+    assert task_points_for(10, 8) == 10
+    assert task_points_for(100_000_000, 4) == 20_000
+
+
+def test_bad_grids_fail_before_any_task(client, agent):
+    with pytest.raises(ValueError, match="client.retriez"):
+        rs.distributed.sweep(agent, {"client.retriez": (0, 1, 1)}, client=client)
+    with pytest.raises(ValueError, match="seed"):
+        rs.distributed.sweep(agent, VARY, seed=0.5, client=client)

@@ -1,0 +1,167 @@
+"""The package against the command line: the same answers, the same refusals."""
+
+import json
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import retrystorm as rs
+
+PRESETS = [p["name"] for p in rs.presets()]
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_run_json_is_the_command_lines_bytes(name, cli):
+    # Every preset, session presets included: one run path (app::run).
+    ours = rs.run(rs.Scenario.preset(name)).to_json()
+    assert ours == cli("run", "--preset", name, "--format", "json").stdout
+
+
+def test_runs_seed_and_set_match_the_command_line(cli):
+    s = rs.Scenario.preset("primary-failover").set("engine", "agent").set("client.retries", 1)
+    ours = rs.run(s, runs=4, seed=7).to_json()
+    theirs = cli(
+        "run", "--preset", "primary-failover", "--set", "engine=agent",
+        "--set", "client.retries=1", "--runs", "4", "--seed", "7", "--format", "json",
+    ).stdout
+    assert ours == theirs
+
+
+def test_presets_and_keys_are_the_command_lines():
+    assert PRESETS[:2] == ["order-status", "primary-failover"]
+    keys = rs.keys()
+    row = keys.loc["client.retries"]
+    assert (row["type"], row["min"], row["max"]) == ("integer", 0, 100)
+    assert keys.loc["client.backoff.base_s", "unit"] == "s"
+    assert "full" in keys.loc["client.backoff.jitter", "choices"]
+    assert keys.loc["client.retries", "default"] == 3 and keys.loc["client.retries", "help"]
+
+
+def test_series_is_one_row_per_step_with_the_json_names():
+    r = rs.run(rs.Scenario.preset("primary-failover"))
+    doc = r.to_dict()
+    steps = doc["scenario"]["horizon_s"] / doc["scenario"]["step_s"]
+    assert r.series.shape == (steps, 12)
+    # The CSV's column order (kSeriesFields); the JSON object's keys are sorted.
+    assert list(r.series.columns[:3]) == ["t_s", "capacity", "first_attempts"]
+    assert set(r.series.columns) == set(doc["series"])
+    for name, values in doc["series"].items():
+        np.testing.assert_array_equal(r.series[name].to_numpy(), np.array(values))
+    assert r.metrics == doc["metrics"]
+    assert r.verdict == doc["verdict"]
+    assert r.band is None and r.montecarlo is None
+
+
+def test_monte_carlo_band_is_one_row_per_step():
+    s = rs.Scenario.preset("primary-failover").set("engine", "agent")
+    r = rs.run(s, runs=3, seed=1)
+    assert r.montecarlo["runs"] == 3
+    assert list(r.band.columns[:1]) == ["t_s"] and len(r.band) == len(r.series)
+    assert (r.band.goodput_low <= r.band.goodput_high).all()
+
+
+def test_session_presets_report_through_the_same_run():
+    r = rs.run(rs.Scenario.preset("scheduler-429-outage"))
+    assert r.engine == "sessions"
+    assert isinstance(r.series, pd.DataFrame) and len(r.series) > 0
+    assert r.verdict == r.to_dict()["verdict"]
+
+
+@pytest.mark.parametrize(
+    "key,value,words",
+    [
+        ("client.retries", -1, "client.retries: -1 is out of range"),
+        ("client.nope", 1, "unknown key 'client.nope'"),
+        ("client.backoff.jitter", "sometimes", "client.backoff.jitter"),
+        ("client.retries", "three", "client.retries"),
+    ],
+)
+def test_bad_keys_and_values_raise_value_error_naming_the_key(key, value, words, cli):
+    with pytest.raises(ValueError) as e:
+        rs.Scenario.preset("primary-failover").set(key, value)
+    assert words in str(e.value)
+    if isinstance(value, int):  # the command line's own words
+        done = cli("run", "--preset", "primary-failover", "--set", f"{key}={value}", check=False)
+        assert done.returncode != 0 and str(e.value) in done.stderr
+
+
+def test_unknown_preset_and_cross_key_rules_raise_value_error():
+    with pytest.raises(ValueError, match="preset: 'nope' is not a preset"):
+        rs.Scenario.preset("nope")
+    s = rs.Scenario.preset("primary-failover").set("step_s", 0.07)  # valid alone
+    with pytest.raises(ValueError, match="step"):
+        rs.run(s)
+    with pytest.raises(ValueError, match="runs"):
+        rs.run(rs.Scenario.preset("primary-failover"), runs=0)
+
+
+def test_scenario_round_trips_through_dict_file_and_pickle(tmp_path):
+    import pickle
+
+    s = rs.Scenario.preset("two-layer-stack").set("client.retries", 2)
+    assert rs.Scenario.from_dict(s.to_dict()).to_dict() == s.to_dict()
+    assert pickle.loads(pickle.dumps(s)).to_dict() == s.to_dict()
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(s.to_dict()))
+    assert rs.Scenario.scenario_file(str(path)).to_dict() == s.to_dict()
+    assert s.set("name", "x") is s and s.name == "x"
+
+
+def test_the_gil_is_released_while_a_run_runs():
+    # An agent-engine Monte Carlo long enough to take a while; while it
+    # runs, this thread must keep counting (it could not if the run held the GIL).
+    s = rs.Scenario.preset("primary-failover").set("engine", "agent")
+    started = threading.Event()
+    worker = threading.Thread(target=lambda: (started.set(), rs.run(s, runs=8, trace=False)))
+    worker.start()
+    started.wait()
+    time.sleep(0.005)  # let it enter C++
+    counted = 0
+    while worker.is_alive():
+        counted += 1
+    worker.join()
+    assert counted > 10_000  # about a million here; a held GIL leaves it near 0
+
+
+def test_ladder_and_tipping_match_the_command_line(cli):
+    s = rs.Scenario.preset("primary-failover")
+    ladder = rs.ladder(s)
+    theirs = json.loads(cli("ladder", "--preset", "primary-failover", "--format", "json").stdout)
+    assert list(ladder["name"]) == [row["name"] for row in theirs["rows"]]
+    assert list(ladder["verdict.recovered"]) == [r["verdict"]["recovered"] for r in theirs["rows"]]
+    tip = json.loads(cli("tipping", "--preset", "primary-failover", "--format", "json").stdout)
+    assert rs.tipping(s) == tip
+
+
+def test_configs_import_export_lint_match_the_command_line(source_dir, cli):
+    envoy = source_dir / "tests/fixtures/configs/envoy/route.yaml"
+    imported = rs.import_configs(envoy)
+    theirs = json.loads(cli("import", str(envoy), "--format", "json").stdout)
+    assert imported["scenario"] == theirs
+    s = rs.Scenario.preset("primary-failover")
+    assert rs.export(s, to="envoy")["text"] == cli(
+        "export", "--preset", "primary-failover", "--to", "envoy"
+    ).stdout
+    with pytest.raises(ValueError):
+        rs.export(s, to="nope")
+    report = rs.lint(envoy)
+    done = cli("lint", str(envoy), "--format", "json", check=False)
+    assert report["exit_status"] == done.returncode
+    assert report == json.loads(done.stdout)
+    assert rs.lint(s)["exit_status"] in (0, 1)
+
+
+def test_analyze_matches_the_command_line(source_dir, cli):
+    log = source_dir / "tests/fixtures/logs/requests.csv"
+    report = rs.analyze(log)
+    theirs = json.loads(cli("analyze", str(log), "--format", "json").stdout)
+    assert {k: v for k, v in report.items() if k != "tables"} == theirs
+    for table in report["tables"].values():
+        assert isinstance(table, pd.DataFrame)
+    with pytest.raises(ValueError):
+        rs.analyze(source_dir / "tests/fixtures/logs/empty.csv")
+    with pytest.raises(ValueError, match="slots: 0 is not allowed"):
+        rs.analyze(log, slots=0)
