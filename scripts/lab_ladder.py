@@ -49,20 +49,34 @@ def cell(result, criterion):
     late = " / ".join(f"{timing[k]['max_s']*1000:.0f}" for k in ("generator", "backend"))
     return (f"{verdict(m)} / {verdict(p)} | {m['failed_fraction']*100:.1f}% / "
             f"{p['failed_fraction']*100:.1f}% | {m['wasted_fraction']*100:.1f}% / "
-            f"{p['wasted_fraction']*100:.1f}% | {rec(m)} / {rec(p)} | {ok} | {late} ms")
+            f"{p['wasted_fraction']*100:.1f}% | {rec(m)} / {rec(p)} | {ok} | {late} ms | "
+            f"{stalls(result, criterion)}")
+
+
+def stalls(result, criterion):
+    """Bins a stall disturbed after the incident (left out of the measured
+    goodput recovery), and that recovery with them counted where it differs."""
+    s = result["lab"]["stalls"]
+    after = s["disturbed_bins_after_incident"]
+    text = str(after)
+    counted = s["goodput_recovery_s_counting_stalls"]
+    discounted = result["measured"]["metrics"].get("goodput_recovery_s")
+    if criterion == "goodput" and counted != discounted:
+        text += " (counting them: " + ("-" if counted is None else f"{counted:.1f} s") + ")"
+    return text
 
 
 def table(args, rows, throughs, jobs):
     lines = [f"### {args.preset}, `--scale {args.scale:g}`", "",
              "| row | through | verdict (measured / predicted) | failed | wasted | recovery |"
-             " within tolerances | timer max (generator / backend) |",
-             "|---|---|---|---|---|---|---|---|"]
+             " within tolerances | timer max (generator / backend) | stalled bins after the incident |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for i, row in enumerate(rows):
         criterion = row["scenario"].get("recovery", {}).get("criterion", "failures")
         for t in throughs:
             result, error = jobs[(i, t)].result()
             text = (cell(result, criterion) if result else
-                    f"not run: {' '.join(error).split(chr(13))[-1]} |||||")
+                    f"not run: {' '.join(error).split(chr(13))[-1]} ||||||")
             lines.append(f"| {row['name']} | {t} | {text} |")
     return "\n".join(lines) + "\n"
 

@@ -78,6 +78,57 @@ json run_and_check(const std::string& name, const std::vector<std::string>& extr
 
 // --- fast: options, refusals, scaling (label unit) ---------------------------
 
+namespace {
+
+// order-status's recovery criterion on a small run: 80 requests/s in 0.5 s
+// bins (90% of demand is 36 a bin), the incident ending at 2 s (bin 4).
+retrystorm::RunResult goodput_run(const std::vector<double>& goodput) {
+  retrystorm::RunResult r;
+  auto& s = r.scenario;
+  s.demand.rate_per_s = 80;
+  s.step_s = 0.5;
+  s.horizon_s = 0.5 * static_cast<double>(goodput.size());
+  s.incident.start_s = 1;
+  s.incident.duration_s = 1;
+  s.recovery.criterion = retrystorm::RecoveryCriterion::goodput;
+  s.recovery.goodput_fraction = 0.9;
+  r.series.resize(goodput.size());
+  for (size_t i = 0; i < goodput.size(); ++i) r.series.goodput[i] = goodput[i];
+  return r;
+}
+
+}  // namespace
+
+// A stall of the machine moves a bin's completions into the next bin; the
+// measured recovery leaves that bin out, and only that bin (docs/lab.md,
+// "Stalls of the machine").
+TEST(LabStalls, ADisturbedBinDoesNotCountAsNotRecovered) {
+  using retrystorm::lab::goodput_recovery_between_stalls;
+  auto run = goodput_run({0, 0, 0, 0, 40, 40, 30, 50, 40, 40});
+  std::vector<bool> none(10, false), bin6(10, false), bin4(10, false);
+  bin6[6] = bin4[4] = true;
+  // Without stalls it is exactly run's definition.
+  EXPECT_EQ(goodput_recovery_between_stalls(run, none),
+            retrystorm::compute_metrics(run).goodput_recovery_s);
+  EXPECT_EQ(goodput_recovery_between_stalls(run, none), 1.5);
+  EXPECT_EQ(goodput_recovery_between_stalls(run, bin6), 0.0);
+  // A short bin the machine did not disturb still counts.
+  EXPECT_EQ(goodput_recovery_between_stalls(run, bin4), 1.5);
+  // Nor does a disturbed bin start a recovery.
+  auto late = goodput_run({0, 0, 0, 0, 20, 40, 40, 40, 40, 40});
+  EXPECT_EQ(goodput_recovery_between_stalls(late, bin4), 0.5);
+  auto stuck = goodput_run({0, 0, 0, 0, 40, 40, 30, 30, 30, 30});
+  EXPECT_EQ(goodput_recovery_between_stalls(stuck, bin6), std::nullopt);
+}
+
+TEST(LabStalls, MarksEveryBinFromWhereATimerWasDueToWhereItFired) {
+  retrystorm::lab::BinLateness late(8, 0.5);
+  late.add(1.2, 1.21);  // 10 ms: within kStallBinFraction of a bin (25 ms)
+  late.add(2.4, 2.6);   // a 200 ms stall across the bins of 2 s and 2.5 s
+  auto d = retrystorm::lab::disturbed_bins(late.max_s(), std::vector<double>(8, 0.0), 0.5);
+  EXPECT_EQ(d, (std::vector<bool>{false, false, false, false, true, true, false, false}));
+}
+
 TEST(LabCommand, IsListedInHelpAndItsBackendIsNot) {
   TempDir dir("lab_help");
   auto o = run_cli(dir.path(), {"--help"});

@@ -58,8 +58,9 @@ class Backend {
         tick_(io),
         rate_timer_(io),
         accept_pause_(io),
-        t0_(steady_of_unix_ms(o.t0_unix_ms)) {
-    bins_ = static_cast<size_t>(std::ceil(o.horizon_s / o.bin_s - 1e-9));
+        t0_(steady_of_unix_ms(o.t0_unix_ms)),
+        bins_(static_cast<size_t>(std::ceil(o.horizon_s / o.bin_s - 1e-9))),
+        stalls_(bins_, o.bin_s) {
     series_.resize(bins_);
     service_s_ = o.slots / o.capacity_per_s;
   }
@@ -110,6 +111,7 @@ class Backend {
   asio::steady_timer tick_, rate_timer_, accept_pause_;
   Clock::time_point t0_;
   size_t bins_ = 0;
+  BinLateness stalls_;  // worst lateness per bin: where the machine stalled
   double service_s_ = 0;
   double factor_ = 1;
   std::deque<JobPtr> queue_;
@@ -181,7 +183,10 @@ void Backend::on_request(ConnectionPtr c, const HttpHead& head) {
   auto j = std::make_shared<Job>();
   j->connection = c;
   double timeout_ms = std::atof(head.header(kTimeoutHeader).c_str());
-  j->deadline_s = timeout_ms > 0 ? t + timeout_ms / 1000 : 1e300;
+  std::string give_up_us = head.header(kGiveUpHeader);
+  j->deadline_s = !give_up_us.empty() ? std::atof(give_up_us.c_str()) / 1e6
+                  : timeout_ms > 0    ? t + timeout_ms / 1000
+                                      : 1e300;
   admit(j, head.header(kRequestHeader), t);
 }
 
@@ -263,6 +268,7 @@ void Backend::finish(const JobPtr& j) {
   double t = j->finish_s;
   slot_free_s_ = std::max(slot_free_s_, t);
   lateness_.add(now_s() - t);
+  stalls_.add(t, now_s());
   in_service_.erase(std::find(in_service_.begin(), in_service_.end(), j));
   if (counted(t)) (t <= j->deadline_s ? series_.goodput : series_.served_late)[bin_of(t)] += 1;
   answer(j, 200);
@@ -330,6 +336,7 @@ void Backend::schedule_tick(size_t bin) {
   tick_.expires_at(at(t0_, end));
   tick_.async_wait([this, bin, end](boost::system::error_code ec) {
     if (ec) return;
+    stalls_.add(end, now_s());  // shows a stall with nothing in service too
     shed_expired(end);
     series_.backlog[bin] = static_cast<double>(queue_.size());
     double mid = (bin + 0.5) * o_.bin_s;
@@ -351,7 +358,8 @@ nlohmann::json Backend::report() const {
                       {"shed", series_.shed},
                       {"rejected", series_.rejected},
                       {"backlog", series_.backlog},
-                      {"capacity", series_.capacity}};
+                      {"capacity", series_.capacity},
+                      {"lateness_max_s", stalls_.max_s()}};
   if (o_.grpc) r["grpc_transit_s"] = {{"p50", g.p50_s}, {"p99", g.p99_s}, {"max", g.max_s}};
   return r;
 }

@@ -43,9 +43,16 @@ struct BackendSeries {
 int run_backend(const BackendOptions& o);
 
 // The attempt headers: the request id (retries of one request share it) and
-// the caller's per-attempt timeout, from which the backend knows when the
-// caller gives up (arrival + timeout; one machine, so no transit time).
+// the caller's per-attempt timeout. Behind a layer (HAProxy, nginx, gRPC) the
+// backend knows only that relative timeout, as a real server knows gRPC's
+// grpc-timeout: the caller gives up at arrival + timeout, a transit later
+// than the layer's own timer. The lab's own client (--through direct) also
+// sends the instant its timer gives up, in microseconds from the lab's time
+// zero, as systems that propagate an absolute deadline do: the backend then
+// knows exactly when the caller gives up, as the model's server does
+// (docs/lab.md, "Who knows when the caller gives up").
 inline constexpr const char* kRequestHeader = "x-rs-request";
 inline constexpr const char* kTimeoutHeader = "x-rs-timeout-ms";
+inline constexpr const char* kGiveUpHeader = "x-rs-give-up-us";
 
 }  // namespace retrystorm::lab

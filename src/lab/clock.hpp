@@ -18,9 +18,16 @@ inline long long unix_ms_now() {
       .count();
 }
 
-// The steady-clock instant of the Unix time `t0_unix_ms`.
+// The steady-clock instant of the Unix time `t0_unix_ms`. The wall clock is
+// read to the microsecond, so the backend's and the generator's time zeros
+// agree to microseconds, not to a millisecond (a caller's give-up instant
+// travels between them: kGiveUpHeader).
 inline Clock::time_point steady_of_unix_ms(long long t0_unix_ms) {
-  return Clock::now() + std::chrono::milliseconds(t0_unix_ms - unix_ms_now());
+  auto steady = Clock::now();
+  auto unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+  return steady + std::chrono::microseconds(t0_unix_ms * 1000 - unix_us);
 }
 
 inline Clock::time_point at(Clock::time_point t0, double seconds) {
@@ -66,6 +73,28 @@ class LatenessLog {
   static constexpr size_t kMax = 1 << 20;
   std::vector<float> v_;
   size_t seen_ = 0, stride_ = 1;
+};
+
+// The worst timer lateness per measurement bin, from the bin a timer was due
+// in to the bin it fired in: a stall of the machine there holds arrivals and
+// answers back and moves completions into a later bin (docs/lab.md,
+// "Stalls of the machine").
+class BinLateness {
+ public:
+  BinLateness(size_t bins, double bin_s) : max_s_(bins, 0.0), bin_s_(bin_s) {}
+  void add(double due_s, double fired_s) {
+    if (max_s_.empty() || fired_s <= due_s) return;
+    for (size_t i = bin_of(due_s); i <= bin_of(fired_s); ++i)
+      max_s_[i] = std::max(max_s_[i], fired_s - due_s);
+  }
+  const std::vector<double>& max_s() const { return max_s_; }
+
+ private:
+  size_t bin_of(double t) const {
+    return std::min(max_s_.size() - 1, static_cast<size_t>(std::max(0.0, t) / bin_s_));
+  }
+  std::vector<double> max_s_;
+  double bin_s_;
 };
 
 }  // namespace retrystorm::lab

@@ -42,6 +42,7 @@ struct Attempt {
   bool done = false;
   bool deadline_cut = false;  // the timer is the request's deadline, not the timeout
   bool reused = false;        // on a kept-alive connection the far end may have closed
+  double give_up_s = 0;       // when its timer is due (s from time zero)
 };
 using AttemptPtr = std::shared_ptr<Attempt>;
 
@@ -59,10 +60,11 @@ class Generator {
         arrivals_(io),
         steps_(io),
         ticks_(io),
-        end_(io) {
+        end_(io),
+        bins_(static_cast<size_t>(std::ceil(s_.horizon_s / o.bin_s - 1e-9))),
+        stalls_(bins_, o.bin_s) {
     if (!o.grpc_service_config.empty())
       grpc_ = std::make_unique<GrpcCaller>(io, o.port, o.grpc_service_config);
-    bins_ = static_cast<size_t>(std::ceil(s_.horizon_s / o.bin_s - 1e-9));
     for (auto* v : {&r_.failed, &r_.gave_up, &r_.budget_denied, &r_.first_sent, &r_.retries_sent})
       v->assign(bins_, 0.0);
   }
@@ -70,6 +72,7 @@ class Generator {
   GrpcCaller* grpc() { return grpc_.get(); }
   GeneratorResult result() {
     r_.arrival_error = lateness_.summary();
+    r_.lateness_max_s = stalls_.max_s();
     return std::move(r_);
   }
 
@@ -121,6 +124,7 @@ class Generator {
   asio::steady_timer arrivals_, steps_, ticks_, end_;
   std::vector<std::unique_ptr<Connection>> idle_;
   size_t bins_ = 0;
+  BinLateness stalls_;  // worst lateness per bin: where the machine stalled
   unsigned long long next_id_ = 0;
   double open_attempts_ = 0, held_retries_ = 0;
   LatenessLog lateness_;
@@ -146,6 +150,7 @@ void Generator::schedule_arrival(double t) {
   arrivals_.async_wait([this, t](boost::system::error_code ec) {
     if (ec) return;
     lateness_.add(now_s() - t);
+    stalls_.add(t, now_s());
     auto r = std::make_shared<Request>();
     r->id = next_id_++;
     r->start_s = t;
@@ -167,6 +172,7 @@ void Generator::send(const RequestPtr& r) {
     if (left < timeout) timeout = std::max(0.0, left), a->deadline_cut = true;
   }
   open_attempts_ += 1;
+  a->give_up_s = now + timeout;
   // Over gRPC the call's own deadline ends it; the timer is a safety net.
   a->timer.expires_at(at(t0_, now + timeout + (grpc_ ? 1.0 : 0.0)));
   a->timer.async_wait([this, a](boost::system::error_code ec) {
@@ -218,11 +224,17 @@ bool Generator::stale(const AttemptPtr& a) {
   return true;
 }
 
+// As the client (retries), the attempt also carries the instant its timer
+// gives up (kGiveUpHeader); behind a proxy the proxy's timer is what counts,
+// and the backend has only the relative timeout, as a real server would.
 void Generator::write(const AttemptPtr& a) {
+  std::string give_up = o_.retries ? std::string(kGiveUpHeader) + ": " +
+                                         std::to_string(std::llround(a->give_up_s * 1e6)) + "\r\n"
+                                   : "";
   auto text = std::make_shared<std::string>(
       "GET / HTTP/1.1\r\nHost: lab\r\n" + std::string(kRequestHeader) + ": " +
       std::to_string(a->request->id) + "\r\n" + kTimeoutHeader + ": " +
-      std::to_string(std::llround(s_.client.timeout_s * 1000)) + "\r\n\r\n");
+      std::to_string(std::llround(s_.client.timeout_s * 1000)) + "\r\n" + give_up + "\r\n");
   asio::async_write(a->connection->socket, asio::buffer(*text),
                     [this, a, text](boost::system::error_code ec, size_t) {
                       if (a->done) return;

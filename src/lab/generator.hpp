@@ -38,8 +38,9 @@ struct GeneratorResult {
   double user_requests = 0, succeeded = 0, failed_total = 0, in_flight = 0;
   double connection_errors = 0;
   LatencyHistogram success_latency;
-  TimingError arrival_error;  // how late arrivals left
-  bool interrupted = false;   // SIGINT/SIGTERM: stopped early
+  TimingError arrival_error;           // how late arrivals left
+  std::vector<double> lateness_max_s;  // per bin: the worst lateness (BinLateness)
+  bool interrupted = false;            // SIGINT/SIGTERM: stopped early
 };
 
 // Runs from time zero to the horizon (blocks); SIGINT/SIGTERM end it early.

@@ -84,6 +84,38 @@ void check_lab(const LabOptions& o) {
         number(suggested_scale(o.scale, peak)));
 }
 
+std::vector<bool> disturbed_bins(const std::vector<double>& generator_late_s,
+                                 const std::vector<double>& backend_late_s, double bin_s) {
+  std::vector<bool> d(std::max(generator_late_s.size(), backend_late_s.size()), false);
+  double limit = kStallBinFraction * bin_s;
+  for (size_t i = 0; i < d.size(); ++i)
+    d[i] = (i < generator_late_s.size() && generator_late_s[i] > limit) ||
+           (i < backend_late_s.size() && backend_late_s[i] > limit);
+  return d;
+}
+
+// The loop of goodput_recovery (src/core/analysis/metrics.cpp), skipping
+// disturbed bins that fall short, and starting at an undisturbed bin or one
+// that holds up.
+std::optional<double> goodput_recovery_between_stalls(const RunResult& run,
+                                                      const std::vector<bool>& disturbed) {
+  const Scenario& s = run.scenario;
+  const auto& goodput = run.series.goodput;
+  size_t n = goodput.size();
+  double end = s.incident_end_s();
+  size_t earliest = static_cast<size_t>(std::max(0.0, std::ceil(end / s.step_s - 1e-9)));
+  if (earliest >= n) return std::nullopt;
+  double needed = s.recovery.goodput_fraction * s.demand.rate_per_s * s.step_s - 1e-9;
+  auto holds = [&](size_t i) {
+    return goodput[i] >= needed || (i < disturbed.size() && disturbed[i]);
+  };
+  size_t from = n;
+  while (from > earliest && holds(from - 1)) --from;
+  while (from < n && goodput[from] < needed) ++from;  // a disturbed bin does not start it
+  if (from == n) return std::nullopt;
+  return std::max(0.0, std::round((static_cast<double>(from) * s.step_s - end) * 1e9) / 1e9);
+}
+
 Agreement agreement(const Metrics& m, const Metrics& p, const Scenario& s) {
   Agreement a;
   a.verdict = m.recovered == p.recovered;

@@ -21,6 +21,12 @@ namespace retrystorm::lab {
 // refused with a suggested --scale.
 inline constexpr double kMaxAttemptsPerS = 2500;
 
+// A bin is disturbed by a stall of the machine when a timer of the generator
+// or the backend due in it fired more than this share of a bin late: that
+// moves as large a share of the bin's completions into a later bin (docs/lab.md,
+// "Stalls of the machine").
+inline constexpr double kStallBinFraction = 0.05;
+
 inline constexpr const char* kThroughNames[] = {"direct", "haproxy", "nginx", "grpc"};
 
 struct LabOptions {
@@ -53,6 +59,10 @@ struct LabResult {
   // receiving its first attempt (C-core's per-attempt timer runs meanwhile).
   TimingError grpc_transit;
   double connection_errors = 0;
+  // Stalls: the start of each disturbed bin, and the measured goodput recovery
+  // with those bins counted like any other (the measured metrics leave them out).
+  std::vector<double> disturbed_t_s;
+  std::optional<double> goodput_recovery_counting_stalls_s;
   std::string layer_config;     // the proxy's configuration, as run
   std::string imported_policy;  // its retry settings read back as scenario keys
   bool interrupted = false;
@@ -72,6 +82,16 @@ void check_lab(const LabOptions& o);
 // Runs it (blocks for the horizon plus a few seconds of setup). Every process
 // it starts is stopped by pid before it returns or throws.
 LabResult run_lab(const LabOptions& o);
+
+// Bins where either process's worst timer lateness is above kStallBinFraction
+// of a bin.
+std::vector<bool> disturbed_bins(const std::vector<double>& generator_late_s,
+                                 const std::vector<double>& backend_late_s, double bin_s);
+// The goodput recovery of `run` (the same definition as `run`'s metrics:
+// from the incident's end on, every bin at or above the share of demand),
+// where a disturbed bin below it does not count as not recovered.
+std::optional<double> goodput_recovery_between_stalls(const RunResult& run,
+                                                      const std::vector<bool>& disturbed);
 
 // Tolerances of docs/lab.md: verdicts equal, failed share within 5 points,
 // recovery within 2 s or 10 %.

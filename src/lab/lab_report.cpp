@@ -122,6 +122,30 @@ std::string ms(double s) {
   return o.str();
 }
 
+// Disturbed bins that end after the incident: those recovery is judged on.
+size_t disturbed_after_incident(const LabResult& r) {
+  double end = r.scaled.incident_end_s();
+  return static_cast<size_t>(std::count_if(r.disturbed_t_s.begin(), r.disturbed_t_s.end(),
+                                           [&](double t) { return t + r.bin_s > end; }));
+}
+
+// Bins a stall of the machine disturbed, left out of the measured goodput
+// recovery (lab_run.cpp, discount_stalls).
+std::string stalls_text(const LabResult& r) {
+  std::ostringstream o;
+  size_t after = disturbed_after_incident(r);
+  o << "stalls: " << r.disturbed_t_s.size() << " bins disturbed (a timer more than "
+    << ms(kStallBinFraction * r.bin_s) << " late), " << after << " after the incident ended";
+  if (r.scaled.recovery.criterion == RecoveryCriterion::goodput && after > 0)
+    o << "; left out of the goodput recovery (counting them: "
+      << (r.goodput_recovery_counting_stalls_s
+              ? format_seconds(*r.goodput_recovery_counting_stalls_s)
+              : std::string("not recovered"))
+      << ")";
+  o << "\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::string lab_text(const LabResult& r) {
@@ -145,6 +169,7 @@ std::string lab_text(const LabResult& r) {
     << ms(r.generator_error.p50_s) << " / " << ms(r.generator_error.p99_s) << " / "
     << ms(r.generator_error.max_s) << ", backend " << ms(r.backend_error.p50_s) << " / "
     << ms(r.backend_error.p99_s) << " / " << ms(r.backend_error.max_s) << "\n";
+  o << stalls_text(r);
   if (r.connection_errors > 0)
     o << "connection errors: " << format_amount(r.connection_errors) << "\n";
   return o.str();
@@ -178,6 +203,15 @@ nlohmann::json lab_json(const LabResult& r) {
               {"backend", timing(r.backend_error)},
               {"grpc_transit", timing(r.grpc_transit)}}},
             {"connection_errors", r.connection_errors},
+            {"stalls",
+             {{"threshold_s", kStallBinFraction * r.bin_s},
+              {"disturbed_bins", r.disturbed_t_s.size()},
+              {"disturbed_bins_after_incident", disturbed_after_incident(r)},
+              {"disturbed_t_s", r.disturbed_t_s},
+              {"goodput_recovery_s_counting_stalls",
+               r.goodput_recovery_counting_stalls_s
+                   ? nlohmann::json(*r.goodput_recovery_counting_stalls_s)
+                   : nlohmann::json(nullptr)}}},
             {"pids", r.pids},
             {"layer_config", r.layer_config},
             {"imported_policy", r.imported_policy}}},

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "io/configs/common.hpp"
 #include "io/configs/import.hpp"
+#include "io/logs/line_reader.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
 #include "policies/client_policy.hpp"
@@ -23,6 +25,12 @@ namespace {
 // calls the dependency), as the one typed client policy reads the scenario.
 int exported_retries(const Scenario& s) {
   return ClientPolicy::of(s).layer_retries.back();
+}
+
+// The scenario's name in a heading comment: a line break (or another control
+// character) in it is escaped, so that it cannot end the comment.
+std::string shown_name(const Scenario& s) {
+  return logs::printable(s.name);
 }
 
 // The largest backoff window `n` retries reach: a cap that never binds.
@@ -41,27 +49,92 @@ std::string stack_note(const Scenario& s) {
          "layer needs its own";
 }
 
-// Comment lines for YAML and INI.
+// A note as comment lines of at most 92 columns once "# " is put before
+// them: the first line, then continuation lines indented by two spaces.
+std::vector<std::string> wrapped(const std::string& note) {
+  std::vector<std::string> lines{""};
+  size_t len = 2;  // "# " before the first line, "#   " before the others
+  bool line_start = true;
+  std::istringstream words(note);
+  for (std::string w; words >> w;) {
+    if (!line_start && len + w.size() > 92) {
+      lines.push_back("  ");
+      len = 4;
+      line_start = true;
+    }
+    lines.back() += (line_start ? "" : " ") + w;
+    len += w.size() + 1;
+    line_start = false;
+  }
+  return lines;
+}
+
+// Comment lines for INI and the proxies' files.
 std::string commented(const std::vector<std::string>& notes, const std::string& mark) {
   std::string out;
-  for (const auto& n : notes) {
-    std::string line = mark + " ";
-    std::istringstream words(n);
-    std::string w;
-    size_t len = line.size();
-    while (words >> w) {
-      if (len + w.size() > 92 && len > mark.size() + 1) {
-        out += line + "\n";
-        line = mark + "   ";
-        len = line.size();
-      }
-      line += w + " ";
-      len += w.size() + 1;
-    }
-    line.pop_back();
-    out += line + "\n";
-  }
+  for (const auto& n : notes)
+    for (const auto& line : wrapped(n)) out += mark + " " + line + "\n";
   return out;
+}
+
+// YAML goes through yaml-cpp's emitter, so quoting and escaping are the
+// library's; what the system cannot express is a YAML::Comment.
+
+// A comment on a line of its own at column 0 (before the first top-level
+// value or after one); line breaks in `text` continue it.
+void comment_line(YAML::Emitter& y, const std::string& text) {
+  if (y.size() > 0) y << YAML::Newline;
+  y << YAML::Comment(text);
+}
+
+// Notes, each wrapped as `commented` wraps it.
+void comment_lines(YAML::Emitter& y, const std::vector<std::string>& notes) {
+  for (const auto& n : notes) {
+    std::string text;
+    for (const auto& line : wrapped(n)) text += (text.empty() ? "" : "\n") + line;
+    comment_line(y, text);
+  }
+}
+
+// `key: value`, with `# comment` after it on the same line when given (a
+// comment with line breaks continues under the first `#`).
+template <typename Value>
+void entry(YAML::Emitter& y, const std::string& key, const Value& value,
+           const std::string& comment = "") {
+  y << YAML::Key << key << YAML::Value << value;
+  if (!comment.empty()) y << YAML::Comment(comment);
+}
+
+// `key: "value"`: strings the systems expect quoted (an annotation's number).
+void quoted_entry(YAML::Emitter& y, const std::string& key, const std::string& value,
+                  const std::string& comment = "") {
+  y << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+  if (!comment.empty()) y << YAML::Comment(comment);
+}
+
+// `key:` opening a block mapping, with `# comment` after the colon when given.
+void begin_map(YAML::Emitter& y, const std::string& key, const std::string& comment = "") {
+  y << YAML::Key << key << YAML::Value;
+  if (!comment.empty()) y << YAML::Comment(comment);
+  y << YAML::BeginMap;
+}
+
+// A Kubernetes resource's head: apiVersion, kind and metadata.name, with
+// metadata left open for more fields (the caller ends it).
+void begin_resource(YAML::Emitter& y, const std::string& api_version, const std::string& kind,
+                    const std::string& name) {
+  y << YAML::BeginMap;
+  entry(y, "apiVersion", api_version);
+  entry(y, "kind", kind);
+  begin_map(y, "metadata");
+  entry(y, "name", name);
+}
+
+// The emitter's text as a file (ending with a newline). A misuse of the
+// emitter is a bug here, never the user's input.
+std::string yaml_text(const YAML::Emitter& y) {
+  if (!y.good()) throw std::logic_error("YAML emitter: " + y.GetLastError());
+  return std::string(y.c_str()) + "\n";
 }
 
 std::string server_notes(const Scenario& s, std::vector<std::string>& notes) {
@@ -130,112 +203,131 @@ struct Fit {
 
 // ---------------------------------------------------------------- Envoy
 // The cluster's circuit breaker: the retry budget.
-std::string envoy_cluster(const Scenario& s, const Fit& fit) {
+void envoy_cluster(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
   auto& notes = fit.notes;
-  std::ostringstream c;
-  c << "\n# Cluster: goes under clusters[] (the cluster this route sends to)\n";
-  c << "circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n";
+  const Budget& b = s.client.budget;
+  comment_line(c, "Cluster: goes under clusters[] (the cluster this route sends to)");
+  c << YAML::BeginMap;
+  begin_map(c, "circuit_breakers");
+  c << YAML::Key << "thresholds" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  entry(c, "priority", "DEFAULT");
   constexpr double kUint32Max = 4'294'967'295.0;  // UInt32Value
-  if (s.client.budget.kind == BudgetKind::envoy_concurrency && s.client.budget.ratio == 0) {
-    c << "    max_retries: "
-      << number_text(fit.whole(s.client.budget.min_concurrency, 0, kUint32Max, "max_retries"))
-      << "  # a fixed cap on concurrent retries, no retry_budget\n";
-  } else if (s.client.budget.kind == BudgetKind::envoy_concurrency ||
-             s.client.budget.kind == BudgetKind::window ||
-             s.client.budget.kind == BudgetKind::token_bucket ||
-             s.client.budget.kind == BudgetKind::ratio_ttl) {
-    c << "    retry_budget:\n";
-    c << "      budget_percent:  # active retries <= this share of active + pending requests\n"
-      << "        value: "
-      << number_text(fit.percent(s.client.budget.ratio, "retry_budget.budget_percent")) << "\n";
-    double minc =
-        s.client.budget.kind == BudgetKind::envoy_concurrency ? s.client.budget.min_concurrency : 3;
-    c << "      min_retry_concurrency: "
-      << number_text(fit.whole(minc, 0, kUint32Max, "retry_budget.min_retry_concurrency")) << "\n";
-    if (s.client.budget.kind != BudgetKind::envoy_concurrency)
+  if (b.kind == BudgetKind::envoy_concurrency && b.ratio == 0) {
+    entry(c, "max_retries", number_text(fit.whole(b.min_concurrency, 0, kUint32Max, "max_retries")),
+          "a fixed cap on concurrent retries, no retry_budget");
+  } else if (b.kind == BudgetKind::envoy_concurrency || b.kind == BudgetKind::window ||
+             b.kind == BudgetKind::token_bucket || b.kind == BudgetKind::ratio_ttl) {
+    begin_map(c, "retry_budget");
+    begin_map(c, "budget_percent", "active retries <= this share of active + pending requests");
+    entry(c, "value", number_text(fit.percent(b.ratio, "retry_budget.budget_percent")));
+    c << YAML::EndMap;
+    double minc = b.kind == BudgetKind::envoy_concurrency ? b.min_concurrency : 3;
+    entry(c, "min_retry_concurrency",
+          number_text(fit.whole(minc, 0, kUint32Max, "retry_budget.min_retry_concurrency")));
+    c << YAML::EndMap;
+    if (b.kind != BudgetKind::envoy_concurrency)
       notes.push_back(
           "Envoy's retry budget counts concurrent retries against active requests; "
           "the scenario's '" +
-          budget_kind_name(s.client.budget.kind) +
-          "' budget (retries against first attempts over " +
-          human_duration(s.client.budget.kind == BudgetKind::ratio_ttl ? s.client.budget.ttl_s
-                                                                       : s.client.budget.window_s) +
+          budget_kind_name(b.kind) + "' budget (retries against first attempts over " +
+          human_duration(b.kind == BudgetKind::ratio_ttl ? b.ttl_s : b.window_s) +
           ") is approximated by the same share");
   } else {
     // Left out, max_retries is 3 (ClusterInfoImpl::ResourceManagers::load,
     // source/common/upstream/upstream_impl.cc): the largest UInt32Value lifts
     // it, as Istio does, so the file means "no limit" (docs/configs.md).
-    c << "    max_retries: 4294967295  # no limit on concurrent retries (left out, Envoy "
-         "allows 3)\n"
-         "    # A budget caps retries as a share of traffic:\n"
-         "    # retry_budget:\n    #   budget_percent: {value: 20}\n"
-         "    #   min_retry_concurrency: 3\n";
-    if (s.client.budget.kind != BudgetKind::none)
-      notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
+    entry(c, "max_retries", "4294967295",
+          "no limit on concurrent retries (left out, Envoy allows 3)\n"
+          "A budget caps retries as a share of traffic:\n"
+          "retry_budget:\n  budget_percent: {value: 20}\n  min_retry_concurrency: 3");
+    if (b.kind != BudgetKind::none)
+      notes.push_back("the scenario's '" + budget_kind_name(b.kind) +
                       "' budget has no Envoy equivalent; written without a limit");
   }
-  return c.str();
+  c << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
 }
 
+// retry_policy's backoff: Envoy always uses full jitter and doubles the window.
+void envoy_back_off(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retries) {
+  auto& notes = fit.notes;
+  const Backoff& b = s.client.backoff;
+  double base = b.base_s > 0 ? b.base_s : 0.001;
+  if (b.base_s <= 0)
+    notes.push_back("Envoy needs base_interval > 0; 1ms is the closest to immediate retries");
+  base = fit.duration(base, "client.backoff.base_s", "base_interval");
+  begin_map(y, "retry_back_off");
+  entry(y, "base_interval", proto_duration(base));
+  double cap = b.cap_s > 0 ? std::max(b.cap_s, base) : std::max(top_window(b, retries), base);
+  cap = fit.duration(cap, "client.backoff.cap_s", "max_interval");
+  entry(y, "max_interval", proto_duration(cap),
+        b.cap_s > 0 ? "" : "no cap in the scenario: the largest window the retries reach");
+  y << YAML::EndMap;
+  if (b.jitter != Jitter::full)
+    notes.push_back(
+        "Envoy always draws each delay uniformly in [0, window) (full jitter); the "
+        "scenario's jitter '" +
+        jitter_name(b.jitter) + "' cannot be expressed");
+  if (b.multiplier != 2)
+    notes.push_back("Envoy doubles the window each retry; a multiplier of " +
+                    number_text(b.multiplier) + " cannot be expressed");
+}
+
+// The route's timeout and retry_policy.
+void envoy_route(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retries) {
+  comment_line(y, "Route: these fields go under route_config.virtual_hosts[].routes[].route");
+  y << YAML::BeginMap;
+  if (s.client.deadline_s > 0)
+    entry(y, "timeout",
+          proto_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout")),
+          "the whole request, all attempts and backoff included");
+  else
+    entry(y, "timeout", "0s", "no overall deadline (0s turns off Envoy's default of 15s)");
+  begin_map(y, "retry_policy");
+  quoted_entry(y, "retry_on", "5xx,reset,connect-failure,refused-stream");
+  std::string attempts = "retries, so " + std::to_string(retries + 1) + " attempts per request";
+  if (s.client.retry_on_timeout) {
+    entry(y, "num_retries", retries, attempts);
+    entry(y, "per_try_timeout",
+          proto_duration(fit.duration(s.client.timeout_s, "client.timeout_s", "per_try_timeout")),
+          "each attempt; without it a timed-out attempt is never retried");
+  } else {
+    entry(y, "num_retries", retries,
+          attempts +
+              "\nper_try_timeout left unset: an attempt may run until the route "
+              "timeout\nand a timed-out attempt is never retried "
+              "(client.retry_on_timeout: false)");
+    if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
+      fit.notes.push_back(
+          "without per_try_timeout an attempt's timeout is the route timeout; the "
+          "scenario's " +
+          human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
+  }
+  envoy_back_off(y, s, fit, retries);
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+// The route part and the cluster part go to different places in Envoy's
+// configuration: two blocks of one mapping, the notes between them. The
+// cluster has an emitter of its own because its clamps add notes that are
+// written before it.
 ExportResult envoy(const Scenario& s) {
   const int retries = exported_retries(s);
   ExportResult r{"envoy", "", {}};
   std::vector<std::string>& notes = r.notes;
   Fit fit{"Envoy", 0.001, notes};
-  std::ostringstream y;
-  y << "# Envoy retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
+  YAML::Emitter route;
+  comment_line(
+      route, "Envoy retry settings for scenario '" + shown_name(s) + "' (written by retrystorm).");
   if (!stack_note(s).empty()) {
     notes.push_back(stack_note(s));
-    y << commented({notes.back()}, "#");
+    comment_lines(route, {notes.back()});
   }
-  y << "# Route: these fields go under route_config.virtual_hosts[].routes[].route\n";
-  if (s.client.deadline_s > 0)
-    y << "timeout: "
-      << proto_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"))
-      << "  # the whole request, all attempts and backoff included\n";
-  else
-    y << "timeout: 0s  # no overall deadline (0s turns off Envoy's default of 15s)\n";
-  y << "retry_policy:\n";
-  y << "  retry_on: \"5xx,reset,connect-failure,refused-stream\"\n";
-  y << "  num_retries: " << retries << "  # retries, so " << retries + 1
-    << " attempts per request\n";
-  if (s.client.retry_on_timeout) {
-    y << "  per_try_timeout: "
-      << proto_duration(fit.duration(s.client.timeout_s, "client.timeout_s", "per_try_timeout"))
-      << "  # each attempt; without it a timed-out attempt is never retried\n";
-  } else {
-    y << "  # per_try_timeout left unset: an attempt may run until the route timeout and a\n"
-         "  # timed-out attempt is never retried (client.retry_on_timeout: false)\n";
-    if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
-      notes.push_back(
-          "without per_try_timeout an attempt's timeout is the route timeout; the "
-          "scenario's " +
-          human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
-  }
-  double base = s.client.backoff.base_s > 0 ? s.client.backoff.base_s : 0.001;
-  if (s.client.backoff.base_s <= 0)
-    notes.push_back("Envoy needs base_interval > 0; 1ms is the closest to immediate retries");
-  base = fit.duration(base, "client.backoff.base_s", "base_interval");
-  y << "  retry_back_off:\n";
-  y << "    base_interval: " << proto_duration(base) << "\n";
-  double cap = s.client.backoff.cap_s > 0 ? std::max(s.client.backoff.cap_s, base)
-                                          : std::max(top_window(s.client.backoff, retries), base);
-  cap = fit.duration(cap, "client.backoff.cap_s", "max_interval");
-  y << "    max_interval: " << proto_duration(cap)
-    << (s.client.backoff.cap_s > 0
-            ? "\n"
-            : "  # no cap in the scenario: the largest window the retries reach\n");
-  if (s.client.backoff.jitter != Jitter::full)
-    notes.push_back(
-        "Envoy always draws each delay uniformly in [0, window) (full jitter); the "
-        "scenario's jitter '" +
-        jitter_name(s.client.backoff.jitter) + "' cannot be expressed");
-  if (s.client.backoff.multiplier != 2)
-    notes.push_back("Envoy doubles the window each retry; a multiplier of " +
-                    number_text(s.client.backoff.multiplier) + " cannot be expressed");
-  std::string cluster = envoy_cluster(s, fit);
+  envoy_route(route, s, fit, retries);
+  YAML::Emitter cluster;
+  envoy_cluster(cluster, s, fit);
   server_notes(s, notes);
-  r.text = y.str() + commented(notes, "#") + cluster;
+  comment_lines(route, notes);
+  r.text = yaml_text(route) + "\n" + yaml_text(cluster);
   return r;
 }
 
@@ -352,53 +444,61 @@ ExportResult grpc(const Scenario& s) {
 }
 
 // ---------------------------------------------------------------- Istio
-// The DestinationRule with the retry budget ("" without a budget).
-std::string istio_rule(const Scenario& s, const Fit& fit, const std::string& host) {
+// The budget part of a DestinationRule's trafficPolicy.
+void istio_budget(YAML::Emitter& dr, const Scenario& s, const Fit& fit) {
   auto& notes = fit.notes;
-  if (s.client.budget.kind == BudgetKind::none) {
-    notes.push_back(
-        "no retry budget: Istio lifts Envoy's retry limit; a DestinationRule "
-        "trafficPolicy.retryBudget (percent 20, minRetryConcurrency 3) caps retries");
-    return "";
-  }
-  std::ostringstream dr;
-  dr << "---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: "
-     << host << "\nspec:\n  host: " << host << "\n  trafficPolicy:\n";
-  if (s.client.budget.kind == BudgetKind::envoy_concurrency && s.client.budget.ratio == 0) {
-    double cap = fit.whole(s.client.budget.min_concurrency, 0, 2'147'483'647.0, "maxRetries");
-    dr << "    connectionPool:\n      http:\n        maxRetries: " << number_text(cap)
-       << "  # a fixed cap on concurrent retries\n";
+  const Budget& b = s.client.budget;
+  if (b.kind == BudgetKind::envoy_concurrency && b.ratio == 0) {
+    double cap = fit.whole(b.min_concurrency, 0, 2'147'483'647.0, "maxRetries");
+    begin_map(dr, "connectionPool");
+    begin_map(dr, "http");
+    entry(dr, "maxRetries", number_text(cap), "a fixed cap on concurrent retries");
+    dr << YAML::EndMap << YAML::EndMap;
     if (cap == 0)
       notes.push_back(
           "maxRetries: Istio reads 0 as left out (no limit); a cap of 0 concurrent retries "
           "cannot be expressed: set retries.attempts to 0 instead");
-  } else if (s.client.budget.kind == BudgetKind::envoy_concurrency ||
-             s.client.budget.kind == BudgetKind::window ||
-             s.client.budget.kind == BudgetKind::token_bucket ||
-             s.client.budget.kind == BudgetKind::ratio_ttl) {
-    double minc =
-        s.client.budget.kind == BudgetKind::envoy_concurrency ? s.client.budget.min_concurrency : 3;
-    dr << "    retryBudget:  # recent Istio releases\n      percent: "
-       << number_text(fit.percent(s.client.budget.ratio, "retryBudget.percent"))
-       << "\n      minRetryConcurrency: "
-       << number_text(fit.whole(minc, 0, 4'294'967'295.0, "retryBudget.minRetryConcurrency"))
-       << "\n";
-    if (s.client.budget.kind != BudgetKind::envoy_concurrency)
-      notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
+  } else if (b.kind == BudgetKind::envoy_concurrency || b.kind == BudgetKind::window ||
+             b.kind == BudgetKind::token_bucket || b.kind == BudgetKind::ratio_ttl) {
+    double minc = b.kind == BudgetKind::envoy_concurrency ? b.min_concurrency : 3;
+    begin_map(dr, "retryBudget", "recent Istio releases");
+    entry(dr, "percent", number_text(fit.percent(b.ratio, "retryBudget.percent")));
+    entry(dr, "minRetryConcurrency",
+          number_text(fit.whole(minc, 0, 4'294'967'295.0, "retryBudget.minRetryConcurrency")));
+    dr << YAML::EndMap;
+    if (b.kind != BudgetKind::envoy_concurrency)
+      notes.push_back("the scenario's '" + budget_kind_name(b.kind) +
                       "' budget is approximated by Envoy's concurrent retry budget of the "
                       "same share");
   } else {
-    dr << "    {}\n";
-    notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
+    notes.push_back("the scenario's '" + budget_kind_name(b.kind) +
                     "' budget has no Istio equivalent");
   }
-  return dr.str();
+}
+
+// The DestinationRule with the retry budget, a document of its own (nothing
+// without a budget).
+void istio_rule(YAML::Emitter& dr, const Scenario& s, const Fit& fit, const std::string& host) {
+  if (s.client.budget.kind == BudgetKind::none) {
+    fit.notes.push_back(
+        "no retry budget: Istio lifts Envoy's retry limit; a DestinationRule "
+        "trafficPolicy.retryBudget (percent 20, minRetryConcurrency 3) caps retries");
+    return;
+  }
+  dr << YAML::BeginDoc;
+  begin_resource(dr, "networking.istio.io/v1", "DestinationRule", host);
+  dr << YAML::EndMap;
+  begin_map(dr, "spec");
+  entry(dr, "host", host);
+  begin_map(dr, "trafficPolicy");
+  istio_budget(dr, s, fit);
+  dr << YAML::EndMap << YAML::EndMap << YAML::EndMap;
 }
 
 // retries.backoff (Istio 1.26+) sets Envoy's base_interval only; Envoy then
 // doubles the window up to 10 x base with full jitter (ConvertPolicy, istio/istio
 // pilot/pkg/networking/core/route/retry/retry.go; docs/policies.md).
-void istio_backoff(const Scenario& s, const Fit& fit, std::ostringstream& y) {
+void istio_backoff(const Scenario& s, const Fit& fit, YAML::Emitter& y) {
   const Backoff& b = s.client.backoff;
   if (b.base_s <= 0) {
     fit.notes.push_back(
@@ -407,7 +507,7 @@ void istio_backoff(const Scenario& s, const Fit& fit, std::ostringstream& y) {
     return;
   }
   double base = fit.duration(b.base_s, "client.backoff.base_s", "retries.backoff");
-  y << "      backoff: " << go_duration(base) << "  # Istio 1.26+: Envoy's base_interval\n";
+  entry(y, "backoff", go_duration(base), "Istio 1.26+: Envoy's base_interval");
   bool envoy_shaped = b.multiplier == 2 && b.jitter == Jitter::full && b.cap_s > 0 &&
                       std::fabs(b.cap_s - 10 * b.base_s) <= 1e-9 * b.cap_s;
   if (!envoy_shaped)
@@ -419,43 +519,62 @@ void istio_backoff(const Scenario& s, const Fit& fit, std::ostringstream& y) {
         jitter_name(b.jitter) + ") cannot be expressed");
 }
 
+// The VirtualService route's timeout and retries.
+void istio_retries(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retries) {
+  if (s.client.deadline_s > 0)
+    entry(y, "timeout",
+          go_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout")),
+          "the whole request, retries included");
+  begin_map(y, "retries",
+            s.client.deadline_s > 0
+                ? ""
+                : "no timeout: Istio's route timeout is off, so requests have no deadline");
+  std::string attempts = "retries, so " + std::to_string(retries + 1) + " attempts";
+  if (s.client.retry_on_timeout) {
+    entry(y, "attempts", retries, attempts);
+    entry(y, "perTryTimeout",
+          go_duration(fit.duration(s.client.timeout_s, "client.timeout_s", "perTryTimeout")));
+  } else {
+    entry(y, "attempts", retries,
+          attempts + "\nperTryTimeout left unset: a timed-out attempt is never retried");
+    if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
+      fit.notes.push_back(
+          "without perTryTimeout an attempt's timeout is the route timeout; the "
+          "scenario's " +
+          human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
+  }
+  entry(y, "retryOn", "5xx,reset,connect-failure,refused-stream");
+  if (retries > 0) istio_backoff(s, fit, y);
+  y << YAML::EndMap;
+}
+
 ExportResult istio(const Scenario& s) {
   const int retries = exported_retries(s);
   ExportResult r{"istio", "", {}};
   auto& notes = r.notes;
   Fit fit{"Istio", 0.001, notes};  // Istio refuses durations below 1 ms
   if (!stack_note(s).empty()) notes.push_back(stack_note(s));
-  std::ostringstream y;
-  std::string host = "backend";
-  y << "# Istio retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
-  y << "# Replace 'backend' with the service's host.\n";
-  y << "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: " << host
-    << "\nspec:\n  hosts:\n  - " << host << "\n  http:\n  - route:\n    - destination:\n"
-    << "        host: " << host << "\n";
-  if (s.client.deadline_s > 0)
-    y << "    timeout: "
-      << go_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"))
-      << "  # the whole request, retries included\n";
-  else
-    y << "    # no timeout: Istio's route timeout is off, so requests have no deadline\n";
-  y << "    retries:\n      attempts: " << retries << "  # retries, so " << retries + 1
-    << " attempts\n";
-  if (s.client.retry_on_timeout) {
-    y << "      perTryTimeout: "
-      << go_duration(fit.duration(s.client.timeout_s, "client.timeout_s", "perTryTimeout")) << "\n";
-  } else {
-    y << "      # perTryTimeout left unset: a timed-out attempt is never retried\n";
-    if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
-      notes.push_back(
-          "without perTryTimeout an attempt's timeout is the route timeout; the "
-          "scenario's " +
-          human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
-  }
-  y << "      retryOn: 5xx,reset,connect-failure,refused-stream\n";
-  if (retries > 0) istio_backoff(s, fit, y);
-  std::string rule = istio_rule(s, fit, host);
+  const std::string host = "backend";
+  YAML::Emitter y;
+  comment_line(
+      y, "Istio retry settings for scenario '" + shown_name(s) + "' (written by retrystorm).");
+  comment_line(y, "Replace 'backend' with the service's host.");
+  begin_resource(y, "networking.istio.io/v1", "VirtualService", host);
+  y << YAML::EndMap;
+  begin_map(y, "spec");
+  y << YAML::Key << "hosts" << YAML::Value << YAML::BeginSeq << host << YAML::EndSeq;
+  y << YAML::Key << "http" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  y << YAML::Key << "route" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  begin_map(y, "destination");
+  entry(y, "host", host);
+  y << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  istio_retries(y, s, fit, retries);
+  y << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  YAML::Emitter rule;  // written after the notes, which it adds to
+  istio_rule(rule, s, fit, host);
   server_notes(s, notes);
-  r.text = y.str() + commented(notes, "#") + rule;
+  comment_lines(y, notes);
+  r.text = yaml_text(y) + (rule.size() > 0 ? yaml_text(rule) : "");
   return r;
 }
 
@@ -464,20 +583,26 @@ ExportResult istio(const Scenario& s) {
 // proxy drops a retryBudget with retryRatio outside [0, 1000] or a ttl
 // outside [1 s, 60 s] (convert_retry_budget, linkerd2-proxy
 // linkerd/service-profiles/src/proto.rs): both are clamped, with a note.
-std::string linkerd_profile(const Scenario& s, int retries, const Fit& fit) {
+void linkerd_profile(YAML::Emitter& y, const Scenario& s, int retries, const Fit& fit) {
   auto& notes = fit.notes;
   const Budget& b = s.client.budget;
-  std::ostringstream y;
-  y << "# A ServiceProfile: the only Linkerd retry configuration with a retry budget.\n";
-  y << "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n"
-       "  name: backend.default.svc.cluster.local\n  namespace: default\nspec:\n  routes:\n"
-       "  - name: all\n    condition:\n      pathRegex: \".*\"\n    isRetryable: "
-    << (retries > 0 ? "true" : "false") << "\n";
+  comment_line(y, "A ServiceProfile: the only Linkerd retry configuration with a retry budget.");
+  begin_resource(y, "linkerd.io/v1alpha2", "ServiceProfile", "backend.default.svc.cluster.local");
+  entry(y, "namespace", "default");
+  y << YAML::EndMap;
+  begin_map(y, "spec");
+  y << YAML::Key << "routes" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  entry(y, "name", "all");
+  begin_map(y, "condition");
+  quoted_entry(y, "pathRegex", ".*");
+  y << YAML::EndMap;
+  entry(y, "isRetryable", retries > 0);
   // No default route timeout since Linkerd 2.9: none is written for none.
   if (s.client.deadline_s > 0)
-    y << "    timeout: "
-      << go_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"))
-      << "  # the whole request, retries included\n";
+    entry(y, "timeout",
+          go_duration(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout")),
+          "the whole request, retries included");
+  y << YAML::EndMap << YAML::EndSeq;
   double ratio = std::clamp(b.ratio, 0.0, 1000.0);
   if (ratio != b.ratio)
     notes.push_back("retryRatio: " + number_text(b.ratio) +
@@ -488,15 +613,17 @@ std::string linkerd_profile(const Scenario& s, int retries, const Fit& fit) {
                     " is outside the 1 s to 60 s the Linkerd proxy accepts (it would never "
                     "retry); clamped to " +
                     human_duration(ttl));
-  y << "  retryBudget:\n    retryRatio: " << number_text(ratio) << "\n    minRetriesPerSecond: "
-    << number_text(fit.whole(b.min_retries_per_s, 0, 4'294'967'295.0, "minRetriesPerSecond"))
-    << "\n    ttl: " << go_duration(ttl) << "\n";
+  begin_map(y, "retryBudget");
+  entry(y, "retryRatio", number_text(ratio));
+  entry(y, "minRetriesPerSecond",
+        number_text(fit.whole(b.min_retries_per_s, 0, 4'294'967'295.0, "minRetriesPerSecond")));
+  entry(y, "ttl", go_duration(ttl));
+  y << YAML::EndMap << YAML::EndMap << YAML::EndMap;
   notes.push_back(
       "a ServiceProfile sets no retry count (the budget limits retries), no per-attempt "
       "timeout and no backoff (it retries at once): retries " +
       std::to_string(retries) + ", timeout " + human_duration(s.client.timeout_s) +
       " per attempt and the backoff cannot be expressed");
-  return y.str();
 }
 
 // Linkerd 2.16+ annotations back off 25 ms doubling to 250 ms; the import
@@ -506,21 +633,21 @@ bool linkerd_backoff(const Backoff& b) {
   return b.jitter == Jitter::equal && b.base_s == 0.05 && b.multiplier == 2 && b.cap_s == 0.25;
 }
 
-// Annotations on an HTTPRoute. No retries: no retry.linkerd.io annotation at
-// all, since a limit of "0" with any other retry annotation means 1 retry
-// (parse_http_retry, linkerd2 policy-controller/k8s/index/src/outbound/index/http.rs).
-std::string linkerd_annotations(const Scenario& s, int retries, const Fit& fit) {
+// The retry.linkerd.io and timeout.linkerd.io annotations. No retries: no
+// retry.linkerd.io annotation at all, since a limit of "0" with any other retry
+// annotation means 1 retry (parse_http_retry, linkerd2
+// policy-controller/k8s/index/src/outbound/index/http.rs).
+void linkerd_annotation_entries(YAML::Emitter& y, const Scenario& s, int retries, const Fit& fit) {
   auto& notes = fit.notes;
-  std::ostringstream a;
   if (retries > 0) {
-    a << "    retry.linkerd.io/http: 5xx\n";
-    a << "    retry.linkerd.io/limit: \"" << retries << "\"  # retries, so " << retries + 1
-      << " attempts\n";
+    entry(y, "retry.linkerd.io/http", "5xx");
+    quoted_entry(y, "retry.linkerd.io/limit", std::to_string(retries),
+                 "retries, so " + std::to_string(retries + 1) + " attempts");
     if (s.client.retry_on_timeout)
-      a << "    retry.linkerd.io/timeout: "
-        << go_duration(
-               fit.duration(s.client.timeout_s, "client.timeout_s", "retry.linkerd.io/timeout"))
-        << "  # each attempt but the last\n";
+      entry(y, "retry.linkerd.io/timeout",
+            go_duration(
+                fit.duration(s.client.timeout_s, "client.timeout_s", "retry.linkerd.io/timeout")),
+            "each attempt but the last");
     else if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
       notes.push_back(
           "without retry.linkerd.io/timeout an attempt's timeout is the request "
@@ -532,22 +659,40 @@ std::string linkerd_annotations(const Scenario& s, int retries, const Fit& fit) 
           "scenario's backoff cannot be expressed");
   }
   if (s.client.deadline_s > 0)
-    a << "    timeout.linkerd.io/request: "
-      << go_duration(
-             fit.duration(s.client.deadline_s, "client.deadline_s", "timeout.linkerd.io/request"))
-      << "  # the whole request, retries included\n";
-  std::ostringstream y;
-  y << "# Annotations of Linkerd 2.16+ on the route (or Service) the client calls.\n";
-  y << "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: backend\n";
-  if (!a.str().empty()) y << "  annotations:\n" << a.str();
-  y << "spec:\n  parentRefs:\n  - name: backend\n    kind: Service\n    group: core\n"
-       "    port: 80\n  rules:\n  - backendRefs:\n    - name: backend\n      port: 80\n";
-  notes.push_back(s.client.budget.kind == BudgetKind::none
-                      ? "retry annotations have no retry budget; a ServiceProfile retryBudget "
-                        "(retryRatio 0.2, minRetriesPerSecond 10, ttl 10s) caps retries"
-                      : "the scenario's '" + budget_kind_name(s.client.budget.kind) +
-                            "' budget has no equivalent in Linkerd's annotations");
-  return y.str();
+    entry(y, "timeout.linkerd.io/request",
+          go_duration(
+              fit.duration(s.client.deadline_s, "client.deadline_s", "timeout.linkerd.io/request")),
+          "the whole request, retries included");
+}
+
+// Annotations on an HTTPRoute (no annotations block when there is none).
+void linkerd_annotations(YAML::Emitter& y, const Scenario& s, int retries, const Fit& fit) {
+  comment_line(y, "Annotations of Linkerd 2.16+ on the route (or Service) the client calls.");
+  begin_resource(y, "gateway.networking.k8s.io/v1", "HTTPRoute", "backend");
+  if (retries > 0 || s.client.deadline_s > 0) {
+    begin_map(y, "annotations");
+    linkerd_annotation_entries(y, s, retries, fit);
+    y << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+  begin_map(y, "spec");
+  y << YAML::Key << "parentRefs" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  entry(y, "name", "backend");
+  entry(y, "kind", "Service");
+  entry(y, "group", "core");
+  entry(y, "port", 80);
+  y << YAML::EndMap << YAML::EndSeq;
+  y << YAML::Key << "rules" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  y << YAML::Key << "backendRefs" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  entry(y, "name", "backend");
+  entry(y, "port", 80);
+  y << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndSeq;
+  y << YAML::EndMap << YAML::EndMap;
+  fit.notes.push_back(s.client.budget.kind == BudgetKind::none
+                          ? "retry annotations have no retry budget; a ServiceProfile retryBudget "
+                            "(retryRatio 0.2, minRetriesPerSecond 10, ttl 10s) caps retries"
+                          : "the scenario's '" + budget_kind_name(s.client.budget.kind) +
+                                "' budget has no equivalent in Linkerd's annotations");
 }
 
 ExportResult linkerd(const Scenario& s) {
@@ -556,12 +701,16 @@ ExportResult linkerd(const Scenario& s) {
   auto& notes = r.notes;
   Fit fit{"Linkerd", 1e-6, notes};  // Go durations: microseconds are written as "1us"
   if (!stack_note(s).empty()) notes.push_back(stack_note(s));
-  std::string body = s.client.budget.kind == BudgetKind::ratio_ttl
-                         ? linkerd_profile(s, retries, fit)
-                         : linkerd_annotations(s, retries, fit);
+  YAML::Emitter y;
+  comment_line(
+      y, "Linkerd retry settings for scenario '" + shown_name(s) + "' (written by retrystorm).");
+  if (s.client.budget.kind == BudgetKind::ratio_ttl)
+    linkerd_profile(y, s, retries, fit);
+  else
+    linkerd_annotations(y, s, retries, fit);
   server_notes(s, notes);
-  r.text = "# Linkerd retry settings for scenario '" + s.name + "' (written by retrystorm).\n" +
-           body + commented(notes, "#");
+  comment_lines(y, notes);
+  r.text = yaml_text(y);
   return r;
 }
 
@@ -601,7 +750,7 @@ ExportResult aws(const Scenario& s) {
            : std::string()));
   server_notes(s, notes);
   std::ostringstream o;
-  o << "# AWS SDK retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
+  o << "# AWS SDK retry settings for scenario '" << shown_name(s) << "' (written by retrystorm).\n";
   o << "# Goes in ~/.aws/config (or the file AWS_CONFIG_FILE names).\n";
   o << commented(notes, "#");
   o << "[default]\nretry_mode = " << mode << "\nmax_attempts = " << retries + 1 << "\n";
@@ -673,7 +822,8 @@ ExportResult haproxy(const Scenario& s) {
   proxy_notes(s, retries, "HAProxy", notes);
   server_notes(s, notes);
   std::ostringstream o;
-  o << "# HAProxy 2.6 retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
+  o << "# HAProxy 2.6 retry settings for scenario '" << shown_name(s)
+    << "' (written by retrystorm).\n";
   o << "# Goes in haproxy.cfg; point a frontend's default_backend at it.\n";
   o << commented(notes, "#") << b.str();
   r.text = o.str();
@@ -735,7 +885,8 @@ ExportResult nginx(const Scenario& s) {
   proxy_notes(s, retries, "nginx", notes);
   server_notes(s, notes);
   std::ostringstream o;
-  o << "# nginx 1.22 retry settings for scenario '" << s.name << "' (written by retrystorm).\n";
+  o << "# nginx 1.22 retry settings for scenario '" << shown_name(s)
+    << "' (written by retrystorm).\n";
   o << "# Both blocks go inside http { }; move the location into your own server { }.\n";
   o << commented(notes, "#") << u.str() << l.str();
   r.text = o.str();
