@@ -70,8 +70,7 @@ def frame_of(batches, grid):
             f"sweep: the batches hold {len(point)} rows for {grid['points']} points "
             "(a point missing or delivered twice)"
         )
-    frame = pd.DataFrame(columns, index=pd.RangeIndex(grid["points"], name="point"))
-    return frame
+    return pd.DataFrame(columns, index=pd.RangeIndex(grid["points"], name="point"))
 
 
 def in_notebook():

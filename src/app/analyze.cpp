@@ -93,6 +93,17 @@ incident::ObservedOptions observed_options(const ObservedRequest& r, const Prome
   return o;
 }
 
+// The replay scenario, once it validates: a file that would not run is never written.
+std::string runnable_replay(std::string yaml, const std::string& file, const char* replay) {
+  try {
+    validate(scenario_from_text(yaml, file));
+  } catch (const InputError& e) {
+    throw InputError(std::string("--emit-scenario: ") + replay + " would not run, so '" +
+                     logs::printable(file) + "' is not written: " + e.what());
+  }
+  return yaml;
+}
+
 }  // namespace
 
 std::string OptionText::shown() const {
@@ -142,14 +153,7 @@ incident::Report analyze(const AnalyzeRequest& r) {
 }
 
 std::string checked_replay(const incident::Report& report, const std::string& file) {
-  std::string yaml = replay_yaml(report);
-  try {
-    validate(scenario_from_text(yaml, file));
-  } catch (const InputError& e) {
-    throw InputError("--emit-scenario: the replay of this log would not run, so '" +
-                     logs::printable(file) + "' is not written: " + e.what());
-  }
-  return yaml;
+  return runnable_replay(replay_yaml(report), file, "the replay of this log");
 }
 
 ObservedAnswer analyze_prometheus(const ObservedRequest& r) {
@@ -168,14 +172,7 @@ ObservedAnswer analyze_prometheus(const ObservedRequest& r) {
 }
 
 std::string checked_observed_replay(const ObservedAnswer& a, const std::string& file) {
-  std::string yaml = observed_replay_yaml(a.report, a.options);
-  try {
-    validate(scenario_from_text(yaml, file));
-  } catch (const InputError& e) {
-    throw InputError("--emit-scenario: the replay would not run, so '" + logs::printable(file) +
-                     "' is not written: " + e.what());
-  }
-  return yaml;
+  return runnable_replay(observed_replay_yaml(a.report, a.options), file, "the replay");
 }
 
 }  // namespace retrystorm::app

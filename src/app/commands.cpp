@@ -72,9 +72,14 @@ TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget) {
   return tipping_point(s, grid_s, budget.cancelled);
 }
 
+void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,
+                      const SweepOptions& options, const Budget& budget) {
+  check(sweep_cost(s, axes, options), budget, "sweep");
+}
+
 std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
                             SweepOptions options, const Budget& budget) {
-  check(sweep_cost(s, axes, options), budget, "sweep");
+  check_sweep_cost(s, axes, options, budget);
   if (budget.cancelled) options.cancelled = budget.cancelled;
   return run_sweep(s, axes, options);
 }

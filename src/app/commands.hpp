@@ -57,6 +57,10 @@ RunReport advice(const Scenario& s, TippingCache* cache, const Budget& budget);
 std::vector<LadderResult> ladder(const Scenario& s, const Budget& budget);
 // grid_s <= 0: the scenario's grid (tipping.grid_s, else ten steps).
 TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget);
+// InputError when the range of the sweep that options select costs more than
+// the budget (sweep() checks it too; rs.sweep checks the whole grid once).
+void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,
+                      const SweepOptions& options, const Budget& budget);
 std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
                             SweepOptions options, const Budget& budget);
 // The number of points of a sweep's grid (axes, runs and seed checked; the

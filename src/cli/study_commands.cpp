@@ -90,6 +90,12 @@ int sweep(const SweepCommand& c) {
   return 0;
 }
 
+// --format (text | json) and --out, last among a study's options.
+void add_text_or_json(CLI::App& cmd, StudyCommand& c) {
+  cmd.add_option("--format", c.format, "text | json")->check(one_of({"text", "json"}));
+  cmd.add_option("--out", c.out, "write to FILE (atomically)");
+}
+
 }  // namespace
 
 void add_ladder_command(CLI::App& app, CommandTable& table) {
@@ -97,8 +103,7 @@ void add_ladder_command(CLI::App& app, CommandTable& table) {
   auto* cmd =
       app.add_subcommand("ladder", "the defenses one at a time, as the scenario's ladder says");
   c->scenario.add_to(*cmd);
-  cmd->add_option("--format", c->format, "text | json")->check(one_of({"text", "json"}));
-  cmd->add_option("--out", c->out, "write to FILE (atomically)");
+  add_text_or_json(*cmd, *c);
   table.add(cmd, [c] { return ladder(*c); });
 }
 
@@ -109,8 +114,7 @@ void add_tipping_command(CLI::App& app, CommandTable& table) {
   c->grid_opt = cmd->add_option("--grid", c->grid,
                                 "grid of incident lengths in seconds, above 0 (default: "
                                 "the scenario's tipping.grid_s, else ten steps)");
-  cmd->add_option("--format", c->format, "text | json")->check(one_of({"text", "json"}));
-  cmd->add_option("--out", c->out, "write to FILE (atomically)");
+  add_text_or_json(*cmd, *c);
   table.add(cmd, [c] { return tipping(*c); });
 }
 

@@ -25,9 +25,6 @@ std::string pct(double f) {
 std::string fixed(double v, int digits) {
   return known(v) ? text::fixed_text(v, digits) : "-";
 }
-nlohmann::json value(double v) {
-  return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
 
 std::string pad_left(const std::string& s, size_t w) {
   return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
@@ -229,6 +226,16 @@ std::string analyze_text(const Report& r) {
   return o.str();
 }
 
+nlohmann::json known_or_null(double v) {
+  return known(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json unknowns_json(const std::vector<Unknown>& unknowns) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& u : unknowns) out.push_back({{"figure", u.figure}, {"reason", u.reason}});
+  return out;
+}
+
 nlohmann::json finding_json(const incident::Diagnosis& f) {
   return {{"id", f.id},
           {"title", f.title},
@@ -245,28 +252,28 @@ nlohmann::json hour_json(const incident::HourRow& h) {
           {"label", hour_label(h.hour)},
           {"launches", h.launches},
           {"retries", h.retries},
-          {"mean_duration_s", value(h.mean_duration_s)},
+          {"mean_duration_s", known_or_null(h.mean_duration_s)},
           {"in_flight", h.in_flight},
-          {"little", value(h.little)},
-          {"utilization", value(h.utilization)},
+          {"little", known_or_null(h.little)},
+          {"utilization", known_or_null(h.utilization)},
           {"peak", h.peak},
           {"completions", h.completions},
           {"failures", h.failures},
-          {"failure_share", value(h.failure_share)},
+          {"failure_share", known_or_null(h.failure_share)},
           {"goodput", h.goodput},
-          {"working", value(h.working)},
-          {"blocked", value(h.blocked)},
-          {"asleep", value(h.asleep)},
+          {"working", known_or_null(h.working)},
+          {"blocked", known_or_null(h.blocked)},
+          {"asleep", known_or_null(h.asleep)},
           {"lines_429", h.lines_429},
           {"lines_401", h.lines_401},
           {"errors", h.errors},
-          {"arrivals", value(h.arrivals)},
-          {"error_share", value(h.error_share)},
+          {"arrivals", known_or_null(h.arrivals)},
+          {"error_share", known_or_null(h.error_share)},
           {"opens_with_queue", h.opens_with_queue},
-          {"queue_at_open_mean", value(h.queue_mean)},
-          {"queue_at_open_max", value(h.queue_max)},
-          {"counter_at_open_mean", value(h.counter_mean)},
-          {"counter_at_open_max", value(h.counter_max)}};
+          {"queue_at_open_mean", known_or_null(h.queue_mean)},
+          {"queue_at_open_max", known_or_null(h.queue_max)},
+          {"counter_at_open_mean", known_or_null(h.counter_mean)},
+          {"counter_at_open_max", known_or_null(h.counter_max)}};
 }
 
 nlohmann::json day_json(const incident::DayRow& d) {
@@ -289,9 +296,9 @@ nlohmann::json errors_json(const incident::ErrorSignal& e, const nlohmann::json&
           {"failed_with_errors", e.failed_with_errors},
           {"per_session", e.per_session},
           {"per_erring_session", e.per_erring_session},
-          {"spread", value(e.cv)},
+          {"spread", known_or_null(e.cv)},
           {"histogram", histogram},
-          {"hourly_correlation_with_launches", value(e.correlation)},
+          {"hourly_correlation_with_launches", known_or_null(e.correlation)},
           {"nearly_constant", e.nearly_constant}};
 }
 
@@ -299,13 +306,13 @@ nlohmann::json errors_json(const incident::ErrorSignal& e, const nlohmann::json&
 nlohmann::json durations_json(const incident::Durations& d) {
   return {{"minute_completed", d.minute_ok},
           {"minute_failed", d.minute_failed},
-          {"median_completed_s", value(d.median_ok_s)},
-          {"median_failed_s", value(d.median_failed_s)},
-          {"deadline_s", value(d.deadline_s)},
+          {"median_completed_s", known_or_null(d.median_ok_s)},
+          {"median_failed_s", known_or_null(d.median_failed_s)},
+          {"deadline_s", known_or_null(d.deadline_s)},
           {"deadline_source", d.deadline_source},
           {"failures", d.failures},
           {"pinned", d.pinned},
-          {"pinned_share", value(d.pinned_share)}};
+          {"pinned_share", known_or_null(d.pinned_share)}};
 }
 
 }  // namespace
@@ -318,8 +325,6 @@ nlohmann::json analyze_json(const Report& r) {
   for (const auto& d : r.days) days.push_back(day_json(d));
   json findings = json::array();
   for (const auto& f : r.findings) findings.push_back(finding_json(f));
-  json unknowns = json::array();
-  for (const auto& u : r.unknowns) unknowns.push_back({{"figure", u.figure}, {"reason", u.reason}});
   json outcomes = json::object();
   for (const auto& [name, n] : r.outcomes) outcomes[name] = n;
   json histogram = json::array();
@@ -328,19 +333,19 @@ nlohmann::json analyze_json(const Report& r) {
   return {
       {"sources", r.sources},
       {"unit", r.unit},
-      {"first_s", value(r.first_s)},
-      {"last_s", value(r.last_s)},
+      {"first_s", known_or_null(r.first_s)},
+      {"last_s", known_or_null(r.last_s)},
       {"sessions", r.sessions},
       {"completed", r.completed},
       {"failed", r.failed},
       {"outcomes", outcomes},
-      {"items_done", value(r.items_done)},
-      {"ceiling", value(r.ceiling)},
+      {"items_done", known_or_null(r.items_done)},
+      {"ceiling", known_or_null(r.ceiling)},
       {"ceiling_source", r.ceiling_source},
       {"mean_in_flight", r.mean_in_flight},
-      {"l_window", {{"from_s", value(r.l_from_s)}, {"to_s", value(r.l_to_s)}}},
-      {"mean_duration_s", value(r.mean_duration_s)},
-      {"little", value(r.little)},
+      {"l_window", {{"from_s", known_or_null(r.l_from_s)}, {"to_s", known_or_null(r.l_to_s)}}},
+      {"mean_duration_s", known_or_null(r.mean_duration_s)},
+      {"little", known_or_null(r.little)},
       {"peak", r.peak},
       {"diagnosis", r.findings.empty() ? json(nullptr) : json(r.findings.front().id)},
       {"findings", findings},
@@ -348,25 +353,25 @@ nlohmann::json analyze_json(const Report& r) {
       {"days", days},
       {"occupancy",
        {{"source", r.occupancy.source.empty() ? json(nullptr) : json(r.occupancy.source)},
-        {"working", value(r.occupancy.working)},
-        {"blocked", value(r.occupancy.blocked)},
-        {"asleep", value(r.occupancy.asleep)}}},
+        {"working", known_or_null(r.occupancy.working)},
+        {"blocked", known_or_null(r.occupancy.blocked)},
+        {"asleep", known_or_null(r.occupancy.asleep)}}},
       {"fake_saturation",
        {{"hours", r.fake.hours},
         {"in_flight", r.fake.in_flight},
         {"completions_per_hour", r.fake.completions_per_hour},
         {"threshold", r.fake.threshold},
-        {"asleep_share", value(r.fake.asleep_share)}}},
+        {"asleep_share", known_or_null(r.fake.asleep_share)}}},
       {"errors", errors_json(r.errors, histogram)},
       {"durations", durations_json(r.durations)},
       {"ladder",
        {{"steps_s", l.steps_s},
         {"source", l.source},
-        {"sum_s", value(l.sum_s)},
-        {"deadline_s", value(l.deadline_s)},
-        {"over_s", value(l.over_s)}}},
+        {"sum_s", known_or_null(l.sum_s)},
+        {"deadline_s", known_or_null(l.deadline_s)},
+        {"over_s", known_or_null(l.over_s)}}},
       {"failure_load",
-       {{"correlation", value(r.failure_load.correlation)},
+       {{"correlation", known_or_null(r.failure_load.correlation)},
         {"low_load_failing_hours", r.failure_load.low_load_failing},
         {"low_load_sessions", r.failure_load.low_load_sessions},
         {"low_load_failed", r.failure_load.low_load_failed}}},
@@ -374,7 +379,7 @@ nlohmann::json analyze_json(const Report& r) {
        {{"killed_working", r.batch.killed_working},
         {"killed_working_full", r.batch.killed_working_full},
         {"anchor_cut", r.batch.anchor_cut}}},
-      {"unknowns", unknowns},
+      {"unknowns", unknowns_json(r.unknowns)},
       {"outliers_dropped", r.outliers},
       {"warnings", r.warnings},
   };

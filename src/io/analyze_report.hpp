@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "analysis/incident/report.hpp"
 
@@ -15,6 +16,10 @@ std::string analyze_text(const incident::Report& r);
 nlohmann::json analyze_json(const incident::Report& r);
 // One finding as both reports write it (logs and Prometheus).
 nlohmann::json finding_json(const incident::Diagnosis& f);
+// The figures a report could not read, as both reports write them.
+nlohmann::json unknowns_json(const std::vector<incident::Unknown>& unknowns);
+// A figure, or null when it is not known (incident::known).
+nlohmann::json known_or_null(double v);
 // A whole HTML document. Without the chart bundle (RETRYSTORM_WEB=OFF) it
 // holds the tables and findings and says that charts are not built in.
 std::string analyze_html(const incident::Report& r);

@@ -25,10 +25,6 @@ std::string utc(double unix_s) {
   return buf;
 }
 
-json maybe(double v) {
-  return known(v) ? json(v) : json(nullptr);
-}
-
 std::string share_or_unknown(double v) {
   return known(v) ? format_percent(v) : "unknown";
 }
@@ -93,7 +89,7 @@ std::string observed_text(const incident::ObservedReport& r, const ObservedSourc
 }
 
 json observed_json(const incident::ObservedReport& r, const ObservedSource& src) {
-  json findings = json::array(), windows = json::array(), unknowns = json::array();
+  json findings = json::array(), windows = json::array();
   for (const auto& f : r.findings) findings.push_back(finding_json(f));
   for (const auto& w : r.windows)
     windows.push_back({{"t_s", w.t_s},
@@ -103,9 +99,8 @@ json observed_json(const incident::ObservedReport& r, const ObservedSource& src)
                        {"amplification", w.amplification},
                        {"retry_share", w.retry_share},
                        {"failed_share", w.failed_share},
-                       {"slow_share", maybe(w.slow_share)},
-                       {"overflow_per_s", maybe(w.overflow_per_s)}});
-  for (const auto& u : r.unknowns) unknowns.push_back({{"figure", u.figure}, {"reason", u.reason}});
+                       {"slow_share", known_or_null(w.slow_share)},
+                       {"overflow_per_s", known_or_null(w.overflow_per_s)}});
   return {
       {"source",
        {{"prometheus", src.url},
@@ -133,11 +128,11 @@ json observed_json(const incident::ObservedReport& r, const ObservedSource& src)
       {"recovery_s", r.recovery_s ? json(*r.recovery_s) : json(nullptr)},
       {"goodput_after_per_s", r.goodput_after},
       {"throughput_after_per_s", r.throughput_after},
-      {"budget_overflow", maybe(r.overflow)},
-      {"slow_share", maybe(r.slow_share)},
+      {"budget_overflow", known_or_null(r.overflow)},
+      {"slow_share", known_or_null(r.slow_share)},
       {"findings", findings},
       {"windows", windows},
-      {"unknowns", unknowns},
+      {"unknowns", unknowns_json(r.unknowns)},
   };
 }
 

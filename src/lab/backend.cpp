@@ -59,7 +59,7 @@ class Backend {
         rate_timer_(io),
         accept_pause_(io),
         t0_(steady_of_unix_ms(o.t0_unix_ms)),
-        bins_(static_cast<size_t>(std::ceil(o.horizon_s / o.bin_s - 1e-9))),
+        bins_(bin_count(o.horizon_s, o.bin_s)),
         stalls_(bins_, o.bin_s) {
     series_.resize(bins_);
     service_s_ = o.slots / o.capacity_per_s;
@@ -79,9 +79,7 @@ class Backend {
 
  private:
   double now_s() const { return seconds_since(t0_); }
-  size_t bin_of(double t) const {
-    return t < 0 ? 0 : std::min(bins_ - 1, static_cast<size_t>(t / o_.bin_s));
-  }
+  size_t bin_of(double t) const { return bin_index(t, o_.bin_s, bins_); }
   bool counted(double t) const { return t < o_.horizon_s; }
   double factor_at(double t) const {
     bool in = o_.incident_duration_s > 0 && t >= o_.incident_start_s &&
@@ -183,7 +181,7 @@ void Backend::on_request(ConnectionPtr c, const HttpHead& head) {
   auto j = std::make_shared<Job>();
   j->connection = c;
   double timeout_ms = std::atof(head.header(kTimeoutHeader).c_str());
-  std::string give_up_us = head.header(kGiveUpHeader);
+  const std::string& give_up_us = head.header(kGiveUpHeader);
   j->deadline_s = !give_up_us.empty() ? std::atof(give_up_us.c_str()) / 1e6
                   : timeout_ms > 0    ? t + timeout_ms / 1000
                                       : 1e300;
@@ -297,12 +295,12 @@ void Backend::respond(ConnectionPtr c, int status) {
   if (!c || c->closed) return;
   boost::system::error_code ignored;
   c->socket.cancel(ignored);  // ends the watch (watch)
-  auto text =
-      std::make_shared<std::string>(status == 200 ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-                                                  : "HTTP/1.1 503 Service Unavailable\r\n"
-                                                    "Content-Length: 0\r\n\r\n");
-  asio::async_write(c->socket, asio::buffer(*text),
-                    [this, c, text](boost::system::error_code ec, size_t) {
+  // Two fixed answers: static, so no attempt allocates its own copy.
+  static const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                           unavailable =
+                               "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
+  asio::async_write(c->socket, asio::buffer(status == 200 ? ok : unavailable),
+                    [this, c](boost::system::error_code ec, size_t) {
                       if (!ec) read_request(c);  // keep-alive: the next attempt
                     });
 }

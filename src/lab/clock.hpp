@@ -38,6 +38,15 @@ inline double seconds_since(Clock::time_point t0, Clock::time_point now = Clock:
   return std::chrono::duration<double>(now - t0).count();
 }
 
+// The measurement bins: how many cover the horizon, and the one an instant
+// falls in (before time zero the first, past the horizon the last).
+inline size_t bin_count(double horizon_s, double bin_s) {
+  return static_cast<size_t>(std::ceil(horizon_s / bin_s - 1e-9));
+}
+inline size_t bin_index(double t, double bin_s, size_t bins) {
+  return std::min(bins - 1, static_cast<size_t>(std::max(0.0, t) / bin_s));
+}
+
 // How late timers fired (seconds): the figures the report prints.
 struct TimingError {
   double p50_s = 0, p99_s = 0, max_s = 0;
@@ -90,9 +99,7 @@ class BinLateness {
   const std::vector<double>& max_s() const { return max_s_; }
 
  private:
-  size_t bin_of(double t) const {
-    return std::min(max_s_.size() - 1, static_cast<size_t>(std::max(0.0, t) / bin_s_));
-  }
+  size_t bin_of(double t) const { return bin_index(t, bin_s_, max_s_.size()); }
   std::vector<double> max_s_;
   double bin_s_;
 };

@@ -61,7 +61,7 @@ class Generator {
         steps_(io),
         ticks_(io),
         end_(io),
-        bins_(static_cast<size_t>(std::ceil(s_.horizon_s / o.bin_s - 1e-9))),
+        bins_(bin_count(s_.horizon_s, o.bin_s)),
         stalls_(bins_, o.bin_s) {
     if (!o.grpc_service_config.empty())
       grpc_ = std::make_unique<GrpcCaller>(io, o.port, o.grpc_service_config);
@@ -78,9 +78,7 @@ class Generator {
 
  private:
   double now_s() const { return seconds_since(t0_); }
-  size_t bin_of(double t) const {
-    return std::min(bins_ - 1, static_cast<size_t>(std::max(0.0, t) / o_.bin_s));
-  }
+  size_t bin_of(double t) const { return bin_index(t, o_.bin_s, bins_); }
   void add(std::vector<double>& v, double t) {
     if (t >= 0 && t < s_.horizon_s) v[bin_of(t)] += 1;
   }
@@ -228,13 +226,16 @@ bool Generator::stale(const AttemptPtr& a) {
 // gives up (kGiveUpHeader); behind a proxy the proxy's timer is what counts,
 // and the backend has only the relative timeout, as a real server would.
 void Generator::write(const AttemptPtr& a) {
-  std::string give_up = o_.retries ? std::string(kGiveUpHeader) + ": " +
-                                         std::to_string(std::llround(a->give_up_s * 1e6)) + "\r\n"
-                                   : "";
-  auto text = std::make_shared<std::string>(
-      "GET / HTTP/1.1\r\nHost: lab\r\n" + std::string(kRequestHeader) + ": " +
-      std::to_string(a->request->id) + "\r\n" + kTimeoutHeader + ": " +
-      std::to_string(std::llround(s_.client.timeout_s * 1000)) + "\r\n" + give_up + "\r\n");
+  // One string per attempt, appended to (it lives until the write is done).
+  auto text = std::make_shared<std::string>("GET / HTTP/1.1\r\nHost: lab\r\n");
+  text->append(kRequestHeader).append(": ").append(std::to_string(a->request->id));
+  text->append("\r\n").append(kTimeoutHeader).append(": ");
+  text->append(std::to_string(std::llround(s_.client.timeout_s * 1000))).append("\r\n");
+  if (o_.retries) {
+    text->append(kGiveUpHeader).append(": ");
+    text->append(std::to_string(std::llround(a->give_up_s * 1e6))).append("\r\n");
+  }
+  text->append("\r\n");
   asio::async_write(a->connection->socket, asio::buffer(*text),
                     [this, a, text](boost::system::error_code ec, size_t) {
                       if (a->done) return;
@@ -253,7 +254,7 @@ void Generator::read(const AttemptPtr& a) {
         if (ec) return on_answer(a, 0, false);
         a->reused = false;  // an answer came: a failure from here on is real
         HttpHead head = parse_head(a->connection->buffer, n);
-        std::string length = head.header("content-length");
+        const std::string& length = head.header("content-length");
         bool reusable = !length.empty() && head.header("connection") != "close";
         size_t body = length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);
         size_t have = a->connection->buffer.size();

@@ -5,17 +5,21 @@
 #include <boost/asio/streambuf.hpp>
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace retrystorm::lab {
 
 struct HttpHead {
   std::string first_line;
-  std::map<std::string, std::string> headers;  // names in lower case
-  std::string header(const std::string& name) const {
+  std::map<std::string, std::string, std::less<>> headers;  // names in lower case
+  // Looked up once per attempt: no copy, no key built.
+  const std::string& header(std::string_view name) const {
+    static const std::string none;
     auto it = headers.find(name);
-    return it == headers.end() ? std::string() : it->second;
+    return it == headers.end() ? none : it->second;
   }
   // The status of a response head ("HTTP/1.1 503 ..." → 503), 0 if none.
   int status() const {

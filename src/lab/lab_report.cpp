@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <span>
 #include <sstream>
 
+#include "engines/series.hpp"
 #include "io/result_json.hpp"
 #include "text/number.hpp"
 
@@ -224,24 +226,18 @@ nlohmann::json lab_json(const LabResult& r) {
 
 std::string lab_csv(const LabResult& r) {
   const Series &m = r.measured.run.series, &p = r.predicted.run.series;
-  const std::pair<const char*, std::span<double> Series::*> fields[] = {
-      {"first_attempts", &Series::first_attempts},
-      {"retries", &Series::retries},
-      {"goodput", &Series::goodput},
-      {"served_late", &Series::served_late},
-      {"failed", &Series::failed},
-      {"shed", &Series::shed},
-      {"rejected", &Series::rejected},
-      {"backlog", &Series::backlog}};
+  // Every series but t_s (the shared first column), in kSeriesFields' order.
+  static_assert(kSeriesFields[0].name == "t_s");
+  auto fields = std::span(kSeriesFields).subspan(1);
   std::ostringstream o;
   o << "t_s";
   for (const char* side : {"measured", "predicted"})
-    for (const auto& f : fields) o << "," << side << "_" << f.first;
+    for (const SeriesField& f : fields) o << "," << side << "_" << f.name;
   o << "\n";
   for (size_t i = 0; i < m.size() && i < p.size(); ++i) {
     o << number_text(m.t_s[i]);
     for (const Series* s : {&m, &p})
-      for (const auto& f : fields) o << "," << number_text((s->*f.second)[i]);
+      for (const SeriesField& f : fields) o << "," << number_text((s->*f.member)[i]);
     o << "\n";
   }
   return o.str();

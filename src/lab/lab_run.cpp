@@ -9,7 +9,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "engines/engine.hpp"
 #include "io/configs/export.hpp"
@@ -21,6 +20,7 @@
 #include "lab/process.hpp"
 #include "lab/proxy.hpp"
 #include "model/keys.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::lab {
 
@@ -47,34 +47,29 @@ class WorkDir {
   std::string path_;
 };
 
-std::string text(double v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
-
 ChildProcess start_backend(const LabOptions& o, const Scenario& s, long long t0,
                            const std::string& dir, int& port, int& grpc_port) {
+  // number_text: every digit, so the backend runs on the scenario's numbers.
   std::vector<std::string> argv = {o.program,
                                    "lab-backend",
                                    "--capacity",
-                                   text(s.server.capacity_per_s),
+                                   number_text(s.server.capacity_per_s),
                                    "--slots",
-                                   text(std::max(1, s.server.slots)),
+                                   number_text(std::max(1, s.server.slots)),
                                    "--queue-limit",
-                                   text(s.server.queue_limit),
+                                   number_text(s.server.queue_limit),
                                    "--incident-start",
-                                   text(s.incident.start_s),
+                                   number_text(s.incident.start_s),
                                    "--incident-duration",
-                                   text(s.incident.duration_s),
+                                   number_text(s.incident.duration_s),
                                    "--capacity-factor",
-                                   text(s.incident.capacity_factor),
+                                   number_text(s.incident.capacity_factor),
                                    "--t0-unix-ms",
                                    std::to_string(t0),
                                    "--bin",
-                                   text(o.bin_s),
+                                   number_text(o.bin_s),
                                    "--horizon",
-                                   text(s.horizon_s),
+                                   number_text(s.horizon_s),
                                    "--out",
                                    dir + "/backend.json"};
   if (s.server.shed_abandoned) argv.push_back("--shed-abandoned");
@@ -252,14 +247,15 @@ LabResult run_lab(const LabOptions& o) {
   GeneratorOptions g{target, lab, direct, patience, t0, o.bin_s, nullptr, grpc ? settings : ""};
   if (o.progress)
     g.progress = [&](double t, double req, double ok, double failed) {
-      o.progress("lab: " + text(t) + " of " + text(lab.horizon_s) + " s, " + text(req) +
-                 " requests, " + text(ok) + " ok, " + text(failed) + " failed");
+      o.progress("lab: " + number_text(t) + " of " + number_text(lab.horizon_s) + " s, " +
+                 number_text(req) + " requests, " + number_text(ok) + " ok, " +
+                 number_text(failed) + " failed");
     };
   if (unix_ms_now() > t0) throw std::runtime_error("the lab took too long to start its processes");
   GeneratorResult gr;
   if (!interrupted()) gr = run_generator(g);
   if (gr.failed.empty()) {  // interrupted while the processes started
-    size_t bins = static_cast<size_t>(std::ceil(lab.horizon_s / o.bin_s - 1e-9));
+    size_t bins = bin_count(lab.horizon_s, o.bin_s);
     for (auto* v : {&gr.failed, &gr.gave_up, &gr.budget_denied, &gr.first_sent, &gr.retries_sent})
       v->assign(bins, 0.0);
     gr.interrupted = true;

@@ -71,6 +71,9 @@ py::dict series(py::object self) {
 }
 
 py::object montecarlo(const app::RunAnswer& a) {
+  // Per-step engines: the summaries alone, not the whole answer with its series.
+  if (a.montecarlo) return json_to_python(montecarlo_json(*a.montecarlo));
+  if (!a.sessions) return py::none();
   nlohmann::json j = app::run_answer_json(a);
   return j.contains("montecarlo") ? json_to_python(j["montecarlo"]) : py::none();
 }

@@ -40,13 +40,13 @@ SweepOptions options_of(int runs, std::optional<double> seed, unsigned threads) 
 py::dict sweep_grid_info(const Scenario& s, const std::vector<Axis>& axes, int runs,
                          std::optional<double> seed, bool allow_large) {
   SweepOptions o = options_of(runs, seed, 0);
+  std::vector<SweepAxis> sweep_axes = axes_of(axes);
   SweepGrid grid;
   {
     py::gil_scoped_release release;
-    app::Budget budget = python_budget(allow_large);
     // The whole grid's cost, as `retrystorm sweep` checks it; its batches then run unchecked.
-    check_cost(sweep_cost(s, axes_of(axes), o), budget.limits, "sweep", budget.hint);
-    grid = sweep_grid(s, axes_of(axes), o);
+    app::check_sweep_cost(s, sweep_axes, o, python_budget(allow_large));
+    grid = sweep_grid(s, sweep_axes, o);
   }
   py::dict out;
   out["points"] = grid.points;

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "analysis/session_metrics.hpp"
 #include "engines/montecarlo.hpp"
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
+#include "parallel/thread_pool.hpp"
 #include "text/clock.hpp"
 #include "text/number.hpp"
 
@@ -18,6 +18,7 @@ namespace retrystorm {
 using sessions::Outcome;
 using sessions::SessionRow;
 using sessions::SessionRun;
+using text::fixed_text;
 using text::kDay;
 using text::kHour;
 using text::kMinute;
@@ -38,10 +39,6 @@ namespace {
 
 // Per seed, every figure's value; a claim that holds or not is 1 or 0.
 using Figures = std::map<std::string, double>;
-
-std::string fixed(double v, int digits) {
-  return text::fixed_text(v, digits);
-}
 
 // Which of the 06:30 notifications of day two the first session launched
 // after the recovery committed: the events say which session did each item.
@@ -327,15 +324,15 @@ struct Claim {
 std::string tolerance_text(const Claim& c) {
   switch (c.check) {
     case Check::within_share:
-      return "within " + fixed(c.tolerance * 100, 0) + " %";
+      return "within " + fixed_text(c.tolerance * 100, 0) + " %";
     case Check::within:
-      return "within " + fixed(c.tolerance, c.digits);
+      return "within " + fixed_text(c.tolerance, c.digits);
     case Check::at_most:
-      return "at most " + fixed(c.target, c.digits);
+      return "at most " + fixed_text(c.target, c.digits);
     case Check::at_least:
-      return "at least " + fixed(c.target, c.digits);
+      return "at least " + fixed_text(c.target, c.digits);
     case Check::seeds_share:
-      return "in at least " + fixed(c.tolerance * 100, 0) + " % of seeds";
+      return "in at least " + fixed_text(c.tolerance * 100, 0) + " % of seeds";
     case Check::conflict:
     case Check::seeds_conflict:
       return "none: conflicts";
@@ -377,8 +374,8 @@ CalibrationRow judge(const Claim& c, const std::vector<double>& values, int seed
     return row;
   }
   MetricSummary m = summarize(values);
-  row.simulated = fixed(m.mean, c.digits) + " (" + fixed(m.min, c.digits) + " / " +
-                  fixed(m.median, c.digits) + " / " + fixed(m.max, c.digits) + ")";
+  row.simulated = fixed_text(m.mean, c.digits) + " (" + fixed_text(m.min, c.digits) + " / " +
+                  fixed_text(m.median, c.digits) + " / " + fixed_text(m.max, c.digits) + ")";
   if (static_cast<int>(values.size()) < seeds)
     row.simulated += " in the " + std::to_string(values.size()) + " of " + std::to_string(seeds) +
                      " seeds that have it";
@@ -622,7 +619,7 @@ std::string misses_text(const std::map<std::string, std::vector<double>>& values
   }
   auto mean = [&](const std::string& name, const char* figure, int digits) {
     auto it = values.find("variant." + name + "." + figure);
-    return it == values.end() ? std::string("?") : fixed(summarize(it->second).mean, digits);
+    return it == values.end() ? std::string("?") : fixed_text(summarize(it->second).mean, digits);
   };
   auto holds = [&](const std::string& name) {
     auto it = values.find("variant." + name + ".recovery.notifications_first_session");
@@ -651,7 +648,7 @@ std::vector<CalibrationRow> scheduler_calibration(const PresetLookup& preset, in
     Scenario s = preset(name);
     std::vector<Figures> per_seed(static_cast<size_t>(seeds));
     // clang 14 cannot capture a structured binding implicitly: name it.
-    for_each_replication(per_seed.size(), 0, [&, &measure = measure](size_t i) {
+    for_each_index(per_seed.size(), [&, &measure = measure](size_t i) {
       Scenario r = s;
       r.seed = static_cast<double>(i + 1);
       per_seed[i] = measure(r);
@@ -670,7 +667,8 @@ std::vector<CalibrationRow> scheduler_calibration(const PresetLookup& preset, in
     if (r.figure == "recovery.notifications_first_session") r.note += misses_text(values);
     // One value from all the seeds, not a per-seed spread.
     if (r.figure == "normal.rho_busiest_mean_hour")
-      r.simulated = fixed(busiest, 3) + " (the mean day of " + std::to_string(seeds) + " seeds)";
+      r.simulated =
+          fixed_text(busiest, 3) + " (the mean day of " + std::to_string(seeds) + " seeds)";
   }
   return rows;
 }

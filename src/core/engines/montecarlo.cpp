@@ -55,12 +55,6 @@ MetricSummary summarize(const std::vector<double>& values, double floor) {
   return out;
 }
 
-void for_each_replication(size_t total, unsigned threads, const std::function<void(size_t)>& work) {
-  PoolOptions options;
-  options.threads = threads;
-  for_each_index(total, work, options);
-}
-
 int replication_count(const Scenario& s, int runs) {
   return std::max(1, runs > 0 ? runs : s.runs);
 }
@@ -90,13 +84,16 @@ Replicated replicate(const Scenario& s, int runs, unsigned threads,
   size_t total = static_cast<size_t>(replication_count(s, runs));
   std::vector<std::vector<Figure>> figures(total);
   std::vector<std::vector<double>> bands(total);
-  for_each_replication(total, threads, [&](size_t i) {
+  auto run_replication = [&](size_t i) {
     Scenario replica = s;
     replica.seed = s.seed + static_cast<double>(i);
     Replication r = run_one(i, replica);
     figures[i] = std::move(r.figures);
     bands[i] = std::move(r.band);
-  });
+  };
+  PoolOptions options;
+  options.threads = threads;
+  for_each_index(total, run_replication, options);
   return {summarize_figures(figures), band_of(bands)};
 }
 

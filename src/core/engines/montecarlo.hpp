@@ -65,10 +65,6 @@ int replication_count(const Scenario& s, int runs);
 Replicated replicate(const Scenario& s, int runs, unsigned threads,
                      const std::function<Replication(size_t i, const Scenario& replica)>& run_one);
 
-// Calls work(i) for i in [0, total) on `threads` threads (0 = every core);
-// rethrows the first exception once every thread has stopped.
-void for_each_replication(size_t total, unsigned threads, const std::function<void(size_t)>& work);
-
 // Mean and 95% interval of values (Student t with n - 1 degrees of freedom),
 // and their min, median and max. A quantity that cannot be negative (a
 // count, a duration, a share) passes floor 0: the interval's low end is

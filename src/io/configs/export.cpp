@@ -153,6 +153,10 @@ std::string server_notes(const Scenario& s, std::vector<std::string>& notes) {
 // does Envoy's proto validation.
 constexpr double kProtoDurationMax = 315'576'000'000.0;
 
+// The largest counts the systems' integer fields hold.
+constexpr double kUint32Max = 4'294'967'295.0;  // uint32 fields (protobuf UInt32Value)
+constexpr double kInt32Max = 2'147'483'647.0;   // int32 fields
+
 // "1000000 s" (number_text writes whole numbers without an exponent).
 std::string seconds_text(double v) {
   return number_text(v) + " s";
@@ -211,7 +215,6 @@ void envoy_cluster(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
   begin_map(c, "circuit_breakers");
   c << YAML::Key << "thresholds" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   entry(c, "priority", "DEFAULT");
-  constexpr double kUint32Max = 4'294'967'295.0;  // UInt32Value
   if (b.kind == BudgetKind::envoy_concurrency && b.ratio == 0) {
     entry(c, "max_retries", number_text(fit.whole(b.min_concurrency, 0, kUint32Max, "max_retries")),
           "a fixed cap on concurrent retries, no retry_budget");
@@ -449,7 +452,7 @@ void istio_budget(YAML::Emitter& dr, const Scenario& s, const Fit& fit) {
   auto& notes = fit.notes;
   const Budget& b = s.client.budget;
   if (b.kind == BudgetKind::envoy_concurrency && b.ratio == 0) {
-    double cap = fit.whole(b.min_concurrency, 0, 2'147'483'647.0, "maxRetries");
+    double cap = fit.whole(b.min_concurrency, 0, kInt32Max, "maxRetries");
     begin_map(dr, "connectionPool");
     begin_map(dr, "http");
     entry(dr, "maxRetries", number_text(cap), "a fixed cap on concurrent retries");
@@ -464,7 +467,7 @@ void istio_budget(YAML::Emitter& dr, const Scenario& s, const Fit& fit) {
     begin_map(dr, "retryBudget", "recent Istio releases");
     entry(dr, "percent", number_text(fit.percent(b.ratio, "retryBudget.percent")));
     entry(dr, "minRetryConcurrency",
-          number_text(fit.whole(minc, 0, 4'294'967'295.0, "retryBudget.minRetryConcurrency")));
+          number_text(fit.whole(minc, 0, kUint32Max, "retryBudget.minRetryConcurrency")));
     dr << YAML::EndMap;
     if (b.kind != BudgetKind::envoy_concurrency)
       notes.push_back("the scenario's '" + budget_kind_name(b.kind) +
@@ -616,7 +619,7 @@ void linkerd_profile(YAML::Emitter& y, const Scenario& s, int retries, const Fit
   begin_map(y, "retryBudget");
   entry(y, "retryRatio", number_text(ratio));
   entry(y, "minRetriesPerSecond",
-        number_text(fit.whole(b.min_retries_per_s, 0, 4'294'967'295.0, "minRetriesPerSecond")));
+        number_text(fit.whole(b.min_retries_per_s, 0, kUint32Max, "minRetriesPerSecond")));
   entry(y, "ttl", go_duration(ttl));
   y << YAML::EndMap << YAML::EndMap << YAML::EndMap;
   notes.push_back(
