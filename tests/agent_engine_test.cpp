@@ -3,6 +3,7 @@
 // disciplines, arrival processes, service distributions and validation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -78,6 +79,10 @@ TEST(AgentEngine, EveryRequestAndAttemptIsAccounted) {
       {{"server.queue_limit", "200"}},
       {{"client.layers", "2"}, {"client.layer_timeouts_s", "3,1"}},
       {{"client.stack_retries", "1,2,1"}, {"server.shed_abandoned", "true"}},
+      {{"server.shed_abandoned", "true"},
+       {"server.shed_lag_s", "0.003"},
+       {"demand.process", "poisson"}},
+      {{"server.answer_delay_s", "0.004"}, {"client.deadline_s", "2"}},
       {{"server.discipline", "codel"}, {"demand.process", "poisson"}},
       {{"server.discipline", "lifo"}, {"server.service", "exponential"}, {"server.slots", "4"}},
       {{"demand.process", "bursty"}, {"server.service", "lognormal"}},
@@ -306,6 +311,92 @@ TEST(AgentService, ContentionSlowsServiceAndTheIncidentStopsIt) {
       EXPECT_EQ(r.series.goodput[t] + r.series.served_late[t], 0) << at;
     }
   }
+}
+
+// server.shed_lag_s: the server sheds a given-up attempt that long after its
+// caller gave up (docs/agent-engine.md, "Shedding late"). A slot that frees
+// up meanwhile serves it for nobody; a lag longer than any wait is no
+// shedding at all; 0 is the exact instant, the same bytes as before the key.
+TEST(AgentShedLag, LongerLagsServeMoreAbandonedWork) {
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  s.engine = Engine::agent;
+  s.server.shed_abandoned = true;
+  s.client.budget.kind = BudgetKind::none;
+  validate(s);
+  std::string exact = run_json(make_report(s, {.advice = false, .tipping = false})).dump();
+  s.server.shed_lag_s = 0;
+  EXPECT_EQ(exact, run_json(make_report(s, {.advice = false, .tipping = false})).dump());
+
+  double late_before = -1;
+  for (double lag : {0.0, 0.0005, 0.002, 0.01}) {
+    s.server.shed_lag_s = lag;
+    double late = sum(run_agent(s).series.served_late);
+    EXPECT_GT(late, late_before) << lag;  // started after the caller gave up
+    late_before = late;
+  }
+  // Longer than any wait: every abandoned attempt is served, as without shedding.
+  s.server.shed_lag_s = 1e5;
+  RunResult never = run_agent(s);
+  s.server.shed_abandoned = false;
+  s.server.shed_lag_s = 0;
+  RunResult off = run_agent(s);
+  EXPECT_EQ(sum(never.series.shed), 0);
+  EXPECT_TRUE(std::ranges::equal(never.series.served_late, off.series.served_late));
+  EXPECT_TRUE(std::ranges::equal(never.series.goodput, off.series.goodput));
+  EXPECT_EQ(never.failed, off.failed);
+}
+
+// server.answer_delay_s: an answer finished less than the delay before its
+// caller gives up arrives too late; a delay as long as the timeout leaves no
+// answer in time; a success takes the delay longer; 0 changes nothing.
+TEST(AgentAnswerDelay, AnswersNeedTheirWayBackBeforeTheCallerGivesUp) {
+  Scenario s = small();
+  s.incident.duration_s = 0;  // steady: every answer is in time without a delay
+  s.demand.process = DemandProcess::poisson;
+  s.server.service = ServiceDist::exponential;
+  validate(s);
+  std::string exact = run_json(make_report(s, {.advice = false, .tipping = false})).dump();
+  RunResult base = run_agent(s);
+  s.server.answer_delay_s = 0;
+  EXPECT_EQ(exact, run_json(make_report(s, {.advice = false, .tipping = false})).dump());
+
+  s.server.answer_delay_s = 0.002;
+  RunResult delayed = run_agent(s);
+  EXPECT_LE(sum(delayed.series.goodput), sum(base.series.goodput));
+  EXPECT_NEAR(*compute_metrics(delayed).latency_p50_s - *compute_metrics(base).latency_p50_s, 0.002,
+              0.001);
+
+  s.server.answer_delay_s = s.client.timeout_s;
+  RunResult never = run_agent(s);
+  EXPECT_EQ(sum(never.series.goodput), 0);
+  EXPECT_EQ(never.succeeded, 0);
+  EXPECT_GT(sum(never.series.served_late), 0);
+}
+
+// On the knife edge of docs/lab.md (primary-failover, a tenth of its scale,
+// shedding, no budget, the gRPC export's backoff), the gRPC lab's measured
+// delays (the backend gives up ~0.3 ms after C-core, an answer takes ~0.3 ms
+// back) keep the backlog stuck where exact give-ups let it drain.
+TEST(AgentShedLag, TheKnifeEdgeTipsWithTheDelays) {
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  s.engine = Engine::agent;
+  s.step_s = 0.5;
+  s.demand.rate_per_s = 60;
+  s.server.capacity_per_s = 100;
+  s.server.shed_abandoned = true;
+  s.client.budget.kind = BudgetKind::none;
+  s.client.backoff.jitter = Jitter::grpc;
+  int recovered_exact = 0, recovered_late = 0;
+  for (int seed = 1; seed <= 6; ++seed) {
+    s.seed = seed;
+    s.server.shed_lag_s = s.server.answer_delay_s = 0;
+    validate(s);
+    recovered_exact += compute_metrics(run_agent(s)).recovered;
+    s.server.shed_lag_s = s.server.answer_delay_s = 0.0003;
+    recovered_late += compute_metrics(run_agent(s)).recovered;
+  }
+  EXPECT_EQ(recovered_exact, 6);
+  EXPECT_EQ(recovered_late, 0);
 }
 
 TEST(AgentValidation, KeysAndLimits) {

@@ -70,6 +70,12 @@ json run_and_check(const std::string& name, const std::vector<std::string>& extr
               0.25 * p["peak_amplification"].get<double>());
   EXPECT_TRUE(j["agreement"]["verdict"]);
   EXPECT_TRUE(j["agreement"]["recovery"]);
+  // The delays between caller and backend, measured and handed to the model.
+  EXPECT_LT(std::abs(j["lab"]["give_up_gap_s"].get<double>()), 0.05);
+  EXPECT_GT(j["lab"]["answer_way_back_s"].get<double>(), 0);
+  EXPECT_LT(j["lab"]["answer_way_back_s"].get<double>(), 0.05);
+  EXPECT_GE(j["lab"]["predicted_with"]["server.answer_delay_s"].get<double>(), 0);
+  EXPECT_GE(j["lab"]["predicted_with"]["server.shed_lag_s"].get<double>(), 0);
   EXPECT_NEAR(m["user_requests"].get<double>(), p["user_requests"].get<double>(), 2);
   return j;
 }
@@ -185,6 +191,43 @@ TEST(LabCommand, RefusesAScenarioFasterThanTheMachineAndSuggestsAScale) {
   EXPECT_NE(o.err.find("3600 attempts/s"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("try --scale 1.3"), std::string::npos) << o.err;
   EXPECT_TRUE(o.out.empty());
+}
+
+// The delays the lab measures between caller and backend, and the keys the
+// prediction gets (docs/lab.md, "Who knows when the caller gives up").
+TEST(LabDelays, MeasuredDelaysBecomeTheModelsKeys) {
+  retrystorm::lab::LabResult r;
+  r.backend_error.p50_s = 0.00004;
+  r.answer_transit.p50_s = 0.0002;
+  r.give_up_lead.p50_s = -0.0006;  // the leaving arrived after the backend's instant
+  r.grpc_transit.p50_s = 0.0003;
+
+  r.through = "direct";  // the backend has the caller's instant
+  retrystorm::lab::measure_delays(r);
+  EXPECT_DOUBLE_EQ(r.give_up_gap_s, 0);
+  EXPECT_DOUBLE_EQ(r.answer_way_back_s, 0.00024);
+
+  r.through = "haproxy";  // the caller is the proxy: half the generator's way back
+  retrystorm::lab::measure_delays(r);
+  EXPECT_DOUBLE_EQ(r.give_up_gap_s, -0.0006 + 0.0001);
+  EXPECT_DOUBLE_EQ(r.answer_way_back_s, 0.0001 + 0.00004);
+  retrystorm::Scenario s;
+  retrystorm::lab::apply_delays(r, s);  // gives up before the proxy: no lag, no way back
+  EXPECT_DOUBLE_EQ(s.server.shed_lag_s, 0);
+  EXPECT_DOUBLE_EQ(s.server.answer_delay_s, 0);
+
+  r.through = "grpc";
+  r.give_up_lead.p50_s = 0.00002;  // C-core's cancellation: just before the backend's instant
+  retrystorm::lab::measure_delays(r);
+  EXPECT_DOUBLE_EQ(r.give_up_gap_s, 0.00002 + 0.0003);
+  retrystorm::lab::apply_delays(r, s);
+  EXPECT_DOUBLE_EQ(s.server.shed_lag_s, 0.00032);
+  EXPECT_DOUBLE_EQ(s.server.answer_delay_s, 0.00024);
+
+  r.give_up_gap_s = -0.0001;  // a little before: the way back shrinks by as much
+  retrystorm::lab::apply_delays(r, s);
+  EXPECT_DOUBLE_EQ(s.server.shed_lag_s, 0);
+  EXPECT_NEAR(s.server.answer_delay_s, 0.00014, 1e-12);
 }
 
 TEST(LabScale, MultipliesRatesAndCapacitiesAndKeepsTimes) {

@@ -29,8 +29,10 @@ struct Connection {
   explicit Connection(asio::io_context& io) : socket(io) {}
   tcp::socket socket;
   asio::streambuf buffer;
-  char probe = 0;       // a read while the attempt waits: its end is the caller leaving
-  bool closed = false;  // the caller left; the answer goes nowhere
+  char probe = 0;        // a read while the attempt waits: its end is the caller leaving
+  std::string answer;    // the answer being written
+  double give_up_s = 0;  // the waiting attempt's give-up instant (Job::deadline_s)
+  bool closed = false;   // the caller left; the answer goes nowhere
 };
 using ConnectionPtr = std::shared_ptr<Connection>;
 
@@ -68,7 +70,9 @@ class Backend {
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
   void start() {
     if (o_.grpc)
-      grpc_ = std::make_unique<GrpcListener>(io_, [this](GrpcAttemptPtr a) { on_grpc(a); });
+      grpc_ = std::make_unique<GrpcListener>(
+          io_, [this](GrpcAttemptPtr a) { on_grpc(a); },
+          [this](GrpcAttemptPtr a) { on_grpc_cancel(a); });
     accept();
     schedule_rate_change(o_.incident_start_s);
     schedule_tick(0);
@@ -91,6 +95,7 @@ class Backend {
   void read_request(ConnectionPtr c);
   void on_request(ConnectionPtr c, const HttpHead& head);
   void on_grpc(const GrpcAttemptPtr& a);
+  void on_grpc_cancel(const GrpcAttemptPtr& a);
   void admit(const JobPtr& j, const std::string& id, double t);
   void count_attempt(const std::string& id, double t);
   void shed_expired(double t);
@@ -122,6 +127,12 @@ class Backend {
   std::unique_ptr<GrpcListener> grpc_;
   bool closing_ = false;
   LatenessLog transit_;  // gRPC: call start to the first attempt's arrival
+  // How long before the backend's give-up instant for an attempt the caller's
+  // leaving reached it (gRPC: the cancellation; HTTP: the connection closed);
+  // below zero: after it.
+  LatenessLog give_up_lead_{true};
+  // Served before the caller's give-up instant, after the caller had left.
+  double served_after_leave_ = 0;
 };
 
 void Backend::accept() {
@@ -146,12 +157,15 @@ void Backend::accept() {
 // not hold one per abandoned attempt); the work itself stays queued, as the
 // model's server does not know the caller left.
 void Backend::watch(const ConnectionPtr& c) {
-  c->socket.async_read_some(asio::buffer(&c->probe, 1), [c](boost::system::error_code ec, size_t) {
-    if (ec == asio::error::operation_aborted) return;
-    boost::system::error_code ignored;
-    c->socket.close(ignored);
-    c->closed = true;
-  });
+  c->socket.async_read_some(asio::buffer(&c->probe, 1),
+                            [this, c](boost::system::error_code ec, size_t) {
+                              if (ec == asio::error::operation_aborted) return;
+                              if (c->give_up_s > 0 && c->give_up_s < 1e299)
+                                give_up_lead_.add(c->give_up_s - now_s());
+                              boost::system::error_code ignored;
+                              c->socket.close(ignored);
+                              c->closed = true;
+                            });
 }
 
 void Backend::read_request(ConnectionPtr c) {
@@ -206,7 +220,13 @@ void Backend::on_grpc(const GrpcAttemptPtr& a) {
   if (a->timeout_ms > 0) give_up = a->timeout_ms / 1000;
   if (a->deadline_in_s > 0) give_up = std::min(give_up, a->deadline_in_s);
   j->deadline_s = t + give_up;
+  a->give_up_s = j->deadline_s;
   admit(j, a->request_id, t);
+}
+
+void Backend::on_grpc_cancel(const GrpcAttemptPtr& a) {
+  if (a->give_up_s > 0 && a->give_up_s < 1e299)
+    give_up_lead_.add(a->give_up_s - seconds_since(t0_, a->cancelled_at));
 }
 
 void Backend::admit(const JobPtr& j, const std::string& id, double t) {
@@ -220,7 +240,10 @@ void Backend::admit(const JobPtr& j, const std::string& id, double t) {
     if (counted(t)) series_.rejected[bin_of(t)] += 1;
     return answer(j, 503);
   }
-  if (j->connection) watch(j->connection);
+  if (j->connection) {
+    j->connection->give_up_s = j->deadline_s;
+    watch(j->connection);
+  }
   queue_.push_back(j);
   start_next(t);
 }
@@ -268,7 +291,13 @@ void Backend::finish(const JobPtr& j) {
   lateness_.add(now_s() - t);
   stalls_.add(t, now_s());
   in_service_.erase(std::find(in_service_.begin(), in_service_.end(), j));
-  if (counted(t)) (t <= j->deadline_s ? series_.goodput : series_.served_late)[bin_of(t)] += 1;
+  // On time: before the caller's give-up instant as the backend knows it, and
+  // the caller has not told it otherwise (closed or cancelled, e.g. a timer
+  // that fired before the instant the backend counts by).
+  bool left = j->grpc ? j->grpc->cancelled : j->connection && j->connection->closed;
+  if (t <= j->deadline_s && left) ++served_after_leave_;
+  if (counted(t))
+    (t <= j->deadline_s && !left ? series_.goodput : series_.served_late)[bin_of(t)] += 1;
   answer(j, 200);
   start_next(t);
 }
@@ -295,11 +324,13 @@ void Backend::respond(ConnectionPtr c, int status) {
   if (!c || c->closed) return;
   boost::system::error_code ignored;
   c->socket.cancel(ignored);  // ends the watch (watch)
-  // Two fixed answers: static, so no attempt allocates its own copy.
-  static const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
-                           unavailable =
-                               "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
-  asio::async_write(c->socket, asio::buffer(status == 200 ? ok : unavailable),
+  // Stamped with the instant it leaves, so the caller can time the way back.
+  c->answer = status == 200 ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+                            : "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n";
+  c->answer += kAnsweredHeader;
+  c->answer += ": " + std::to_string(std::llround(unix_us_now())) + "\r\n\r\n";
+  if (status == 200) c->answer += "ok";
+  asio::async_write(c->socket, asio::buffer(c->answer),
                     [this, c](boost::system::error_code ec, size_t) {
                       if (!ec) read_request(c);  // keep-alive: the next attempt
                     });
@@ -357,8 +388,13 @@ nlohmann::json Backend::report() const {
                       {"rejected", series_.rejected},
                       {"backlog", series_.backlog},
                       {"capacity", series_.capacity},
-                      {"lateness_max_s", stalls_.max_s()}};
-  if (o_.grpc) r["grpc_transit_s"] = {{"p50", g.p50_s}, {"p99", g.p99_s}, {"max", g.max_s}};
+                      {"lateness_max_s", stalls_.max_s()},
+                      {"served_in_time_after_caller_left", served_after_leave_}};
+  TimingError lead = give_up_lead_.summary();
+  r["give_up_lead_s"] = {{"p50", lead.p50_s}, {"p99", lead.p99_s}, {"max", lead.max_s}};
+  if (o_.grpc) {
+    r["grpc_transit_s"] = {{"p50", g.p50_s}, {"p99", g.p99_s}, {"max", g.max_s}};
+  }
   return r;
 }
 

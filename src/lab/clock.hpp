@@ -22,6 +22,18 @@ inline long long unix_ms_now() {
 // read to the microsecond, so the backend's and the generator's time zeros
 // agree to microseconds, not to a millisecond (a caller's give-up instant
 // travels between them: kGiveUpHeader).
+// Microseconds since the Unix epoch: what one lab process stamps and another
+// reads back (both on this machine's clock).
+inline double unix_us_now() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+}
+
+// The header (HTTP) or trailing metadata (gRPC) that carries the instant the
+// backend sent its answer (unix_us_now), so the caller measures the way back.
+inline constexpr const char* kAnsweredHeader = "x-rs-answered-unix-us";
+
 inline Clock::time_point steady_of_unix_ms(long long t0_unix_ms) {
   auto steady = Clock::now();
   auto unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -53,17 +65,29 @@ struct TimingError {
   size_t samples = 0;
 };
 
-// Keeps at most ~1 M samples (every k-th beyond), enough for a p99.
+// Keeps at most ~1 M samples (every k-th beyond), enough for a p99. A
+// lateness below zero counts as on time; a `signed_samples` log keeps the
+// sign (a gap that can go either way).
 class LatenessLog {
  public:
+  explicit LatenessLog(bool signed_samples = false) : signed_(signed_samples) {}
   void add(double late_s) {
     if (++seen_ % stride_ != 0) return;
-    v_.push_back(static_cast<float>(std::max(0.0, late_s)));
+    v_.push_back(static_cast<float>(signed_ ? late_s : std::max(0.0, late_s)));
     if (v_.size() >= kMax) {  // halve: keep every other sample
       for (size_t i = 0; i < v_.size() / 2; ++i) v_[i] = v_[2 * i];
       v_.resize(v_.size() / 2);
       stride_ *= 2;
     }
+  }
+  // The p quantiles (0 to 1) of the samples kept; empty when none.
+  std::vector<double> quantiles(const std::vector<double>& ps) const {
+    std::vector<double> out;
+    if (v_.empty()) return out;
+    std::vector<float> s = v_;
+    std::sort(s.begin(), s.end());
+    for (double p : ps) out.push_back(s[std::min(s.size() - 1, static_cast<size_t>(p * s.size()))]);
+    return out;
   }
   TimingError summary() const {
     TimingError e;
@@ -82,6 +106,7 @@ class LatenessLog {
   static constexpr size_t kMax = 1 << 20;
   std::vector<float> v_;
   size_t seen_ = 0, stride_ = 1;
+  bool signed_ = false;
 };
 
 // The worst timer lateness per measurement bin, from the bin a timer was due

@@ -72,6 +72,7 @@ class Generator {
   GrpcCaller* grpc() { return grpc_.get(); }
   GeneratorResult result() {
     r_.arrival_error = lateness_.summary();
+    r_.answer_transit = answer_transit_.summary();
     r_.lateness_max_s = stalls_.max_s();
     return std::move(r_);
   }
@@ -126,6 +127,7 @@ class Generator {
   unsigned long long next_id_ = 0;
   double open_attempts_ = 0, held_retries_ = 0;
   LatenessLog lateness_;
+  LatenessLog answer_transit_{true};  // the backend's answer to its arrival here
   GeneratorResult r_;
   std::unique_ptr<GrpcCaller> grpc_;
 };
@@ -206,8 +208,9 @@ void Generator::call_grpc(const AttemptPtr& a, double patience_s) {
   auto deadline =
       std::chrono::system_clock::now() + std::chrono::microseconds(std::llround(patience_s * 1e6));
   grpc_->call(std::to_string(a->request->id), std::llround(s_.client.timeout_s * 1000), deadline,
-              [this, a](int code) {
+              [this, a](int code, double back_s) {
                 if (a->done) return;
+                if (code == kGrpcOk && !std::isnan(back_s)) answer_transit_.add(back_s);
                 on_answer(a, code == kGrpcOk ? 200 : 0, false);
               });
 }
@@ -254,6 +257,8 @@ void Generator::read(const AttemptPtr& a) {
         if (ec) return on_answer(a, 0, false);
         a->reused = false;  // an answer came: a failure from here on is real
         HttpHead head = parse_head(a->connection->buffer, n);
+        if (const std::string& sent = head.header(kAnsweredHeader); !sent.empty())
+          answer_transit_.add((unix_us_now() - std::atof(sent.c_str())) / 1e6);
         const std::string& length = head.header("content-length");
         bool reusable = !length.empty() && head.header("connection") != "close";
         size_t body = length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);

@@ -38,7 +38,10 @@ struct GeneratorResult {
   double user_requests = 0, succeeded = 0, failed_total = 0, in_flight = 0;
   double connection_errors = 0;
   LatencyHistogram success_latency;
-  TimingError arrival_error;           // how late arrivals left
+  TimingError arrival_error;  // how late arrivals left
+  // From the backend sending an answer to its arrival here (all answers that
+  // arrived, through whatever layer): the answer's way back.
+  TimingError answer_transit;
   std::vector<double> lateness_max_s;  // per bin: the worst lateness (BinLateness)
   bool interrupted = false;            // SIGINT/SIGTERM: stopped early
 };

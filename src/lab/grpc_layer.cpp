@@ -5,21 +5,19 @@
 #include <grpcpp/support/validate_service_config.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+
+#include "lab/clock.hpp"
 
 namespace retrystorm::lab {
 
 namespace asio = boost::asio;
 
 namespace {
-
-double unix_us_now() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count());
-}
 
 std::string metadata(const grpc::GenericCallbackServerContext& ctx, const std::string& key) {
   auto it = ctx.client_metadata().find(key);
@@ -37,8 +35,9 @@ std::string metadata(const grpc::GenericCallbackServerContext& ctx, const std::s
 class GrpcReactor : public grpc::ServerGenericBidiReactor {
  public:
   GrpcReactor(grpc::GenericCallbackServerContext* ctx, asio::io_context& io,
-              const std::function<void(GrpcAttemptPtr)>& on_attempt)
-      : io_(io), attempt_(std::make_shared<GrpcAttempt>()) {
+              const std::function<void(GrpcAttemptPtr)>& on_attempt,
+              const std::function<void(GrpcAttemptPtr)>& on_cancel)
+      : io_(io), ctx_(ctx), on_cancel_(on_cancel), attempt_(std::make_shared<GrpcAttempt>()) {
     attempt_->reactor_ = this;
     attempt_->arrived = std::chrono::steady_clock::now();
     attempt_->transit_s =
@@ -54,14 +53,19 @@ class GrpcReactor : public grpc::ServerGenericBidiReactor {
     asio::post(io_, [a = attempt_, on_attempt] { on_attempt(a); });
   }
   // The caller gave up on this attempt: answered at once on the Asio thread.
+  // Stamped here, on gRPC's thread, as the arrival is.
   void OnCancel() override {
-    asio::post(io_, [a = attempt_] {
+    asio::post(io_, [a = attempt_, at = std::chrono::steady_clock::now(), &f = on_cancel_] {
+      if (a->answered()) return;
       a->cancelled = true;
+      a->cancelled_at = at;
+      f(a);
       a->answer(kGrpcDeadlineExceeded);
     });
   }
   void OnDone() override { delete this; }
   void finish(int code) {
+    ctx_->AddTrailingMetadata(kAnsweredHeader, std::to_string(std::llround(unix_us_now())));
     if (code == kGrpcOk) {
       grpc::Slice body("ok");
       reply_ = grpc::ByteBuffer(&body, 1);
@@ -73,6 +77,8 @@ class GrpcReactor : public grpc::ServerGenericBidiReactor {
 
  private:
   asio::io_context& io_;
+  grpc::GenericCallbackServerContext* ctx_;
+  const std::function<void(GrpcAttemptPtr)>& on_cancel_;  // the listener's
   GrpcAttemptPtr attempt_;
   grpc::ByteBuffer reply_;
 };
@@ -97,14 +103,15 @@ class ClosedReactor : public grpc::ServerGenericBidiReactor {
 }  // namespace
 
 struct GrpcListener::Service : grpc::CallbackGenericService {
-  Service(asio::io_context& io, std::function<void(GrpcAttemptPtr)> f)
-      : io(io), on_attempt(std::move(f)) {}
+  Service(asio::io_context& io, std::function<void(GrpcAttemptPtr)> f,
+          std::function<void(GrpcAttemptPtr)> c)
+      : io(io), on_attempt(std::move(f)), on_cancel(std::move(c)) {}
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
     if (closed.load()) return new ClosedReactor();
-    return new GrpcReactor(ctx, io, on_attempt);
+    return new GrpcReactor(ctx, io, on_attempt, on_cancel);
   }
   asio::io_context& io;
-  std::function<void(GrpcAttemptPtr)> on_attempt;
+  std::function<void(GrpcAttemptPtr)> on_attempt, on_cancel;
   std::atomic<bool> closed{false};
 };
 
@@ -112,8 +119,9 @@ void GrpcListener::close() {
   service_->closed.store(true);
 }
 
-GrpcListener::GrpcListener(asio::io_context& io, std::function<void(GrpcAttemptPtr)> on_attempt)
-    : service_(std::make_unique<Service>(io, std::move(on_attempt))) {
+GrpcListener::GrpcListener(asio::io_context& io, std::function<void(GrpcAttemptPtr)> on_attempt,
+                           std::function<void(GrpcAttemptPtr)> on_cancel)
+    : service_(std::make_unique<Service>(io, std::move(on_attempt), std::move(on_cancel))) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
   builder.RegisterCallbackGenericService(service_.get());
@@ -161,12 +169,25 @@ bool GrpcCaller::connect(std::chrono::system_clock::time_point deadline) {
 struct GrpcCaller::CallState {
   grpc::ClientContext context;
   grpc::ByteBuffer request, reply;
-  std::function<void(int)> done;
+  std::function<void(int, double)> done;
 };
+
+namespace {
+
+// Seconds from the backend's answer to its arrival here; NaN without the stamp.
+double answer_transit_s(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find(kAnsweredHeader);
+  if (it == trailers.end()) return std::nan("");
+  return (unix_us_now() - std::atof(std::string(it->second.data(), it->second.size()).c_str())) /
+         1e6;
+}
+
+}  // namespace
 
 void GrpcCaller::call(const std::string& request_id, long long timeout_ms,
                       std::chrono::system_clock::time_point deadline,
-                      std::function<void(int)> done) {
+                      std::function<void(int, double)> done) {
   uint64_t key = next_key_++;
   auto& state = *calls_.emplace(key, std::make_unique<CallState>()).first->second;
   state.done = std::move(done);
@@ -178,18 +199,20 @@ void GrpcCaller::call(const std::string& request_id, long long timeout_ms,
   state.request = grpc::ByteBuffer(&body, 1);
   static const std::string method = kGrpcMethod;
   stub_->UnaryCall(&state.context, method, grpc::StubOptions(), &state.request, &state.reply,
-                   [this, sink = sink_, key](grpc::Status s) {
+                   [this, sink = sink_, key, &state](grpc::Status s) {
                      int code = static_cast<int>(s.error_code());
+                     double back = answer_transit_s(state.context);
                      std::lock_guard<std::mutex> lock(sink->mutex);
                      sink->completed.insert(key);
                      if (sink->io)
-                       asio::post(*sink->io, [this, key, code] { complete(key, code); });
+                       asio::post(*sink->io,
+                                  [this, key, code, back] { complete(key, code, back); });
                      sink->changed.notify_all();
                    });
 }
 
 // On the loop's thread, which runs only while this caller lives.
-void GrpcCaller::complete(uint64_t key, int code) {
+void GrpcCaller::complete(uint64_t key, int code, double answer_transit_s) {
   auto it = calls_.find(key);
   if (it == calls_.end()) return;
   std::unique_ptr<CallState> state = std::move(it->second);
@@ -198,7 +221,7 @@ void GrpcCaller::complete(uint64_t key, int code) {
     std::lock_guard<std::mutex> lock(sink_->mutex);
     sink_->completed.erase(key);
   }
-  state->done(code);
+  state->done(code, answer_transit_s);
 }
 
 // The run is over: calls still open are cancelled and waited for (a second

@@ -54,6 +54,10 @@ class GrpcAttempt {
   double transit_s = 0;
   bool retry = false;
   bool cancelled = false;
+  // Set by the backend: when it counts the caller as gone (its deadline on
+  // the lab's clock, seconds); and when gRPC told it the caller cancelled.
+  double give_up_s = 0;
+  std::chrono::steady_clock::time_point cancelled_at;
   void answer(int code);
   bool answered() const { return reactor_ == nullptr; }
 
@@ -67,7 +71,9 @@ using GrpcAttemptPtr = std::shared_ptr<GrpcAttempt>;
 // `on_attempt` runs on `io`'s thread for every incoming call.
 class GrpcListener {
  public:
-  GrpcListener(boost::asio::io_context& io, std::function<void(GrpcAttemptPtr)> on_attempt);
+  // `on_cancel` runs there when a caller cancels a call not yet answered.
+  GrpcListener(boost::asio::io_context& io, std::function<void(GrpcAttemptPtr)> on_attempt,
+               std::function<void(GrpcAttemptPtr)> on_cancel);
   ~GrpcListener();
   int port() const { return port_; }
   // From now on every new call is answered UNAVAILABLE at once.
@@ -90,11 +96,13 @@ class GrpcCaller {
   ~GrpcCaller();
   // Connects before the run starts (false: not connected by `deadline`).
   bool connect(std::chrono::system_clock::time_point deadline);
-  // One unary call with a deadline; `done(code)` runs on `io`'s thread. The
+  // One unary call with a deadline; `done(code, answer_transit_s)` runs on
+  // `io`'s thread (the second: the backend's answer to its arrival here,
+  // NaN when unknown). The
   // completion functions stay here, on that thread: they hold the
   // generator's Asio objects, which gRPC's threads must never destroy.
   void call(const std::string& request_id, long long timeout_ms,
-            std::chrono::system_clock::time_point deadline, std::function<void(int)> done);
+            std::chrono::system_clock::time_point deadline, std::function<void(int, double)> done);
 
  private:
   // Where completions go: the generator's loop while this caller lives;
@@ -106,7 +114,7 @@ class GrpcCaller {
     std::unordered_set<uint64_t> completed;
   };
   struct CallState;
-  void complete(uint64_t key, int code);
+  void complete(uint64_t key, int code, double answer_transit_s);
   // Declared first, destroyed last: the calls' contexts hold the channel.
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<grpc::GenericStub> stub_;

@@ -58,6 +58,21 @@ struct LabResult {
   // --through grpc: from the generator starting a call to the backend
   // receiving its first attempt (C-core's per-attempt timer runs meanwhile).
   TimingError grpc_transit;
+  // How long before the backend's give-up instant for an attempt (its
+  // caller's, or arrival + the attempt's timeout) the caller's leaving
+  // reached the backend: a closed connection, a gRPC cancellation. Signed.
+  TimingError give_up_lead;
+  // From the backend sending an answer to the generator receiving it.
+  TimingError answer_transit;
+  // The delays between caller and backend, from the measurement (see
+  // delays_of in lab_run.cpp): how long after the caller gave up the backend
+  // learns it (signed: below zero, the caller gives up after the backend's
+  // instant), and an answer's way back. The prediction runs with them as
+  // server.shed_lag_s and server.answer_delay_s (docs/lab.md).
+  double give_up_gap_s = 0, answer_way_back_s = 0;
+  // Attempts the backend finished before its give-up instant for them, after
+  // the caller had closed or cancelled: served late, not goodput.
+  double served_in_time_after_caller_left = 0;
   double connection_errors = 0;
   // Stalls: the start of each disturbed bin, and the measured goodput recovery
   // with those bins counted like any other (the measured metrics leave them out).
@@ -81,6 +96,12 @@ void check_lab(const LabOptions& o);
 
 // Runs it (blocks for the horizon plus a few seconds of setup). Every process
 // it starts is stopped by pid before it returns or throws.
+// The measured delays between caller and backend (give_up_gap_s,
+// answer_way_back_s) from the run's timing figures, and the scenario keys
+// that give the model the same delays (docs/lab.md).
+void measure_delays(LabResult& r);
+void apply_delays(const LabResult& r, Scenario& s);
+
 LabResult run_lab(const LabOptions& o);
 
 // Bins where either process's worst timer lateness is above kStallBinFraction

@@ -159,6 +159,12 @@ std::string lab_text(const LabResult& r) {
   if (!r.imported_policy.empty())
     o << "predicted with the " << r.through << " settings read back as scenario keys:\n"
       << r.imported_policy;
+  double gap = r.give_up_gap_s;
+  o << "measured between caller and backend: the backend gives up " << ms(std::abs(gap))
+    << (gap < 0 ? " before" : " after") << " the caller, an answer takes "
+    << ms(r.answer_way_back_s)
+    << " to come back; predicted with server.shed_lag_s = " << ms(r.scaled.server.shed_lag_s)
+    << ", server.answer_delay_s = " << ms(r.scaled.server.answer_delay_s) << " (docs/lab.md)\n";
   if (r.interrupted) o << "INTERRUPTED: the measurement stops where Ctrl-C came\n";
   o << "\n" << chart(r) << "\n" << table(r) << "\n";
   Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
@@ -203,7 +209,15 @@ nlohmann::json lab_json(const LabResult& r) {
             {"timing_error",
              {{"generator", timing(r.generator_error)},
               {"backend", timing(r.backend_error)},
-              {"grpc_transit", timing(r.grpc_transit)}}},
+              {"grpc_transit", timing(r.grpc_transit)},
+              {"give_up_lead", timing(r.give_up_lead)},
+              {"answer_transit", timing(r.answer_transit)}}},
+            {"give_up_gap_s", r.give_up_gap_s},
+            {"answer_way_back_s", r.answer_way_back_s},
+            {"predicted_with",
+             {{"server.shed_lag_s", r.scaled.server.shed_lag_s},
+              {"server.answer_delay_s", r.scaled.server.answer_delay_s}}},
+            {"served_in_time_after_caller_left", r.served_in_time_after_caller_left},
             {"connection_errors", r.connection_errors},
             {"stalls",
              {{"threshold_s", kStallBinFraction * r.bin_s},

@@ -196,6 +196,65 @@ TimingError timing_of(const nlohmann::json& b, const char* key) {
 
 }  // namespace
 
+// The delays between the caller and the backend (docs/lab.md, "Who knows
+// when the caller gives up"). The backend measures when a caller's leaving
+// (a closed connection, a gRPC cancellation) reaches it, `give_up_lead`
+// before its own give-up instant for the attempt: lead = gap - T, gap how
+// much later than the caller the backend gives up, T the leaving's way to
+// the backend. Direct, the backend has the caller's exact instant (gap 0).
+// The answer's way back is the generator's measurement (`answer_transit`,
+// one hop; two through a proxy, which is the caller there, so half of it),
+// plus how late the backend's timers send an answer after its virtual
+// finish. T is one hop; over gRPC, the measured transit of a call.
+// Medians: what matters is the typical attempt at the head of the queue.
+void measure_delays(LabResult& r) {
+  bool proxy = r.through != "direct" && r.through != "grpc";
+  double hop = std::max(0.0, r.answer_transit.p50_s) / (proxy ? 2 : 1);
+  double way_there = r.through == "grpc" ? r.grpc_transit.p50_s : hop;
+  r.give_up_gap_s = r.through == "direct" ? 0.0 : r.give_up_lead.p50_s + way_there;
+  r.answer_way_back_s = hop + std::max(0.0, r.backend_error.p50_s);
+}
+
+// The model's server knows one give-up instant. A backend that gives up
+// later sheds that much later (server.shed_lag_s); one that gives up
+// earlier sheds sooner, and a caller still waiting then takes an answer
+// that much longer, which shortens the answer's way back (below zero: none).
+void apply_delays(const LabResult& r, Scenario& s) {
+  s.server.shed_lag_s = std::max(0.0, r.give_up_gap_s);
+  s.server.answer_delay_s = std::max(0.0, r.answer_way_back_s + std::min(0.0, r.give_up_gap_s));
+}
+
+namespace {
+
+// What the backend and the generator counted, read as a run.
+void read_measurement(LabResult& r, const nlohmann::json& b, const GeneratorResult& gr,
+                      const Scenario& lab, bool direct) {
+  r.interrupted = gr.interrupted;
+  r.generator_error = gr.arrival_error;
+  r.backend_error = timing_of(b, "timing_error_s");
+  r.grpc_transit = timing_of(b, "grpc_transit_s");  // --through grpc only
+  r.give_up_lead = timing_of(b, "give_up_lead_s");
+  r.answer_transit = gr.answer_transit;
+  r.served_in_time_after_caller_left = b.value("served_in_time_after_caller_left", 0.0);
+  r.connection_errors = gr.connection_errors;
+  r.measured = view(measured_run(lab, b, gr, direct));
+  discount_stalls(r, gr, b);
+}
+
+// The agent engine with the delays measured between caller and backend; the
+// fluid engine for reference.
+void predict(LabResult& r, Scenario lab) {
+  measure_delays(r);
+  apply_delays(r, lab);
+  apply_delays(r, r.scaled);
+  r.predicted = view(run_engine(lab));
+  Scenario fluid = r.scaled;
+  fluid.engine = Engine::fluid;
+  r.fluid = view(run_engine(fluid));
+}
+
+}  // namespace
+
 LabResult run_lab(const LabOptions& o) {
   check_lab(o);
   LabResult r;
@@ -261,18 +320,8 @@ LabResult run_lab(const LabOptions& o) {
     gr.interrupted = true;
   }
   proxy.process.stop();
-  nlohmann::json b = read_backend(backend, dir.path());
-  r.interrupted = gr.interrupted;
-  r.generator_error = gr.arrival_error;
-  r.backend_error = timing_of(b, "timing_error_s");
-  r.grpc_transit = timing_of(b, "grpc_transit_s");  // --through grpc only
-  r.connection_errors = gr.connection_errors;
-  r.measured = view(measured_run(lab, b, gr, direct));
-  discount_stalls(r, gr, b);
-  r.predicted = view(run_engine(lab));
-  Scenario fluid = r.scaled;
-  fluid.engine = Engine::fluid;
-  r.fluid = view(run_engine(fluid));
+  read_measurement(r, read_backend(backend, dir.path()), gr, lab, direct);
+  predict(r, lab);
   return r;
 }
 

@@ -399,6 +399,14 @@ void add_agent_keys(std::vector<KeySpec>& keys) {
       "server.contention", 0, 1000, "", "Contention",
       "agent: service time x (1 + contention x other attempts at the server)",
       [](S & s) -> auto& { return s.server.contention; });
+  g.number(
+      "server.shed_lag_s", 0, 1e6, "s", "Shed lag",
+      "agent, shed_abandoned: the server learns a caller gave up this long after it did",
+      [](S & s) -> auto& { return s.server.shed_lag_s; });
+  g.number(
+      "server.answer_delay_s", 0, 1e6, "s", "Answer delay",
+      "agent: an answer reaches its caller this long after the server finishes it",
+      [](S & s) -> auto& { return s.server.answer_delay_s; });
   g.text(
       "client.layer_timeouts_s", "Layer timeouts",
       "agent: timeout per layer, outermost first (\"3,1\"); empty = client.timeout_s everywhere",

@@ -105,6 +105,13 @@ struct Scenario {
     double codel_target_s = 0.005;
     double codel_interval_s = 0.1;
     double contention = 0;  // service time x (1 + contention x attempts at the server)
+    // With shed_abandoned: how long after the caller gives up the server
+    // learns it (a relative deadline counted from arrival, a cancellation in
+    // transit). 0 = the same instant.
+    double shed_lag_s = 0;
+    // An answer's way back: one finished less than this before its caller
+    // gives up arrives too late (served in vain). 0 = at once.
+    double answer_delay_s = 0;
   } server;
 
   struct {

@@ -44,6 +44,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A deadline goes after every layer's timeout at its instant (those count
 // layers below 2^16), before retries.
 constexpr uint64_t kDeadlineOrder = order_of(kTimeout, uint64_t{1} << 16);
+// A late shed (server.shed_lag_s) goes after the deadlines at its instant.
+constexpr uint64_t kShedOrder = order_of(kTimeout, (uint64_t{1} << 16) + 1);
 constexpr uint64_t kArrivalOrder = order_of(kArrival);
 
 // A timeout names its call; a deadline names the user request's call and,
@@ -71,6 +73,7 @@ struct Workspace {
   Events events;
   std::vector<TimerLane> timers;
   TimerLane deadlines;
+  TimerLane sheds;  // jobs whose caller gave up, shed server.shed_lag_s later
   std::vector<double> arrivals;
 
   void reset(size_t layers) {
@@ -84,6 +87,8 @@ struct Workspace {
     }
     deadlines.clear();
     deadlines.set_order(kDeadlineOrder);
+    sheds.clear();
+    sheds.set_order(kShedOrder);
     arrivals.clear();
   }
 };
@@ -120,6 +125,7 @@ class AgentEngine {
         events_(workspace.events),
         timers_(workspace.timers),
         deadlines_(workspace.deadlines),
+        sheds_(workspace.sheds),
         arrivals_(s, rng_, workspace.arrivals),
         calls_(workspace.calls),
         attempts_in_flight_(static_cast<size_t>(layers_), 0),
@@ -135,6 +141,7 @@ class AgentEngine {
       budgets_.emplace_back(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s);
     budget_on_ = budgets_[0].enabled();
     deadlines_on_ = policy_.deadline_rule == DeadlineRule::fires;
+    late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
     while (incident_first_ < steps_ && !s.in_incident(incident_first_)) ++incident_first_;
     incident_end_ = incident_first_;
     while (incident_end_ < steps_ && s.in_incident(incident_end_)) ++incident_end_;
@@ -171,7 +178,7 @@ class AgentEngine {
 
  private:
   // ---- the event loop -----------------------------------------------------
-  enum Source { kFromQueue, kFromArrivals, kFromDeadlines, kFromTimers };  // timers: + layer
+  enum Source { kFromQueue, kFromArrivals, kFromDeadlines, kFromSheds, kFromTimers };  // + layer
 
   void run_until(double end) {
     for (;;) {
@@ -187,6 +194,7 @@ class AgentEngine {
       for (int layer = 0; layer < layers_; ++layer)
         consider(timers_[layer].next_key(), kFromTimers + layer);
       if (deadlines_on_) consider(deadlines_.next_key(), kFromDeadlines);
+      if (late_shed_) consider(sheds_.next_key(), kFromSheds);
       if (!(next.t < end)) return;
       now_ = next.t;
       if (source == kFromArrivals) {
@@ -196,6 +204,8 @@ class AgentEngine {
         fire_queued();
       } else if (source == kFromDeadlines) {
         fire_deadline();
+      } else if (source == kFromSheds) {
+        fire_shed();
       } else {
         fire_timeout(source - kFromTimers);
       }
@@ -222,6 +232,15 @@ class AgentEngine {
     EntityRef user = deadlines_.front().what;
     deadlines_.pop();
     if (is_user_request(user)) on_deadline(user.index);
+  }
+
+  // The server learns, server.shed_lag_s late, that a caller gave up; the job
+  // may have started meanwhile, and is served in vain (docs/agent-engine.md,
+  // "Delays between caller and server").
+  void fire_shed() {
+    EntityRef job = sheds_.front().what;
+    sheds_.pop();
+    if (server_.still_queued(job.index, job.generation)) shed_job(job.index);
   }
 
   void fire_timeout(int layer) {
@@ -342,8 +361,12 @@ class AgentEngine {
     if (call.layer == layers_ - 1) {
       result_.series.gave_up[step_] += 1;
       if (s_.server.shed_abandoned && call.job != kNone &&
-          server_.queued_for(call.job, call_id, call.gen))
-        shed_job(call.job);
+          server_.queued_for(call.job, call_id, call.gen)) {
+        if (late_shed_)
+          sheds_.push(now_ + s_.server.shed_lag_s, {call.job, server_.job(call.job).gen});
+        else
+          shed_job(call.job);
+      }
     } else {
       log(call.request, call.attempt, call.sent_s, kNaN, "timeout", call.layer + 1);
     }
@@ -443,7 +466,7 @@ class AgentEngine {
       free_call(call_id);
       if (parent == kNone) {
         result_.succeeded += 1;
-        result_.success_latency.add(now_ - started);
+        result_.success_latency.add(now_ + s_.server.answer_delay_s - started);
         --live_users_;
         return true;
       }
@@ -486,12 +509,22 @@ class AgentEngine {
     server_.shed(job_id, now_);
   }
 
+  // server.answer_delay_s: the answer must reach the caller before it gives
+  // up (its timeout, or the user's deadline) to be of use.
+  bool answer_in_time(const Call& call) const {
+    double delay = s_.server.answer_delay_s;
+    if (delay <= 0) return true;
+    double give_up = call.sent_s + timeout_[call.layer];
+    if (deadlines_on_) give_up = std::min(give_up, call.start_s + policy_.deadline_s);
+    return now_ + delay <= give_up;
+  }
+
   void on_complete(uint32_t job_id, uint32_t gen) {
     const Job* job = server_.end_service(job_id, gen, now_);
     if (!job) return;
     ++stats_.events;
     const Call& call = calls_[job->caller];
-    bool to_caller = call.gen == job->caller_gen && call.state == kWaiting;
+    bool to_caller = call.gen == job->caller_gen && call.state == kWaiting && answer_in_time(call);
     bool to_user = to_caller && deliver_success(job->caller);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
     log(job->request, job->attempt, job->sent_s, now_, to_caller ? "ok" : "late", layers_);
@@ -548,12 +581,14 @@ class AgentEngine {
   std::vector<RetryBudget> budgets_;
   bool budget_on_ = false;
   bool deadlines_on_ = false;  // client.deadline_s ends user requests when it fires
+  bool late_shed_ = false;     // shed_abandoned with a server.shed_lag_s
 
   int step_ = 0;
   double now_ = 0;
   Events& events_;
   std::vector<TimerLane>& timers_;
   TimerLane& deadlines_;
+  TimerLane& sheds_;
   Arrivals arrivals_;
 
   Pool<Call>& calls_;

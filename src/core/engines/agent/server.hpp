@@ -118,6 +118,12 @@ class Server {
     return job.state == kQueued && job.caller == caller && job.caller_gen == caller_gen;
   }
 
+  // The job still waits in the queue in the generation `gen` names.
+  bool still_queued(uint32_t job_id, uint32_t gen) const {
+    const Job& job = jobs_[job_id];
+    return job.state == kQueued && job.gen == gen;
+  }
+
   // Drops a queued job whose caller gave up (server.shed_abandoned).
   void shed(uint32_t job_id, double now);
 
