@@ -25,6 +25,9 @@ void BackendSeries::resize(size_t n) {
 
 namespace {
 
+// The give-up instant of an attempt whose caller sent no timeout.
+constexpr double kNoGiveUp = 1e300;
+
 struct Connection {
   explicit Connection(asio::io_context& io) : socket(io) {}
   tcp::socket socket;
@@ -96,6 +99,7 @@ class Backend {
   void on_request(ConnectionPtr c, const HttpHead& head);
   void on_grpc(const GrpcAttemptPtr& a);
   void on_grpc_cancel(const GrpcAttemptPtr& a);
+  void caller_left(double give_up_s, double at_s);
   void admit(const JobPtr& j, const std::string& id, double t);
   void count_attempt(const std::string& id, double t);
   void shed_expired(double t);
@@ -160,8 +164,7 @@ void Backend::watch(const ConnectionPtr& c) {
   c->socket.async_read_some(asio::buffer(&c->probe, 1),
                             [this, c](boost::system::error_code ec, size_t) {
                               if (ec == asio::error::operation_aborted) return;
-                              if (c->give_up_s > 0 && c->give_up_s < 1e299)
-                                give_up_lead_.add(c->give_up_s - now_s());
+                              caller_left(c->give_up_s, now_s());
                               boost::system::error_code ignored;
                               c->socket.close(ignored);
                               c->closed = true;
@@ -198,7 +201,7 @@ void Backend::on_request(ConnectionPtr c, const HttpHead& head) {
   const std::string& give_up_us = head.header(kGiveUpHeader);
   j->deadline_s = !give_up_us.empty() ? std::atof(give_up_us.c_str()) / 1e6
                   : timeout_ms > 0    ? t + timeout_ms / 1000
-                                      : 1e300;
+                                      : kNoGiveUp;
   admit(j, head.header(kRequestHeader), t);
 }
 
@@ -216,7 +219,7 @@ void Backend::on_grpc(const GrpcAttemptPtr& a) {
   auto j = std::make_shared<Job>();
   j->grpc = a;
   if (!a->retry) transit_.add(a->transit_s);
-  double give_up = 1e300;
+  double give_up = kNoGiveUp;
   if (a->timeout_ms > 0) give_up = a->timeout_ms / 1000;
   if (a->deadline_in_s > 0) give_up = std::min(give_up, a->deadline_in_s);
   j->deadline_s = t + give_up;
@@ -225,8 +228,13 @@ void Backend::on_grpc(const GrpcAttemptPtr& a) {
 }
 
 void Backend::on_grpc_cancel(const GrpcAttemptPtr& a) {
-  if (a->give_up_s > 0 && a->give_up_s < 1e299)
-    give_up_lead_.add(a->give_up_s - seconds_since(t0_, a->cancelled_at));
+  caller_left(a->give_up_s, seconds_since(t0_, a->cancelled_at));
+}
+
+// The caller's leaving reached the backend at `at_s`: how long before the
+// backend's own give-up instant (an attempt without a timeout has none).
+void Backend::caller_left(double give_up_s, double at_s) {
+  if (give_up_s > 0 && give_up_s < kNoGiveUp) give_up_lead_.add(give_up_s - at_s);
 }
 
 void Backend::admit(const JobPtr& j, const std::string& id, double t) {
@@ -328,7 +336,7 @@ void Backend::respond(ConnectionPtr c, int status) {
   c->answer = status == 200 ? "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
                             : "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n";
   c->answer += kAnsweredHeader;
-  c->answer += ": " + std::to_string(std::llround(unix_us_now())) + "\r\n\r\n";
+  c->answer += ": " + unix_us_stamp() + "\r\n\r\n";
   if (status == 200) c->answer += "ok";
   asio::async_write(c->socket, asio::buffer(c->answer),
                     [this, c](boost::system::error_code ec, size_t) {

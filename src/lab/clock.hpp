@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace retrystorm::lab {
@@ -18,29 +21,36 @@ inline long long unix_ms_now() {
       .count();
 }
 
+// Microseconds since the Unix epoch, read from the wall clock.
+inline long long unix_us_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 // The steady-clock instant of the Unix time `t0_unix_ms`. The wall clock is
 // read to the microsecond, so the backend's and the generator's time zeros
 // agree to microseconds, not to a millisecond (a caller's give-up instant
 // travels between them: kGiveUpHeader).
-// Microseconds since the Unix epoch: what one lab process stamps and another
-// reads back (both on this machine's clock).
-inline double unix_us_now() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count());
+inline Clock::time_point steady_of_unix_ms(long long t0_unix_ms) {
+  auto steady = Clock::now();
+  return steady + std::chrono::microseconds(t0_unix_ms * 1000 - unix_us_now());
+}
+
+// One lab process stamps a message with the instant it leaves
+// (`unix_us_stamp`); the one that receives it reads how long it took
+// (`seconds_since_stamp`; callers check the stamp is there). One machine,
+// one wall clock.
+inline std::string unix_us_stamp() {
+  return std::to_string(unix_us_now());
+}
+inline double seconds_since_stamp(std::string_view stamp) {
+  return static_cast<double>(unix_us_now() - std::atoll(std::string(stamp).c_str())) / 1e6;
 }
 
 // The header (HTTP) or trailing metadata (gRPC) that carries the instant the
-// backend sent its answer (unix_us_now), so the caller measures the way back.
+// backend sent its answer (unix_us_stamp), so the caller measures the way back.
 inline constexpr const char* kAnsweredHeader = "x-rs-answered-unix-us";
-
-inline Clock::time_point steady_of_unix_ms(long long t0_unix_ms) {
-  auto steady = Clock::now();
-  auto unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
-  return steady + std::chrono::microseconds(t0_unix_ms * 1000 - unix_us);
-}
 
 inline Clock::time_point at(Clock::time_point t0, double seconds) {
   return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -79,15 +89,6 @@ class LatenessLog {
       v_.resize(v_.size() / 2);
       stride_ *= 2;
     }
-  }
-  // The p quantiles (0 to 1) of the samples kept; empty when none.
-  std::vector<double> quantiles(const std::vector<double>& ps) const {
-    std::vector<double> out;
-    if (v_.empty()) return out;
-    std::vector<float> s = v_;
-    std::sort(s.begin(), s.end());
-    for (double p : ps) out.push_back(s[std::min(s.size() - 1, static_cast<size_t>(p * s.size()))]);
-    return out;
   }
   TimingError summary() const {
     TimingError e;

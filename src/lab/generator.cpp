@@ -258,7 +258,7 @@ void Generator::read(const AttemptPtr& a) {
         a->reused = false;  // an answer came: a failure from here on is real
         HttpHead head = parse_head(a->connection->buffer, n);
         if (const std::string& sent = head.header(kAnsweredHeader); !sent.empty())
-          answer_transit_.add((unix_us_now() - std::atof(sent.c_str())) / 1e6);
+          answer_transit_.add(seconds_since_stamp(sent));
         const std::string& length = head.header("content-length");
         bool reusable = !length.empty() && head.header("connection") != "close";
         size_t body = length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);

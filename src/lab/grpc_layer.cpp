@@ -40,8 +40,7 @@ class GrpcReactor : public grpc::ServerGenericBidiReactor {
       : io_(io), ctx_(ctx), on_cancel_(on_cancel), attempt_(std::make_shared<GrpcAttempt>()) {
     attempt_->reactor_ = this;
     attempt_->arrived = std::chrono::steady_clock::now();
-    attempt_->transit_s =
-        (unix_us_now() - std::atof(metadata(*ctx, "x-rs-sent-unix-us").c_str())) / 1e6;
+    attempt_->transit_s = seconds_since_stamp(metadata(*ctx, "x-rs-sent-unix-us"));
     attempt_->retry = ctx->client_metadata().count("grpc-previous-rpc-attempts") > 0;
     attempt_->request_id = metadata(*ctx, "x-rs-request");
     attempt_->timeout_ms = std::atof(metadata(*ctx, "x-rs-timeout-ms").c_str());
@@ -65,7 +64,7 @@ class GrpcReactor : public grpc::ServerGenericBidiReactor {
   }
   void OnDone() override { delete this; }
   void finish(int code) {
-    ctx_->AddTrailingMetadata(kAnsweredHeader, std::to_string(std::llround(unix_us_now())));
+    ctx_->AddTrailingMetadata(kAnsweredHeader, unix_us_stamp());
     if (code == kGrpcOk) {
       grpc::Slice body("ok");
       reply_ = grpc::ByteBuffer(&body, 1);
@@ -179,8 +178,7 @@ double answer_transit_s(const grpc::ClientContext& context) {
   const auto& trailers = context.GetServerTrailingMetadata();
   auto it = trailers.find(kAnsweredHeader);
   if (it == trailers.end()) return std::nan("");
-  return (unix_us_now() - std::atof(std::string(it->second.data(), it->second.size()).c_str())) /
-         1e6;
+  return seconds_since_stamp(std::string_view(it->second.data(), it->second.size()));
 }
 
 }  // namespace
@@ -193,7 +191,7 @@ void GrpcCaller::call(const std::string& request_id, long long timeout_ms,
   state.done = std::move(done);
   state.context.AddMetadata("x-rs-request", request_id);
   state.context.AddMetadata("x-rs-timeout-ms", std::to_string(timeout_ms));
-  state.context.AddMetadata("x-rs-sent-unix-us", std::to_string(std::llround(unix_us_now())));
+  state.context.AddMetadata("x-rs-sent-unix-us", unix_us_stamp());
   state.context.set_deadline(deadline);
   grpc::Slice body("x");
   state.request = grpc::ByteBuffer(&body, 1);
