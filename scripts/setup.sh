@@ -38,8 +38,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "setup: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq || true
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    # Another apt-get (an unattended upgrade) may hold the lock: wait for it.
+    apt-get -o DPkg::Lock::Timeout=600 update -qq || true
+    apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
   else
     echo "setup: missing Debian packages: ${missing[*]}" >&2
     echo "setup: run as root, or: sudo apt-get install ${missing[*]}" >&2

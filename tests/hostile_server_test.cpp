@@ -9,12 +9,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -514,6 +516,151 @@ TEST(HandleApiLimits, LintLoadOutsideTheCliRangeIs400) {
   body["load"] = 0.6;
   ApiAnswer ok = handle_api("/api/lint", body.dump());
   EXPECT_EQ(ok.status, 200) << ok.body.dump();
+}
+
+// ------------------------------------------------------- round three
+
+// The resident memory of a process, in bytes (VmRSS in /proc).
+double rss_of(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024;
+  return 0;
+}
+
+TEST_F(HostileServer, HeaderFloodIs431AndCostsNoMemory) {
+  double before = rss_of(pid_);
+  int fd = connect_to(port_);
+  ASSERT_GE(fd, 0);
+  std::string head = "GET /api/presets HTTP/1.1\r\nHost: " + host() + "\r\n";
+  ASSERT_TRUE(send_all(fd, head));
+  std::string response;
+  for (int i = 0; i < 200000 && response.empty(); ++i) {  // 6-byte lines, 1.2 MB at most
+    if (!send_all(fd, "X: ab\r\n")) break;
+    pollfd p{fd, POLLIN, 0};
+    if (i % 1000 == 0 && ::poll(&p, 1, 0) > 0) response = read_response(fd, 2);
+  }
+  if (response.empty()) response = read_response(fd, 2);
+  ::close(fd);
+  EXPECT_EQ(status_of(response), 431) << response.substr(0, 300);
+  EXPECT_LT(rss_of(pid_) - before, 32e6) << "the headers were kept";
+  // Many headers, each short, within the byte cap: the count is capped too.
+  std::string many = "GET /api/presets HTTP/1.1\r\nHost: " + host() + "\r\n";
+  for (int i = 0; i < 300; ++i) many += "X-" + std::to_string(i) + ": 1\r\n";
+  EXPECT_EQ(status_of(exchange(many + "\r\n")), 431);
+  expect_alive("a header flood");
+}
+
+TEST_F(HostileServer, TwoDifferentContentLengthsAre400) {
+  std::string r = exchange("POST /api/export/envoy HTTP/1.1\r\n" + json_headers() +
+                           "Content-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}");
+  EXPECT_EQ(status_of(r), 400) << r.substr(0, 300);
+  EXPECT_NE(body_of(r).find("Content-Length"), std::string::npos) << r.substr(0, 300);
+  expect_alive("two Content-Length headers");
+}
+
+// Runs that each need a large workspace, one after another on new
+// connections (so on different threads): the memory of the first is reused
+// or returned, not kept once per thread.
+TEST_F(HostileServer, MemoryDoesNotRatchetWithLargeRuns) {
+  const std::string run = R"({"preset": "primary-failover", "advice": false, "set": {)"
+                          R"("engine": "agent", "demand.rate_per_s": 20000,)"
+                          R"("server.capacity_per_s": 25000, "horizon_s": 30}})";
+  ASSERT_EQ(status_of(post("/api/run", run, json_headers())), 200);
+  double one = rss_of(pid_);
+  for (int i = 0; i < 8; ++i) {
+    std::string r = post("/api/run", run, json_headers());
+    ASSERT_EQ(status_of(r), 200) << r.substr(0, 300);
+  }
+  double eight = rss_of(pid_);
+  EXPECT_LT(eight, 1.5 * one) << "after one large run " << one / 1e6 << " MB, after nine "
+                              << eight / 1e6 << " MB";
+}
+
+// 64 clients trickling requests from 127.0.0.1 (the per-address cap): a
+// client that sends its request at once is still answered, once the slow
+// ones have waited a second.
+TEST_F(HostileServer, SixtyFourSlowClientsDoNotShutOutLoopback) {
+  std::vector<int> slow;
+  for (int i = 0; i < 64; ++i) {
+    int fd = connect_to(port_);
+    ASSERT_GE(fd, 0);
+    ::send(fd, "G", 1, MSG_NOSIGNAL);
+    slow.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  for (int i = 0; i < 3; ++i) expect_alive("64 slow clients, request " + std::to_string(i));
+  for (int fd : slow) ::close(fd);
+}
+
+// A flood of idle connections: a new client is answered at once (503 while
+// every slot is young, 200 once they have waited), never left in a queue.
+TEST_F(HostileServer, ConnectionFloodAnswersNewClientsAtOnce) {
+  rlimit r{};
+  ::getrlimit(RLIMIT_NOFILE, &r);
+  r.rlim_cur = r.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &r);
+  int flood = static_cast<int>(std::min<rlim_t>(1500, r.rlim_cur > 200 ? r.rlim_cur - 100 : 100));
+  std::vector<int> idle;
+  const char* from[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+  for (int i = 0; i < flood; ++i)
+    if (int fd = connect_to(port_, from[i % 4]); fd >= 0) idle.push_back(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto start = Clock::now();
+  std::string first = get(port_, "/api/presets", 3);
+  EXPECT_TRUE(status_of(first) == 200 || status_of(first) == 503) << first.substr(0, 300);
+  EXPECT_LT(seconds_since(start), 1.5) << idle.size() << " idle connections";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  expect_alive(std::to_string(idle.size()) + " idle connections a second old");
+  for (int fd : idle) ::close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  expect_alive("the flood's end");
+}
+
+// A client reading a large answer a few bytes at a time is cut off at the
+// response deadline, on a server of its own with a short one.
+TEST(HostileServerSlowReader, LargeAnswerEndsAtTheResponseDeadline) {
+  static ServerLimits limits;
+  limits.response_deadline_s = 2;
+  int port = free_port();
+  ASSERT_NE(port, 0);
+  std::thread([port] { serve("127.0.0.1", port, limits); }).detach();
+  std::string body = R"({"preset": "primary-failover", "trace": true, "set": {"horizon_s": 3000}})";
+  std::string request =
+      "POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
+  int fd = -1;
+  for (int i = 0; i < 250 && fd < 0; ++i) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd);
+      fd = -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, request));
+  auto start = Clock::now();
+  size_t got = 0;
+  char buf[256];
+  while (seconds_since(start) < 20) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  double ended = seconds_since(start);
+  ::close(fd);
+  EXPECT_GT(got, 0u);
+  EXPECT_LT(ended, 10) << "a slow reader held the answer " << ended << " s; read " << got
+                       << " bytes";
 }
 
 }  // namespace

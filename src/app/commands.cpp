@@ -1,5 +1,7 @@
 #include "app/commands.hpp"
 
+#include <cmath>
+
 #include "engines/engine.hpp"
 #include "io/result_json.hpp"
 
@@ -68,6 +70,9 @@ std::vector<LadderResult> ladder(const Scenario& s, const Budget& budget) {
 }
 
 TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget) {
+  if (!(grid_s >= 0) || !std::isfinite(grid_s))  // NaN and infinity too, from Python or HTTP
+    throw InputError("grid_s: " + to_string(KeyValue{grid_s}) +
+                     " is not a grid; give seconds above 0, or 0 for the default grid");
   check(tipping_cost(s, grid_s), budget, "tipping");
   return tipping_point(s, grid_s, budget.cancelled);
 }

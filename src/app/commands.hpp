@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cancel.hpp"
 #include "analysis/cost.hpp"
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
@@ -17,6 +16,7 @@
 #include "engines/montecarlo.hpp"
 #include "io/result_json.hpp"
 #include "io/session_report.hpp"
+#include "parallel/cancel.hpp"
 
 namespace retrystorm::app {
 

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include "app/scenario_request.hpp"
 #include "model/keys.hpp"
@@ -117,7 +119,8 @@ std::string write_temp(const std::string& path, const std::string& text, const s
 }
 
 // Decides how `out` is written and, for regular files, writes the temporary.
-Pending prepare(const std::string& out, const std::string& text, const std::string& option) {
+// Where `out` writes (a link's target), refused when it cannot be a file.
+std::string output_path(const std::string& out, const std::string& option) {
   std::string path = out;
   struct stat st {};
   if (::lstat(out.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -130,6 +133,13 @@ Pending prepare(const std::string& out, const std::string& text, const std::stri
     throw InputError(option + ": '" + out + "' is a directory; name a file");
   if (exists && S_ISBLK(st.st_mode))
     throw InputError(option + ": '" + out + "' is a block device; name a file");
+  return path;
+}
+
+Pending prepare(const std::string& out, const std::string& text, const std::string& option) {
+  std::string path = output_path(out, option);
+  struct stat st {};
+  bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) return {path, ""};  // /dev/null, a FIFO, a terminal
   return {path, write_temp(path, text, option, exists ? (st.st_mode & 07777) : new_file_mode())};
 }
@@ -166,6 +176,23 @@ void emit_all(const std::vector<OutputFile>& files, const std::string& option) {
       if (!p.temp.empty()) ::unlink(p.temp.c_str());
     throw;
   }
+}
+
+void check_output(const std::string& out, const std::string& option) {
+  if (out.empty()) return;
+  fs::path path = output_path(out, option);
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (::access(dir.c_str(), W_OK) != 0)
+    cannot(option, out,
+           "its directory cannot be written to (" + std::string(std::strerror(errno)) + ")");
+}
+
+void finish_stdout() {
+  errno = 0;
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::cout.fail() || std::ferror(stdout))
+    throw std::runtime_error(std::string("cannot write the output to stdout: ") +
+                             std::strerror(errno ? errno : EIO));
 }
 
 void emit(const std::string& text, const std::string& out, const std::string& option) {

@@ -57,6 +57,11 @@ struct ScenarioOptions {
 // so a failure leaves what was there; a terminal, pipe, FIFO or socket is
 // written straight into. `option` names the flag in messages. Throws InputError.
 void emit(const std::string& text, const std::string& out, const std::string& option = "--out");
+// Refuses, before any work, an `out` that emit() could not write.
+void check_output(const std::string& out, const std::string& option = "--out");
+// Throws when what went to stdout was not all written (a full disk, a closed
+// stdout): the command then fails instead of exiting 0 with its output lost.
+void finish_stdout();
 
 // Several files written as one: either all of them are in place afterwards or
 // none has changed (e.g. the two logs of --log).

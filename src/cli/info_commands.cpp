@@ -52,6 +52,10 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
                   "another Host name to answer, NAME or NAME:PORT (repeatable; default: the "
                   "bound address, localhost and 127.0.0.1; see docs/http-api.md)")
       ->allow_extra_args(false);
+  cmd->add_option("--run-deadline", c->limits.run_deadline_s,
+                  "seconds any one request may run before it is stopped and answered 503 "
+                  "(default 180)")
+      ->check(CLI::Range(0.1, 86400.0));
   table.add(cmd, [c] { return serve(c->host, c->port, c->limits); });
 }
 

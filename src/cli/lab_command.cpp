@@ -26,9 +26,10 @@ struct LabCommand {
 
 int run_lab_command(const LabCommand& c) {
   check_format(c.format, {"text", "json", "csv"});
+  check_output(c.out);  // before the run, not after its minutes
   lab::LabOptions o;
   o.scenario = c.scenario.build();
-  if (c.seed) o.scenario.seed = *c.seed;
+  if (c.seed) set_key(o.scenario, "seed", KeyValue{*c.seed});  // the key's own range
   o.through = c.through;
   o.config_path = c.config;
   o.scale = c.scale;

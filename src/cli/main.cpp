@@ -38,7 +38,9 @@ bool known_command(CLI::App& app, int argc, char** argv) {
 // The parsed command's exit status; errors on standard error.
 int run_parsed(const CommandTable& table) {
   try {
-    return table.run_parsed().value_or(0);
+    int status = table.run_parsed().value_or(0);
+    finish_stdout();
+    return status;
   } catch (const InputError& e) {
     std::cerr << "retrystorm: " << e.what() << "\n";
     return kExitBadInput;

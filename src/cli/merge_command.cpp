@@ -10,6 +10,8 @@
 #include <memory>
 #include <sstream>
 
+#include "analysis/cost.hpp"
+#include "io/input_text.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "io/text_report.hpp"
@@ -107,6 +109,7 @@ struct Shard {
 struct MergeCommand {
   std::vector<std::string> files;
   std::string format, out;
+  bool allow_large = false;
 };
 
 // The file's bytes, bounded (a shard of a large grid is beyond kMaxInputBytes).
@@ -124,15 +127,38 @@ std::string read_shard_bytes(const std::string& path) {
   return bytes.str();
 }
 
+// A whole number field of the shard's "shard" object.
+size_t whole_field(const Shard& s, const char* field) {
+  const json& v = s.body.at("shard").at(field);
+  if (!v.is_number_unsigned())
+    throw InputError("merge: " + s.path + ": shard." + field + " is " + v.dump() +
+                     "; a shard file holds whole numbers there");
+  return v.get<size_t>();
+}
+
+// The CSV lines are written out as they are: one line each, no control
+// characters (a newline would add a row, an escape would reach a terminal).
+void check_csv_rows(const Shard& s) {
+  for (const json& line : s.body.at("csv_rows")) {
+    const auto& text = line.get_ref<const std::string&>();
+    for (unsigned char c : text)
+      if (c < 0x20 || c == 0x7F)
+        throw InputError("merge: " + s.path + ": a CSV row holds the control character " +
+                         fmt::format("0x{:02X}", c) + "; a shard file never does");
+  }
+}
+
 Shard read_shard(const std::string& path) {
   Shard s{path, {}, 0, 0};
   try {
-    s.body = json::parse(read_shard_bytes(path));
+    // Nesting and duplicate keys bounded as in every input (io/input_text.hpp).
+    s.body = parse_json_text(read_shard_bytes(path), "merge: " + path, kMaxShardBytes);
     if (!s.body.is_object() || s.body.value("format", "") != kShardFormat ||
         s.body.value("version", 0) != 1)
       throw InputError("merge: " + path + ": not a retrystorm sweep shard (`sweep --shard K/N`)");
-    s.index = s.body.at("shard").at("index").get<size_t>();
-    s.of = s.body.at("shard").at("of").get<size_t>();
+    s.index = whole_field(s, "index");
+    s.of = whole_field(s, "of");
+    check_csv_rows(s);
   } catch (const json::exception& e) {
     throw InputError("merge: " + path + ": not a retrystorm sweep shard (" + e.what() + ")");
   }
@@ -166,6 +192,27 @@ void check_range(const Shard& s, size_t points) {
                      std::to_string(s.index) + "/" + std::to_string(s.of) + " of " +
                      std::to_string(points) + " points holds " + std::to_string(expected.first) +
                      " to " + std::to_string(expected.first + expected.count));
+}
+
+// A shard's parsed form takes about this many times its bytes.
+constexpr double kMemoryPerShardByte = 12;
+
+// Refuses, before reading, a merge whose shards would need more memory than
+// the budget allows.
+void check_merge_memory(const std::vector<std::string>& files, const CostLimits& limits,
+                        const std::string& hint) {
+  double bytes = 0;
+  for (const std::string& path : files) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path, ec);
+    if (!ec) bytes += static_cast<double>(size);
+  }
+  double needed = bytes * kMemoryPerShardByte;
+  if (needed > limits.max_bytes)
+    throw InputError(fmt::format(
+        "merge: the shards hold {:.0f} MiB and merging them needs about {:.1f} GiB of memory; the "
+        "limit is {:.1f} GiB{}; cut the sweep into fewer points per merge",
+        bytes / (1 << 20), needed / (1 << 30), limits.max_bytes / (1 << 30), hint));
 }
 
 // The shards by index, checked: one sweep, each shard once, none missing.
@@ -213,6 +260,10 @@ std::string merged_text(const std::vector<Shard>& shards, const std::string& for
 
 int merge(const MergeCommand& c) {
   if (!c.format.empty()) check_format(c.format, {"csv", "json"});
+  if (c.allow_large)
+    check_merge_memory(c.files, large_cost_limits(), "");
+  else
+    check_merge_memory(c.files, CostLimits{}, "; --allow-large allows more");
   std::vector<Shard> shards = load_shards(c.files);
   std::string format = c.format;
   if (format.empty()) format = shards.front().body.value("output", "csv");
@@ -234,6 +285,9 @@ void add_merge_command(CLI::App& app, CommandTable& table) {
   cmd->add_option("files", c->files, "shard files, any order")->required();
   cmd->add_option("--format", c->format, "csv | json (default: the sweep's --format)");
   cmd->add_option("--out", c->out, "write to FILE (atomically)");
+  cmd->add_flag("--allow-large", c->allow_large,
+                "merge shards that need more than 1 GiB of memory (about 12 times their size), "
+                "up to 8 GiB");
   table.add(cmd, [c] { return merge(*c); });
 }
 

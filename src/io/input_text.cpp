@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "model/keys.hpp"
@@ -103,6 +104,25 @@ size_t utf8_length(const std::string& text, size_t i) {
   return n;
 }
 
+// yaml-cpp's Load reads the first document and drops the rest without a
+// word; a second one ("---" after content) is refused instead. Found by line,
+// not by YAML::LoadAll, which loops forever on some malformed input.
+void check_one_document(const std::string& text, const std::string& source) {
+  bool content = false;
+  int line = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = std::min(text.find('\n', pos), text.size());
+    ++line;
+    std::string_view l(text.data() + pos, end - pos);
+    bool separator = l.substr(0, 3) == "---" && (l.size() == 3 || std::strchr(" \t\r", l[3]));
+    if (separator && content)
+      fail_at(source, line, "a second YAML document ('---'); give one document per file");
+    size_t first = l.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && l[first] != '#' && !separator) content = true;
+    pos = end + 1;
+  }
+}
+
 int line_at(const std::string& text, size_t offset) {
   int line = 1;
   for (size_t i = 0; i < offset && i < text.size(); ++i) line += text[i] == '\n';
@@ -135,17 +155,31 @@ json yaml_scalar(const YAML::Node& node, const std::string& source) {
   return text;
 }
 
-// Aliases share nodes, so a small file can name a huge tree: `budget` counts
-// the values produced and stops the walk past kMaxValues.
-json yaml_value(const YAML::Node& node, const std::string& source, int depth, size_t& budget) {
+// Aliases share nodes, so a small file can name a huge tree: the budget
+// counts the values produced and their text, and stops the walk past
+// kMaxValues or kMaxExpandedBytes, before the tree is built.
+struct Expansion {
+  size_t values = 0;
+  size_t bytes = 0;
+  void add(const YAML::Node& node, const std::string& source) {
+    if (++values > kMaxValues)
+      throw InputError(source + ": expands to more than " + std::to_string(kMaxValues) +
+                       " values (aliases?); no scenario or configuration needs that many");
+    if (node.IsScalar() && (bytes += node.Scalar().size()) > kMaxExpandedBytes)
+      throw InputError(source + ": expands to more than " +
+                       std::to_string(kMaxExpandedBytes >> 20) +
+                       " MiB of text (aliases?); no scenario or configuration needs that much");
+  }
+};
+
+json yaml_value(const YAML::Node& node, const std::string& source, int depth, Expansion& budget) {
   if (depth > kMaxNesting) too_deep(source, node.Mark().line + 1);
-  if (++budget > kMaxValues)
-    throw InputError(source + ": expands to more than " + std::to_string(kMaxValues) +
-                     " values (aliases?); no scenario or configuration needs that many");
+  budget.add(node, source);
   switch (node.Type()) {
     case YAML::NodeType::Map: {
       json out = json::object();
       for (const auto& kv : node) {
+        budget.add(kv.first, source);
         std::string key = kv.first.Scalar();
         if (out.contains(key))
           fail_at(source, kv.first.Mark().line + 1,
@@ -165,6 +199,46 @@ json yaml_value(const YAML::Node& node, const std::string& source, int depth, si
       return nullptr;
   }
 }
+
+// Nesting and duplicate keys, checked in one pass over the text before the
+// tree is built. (nlohmann's parser with a callback does the same, but its
+// end_object walks the enclosing array each time: quadratic in a long list
+// of objects.)
+struct JsonShapeCheck : nlohmann::json_sax<json> {
+  explicit JsonShapeCheck(const std::string& s) : source(s) {}
+  const std::string& source;
+  std::vector<std::set<std::string>> keys;  // per open object; arrays hold an empty one
+
+  bool open() {
+    if (keys.size() > static_cast<size_t>(kMaxNesting))
+      too_deep(source, 0);  // as the callback parser counted
+    keys.emplace_back();
+    return true;
+  }
+  bool close() {
+    keys.pop_back();
+    return true;
+  }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return open(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    if (!keys.back().insert(k).second)
+      throw InputError(source + ": key '" + k + "' appears twice in the same object");
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+};
 
 }  // namespace
 
@@ -207,21 +281,16 @@ void check_nesting(const std::string& text, const std::string& source) {
   check_block_nesting(text, source);
 }
 
-json parse_json_text(const std::string& text, const std::string& source) {
-  if (text.size() > kMaxInputBytes) throw InputError(source + ": larger than " + size_text());
-  std::vector<std::set<std::string>> keys;  // per open object
-  auto check = [&](int depth, json::parse_event_t event, json& value) {
-    if (depth > kMaxNesting) too_deep(source, 0);
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty() &&
-        !keys.back().insert(value.get<std::string>()).second)
-      throw InputError(source + ": key '" + value.get<std::string>() +
-                       "' appears twice in the same object");
-    return true;
-  };
+json parse_json_text(const std::string& text, const std::string& source, size_t max_bytes) {
+  if (text.size() > max_bytes)
+    throw InputError(source + ": larger than " + std::to_string(max_bytes >> 20) + " MiB");
   try {
-    return json::parse(text, check);
+    JsonShapeCheck check(source);
+    if (!json::sax_parse(text, &check)) {
+      json unreached = json::parse(text);  // throws the parser's own error, with its position
+      throw InputError(source + ": not valid JSON");
+    }
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     fail_at(source, line_at(text, e.byte > 0 ? e.byte - 1 : 0),
             "not valid JSON: " + json_reason(e.what()));
@@ -234,7 +303,8 @@ json parse_yaml_text(const std::string& text, const std::string& source) {
   if (text.size() > kMaxInputBytes) throw InputError(source + ": larger than " + size_text());
   check_utf8(text, source);
   check_nesting(text, source);
-  size_t budget = 0;
+  check_one_document(text, source);
+  Expansion budget;
   try {
     return yaml_value(YAML::Load(text), source, 0, budget);
   } catch (const YAML::Exception& e) {

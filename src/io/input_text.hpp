@@ -10,9 +10,10 @@
 namespace retrystorm {
 
 // No scenario, configuration or request of ours comes near these.
-constexpr size_t kMaxInputBytes = 4 << 20;  // one input file or document
-constexpr int kMaxNesting = 200;            // levels of maps and lists
-constexpr size_t kMaxValues = 200'000;      // values after YAML aliases expand
+constexpr size_t kMaxInputBytes = 4 << 20;            // one input file or document
+constexpr int kMaxNesting = 200;                      // levels of maps and lists
+constexpr size_t kMaxValues = 200'000;                // values after YAML aliases expand
+constexpr size_t kMaxExpandedBytes = kMaxInputBytes;  // their text, likewise
 
 // A file's bytes, at most kMaxInputBytes. InputError naming `option` and the
 // path for a missing file, a directory, a read error or a file too large
@@ -29,7 +30,10 @@ void check_nesting(const std::string& text, const std::string& source);
 
 // JSON text: size, nesting and duplicate keys checked; numbers out of the
 // double range refused. Errors name `source`.
-nlohmann::json parse_json_text(const std::string& text, const std::string& source);
+// `max_bytes`: a larger bound for answers that are documented larger than a
+// file (a Prometheus answer).
+nlohmann::json parse_json_text(const std::string& text, const std::string& source,
+                               size_t max_bytes = kMaxInputBytes);
 
 // YAML text as JSON (numbers, booleans, strings, maps, lists): size, nesting,
 // duplicate keys and alias expansion (kMaxValues) checked.

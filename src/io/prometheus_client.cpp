@@ -2,9 +2,14 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "io/input_text.hpp"
 #include "io/logs/line_reader.hpp"
 #include "io/logs/times.hpp"
 #include "model/keys.hpp"
@@ -35,6 +40,38 @@ Endpoint endpoint_of(const std::string& url) {
   return {"http://" + host, prefix};
 }
 
+// Stops a client's request once `seconds` have passed, from a thread of its own.
+class Deadline {
+ public:
+  Deadline(httplib::Client& client, double seconds)
+      : watch_([this, &client, seconds] {
+          std::unique_lock lock(mutex_);
+          if (!done_cv_.wait_for(lock, std::chrono::duration<double>(seconds),
+                                 [&] { return done_; })) {
+            passed_ = true;
+            client.stop();
+          }
+        }) {}
+  ~Deadline() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    watch_.join();
+  }
+  bool passed() {
+    std::lock_guard lock(mutex_);
+    return passed_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false, passed_ = false;
+  std::thread watch_;  // last: started once the rest is ready
+};
+
 // One GET of the API; the body of a 2xx answer (or a 4xx/5xx whose JSON
 // carries Prometheus' error, which parse_query_answer reports).
 std::string api_get(const PrometheusQuery& q, const std::string& path,
@@ -48,12 +85,18 @@ std::string api_get(const PrometheusQuery& q, const std::string& path,
   client.set_write_timeout(micros);
   std::string body;
   bool too_big = false;
+  // The timeouts above are per read: a server trickling a byte now and then
+  // meets none of them. The whole request ends at the deadline.
+  Deadline deadline(client, q.http_timeout_s);
   auto res = client.Get((e.prefix + path).c_str(), params, httplib::Headers{},
                         [&](const char* data, size_t n) {
                           if (body.size() + n > kMaxAnswerBytes) return !(too_big = true);
                           body.append(data, n);
                           return true;
                         });
+  if (deadline.passed())
+    throw InputError("--prometheus: " + logs::printable(q.url) + " did not answer within " +
+                     number_text(q.http_timeout_s) + " s");
   if (too_big)
     throw InputError(what + ": the answer is over " + std::to_string(kMaxAnswerBytes >> 20) +
                      " MiB; narrow --from/--to, a larger --step or a --selector");
@@ -88,8 +131,13 @@ void check_series_count(const PrometheusQuery& q, const std::string& expr, const
                         size_t points) {
   httplib::Params params = {{"query", "count(" + expr + ")"}, {"time", number_text(q.to_unix_s)}};
   std::string body = api_get(q, "/api/v1/query", params, what);
-  auto j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded() || j.value("status", "") != "success")
+  nlohmann::json j;
+  try {
+    j = parse_json_text(body, what, kMaxAnswerBytes);  // nesting bounded, as every answer
+  } catch (const InputError& e) {
+    throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || j.value("status", "") != "success")
     parse_query_answer(body, what);  // throws with Prometheus' message
   double count = 0;
   try {

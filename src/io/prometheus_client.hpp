@@ -18,14 +18,14 @@ struct PrometheusQuery {
   double step_s = 1;
   std::string selector;             // "{cluster=\"orders\"}" or ""
   std::optional<double> timeout_s;  // the client's timeout, for the latency histogram
-  double http_timeout_s = 10;       // per request: connect, read and write
+  double http_timeout_s = 10;       // per request, the whole of it: connect, read and write
 };
 
 // Prometheus refuses more points than this per series; so do we, before asking.
 inline constexpr double kMaxPointsPerSeries = 11000;
-// Points (series x instants) one quantity may bring, and bytes of one answer.
+// Points (series x instants) one quantity may bring (bytes of one answer:
+// kMaxAnswerBytes, io/prometheus_series.hpp).
 inline constexpr double kMaxPoints = 2'000'000;
-inline constexpr size_t kMaxAnswerBytes = 64u << 20;
 
 // InputError (one line) for an unreachable server, an HTTP error, a query
 // Prometheus refuses, a quantity with no series (naming the expression) or

@@ -168,9 +168,9 @@ std::string expand_selector(const std::string& expr, const std::string& matchers
 std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what) {
   json j;
   try {
-    j = parse_json_text(body, what);
-  } catch (const InputError&) {
-    throw InputError(what + ": the answer is not Prometheus JSON");
+    j = parse_json_text(body, what, kMaxAnswerBytes);
+  } catch (const InputError& e) {
+    throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("status"))
     throw InputError(what + ": the answer is not Prometheus JSON");

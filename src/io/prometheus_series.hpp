@@ -52,6 +52,8 @@ struct PromSeries {
 // `what` for a body that is not JSON, status "error" (with Prometheus' error
 // text), another result type, or values that are not numbers.
 std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what);
+// What one answer of the API may take (docs/prometheus.md).
+inline constexpr size_t kMaxAnswerBytes = 64u << 20;
 
 // The grid of a query: `points` instants from `from` every `step` seconds;
 // amounts are per step between consecutive instants (points - 1 of them).

@@ -14,6 +14,7 @@
 #include "engines/sessions/bucket_fields.hpp"
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
+#include "io/logs/line_reader.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"
 #include "io/text_report.hpp"
@@ -181,7 +182,9 @@ std::string session_montecarlo_text(const SessionMonteCarlo& r) {
 std::string session_text(const SessionReport& r) {
   const Scenario& s = r.run.scenario;
   const SessionMetrics& m = r.metrics;
-  std::string out = s.name + (s.description.empty() ? "" : ": " + s.description) + "\n";
+  // A name can hold any bytes a file holds; a terminal gets none of its controls.
+  std::string out =
+      logs::printable(s.name) + (s.description.empty() ? "" : ": " + s.description) + "\n";
   out += "Window " + format_clock(m.from_s) + " to " + format_clock(m.to_s) +
          " (engine sessions, seed " + format_amount(s.seed) + ")\n\n";
   out += r.verdict + "\n\n";

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "io/logs/line_reader.hpp"
 #include "io/scenario_io.hpp"
 #include "text/number.hpp"
 
@@ -89,7 +90,7 @@ std::string run_text(const RunReport& r) {
   const Scenario& s = r.run.scenario;
   const Metrics& m = r.metrics;
   std::ostringstream out;
-  out << s.name << ": " << s.description << "\n\n";
+  out << logs::printable(s.name) << ": " << s.description << "\n\n";
   out << "  " << r.verdict.headline << "\n\n";
   out << "Key metrics\n";
   out << "  failed requests     " << format_percent(m.failed_fraction) << "  ("
@@ -134,7 +135,7 @@ std::string run_text(const RunReport& r) {
 std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows) {
   std::ostringstream out;
   Ladder l = ladder_of(s);
-  out << s.name << ": the same incident, one defense at a time ("
+  out << logs::printable(s.name) << ": the same incident, one defense at a time ("
       << (l.mode == LadderMode::cumulative ? "each row keeps the changes above it"
                                            : "each row is one change from the scenario")
       << ")\n\n";
@@ -151,8 +152,8 @@ std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows
 
 std::string tipping_text(const Scenario& s, const TippingResult& t) {
   std::ostringstream out;
-  out << s.name << ": shortest incident that does not recover by " << format_seconds(s.horizon_s)
-      << "\n";
+  out << logs::printable(s.name) << ": shortest incident that does not recover by "
+      << format_seconds(s.horizon_s) << "\n";
   if (!t.on_grid_s) {
     out << "  none: every incident length on a " << format_seconds(t.grid_s)
         << " grid up to the horizon recovers\n";

@@ -1,5 +1,7 @@
 #include "lab/lab.hpp"
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +58,8 @@ std::string number(double v) {
 
 }  // namespace
 
+void check_descriptors(const Scenario& scaled, double peak_attempts_per_s);
+
 void check_lab(const LabOptions& o) {
   if (!known_through(o.through))
     throw InputError("--through: '" + o.through + "' is not one of direct, haproxy, nginx, grpc");
@@ -82,6 +86,32 @@ void check_lab(const LabOptions& o) {
         " attempts/s, more than the " + number(kMaxAttemptsPerS) +
         " this machine sustains with a small timing error (docs/lab.md); try --scale " +
         number(suggested_scale(o.scale, peak)));
+  check_descriptors(scaled, peak);
+}
+
+double open_files_allowed() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
+  if (r.rlim_cur < r.rlim_max) {  // the lab takes what it may before it counts
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+    ::getrlimit(RLIMIT_NOFILE, &r);
+  }
+  return static_cast<double>(r.rlim_cur);
+}
+
+void check_descriptors(const Scenario& scaled, double peak_attempts_per_s) {
+  // Every attempt in flight holds a connection for at most its timeout; a
+  // hundred more for the lab's own files and listening sockets.
+  double connections = std::ceil(peak_attempts_per_s * scaled.client.timeout_s) + 100;
+  double allowed = open_files_allowed();
+  if (connections > allowed)
+    throw InputError("lab: the scenario can hold about " + number(connections) +
+                     " connections open at once (" + number(std::round(peak_attempts_per_s)) +
+                     " attempts/s for up to " + number(scaled.client.timeout_s) +
+                     " s each), more than the " + number(allowed) +
+                     " open files this process may have (ulimit -n); raise the limit or lower "
+                     "--scale");
 }
 
 std::vector<bool> disturbed_bins(const std::vector<double>& generator_late_s,

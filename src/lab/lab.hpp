@@ -90,6 +90,12 @@ Scenario scale_scenario(const Scenario& s, double k);
 // The attempts per second the scaled scenario can ask for at its worst:
 // peak demand x attempts per request.
 double peak_attempt_rate(const Scenario& scaled);
+// The open files this process may have, after raising its soft limit to the
+// hard one (RLIMIT_NOFILE).
+double open_files_allowed();
+// Removes the work directories of labs that are gone (killed, crashed): each
+// names its owner's pid (owner.pid); a directory whose owner lives stays.
+void remove_stale_work_dirs();
 // InputError (exit 2) naming a --scale that fits when the scenario asks more
 // than kMaxAttemptsPerS, or when --through/--config do not fit.
 void check_lab(const LabOptions& o);

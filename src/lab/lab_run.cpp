@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -29,13 +30,17 @@ namespace fs = std::filesystem;
 namespace {
 
 // A private directory for configs, logs and the backend's counts, removed
-// when the run ends.
+// when the run ends. It names its owner (owner.pid): a lab that was killed
+// (SIGKILL, a crash) cannot remove its own, so each new lab removes those
+// whose owner is gone.
 class WorkDir {
  public:
   WorkDir() {
+    remove_stale_work_dirs();
     std::string tmpl = (fs::temp_directory_path() / "retrystorm-lab-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot make a temporary directory");
     path_ = tmpl;
+    std::ofstream(path_ + "/owner.pid") << ::getpid() << "\n";
   }
   ~WorkDir() {
     std::error_code ec;
@@ -146,9 +151,15 @@ LabRun view(RunResult run) {
   return v;
 }
 
+// The proxy's settings, refused before anything starts when they hold
+// more than the lab runs.
 std::string layer_settings(const LabOptions& o, const Scenario& scaled) {
-  if (!o.config_path.empty()) return read_input_file(o.config_path, "--config");
-  return configs::export_config(scaled, o.through).text;
+  std::string text = o.config_path.empty() ? configs::export_config(scaled, o.through).text
+                                           : read_input_file(o.config_path, "--config");
+  const std::string& file = o.config_path.empty() ? o.through + " export" : o.config_path;
+  if (o.through == "haproxy") configs::lab_haproxy_config(text, file, "127.0.0.1:1");
+  if (o.through == "nginx") configs::lab_nginx_config(text, file, "127.0.0.1:1", 1);
+  return text;
 }
 
 // The layer's settings read back as scenario keys (`retrystorm import`).
@@ -255,6 +266,31 @@ void predict(LabResult& r, Scenario lab) {
 
 }  // namespace
 
+// Every process the lab started is stopped by now; anything still a child
+// of the lab was started by one of them and left behind.
+void remove_stale_work_dirs() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+    if (entry.path().filename().string().rfind("retrystorm-lab-", 0) != 0) continue;
+    std::ifstream owner(entry.path() / "owner.pid");
+    long pid = 0;
+    if (!(owner >> pid) || pid <= 0) continue;  // not one of ours, or still being made
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive
+    std::error_code ignored;
+    fs::remove_all(entry.path(), ignored);
+  }
+}
+
+static void check_no_strays() {
+  std::vector<pid_t> strays = stop_strays({});
+  if (strays.empty()) return;
+  std::string pids;
+  for (pid_t p : strays) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+  throw std::runtime_error("lab: the proxy left " + std::to_string(strays.size()) +
+                           " process(es) running after it stopped (pids " + pids +
+                           "); the lab stopped them");
+}
+
 LabResult run_lab(const LabOptions& o) {
   check_lab(o);
   LabResult r;
@@ -284,6 +320,7 @@ LabResult run_lab(const LabOptions& o) {
     r.imported_policy = configs::keys_text(imported);
   }
 
+  adopt_orphans();  // whatever a proxy starts and leaves comes back here (check_no_strays)
   WorkDir dir;
   InterruptGuard interrupts;            // Ctrl-C ends the run; the processes are stopped below
   long long t0 = unix_ms_now() + 1500;  // room to start the proxy
@@ -321,6 +358,7 @@ LabResult run_lab(const LabOptions& o) {
   }
   proxy.process.stop();
   read_measurement(r, read_backend(backend, dir.path()), gr, lab, direct);
+  check_no_strays();
   predict(r, lab);
   return r;
 }

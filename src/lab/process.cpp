@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -173,19 +176,49 @@ extern "C" void note_interrupt(int) {
 }
 }  // namespace
 
-InterruptGuard::InterruptGuard() : old_(new struct sigaction[2]) {
+// Ctrl-C, kill, a closed terminal (SIGHUP) and Ctrl-\ (SIGQUIT) all end the
+// run the same way: its processes stopped, its directory removed.
+constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr size_t kEndingCount = std::size(kEndingSignals);
+
+InterruptGuard::InterruptGuard() : old_(new struct sigaction[kEndingCount]) {
   interrupt_noted = false;
   struct sigaction a {};
   a.sa_handler = note_interrupt;
   sigemptyset(&a.sa_mask);
-  ::sigaction(SIGINT, &a, &old_[0]);
-  ::sigaction(SIGTERM, &a, &old_[1]);
+  for (size_t i = 0; i < kEndingCount; ++i) ::sigaction(kEndingSignals[i], &a, &old_[i]);
 }
 
 InterruptGuard::~InterruptGuard() {
-  ::sigaction(SIGINT, &old_[0], nullptr);
-  ::sigaction(SIGTERM, &old_[1], nullptr);
+  for (size_t i = 0; i < kEndingCount; ++i) ::sigaction(kEndingSignals[i], &old_[i], nullptr);
   delete[] old_;
+}
+
+void adopt_orphans() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+std::vector<pid_t> stop_strays(const std::vector<pid_t>& known) {
+  std::vector<pid_t> strays;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    rest >> state >> ppid;
+    pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (ppid != ::getpid() || std::find(known.begin(), known.end(), pid) != known.end()) continue;
+    ::kill(pid, SIGKILL);  // a descendant of a process the lab started
+    ::waitpid(pid, nullptr, 0);
+    strays.push_back(pid);
+  }
+  return strays;
 }
 
 bool interrupted() {

@@ -60,7 +60,7 @@ bool port_accepts(int port, std::chrono::milliseconds timeout);
 // A port free right now on 127.0.0.1 (bound to 0 and read back).
 int free_port();
 
-// While one lives, SIGINT and SIGTERM only note that the run must end
+// While one lives, SIGINT, SIGTERM, SIGHUP and SIGQUIT only note that the run must end
 // (interrupted()); the lab polls it, stops its processes by pid and reports
 // what it measured. One handler for the whole run: no window where a second
 // signal (`timeout` sends one to the process and one to its group) meets the
@@ -76,5 +76,12 @@ class InterruptGuard {
   struct sigaction* old_ = nullptr;
 };
 bool interrupted();
+
+// Makes this process the reaper of its descendants: a program that a proxy
+// started and left behind comes here when its parent exits, not to init.
+void adopt_orphans();
+// Children of this process other than `known` (found in /proc): stopped with
+// SIGKILL and reaped. Their pids; empty when nothing was left.
+std::vector<pid_t> stop_strays(const std::vector<pid_t>& known);
 
 }  // namespace retrystorm::lab

@@ -17,9 +17,9 @@ struct Proxy {
   std::string config;  // the whole file it runs with
 };
 
-// `retry_settings`: the export's text or the --config file's; its
-// 127.0.0.1:8080 (the export's placeholder for the servers) becomes the
-// backend, nginx's `listen 8080` the chosen port. `dir` holds the config,
+// `retry_settings`: the export's text or the --config file's, confined to
+// what the importer reads (configs::lab_haproxy_config, lab_nginx_config):
+// every server becomes the backend, every listen the chosen port. `dir` holds the config,
 // pid and logs. Throws std::runtime_error when it does not start.
 Proxy start_proxy(const std::string& system, const std::string& retry_settings, int backend_port,
                   const std::string& dir, double client_timeout_s);

@@ -2,20 +2,26 @@
 
 #include <arpa/inet.h>
 #include <httplib.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cstring>
+#include <deque>
 #include <iostream>
+#include <list>
 #include <map>
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "analysis/ladder.hpp"
 #include "analysis/sweep.hpp"
@@ -289,21 +295,41 @@ std::string lower(std::string s) {
 }  // namespace
 
 ApiAnswer handle_api(const std::string& path, const std::string& body, const ServerLimits& limits) {
+  // The run deadline joins the request's own check, and every engine polls it
+  // inside its runs (parallel/cancel.hpp): no run, even one a bug keeps
+  // going, holds a work slot past it.
+  auto overran = std::make_shared<std::atomic<bool>>(false);
+  ServerLimits l = limits;
+  if (limits.run_deadline_s > 0) {
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(limits.run_deadline_s));
+    l.cancelled = [until, overran, client = limits.cancelled] {
+      if (std::chrono::steady_clock::now() >= until) return *overran = true;
+      return client && client();
+    };
+  }
+  CancelScope scope(l.cancelled);
   try {
     json parsed = json::object();
     if (kPostPaths.count(path)) {
       // Nesting, duplicate keys and size bounded (io/input_text.hpp).
       parsed = parse_json_text(body.empty() ? "{}" : body, "body");
     }
-    return {200, dispatch(path, parsed, limits)};
+    return {200, dispatch(path, parsed, l)};
+  } catch (const Cancelled& e) {
+    if (*overran)
+      return {503,
+              {{"error", "run: stopped after " + to_string(KeyValue{limits.run_deadline_s}) +
+                             " s, the server's limit for one request (serve --run-deadline); "
+                             "make it smaller, or run it with the command line"}}};
+    return {503, {{"error", e.what()}}};  // nobody reads it: the client has gone
   } catch (const InputError& e) {
     return {400, {{"error", e.what()}}};
   } catch (const json::exception& e) {
     return {400, {{"error", std::string("body: ") + e.what()}}};
   } catch (const std::bad_alloc&) {
     return {503, {{"error", "out of memory for this request; make it smaller or retry later"}}};
-  } catch (const Cancelled& e) {
-    return {503, {{"error", e.what()}}};  // nobody reads it: the client has gone
   }
 }
 
@@ -419,6 +445,9 @@ std::optional<Refusal> body_refusal(const httplib::Request& req, const ServerLim
     return Refusal{
         415, "Content-Encoding: '" + clip(encoding) + "' is not accepted; send plain JSON", ""};
   std::string length = req.get_header_value("Content-Length");
+  for (size_t i = 1; i < req.get_header_value_count("Content-Length"); ++i)
+    if (req.get_header_value("Content-Length", i) != length)  // RFC 9112, 6.3
+      return Refusal{400, "Content-Length: given twice with different values", ""};
   if (req.has_header("Transfer-Encoding")) {
     if (lower(req.get_header_value("Transfer-Encoding")) != "chunked" || !length.empty())
       return Refusal{400, "Transfer-Encoding: only 'chunked', and without Content-Length", ""};
@@ -492,18 +521,52 @@ bool read_body(const httplib::ContentReader& reader, size_t max, std::string& bo
 // be unread (close the connection), or its time ran out (answer 408).
 thread_local bool t_close_after = false;
 thread_local bool t_late = false;
+thread_local bool t_head_too_large = false;  // the headers passed kMaxHeadBytes or kMaxHeadLines
+thread_local bool t_answer_late = false;     // the answer passed the response deadline
+
+// What a request's line and headers may take: far more than any browser or
+// client sends, and little enough that a flood of header lines costs nothing.
+constexpr size_t kMaxHeadBytes = 64 * 1024;
+constexpr int kMaxHeadLines = 200;
+
+// Finds where a request's head ends (the empty line) in the bytes read, and
+// counts the head's bytes and lines on the way.
+class HeadScanner {
+ public:
+  void reset() { *this = HeadScanner{}; }
+  // False once the head is over its limits.
+  bool scan(const char* data, size_t n) {
+    for (size_t i = 0; i < n && !done_; ++i) {
+      ++bytes_;
+      if (data[i] == '\n') {
+        done_ = line_ == 0 && lines_ > 0;  // the empty line after the request line
+        lines_ += line_ > 0;
+        line_ = 0;
+      } else if (data[i] != '\r') {
+        ++line_;
+      }
+    }
+    return bytes_ <= kMaxHeadBytes && lines_ <= kMaxHeadLines;
+  }
+
+ private:
+  size_t bytes_ = 0, line_ = 0;
+  int lines_ = 0;
+  bool done_ = false;
+};
 
 // Reads with one deadline for the whole request, headers and body, so that a
 // client trickling a byte at a time cannot hold a thread longer; writes time
 // out per write. Replaces httplib's SocketStream, whose timeout is per read.
 class DeadlineStream : public httplib::Stream {
  public:
-  DeadlineStream(int sock, int write_timeout_ms) : sock_(sock), write_ms_(write_timeout_ms) {}
+  DeadlineStream(int sock, int write_timeout_ms, double response_deadline_s)
+      : sock_(sock), write_ms_(write_timeout_ms), response_s_(response_deadline_s) {}
 
   void start_request(double deadline_s) {
     written_ = 0;
-    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(deadline_s));
+    head_.reset();
+    deadline_ = Clock::now() + seconds(deadline_s);
   }
   // Whether a request starts within `idle_s`.
   bool wait_for_request(double idle_s) {
@@ -516,7 +579,6 @@ class DeadlineStream : public httplib::Stream {
     t_late = t_late || Clock::now() >= deadline_;
     return false;
   }
-  bool is_writable() const override { return wait(POLLOUT, write_ms_); }
   ssize_t read(char* ptr, size_t size) override {
     if (off_ == len_) {
       if (!is_readable()) return -1;
@@ -528,15 +590,45 @@ class DeadlineStream : public httplib::Stream {
       len_ = static_cast<size_t>(n);
     }
     size_t k = std::min(size, len_ - off_);
+    if (!head_.scan(buf_.data() + off_, k)) {
+      t_head_too_large = true;
+      return -1;
+    }
     std::memcpy(ptr, buf_.data() + off_, k);
     off_ += k;
     return static_cast<ssize_t>(k);
   }
+  // Each write waits at most the write timeout, and the whole answer at most
+  // the response deadline, so that a client reading a byte now and then
+  // cannot pin a large answer in memory.
+  bool is_writable() const override {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(answer_until_ - Clock::now()).count();
+    bool writable = left > 0 && wait(POLLOUT, static_cast<int>(std::min<long>(left, write_ms_)));
+    t_answer_late = t_answer_late || (!writable && Clock::now() >= answer_until_);
+    return writable;
+  }
+  // All of `size` or -1: httplib writes an answer's body in one call and
+  // takes any count as done. Never blocks in the kernel, where a send of a
+  // large answer to a slow reader would wait for all of it, past any deadline.
   ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
-    ssize_t n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
-    if (n > 0) written_ += static_cast<size_t>(n);
-    return n;
+    if (t_head_too_large) return -1;  // answered 431 by serve_requests, not by httplib
+    if (written_ == 0) answer_until_ = Clock::now() + seconds(response_s_);
+    for (size_t sent = 0; sent < size;) {
+      if (!is_writable()) return -1;
+      ssize_t n = ::send(sock_, ptr + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+        written_ += static_cast<size_t>(n);
+      }
+    }
+    return static_cast<ssize_t>(size);
+  }
+  // An answer of the server's own, for a request httplib could not read.
+  void write_raw(const std::string& answer) {
+    bool head_too_large = std::exchange(t_head_too_large, false);
+    write(answer.data(), answer.size());
+    t_head_too_large = head_too_large;
   }
   size_t written() const { return written_; }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
@@ -567,6 +659,9 @@ class DeadlineStream : public httplib::Stream {
 
  private:
   using Clock = std::chrono::steady_clock;
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
   bool wait(short events, int ms) const {
     pollfd p{sock_, events, 0};
     int r;
@@ -576,7 +671,10 @@ class DeadlineStream : public httplib::Stream {
   }
   int sock_;
   int write_ms_;
+  double response_s_;
   Clock::time_point deadline_ = Clock::now();
+  Clock::time_point answer_until_ = Clock::now();
+  HeadScanner head_;
   std::array<char, 16384> buf_{};
   size_t off_ = 0, len_ = 0;
   size_t written_ = 0;  // bytes of the current request's answer
@@ -629,29 +727,138 @@ bool client_gone(int sock) {
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-// Connections open now, per client address and in all.
-class ConnectionCounts {
+// Connections open now, per client address and in all. At a cap, a new
+// connection takes the place of the one that has waited longest without
+// sending a whole request, once that one has waited kSlowAfter: slow and idle
+// clients from one address (everything on loopback is one) cannot shut out a
+// client that sends its request at once.
+class Connections {
  public:
-  bool admit(const std::string& ip, const ServerLimits& limits) {
+  struct Entry {
+    int sock;
+    std::string ip;
+    std::chrono::steady_clock::time_point waiting_since;
+    bool waiting = true;  // no whole request read yet (or idle between requests)
+    bool counted = true;  // against the caps; false once it made room for another
+  };
+  static constexpr std::chrono::milliseconds kSlowAfter{1000};
+
+  // The new connection's entry, or nullptr when it is refused.
+  Entry* admit(int sock, const std::string& ip, const ServerLimits& limits) {
     std::lock_guard lock(mutex_);
-    if (total_ >= limits.max_connections || per_client_[ip] >= limits.max_connections_per_client) {
-      if (per_client_[ip] == 0) per_client_.erase(ip);
-      return false;
-    }
-    ++total_;
-    ++per_client_[ip];
-    return true;
+    if (over_cap(ip, limits) && !make_room(ip, limits)) return nullptr;
+    count(ip, +1);
+    return &*open_.insert(open_.end(), Entry{sock, ip, std::chrono::steady_clock::now()});
   }
-  void leave(const std::string& ip) {
+  // Before the socket is closed, so that make_room never touches a number
+  // the system has since given to a new connection.
+  void leave(Entry* e) {
     std::lock_guard lock(mutex_);
-    --total_;
-    if (--per_client_[ip] <= 0) per_client_.erase(ip);
+    if (e->counted) count(e->ip, -1);
+    open_.remove_if([e](const Entry& x) { return &x == e; });
+  }
+  void set_waiting(Entry* e, bool waiting) {
+    std::lock_guard lock(mutex_);
+    e->waiting = waiting;
+    e->waiting_since = std::chrono::steady_clock::now();
   }
 
  private:
+  void count(const std::string& ip, int delta) {
+    total_ += delta;
+    if ((per_client_[ip] += delta) <= 0) per_client_.erase(ip);
+  }
+  bool over_cap(const std::string& ip, const ServerLimits& limits) const {
+    auto it = per_client_.find(ip);
+    return total_ >= limits.max_connections ||
+           (it != per_client_.end() && it->second >= limits.max_connections_per_client);
+  }
+  // Ends the longest-waiting slow connection that counts against the cap the
+  // new one meets: its address's, or any address's when the cap in all is met.
+  bool make_room(const std::string& ip, const ServerLimits& limits) {
+    bool any = total_ >= limits.max_connections;
+    auto now = std::chrono::steady_clock::now();
+    Entry* oldest = nullptr;
+    for (Entry& e : open_)
+      if (e.counted && e.waiting && now - e.waiting_since >= kSlowAfter && (any || e.ip == ip) &&
+          (!oldest || e.waiting_since < oldest->waiting_since))
+        oldest = &e;
+    if (!oldest) return false;
+    ::shutdown(oldest->sock, SHUT_RD);  // its thread reads the end and closes it
+    oldest->counted = false;
+    count(oldest->ip, -1);
+    return !over_cap(ip, limits);
+  }
   std::mutex mutex_;
+  std::list<Entry> open_;
   int total_ = 0;
   std::map<std::string, int> per_client_;
+};
+
+// The connection this thread serves (nullptr outside one) and its table.
+thread_local Connections::Entry* t_connection = nullptr;
+thread_local Connections* t_connections = nullptr;
+
+// Called by the handlers once a request is read whole: the connection is no
+// longer one that makes room for others.
+void mark_busy() {
+  if (t_connection) t_connections->set_waiting(t_connection, false);
+}
+
+// httplib's thread pool, with one change: a connection that would wait in
+// line for a thread is answered 503 at once by the accepting thread, so a
+// flood of idle connections never hides a new client behind it.
+class ConnectionPool : public httplib::TaskQueue {
+ public:
+  explicit ConnectionPool(size_t threads) {
+    for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (busy_ + jobs_.size() < threads_.size()) {
+        jobs_.push_back(std::move(fn));
+        ready_.notify_one();
+        return;
+      }
+    }
+    t_refuse_now = true;  // process_and_close_socket answers 503 without waiting
+    fn();
+    t_refuse_now = false;
+  }
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  static inline thread_local bool t_refuse_now = false;
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        fn = std::move(jobs_.front());
+        jobs_.pop_front();
+        ++busy_;
+      }
+      fn();
+      std::lock_guard lock(mutex_);
+      --busy_;
+    }
+  }
+  std::vector<std::thread> threads_;
+  std::deque<std::function<void()>> jobs_;
+  size_t busy_ = 0;
+  bool stopping_ = false;
+  std::mutex mutex_;
+  std::condition_variable ready_;
 };
 
 // httplib's server with its connection loop replaced: a request deadline, a
@@ -662,7 +869,7 @@ class HardenedServer : public httplib::Server {
   explicit HardenedServer(const ServerLimits& limits) : limits_(limits) {
     // A few threads beyond the cap answer the connections over it.
     size_t threads = static_cast<size_t>(std::max(1, limits.max_connections)) + 8;
-    new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    new_task_queue = [threads] { return new ConnectionPool(threads); };
   }
   // httplib listens with a backlog of 5: a burst of connections (a page
   // opening several at once, or many slow clients) would see SYNs dropped and
@@ -671,37 +878,77 @@ class HardenedServer : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override {
+    if (ConnectionPool::t_refuse_now) {
+      refuse_busy(sock, false);
+      return false;
+    }
     std::string ip;
     int port = 0;
     DeadlineStream::address_of(sock, true, ip, port);
-    if (!counts_.admit(ip, limits_)) {
-      refuse_busy(sock);
+    Connections::Entry* entry = connections_.admit(sock, ip, limits_);
+    if (!entry) {
+      refuse_busy(sock, true);
       return false;
     }
-    bool linger;
-    {
-      DeadlineStream strm(sock, static_cast<int>(write_timeout_sec_ * 1000));
-      t_client_socket = sock;
-      linger = serve_requests(strm);
-      t_client_socket = -1;
+    t_answer_late = false;
+    bool linger = serve_connection(sock, entry);
+    connections_.leave(entry);
+    if (t_answer_late) {  // cut off: what the kernel still holds of the answer is dropped too
+      linger = false;
+      ::linger reset{1, 0};
+      ::setsockopt(sock, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+      ::close(sock);
+      return true;
     }
     close_connection(sock, linger, 1000);
-    counts_.leave(ip);
     return true;
+  }
+
+  // True when the connection ends on an error whose body may be unread. An
+  // allocation that fails while reading or answering ends this connection,
+  // never the server.
+  bool serve_connection(int sock, Connections::Entry* entry) {
+    DeadlineStream strm(sock, static_cast<int>(write_timeout_sec_ * 1000),
+                        limits_.response_deadline_s);
+    t_client_socket = sock;
+    t_connection = entry;
+    t_connections = &connections_;
+    bool linger = true;
+    try {
+      linger = serve_requests(strm, entry);
+    } catch (const std::bad_alloc&) {
+      if (strm.written() == 0) {
+        std::string busy = raw_answer(503, "Service Unavailable", "out of memory; retry later");
+        ::send(sock, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+    } catch (...) {
+    }
+    t_client_socket = -1;
+    t_connection = nullptr;
+    t_connections = nullptr;
+    return linger;
   }
 
   // httplib's keep-alive loop, with the deadline; true when the connection
   // ends on an error whose body may be unread.
-  bool serve_requests(DeadlineStream& strm) {
+  bool serve_requests(DeadlineStream& strm, Connections::Entry* entry) {
     for (size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {
+      connections_.set_waiting(entry, true);
       if (!strm.wait_for_request(limits_.idle_timeout_s)) return false;
       strm.start_request(limits_.request_deadline_s);
-      t_close_after = t_late = false;
+      t_close_after = t_late = t_head_too_large = false;
       bool closed = false;
       bool ok = process_request(strm, left == 1, closed, nullptr);
-      if (t_late && strm.written() == 0) {  // httplib answers nothing when the request line is late
-        std::string late = raw_answer(408, "Request Timeout", late_message(limits_));
-        strm.write(late.data(), late.size());
+      // httplib answers nothing when the request line is late, and 400 (not
+      // written: see write) when the headers are over the caps.
+      if (t_head_too_large || (t_late && strm.written() == 0)) {
+        strm.write_raw(t_head_too_large
+                           ? raw_answer(431, "Request Header Fields Too Large",
+                                        "headers: more than " +
+                                            std::to_string(kMaxHeadBytes / 1024) + " KiB or " +
+                                            std::to_string(kMaxHeadLines) +
+                                            " lines; send fewer or shorter headers")
+                           : raw_answer(408, "Request Timeout", late_message(limits_)));
         return true;
       }
       if (t_close_after) return true;
@@ -710,18 +957,26 @@ class HardenedServer : public httplib::Server {
     return false;
   }
 
-  void refuse_busy(int sock) const {
+  // 503 to a connection over the caps. From the accepting thread (`linger`
+  // false) nothing waits: what the client sent is dropped unread first, so
+  // that closing sends the answer and an end, not a reset.
+  void refuse_busy(int sock, bool linger) const {
     std::string busy =
         raw_answer(503, "Service Unavailable",
                    "too many open connections (the limit is " +
                        std::to_string(limits_.max_connections_per_client) + " per client, " +
                        std::to_string(limits_.max_connections) + " in all); retry shortly");
     ::send(sock, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    close_connection(sock, true, 200);
+    if (!linger) {
+      char drop[16384];
+      while (::recv(sock, drop, sizeof drop, MSG_DONTWAIT) > 0) {
+      }
+    }
+    close_connection(sock, linger, 200);
   }
 
   const ServerLimits& limits_;
-  ConnectionCounts counts_;
+  Connections connections_;
 };
 
 // ---------------------------------------------------------------- handlers
@@ -740,6 +995,7 @@ int work_slots(const ServerLimits& limits) {
 // too, as threads), or 503 with Retry-After when none comes free in time.
 void answer_api(const std::string& path, const std::string& body, const ServerLimits& limits,
                 WorkBudget& budget, httplib::Response& res) {
+  mark_busy();
   int held = 0;
   ServerLimits l = limits;
   if (kExpensivePaths.count(path)) {
@@ -765,11 +1021,16 @@ void answer_api(const std::string& path, const std::string& body, const ServerLi
   ApiAnswer a = handle_api(path, body, l);
   if (a.status == 503) res.set_header("Retry-After", "5");
   send_json(res, a.status, a.body);
+  a.body = nullptr;
+  // A run's memory goes back to the system once it is answered, not kept by
+  // the allocator of whichever of the many connection threads served it.
+  if (held > 0) ::malloc_trim(0);
 }
 
 // The page: only files embedded at build time; no file system access, so a
 // path such as /../etc/passwd can only miss.
 void serve_page(const httplib::Request& req, httplib::Response& res) {
+  mark_busy();
   std::string file = req.path == "/" ? "index.html" : req.path.substr(1);
   const auto& assets = web_assets();
   auto it = assets.find(file);
@@ -821,6 +1082,12 @@ void set_error_handlers(httplib::Server& server, const ServerLimits& limits) {
 }  // namespace
 
 int serve(const std::string& host, int port, const ServerLimits& limits) {
+  // Every open connection is a descriptor: take all the system allows, so a
+  // flood meets the connection caps, not the descriptor limit.
+  if (rlimit r{}; ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
   HardenedServer server(limits);
   server.set_payload_max_length(limits.max_body_bytes);
   HostRules hosts(host, port, limits.allowed_hosts);

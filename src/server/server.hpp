@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cancel.hpp"
 #include "analysis/cost.hpp"
+#include "parallel/cancel.hpp"
 
 namespace retrystorm {
 
@@ -34,9 +34,14 @@ struct ServerLimits {
   // Per request, set by the server: true once the client has gone away; ladders,
   // tipping points and sweeps poll it between runs and stop.
   CancelCheck cancelled;
+  // Any one request ends by then: its runs are stopped and it answers 503 with
+  // the reason (0: no deadline). Well above what the cost limits let a
+  // request cost, so only a run far beyond its estimate meets it.
+  double run_deadline_s = 180;
 
   // Connections and hosts: docs/http-api.md, "Security model".
   double request_deadline_s = 10;       // the whole request, headers and body
+  double response_deadline_s = 30;      // the whole answer, however slowly it is read
   double idle_timeout_s = 5;            // an open connection waiting for a request
   int max_connections = 128;            // open at once; more are answered 503
   int max_connections_per_client = 64;  // from one address

@@ -165,3 +165,40 @@ def test_analyze_matches_the_command_line(source_dir, cli):
         rs.analyze(source_dir / "tests/fixtures/logs/empty.csv")
     with pytest.raises(ValueError, match="slots: 0 is not allowed"):
         rs.analyze(log, slots=0)
+
+
+# Hostile input, round three (docs/limits.md): what Python hands the binding.
+
+def test_a_scenario_that_contains_itself_is_a_value_error():
+    loop = {"name": "loop"}
+    loop["client"] = loop
+    with pytest.raises(ValueError, match="contains itself"):
+        rs.Scenario.from_dict(loop)
+
+
+def test_deep_nesting_is_a_value_error_not_a_crash():
+    deep = {}
+    for _ in range(100_000):
+        deep = {"a": deep}
+    with pytest.raises(ValueError, match="200 levels"):
+        rs.Scenario.from_dict(deep)
+    items = []
+    for _ in range(100_000):
+        items = [items]
+    with pytest.raises(ValueError, match="200 levels"):
+        rs.Scenario.from_dict({"client": items})
+
+
+def test_an_integer_beyond_64_bits_is_checked_by_the_key():
+    s = rs.Scenario.preset("order-status")
+    with pytest.raises(ValueError, match="client.retries"):
+        s.set("client.retries", 2**63)
+    with pytest.raises(ValueError, match="outside the range"):
+        s.set("client.retries", 10**400)
+
+
+def test_tipping_refuses_a_grid_that_is_not_a_number():
+    s = rs.Scenario.preset("primary-failover")
+    for grid in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError, match="grid_s"):
+            rs.tipping(s, grid_s=grid)

@@ -29,6 +29,12 @@ describe('URL state', () => {
     expect(decodeState(hash, types)).toEqual(st);
   });
 
+  it('keeps a malformed percent escape as text instead of throwing', () => {
+    expect(decodeState('#preset=%E0%A4%A')).toEqual({ preset: '%E0%A4%A', set: [] });
+    expect(decodeState('#preset=order-status&set=client.retries:%E0%A4%A,%ZZ:1', { 'client.retries': 'integer' }))
+      .toEqual({ preset: 'order-status', set: [['client.retries', '%E0%A4%A'], ['%ZZ', 1]] });
+  });
+
   it('encodes nothing for an empty state and decodes an empty hash', () => {
     expect(encodeState({ preset: null, set: [] })).toBe('');
     expect(decodeState('')).toEqual({ preset: null, set: [] });

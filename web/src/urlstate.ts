@@ -7,13 +7,26 @@ import type { Scenario, SchemaKey } from './types';
 export type Value = number | boolean | string;
 export interface UrlState { preset: string | null; set: [string, Value][] }
 
+/**
+ * decodeURIComponent that never throws: a link with a malformed escape
+ * (`%E0%A4%A`) keeps the text as it is, so the page names it in the link
+ * note instead of stopping at "Loading…".
+ */
+export function decodePart(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 export function encodeValue(v: Value): string {
   return encodeURIComponent(String(v));
 }
 
 /** Parses a value as the key's type; without a type, guesses. */
 export function decodeValue(text: string, type?: string): Value {
-  const s = decodeURIComponent(text);
+  const s = decodePart(text);
   if (type === 'boolean' || (!type && (s === 'true' || s === 'false'))) return s === 'true' || s === '1';
   if (type === 'enum' || type === 'string') return s;
   const n = Number(s);
@@ -37,12 +50,12 @@ export function decodeState(hash: string, types: Record<string, string> = {}): U
     if (eq < 0) continue;
     const k = part.slice(0, eq);
     const v = part.slice(eq + 1);
-    if (k === 'preset') out.preset = decodeURIComponent(v);
+    if (k === 'preset') out.preset = decodePart(v);
     else if (k === 'set' && v) {
       for (const item of v.split(',')) {
         const c = item.indexOf(':');
         if (c <= 0) continue;
-        const path = decodeURIComponent(item.slice(0, c));
+        const path = decodePart(item.slice(0, c));
         out.set.push([path, decodeValue(item.slice(c + 1), types[path])]);
       }
     }

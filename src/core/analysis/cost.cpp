@@ -224,7 +224,7 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
   double points = 1;
   for (const SweepAxis& a : axes) {
     if (!(a.step > 0) || a.to < a.from) return {};  // run_sweep names the axis
-    points *= std::floor((a.to - a.from) / a.step + 1e-9) + 1;
+    points *= a.point_count();
   }
   if (points > static_cast<double>(options.max_runs)) return {};  // run_sweep names its limit
   // A shard or a Dask task pays for its range only, each point for its replications.

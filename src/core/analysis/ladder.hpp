@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cancel.hpp"
 #include "analysis/metrics.hpp"
 #include "model/scenario.hpp"
+#include "parallel/cancel.hpp"
 
 namespace retrystorm {
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "analysis/run_montecarlo.hpp"
@@ -18,10 +19,16 @@ double tidy(double v) {
 }
 }  // namespace
 
+double SweepAxis::point_count() const {
+  double n = std::floor((to - from) / step + 1e-9) + 1;
+  return std::isfinite(n) ? n : std::numeric_limits<double>::infinity();
+}
+
 std::vector<double> SweepAxis::values() const {
   std::vector<double> out;
-  long n = static_cast<long>(std::floor((to - from) / step + 1e-9));
-  for (long i = 0; i <= n; ++i) out.push_back(tidy(from + i * step));
+  auto n = static_cast<size_t>(point_count());  // checked by sweep_grid first
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(tidy(from + static_cast<double>(i) * step));
   return out;
 }
 
@@ -141,13 +148,20 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
   require_step_run(base);  // fails before any grid point is built
   if (axes.empty()) throw InputError("vary: give at least one key to vary");
   SweepGrid grid;
+  double points = 1;  // counted before any axis is listed
   for (const SweepAxis& a : axes) {
     check_axis(a);
+    points *= a.point_count();
+    if (!(points <= static_cast<double>(options.max_runs)))
+      throw InputError("vary " + a.path + ": the grid has more than " +
+                       std::to_string(options.max_runs) + " points (step " +
+                       to_string(KeyValue{a.step}) + " from " + to_string(KeyValue{a.from}) +
+                       " to " + to_string(KeyValue{a.to}) + "); the limit is " +
+                       std::to_string(options.max_runs));
+  }
+  for (const SweepAxis& a : axes) {
     grid.values.push_back(a.values());
     grid.points *= grid.values.back().size();
-    if (grid.points > options.max_runs)
-      throw InputError("vary: the grid has more than " + std::to_string(options.max_runs) +
-                       " points; the limit is " + std::to_string(options.max_runs));
   }
   check_replications(base, axes, options);
   // Every grid point is built and validated first, so bad input fails before work.

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cancel.hpp"
 #include "analysis/metrics.hpp"
 #include "engines/montecarlo.hpp"
 #include "model/scenario.hpp"
+#include "parallel/cancel.hpp"
 
 namespace retrystorm {
 
@@ -25,6 +25,9 @@ struct SweepAxis {
   double from = 0;
   double to = 0;
   double step = 1;
+  // How many values the axis has, computed without listing them: +inf when
+  // the step is so small the count is not a number of points.
+  double point_count() const;
   std::vector<double> values() const;  // from, from+step, ... <= to
 };
 

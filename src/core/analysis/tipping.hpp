@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "analysis/cancel.hpp"
 #include "model/scenario.hpp"
+#include "parallel/cancel.hpp"
 
 namespace retrystorm {
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engines/ring_queue.hpp"
+#include "parallel/cancel.hpp"
 #include "policies/backoff.hpp"
 #include "policies/budget.hpp"
 #include "policies/client_policy.hpp"
@@ -111,7 +112,11 @@ class FluidEngine {
   }
 
   RunResult run() {
-    for (int t = 0; t < steps_; ++t) step(t);
+    CancelPoll poll;  // the server's deadline (parallel/cancel.hpp)
+    for (int t = 0; t < steps_; ++t) {
+      poll();
+      step(t);
+    }
     finish();
     return std::move(result_);
   }

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "parallel/cancel.hpp"
+
 namespace retrystorm {
 
 namespace {
@@ -28,6 +30,8 @@ struct Shared {
 
 void work_loop(Shared& shared, size_t total, const std::function<void(size_t)>& work,
                const PoolOptions& options) {
+  // The caller's stop check also stops a run that is under way on this worker.
+  CancelScope scope(options.stop);
   try {
     for (size_t i; !shared.halt && (i = shared.next.fetch_add(1)) < total; ++shared.done) {
       if (options.stop && options.stop()) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "io/input_text.hpp"
@@ -289,6 +290,19 @@ std::string go_duration(double seconds) {
   if (t.minutes() != 0min) out += std::to_string(t.minutes().count()) + "m";
   if (auto rest = t.seconds() + t.subseconds(); rest != 0ms) out += in_seconds(rest);
   return out.empty() ? "0s" : out;
+}
+
+std::string config_word(const std::string& word) {
+  bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) || (c != 0 && std::strchr("._:/@%+=,-*[]~^$()!|?", c));
+  });
+  if (plain) return word;
+  std::string out = "\"";
+  for (char c : word) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
 }
 
 }  // namespace retrystorm::configs

@@ -34,6 +34,10 @@ Where at(const std::string& file, const std::string& key, const YAML::Node& n);
 // Bad input: "FILE:LINE: KEY: message".
 [[noreturn]] void fail(const Where& w, const std::string& message);
 
+// A word of a HAProxy or nginx file as written back: as it is when plain,
+// else in double quotes with backslash escapes (both formats read it so).
+std::string config_word(const std::string& word);
+
 // Parses a whole file as YAML (documents separated by ---) or JSON. JSON is
 // checked with nlohmann::json first so a JSON syntax error names its line.
 std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file);

@@ -137,4 +137,19 @@ nlohmann::json keys_object(const std::vector<ImportedKey>& keys);  // nested
 nlohmann::json keys_flat(const std::vector<ImportedKey>& keys);    // {path: value}
 std::string json_to_yaml_text(const nlohmann::json& j);
 
+// A proxy's configuration as `retrystorm lab --config` runs it (docs/lab.md):
+// only the sections and directives the importer reads, each option among
+// those it knows (anything else is refused with InputError naming the line),
+// every server pointed at the lab's backend and every listen on 127.0.0.1.
+// What the file says is run by a real proxy: nothing in it may start a
+// program, read or write a file, or bind or reach another address.
+struct LabProxyConfig {
+  std::string text;     // the settings, rewritten
+  std::string backend;  // HAProxy: the backend section the lab's frontend uses
+};
+LabProxyConfig lab_haproxy_config(const std::string& text, const std::string& file,
+                                  const std::string& backend_address);
+LabProxyConfig lab_nginx_config(const std::string& text, const std::string& file,
+                                const std::string& backend_address, int listen_port);
+
 }  // namespace retrystorm::configs

@@ -448,4 +448,88 @@ void read_haproxy(const std::string& text, Reader& r) {
   l.from["client.budget.kind"] = l.budget_from;
 }
 
+namespace {
+
+// What the lab runs of a HAProxy file: the sections and directives the
+// importer reads, and the options of each that neither run a program nor
+// touch a file or another address (docs/lab.md, "--config").
+const std::set<std::string> kLabSections = {"defaults", "backend"};
+const std::set<std::string> kLabDirectives = {
+    "mode", "retries",      "retry-on", "timeout", "option",
+    "no",   "http-request", "server",   "balance", "default-server"};
+const std::set<std::string> kLabOptions = {"redispatch",      "abortonclose", "http-server-close",
+                                           "http-keep-alive", "httpclose",    "forwardfor",
+                                           "httplog",         "dontlognull",  "allbackups"};
+const std::set<std::string> kLabRequestActions = {"disable-l7-retry", "set-timeout"};
+const std::set<std::string> kLabServerOptions = {"check",  "inter",  "fastinter", "downinter",
+                                                 "fall",   "rise",   "maxconn",   "maxqueue",
+                                                 "weight", "backup", "slowstart"};
+
+bool number_or_time(const std::string& w) {
+  size_t digits = 0;
+  while (digits < w.size() && std::isdigit(static_cast<unsigned char>(w[digits]))) ++digits;
+  static const std::set<std::string> units = {"", "us", "ms", "s", "m", "h", "d"};
+  return digits > 0 && units.count(w.substr(digits));
+}
+
+[[noreturn]] void not_in_lab(const std::string& file, const CfgLine& l, const std::string& what) {
+  fail({file, l.words[0], l.line},
+       what +
+           " is not run by the lab: it runs only the retry settings the importer reads "
+           "(docs/lab.md, \"--config\")");
+}
+
+// One line of a defaults or backend section, checked; servers rewritten.
+std::vector<std::string> lab_line(const CfgLine& l, const std::string& file,
+                                  const std::string& backend_address) {
+  std::vector<std::string> w = l.words;
+  if (!kLabDirectives.count(w[0])) not_in_lab(file, l, "'" + w[0] + "'");
+  size_t opt = w[0] == "no" ? 2 : 1;
+  if ((w[0] == "option" || w[0] == "no") &&
+      (w.size() <= opt || (w[0] == "no" && w[1] != "option") || !kLabOptions.count(w[opt])))
+    not_in_lab(file, l, "'" + joined(w, 0) + "'");
+  if (w[0] == "http-request" && (w.size() < 2 || !kLabRequestActions.count(w[1])))
+    not_in_lab(file, l, "'" + joined(w, 0) + "'");
+  bool server = w[0] == "server";
+  if (server || w[0] == "default-server") {
+    if (server && w.size() < 3) fail({file, "server", l.line}, "a server needs a name and address");
+    if (server) w[2] = backend_address;  // the lab's backend stands in for every server
+    for (size_t i = server ? 3 : 1; i < w.size(); ++i)
+      if (!kLabServerOptions.count(w[i]) && !number_or_time(w[i]))
+        not_in_lab(file, l, "the server option '" + w[i] + "'");
+  }
+  return w;
+}
+
+}  // namespace
+
+LabProxyConfig lab_haproxy_config(const std::string& text, const std::string& file,
+                                  const std::string& backend_address) {
+  LabProxyConfig out;
+  for (const CfgSection& s : parse_sections(text, file)) {
+    if (!kLabSections.count(s.kind))
+      fail({file, s.kind, s.line}, "a " + s.kind +
+                                       " section is not run by the lab: give defaults and one "
+                                       "backend (the lab adds its own frontend)");
+    if (s.kind == "backend") {
+      if (!out.backend.empty())
+        fail({file, "backend", s.line}, "a second backend; the lab runs one");
+      out.backend = s.name;
+    }
+    std::vector<std::string> head = {s.kind};
+    if (!s.name.empty()) head.push_back(s.name);
+    if (!s.from.empty()) head.insert(head.end(), {"from", s.from});
+    std::string section;
+    for (const auto& w : head) section += (section.empty() ? "" : " ") + config_word(w);
+    out.text += section + "\n";
+    for (const CfgLine& l : s.lines) {
+      std::string line = "   ";
+      for (const auto& w : lab_line(l, file, backend_address)) line += " " + config_word(w);
+      out.text += line + "\n";
+    }
+  }
+  if (out.backend.empty()) fail({file, "backend", 0}, "no backend section for the lab to run");
+  return out;
+}
+
 }  // namespace retrystorm::configs

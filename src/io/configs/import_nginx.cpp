@@ -463,4 +463,123 @@ void read_nginx(const std::string& text, Reader& r) {
   l.from["client.budget.kind"] = l.budget_from;
 }
 
+namespace {
+
+// What the lab runs of an nginx file (inside its own http { }): the blocks
+// and directives the importer reads, and a few that only shape the proxying;
+// nothing that names a file, a program or another address (docs/lab.md,
+// "--config").
+const std::set<std::string> kLabDirectives = {"upstream",
+                                              "server",
+                                              "location",
+                                              "listen",
+                                              "server_name",
+                                              "proxy_pass",
+                                              "proxy_next_upstream",
+                                              "proxy_next_upstream_tries",
+                                              "proxy_next_upstream_timeout",
+                                              "proxy_connect_timeout",
+                                              "proxy_read_timeout",
+                                              "proxy_send_timeout",
+                                              "proxy_http_version",
+                                              "proxy_set_header",
+                                              "proxy_buffering",
+                                              "keepalive",
+                                              "keepalive_timeout",
+                                              "keepalive_requests",
+                                              "least_conn",
+                                              "random"};
+const std::set<std::string> kLabUpstreamServerOptions = {"max_fails", "fail_timeout", "weight",
+                                                         "backup",    "down",         "max_conns"};
+
+struct LabRewrite {
+  const std::string& file;
+  const std::string& backend;
+  int port;
+  std::set<std::string> upstreams;
+  int server_blocks = 0;
+};
+
+[[noreturn]] void not_in_lab(const LabRewrite& r, const Directive& d, const std::string& what) {
+  fail({r.file, d.name, d.line},
+       what +
+           " is not run by the lab: it runs only the retry settings the importer reads "
+           "(docs/lab.md, \"--config\")");
+}
+
+void lab_upstream_server(const LabRewrite& r, Directive& d) {
+  if (d.args.empty()) fail({r.file, d.name, d.line}, "a server needs an address");
+  d.args[0] = r.backend;  // the lab's backend stands in for every server
+  for (size_t i = 1; i < d.args.size(); ++i)
+    if (!kLabUpstreamServerOptions.count(d.args[i].substr(0, d.args[i].find('='))))
+      not_in_lab(r, d, "the server option '" + d.args[i] + "'");
+}
+
+// proxy_pass to an upstream of the file stays; any other address becomes
+// the backend's.
+void lab_proxy_pass(const LabRewrite& r, Directive& d) {
+  const std::string& url = d.args.empty() ? "" : d.args[0];
+  if (url.rfind("http://", 0) != 0) not_in_lab(r, d, "proxy_pass '" + url + "' (not http://)");
+  size_t host_end = url.find('/', 7);
+  std::string host = url.substr(7, host_end == std::string::npos ? host_end : host_end - 7);
+  if (!r.upstreams.count(host))
+    d.args[0] = "http://" + r.backend + (host_end == std::string::npos ? "" : url.substr(host_end));
+}
+
+void lab_block(LabRewrite& r, std::vector<Directive>& block, const std::string& parent) {
+  for (auto d = block.begin(); d != block.end();) {
+    if (!kLabDirectives.count(d->name)) not_in_lab(r, *d, "'" + d->name + "'");
+    if (d->name == "listen") {  // the server block gets the lab's own
+      d = block.erase(d);
+      continue;
+    }
+    if (d->name == "server" && parent == "upstream") lab_upstream_server(r, *d);
+    if (d->name == "server" && d->is_block && ++r.server_blocks > 1)
+      fail({r.file, "server", d->line}, "a second server { } block; the lab runs one");
+    if (d->name == "proxy_pass") lab_proxy_pass(r, *d);
+    if (d->is_block) lab_block(r, d->children, d->name);
+    if (d->name == "server" && d->is_block)
+      d->children.insert(
+          d->children.begin(),
+          Directive{"listen", {"127.0.0.1:" + std::to_string(r.port)}, d->line, false, {}});
+    ++d;
+  }
+}
+
+void write_block(const std::vector<Directive>& block, int depth, std::string& out) {
+  std::string indent(static_cast<size_t>(depth) * 4, ' ');
+  for (const Directive& d : block) {
+    out += indent + config_word(d.name);
+    for (const auto& a : d.args) out += " " + config_word(a);
+    if (!d.is_block) {
+      out += ";\n";
+      continue;
+    }
+    out += " {\n";
+    write_block(d.children, depth + 1, out);
+    out += indent + "}\n";
+  }
+}
+
+}  // namespace
+
+LabProxyConfig lab_nginx_config(const std::string& text, const std::string& file,
+                                const std::string& backend_address, int listen_port) {
+  if (text.size() > kMaxInputBytes) fail({file, "", 0}, "larger than 4 MiB");
+  check_utf8(text, file);
+  Lexer lx(text, file);
+  std::vector<Directive> root = parse_block(lx, file, 0, 0);
+  LabRewrite r{file, backend_address, listen_port, {}};
+  for (const Directive& d : root)
+    if (d.name == "upstream" && !d.args.empty()) r.upstreams.insert(d.args[0]);
+  lab_block(r, root, "");
+  if (r.server_blocks == 0)
+    fail({file, "server", 0},
+         "no server { } block; the lab needs one, with the location that "
+         "proxies");
+  LabProxyConfig out;
+  write_block(root, 0, out.text);
+  return out;
+}
+
 }  // namespace retrystorm::configs

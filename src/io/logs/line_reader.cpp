@@ -161,6 +161,7 @@ CsvHeader::CsvHeader(std::string_view line, char sep) {
   for (auto name : f) {
     std::string n(name);
     if (names_.empty() && n.rfind("\xEF\xBB\xBF", 0) == 0) n.erase(0, 3);  // a byte-order mark
+    if (twice_.empty() && std::find(names_.begin(), names_.end(), n) != names_.end()) twice_ = n;
     names_.push_back(n);
   }
 }
@@ -177,6 +178,9 @@ int CsvHeader::require(const LineReader& in, std::string_view name,
   if (i < 0)
     throw InputError(printable(in.path()) + ": no column '" + printable(name) +
                      "' in the header; " + needs);
+  if (!twice_.empty())  // every reader requires a column, so every reader refuses this
+    throw InputError(printable(in.path()) + ": the column '" + printable(twice_) +
+                     "' appears twice in the header; which one holds the values is unclear");
   return i;
 }
 

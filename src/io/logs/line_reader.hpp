@@ -69,6 +69,7 @@ class CsvHeader {
 
  private:
   std::vector<std::string> names_;
+  std::string twice_;  // the first name the header repeats
 };
 
 // Field readers for one row; each throws InputError naming the line, the

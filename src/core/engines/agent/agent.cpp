@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "engines/agent/server.hpp"
 #include "engines/event_queue.hpp"
 #include "model/keys.hpp"
+#include "parallel/cancel.hpp"
 #include "policies/backoff.hpp"
 #include "policies/budget.hpp"
 #include "policies/client_policy.hpp"
@@ -67,7 +70,6 @@ RetryCause cause_of(bool after_error) {
 // points and Monte Carlo run many short runs, and fresh pages cost more than
 // the events. It holds only what was in flight at the busiest moment.
 struct Workspace {
-  bool busy = false;
   Pool<Call> calls;
   ServerMemory server;
   Events events;
@@ -93,20 +95,45 @@ struct Workspace {
   }
 };
 
-// Lends the thread's workspace to a run (a private one if it is in use).
+// The workspaces kept between runs: one process-wide shelf of a few, each
+// kept only while small, so that a server whose many threads each served a
+// large run once does not hold all that memory for good.
+class WorkspaceShelf {
+ public:
+  static constexpr size_t kKept = 8;                  // about one per core that runs
+  static constexpr uint32_t kKeptEntities = 1 << 16;  // calls and jobs at the busiest moment
+
+  std::unique_ptr<Workspace> take() {
+    std::lock_guard lock(mutex_);
+    if (kept_.empty()) return std::make_unique<Workspace>();
+    auto w = std::move(kept_.back());
+    kept_.pop_back();
+    return w;
+  }
+  void give_back(std::unique_ptr<Workspace> w) {
+    if (w->calls.slots() + w->server.jobs.slots() > kKeptEntities) return;  // freed here
+    std::lock_guard lock(mutex_);
+    if (kept_.size() < kKept) kept_.push_back(std::move(w));
+  }
+  static WorkspaceShelf& get() {
+    static WorkspaceShelf shelf;
+    return shelf;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Workspace>> kept_;
+};
+
+// Lends a workspace of the shelf to one run.
 class WorkspaceLease {
  public:
-  WorkspaceLease() {
-    thread_local Workspace shared;
-    ws_ = shared.busy ? &own_ : &shared;
-    ws_->busy = true;
-  }
-  ~WorkspaceLease() { ws_->busy = false; }
+  WorkspaceLease() : ws_(WorkspaceShelf::get().take()) {}
+  ~WorkspaceLease() { WorkspaceShelf::get().give_back(std::move(ws_)); }
   Workspace& get() { return *ws_; }
 
  private:
-  Workspace own_;
-  Workspace* ws_;
+  std::unique_ptr<Workspace> ws_;
 };
 
 class AgentEngine {
@@ -197,6 +224,7 @@ class AgentEngine {
       if (late_shed_) consider(sheds_.next_key(), kFromSheds);
       if (!(next.t < end)) return;
       now_ = next.t;
+      poll_();
       if (source == kFromArrivals) {
         arrivals_.take();
         on_arrival();
@@ -577,6 +605,7 @@ class AgentEngine {
   // tell apart from the engine's own numbers would cost a reload per event.
   AgentStats stats_;
   AgentStats* stats_out_;
+  CancelPoll poll_;  // the server's deadline (parallel/cancel.hpp)
   RunResult result_;
   std::vector<RetryBudget> budgets_;
   bool budget_on_ = false;

@@ -12,6 +12,7 @@
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/timeline.hpp"
 #include "model/keys.hpp"
+#include "parallel/cancel.hpp"
 #include "policies/backoff.hpp"
 #include "policies/client_policy.hpp"
 #include "random/rng.hpp"
@@ -42,13 +43,17 @@ void SessionBuckets::count(std::vector<double>& counts, double t, double amount)
 
 void SessionBuckets::occupy(Occupancy state, double from, double to) {
   auto& level = occupancy[static_cast<int>(state)];
-  for (double t = from; t < to;) {
-    long i = index(t);
-    if (i < 0) return;
+  // Walks bucket by bucket, not by the bucket of each instant: with an origin
+  // that is not exact in binary, the bucket of a bucket's own end can be that
+  // same bucket, and a walk by instants would never move on.
+  long first = index(from);
+  if (first < 0) return;
+  double t = from;
+  for (size_t i = static_cast<size_t>(first); i < size() && t < to; ++i) {
     double bucket_end = origin_s + static_cast<double>(i + 1) * bucket_s;
     double until = std::min(to, bucket_end);
-    level[static_cast<size_t>(i)] += (until - t) / bucket_s;
-    t = until;
+    if (until > t) level[i] += (until - t) / bucket_s;
+    t = std::max(t, until);
   }
 }
 
@@ -239,6 +244,7 @@ class Simulation {
       timers_.pop();
       ++run_.events;
       now_ = e.key.t;
+      poll_();
       dispatch(e.what);
     }
     finish();
@@ -748,6 +754,7 @@ class Simulation {
   ClientPolicy policy_;
   SessionRun run_;
   EventQueue<Timer> timers_;
+  CancelPoll poll_;  // the server's deadline (parallel/cancel.hpp)
   double now_ = 0;
   std::vector<Item> items_;
   std::vector<int> unread_;    // item ids, FIFO by arrival
