@@ -30,6 +30,7 @@
 #include "lab/process.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
+#include "parallel/thread_pool.hpp"
 #include "preset_scenario.hpp"
 #include "server/server.hpp"
 
@@ -124,6 +125,27 @@ TEST(HostileRound3, ServerDeadlineStopsARunInsideIt) {
   EXPECT_LT(seconds_since(t0), 5);
   // Without a scope nothing is polled: the same check outside a request stops nothing.
   EXPECT_EQ(CancelScope::current(), nullptr);
+}
+
+// The deadline reaches runs on the worker threads of a request too (here the
+// Monte Carlo replications, whose pool has no stop check of its own).
+TEST(HostileRound3, ServerDeadlineReachesWorkerThreads) {
+  CancelCheck always = [] { return true; };
+  CancelScope scope(always);
+  std::atomic<int> stopped{0}, started{0};
+  auto item = [&](size_t) {
+    ++started;  // both items under way before either polls
+    auto t0 = Clock::now();
+    while (started < 2 && seconds_since(t0) < 5) std::this_thread::yield();
+    try {
+      for (;;) CancelScope::check();
+    } catch (const Cancelled&) {
+      ++stopped;
+      throw;
+    }
+  };
+  EXPECT_THROW(for_each_index(2, item, {2, {}, {}}), Cancelled);
+  EXPECT_EQ(stopped.load(), 2) << "the worker thread polled no check";
 }
 
 // ------------------------------------------- 4: a sweep's axis is counted

@@ -29,9 +29,12 @@ struct Shared {
 };
 
 void work_loop(Shared& shared, size_t total, const std::function<void(size_t)>& work,
-               const PoolOptions& options) {
-  // The caller's stop check also stops a run that is under way on this worker.
-  CancelScope scope(options.stop);
+               const PoolOptions& options, const CancelCheck* caller) {
+  // The stop check, or else the calling thread's own (a request's deadline),
+  // also stops a run that is under way on this worker.
+  static const CancelCheck kNone;
+  const CancelCheck& check = options.stop ? options.stop : caller ? *caller : kNone;  // no copy
+  CancelScope scope(check);
   try {
     for (size_t i; !shared.halt && (i = shared.next.fetch_add(1)) < total; ++shared.done) {
       if (options.stop && options.stop()) {
@@ -56,7 +59,8 @@ bool for_each_index(size_t total, const std::function<void(size_t)>& work,
   bool watch = options.progress && total > 1;
   Shared shared;
   shared.running = threads;
-  auto loop = [&] { work_loop(shared, total, work, options); };
+  const CancelCheck* caller = CancelScope::current();  // outlives the workers
+  auto loop = [&] { work_loop(shared, total, work, options, caller); };
   std::vector<std::thread> pool;
   for (unsigned t = watch ? 0 : 1; t < threads; ++t) pool.emplace_back(loop);
   if (watch) {
