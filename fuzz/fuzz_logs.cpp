@@ -2,7 +2,8 @@
 // (src/io/logs) and what they feed: the accumulator, the reports and the
 // replay scenario. The reader comes from FUZZ_FORMAT: sessions, events,
 // requests, client_log, per_second, or time (the time, clock and number parsers
-// and the terminal escaping on the raw text); prom_answer (a Prometheus
+// and the terminal escaping on the raw text); shard (a `sweep --shard` file
+// through `merge`); prom_answer (a Prometheus
 // /api/v1/query_range answer through `analyze --prometheus`: the series, the
 // diagnosis, the reports and the replay) or prom_mapping (a --metrics file). Bad input must end in
 // InputError; anything else (a crash, another exception, a sanitizer report,
@@ -22,6 +23,7 @@
 #include "io/observed_report.hpp"
 #include "io/prometheus_series.hpp"
 #include "io/scenario_io.hpp"
+#include "io/sweep_shard.hpp"
 
 namespace {
 
@@ -108,6 +110,12 @@ void fuzz_prom_answer(const std::string& text) {
   }
 }
 
+// A `sweep --shard` file through `merge`: parsed, checked, merged both ways.
+void fuzz_shard(const std::string& text) {
+  std::vector<SweepShard> shards = order_sweep_shards({parse_sweep_shard(text, "fuzz")});
+  for (const char* format : {"csv", "json"}) check_printable(merged_sweep_text(shards, format));
+}
+
 void fuzz_prom_mapping(const std::string& text) {
   MetricsMapping m = mapping_from_text(text, "fuzz");
   std::string matchers = selector_matchers("{job=\"x\"}");
@@ -131,6 +139,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz_prom_answer(text);
     else if (format == "prom_mapping")
       fuzz_prom_mapping(text);
+    else if (format == "shard")
+      fuzz_shard(text);
     else
       fuzz_log(data, size);
   } catch (const InputError&) {

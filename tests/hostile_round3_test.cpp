@@ -17,15 +17,19 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 
+#include "analysis/cost.hpp"
 #include "analysis/sweep.hpp"
 #include "cli_run.hpp"
+#include "engines/engine.hpp"
 #include "engines/sessions/session_engine.hpp"
 #include "free_port.hpp"
 #include "io/configs/import.hpp"
 #include "io/input_text.hpp"
 #include "io/prometheus_client.hpp"
+#include "io/scenario_io.hpp"
 #include "lab/lab.hpp"
 #include "lab/process.hpp"
 #include "model/keys.hpp"
@@ -108,6 +112,48 @@ TEST(HostileRound3, EverySessionRunEndsForRandomValidKeys) {
     EXPECT_LT(seconds_since(t0), 20) << "start " << start;
     EXPECT_GT(run.events, 0u);
   }
+}
+
+// Every run of the per-step engines ends, for random valid keys around
+// every preset: a run that would not is stopped by a deadline and fails here
+// instead of hanging the suite.
+TEST(HostileRound3, EveryStepRunEndsForRandomValidKeys) {
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<std::pair<const char*, std::pair<double, double>>> keys = {
+      {"demand.rate_per_s", {1, 400}},      {"server.capacity_per_s", {1, 500}},
+      {"client.timeout_s", {0.05, 10}},     {"client.retries", {0, 6}},
+      {"incident.start_s", {0, 60}},        {"incident.duration_s", {0.1, 60}},
+      {"incident.capacity_factor", {0, 1}}, {"client.backoff.base_s", {0, 2}},
+      {"server.queue_limit", {0, 5000}},    {"horizon_s", {10, 300}}};
+  int ran = 0;
+  for (const auto& p : presets()) {
+    if (!engine_facts(p.scenario).run) continue;
+    for (int i = 0; i < 8; ++i) {
+      Scenario s = p.scenario;
+      if (i % 2) s.engine = Engine::agent;
+      try {
+        for (const auto& [key, range] : keys) {
+          double v = range.first + (range.second - range.first) * u(rng);
+          if (key_or_throw(key).type == KeyType::integer) v = std::round(v);
+          if (std::string_view(key).ends_with("_s"))  // times are whole steps
+            v = std::max(s.step_s, std::round(v / s.step_s) * s.step_s);
+          set_key(s, key, KeyValue{v});
+        }
+        set_key(s, "horizon_s", KeyValue{std::ceil(s.horizon_s / s.step_s) * s.step_s});
+        validate(s);
+        if (run_cost(s).seconds > 5) continue;  // the cost check refuses such runs before work
+      } catch (const InputError&) {
+        continue;  // keys that break a rule between keys: refused, not run
+      }
+      auto until = Clock::now() + std::chrono::seconds(30);
+      CancelCheck deadline = [until] { return Clock::now() > until; };
+      CancelScope scope(deadline);
+      EXPECT_NO_THROW(run_engine(s)) << p.name << " run " << i << " did not end in 30 s";
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 20) << "too few random scenarios were valid";
 }
 
 // No run holds a work slot past the server's deadline: its engine polls the
