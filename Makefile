@@ -61,10 +61,11 @@ bench: build
 
 # libFuzzer (clang) on every reader of outside input, FUZZ_SECONDS each: the
 # configuration importers and the scenario reader, the HTTP API bodies, the
-# incident-log readers. Corpora in fuzz/corpus/<format>/. Not part of `make test`.
+# incident-log readers, merge's shard reader and the Python converter. Corpora in
+# fuzz/corpus/<format>/. Not part of `make test`.
 FUZZ_SECONDS ?= 60
 fuzz:
-	$(MAKE) -C fuzz run run-http run-logs FUZZ_SECONDS=$(FUZZ_SECONDS)
+	$(MAKE) -C fuzz run run-http run-logs run-python FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -1,6 +1,6 @@
 // Bad input through the real binary: every wrong scenario or command line is
 // refused with exit status 2 and one line on standard error that names the
-// problem (contract.md, "Command line"), and nothing is written to --out.
+// problem (docs/cli.md), and nothing is written to --out.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

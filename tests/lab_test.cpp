@@ -59,8 +59,16 @@ json run_and_check(const std::string& name, const std::vector<std::string>& extr
     EXPECT_EQ(j[block]["series"]["goodput"].size(), 36u);  // 18 s in 0.5 s bins
   }
   EXPECT_TRUE(j["predicted_fluid"]["metrics"].contains("failed_fraction"));
-  EXPECT_LT(j["lab"]["timing_error"]["generator"]["p99_s"].get<double>(), 0.05);
-  EXPECT_LT(j["lab"]["timing_error"]["backend"]["p99_s"].get<double>(), 0.05);
+  // A machine that could not keep time makes the comparison void: say so, once,
+  // instead of a list of disagreements that would look like the model's.
+  double generator_p99 = j["lab"]["timing_error"]["generator"]["p99_s"].get<double>();
+  double backend_p99 = j["lab"]["timing_error"]["backend"]["p99_s"].get<double>();
+  if (generator_p99 >= 0.05 || backend_p99 >= 0.05) {
+    ADD_FAILURE() << "this machine could not keep time during the run (timer error p99: "
+                  << "generator " << generator_p99 << " s, backend " << backend_p99
+                  << " s; the bound is 0.05 s), so the comparison says nothing about the model";
+    return j;
+  }
   for (const auto& pid : j["lab"]["pids"]) EXPECT_TRUE(process_gone(pid.get<int>())) << pid;
   const auto &m = j["measured"]["metrics"], &p = j["predicted"]["metrics"];
   EXPECT_EQ(m["recovered"], recovers);

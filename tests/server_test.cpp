@@ -1,4 +1,4 @@
-// The HTTP API of `retrystorm serve` (contract.md, "HTTP API"): the real
+// The HTTP API of `retrystorm serve` (docs/http-api.md): the real
 // server started in-process on a free loopback port, spoken to with
 // httplib::Client and with raw requests; handle_api() directly; and a load
 // test of POST /api/run from four concurrent clients.

@@ -1,5 +1,5 @@
 // The session model through the command line and the HTTP API: the report,
-// the logs of session-log.md, Monte Carlo, lint's ladder check, and the
+// the logs of docs/log-formats.md, Monte Carlo, lint's ladder check, and the
 // commands that need a per-step run refusing it clearly.
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -26,6 +26,13 @@ const std::vector<std::string> kOutsidePointers = {
     std::string("shared") + "/" + "spec",
 };
 const std::string kDocsDir = std::string("docs") + "/";
+// The specification pages the project was written from, which a clone does not
+// have: a comment names the docs page that describes the same thing instead.
+const std::vector<std::string> kSpecPages = {
+    std::string("contract") + ".md",
+    std::string("scheduler-incident") + ".md",
+    std::string("session-log") + ".md",
+};
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -116,6 +123,10 @@ TEST(Standalone, NothingPointsOutsideTheRepository) {
     if (!fs::is_regular_file(kRoot / f)) continue;  // tracked, but moved in this tree
     std::string text = read(kRoot / f);
     if (!is_text(text)) continue;
+    for (const auto& page : kSpecPages)
+      for (size_t at = text.find(page); at != std::string::npos; at = text.find(page, at + 1))
+        if (at == 0 || !name_char(text[at - 1]))
+          found.push_back(f + ":" + std::to_string(line_of(text, at)) + ": " + page);
     for (const auto& needle : kOutsidePointers)
       for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
         found.push_back(f + ":" + std::to_string(line_of(text, at)) + ": " + needle);

@@ -1,6 +1,6 @@
 // The retrystorm command line: one callback per subcommand (src/cli/*),
 // each over the application layer (src/app) the server uses too.
-// Command names, options and exit statuses follow contract.md.
+// Command names, options and exit statuses: docs/cli.md.
 
 #include <CLI/CLI.hpp>
 #include <filesystem>

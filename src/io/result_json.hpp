@@ -1,4 +1,4 @@
-// JSON views of results, with the names of contract.md ("JSON result").
+// JSON views of results, with the names docs/cli.md gives them.
 // Values keep full precision; the same input gives the same bytes.
 #pragma once
 

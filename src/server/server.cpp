@@ -31,7 +31,6 @@
 #include "app/scenario_request.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
-#include "io/envoy_export.hpp"
 #include "io/input_text.hpp"
 #include "io/result_json.hpp"
 #include "io/scenario_io.hpp"

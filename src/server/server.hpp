@@ -1,5 +1,5 @@
-// `retrystorm serve`: the page (embedded) and the JSON API of contract.md
-// ("HTTP API"), over the core library.
+// `retrystorm serve`: the page (embedded) and the JSON API of docs/http-api.md,
+// over the core library.
 #pragma once
 
 #include <chrono>

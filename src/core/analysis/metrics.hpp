@@ -1,4 +1,4 @@
-// Metrics of one run: fluid-model.md, "Metrics" (names as in contract.md).
+// Metrics of one run: docs/fluid-model.md, "Metrics" (names as in docs/cli.md).
 #pragma once
 
 #include <optional>

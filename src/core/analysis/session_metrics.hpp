@@ -1,6 +1,6 @@
 // What a session-model run measured, over its focus window
 // (sessions.focus_from_s to focus_to_s; the whole run when both are 0):
-// the figures scheduler-incident.md asks for and the post-mortem lacked.
+// the figures docs/sessions.md names and the post-mortem lacked.
 #pragma once
 
 #include <functional>

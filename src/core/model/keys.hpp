@@ -1,4 +1,4 @@
-// The table of scenario keys: one entry per dotted path of contract.md, with
+// The table of scenario keys: one entry per dotted path of docs/scenario-keys.md, with
 // its type, range, unit and help. Reading files, --set, sweeps, the HTTP API
 // and the page's controls all go through this one table.
 #pragma once

@@ -1,6 +1,6 @@
 // A scenario for `engine: sessions` that replays an analyzed incident: its
 // demand profile, dependency timeline, deadline and retry policy, read from
-// the log (scheduler-incident.md names the keys). `analyze --emit-scenario`
+// the log (docs/sessions.md names the keys). `analyze --emit-scenario`
 // writes it as YAML.
 #pragma once
 
