@@ -323,6 +323,9 @@ TEST(HostileRound3, MergeRefusesWhatAShardNeverHolds) {
   json escape = shard;
   escape["csv_rows"][0] = escape["csv_rows"][0].get<std::string>() + "\n1,2,3\x1b[31m";
   refused(escape.dump(), {"control character"});
+  json del = shard;  // the JSON writer escapes every control character but DEL
+  del["rows"][0]["x"] = "a\x7f";
+  refused(del.dump(), {"0x7F"});
   // A shard too large to merge in memory is refused from its size, unread.
   { std::ofstream big(dir.path() / "big.json"); }
   std::filesystem::resize_file(dir.path() / "big.json", 200u << 20);

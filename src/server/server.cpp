@@ -522,6 +522,10 @@ thread_local bool t_close_after = false;
 thread_local bool t_late = false;
 thread_local bool t_head_too_large = false;  // the headers passed kMaxHeadBytes or kMaxHeadLines
 thread_local bool t_answer_late = false;     // the answer passed the response deadline
+// A run's memory goes back to the system once it is answered (after the answer
+// is written, off the client's wait), not kept by the allocator of whichever
+// of the many connection threads served it.
+thread_local bool t_trim_after = false;
 
 // What a request's line and headers may take: far more than any browser or
 // client sends, and little enough that a flood of header lines costs nothing.
@@ -938,6 +942,7 @@ class HardenedServer : public httplib::Server {
       t_close_after = t_late = t_head_too_large = false;
       bool closed = false;
       bool ok = process_request(strm, left == 1, closed, nullptr);
+      if (std::exchange(t_trim_after, false)) ::malloc_trim(0);
       // httplib answers nothing when the request line is late, and 400 (not
       // written: see write) when the headers are over the caps.
       if (t_head_too_large || (t_late && strm.written() == 0)) {
@@ -1020,10 +1025,7 @@ void answer_api(const std::string& path, const std::string& body, const ServerLi
   ApiAnswer a = handle_api(path, body, l);
   if (a.status == 503) res.set_header("Retry-After", "5");
   send_json(res, a.status, a.body);
-  a.body = nullptr;
-  // A run's memory goes back to the system once it is answered, not kept by
-  // the allocator of whichever of the many connection threads served it.
-  if (held > 0) ::malloc_trim(0);
+  t_trim_after = held > 0;
 }
 
 // The page: only files embedded at build time; no file system access, so a
