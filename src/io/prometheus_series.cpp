@@ -165,13 +165,9 @@ std::string expand_selector(const std::string& expr, const std::string& matchers
   }
 }
 
-std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what) {
-  json j;
-  try {
-    j = parse_json_text(body, what, kMaxAnswerBytes);
-  } catch (const InputError& e) {
-    throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
-  }
+namespace {
+
+std::vector<PromSeries> series_of_answer(const json& j, const std::string& what) {
   if (!j.is_object() || !j.contains("status"))
     throw InputError(what + ": the answer is not Prometheus JSON");
   if (j["status"] != "success") {
@@ -205,6 +201,22 @@ std::vector<PromSeries> parse_query_answer(const std::string& body, const std::s
     out.push_back(std::move(s));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what) {
+  json j;
+  try {
+    j = parse_json_text(body, what, kMaxAnswerBytes);
+  } catch (const InputError& e) {
+    throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
+  }
+  try {
+    return series_of_answer(j, what);
+  } catch (const json::exception& e) {  // a field of another type ("resultType": 1)
+    throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
+  }
 }
 
 std::vector<double> counter_increases(const std::vector<PromSeries>& series, const QueryGrid& g) {

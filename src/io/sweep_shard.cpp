@@ -19,11 +19,12 @@ ShardRange shard_range(size_t points, size_t index, size_t of) {
 namespace {
 
 // A whole number field of the shard's "shard" object.
-size_t whole_field(const SweepShard& s, const char* field) {
-  const json& v = s.body.at("shard").at(field);
+// (A float read as a size_t is undefined when out of range: found by fuzz_logs.)
+size_t whole_field(const SweepShard& s, const char* object, const char* field) {
+  const json& v = s.body.at(object).at(field);
   if (!v.is_number_unsigned())
-    throw InputError("merge: " + s.path + ": shard." + field + " is " + v.dump() +
-                     "; a shard file holds whole numbers there");
+    throw InputError("merge: " + s.path + ": " + object + "." + field + " is " +
+                     v.dump().substr(0, 40) + "; a shard file holds whole numbers there");
   return v.get<size_t>();
 }
 
@@ -63,8 +64,7 @@ void check_range(const SweepShard& s, size_t points) {
     throw InputError("merge: " + s.path + ": shard " + std::to_string(s.index) + " of " +
                      std::to_string(s.of) + " (K counts from 1)");
   ShardRange expected = shard_range(points, s.index, s.of);
-  const json& shard = s.body.at("shard");
-  size_t first = shard.at("first").get<size_t>(), count = shard.at("count").get<size_t>();
+  size_t first = whole_field(s, "shard", "first"), count = whole_field(s, "shard", "count");
   if (first != expected.first || count != expected.count || s.body.at("rows").size() != count ||
       s.body.at("csv_rows").size() != count)
     throw InputError("merge: " + s.path + ": points " + std::to_string(first) + " to " +
@@ -84,10 +84,10 @@ SweepShard parse_sweep_shard(const std::string& text, const std::string& path) {
     if (!s.body.is_object() || s.body.value("format", "") != kShardFormat ||
         s.body.value("version", 0) != 1)
       throw InputError("merge: " + path + ": not a retrystorm sweep shard (`sweep --shard K/N`)");
-    s.index = whole_field(s, "index");
-    s.of = whole_field(s, "of");
+    s.index = whole_field(s, "shard", "index");
+    s.of = whole_field(s, "shard", "of");
     check_csv_rows(s);
-    check_range(s, s.body.at("grid").at("points").get<size_t>());
+    check_range(s, whole_field(s, "grid", "points"));
   } catch (const json::exception& e) {
     throw InputError("merge: " + path + ": not a retrystorm sweep shard (" + e.what() + ")");
   }
