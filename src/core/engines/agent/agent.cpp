@@ -100,20 +100,26 @@ struct Workspace {
 // large run once does not hold all that memory for good.
 class WorkspaceShelf {
  public:
-  static constexpr size_t kKept = 8;                  // about one per core that runs
-  static constexpr uint32_t kKeptEntities = 1 << 16;  // calls and jobs at the busiest moment
+  static constexpr size_t kKept = 8;  // about one per core that runs
+  // Calls and jobs (at each run's busiest moment) that the kept workspaces may
+  // hold in all, about 100 MB: a ladder's stuck rows (some 10^5 each) stay
+  // warm, a server's many threads cannot each keep one.
+  static constexpr size_t kKeptEntities = size_t{1} << 20;
 
   std::unique_ptr<Workspace> take() {
     std::lock_guard lock(mutex_);
     if (kept_.empty()) return std::make_unique<Workspace>();
     auto w = std::move(kept_.back());
     kept_.pop_back();
+    kept_entities_ -= entities(*w);
     return w;
   }
   void give_back(std::unique_ptr<Workspace> w) {
-    if (w->calls.slots() + w->server.jobs.slots() > kKeptEntities) return;  // freed here
+    size_t n = entities(*w);
     std::lock_guard lock(mutex_);
-    if (kept_.size() < kKept) kept_.push_back(std::move(w));
+    if (kept_.size() >= kKept || kept_entities_ + n > kKeptEntities) return;  // freed here
+    kept_entities_ += n;
+    kept_.push_back(std::move(w));
   }
   static WorkspaceShelf& get() {
     static WorkspaceShelf shelf;
@@ -121,8 +127,10 @@ class WorkspaceShelf {
   }
 
  private:
+  static size_t entities(const Workspace& w) { return w.calls.slots() + w.server.jobs.slots(); }
   std::mutex mutex_;
   std::vector<std::unique_ptr<Workspace>> kept_;
+  size_t kept_entities_ = 0;
 };
 
 // Lends a workspace of the shelf to one run.
