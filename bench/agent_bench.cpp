@@ -6,7 +6,7 @@
 
 #include "analysis/ladder.hpp"
 #include "engines/agent/agent.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "open_queue.hpp"  // tests/
 

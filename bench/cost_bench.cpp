@@ -8,8 +8,8 @@
 
 #include "analysis/cost.hpp"
 #include "engines/engine.hpp"
-#include "io/scenario_io.hpp"
-#include "io/session_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/session_report.hpp"
 #include "model/keys.hpp"
 
 using namespace retrystorm;

@@ -5,8 +5,8 @@
 
 #include "analysis/session_metrics.hpp"
 #include "engines/sessions/session_engine.hpp"
-#include "io/scenario_io.hpp"
-#include "io/session_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/session_report.hpp"
 
 using namespace retrystorm;
 

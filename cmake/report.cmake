@@ -1,7 +1,7 @@
 # The HTML report's chart code (`retrystorm analyze --format html`): Vite
 # builds web/src/report into one script and one style sheet
 # (web/vite.report.config.ts), compiled into the program as text for
-# src/io/report_assets.hpp. With RETRYSTORM_WEB=OFF there is none and the
+# src/formats/report_assets.hpp. With RETRYSTORM_WEB=OFF there is none and the
 # report has its tables without charts.
 set(REPORT_ASSETS_CPP ${CMAKE_BINARY_DIR}/generated/report_assets.cpp)
 set(REPORT_DIST ${CMAKE_SOURCE_DIR}/web/dist-report)

@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "io/configs/export.hpp"
-#include "io/configs/import.hpp"
-#include "io/configs/lint.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "systems/export.hpp"
+#include "systems/import.hpp"
+#include "systems/lint.hpp"
 
 namespace {
 std::string format = "detect";

@@ -16,14 +16,14 @@
 #include <string_view>
 
 #include "analysis/incident/accumulator.hpp"
-#include "io/analyze_report.hpp"
-#include "io/logs/line_reader.hpp"
-#include "io/logs/readers.hpp"
-#include "io/logs/times.hpp"
-#include "io/observed_report.hpp"
-#include "io/prometheus_series.hpp"
-#include "io/scenario_io.hpp"
-#include "io/sweep_shard.hpp"
+#include "formats/analyze_report.hpp"
+#include "formats/observed_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/sweep_shard.hpp"
+#include "logs/line_reader.hpp"
+#include "logs/readers.hpp"
+#include "logs/times.hpp"
+#include "systems/prometheus/series.hpp"
 
 namespace {
 
@@ -42,7 +42,7 @@ void fuzz_time(std::string_view text) {
   if (auto t = logs::parse_time(text, base); t && !std::isfinite(*t)) std::abort();
   if (auto t = logs::parse_clock(text); t && (!std::isfinite(*t) || *t < 0)) std::abort();
   if (auto n = logs::parse_number(text); n && !std::isfinite(*n)) std::abort();
-  std::string p = logs::printable(text);
+  std::string p = printable(text);
   for (char c : p)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) std::abort();
 }

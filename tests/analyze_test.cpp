@@ -17,11 +17,11 @@
 #include "analysis/incident/accumulator.hpp"
 #include "analysis/incident/replay.hpp"
 #include "analyze_logs.hpp"
-#include "io/analyze_report.hpp"
-#include "io/logs/line_reader.hpp"
-#include "io/logs/read_logs.hpp"
-#include "io/logs/times.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/analyze_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "logs/line_reader.hpp"
+#include "logs/read_logs.hpp"
+#include "logs/times.hpp"
 
 namespace retrystorm {
 namespace {
@@ -902,7 +902,7 @@ TEST(AnalyzeHostile, OptionsRefuseNonFiniteAndOutOfRangeNumbers) {
 }
 
 TEST(AnalyzeHostile, ControlCharactersFromLogsAndPathsAreEscaped) {
-  EXPECT_EQ(logs::printable("a\nb\x1b[31m\t\r\x7f\xff\xc2\x9b é ✓"),
+  EXPECT_EQ(printable("a\nb\x1b[31m\t\r\x7f\xff\xc2\x9b é ✓"),
             "a\\nb\\x1b[31m\\t\\r\\x7f\\xff\\xc2\\x9b é ✓");
   fs::path d = temp_dir("escape");
   // An outcome with an escape sequence, in the error message.

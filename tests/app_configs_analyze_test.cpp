@@ -7,7 +7,7 @@
 
 #include "app/analyze.hpp"
 #include "app/configs.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {

@@ -9,7 +9,7 @@
 #include "app/commands.hpp"
 #include "app/scenario_request.hpp"
 #include "cli_run.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "server/server.hpp"
 

@@ -8,9 +8,9 @@
 
 #include "cli_run.hpp"
 #include "configs_helpers.hpp"
-#include "io/configs/export.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "server/server.hpp"
+#include "systems/export.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -78,7 +78,7 @@ Scenario reimport(const Scenario& s, const std::string& system, std::string& tex
   text = e.text;
   ImportResult r = import_configs({{"exported-" + system, e.text}});
   EXPECT_EQ(r.layers.size(), 1u);
-  EXPECT_EQ(r.layers[0].system, system);
+  EXPECT_EQ(system_name(r.layers[0].system), system);
   Scenario back = s;
   apply_keys(back, r.keys);
   return back;

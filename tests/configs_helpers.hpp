@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "io/configs/import.hpp"
+#include "systems/import.hpp"
 
 namespace retrystorm::configs::testing {
 

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "configs_helpers.hpp"
-#include "io/configs/common.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
+#include "systems/common.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -26,16 +26,16 @@ std::string error_of(const std::vector<ConfigFile>& files) {
 }
 
 TEST(ConfigsDetect, NamesEachFormat) {
-  EXPECT_EQ(detect_system(fixture("envoy/route.yaml")), "envoy");
-  EXPECT_EQ(detect_system(fixture("envoy/route.json")), "envoy");
-  EXPECT_EQ(detect_system(fixture("envoy/cluster.yaml")), "envoy");
-  EXPECT_EQ(detect_system(fixture("grpc/service-config.json")), "grpc");
-  EXPECT_EQ(detect_system(fixture("istio/virtualservice.yaml")), "istio");
-  EXPECT_EQ(detect_system(fixture("istio/destinationrule.yaml")), "istio");
-  EXPECT_EQ(detect_system(fixture("linkerd/serviceprofile.yaml")), "linkerd");
-  EXPECT_EQ(detect_system(fixture("linkerd/annotations.yaml")), "linkerd");
-  EXPECT_EQ(detect_system(fixture("aws/config")), "aws");
-  EXPECT_EQ(detect_system(fixture("retrystorm/postmortem.yaml")), "retrystorm");
+  EXPECT_EQ(detect_system(fixture("envoy/route.yaml")), System::envoy);
+  EXPECT_EQ(detect_system(fixture("envoy/route.json")), System::envoy);
+  EXPECT_EQ(detect_system(fixture("envoy/cluster.yaml")), System::envoy);
+  EXPECT_EQ(detect_system(fixture("grpc/service-config.json")), System::grpc);
+  EXPECT_EQ(detect_system(fixture("istio/virtualservice.yaml")), System::istio);
+  EXPECT_EQ(detect_system(fixture("istio/destinationrule.yaml")), System::istio);
+  EXPECT_EQ(detect_system(fixture("linkerd/serviceprofile.yaml")), System::linkerd);
+  EXPECT_EQ(detect_system(fixture("linkerd/annotations.yaml")), System::linkerd);
+  EXPECT_EQ(detect_system(fixture("aws/config")), System::aws);
+  EXPECT_EQ(detect_system(fixture("retrystorm/postmortem.yaml")), System::retrystorm);
   auto r = import_configs({fixture("envoy/route.yaml"), fixture("envoy/cluster.yaml")});
   ASSERT_EQ(r.formats.size(), 2u);
   EXPECT_NE(r.formats[0].find("Envoy route"), std::string::npos);

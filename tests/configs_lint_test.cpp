@@ -7,12 +7,13 @@
 #include <regex>
 
 #include "analysis/session_advice.hpp"
+#include "app/configs.hpp"
 #include "configs_helpers.hpp"
-#include "io/configs/common.hpp"
-#include "io/configs/lint.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "server/server.hpp"
+#include "systems/common.hpp"
+#include "systems/lint.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -30,7 +31,7 @@ TEST(ConfigsLint, PostMortemLadderAgainstDeadline) {
     LintReport r = lint_configs({fixture(file)});
     const Finding* f = find(r, "ladder-exceeds-deadline");
     ASSERT_NE(f, nullptr) << file;
-    EXPECT_EQ(f->severity, "error");
+    EXPECT_EQ(f->severity, Severity::error);
     EXPECT_NE(f->message.find("31 min 30 s"), std::string::npos) << f->message;
     EXPECT_NE(f->message.find("30 min deadline"), std::string::npos) << f->message;
     EXPECT_EQ(f->numbers["ladder_total_s"], 1890);
@@ -58,7 +59,7 @@ TEST(ConfigsLint, AwsCapAfterJitterIsStated) {
   LintReport r = lint_configs({{"config", "[default]\nretry_mode = standard\nmax_attempts = 8\n"}});
   const Finding* f = find(r, "backoff-cap-after-jitter");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->severity, "info");
+  EXPECT_EQ(f->severity, Severity::info);
   EXPECT_NE(f->message.find("13.75 s"), std::string::npos) << f->message;
   EXPECT_EQ(f->numbers["attempts"], 8);
 }
@@ -88,7 +89,7 @@ TEST(ConfigsLint, TimeoutsNeverRetriedWithoutPerTryTimeout) {
   LintReport r = lint_configs({fixture("envoy/defaults.yaml")});
   const Finding* f = find(r, "timeouts-never-retried");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->severity, "warning");
+  EXPECT_EQ(f->severity, Severity::warning);
   EXPECT_EQ(find(lint_configs({fixture("envoy/route.yaml")}), "timeouts-never-retried"), nullptr);
 }
 
@@ -114,7 +115,7 @@ TEST(ConfigsLint, StackedLayersAndCountingTrap) {
   EXPECT_NE(layers->message.find("4 x 3 = up to 12"), std::string::npos) << layers->message;
   const Finding* trap = find(r, "counting-trap");
   ASSERT_NE(trap, nullptr);
-  EXPECT_EQ(trap->severity, "warning");
+  EXPECT_EQ(trap->severity, Severity::warning);
   EXPECT_NE(trap->message.find("maxAttempts 3"), std::string::npos);
   EXPECT_NE(trap->message.find("num_retries 3"), std::string::npos);
   const Finding* capped =
@@ -132,12 +133,12 @@ TEST(ConfigsLint, LoadAboveTheDrainBound) {
   LintReport r = lint_configs({fixture("envoy/route.yaml"), unlimited}, o);
   const Finding* f = find(r, "load-above-drain-bound");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->severity, "warning");
+  EXPECT_EQ(f->severity, Severity::warning);
   // Envoy's default cap of 3 concurrent retries bounds them: info.
   const Finding* capped =
       find(lint_configs({fixture("envoy/route.yaml")}, o), "load-above-drain-bound");
   ASSERT_NE(capped, nullptr);
-  EXPECT_EQ(capped->severity, "info");
+  EXPECT_EQ(capped->severity, Severity::info);
   EXPECT_DOUBLE_EQ(f->numbers["safe_load_below"].get<double>(), 0.25);
   o.load = 0.2;
   const Finding* ok =
@@ -145,7 +146,7 @@ TEST(ConfigsLint, LoadAboveTheDrainBound) {
   EXPECT_EQ(ok, nullptr);
   const Finding* info = find(lint_configs({fixture("envoy/route.yaml")}), "load-above-drain-bound");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->severity, "info");
+  EXPECT_EQ(info->severity, Severity::info);
 }
 
 TEST(ConfigsLint, CleanConfigurationExitsZero) {
@@ -157,11 +158,11 @@ TEST(ConfigsLint, CleanConfigurationExitsZero) {
 }
 
 TEST(ConfigsLint, SimulateRunsTheIncidentAndTheFixes) {
-  LintOptions o;
-  o.simulate = true;
-  LintReport r =
-      lint_configs({fixture("stack/edge-envoy.yaml"), fixture("stack/service-grpc.json")}, o);
-  const auto& s = r.simulation;
+  app::LintRequest request;  // the simulation is the application's (app/lint_simulation)
+  request.files = {fixture("stack/edge-envoy.yaml"), fixture("stack/service-grpc.json")};
+  request.options.simulate = true;
+  LintReport r = app::lint(request);
+  const nlohmann::json s = lint_json(r)["simulation"];
   ASSERT_TRUE(s.is_object());
   EXPECT_EQ(s["scenario"], "primary-failover");
   for (const char* k : {"recovered", "failed_fraction", "wasted_fraction", "peak_amplification"}) {
@@ -204,7 +205,7 @@ TEST(ConfigsLint, EnvoyLongLadderStatesTheTailAndSizesTheFixAtThe99thPercentile)
   LintReport r = lint_configs({fixture("envoy/long-ladder.yaml")});
   const Finding* ladder = find(r, "ladder-exceeds-deadline");
   ASSERT_NE(ladder, nullptr) << lint_text(r);
-  EXPECT_EQ(ladder->severity, "info");  // the 99th percentile fits
+  EXPECT_EQ(ladder->severity, Severity::info);  // the 99th percentile fits
   EXPECT_DOUBLE_EQ(ladder->numbers["worst_case_s"].get<double>(), 1890);
   EXPECT_DOUBLE_EQ(ladder->numbers["ladder_mean_s"].get<double>(), 945);
   const double prod = 30.0 * 60 * 120 * 240 * 480 * 960;
@@ -312,7 +313,7 @@ TEST(ConfigsLint, LintAndRunQuoteTheSameLadder) {
       if (run.exceeds) {
         const Finding* f = find(r, "ladder-exceeds-deadline");
         ASSERT_NE(f, nullptr) << what;
-        EXPECT_EQ(f->severity, "error") << what;
+        EXPECT_EQ(f->severity, Severity::error) << what;
         EXPECT_NEAR(f->numbers["ladder_mean_s"].get<double>(), run.total_s, 1e-6) << what;
       }
     }

@@ -10,12 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "app/configs.hpp"
 #include "cli_run.hpp"
 #include "configs_helpers.hpp"
-#include "io/configs/export.hpp"
-#include "io/configs/lint.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "server/server.hpp"
+#include "systems/export.hpp"
+#include "systems/lint.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -61,7 +62,7 @@ bool any_contains(const std::vector<std::string>& list, const std::string& part)
 
 TEST(ConfigsHaproxy, BackendWithL7Retries) {
   ImportResult r = import_configs({fixture("haproxy/backend.cfg")});
-  EXPECT_EQ(r.layers.at(0).system, "haproxy");
+  EXPECT_EQ(r.layers.at(0).system, System::haproxy);
   EXPECT_EQ(r.layers[0].format, "HAProxy backend app");
   // `retries` counts retries after the first attempt (back_handle_st_cer,
   // src/backend.c: retried while s->conn_retries < be->conn_retries).
@@ -161,7 +162,7 @@ TEST(ConfigsHaproxy, ErrorsNameTheFileAndLine) {
 TEST(ConfigsNginx, LocationWithItsUpstream) {
   ImportResult r = import_configs({fixture("nginx/location.conf")});
   const LayerPolicy& l = r.layers.at(0);
-  EXPECT_EQ(l.system, "nginx");
+  EXPECT_EQ(l.system, System::nginx);
   EXPECT_EQ(l.format, "nginx location /api/");
   // Tries: one per server, down ones left out, the backup in
   // (ngx_http_upstream_init_round_robin: t counts servers not down; the
@@ -303,23 +304,24 @@ TEST(ConfigsProxy, MutatedInputEndsInInputErrorOnly) {
 // ------------------------------------------------------- detection, stacks
 
 TEST(ConfigsProxy, DetectedAndStacked) {
-  EXPECT_EQ(detect_system(fixture("haproxy/backend.cfg")), "haproxy");
-  EXPECT_EQ(detect_system(fixture("nginx/location.conf")), "nginx");
-  EXPECT_EQ(detect_system(fixture("nginx/tries.conf")), "nginx");
+  EXPECT_EQ(detect_system(fixture("haproxy/backend.cfg")), System::haproxy);
+  EXPECT_EQ(detect_system(fixture("nginx/location.conf")), System::nginx);
+  EXPECT_EQ(detect_system(fixture("nginx/tries.conf")), System::nginx);
   // Whole configuration files, as the real programs are given them.
   const std::string nginx_conf =
       "daemon off;\nworker_processes 1;\nevents {}\nhttp {\n  upstream a { server x:1; "
       "server y:1; }\n  server { listen 80; location / { proxy_pass http://a; } }\n}\n";
-  EXPECT_EQ(detect_system({"nginx.conf", nginx_conf}), "nginx");
+  EXPECT_EQ(detect_system({"nginx.conf", nginx_conf}), System::nginx);
   EXPECT_EQ(import_text("nginx.conf", nginx_conf).layers.at(0).retries, 1);
   const std::string haproxy_cfg =
       "global\n  maxconn 100\ndefaults\n  mode http\n  timeout server 1s\n"
       "frontend f\n  bind :80\n  default_backend b\nbackend b\n  retries 2\n"
       "  server s 127.0.0.1:80\n";
-  EXPECT_EQ(detect_system({"haproxy.cfg", haproxy_cfg}), "haproxy");
+  EXPECT_EQ(detect_system({"haproxy.cfg", haproxy_cfg}), System::haproxy);
   EXPECT_EQ(import_text("haproxy.cfg", haproxy_cfg).layers.at(0).retries, 2);
   // YAML keys of the same names are not mistaken for them.
-  EXPECT_EQ(detect_system({"e.yaml", "server:\n  retry_policy: {num_retries: 2}\n"}), "envoy");
+  EXPECT_EQ(detect_system({"e.yaml", "server:\n  retry_policy: {num_retries: 2}\n"}),
+            System::envoy);
   // An HAProxy edge in front of an nginx layer: attempts multiply.
   ImportResult r = import_configs({fixture("haproxy/backend.cfg"), fixture("nginx/location.conf")});
   EXPECT_EQ(num(r, "client.layers"), 2);
@@ -466,7 +468,7 @@ TEST(ConfigsProxyExport, NotesSayWhatCannotBeExpressed) {
 
 bool has_rule(const LintReport& r, const std::string& rule, const std::string& severity) {
   for (const auto& f : r.findings)
-    if (f.rule == rule && f.severity == severity) return true;
+    if (f.rule == rule && severity_name(f.severity) == severity) return true;
   return false;
 }
 
@@ -501,10 +503,11 @@ TEST(ConfigsProxyLint, ProxyFindings) {
   EXPECT_FALSE(has_rule(ni, "unlimited-tries", "warning"));
   // --simulate runs with the imported policy; the budget finding has no keys
   // (neither proxy has a budget to add).
-  LintOptions o;
-  o.simulate = true;
-  LintReport sim = lint_configs({fixture("nginx/location.conf")}, o);
-  EXPECT_TRUE(sim.simulation.contains("as_configured"));
+  app::LintRequest request;
+  request.files = {fixture("nginx/location.conf")};
+  request.options.simulate = true;
+  LintReport sim = app::lint(request);
+  EXPECT_TRUE(sim.simulation.has_value());  // with its as-configured run
 }
 
 // ---------------------------------------------------------------- CLI

@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "configs_helpers.hpp"
-#include "io/configs/export.hpp"
-#include "io/configs/lint.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
+#include "systems/export.hpp"
+#include "systems/lint.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -475,7 +475,7 @@ TEST(ConfigsGrpcVersions, PerAttemptRecvTimeoutIsCCoreOnly) {
   LintReport l = lint_configs({{"sc.json", config}});
   const Finding* f = find(l, "per-attempt-timeout-c-core-only");
   ASSERT_NE(f, nullptr) << lint_text(l);
-  EXPECT_EQ(f->severity, "warning");
+  EXPECT_EQ(f->severity, Severity::warning);
   EXPECT_NE(f->message.find("grpc-go and grpc-java ignore it"), std::string::npos);
   EXPECT_EQ(
       find(lint_configs({fixture("grpc/service-config.json")}), "per-attempt-timeout-c-core-only"),

@@ -16,7 +16,7 @@
 #include "analysis/ladder.hpp"
 #include "cli_run.hpp"
 #include "engines/fluid.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "server/server.hpp"
 

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/scenario_io.hpp"
-#include "io/text_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/text_report.hpp"
 
 namespace retrystorm {
 namespace {

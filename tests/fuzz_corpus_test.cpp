@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "analysis/incident/accumulator.hpp"
-#include "io/analyze_report.hpp"
-#include "io/logs/line_reader.hpp"
-#include "io/logs/readers.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/analyze_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "logs/line_reader.hpp"
+#include "logs/readers.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli_run.hpp"
-#include "io/input_text.hpp"
+#include "formats/input_text.hpp"
 #include "model/keys.hpp"
 #include "server/server.hpp"
 

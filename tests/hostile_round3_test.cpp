@@ -25,11 +25,9 @@
 #include "cli_run.hpp"
 #include "engines/engine.hpp"
 #include "engines/sessions/session_engine.hpp"
+#include "formats/input_text.hpp"
+#include "formats/scenario_io.hpp"
 #include "free_port.hpp"
-#include "io/configs/import.hpp"
-#include "io/input_text.hpp"
-#include "io/prometheus_client.hpp"
-#include "io/scenario_io.hpp"
 #include "lab/lab.hpp"
 #include "lab/process.hpp"
 #include "model/keys.hpp"
@@ -37,6 +35,8 @@
 #include "parallel/thread_pool.hpp"
 #include "preset_scenario.hpp"
 #include "server/server.hpp"
+#include "systems/import.hpp"
+#include "systems/prometheus/client.hpp"
 
 namespace retrystorm {
 namespace {

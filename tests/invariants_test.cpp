@@ -22,8 +22,8 @@
 #include "engines/engine.hpp"
 #include "engines/fluid.hpp"
 #include "engines/series.hpp"
-#include "io/result_json.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/result_json.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm {

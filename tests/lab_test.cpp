@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 
 namespace {
 

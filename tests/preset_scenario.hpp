@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::testing {

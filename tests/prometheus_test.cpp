@@ -22,8 +22,8 @@
 
 #include "cli_run.hpp"
 #include "free_port.hpp"
-#include "io/prometheus_series.hpp"
 #include "model/keys.hpp"
+#include "systems/prometheus/series.hpp"
 
 namespace retrystorm::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include "analysis/metrics.hpp"
 #include "analysis/tipping.hpp"
 #include "engines/fluid.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 
 namespace retrystorm {
 namespace {

@@ -13,9 +13,9 @@
 #include "analysis/sweep.hpp"
 #include "engines/engine.hpp"
 #include "engines/sessions/bucket_fields.hpp"
-#include "io/result_json.hpp"
-#include "io/session_report.hpp"
-#include "io/text_report.hpp"
+#include "formats/result_json.hpp"
+#include "formats/session_report.hpp"
+#include "formats/text_report.hpp"
 #include "parallel/thread_pool.hpp"
 #include "preset_scenario.hpp"
 

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -23,10 +24,11 @@
 #include <vector>
 
 #include "analysis/tipping.hpp"
+#include "formats/result_json.hpp"
+#include "formats/scenario_io.hpp"
 #include "free_port.hpp"
-#include "io/result_json.hpp"
-#include "io/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "systems/export.hpp"
 
 namespace retrystorm {
 namespace {
@@ -168,6 +170,37 @@ TEST_F(Server, SchemaListsTheScenarioKeys) {
   for (const char* p : {"horizon_s", "step_s", "demand.rate_per_s", "server.capacity_per_s",
                         "client.retries", "client.backoff.jitter", "client.budget.kind"})
     EXPECT_TRUE(paths.count(p)) << p;
+}
+
+// The systems table (src/systems/system.hpp) as the page reads it: every
+// system we write answers /api/export/NAME with the same extension.
+TEST_F(Server, SystemsListsTheTableAndEachExportNamesItsExtension) {
+  json j = ok_json(get("/api/systems"));
+  ASSERT_TRUE(j["systems"].is_array());
+  std::vector<std::string> written;
+  for (const auto& sys : j["systems"]) {
+    if (!sys["export"].get<bool>()) continue;
+    std::string name = sys["name"].get<std::string>();
+    written.push_back(name);
+    json e = ok_json(post("/api/export/" + name, json{{"preset", "order-status"}}));
+    EXPECT_EQ(e["extension"], sys["extension"]) << name;
+    EXPECT_EQ(e["system"], name);
+  }
+  EXPECT_EQ(written, configs::export_systems());
+  EXPECT_EQ(written, (std::vector<std::string>{"envoy", "grpc", "istio", "linkerd", "aws",
+                                               "haproxy", "nginx"}));
+  std::map<std::string, std::string> ext;
+  for (const auto& sys : j["systems"])
+    ext[sys["name"].get<std::string>()] = sys["extension"].get<std::string>();
+  // What the page used to hard-code, now the server's.
+  EXPECT_EQ(ext, (std::map<std::string, std::string>{{"envoy", "yaml"},
+                                                     {"grpc", "json"},
+                                                     {"istio", "yaml"},
+                                                     {"linkerd", "yaml"},
+                                                     {"aws", "ini"},
+                                                     {"haproxy", "cfg"},
+                                                     {"nginx", "conf"},
+                                                     {"retrystorm", "yaml"}}));
 }
 
 TEST_F(Server, HeadOnAGetPathIsAllowed) {

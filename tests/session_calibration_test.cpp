@@ -13,8 +13,8 @@
 
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
-#include "io/scenario_io.hpp"
-#include "io/session_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/session_report.hpp"
 
 namespace retrystorm {
 namespace {

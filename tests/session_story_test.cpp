@@ -8,11 +8,11 @@
 
 #include "analysis/session_advice.hpp"
 #include "engines/sessions/session_engine.hpp"
-#include "io/configs/lint.hpp"
-#include "io/scenario_io.hpp"
-#include "io/session_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/session_report.hpp"
 #include "model/keys.hpp"
 #include "preset_scenario.hpp"
+#include "systems/lint.hpp"
 
 namespace retrystorm {
 namespace {
@@ -20,6 +20,7 @@ namespace {
 using configs::Finding;
 using configs::lint_scenario;
 using configs::LintReport;
+using configs::Severity;
 
 constexpr int kSeeds = 40;
 
@@ -126,7 +127,7 @@ TEST(SessionStory, LintSaysTheDeadlineAwareRuleCutsTheLadder) {
   for (const Finding& f : r.findings) {
     if (f.rule != "ladder-exceeds-deadline") continue;
     found = true;
-    EXPECT_EQ(f.severity, "info");
+    EXPECT_EQ(f.severity, Severity::info);
     EXPECT_TRUE(has(f.message, "cut by") || has(f.message, "cuts it")) << f.message;
     EXPECT_TRUE(has(f.message, "deadline-aware rule")) << f.message;
   }

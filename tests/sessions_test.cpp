@@ -10,7 +10,7 @@
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
 #include "engines/sessions/timeline.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "preset_scenario.hpp"
 

@@ -12,8 +12,8 @@
 #include "analysis/sweep.hpp"
 #include "cli_run.hpp"
 #include "engines/engine.hpp"
-#include "io/result_json.hpp"
-#include "io/text_report.hpp"
+#include "formats/result_json.hpp"
+#include "formats/text_report.hpp"
 #include "preset_scenario.hpp"
 
 namespace retrystorm {

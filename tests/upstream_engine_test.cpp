@@ -31,7 +31,7 @@ struct Rows : AttemptSink {
   std::vector<AttemptRow> with(const std::string& outcome) const {
     std::vector<AttemptRow> out;
     for (const AttemptRow& r : rows)
-      if (outcome == r.outcome) out.push_back(r);
+      if (outcome == request_log::outcome_name(r.outcome)) out.push_back(r);
     return out;
   }
 };

@@ -4,15 +4,15 @@
 #include <ctime>
 
 #include "analysis/incident/accumulator.hpp"
-#include "io/analyze_report.hpp"
-#include "io/input_text.hpp"
-#include "io/logs/line_reader.hpp"
-#include "io/logs/read_logs.hpp"
-#include "io/logs/times.hpp"
-#include "io/prometheus_client.hpp"
-#include "io/prometheus_series.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/analyze_report.hpp"
+#include "formats/input_text.hpp"
+#include "formats/scenario_io.hpp"
+#include "logs/line_reader.hpp"
+#include "logs/read_logs.hpp"
+#include "logs/times.hpp"
 #include "model/keys.hpp"
+#include "systems/prometheus/client.hpp"
+#include "systems/prometheus/series.hpp"
 #include "text/clock.hpp"
 #include "text/list.hpp"
 
@@ -99,7 +99,7 @@ std::string runnable_replay(std::string yaml, const std::string& file, const cha
     validate(scenario_from_text(yaml, file));
   } catch (const InputError& e) {
     throw InputError(std::string("--emit-scenario: ") + replay + " would not run, so '" +
-                     logs::printable(file) + "' is not written: " + e.what());
+                     printable(file) + "' is not written: " + e.what());
   }
   return yaml;
 }
@@ -107,7 +107,7 @@ std::string runnable_replay(std::string yaml, const std::string& file, const cha
 }  // namespace
 
 std::string OptionText::shown() const {
-  return typed ? "'" + logs::printable(text) + "'" : text;
+  return typed ? "'" + printable(text) + "'" : text;
 }
 
 double checked_number(const OptionText& o, double low, bool low_in, double high,
@@ -141,10 +141,10 @@ incident::Report analyze(const AnalyzeRequest& r) {
   auto sources = logs::read_logs(r.logs, acc);
   incident::Report report = acc.finish();
   for (const auto& s : sources)
-    report.sources.push_back(logs::printable(s.path) + ": " + logs::format_name(s.format));
+    report.sources.push_back(printable(s.path) + ": " + logs::format_name(s.format));
   if (report.sessions <= 0)
-    throw InputError(logs::printable(r.logs.front()) +
-                     (r.logs.size() > 1 ? " and the others" : "") + ": no sessions or requests" +
+    throw InputError(printable(r.logs.front()) + (r.logs.size() > 1 ? " and the others" : "") +
+                     ": no sessions or requests" +
                      (r.from.text.empty() && r.to.text.empty()
                           ? ""
                           : " between " + r.from.name + " and " + r.to.name) +
@@ -161,12 +161,11 @@ ObservedAnswer analyze_prometheus(const ObservedRequest& r) {
   MetricsMapping m = r.metrics_file.empty()
                          ? builtin_mapping(r.metrics_as)
                          : mapping_from_text(read_input_file(r.metrics_file, "--metrics"),
-                                             logs::printable(r.metrics_file));
+                                             printable(r.metrics_file));
   ObservedAnswer a;
   a.options = observed_options(r, q);
   a.report = incident::analyze_observed(fetch_observed(q, m), a.options);
-  a.source = {logs::printable(q.url),
-              r.metrics_file.empty() ? r.metrics_as : logs::printable(r.metrics_file),
+  a.source = {printable(q.url), r.metrics_file.empty() ? r.metrics_as : printable(r.metrics_file),
               q.from_unix_s, q.step_s};
   return a;
 }

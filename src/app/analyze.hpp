@@ -11,7 +11,7 @@
 
 #include "analysis/incident/observed.hpp"
 #include "analysis/incident/report.hpp"
-#include "io/observed_report.hpp"
+#include "formats/observed_report.hpp"
 
 namespace retrystorm::app {
 

@@ -3,7 +3,8 @@
 #include <cmath>
 
 #include "engines/engine.hpp"
-#include "io/result_json.hpp"
+#include "formats/result_json.hpp"
+#include "formats/session_report.hpp"
 
 namespace retrystorm::app {
 

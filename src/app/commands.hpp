@@ -11,11 +11,12 @@
 
 #include "analysis/cost.hpp"
 #include "analysis/ladder.hpp"
+#include "analysis/report.hpp"
+#include "analysis/run_montecarlo.hpp"
+#include "analysis/session_report.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
 #include "engines/montecarlo.hpp"
-#include "io/result_json.hpp"
-#include "io/session_report.hpp"
 #include "parallel/cancel.hpp"
 
 namespace retrystorm::app {

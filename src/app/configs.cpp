@@ -1,6 +1,7 @@
 #include "app/configs.hpp"
 
-#include "io/input_text.hpp"
+#include "app/lint_simulation.hpp"
+#include "formats/input_text.hpp"
 
 namespace retrystorm::app {
 
@@ -24,14 +25,17 @@ nlohmann::json import_details_json(const configs::ImportResult& r) {
 }
 
 nlohmann::json export_json(const configs::ExportResult& r) {
-  return {{"text", r.text}, {"notes", r.notes}};
+  const configs::SystemFacts& f = configs::facts(r.system);
+  return {{"text", r.text}, {"notes", r.notes}, {"system", f.name}, {"extension", f.extension}};
 }
 
 configs::LintReport lint(const LintRequest& r) {
   // The scenario's own policy, as it is: no text written and read back.
-  if (r.files.empty() && r.scenario)
-    return configs::lint_scenario(*r.scenario, r.source, r.options);
-  return configs::lint_configs(r.files, r.options);  // none: "give at least one file"
+  configs::LintReport report = r.files.empty() && r.scenario
+                                   ? configs::lint_scenario(*r.scenario, r.source, r.options)
+                                   : configs::lint_configs(r.files, r.options);  // none: refused
+  if (r.options.simulate) report.simulation = simulate_lint(report, r.options);
+  return report;
 }
 
 }  // namespace retrystorm::app

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "io/configs/export.hpp"
-#include "io/configs/import.hpp"
-#include "io/configs/lint.hpp"
+#include "systems/export.hpp"
+#include "systems/import.hpp"
+#include "systems/lint.hpp"
 
 namespace retrystorm::app {
 

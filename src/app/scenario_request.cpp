@@ -1,7 +1,7 @@
 #include "app/scenario_request.hpp"
 
-#include "io/input_text.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/input_text.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::app {

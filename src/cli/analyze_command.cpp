@@ -4,9 +4,9 @@
 
 #include "app/analyze.hpp"
 #include "cli/common.hpp"
-#include "io/analyze_report.hpp"
-#include "io/metrics_out.hpp"
-#include "io/observed_report.hpp"
+#include "formats/analyze_report.hpp"
+#include "formats/metrics_out.hpp"
+#include "formats/observed_report.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::cli {

@@ -1,23 +1,17 @@
 #include "cli/common.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
 #include "app/scenario_request.hpp"
+#include "logs/atomic_file.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::cli {
-
-namespace fs = std::filesystem;
 
 void CommandTable::add(CLI::App* command, std::function<int()> action) {
   actions_.emplace_back(command, std::move(action));
@@ -62,129 +56,8 @@ app::Budget ScenarioOptions::budget() const {
   return {CostLimits{}, "; --allow-large allows more", {}};
 }
 
-namespace {
-
-// Where one output goes: straight into an existing device-like file, or into
-// a temporary file renamed over a regular (or absent) one.
-struct Pending {
-  std::string path;  // the file written in the end (a symlink's target)
-  std::string temp;  // empty: written straight into `path`
-};
-
-[[noreturn]] void cannot(const std::string& option, const std::string& path,
-                         const std::string& why) {
-  throw InputError(option + ": cannot write '" + path + "': " + why);
-}
-
-void write_all(int fd, const std::string& text, const std::string& option,
-               const std::string& path) {
-  for (size_t done = 0; done < text.size();) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) cannot(option, path, std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-}
-
-// The permissions a new file gets from the shell: 0666 less the umask.
-mode_t new_file_mode() {
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  return 0666 & ~mask;
-}
-
-// A temporary file beside `path` made with mkstemp (O_EXCL: a planted name or
-// symlink cannot be followed), holding `text`, with the mode `path` has or
-// would get.
-std::string write_temp(const std::string& path, const std::string& text, const std::string& option,
-                       mode_t mode) {
-  fs::path p(path);
-  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::string temp = (dir / ("." + p.filename().string() + ".XXXXXX")).string();
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) cannot(option, path, std::strerror(errno));
-  try {
-    if (::fchmod(fd, mode) != 0) cannot(option, path, std::strerror(errno));
-    write_all(fd, text, option, path);
-    if (::close(fd) != 0) {
-      fd = -1;
-      cannot(option, path, std::strerror(errno));
-    }
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
-  return temp;
-}
-
-// Decides how `out` is written and, for regular files, writes the temporary.
-// Where `out` writes (a link's target), refused when it cannot be a file.
-std::string output_path(const std::string& out, const std::string& option) {
-  std::string path = out;
-  struct stat st {};
-  if (::lstat(out.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    std::error_code ec;
-    path = fs::canonical(out, ec).string();  // write where the link points, keep the link
-    if (ec) cannot(option, out, "a symbolic link to nothing");
-  }
-  bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode))
-    throw InputError(option + ": '" + out + "' is a directory; name a file");
-  if (exists && S_ISBLK(st.st_mode))
-    throw InputError(option + ": '" + out + "' is a block device; name a file");
-  return path;
-}
-
-Pending prepare(const std::string& out, const std::string& text, const std::string& option) {
-  std::string path = output_path(out, option);
-  struct stat st {};
-  bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) return {path, ""};  // /dev/null, a FIFO, a terminal
-  return {path, write_temp(path, text, option, exists ? (st.st_mode & 07777) : new_file_mode())};
-}
-
-void write_direct(const Pending& p, const std::string& text, const std::string& option) {
-  int fd = ::open(p.path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) cannot(option, p.path, std::strerror(errno));
-  try {
-    write_all(fd, text, option, p.path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-}
-
-}  // namespace
-
-void emit_all(const std::vector<OutputFile>& files, const std::string& option) {
-  std::vector<Pending> pending;
-  try {
-    for (const OutputFile& f : files) pending.push_back(prepare(f.path, f.text, option));
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (pending[i].temp.empty()) {
-        write_direct(pending[i], files[i].text, option);
-      } else if (::rename(pending[i].temp.c_str(), pending[i].path.c_str()) != 0) {
-        cannot(option, files[i].path, std::strerror(errno));
-      } else {
-        pending[i].temp.clear();
-      }
-    }
-  } catch (...) {
-    for (const Pending& p : pending)
-      if (!p.temp.empty()) ::unlink(p.temp.c_str());
-    throw;
-  }
-}
-
 void check_output(const std::string& out, const std::string& option) {
-  if (out.empty()) return;
-  fs::path path = output_path(out, option);
-  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (::access(dir.c_str(), W_OK) != 0)
-    cannot(option, out,
-           "its directory cannot be written to (" + std::string(std::strerror(errno)) + ")");
+  check_output_path(out, option);
 }
 
 void finish_stdout() {
@@ -200,7 +73,7 @@ void emit(const std::string& text, const std::string& out, const std::string& op
     std::cout << text << std::flush;
     return;
   }
-  emit_all({{out, text}}, option);
+  write_files({{out, text}}, option);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/commands.hpp"
+#include "logs/atomic_file.hpp"
 #include "model/scenario.hpp"
 
 namespace retrystorm::cli {
@@ -63,13 +64,7 @@ void check_output(const std::string& out, const std::string& option = "--out");
 // stdout): the command then fails instead of exiting 0 with its output lost.
 void finish_stdout();
 
-// Several files written as one: either all of them are in place afterwards or
-// none has changed (e.g. the two logs of --log).
-struct OutputFile {
-  std::string path;
-  std::string text;
-};
-void emit_all(const std::vector<OutputFile>& files, const std::string& option);
+// Several files written as one: write_files (logs/atomic_file.hpp).
 
 // CLI11's IsMember with a message that names the value and what is allowed:
 // "--format: 'xml' is not allowed here; choose one of text, json, csv".

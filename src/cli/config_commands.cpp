@@ -6,9 +6,9 @@
 
 #include "app/configs.hpp"
 #include "cli/common.hpp"
-#include "io/configs/common.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "systems/common.hpp"
 
 namespace retrystorm::cli {
 
@@ -54,7 +54,7 @@ int import_command(const ConfigCommands& c) {
 int export_command(const ConfigCommands& c) {
   Scenario s = build_scenario(c, "order-status");
   ExportResult r = export_config(s, c.to);
-  if (c.to == "grpc")  // JSON has no comments: the notes go to stderr too
+  if (r.system == System::grpc)  // JSON has no comments: the notes go to stderr too
     for (const auto& n : r.notes) std::cerr << "retrystorm: note: " << n << "\n";
   emit(r.text, c.out);
   return 0;

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <memory>
 
-#include "io/session_report.hpp"
-#include "io/text_report.hpp"
+#include "formats/session_report.hpp"
+#include "formats/text_report.hpp"
 #include "server/server.hpp"
 
 namespace retrystorm::cli {

@@ -11,11 +11,11 @@
 #include <sstream>
 
 #include "analysis/cost.hpp"
-#include "io/input_text.hpp"
-#include "io/result_json.hpp"
-#include "io/scenario_io.hpp"
-#include "io/sweep_shard.hpp"
-#include "io/text_report.hpp"
+#include "formats/input_text.hpp"
+#include "formats/result_json.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/sweep_shard.hpp"
+#include "formats/text_report.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm::cli {

@@ -6,13 +6,14 @@
 
 #include "app/commands.hpp"
 #include "engines/engine.hpp"
-#include "io/logs/requests_csv_writer.hpp"
-#include "io/metrics_out.hpp"
-#include "io/prometheus_client.hpp"
-#include "io/result_json.hpp"
-#include "io/session_report.hpp"
-#include "io/text_report.hpp"
+#include "formats/metrics_out.hpp"
+#include "formats/result_json.hpp"
+#include "formats/session_report.hpp"
+#include "formats/text_report.hpp"
+#include "logs/requests_csv_writer.hpp"
+#include "logs/session_logs.hpp"
 #include "model/keys.hpp"
+#include "systems/prometheus/client.hpp"
 
 namespace retrystorm::cli {
 
@@ -45,6 +46,8 @@ void make_log_dir(const std::string& dir) {
 void log_step(const std::function<void()>& step) {
   try {
     step();
+  } catch (const InputError&) {
+    throw;  // already names --log
   } catch (const std::runtime_error& e) {
     throw InputError(std::string("--log: ") + e.what());
   }
@@ -71,17 +74,12 @@ int run_sessions(const RunCommand& c, const Scenario& s, const app::Budget& budg
   }
   SessionReport r = std::move(*app::run(s, o, budget).sessions);
   if (events) {
-    // Both files or neither: events.jsonl goes into place first and is taken
-    // back when sessions.csv cannot be written.
-    std::filesystem::path streamed = dir / "events.jsonl";
-    log_step([&] { events->commit(); });
-    try {
-      emit_all({{(dir / "sessions.csv").string(), sessions_csv(r.run)}}, "--log");
-    } catch (...) {
-      std::error_code ec;
-      std::filesystem::remove(streamed, ec);
-      throw;
-    }
+    // Both files or neither: sessions.csv is written whole before either
+    // goes into place.
+    AtomicFile csv((dir / "sessions.csv").string(), "--log");
+    csv.write(sessions_csv(r.run));
+    events->commit();
+    csv.commit();
   }
   if (c.format == "csv")
     emit(session_series_csv(r.run), c.out);

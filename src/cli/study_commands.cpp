@@ -7,8 +7,8 @@
 
 #include "app/commands.hpp"
 #include "cli/merge_command.hpp"
-#include "io/result_json.hpp"
-#include "io/text_report.hpp"
+#include "formats/result_json.hpp"
+#include "formats/text_report.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::cli {

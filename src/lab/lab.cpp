@@ -9,11 +9,11 @@
 #include <sstream>
 
 #include "engines/engine.hpp"
-#include "io/configs/export.hpp"
 #include "lab/generator.hpp"
 #include "lab/process.hpp"
 #include "lab/proxy.hpp"
 #include "model/keys.hpp"
+#include "systems/export.hpp"
 
 namespace retrystorm::lab {
 

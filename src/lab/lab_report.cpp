@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "engines/series.hpp"
-#include "io/result_json.hpp"
+#include "formats/result_json.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm::lab {

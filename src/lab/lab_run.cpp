@@ -12,15 +12,15 @@
 #include <optional>
 
 #include "engines/engine.hpp"
-#include "io/configs/export.hpp"
-#include "io/configs/import.hpp"
-#include "io/input_text.hpp"
+#include "formats/input_text.hpp"
 #include "lab/generator.hpp"
 #include "lab/grpc_layer.hpp"
 #include "lab/lab.hpp"
 #include "lab/process.hpp"
 #include "lab/proxy.hpp"
 #include "model/keys.hpp"
+#include "systems/export.hpp"
+#include "systems/import.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm::lab {

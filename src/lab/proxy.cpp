@@ -4,8 +4,8 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "io/configs/common.hpp"
-#include "io/configs/import.hpp"
+#include "systems/common.hpp"
+#include "systems/import.hpp"
 
 namespace retrystorm::lab {
 

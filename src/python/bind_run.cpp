@@ -10,6 +10,8 @@
 
 #include "bindings.hpp"
 #include "engines/series.hpp"
+#include "formats/result_json.hpp"
+#include "formats/session_report.hpp"
 #include "model/keys.hpp"
 
 namespace py = pybind11;

@@ -5,7 +5,7 @@
 
 #include "app/scenario_request.hpp"
 #include "bindings.hpp"
-#include "io/scenario_io.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 
 namespace py = pybind11;

@@ -7,8 +7,8 @@
 #include "app/analyze.hpp"
 #include "app/configs.hpp"
 #include "bindings.hpp"
-#include "io/analyze_report.hpp"
-#include "io/result_json.hpp"
+#include "formats/analyze_report.hpp"
+#include "formats/result_json.hpp"
 #include "text/number.hpp"
 
 namespace py = pybind11;
@@ -87,9 +87,7 @@ void bind_configs(py::module_& m) {
       "export",
       [](const Scenario& s, const std::string& system) {
         configs::ExportResult r = configs::export_config(s, system);
-        nlohmann::json j = app::export_json(r);
-        j["system"] = r.system;
-        return json_to_python(j);
+        return json_to_python(app::export_json(r));
       },
       py::arg("scenario"), py::arg("to"));
   m.def("export_systems", &configs::export_systems);

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "bindings.hpp"
-#include "io/text_report.hpp"
+#include "formats/text_report.hpp"
 
 namespace py = pybind11;
 

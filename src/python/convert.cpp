@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "bindings.hpp"
-#include "io/input_text.hpp"
+#include "formats/input_text.hpp"
 
 namespace py = pybind11;
 

@@ -31,10 +31,10 @@
 #include "app/scenario_request.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
-#include "io/input_text.hpp"
-#include "io/result_json.hpp"
-#include "io/scenario_io.hpp"
-#include "io/session_report.hpp"
+#include "formats/input_text.hpp"
+#include "formats/result_json.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/session_report.hpp"
 #include "server/web_assets.hpp"
 
 namespace retrystorm {
@@ -48,7 +48,7 @@ const std::set<std::string> kPostPaths = {
     "/api/export/envoy", "/api/export/grpc",    "/api/export/istio", "/api/export/linkerd",
     "/api/export/aws",   "/api/import",         "/api/lint",         "/api/trace",
     "/api/export/nginx", "/api/export/haproxy", "/api/advice"};
-const std::set<std::string> kGetPaths = {"/api/presets", "/api/schema"};
+const std::set<std::string> kGetPaths = {"/api/presets", "/api/schema", "/api/systems"};
 
 // The scenario a request names: {"preset", "set"} or {"scenario"}.
 // `warnings`, when given, receives a line per key the scenario does not use.
@@ -111,7 +111,7 @@ std::vector<SweepAxis> axes_of(const json& body) {
 json export_json(const std::string& system, const json& body, const ServerLimits& limits) {
   configs::ExportResult r = configs::export_config(scenario_of(body, {}, limits), system);
   json out = app::export_json(r);
-  if (system == "envoy") out["yaml"] = r.text;
+  if (r.system == configs::System::envoy) out["yaml"] = r.text;
   return out;
 }
 
@@ -193,6 +193,15 @@ json run_answer(const Scenario& s, const json& body, const ServerLimits& limits)
   return answer;
 }
 
+// GET /api/systems: the systems table (systems/system.hpp), in order.
+json systems_json() {
+  json list = json::array();
+  for (const configs::SystemFacts& f : configs::system_table())
+    list.push_back(
+        {{"name", f.name}, {"label", f.label}, {"extension", f.extension}, {"export", f.exported}});
+  return {{"systems", list}};
+}
+
 json dispatch(const std::string& path, const json& body, const ServerLimits& limits) {
   if (path == "/api/presets") {
     json list = json::array();
@@ -203,6 +212,7 @@ json dispatch(const std::string& path, const json& body, const ServerLimits& lim
     return {{"presets", list}};
   }
   if (path == "/api/schema") return schema_json();
+  if (path == "/api/systems") return systems_json();
   if (path == "/api/run") {
     std::vector<std::string> warnings;
     Scenario s = scenario_of(body, {"trace", "sessions", "advice"}, limits, &warnings);
@@ -312,7 +322,7 @@ ApiAnswer handle_api(const std::string& path, const std::string& body, const Ser
   try {
     json parsed = json::object();
     if (kPostPaths.count(path)) {
-      // Nesting, duplicate keys and size bounded (io/input_text.hpp).
+      // Nesting, duplicate keys and size bounded (formats/input_text.hpp).
       parsed = parse_json_text(body.empty() ? "{}" : body, "body");
     }
     return {200, dispatch(path, parsed, l)};

@@ -3,7 +3,7 @@
 // python3-botocore, driven by aws_botocore_driver.py against the scripted
 // server) and the real @smithy/util-retry strategies (node/smithy_driver.mjs)
 // against what ClientPolicy and RetryBudget (aws_quota) predict for the same
-// AWS config file, as `import` reads it (src/io/configs/import_aws.cpp).
+// AWS config file, as `import` reads it (src/systems/aws/import.cpp).
 //
 // Upstream code pinned here (botocore 1.29, /usr/lib/python3/dist-packages/botocore):
 //   retries/standard.py  StandardRetryConditions (max attempts, then transient
@@ -32,10 +32,10 @@
 
 #include "cli_run.hpp"
 #include "harness.hpp"
-#include "io/configs/import.hpp"
-#include "io/configs/lint.hpp"
 #include "ks.hpp"
 #include "policies/budget.hpp"
+#include "systems/import.hpp"
+#include "systems/lint.hpp"
 
 namespace retrystorm::conformance {
 namespace {

@@ -14,10 +14,10 @@
 
 #include "cli_run.hpp"
 #include "harness.hpp"
-#include "io/configs/import.hpp"
 #include "ks.hpp"
 #include "policies/budget.hpp"
 #include "policies/client_policy.hpp"
+#include "systems/import.hpp"
 
 namespace retrystorm::conformance {
 

@@ -13,8 +13,8 @@
 
 #include "cli_run.hpp"
 #include "harness.hpp"
-#include "io/configs/import.hpp"
 #include "policies/client_policy.hpp"
+#include "systems/import.hpp"
 
 namespace retrystorm::conformance {
 namespace {

@@ -308,6 +308,13 @@ async function issue17(page, presets, context, base) {
       const t = await testid(page, 'envoy-yaml').inputValue();
       check(t.length > 20 && (await testid(page, 'envoy-panel').getAttribute('data-system')) === sys, `${sys} export shown`, t.slice(0, 60).replace(/\n/g, ' '));
     }
+    {
+      // The file name's extension is the server's (GET /api/systems), not the page's.
+      const systems = await H(page, () => fetch('/api/systems').then((r) => r.json()));
+      const aws = (systems.systems ?? []).find((x) => x.name === 'aws');
+      const [da] = await Promise.all([page.waitForEvent('download'), testid(page, 'envoy-download').click()]);
+      check(aws && da.suggestedFilename().endsWith(`-aws.${aws.extension}`), 'the download is named with the server\'s extension', da.suggestedFilename());
+    }
     await testid(page, 'export-system').selectOption('envoy');
     await testid(page, 'envoy-close').click();
     await page.waitForFunction(() => window.__retrystorm.traceReady, null, { timeout: 15000 });

@@ -75,7 +75,7 @@ export const api = {
   envoy: (sc: Scenario) => call<{ yaml: string }>('POST', 'export/envoy', body(sc)),
   /** The client policy as envoy, grpc, istio, linkerd or aws configuration. */
   exportConfig: (system: string, sc: Scenario) =>
-    latest('export', (s) => call<{ text: string; notes?: string[] }>('POST', `export/${system}`, body(sc), s)),
+    latest('export', (s) => call<{ text: string; notes?: string[]; extension?: string }>('POST', `export/${system}`, body(sc), s)),
   importConfigs: (files: { name: string; text: string }[]) =>
     call<ImportResult>('POST', 'import', { files }),
 };

@@ -612,7 +612,6 @@ function download(name: string, text: string, type: string) {
 const fileBase = () => `retrystorm-${S.preset?.name ?? 'scenario'}`;
 
 // ---------- configuration export (live) ----------
-const EXT: Record<string, string> = { envoy: 'yaml', grpc: 'json', istio: 'yaml', linkerd: 'yaml', aws: 'ini', nginx: 'conf', haproxy: 'cfg' };
 let exportPending: Promise<void> | null = null;
 /** Fetches the export of the scenario on screen for the chosen system; Copy and Download wait for it. */
 function refreshExport(): Promise<void> {
@@ -631,6 +630,7 @@ function refreshExport(): Promise<void> {
     panel.dataset.ready = 'true';
     panel.dataset.for = forKey;
     panel.dataset.system = system;
+    panel.dataset.extension = x.extension ?? 'txt'; // the server's systems table
   }).catch((e) => {
     if (!isAbort(e)) showError(`Export: ${e instanceof Error ? e.message : String(e)}`);
   });
@@ -727,7 +727,7 @@ function wire() {
   $('envoy-download').addEventListener('click', async () => {
     await exportPending;
     const system = $<HTMLSelectElement>('export-system').value;
-    download(`${fileBase()}-${system}.${EXT[system] ?? 'txt'}`, $<HTMLTextAreaElement>('envoy-yaml').value, 'text/plain');
+    download(`${fileBase()}-${system}.${$('envoy-panel').dataset.extension ?? 'txt'}`, $<HTMLTextAreaElement>('envoy-yaml').value, 'text/plain');
   });
   $('trace-event').addEventListener('click', () => void loadTrace().then(traceToNextEvent));
   wireImport();

@@ -1,5 +1,5 @@
 // The analysis the C++ program embeds in the report (analyze_json in
-// src/io/analyze_report.cpp), and the arrays the charts draw from it.
+// src/formats/analyze_report.cpp), and the arrays the charts draw from it.
 
 export interface HourRow {
   hour: number;

@@ -2,7 +2,7 @@
 // figures, fake saturation, errors as a retry signal, durations, the ladder
 // against the deadline, failures against load, and the ranked diagnosis.
 // One result type; the text, JSON and HTML reports are views of it
-// (src/io/analyze_report.hpp).
+// (src/formats/analyze_report.hpp).
 #pragma once
 
 #include <cstdint>

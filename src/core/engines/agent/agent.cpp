@@ -41,6 +41,7 @@ namespace retrystorm {
 namespace {
 
 using namespace agent;  // the entities and the server
+using request_log::AttemptOutcome;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -404,7 +405,7 @@ class AgentEngine {
           shed_job(call.job);
       }
     } else {
-      log(call.request, call.attempt, call.sent_s, kNaN, "timeout", call.layer + 1);
+      log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::timeout, call.layer + 1);
     }
   }
 
@@ -466,7 +467,7 @@ class AgentEngine {
     }
     if (send) return true;
     result_.series.budget_denied[step_] += 1;
-    log(call.request, call.attempt + 1, now_, kNaN, "budget_denied", layer + 1);
+    log(call.request, call.attempt + 1, now_, kNaN, AttemptOutcome::budget_denied, layer + 1);
     call_fails(call_id);
     return false;
   }
@@ -483,7 +484,8 @@ class AgentEngine {
     Call& caller = calls_[parent];
     if (caller.gen != parent_gen || caller.state != kWaiting)
       return;  // the caller gave up on it already
-    log(caller.request, caller.attempt, caller.sent_s, now_, "failed", caller.layer + 1);
+    log(caller.request, caller.attempt, caller.sent_s, now_, AttemptOutcome::failed,
+        caller.layer + 1);
     end_attempt(caller);
     attempt_failed(parent, false);
   }
@@ -496,7 +498,7 @@ class AgentEngine {
       end_attempt(call);
       if (budget_on_) budgets_[call.layer].on_success(1, call.attempt, cause_of(call.after_error));
       if (call.layer < layers_ - 1)
-        log(call.request, call.attempt, call.sent_s, now_, "ok", call.layer + 1);
+        log(call.request, call.attempt, call.sent_s, now_, AttemptOutcome::ok, call.layer + 1);
       uint32_t parent = call.parent, parent_gen = call.parent_gen;
       double started = call.start_s;
       free_call(call_id);
@@ -529,7 +531,7 @@ class AgentEngine {
   void refuse(uint32_t job_id) {
     const Job& job = server_.job(job_id);
     result_.series.rejected[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, now_, "rejected", layers_);
+    log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers_);
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
     server_.release(job_id);
     Call& call = calls_[call_id];
@@ -541,7 +543,7 @@ class AgentEngine {
   void shed_job(uint32_t job_id) {
     const Job& job = server_.job(job_id);
     result_.series.shed[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, kNaN, "shed", layers_);
+    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed, layers_);
     server_.shed(job_id, now_);
   }
 
@@ -563,7 +565,8 @@ class AgentEngine {
     bool to_caller = call.gen == job->caller_gen && call.state == kWaiting && answer_in_time(call);
     bool to_user = to_caller && deliver_success(job->caller);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
-    log(job->request, job->attempt, job->sent_s, now_, to_caller ? "ok" : "late", layers_);
+    log(job->request, job->attempt, job->sent_s, now_,
+        to_caller ? AttemptOutcome::ok : AttemptOutcome::late, layers_);
     server_.release(job_id);
     server_.dispatch(now_, refused());
   }
@@ -586,16 +589,18 @@ class AgentEngine {
     server_.for_each_in_flight([this](const Job& job) {
       const Call& call = calls_[job.caller];
       bool waited = call.gen == job.caller_gen && call.state == kWaiting;
-      log(job.request, job.attempt, job.sent_s, kNaN, waited ? "in_flight" : "timeout", layers_);
+      log(job.request, job.attempt, job.sent_s, kNaN,
+          waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout, layers_);
     });
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
       const Call& call = calls_[call_id];
       if (call.state == kWaiting && call.layer < layers_ - 1)
-        log(call.request, call.attempt, call.sent_s, kNaN, "in_flight", call.layer + 1);
+        log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::in_flight,
+            call.layer + 1);
     }
   }
 
-  void log(uint32_t request, int attempt, double sent, double done, const char* outcome,
+  void log(uint32_t request, int attempt, double sent, double done, AttemptOutcome outcome,
            int layer) {
     if (log_) log_->row({request, attempt, sent, done, outcome, layer});
   }

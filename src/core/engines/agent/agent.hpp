@@ -10,6 +10,7 @@
 
 #include "engines/run_result.hpp"
 #include "model/scenario.hpp"
+#include "session_log/request_log.hpp"
 
 namespace retrystorm {
 
@@ -18,9 +19,9 @@ struct AttemptRow {
   uint64_t request_id;
   int attempt;  // at its layer, 1 = first
   double sent_s;
-  double done_s;        // NaN: never answered
-  const char* outcome;  // ok, late, timeout, rejected, shed, budget_denied, failed, in_flight
-  int layer;            // 1 = outermost retrying layer; the last layer calls the server
+  double done_s;  // NaN: never answered
+  request_log::AttemptOutcome outcome;
+  int layer;  // 1 = outermost retrying layer; the last layer calls the server
 };
 
 class AttemptSink {

@@ -1,0 +1,15 @@
+// Text from outside (a log, a path, a scenario name) made safe to show.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace retrystorm {
+
+// Log text made safe for a terminal: control characters, C1 controls and
+// bytes that are not UTF-8 become escapes ("\n", "\t", "\x1b"); the rest is
+// kept. Every message and text report that shows text from a log or a path
+// goes through this.
+std::string printable(std::string_view text);
+
+}  // namespace retrystorm

@@ -1,0 +1,197 @@
+#include "formats/scenario_io.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "formats/input_text.hpp"
+#include "formats/preset_texts.hpp"
+
+namespace retrystorm {
+
+using nlohmann::json;
+
+namespace {
+
+std::string type_name(const json& v) {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "a list";
+  if (v.is_null()) return "null";
+  // Replace: a YAML string may hold bytes that are not UTF-8.
+  return "'" + v.dump(-1, ' ', false, json::error_handler_t::replace) + "'";
+}
+
+LadderRow ladder_row_from_json(const json& row, size_t index) {
+  std::string where = "ladder.rows[" + std::to_string(index) + "]";
+  if (!row.is_object()) throw InputError(where + ": must be an object with name, change, set");
+  LadderRow out;
+  for (const auto& [key, value] : row.items()) {
+    if (key == "name" && value.is_string()) {
+      out.name = value.get<std::string>();
+    } else if (key == "change" && value.is_string()) {
+      out.change = value.get<std::string>();
+    } else if (key == "set" && (value.is_object() || value.is_null())) {
+      if (value.is_null()) continue;
+      Scenario probe;  // checks each path and value now, not at ladder time
+      for (const auto& [path, v] : value.items()) {
+        set_key_json(probe, path, v);
+        out.set.emplace_back(path, key_value_from_json(path, v));
+      }
+    } else {
+      throw InputError(where + "." + key + ": unknown or wrong type " + type_name(value) +
+                       "; allowed: name (text), change (text), set (object of path: value)");
+    }
+  }
+  return out;
+}
+
+Ladder ladder_from_json(const json& v) {
+  if (!v.is_object()) throw InputError("ladder: must be an object with mode and rows");
+  Ladder ladder;
+  for (const auto& [key, value] : v.items()) {
+    if (key == "mode") {
+      std::string mode = value.is_string() ? value.get<std::string>() : "";
+      if (mode == "cumulative")
+        ladder.mode = LadderMode::cumulative;
+      else if (mode == "single")
+        ladder.mode = LadderMode::single;
+      else
+        throw InputError("ladder.mode: " + type_name(value) +
+                         " is not allowed; choose cumulative or single");
+    } else if (key == "rows") {
+      if (!value.is_array()) throw InputError("ladder.rows: must be a list");
+      for (size_t i = 0; i < value.size(); ++i)
+        ladder.rows.push_back(ladder_row_from_json(value[i], i));
+    } else {
+      throw InputError("ladder." + key + ": unknown key; allowed: mode, rows");
+    }
+  }
+  return ladder;
+}
+
+void apply_object(Scenario& s, const json& object, const std::string& prefix,
+                  std::vector<std::string>* given) {
+  for (const auto& [key, value] : object.items()) {
+    std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (path == "ladder") {
+      s.ladder = ladder_from_json(value);
+    } else if (value.is_object()) {
+      apply_object(s, value, path, given);
+    } else {
+      set_key_json(s, path, value);
+      if (given) given->push_back(path);
+    }
+  }
+}
+
+std::vector<Preset> load_presets() {
+  std::vector<Preset> out;
+  for (const auto& [file, text] : preset_texts()) {
+    Scenario s = scenario_from_text(text, file);
+    out.push_back({s.name, s.description, s});
+  }
+  return out;
+}
+
+}  // namespace
+
+KeyValue key_value_from_json(const std::string& path, const json& value) {
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) return value.get<std::string>();
+  throw InputError(path + ": " + type_name(value) + " is not a value; expected " +
+                   (find_key(path) ? "a number, true/false or a name" : "a known key"));
+}
+
+json key_value_to_json(const KeyValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b;
+  if (const double* d = std::get_if<double>(&v)) return *d;
+  return std::get<std::string>(v);
+}
+
+void set_key_json(Scenario& s, const std::string& path, const json& value) {
+  key_or_throw(path);  // unknown keys first: the clearer message
+  set_key(s, path, key_value_from_json(path, value));
+}
+
+Scenario scenario_from_json(const json& object, Scenario base, std::vector<std::string>* given) {
+  if (!object.is_object()) throw InputError("scenario: must be an object of keys");
+  apply_object(base, object, "", given);
+  return base;
+}
+
+json scenario_to_json(const Scenario& s) {
+  json out = json::object();
+  for (const KeySpec& k : scenario_keys()) {
+    json* node = &out;
+    std::string path = k.path;
+    for (size_t dot; (dot = path.find('.')) != std::string::npos; path = path.substr(dot + 1))
+      node = &(*node)[path.substr(0, dot)];
+    json value = key_value_to_json(k.get(s));
+    if (k.type == KeyType::integer) value = static_cast<long>(value.get<double>());
+    (*node)[path] = value;
+  }
+  json rows = json::array();
+  for (const LadderRow& r : s.ladder.rows) {
+    json set = json::object();
+    for (const auto& [path, v] : r.set) set[path] = key_value_to_json(v);
+    rows.push_back({{"name", r.name}, {"change", r.change}, {"set", set}});
+  }
+  out["ladder"] = {{"mode", s.ladder.mode == LadderMode::single ? "single" : "cumulative"},
+                   {"rows", rows}};
+  return out;
+}
+
+Scenario scenario_from_text(const std::string& text, const std::string& source,
+                            std::vector<std::string>* given) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw InputError(source + ": the file is empty");
+  json object = text[first] == '{' ? parse_json_text(text, source) : parse_yaml_text(text, source);
+  if (!object.is_object())
+    throw InputError(source + ": a scenario must be a mapping of keys, not " + type_name(object));
+  try {
+    return scenario_from_json(object, Scenario{}, given);
+  } catch (const InputError& e) {
+    throw InputError(source + ": " + e.what());
+  }
+}
+
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> all = load_presets();
+  return all;
+}
+
+const Preset& preset_or_throw(const std::string& name) {
+  std::string names;
+  for (const Preset& p : presets()) {
+    if (p.name == name) return p;
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  throw InputError("preset: '" + name + "' is not a preset; choose one of " + names);
+}
+
+json schema_json() {
+  json keys = json::array();
+  for (const KeySpec& k : scenario_keys()) {
+    if (k.type == KeyType::text) continue;
+    static const char* types[] = {"number", "integer", "boolean", "enum", "text"};
+    json entry = {{"path", k.path},   {"type", types[static_cast<int>(k.type)]},
+                  {"unit", k.unit},   {"group", k.group},
+                  {"label", k.label}, {"help", k.help}};
+    if (k.type == KeyType::number || k.type == KeyType::integer) {
+      entry["min"] = k.min;
+      entry["max"] = k.max;
+      entry["min_exclusive"] = k.min_exclusive;
+      entry["step"] = k.type == KeyType::integer ? 1.0 : 0.0;
+      // Keys that validate() wants in whole steps: the page steps them by step_s.
+      static const std::set<std::string> whole_steps = {
+          "horizon_s", "client.timeout_s", "client.budget.window_s", "client.budget.ttl_s"};
+      if (whole_steps.count(k.path)) entry["multiple_of"] = "step_s";
+    }
+    if (k.type == KeyType::choice) entry["values"] = k.choices;
+    if (!k.when_path.empty()) entry["when"] = {{"path", k.when_path}, {"values", k.when_values}};
+    keys.push_back(entry);
+  }
+  return {{"keys", keys}};
+}
+
+}  // namespace retrystorm

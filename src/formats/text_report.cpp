@@ -1,0 +1,276 @@
+#include "formats/text_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "formats/scenario_io.hpp"
+#include "text/number.hpp"
+#include "text/printable.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s += std::string(width - s.size(), ' ');
+  return s;
+}
+
+std::string recovery_text(const Scenario& s, const Metrics& m) {
+  auto rec = recovery_time(m, s);
+  return rec ? "recovered +" + format_seconds(*rec)
+             : "not recovered by " + format_seconds(s.horizon_s);
+}
+
+std::string optional_seconds(const std::optional<double>& v) {
+  return v ? format_seconds(*v) : "none";
+}
+
+// Full precision for CSV: 17 significant digits read back as the same double.
+std::string csv_number(double v) {
+  return text::general_text(v, 17);
+}
+
+}  // namespace
+
+std::string terminal_chart(const RunResult& run, int width, int height) {
+  const Scenario& s = run.scenario;
+  const Series& x = run.series;
+  size_t n = x.size();
+  if (n == 0) return "";
+  width = std::max(1, std::min<int>(width, static_cast<int>(n)));
+  std::vector<double> load(width), capacity(width), goodput(width);
+  std::vector<bool> incident(width);
+  for (int c = 0; c < width; ++c) {
+    size_t from = n * c / width, to = std::max(from + 1, n * (c + 1) / width);
+    for (size_t i = from; i < to; ++i) {
+      load[c] += x.first_attempts[i] + x.retries[i];
+      capacity[c] += x.capacity[i];
+      goodput[c] += x.goodput[i];
+      incident[c] = incident[c] || s.in_incident(static_cast<int>(i));
+    }
+    double per_s = 1.0 / ((to - from) * s.step_s);
+    load[c] *= per_s;
+    capacity[c] *= per_s;
+    goodput[c] *= per_s;
+  }
+  double top = 0;
+  for (int c = 0; c < width; ++c) top = std::max({top, load[c], capacity[c], goodput[c]});
+  if (top <= 0) top = 1;
+  auto row_of = [&](double v) { return static_cast<int>(std::lround(v / top * (height - 1))); };
+  std::vector<std::string> grid(height, std::string(width, ' '));
+  for (int c = 0; c < width; ++c) {
+    for (int r = 0; r <= row_of(load[c]) && load[c] > 0; ++r) grid[r][c] = '.';
+    grid[row_of(capacity[c])][c] = '-';
+    grid[row_of(goodput[c])][c] = '*';
+  }
+  std::ostringstream out;
+  std::string label_top = format_amount(top) + "/s", label_zero = "0/s";
+  size_t margin = std::max(label_top.size(), label_zero.size()) + 1;
+  for (int r = height - 1; r >= 0; --r) {
+    std::string label = r == height - 1 ? label_top : r == 0 ? label_zero : "";
+    out << std::string(margin - label.size() - 1, ' ') << label << " |" << grid[r] << "\n";
+  }
+  out << std::string(margin, ' ') << "+" << std::string(width, '-') << "\n";
+  out << std::string(margin + 1, ' ');
+  for (int c = 0; c < width; ++c) out << (incident[c] ? '^' : ' ');
+  out << "\n"
+      << std::string(margin + 1, ' ') << pad("0 s", width - 6) << format_seconds(s.horizon_s)
+      << "\n"
+      << "  . sent (first attempts + retries)   - capacity   * on-time responses   ^ incident\n";
+  return out.str();
+}
+
+std::string run_text(const RunReport& r) {
+  const Scenario& s = r.run.scenario;
+  const Metrics& m = r.metrics;
+  std::ostringstream out;
+  out << printable(s.name) << ": " << s.description << "\n\n";
+  out << "  " << r.verdict.headline << "\n\n";
+  out << "Key metrics\n";
+  out << "  failed requests     " << format_percent(m.failed_fraction) << "  ("
+      << format_amount(m.failed) << " of " << format_amount(m.user_requests) << ")\n";
+  out << "  wasted work         " << format_percent(m.wasted_fraction)
+      << "  served after the caller gave up\n";
+  out << "  peak amplification  " << format_amount(m.peak_amplification) << "x at "
+      << format_seconds(m.peak_t_s) << "\n";
+  if (m.latency_p50_s)
+    out << "  success latency     p50 " << format_seconds(*m.latency_p50_s) << ", p90 "
+        << format_seconds(*m.latency_p90_s) << ", p99 " << format_seconds(*m.latency_p99_s) << "\n";
+  out << "  goodput recovery    " << optional_seconds(m.goodput_recovery_s) << "\n";
+  out << "  failure recovery    " << optional_seconds(m.failure_recovery_s)
+      << (m.backlog_growing ? "  (backlog still growing)" : "") << "\n";
+  out << "  last " << format_seconds(m.last_window.seconds) << "         goodput "
+      << format_amount(m.last_window.goodput_per_s) << "/s, utilization "
+      << format_percent(m.last_window.utilization) << ", "
+      << format_amount(m.last_window.attempts_per_request) << " attempts per request\n";
+  if (!r.tipping)
+    out << "  tipping point       not computed for a run this long; see `retrystorm tipping`\n";
+  if (r.tipping)
+    out << "  tipping point       "
+        << (r.tipping->on_grid_s ? format_seconds(*r.tipping->on_grid_s) + " on a " +
+                                       format_seconds(r.tipping->grid_s) + " grid, exactly " +
+                                       format_seconds(r.tipping->exact_s.value_or(0))
+                                 : "none up to the horizon")
+        << "\n";
+  out << "\n" << r.verdict.detail << "\n\n";
+  out << "Load at the dependency (per second)\n" << terminal_chart(r.run) << "\n";
+  out << "Goodput per second\n";
+  for (const auto& g : r.goodput)
+    out << "  " << pad(format_seconds(g.t_s), 10) << pad(g.phase, 8)
+        << format_amount(g.goodput_per_s) << "\n";
+  if (!r.advice.empty()) {
+    out << "\nWhat would help\n";
+    int i = 1;
+    for (const auto& a : r.advice) out << "  " << i++ << ". " << a.title << ". " << a.why << "\n";
+  }
+  return out.str();
+}
+
+std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows) {
+  std::ostringstream out;
+  Ladder l = ladder_of(s);
+  out << printable(s.name) << ": the same incident, one defense at a time ("
+      << (l.mode == LadderMode::cumulative ? "each row keeps the changes above it"
+                                           : "each row is one change from the scenario")
+      << ")\n\n";
+  out << "  " << pad("defense", 24) << pad("outcome", 34) << pad("failed", 22) << "peak\n";
+  for (const auto& r : rows) {
+    std::string failed =
+        format_percent(r.metrics.failed_fraction) + " (" + format_amount(r.metrics.failed) + ")";
+    out << "  " << pad(r.row.name, 24) << pad(recovery_text(r.scenario, r.metrics), 34)
+        << pad(failed, 22) << format_amount(r.metrics.peak_amplification) << "x\n";
+    out << "  " << std::string(24, ' ') << r.row.change << "\n";
+  }
+  return out.str();
+}
+
+std::string tipping_text(const Scenario& s, const TippingResult& t) {
+  std::ostringstream out;
+  out << printable(s.name) << ": shortest incident that does not recover by "
+      << format_seconds(s.horizon_s) << "\n";
+  if (!t.on_grid_s) {
+    out << "  none: every incident length on a " << format_seconds(t.grid_s)
+        << " grid up to the horizon recovers\n";
+    return out.str();
+  }
+  out << "  on a " << format_seconds(t.grid_s) << " grid: " << format_seconds(*t.on_grid_s)
+      << "\n  exact (to one step of " << format_seconds(s.step_s)
+      << "): " << format_seconds(*t.exact_s) << "\n";
+  return out.str();
+}
+
+std::string presets_text() {
+  std::ostringstream out;
+  size_t w = 0;
+  for (const auto& p : presets()) w = std::max(w, p.name.size());
+  for (const auto& p : presets()) out << pad(p.name, w + 2) << p.description << "\n";
+  return out.str();
+}
+
+std::string keys_markdown() {
+  std::ostringstream out;
+  Scenario defaults;
+  out << "| key | type | allowed | default | what |\n|---|---|---|---|---|\n";
+  for (const KeySpec& k : scenario_keys()) {
+    std::string type, allowed;
+    switch (k.type) {
+      case KeyType::number:
+      case KeyType::integer:
+        type = k.type == KeyType::number ? "number" : "integer";
+        allowed = (k.min_exclusive ? "> " : ">= ") + to_string(KeyValue{k.min}) +
+                  ", <= " + to_string(KeyValue{k.max});
+        if (!k.unit.empty() && k.unit != "x") allowed += " " + k.unit;
+        break;
+      case KeyType::boolean:
+        type = "boolean";
+        allowed = "true, false";
+        break;
+      case KeyType::choice:
+        type = "choice";
+        for (const auto& c : k.choices) allowed += (allowed.empty() ? "" : ", ") + c;
+        break;
+      case KeyType::text:
+        type = "text";
+        break;
+    }
+    out << "| `" << k.path << "` | " << type << " | " << allowed << " | "
+        << to_string(k.get(defaults)) << " | " << k.help << " |\n";
+  }
+  return out.str();
+}
+
+std::string series_csv(const Series& s) {
+  std::ostringstream out;
+  const char* separator = "";
+  for (const SeriesField& field : kSeriesFields) out << std::exchange(separator, ",") << field.name;
+  for (size_t i = 0; i < s.size(); ++i) {
+    separator = "\n";
+    for (const SeriesField& field : kSeriesFields)
+      out << std::exchange(separator, ",") << csv_number((s.*field.member)[i]);
+  }
+  out << "\n";
+  return out.str();
+}
+
+// The figures a sweep's CSV lists after the varied keys, in this order.
+constexpr std::string_view kSweepCsvFigures[] = {
+    "failed_fraction",    "wasted_fraction", "peak_amplification", "goodput_recovery_s",
+    "failure_recovery_s", "backlog_growing", "recovered"};
+
+std::span<const std::string_view> sweep_csv_figures() {
+  return kSweepCsvFigures;
+}
+
+std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
+  std::ostringstream out;
+  for (const auto& a : axes) out << a.path << ",";
+  const char* separator = "";
+  for (std::string_view name : kSweepCsvFigures) out << std::exchange(separator, ",") << name;
+  out << "\n";
+  for (const auto& r : rows) {
+    for (double v : r.values) out << csv_number(v) << ",";
+    separator = "";
+    for (std::string_view name : kSweepCsvFigures) {
+      const MetricField& field = metric_field(name);
+      std::optional<double> v = sweep_figure(r, field);
+      out << std::exchange(separator, ",");
+      if (field.kind == FigureKind::flag && r.montecarlo.empty())
+        out << (*v != 0 ? "true" : "false");
+      else if (v)
+        out << csv_number(*v);  // a missing figure is an empty cell
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string summaries_text(int runs, double seed, const Summaries& metrics) {
+  std::string out = fmt::format(
+      "\nMonte Carlo: {} runs from seed {:.0f} (mean, 95% interval of the mean; per "
+      "seed min / median / max)\n",
+      runs, seed);
+  for (const auto& [name, m] : metrics) {
+    if (m.n == 0) {
+      out += fmt::format("  {:<34} never\n", name);
+      continue;
+    }
+    std::string some = m.n < static_cast<size_t>(runs)
+                           ? fmt::format(" in {} run{}", m.n, m.n == 1 ? "" : "s")
+                           : "";
+    out += fmt::format("  {:<34} {:.6g}  [{:.6g}, {:.6g}]  {:.6g} / {:.6g} / {:.6g}{}\n", name,
+                       m.mean, m.low, m.high, m.min, m.median, m.max, some);
+  }
+  return out;
+}
+
+std::string montecarlo_text(const MonteCarloResult& r) {
+  return summaries_text(r.runs, r.seed, r.metrics);
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,113 @@
+#include "logs/read_logs.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "logs/readers.hpp"
+
+namespace retrystorm::logs {
+
+namespace {
+
+const std::string kFormats =
+    "analyze reads sessions.csv (a header with start_s, end_s, outcome), events.jsonl (one JSON "
+    "object a line), requests.csv (request_id, attempt, sent_s, done_s, outcome), a client log "
+    "(timestamp, worker id, retry count, success|error, latency_us; tab-separated) and a "
+    "per-second CSV (t, starts, successes, retries, timeouts, concurrency)";
+
+bool has(const CsvHeader& h, std::initializer_list<const char*> names) {
+  return std::all_of(names.begin(), names.end(), [&](const char* n) { return h.find(n) >= 0; });
+}
+
+// A file given twice (by two spellings, a link, the same name) would count
+// every record twice: refused, naming both. Paths that cannot be read are left
+// to the reader's message.
+void check_distinct(const std::vector<std::string>& paths) {
+  std::vector<std::pair<dev_t, ino_t>> ids(paths.size());
+  std::vector<bool> known(paths.size(), false);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    struct stat st {};
+    if (::stat(paths[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    ids[i] = {st.st_dev, st.st_ino};
+    known[i] = true;
+    for (size_t j = 0; j < i; ++j)
+      if (known[j] && ids[j] == ids[i])
+        throw InputError(printable(paths[i]) + ": the same file as " + printable(paths[j]) +
+                         "; give each log once (its records would count twice)");
+  }
+}
+
+}  // namespace
+
+const char* format_name(LogFormat f) {
+  switch (f) {
+    case LogFormat::sessions_csv:
+      return "sessions CSV";
+    case LogFormat::events_jsonl:
+      return "events JSONL";
+    case LogFormat::requests_csv:
+      return "requests CSV";
+    case LogFormat::client_log:
+      return "client log (one line per request)";
+    case LogFormat::per_second_csv:
+      return "per-second CSV";
+  }
+  return "";
+}
+
+LogFormat detect_format(const std::string& path) {
+  LineReader in(path);
+  std::string_view line;
+  while (in.next(line) && line.find_first_not_of(" \t") == std::string_view::npos) {
+  }
+  if (line.find_first_not_of(" \t") == std::string_view::npos)
+    throw InputError(printable(path) + ": the file is empty; " + kFormats);
+  if (line[line.find_first_not_of(" \t")] == '{') return LogFormat::events_jsonl;
+  if (line.find('\t') != std::string_view::npos) return LogFormat::client_log;
+  CsvHeader h(line);
+  if (has(h, {"start_s", "end_s"}) || has(h, {"session_id"})) return LogFormat::sessions_csv;
+  if (has(h, {"request_id"}) || has(h, {"sent_s"})) return LogFormat::requests_csv;
+  if (has(h, {"t", "starts"})) return LogFormat::per_second_csv;
+  throw InputError(printable(path) + ": cannot tell the format from the first line '" +
+                   printable(line.substr(0, 60)) + "'; " + kFormats);
+}
+
+std::vector<LogSource> read_logs(const std::vector<std::string>& paths,
+                                 incident::Accumulator& acc) {
+  check_distinct(paths);
+  std::vector<LogSource> sources;
+  for (const auto& p : paths) sources.push_back({p, detect_format(p)});
+  bool sessions = std::any_of(sources.begin(), sources.end(), [](const LogSource& s) {
+    return s.format != LogFormat::events_jsonl;
+  });
+  acc.set_sessions_from_events(!sessions);
+  TimeBase base;
+  // Rows before events, so absolute times share the day the rows start on.
+  std::stable_sort(sources.begin(), sources.end(), [](const LogSource& a, const LogSource& b) {
+    return a.format != LogFormat::events_jsonl && b.format == LogFormat::events_jsonl;
+  });
+  for (const auto& s : sources) {
+    LineReader in(s.path);
+    switch (s.format) {
+      case LogFormat::sessions_csv:
+        read_sessions_csv(in, base, acc);
+        break;
+      case LogFormat::events_jsonl:
+        read_events_jsonl(in, base, acc);
+        break;
+      case LogFormat::requests_csv:
+        read_requests_csv(in, base, acc);
+        break;
+      case LogFormat::client_log:
+        read_client_log(in, base, acc);
+        break;
+      case LogFormat::per_second_csv:
+        read_per_second_csv(in, base, acc);
+        break;
+    }
+  }
+  return sources;
+}
+
+}  // namespace retrystorm::logs

@@ -1,0 +1,304 @@
+// AWS SDK shared config file (INI): max_attempts, retry_mode.
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "systems/readers.hpp"
+#include "systems/room.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  auto a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return "";
+  auto b = s.find_last_not_of(" \t\r");
+  return s.substr(a, b - a + 1);
+}
+
+struct Entry {
+  std::string value;
+  int line = 0;
+};
+struct Section {
+  std::string name;  // "default", "profile dev"
+  int line = 0;
+  std::vector<std::pair<std::string, Entry>> entries;
+};
+
+const std::set<std::string> kKnownKeys = {"region",
+                                          "output",
+                                          "max_attempts",
+                                          "retry_mode",
+                                          "role_arn",
+                                          "source_profile",
+                                          "credential_source",
+                                          "credential_process",
+                                          "external_id",
+                                          "mfa_serial",
+                                          "role_session_name",
+                                          "duration_seconds",
+                                          "web_identity_token_file",
+                                          "sso_session",
+                                          "sso_account_id",
+                                          "sso_role_name",
+                                          "sso_start_url",
+                                          "sso_region",
+                                          "sso_registration_scopes",
+                                          "ca_bundle",
+                                          "cli_pager",
+                                          "cli_timestamp_format",
+                                          "cli_follow_urlparam",
+                                          "cli_binary_format",
+                                          "cli_history",
+                                          "cli_auto_prompt",
+                                          "s3",
+                                          "s3api",
+                                          "services",
+                                          "endpoint_url",
+                                          "ignore_configured_endpoint_urls",
+                                          "use_fips_endpoint",
+                                          "use_dualstack_endpoint",
+                                          "defaults_mode",
+                                          "parameter_validation",
+                                          "tcp_keepalive",
+                                          "metadata_service_timeout",
+                                          "metadata_service_num_attempts",
+                                          "aws_access_key_id",
+                                          "aws_secret_access_key",
+                                          "aws_session_token",
+                                          "api_versions",
+                                          "sdk_ua_app_id",
+                                          "request_min_compression_size_bytes",
+                                          "disable_request_compression",
+                                          "account_id_endpoint_mode",
+                                          "aws_account_id",
+                                          "endpoint_discovery_enabled",
+                                          "csm_enabled",
+                                          "csm_client_id",
+                                          "csm_host",
+                                          "csm_port",
+                                          "ec2_metadata_service_endpoint",
+                                          "ec2_metadata_service_endpoint_mode",
+                                          "ec2_metadata_v1_disabled",
+                                          "aws_sigv4a_signing_region_set",
+                                          "auth_scheme_preference",
+                                          "request_checksum_calculation",
+                                          "response_checksum_validation",
+                                          "sigv4a_signing_region_set"};
+
+// botocore's backoff: retry n waits U(0, 1) x 2^(n-1) s, capped at 20 s in
+// standard mode (ExponentialBackoff.delay_amount, botocore/retries/standard.py)
+// and not capped at all in legacy mode (delay_exponential,
+// botocore/retryhandler.py; base "rand" in botocore/data/_retry.json).
+void read_aws_backoff(LayerPolicy& l, bool legacy, const std::string& mode_from) {
+  l.backoff.base_s = 1;
+  l.backoff.multiplier = 2;
+  l.backoff.cap_s = legacy ? 0 : 20;
+  l.backoff.jitter = Jitter::full;
+  l.from["client.backoff.base_s"] = mode_from + ": retry n waits U(0, 1) x 2^(n-1) seconds";
+  l.from["client.backoff.multiplier"] = "AWS SDKs double the backoff each retry";
+  l.from["client.backoff.cap_s"] = legacy
+                                       ? mode_from + ": botocore's legacy mode has no backoff cap"
+                                       : mode_from + ": standard mode caps the backoff at 20 s";
+  l.from["client.backoff.jitter"] = "AWS SDKs draw each delay uniformly below the window";
+  if (!legacy)
+    l.notes.push_back(
+        "backoff read as botocore's standard mode; aws-sdk-go-v2 waits U(0, 2^n) s for retry n "
+        "and exactly 20 s from retry 5, aws-sdk-js-v3 U(0, 0.1 x 2^(n-1)) s; not modelled "
+        "(docs/configs.md, \"AWS SDKs\")");
+}
+
+// The INI file's sections and their settings; the settings of an indented
+// sub-section ("s3 =" then "  key = value") are skipped.
+std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
+  std::vector<Section> sections;
+  std::istringstream in(text);
+  std::string raw;
+  int line = 0;
+  bool in_sub = false;  // inside an indented sub-section ("s3 =" then "  key = value")
+  while (std::getline(in, raw)) {
+    ++line;
+    std::string t = trim(raw);
+    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
+    if (t[0] == '[') {
+      if (t.back() != ']') fail({r.file, "", line}, "a section header must end with ]");
+      sections.push_back({trim(t.substr(1, t.size() - 2)), line, {}});
+      in_sub = false;
+      continue;
+    }
+    auto eq = t.find('=');
+    if (eq == std::string::npos)
+      fail({r.file, "", line}, "expected 'key = value' or a [section] header");
+    if (sections.empty())
+      fail({r.file, trim(t.substr(0, eq)), line}, "a setting before any [profile] section");
+    std::string k = trim(t.substr(0, eq)), v = trim(t.substr(eq + 1));
+    bool indented = raw[0] == ' ' || raw[0] == '\t';
+    if (indented && in_sub) continue;  // a nested service setting
+    in_sub = v.empty();
+    if (k.empty()) fail({r.file, "", line}, "a setting without a name");
+    sections.back().entries.push_back({k, {v, line}});
+  }
+  return sections;
+}
+
+// The profile read: [default] (or [profile default]), else the first [profile NAME].
+const Section& pick_profile(const std::vector<Section>& sections, const Reader& r) {
+  const Section* pick = nullptr;
+  int profiles = 0;
+  for (const auto& s : sections) {
+    bool profile = s.name == "default" || s.name.rfind("profile ", 0) == 0;
+    if (!profile) continue;
+    ++profiles;
+    if (s.name == "default" || s.name == "profile default") pick = &s;
+  }
+  if (!pick)
+    for (const auto& s : sections)
+      if (s.name.rfind("profile ", 0) == 0) {
+        pick = &s;
+        break;
+      }
+  if (!pick)
+    fail({r.file, "", sections.empty() ? 0 : sections[0].line},
+         "no [default] or [profile NAME] section");
+  if (profiles > 1)
+    r.warn({r.file, "[" + pick->name + "]", pick->line},
+           std::to_string(profiles) + " profiles; [" + pick->name + "] is read");
+  return *pick;
+}
+
+// max_attempts and retry_mode of the profile; a warning for each other
+// setting that is not one of the AWS config keys.
+struct ProfileSettings {
+  const Entry* attempts = nullptr;
+  const Entry* mode = nullptr;
+};
+
+ProfileSettings find_settings(const Section& pick, const std::string& section, const Reader& r) {
+  ProfileSettings found;
+  for (const auto& [k, e] : pick.entries) {
+    if (k == "max_attempts")
+      found.attempts = &e;
+    else if (k == "retry_mode")
+      found.mode = &e;
+    else if (!kKnownKeys.count(k))
+      r.warn({r.file, section + " " + k, e.line}, "unknown setting, ignored");
+  }
+  return found;
+}
+
+// max_attempts, or the mode's default (legacy 5, standard and adaptive 3).
+void read_max_attempts(const Entry* attempts, const std::string& m, const std::string& section,
+                       Reader& r) {
+  LayerPolicy& l = r.layer;
+  long long n = m == "legacy" ? 5 : 3;
+  if (attempts) {
+    YAML::Node v(attempts->value);
+    Where w{r.file, section + " max_attempts", attempts->line};
+    n = whole(v, w, 1, 1LL << 31);
+    l.from["client.retries"] = w.text() + ": " + std::to_string(n) +
+                               " (attempts, the first "
+                               "included; " +
+                               std::to_string(n - 1) + " retries)";
+  } else {
+    l.from["client.retries"] = r.file + ": max_attempts left out (" + m + " mode default " +
+                               std::to_string(n) + " attempts)";
+  }
+  l.as_written = n;
+  long long retries = std::min<long long>(n - 1, 100);
+  l.retries = static_cast<int>(retries);
+}
+
+// The retry quota of standard and adaptive mode; legacy mode has none.
+void read_retry_quota(const std::string& m, const std::string& mode_from, LayerPolicy& l) {
+  if (m == "legacy") {
+    l.budget.kind = BudgetKind::none;
+    l.from["client.budget.kind"] = mode_from + ": legacy mode has no retry quota";
+  } else {
+    l.budget.kind = BudgetKind::aws_quota;
+    l.set_budget("quota_tokens", 500);
+    l.set_budget("retry_cost", 5);
+    l.set_budget("timeout_cost", 10);
+    l.set_budget("success_reward", 1);
+    l.from["client.budget.kind"] = mode_from + ": the retry quota of standard mode";
+    l.from["client.budget.quota_tokens"] = "AWS retry quota: 500 tokens";
+    l.from["client.budget.retry_cost"] = "a retry costs 5 tokens";
+    l.from["client.budget.timeout_cost"] = "a retry after a timeout costs 10 tokens";
+    l.from["client.budget.success_reward"] = "a success without retry returns 1 token";
+    if (m == "adaptive")
+      l.notes.push_back(
+          "adaptive mode adds a client-side rate limiter that can delay first "
+          "attempts; not modelled (docs/conformance.md, \"AWS SDKs\")");
+  }
+}
+
+}  // namespace
+
+void read_aws(const std::string& text, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (text.size() > 4 * 1024 * 1024) fail({r.file, "", 0}, "larger than 4 MiB");
+  std::vector<Section> sections = parse_sections(text, r);
+  const Section& pick = pick_profile(sections, r);
+  std::string section = "[" + pick.name + "]";
+  l.format = "AWS config profile " + section;
+  l.has_retry_policy = true;
+  l.has_budget_part = true;
+  l.counting = "attempts";
+  l.count_field = "max_attempts";
+  auto [attempts, mode] = find_settings(pick, section, r);
+  // botocore (boto3) defaults to legacy (configprovider.py: _DEFAULT_RETRY_MODE
+  // = 'standard' if NEW_RETRIES_ENABLED else 'legacy'); the AWS CLI v2, Go v2
+  // and JS v3 SDKs default to standard. Read as botocore, with a warning.
+  std::string m = mode ? mode->value : "legacy";
+  if (m != "legacy" && m != "standard" && m != "adaptive")
+    fail({r.file, section + " retry_mode", mode->line},
+         "'" + m + "' is not a retry mode; choose legacy, standard or adaptive");
+  read_max_attempts(attempts, m, section, r);
+  std::string mode_from = mode
+                              ? Where{r.file, section + " retry_mode", mode->line}.text() + ": " + m
+                              : r.file + ": retry_mode left out: botocore's default, legacy";
+  if (!mode)
+    r.warn({r.file, section, pick.line},
+           "retry_mode left out: read as legacy, botocore's (boto3's) default (5 attempts, no "
+           "backoff cap, no retry quota); the AWS CLI v2 and the Go v2 and JS v3 SDKs default "
+           "to standard: write retry_mode = standard to say which");
+  l.settings["retry_mode"] = m;  // lint: adaptive's rate limiter is not modelled
+  read_aws_backoff(l, m == "legacy", mode_from);
+  if (m != "legacy" && l.retries >= 6)  // 2^5 > 20: the cap bites
+    l.notes.push_back(
+        "botocore caps each delay after the jitter, min(U(0, 2^(n-1)), 20) s: from retry 6 it "
+        "waits exactly 20 s more often than the model's U(0, 20) (docs/conformance.md, \"AWS "
+        "SDKs\")");
+  l.retry_on_timeout = true;
+  l.from["client.retry_on_timeout"] = "AWS SDKs retry timeouts and transient errors";
+  l.deadline_s = 0;
+  l.from["client.deadline_s"] = "the AWS config file sets no overall deadline";
+  l.notes.push_back(
+      "the AWS config file sets no per-attempt timeout; client.timeout_s is not "
+      "imported");
+  read_retry_quota(m, mode_from, l);
+  l.budget_from = l.from["client.budget.kind"];
+}
+
+// An INI file whose first setting is a [section] or max_attempts / retry_mode.
+bool looks_like_aws(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  static const std::regex section(R"(^\s*\[\s*[A-Za-z0-9_.@ -]+\s*\]\s*$)");
+  static const std::regex retry_line(R"(^\s*(max_attempts|retry_mode)\s*=)");
+  bool first = true;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    auto p = line.find_first_not_of(" \t");
+    if (p == std::string::npos || line[p] == '#' || line[p] == ';') continue;
+    if (line.size() > 4096) return false;
+    if (first && std::regex_match(line, section)) return true;
+    if (std::regex_search(line, retry_line)) return true;
+    first = false;
+  }
+  return false;
+}
+
+}  // namespace retrystorm::configs

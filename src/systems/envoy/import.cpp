@@ -1,0 +1,496 @@
+// Envoy: route (timeout, retry_policy) and cluster (circuit_breakers) fragments,
+// in YAML or JSON, snake_case or lowerCamelCase (proto3 JSON allows both).
+#include <algorithm>
+#include <sstream>
+
+#include "systems/readers.hpp"
+#include "text/list.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+
+constexpr double kEnvoyRouteTimeout = 15;
+constexpr double kEnvoyBaseInterval = 0.025;
+
+struct Found {
+  YAML::Node map;
+  std::string path;
+};
+
+YAML::Node get(const YAML::Node& map, const std::string& snake) {
+  if (!map.IsMap()) return missing();
+  for (const auto& kv : map)
+    if (snake_case(key_of(kv.first)) == snake) return kv.second;
+  return missing();
+}
+
+// Collects maps holding `key` (retry_policy, circuit_breakers), bounded.
+void collect(const YAML::Node& n, const std::string& key, const std::string& path,
+             std::vector<Found>& out, int depth, int& budget) {
+  if (depth > 40 || --budget < 0) return;
+  if (n.IsMap()) {
+    if (get(n, key)) out.push_back({n, path});
+    for (const auto& kv : n) {
+      std::string k = key_of(kv.first);
+      if (snake_case(k) == key) continue;
+      collect(kv.second, key, path.empty() ? k : path + "." + k, out, depth + 1, budget);
+    }
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i)
+      collect(n[i], key, path + "[" + std::to_string(i) + "]", out, depth + 1, budget);
+  }
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  return a.empty() ? b : a + "." + b;
+}
+
+double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& key) {
+  Where w = at(r.file, key, n);
+  if (n.IsScalar()) {
+    std::string t = n.Scalar();
+    bool proto_form =
+        !t.empty() && t.back() == 's' && t.find_first_not_of("0123456789.") == t.size() - 1;
+    if (!proto_form && t != "0") {
+      double v = parse_duration_text(t, w, {false, false, true});
+      r.warn(w, "'" + t + "': Envoy reads durations as seconds with an s suffix (\"" +
+                    proto_duration(v) + "\"); Envoy rejects this form, read as " +
+                    human_duration(v));
+      return v;
+    }
+  }
+  return duration(n, w, {true, false, false});
+}
+
+bool retries_timeouts(const std::string& retry_on) {
+  for (std::string_view item : text::list_items(retry_on))
+    if (item == "5xx" || item == "gateway-error" || item == "reset") return true;
+  return false;
+}
+
+// Envoy's own limit when no retry_budget is in force: max_retries concurrent
+// retries per cluster and priority, per Envoy instance, 3 unless a DEFAULT
+// threshold sets it (ClusterInfoImpl::ResourceManagers::load in
+// source/common/upstream/upstream_impl.cc). It is the envoy_concurrency
+// budget with no share of traffic: ratio 0, min_concurrency = the cap
+// (docs/policies.md). Above the key's range the cap never binds: `none`
+// (Istio writes 4294967295 on every cluster it builds).
+constexpr double kEnvoyDefaultMaxRetries = 3;
+
+void set_retry_cap(LayerPolicy& l, double cap, const std::string& from) {
+  l.clear_budget();
+  if (cap > key_or_throw("client.budget.min_concurrency").max) {
+    l.budget.kind = BudgetKind::none;
+    l.from["client.budget.kind"] =
+        from + "; " + number_text(cap) +
+        " concurrent retries is no limit in practice, so nothing limits retries";
+    return;
+  }
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", 0);
+  l.set_budget("min_concurrency", cap);
+  l.from["client.budget.kind"] = from + "; a fixed cap of " + number_text(cap) +
+                                 " concurrent retries per Envoy instance (backoff included), no "
+                                 "retry_budget";
+  l.from["client.budget.ratio"] = from + "; max_retries has no share of traffic";
+  l.from["client.budget.min_concurrency"] = from;
+}
+
+void read_retry_budget(const YAML::Node& rb, const std::string& rk, bool has_max_retries,
+                       Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (!rb.IsMap() && !rb.IsNull()) fail(at(r.file, rk, rb), "must be an object");
+  r.check_fields(rb, rk, {"budget_percent", "min_retry_concurrency", "budget_interval"}, true);
+  YAML::Node bp = get(rb, "budget_percent");
+  YAML::Node mc = get(rb, "min_retry_concurrency");
+  if (get(rb, "budget_interval"))
+    l.notes.push_back(rk +
+                      ".budget_interval is not modelled: the budget's base is read as the "
+                      "requests in flight, not the requests started in the interval");
+  if (!bp && !mc) {
+    // Envoy uses the budget only when one of its fields is set
+    // (RetryBudgetImpl::useRetryBudget, source/common/upstream/resource_manager_impl.h).
+    l.notes.push_back(rk +
+                      " sets neither budget_percent nor min_retry_concurrency: Envoy then "
+                      "ignores it and keeps max_retries");
+    return;
+  }
+  double percent = 20, minc = 3;
+  if (bp) {
+    percent = wrapped_number(bp, at(r.file, rk + ".budget_percent", bp));
+    if (percent < 0 || percent > 100)
+      fail(at(r.file, rk + ".budget_percent", bp),
+           number_text(percent) + " is out of range; allowed 0 to 100");
+  }
+  if (mc) {
+    Where w = at(r.file, rk + ".min_retry_concurrency", mc);
+    minc = static_cast<double>(wrapped_whole(mc, w, 0, 1 << 30));
+  }
+  l.clear_budget();
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", percent / 100);
+  l.set_budget("min_concurrency", minc);
+  l.from["client.budget.kind"] = at(r.file, rk, rb).text() + ": Envoy retry budget";
+  l.from["client.budget.ratio"] =
+      bp ? at(r.file, rk + ".budget_percent", bp).text() + ": " + number_text(percent) + "%"
+         : at(r.file, rk, rb).text() + ": budget_percent left out (Envoy default 20%)";
+  l.from["client.budget.min_concurrency"] =
+      mc ? at(r.file, rk + ".min_retry_concurrency", mc).text()
+         : at(r.file, rk, rb).text() + ": min_retry_concurrency left out (Envoy default 3)";
+  if (has_max_retries)
+    l.notes.push_back(rk + ": retry_budget replaces max_retries; max_retries is ignored");
+}
+
+// The DEFAULT priority's threshold (Envoy reads the first one of a priority).
+void read_threshold(const YAML::Node& t, const std::string& tk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node rb = get(t, "retry_budget");
+  YAML::Node mr = get(t, "max_retries");
+  if (mr) {
+    Where w = at(r.file, tk + ".max_retries", mr);
+    set_retry_cap(l, static_cast<double>(wrapped_whole(mr, w, 0, 1LL << 32)), w.text());
+  } else {
+    set_retry_cap(l, kEnvoyDefaultMaxRetries,
+                  at(r.file, tk, t).text() + ": max_retries left out (Envoy default 3)");
+  }
+  if (rb) read_retry_budget(rb, tk + ".retry_budget", static_cast<bool>(mr), r);
+}
+
+void read_budget(const std::vector<Found>& breakers, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (breakers.empty()) return;
+  l.has_budget_part = true;
+  const Found& f = breakers.front();
+  if (breakers.size() > 1)
+    r.warn(at(r.file, join(f.path, "circuit_breakers"), get(f.map, "circuit_breakers")),
+           std::to_string(breakers.size()) + " clusters with circuit breakers; the first is read");
+  std::string cb_key = join(f.path, "circuit_breakers");
+  YAML::Node cb = get(f.map, "circuit_breakers");
+  if (!cb.IsMap()) fail(at(r.file, cb_key, cb), "must be an object with thresholds");
+  r.check_fields(cb, cb_key, {"thresholds", "per_host_thresholds"}, true);
+  YAML::Node th = get(cb, "thresholds");
+  set_retry_cap(l, kEnvoyDefaultMaxRetries,
+                at(r.file, cb_key, cb).text() +
+                    ": no DEFAULT threshold, so max_retries keeps Envoy's default 3");
+  if (th && !th.IsSequence()) fail(at(r.file, cb_key + ".thresholds", th), "must be a list");
+  bool seen_default = false;
+  for (size_t i = 0; th && i < th.size(); ++i) {
+    std::string tk = cb_key + ".thresholds[" + std::to_string(i) + "]";
+    const YAML::Node t = th[i];
+    if (!t.IsMap()) fail(at(r.file, tk, t), "must be an object");
+    r.check_fields(t, tk,
+                   {"priority", "max_connections", "max_pending_requests", "max_requests",
+                    "max_retries", "retry_budget", "track_remaining", "max_connection_pools"},
+                   true);
+    YAML::Node pr = get(t, "priority");
+    std::string priority = pr ? text(pr, at(r.file, tk + ".priority", pr)) : "DEFAULT";
+    if (priority != "DEFAULT") {
+      if (priority != "HIGH")
+        fail(at(r.file, tk + ".priority", pr), "'" + priority + "': choose DEFAULT or HIGH");
+      l.notes.push_back(tk + ": priority HIGH thresholds are not modelled");
+      continue;
+    }
+    if (seen_default) {
+      l.notes.push_back(tk + ": a second DEFAULT threshold; Envoy reads the first");
+      continue;
+    }
+    seen_default = true;
+    read_threshold(t, tk, r);
+  }
+  l.budget_from = l.from["client.budget.kind"];
+}
+
+// The fields of an Envoy route (config.route.v3.Route and RouteAction) other
+// than retry_policy's, so that a field of neither is reported.
+void check_route_fields(const Reader& r, const YAML::Node& route, const std::string& route_key) {
+  r.check_fields(route, route_key,
+                 {"cluster",
+                  "cluster_header",
+                  "weighted_clusters",
+                  "cluster_specifier_plugin",
+                  "inline_cluster_specifier_plugin",
+                  "cluster_not_found_response_code",
+                  "metadata_match",
+                  "prefix_rewrite",
+                  "path_rewrite_policy",
+                  "regex_rewrite",
+                  "host_rewrite_literal",
+                  "auto_host_rewrite",
+                  "host_rewrite_header",
+                  "host_rewrite_path_regex",
+                  "append_x_forwarded_host",
+                  "timeout",
+                  "idle_timeout",
+                  "early_data_policy",
+                  "retry_policy",
+                  "retry_policy_typed_config",
+                  "request_mirror_policies",
+                  "priority",
+                  "rate_limits",
+                  "include_vh_rate_limits",
+                  "hash_policy",
+                  "cors",
+                  "max_grpc_timeout",
+                  "grpc_timeout_offset",
+                  "upgrade_configs",
+                  "internal_redirect_policy",
+                  "internal_redirect_action",
+                  "max_internal_redirects",
+                  "hedge_policy",
+                  "max_stream_duration",
+                  "circuit_breakers",
+                  "name",
+                  "match",
+                  "route"},
+                 true);
+}
+
+// The documents' route retry policies, cluster circuit breakers and bare retry
+// policies (num_retries, retry_on ... at the top).
+struct EnvoyParts {
+  std::vector<Found> routes, breakers, bare;
+};
+
+EnvoyParts collect_parts(const std::vector<YAML::Node>& docs, const Reader& r) {
+  EnvoyParts parts;
+  for (const auto& d : docs) {
+    int budget = 50000;
+    collect(d, "retry_policy", "", parts.routes, 0, budget);
+    budget = 50000;
+    collect(d, "circuit_breakers", "", parts.breakers, 0, budget);
+    if (d.IsMap() && !get(d, "retry_policy") &&
+        (get(d, "num_retries") || get(d, "retry_on") || get(d, "per_try_timeout") ||
+         get(d, "retry_back_off")))
+      parts.bare.push_back({d, ""});
+    if (d.IsMap() && !get(d, "circuit_breakers") &&
+        (get(d, "thresholds") || get(d, "retry_budget")))
+      fail(at(r.file, "", d),
+           "thresholds/retry_budget must sit under circuit_breakers (cluster.circuit_breakers)");
+  }
+  return parts;
+}
+
+// The retry policy read and the route (or virtual host) it sits in; a bare
+// policy is its own route.
+struct RetryPolicyAt {
+  YAML::Node route = missing(), rp = missing();
+  std::string route_key, rp_key;
+};
+
+RetryPolicyAt find_retry_policy(const EnvoyParts& parts, const Reader& r) {
+  RetryPolicyAt p;
+  if (parts.routes.empty()) {
+    p.rp = parts.bare.front().map;
+    p.route = p.rp;
+    return p;
+  }
+  p.route = parts.routes.front().map;
+  p.route_key = parts.routes.front().path;
+  p.rp = get(p.route, "retry_policy");
+  p.rp_key = join(p.route_key, "retry_policy");
+  if (parts.routes.size() > 1)
+    r.warn(at(r.file, p.rp_key, p.rp),
+           std::to_string(parts.routes.size()) + " retry policies in this file; the first is read");
+  // A virtual host's retry_policy applies to its routes; a route's is its own.
+  bool vhost = get(p.route, "routes") || get(p.route, "domains");
+  if (!vhost) check_route_fields(r, p.route, p.route_key);
+  if (get(p.route, "hedge_policy"))
+    r.warn(at(r.file, join(p.route_key, "hedge_policy"), get(p.route, "hedge_policy")),
+           "hedging is not modelled; hedged requests add load like retries");
+  return p;
+}
+
+// Route timeout: the whole request, all retries included. Returns it (0: none).
+double read_route_timeout(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& route = p.route;
+  const std::string& route_key = p.route_key;
+  YAML::Node to = get(route, "timeout");
+  double deadline = kEnvoyRouteTimeout;
+  std::string deadline_from;
+  if (to) {
+    deadline = envoy_duration(r, to, join(route_key, "timeout"));
+    deadline_from = at(r.file, join(route_key, "timeout"), to).text() + ": route timeout " +
+                    (deadline == 0 ? "0s (disabled)" : human_duration(deadline)) +
+                    ", all attempts included";
+  } else {
+    deadline_from = at(r.file, route_key, route).text() +
+                    ": route timeout left out (Envoy default 15 s, all attempts included)";
+  }
+  l.deadline_s = deadline;
+  l.from["client.deadline_s"] = deadline_from;
+
+  return deadline;
+}
+
+// Retries: num_retries, none without retry_on. Returns retry_on.
+std::string read_retries(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& rp = p.rp;
+  const std::string& rp_key = p.rp_key;
+  YAML::Node nr = get(rp, "num_retries");
+  long long n = 1;
+  if (nr) {
+    Where w = at(r.file, join(rp_key, "num_retries"), nr);
+    n = wrapped_whole(nr, w, 0, 1LL << 32);
+    if (n < 0) fail(w, "must be 0 or more");
+    l.from["client.retries"] =
+        w.text() + ": " + std::to_string(n) + " (retries; " + std::to_string(n + 1) + " attempts)";
+  } else {
+    l.from["client.retries"] =
+        at(r.file, rp_key, rp).text() + ": num_retries left out (Envoy default 1 retry)";
+  }
+  l.as_written = n;
+  l.count_field = "retry_policy.num_retries";
+  YAML::Node ro = get(rp, "retry_on");
+  std::string retry_on = ro ? text(ro, at(r.file, join(rp_key, "retry_on"), ro)) : "";
+  if (retry_on.empty()) {
+    r.warn(at(r.file, rp_key, rp), "retry_on is empty: Envoy retries nothing; read as 0 retries");
+    n = 0;
+    l.from["client.retries"] = at(r.file, rp_key, rp).text() + ": no retry_on, so no retries";
+  }
+  if (n > 100) {
+    r.warn(at(r.file, join(rp_key, "num_retries"), nr),
+           std::to_string(n) + " retries: the model takes at most 100");
+    n = 100;
+  }
+  l.retries = static_cast<int>(n);
+
+  return retry_on;
+}
+
+// Per-try timeout, and whether a timed-out attempt is retried.
+void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, double deadline,
+                          Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& rp = p.rp;
+  const std::string& rp_key = p.rp_key;
+  YAML::Node ro = get(rp, "retry_on");
+  YAML::Node pt = get(rp, "per_try_timeout");
+  double per_try = pt ? envoy_duration(r, pt, join(rp_key, "per_try_timeout")) : 0;
+  if (pt && per_try > 0) {
+    l.per_try_timeout_s = per_try;
+    l.retry_on_timeout = retries_timeouts(retry_on);
+    l.from["client.timeout_s"] =
+        at(r.file, join(rp_key, "per_try_timeout"), pt).text() + ": " + human_duration(per_try);
+    l.from["client.retry_on_timeout"] =
+        l.retry_on_timeout
+            ? at(r.file, join(rp_key, "per_try_timeout"), pt).text() + ": set, and retry_on '" +
+                  retry_on + "' retries a timed-out attempt"
+            : at(r.file, join(rp_key, "retry_on"), ro).text() + ": '" + retry_on +
+                  "' has none of 5xx, gateway-error, reset: a timed-out attempt is not retried";
+    if (deadline > 0 && per_try > deadline)
+      l.notes.push_back("per_try_timeout " + human_duration(per_try) +
+                        " is longer than the route timeout " + human_duration(deadline));
+  } else {
+    l.per_try_timeout_unset = true;
+    l.retry_on_timeout = false;
+    l.from["client.retry_on_timeout"] =
+        at(r.file, rp_key, rp).text() +
+        ": per_try_timeout unset, so an attempt runs until the route timeout and a timed-out "
+        "attempt is never retried";
+    if (deadline > 0) {
+      l.per_try_timeout_s = deadline;
+      l.from["client.timeout_s"] = at(r.file, rp_key, rp).text() +
+                                   ": per_try_timeout unset; an attempt may take the whole route "
+                                   "timeout " +
+                                   human_duration(deadline);
+    } else {
+      l.notes.push_back(
+          "no per_try_timeout and no route timeout: attempts never time out; "
+          "client.timeout_s is not imported");
+    }
+  }
+}
+
+// Backoff: a window from base_interval doubling to max_interval, delay
+// uniform in [0, window): full jitter, multiplier 2.
+void read_backoff(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& rp = p.rp;
+  const std::string& rp_key = p.rp_key;
+  YAML::Node bo = get(rp, "retry_back_off");
+  std::string bo_key = join(rp_key, "retry_back_off");
+  double base = kEnvoyBaseInterval, cap = 0;
+  YAML::Node bi = missing(), mi = missing();
+  if (bo) {
+    if (!bo.IsMap()) fail(at(r.file, bo_key, bo), "must be an object with base_interval");
+    r.check_fields(bo, bo_key, {"base_interval", "max_interval"}, true);
+    bi = get(bo, "base_interval");
+    mi = get(bo, "max_interval");
+    if (!bi) fail(at(r.file, bo_key, bo), "base_interval is required by Envoy");
+    base = envoy_duration(r, bi, bo_key + ".base_interval");
+    if (base <= 0) fail(at(r.file, bo_key + ".base_interval", bi), "must be above 0");
+  }
+  // A window above the key's range never binds in any incident the model runs.
+  cap = std::min(10 * base, key_or_throw("client.backoff.cap_s").max);
+  if (mi) {
+    cap = envoy_duration(r, mi, bo_key + ".max_interval");
+    if (cap < base)
+      fail(at(r.file, bo_key + ".max_interval", mi),
+           human_duration(cap) + " is below base_interval " + human_duration(base) +
+               "; Envoy rejects it");
+  }
+  l.backoff.base_s = base;
+  l.backoff.multiplier = 2;
+  l.backoff.cap_s = cap;
+  l.backoff.jitter = Jitter::full;
+  l.from["client.backoff.base_s"] =
+      bi ? at(r.file, bo_key + ".base_interval", bi).text() + ": " + human_duration(base)
+         : at(r.file, rp_key, rp).text() + ": retry_back_off left out (Envoy default 25 ms)";
+  l.from["client.backoff.multiplier"] = "Envoy doubles the backoff window each retry";
+  l.from["client.backoff.cap_s"] =
+      mi ? at(r.file, bo_key + ".max_interval", mi).text() + ": " + human_duration(cap)
+         : "max_interval left out: Envoy uses 10 x base_interval = " + human_duration(cap);
+  l.from["client.backoff.jitter"] = "Envoy draws each delay uniformly in [0, window)";
+}
+
+}  // namespace
+
+void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
+  LayerPolicy& l = r.layer;
+  EnvoyParts parts = collect_parts(docs, r);
+  bool has_route = !parts.routes.empty() || !parts.bare.empty();
+  l.format = has_route && !parts.breakers.empty() ? "Envoy route + cluster"
+             : has_route                          ? "Envoy route"
+                                                  : "Envoy cluster";
+  read_budget(parts.breakers, r);
+  if (!has_route) {
+    if (parts.breakers.empty())
+      fail({r.file, "", docs.empty() ? 0 : line_of(docs[0])},
+           "no Envoy retry_policy or circuit_breakers found");
+    return;
+  }
+  l.has_retry_policy = true;
+  l.counting = "retries";
+  if (parts.breakers.empty()) {
+    // No cluster given: the cluster the route sends to has Envoy's defaults
+    // (a cluster file read with this one replaces them).
+    set_retry_cap(l, kEnvoyDefaultMaxRetries,
+                  r.file +
+                      ": no cluster circuit_breakers given, so max_retries keeps Envoy's "
+                      "default 3");
+    l.budget_from = l.from["client.budget.kind"];
+  }
+  RetryPolicyAt p = find_retry_policy(parts, r);
+  const YAML::Node& rp = p.rp;
+  if (!rp.IsMap()) fail(at(r.file, p.rp_key, rp), "must be an object");
+  r.check_fields(
+      rp, p.rp_key,
+      {"retry_on", "num_retries", "per_try_timeout", "per_try_idle_timeout", "retry_priority",
+       "retry_host_predicate", "retry_options_predicates", "host_selection_retry_max_attempts",
+       "retriable_status_codes", "retry_back_off", "rate_limited_retry_back_off",
+       "retriable_headers", "retriable_request_headers", "timeout"},
+      true);
+  double deadline = read_route_timeout(p, r);
+  std::string retry_on = read_retries(p, r);
+  read_per_try_timeout(p, retry_on, deadline, r);
+  read_backoff(p, r);
+  if (get(rp, "rate_limited_retry_back_off"))
+    l.notes.push_back("rate_limited_retry_back_off (reset headers) is not modelled");
+  if (get(rp, "retry_host_predicate"))
+    l.notes.push_back("retry_host_predicate: retries go to other hosts; the model has one queue");
+}
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,316 @@
+// gRPC service config (JSON): methodConfig[].retryPolicy / timeout, retryThrottling.
+#include <set>
+
+#include "systems/readers.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+
+YAML::Node get(const YAML::Node& map, const std::string& snake) {
+  if (!map.IsMap()) return missing();
+  for (const auto& kv : map)
+    if (snake_case(key_of(kv.first)) == snake) return kv.second;
+  return missing();
+}
+
+// gRPC reads durations as protobuf JSON strings ("0.1s"); other forms are
+// read, with a warning, since gRPC itself rejects them.
+double grpc_duration(const Reader& r, const YAML::Node& n, const std::string& key) {
+  Where w = at(r.file, key, n);
+  if (n.IsMap()) {
+    double v = duration(n, w, {true, false, false});
+    r.warn(w, "a {seconds, nanos} object: gRPC's JSON parser wants a string (\"" +
+                  proto_duration(v) + "\") and rejects the service config otherwise");
+    return v;
+  }
+  if (n.IsScalar()) {
+    const std::string& t = n.Scalar();
+    bool proto_form =
+        !t.empty() && t.back() == 's' && t.find_first_not_of("0123456789.") == t.size() - 1;
+    if (!proto_form) {
+      double v = parse_duration_text(t, w, {false, false, true});
+      r.warn(w, "'" + t + "': gRPC reads only seconds with an s suffix (\"" + proto_duration(v) +
+                    "\") and rejects the service config otherwise");
+      return v;
+    }
+  }
+  return duration(n, w, {false, false, false});
+}
+
+const std::set<std::string> kStatusCodes = {
+    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+    "DATA_LOSS", "UNAUTHENTICATED"};
+
+// The method config read: the first that retries, else the first; with its
+// path ("methodConfig[2]"). Null without methodConfig.
+struct MethodConfigAt {
+  YAML::Node mc = missing();
+  std::string key;
+};
+
+MethodConfigAt pick_method_config(const YAML::Node& mcs, const Reader& r) {
+  YAML::Node mc = missing();
+  std::string mc_key;
+  if (!mcs.IsSequence()) fail(at(r.file, "methodConfig", mcs), "must be a list");
+  int with_retry = 0;
+  for (size_t i = 0; i < mcs.size(); ++i) {
+    std::string k = "methodConfig[" + std::to_string(i) + "]";
+    const YAML::Node m = mcs[i];
+    if (!m.IsMap()) fail(at(r.file, k, m), "must be an object");
+    r.check_fields(m, k,
+                   {"name", "wait_for_ready", "timeout", "max_request_message_bytes",
+                    "max_response_message_bytes", "retry_policy", "hedging_policy"},
+                   true);
+    if (get(m, "retry_policy") && get(m, "hedging_policy"))
+      fail(at(r.file, k, m), "has both retryPolicy and hedgingPolicy; gRPC allows one");
+    if (get(m, "hedging_policy"))
+      r.warn(at(r.file, k + ".hedgingPolicy", get(m, "hedging_policy")),
+             "hedging is not modelled; each hedged attempt adds load like a retry");
+    bool has = static_cast<bool>(get(m, "retry_policy"));
+    if (has && ++with_retry == 1) {
+      mc = m;
+      mc_key = k;
+    }
+  }
+  if (!mc && mcs.size() > 0) {
+    mc = mcs[0];
+    mc_key = "methodConfig[0]";
+  }
+  if (with_retry > 1)
+    r.warn(
+        at(r.file, "methodConfig", mcs),
+        std::to_string(with_retry) + " method configs retry; the first (" + mc_key + ") is read");
+  return {mc, mc_key};
+}
+
+// Budget: retryThrottling, per channel. Returns whether there is one.
+bool read_throttling(const YAML::Node& d, Reader& r) {
+  LayerPolicy& l = r.layer;
+  // Budget: retryThrottling, per channel.
+  YAML::Node th = get(d, "retry_throttling");
+  l.has_budget_part = true;
+  if (th) {
+    if (!th.IsMap()) fail(at(r.file, "retryThrottling", th), "must be an object");
+    r.check_fields(th, "retryThrottling", {"max_tokens", "token_ratio"}, true);
+    YAML::Node mt = get(th, "max_tokens"), tr = get(th, "token_ratio");
+    if (!mt) fail(at(r.file, "retryThrottling", th), "maxTokens is required by gRPC");
+    if (!tr) fail(at(r.file, "retryThrottling", th), "tokenRatio is required by gRPC");
+    Where mw = at(r.file, "retryThrottling.maxTokens", mt),
+          tw = at(r.file, "retryThrottling.tokenRatio", tr);
+    long long max_tokens = whole(mt, mw, 1, 1000);
+    double ratio = number(tr, tw);
+    if (ratio <= 0) fail(tw, "must be above 0");
+    l.budget.kind = BudgetKind::grpc_throttling;
+    l.set_budget("max_tokens", static_cast<double>(max_tokens));
+    l.set_budget("token_ratio", ratio);
+    l.from["client.budget.kind"] =
+        at(r.file, "retryThrottling", th).text() + ": retries only while tokens > maxTokens / 2";
+    l.from["client.budget.max_tokens"] = mw.text();
+    l.from["client.budget.token_ratio"] = tw.text();
+  } else {
+    l.budget.kind = BudgetKind::none;
+    l.from["client.budget.kind"] = r.file + ": no retryThrottling, so no retry budget";
+  }
+  l.budget_from = l.from["client.budget.kind"];
+
+  return static_cast<bool>(th);
+}
+
+// The method's timeout: the call's deadline, which also ends every attempt.
+void read_deadline(const MethodConfigAt& m, Reader& r) {
+  LayerPolicy& l = r.layer;
+  const YAML::Node& mc = m.mc;
+  const std::string& mc_key = m.key;
+  YAML::Node to = get(mc, "timeout");
+  if (to) {
+    double t = grpc_duration(r, to, mc_key + ".timeout");
+    Where w = at(r.file, mc_key + ".timeout", to);
+    l.deadline_s = t;
+    l.from["client.deadline_s"] = w.text() + ": the call's deadline, all attempts included";
+    if (t > 0) {
+      l.per_try_timeout_s = t;
+      l.from["client.timeout_s"] =
+          w.text() + ": an attempt can take the whole deadline (no per-attempt timeout)";
+    }
+  } else {
+    l.deadline_s = 0;
+    l.from["client.deadline_s"] =
+        at(r.file, mc_key, mc).text() + ": no timeout, so no deadline unless the caller sets one";
+    l.notes.push_back(
+        "no methodConfig timeout: calls have no deadline; client.timeout_s is not "
+        "imported");
+  }
+}
+
+// A field gRPC requires of a retry policy.
+YAML::Node required(const YAML::Node& rp, const std::string& rk, const Reader& r, const char* snake,
+                    const char* camel) {
+  YAML::Node n = get(rp, snake);
+  if (!n)
+    fail(at(r.file, rk, rp), std::string(camel) +
+                                 " is required by gRPC (it rejects the service config without "
+                                 "it)");
+  return n;
+}
+
+// maxAttempts, as gRPC caps it.
+void read_attempts(const YAML::Node& ma, const std::string& rk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  Where maw = at(r.file, rk + ".maxAttempts", ma);
+  long long attempts = whole(ma, maw, 0, 1LL << 31);
+  if (attempts < 2) fail(maw, std::to_string(attempts) + ": gRPC requires at least 2");
+  l.as_written = attempts;
+  long long used = attempts;
+  if (attempts > 5) {
+    l.capped_from = attempts;
+    used = 5;
+    r.warn(maw, std::to_string(attempts) + " attempts: gRPC silently uses 5");
+  }
+  l.retries = static_cast<int>(used - 1);
+  l.from["client.retries"] = maw.text() + ": " + std::to_string(attempts) + " (attempts" +
+                             (attempts > 5 ? ", capped to 5 by gRPC" : "") + "; " +
+                             std::to_string(used - 1) + " retries)";
+}
+
+void read_backoff(const YAML::Node& ib, const YAML::Node& mb, const YAML::Node& bm,
+                  const std::string& rk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  Where ibw = at(r.file, rk + ".initialBackoff", ib), mbw = at(r.file, rk + ".maxBackoff", mb),
+        bmw = at(r.file, rk + ".backoffMultiplier", bm);
+  l.backoff.base_s = grpc_duration(r, ib, rk + ".initialBackoff");
+  l.backoff.cap_s = grpc_duration(r, mb, rk + ".maxBackoff");
+  l.backoff.multiplier = number(bm, bmw);
+  if (l.backoff.base_s <= 0) fail(ibw, "must be above 0");
+  if (l.backoff.cap_s <= 0) fail(mbw, "must be above 0");
+  if (l.backoff.multiplier <= 0) fail(bmw, "must be above 0");
+  if (l.backoff.multiplier < 1) {
+    r.warn(bmw, number_text(l.backoff.multiplier) +
+                    ": a multiplier below 1 shrinks the backoff; the model needs at least 1, "
+                    "read as 1");
+    l.backoff.multiplier = 1;
+  }
+  l.from["client.backoff.base_s"] = ibw.text() + ": " + human_duration(l.backoff.base_s);
+  l.from["client.backoff.cap_s"] = mbw.text() + ": " + human_duration(l.backoff.cap_s);
+  l.from["client.backoff.multiplier"] = bmw.text();
+}
+
+// retryableStatusCodes: names or numbers of gRPC status codes, never OK.
+void check_status_codes(const YAML::Node& rc, const std::string& rk, const Reader& r) {
+  Where rcw = at(r.file, rk + ".retryableStatusCodes", rc);
+  if (!rc.IsSequence() || rc.size() == 0) fail(rcw, "must be a non-empty list of status codes");
+  for (size_t i = 0; i < rc.size(); ++i) {
+    Where w = at(r.file, rk + ".retryableStatusCodes[" + std::to_string(i) + "]", rc[i]);
+    std::string code = text(rc[i], w);
+    bool numeric = !code.empty() && code.find_first_not_of("0123456789") == std::string::npos;
+    if (numeric ? std::stoll(code.substr(0, 6)) > 16 : !kStatusCodes.count(code))
+      fail(w, "'" + code + "' is not a gRPC status code (e.g. UNAVAILABLE)");
+    if (code == "OK" || code == "0") fail(w, "OK cannot be retryable");
+  }
+}
+
+// perAttemptRecvTimeout: a per-attempt timeout, in C-core only.
+void read_per_attempt_timeout(const YAML::Node& rp, const std::string& rk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node pa = get(rp, "per_attempt_recv_timeout");
+  if (pa) {
+    double t = grpc_duration(r, pa, rk + ".perAttemptRecvTimeout");
+    Where w = at(r.file, rk + ".perAttemptRecvTimeout", pa);
+    if (t <= 0) fail(w, "must be above 0");
+    // Only C-core applies it: grpc-go has no such field in its service
+    // config, grpc-java stores it (RetryPolicy.perAttemptRecvTimeoutNanos)
+    // but RetriableStream never reads it. Read as C-core runs it.
+    l.per_try_timeout_s = t;
+    l.retry_on_timeout = true;
+    l.per_try_c_core_only = true;
+    l.from["client.timeout_s"] = w.text() + ": " + human_duration(t) + " per attempt (C-core)";
+    l.from["client.retry_on_timeout"] =
+        w.text() + ": an attempt that times out is retried (C-core)";
+    // C-core itself parses the field only on a channel created with
+    // grpc.experimental.enable_hedging (RetryMethodConfig's JSON loader in
+    // retry_service_config.cc); checked on the real client in
+    // docs/conformance.md.
+    l.notes.push_back(w.text() +
+                      ": only gRPC C-core (C++, Python, Ruby, PHP, ...) applies "
+                      "perAttemptRecvTimeout, and only on a channel created with the argument "
+                      "grpc.experimental.enable_hedging (off by default); grpc-js, grpc-go and "
+                      "grpc-java ignore it, so there an attempt runs until the deadline and is "
+                      "not retried; read as C-core runs it with that argument");
+  }
+}
+
+void read_retry_policy(const YAML::Node& rp, const std::string& rk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (!rp.IsMap()) fail(at(r.file, rk, rp), "must be an object");
+  l.notes.push_back(
+      "jitter read as gRPC C-core, grpc-go 1.69+ and grpc-java 1.71+ draw it (backoff x "
+      "U(0.8, 1.2)); older grpc-go and grpc-java draw U(0, backoff): set "
+      "client.backoff.jitter = full for those; gRPC C-core 1.51 (Debian 12) waits exactly "
+      "initialBackoff before the first retry, later releases draw it like the others "
+      "(docs/conformance.md)");
+  r.check_fields(rp, rk,
+                 {"max_attempts", "initial_backoff", "max_backoff", "backoff_multiplier",
+                  "retryable_status_codes", "per_attempt_recv_timeout"},
+                 true);
+  YAML::Node ma = required(rp, rk, r, "max_attempts", "maxAttempts");
+  YAML::Node ib = required(rp, rk, r, "initial_backoff", "initialBackoff");
+  YAML::Node mb = required(rp, rk, r, "max_backoff", "maxBackoff");
+  YAML::Node bm = required(rp, rk, r, "backoff_multiplier", "backoffMultiplier");
+  YAML::Node rc = required(rp, rk, r, "retryable_status_codes", "retryableStatusCodes");
+  read_attempts(ma, rk, r);
+  read_backoff(ib, mb, bm, rk, r);
+  check_status_codes(rc, rk, r);
+  read_per_attempt_timeout(rp, rk, r);
+}
+
+}  // namespace
+
+void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
+  LayerPolicy& l = r.layer;
+  l.format = "gRPC service config";
+  if (docs.size() != 1) fail({r.file, "", line_of(docs[1])}, "one service config per file");
+  const YAML::Node& d = docs[0];
+  if (!d.IsMap()) fail(at(r.file, "", d), "a service config is a JSON object");
+  r.check_fields(d, "",
+                 {"method_config", "retry_throttling", "load_balancing_config",
+                  "load_balancing_policy", "health_check_config"},
+                 true);
+  YAML::Node mcs = get(d, "method_config");
+  MethodConfigAt m = mcs ? pick_method_config(mcs, r) : MethodConfigAt{};
+  bool throttled = read_throttling(d, r);
+  if (!m.mc) {
+    if (!throttled)
+      fail(at(r.file, "", d), "no methodConfig and no retryThrottling: nothing to import");
+    l.format = "gRPC service config (retryThrottling only)";
+    return;
+  }
+  l.has_retry_policy = true;
+  l.counting = "attempts";
+  l.count_field = "retryPolicy.maxAttempts";
+  // Read as gRPC C-core and current grpc-go / grpc-java run it; older Go and
+  // Java releases drew U(0, window) (docs/policies.md, "Per system").
+  l.backoff.jitter = Jitter::grpc;
+  l.from["client.backoff.jitter"] =
+      "gRPC: each delay is the backoff x U(0.8, 1.2) (C-core; grpc-go 1.69+, grpc-java 1.71+)";
+  l.retry_on_timeout = false;
+  l.from["client.retry_on_timeout"] =
+      "gRPC has no per-attempt timeout: the call's deadline ends every attempt and is not retried";
+  read_deadline(m, r);
+  YAML::Node rp = get(m.mc, "retry_policy");
+  std::string rk = m.key + ".retryPolicy";
+  if (!rp) {
+    l.retries = 0;
+    l.from["client.retries"] = at(r.file, m.key, m.mc).text() + ": no retryPolicy, so no retries";
+    l.has_retry_policy = true;
+    l.backoff.base_s = 0;
+    l.backoff.cap_s = 0;
+    l.from["client.backoff.base_s"] = l.from["client.backoff.cap_s"] =
+        l.from["client.backoff.multiplier"] = "no retryPolicy";
+    return;
+  }
+  read_retry_policy(rp, rk, r);
+}
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,156 @@
+// Importing the retry configuration of real systems (Envoy, gRPC, Istio,
+// Linkerd, AWS SDKs, HAProxy, nginx, and our own retrystorm-policy) as
+// scenario keys.
+// Mapping, and the upstream sources behind it: docs/configs.md.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/keys.hpp"
+#include "model/scenario.hpp"
+#include "policies/client_policy.hpp"
+#include "systems/system.hpp"
+
+namespace retrystorm::configs {
+
+struct ConfigFile {
+  std::string name;  // shown in messages ("edge/envoy.yaml")
+  std::string text;
+};
+
+// One scenario key and where its value came from.
+struct ImportedKey {
+  std::string path;  // "client.retries"
+  KeyValue value;
+  std::string from;  // "envoy.yaml:7: retry_policy.num_retries: 3 (retries; 4 attempts)"
+};
+
+// The retry policy one file (or one group of documents) describes: one layer.
+struct LayerPolicy {
+  std::string file;
+  std::string format;  // "Envoy route + cluster", "gRPC service config", ...
+  System system = System::retrystorm;
+  bool has_retry_policy = false;  // false: only a budget (cluster, DestinationRule)
+  bool has_budget_part = false;   // this file speaks about the budget
+
+  int retries = 0;            // retries at this layer (attempts - 1)
+  std::string counting;       // "retries" or "attempts": how the file counts
+  long long as_written = 0;   // the number as the file writes it
+  std::string count_field;    // "retry_policy.num_retries"
+  long long capped_from = 0;  // gRPC maxAttempts above 5, as written
+
+  std::optional<double> per_try_timeout_s;  // per attempt
+  std::optional<double> deadline_s;         // whole request; 0 = none
+  bool retry_on_timeout = true;
+  bool per_try_timeout_unset = false;  // Envoy/Istio without per_try_timeout
+  bool per_try_c_core_only = false;    // gRPC perAttemptRecvTimeout: Go and Java ignore it
+  // The session model's sessions.deadline_aware: a step that cannot end
+  // before the deadline is not slept, so the deadline cuts the ladder.
+  bool deadline_aware = false;
+
+  Backoff backoff{0, 2, 0, Jitter::none};
+  std::vector<double> ladder_s;  // explicit ladder (retrystorm-policy)
+
+  Budget budget;  // kind none: no budget
+  // The budget numbers this file gives, by key name ("ratio", "min_concurrency"):
+  // only these become client.budget.* keys, the others keep the scenario's.
+  std::vector<std::string> budget_given;
+  std::string budget_from;      // where the budget (or its absence) came from
+  bool budget_modelled = true;  // false: the scenario's engine has no retry budget (sessions)
+
+  // Where each field came from, by scenario path ("client.retries" ->
+  // "envoy.yaml:7: retry_policy.num_retries: 3 (retries; 4 attempts)").
+  std::map<std::string, std::string> from;
+  std::vector<ImportedKey> keys;   // this layer's keys, filled by finalize()
+  std::vector<std::string> notes;  // what the mapping approximates
+  // A proxy's own retry settings as read, by the proxy's name ("retry-on" ->
+  // "conn-failure 503", "proxy_next_upstream_tries" -> "0", "servers" -> "3"):
+  // HAProxy and nginx, for lint's proxy rules and the conformance tests.
+  std::map<std::string, std::string> settings;
+
+  // Sets the budget number client.budget.<name> (through the key table) and
+  // marks it given; clear_budget() forgets every budget number given.
+  void set_budget(const std::string& name, double value);
+  void clear_budget();
+
+  // Builds `keys` from the fields above and `from`.
+  void finalize();
+  // This layer as the one typed client policy (one layer): its ladder,
+  // attempts and budget are read from there (src/core/policies/client_policy.hpp).
+  ClientPolicy policy() const;
+  // The ranges of this layer's backoff delays, retry 1 first: the explicit
+  // ladder of a retrystorm policy as written, else the policy's ladder.
+  std::vector<DelayRange> ladder() const;
+};
+
+// The key table's names of the typed choices ("full", "envoy_concurrency"):
+// scenario files, --set and imported keys spell them one way.
+std::string jitter_name(Jitter j);
+std::string budget_kind_name(BudgetKind k);
+
+struct ImportResult {
+  std::vector<LayerPolicy> layers;  // outermost first, after merging budget-only files
+  std::vector<ImportedKey> keys;    // the scenario keys, in table order
+  std::vector<std::string> warnings;
+  std::vector<std::string> formats;  // "envoy.yaml: Envoy route + cluster"
+};
+
+// Detects the system of one file (or throws InputError naming the file).
+System detect_system(const ConfigFile& f);
+
+// Reads one file into one layer (several documents of one file are one layer).
+// `system` forces the format by its name ("" = detect; an unknown name is an
+// InputError listing the names). Warnings are appended.
+LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
+                        std::string_view system = "");
+
+// A scenario's own client policy as lint reads a stack of files: one layer
+// per retrying layer (ClientPolicy::of), named "<source> (client policy)",
+// and the client.* keys the scenario uses. No text is written or parsed.
+ImportResult import_scenario(const Scenario& s, const std::string& source);
+
+// Whether the scenario uses the key (the key table's when_path / when_values:
+// client.timeout_s is not the session model's, client.budget.ratio is not an
+// aws_quota budget's, ...).
+bool key_applies(const Scenario& s, const std::string& path);
+
+// Reads files describing stacked layers, outermost first. Throws InputError
+// ("FILE:LINE: KEY: reason") for broken input and, with `check`, for keys that
+// make a scenario `run` refuses (see check_runnable). Lint passes false: a
+// file far outside the model's ranges is still worth its findings.
+ImportResult import_configs(const std::vector<ConfigFile>& files, bool check = true);
+
+// Throws InputError when the keys are outside a key's range (naming the key,
+// the range and where the value came from) or make more layers or attempts
+// than `run` allows (naming the files).
+void check_runnable(const ImportResult& r);
+
+// Applies the imported keys onto a scenario (validating each key).
+void apply_keys(Scenario& s, const std::vector<ImportedKey>& keys);
+
+// Output: "path = value  # from" lines; the partial scenario object.
+std::string keys_text(const ImportResult& r);
+nlohmann::json keys_object(const std::vector<ImportedKey>& keys);  // nested
+nlohmann::json keys_flat(const std::vector<ImportedKey>& keys);    // {path: value}
+std::string json_to_yaml_text(const nlohmann::json& j);
+
+// A proxy's configuration as `retrystorm lab --config` runs it (docs/lab.md):
+// only the sections and directives the importer reads, each option among
+// those it knows (anything else is refused with InputError naming the line),
+// every server pointed at the lab's backend and every listen on 127.0.0.1.
+// What the file says is run by a real proxy: nothing in it may start a
+// program, read or write a file, or bind or reach another address.
+struct LabProxyConfig {
+  std::string text;     // the settings, rewritten
+  std::string backend;  // HAProxy: the backend section the lab's frontend uses
+};
+LabProxyConfig lab_haproxy_config(const std::string& text, const std::string& file,
+                                  const std::string& backend_address);
+LabProxyConfig lab_nginx_config(const std::string& text, const std::string& file,
+                                const std::string& backend_address, int listen_port);
+
+}  // namespace retrystorm::configs

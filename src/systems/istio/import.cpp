@@ -1,0 +1,338 @@
+// Istio: VirtualService (http[].retries, timeout) and DestinationRule
+// (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
+#include <algorithm>
+
+#include "systems/readers.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+
+const DurationRules kIstio{false, false, true};  // "1s", "500ms", "1m", "1h"
+
+bool retries_timeouts(const std::string& retry_on) {
+  for (const char* c : {"5xx", "gateway-error", "reset"}) {
+    size_t p = 0;
+    while ((p = retry_on.find(c, p)) != std::string::npos) {
+      size_t end = p + std::string(c).size();
+      bool left = p == 0 || retry_on[p - 1] == ',' || retry_on[p - 1] == ' ';
+      bool right = end == retry_on.size() || retry_on[end] == ',' || retry_on[end] == ' ';
+      if (left && right) return true;
+      p = end;
+    }
+  }
+  return false;
+}
+
+double istio_duration(const YAML::Node& n, const Where& w) {
+  double v = duration(n, w, kIstio);
+  if (v > 0 && v < 0.001) fail(w, "Istio requires at least 1ms");
+  return v;
+}
+
+// The route read: the first that sets retries, else the first.
+size_t pick_route(YAML::Node http, const Reader& r) {
+  size_t pick = 0;
+  int with_retries = 0;
+  for (size_t i = 0; i < http.size(); ++i) {
+    std::string k = "spec.http[" + std::to_string(i) + "]";
+    if (!http[i].IsMap()) fail(at(r.file, k, http[i]), "must be an object");
+    r.check_fields(http[i], k,
+                   {"name", "match", "route", "redirect", "directResponse", "delegate", "rewrite",
+                    "timeout", "retries", "fault", "mirror", "mirrors", "mirrorPercentage",
+                    "mirrorPercent", "mirror_percent", "corsPolicy", "headers"});
+    if (http[i]["retries"] && ++with_retries == 1) pick = i;
+  }
+  if (with_retries > 1)
+    r.warn(at(r.file, "spec.http", http),
+           std::to_string(with_retries) + " routes set retries; the first is read");
+  return pick;
+}
+
+// The route timeout: the whole request, all attempts included.
+void read_route_timeout(YAML::Node route, const std::string& hk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node to = route["timeout"];
+  if (to) {
+    Where w = at(r.file, hk + ".timeout", to);
+    l.deadline_s = istio_duration(to, w);
+    l.from["client.deadline_s"] = w.text() + ": route timeout, all attempts included";
+  } else {
+    l.deadline_s = 0;
+    l.from["client.deadline_s"] =
+        at(r.file, hk, route).text() + ": no timeout (Istio's route timeout is off by default)";
+  }
+}
+
+// The route's retries block (null when left out) and its path.
+struct RetriesAt {
+  YAML::Node route, re;
+  std::string hk, rk;
+};
+
+// Retries: attempts, or Istio's default policy without a block. Returns retryOn.
+std::string read_retries(const RetriesAt& where, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node route = where.route, re = where.re;
+  const std::string &hk = where.hk, &rk = where.rk;
+  long long attempts = 2;
+  std::string retry_on =
+      "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
+  if (re) {
+    if (!re.IsMap()) fail(at(r.file, rk, re), "must be an object");
+    r.check_fields(re, rk,
+                   {"attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities",
+                    "retryIgnorePreviousHosts", "backoff"});
+    // A block whose attempts is left out or 0 disables retries: only a
+    // missing block gets the default policy (ConvertPolicy, istio/istio
+    // pilot/pkg/networking/core/route/retry/retry.go: "Attempts <= 0 ...
+    // explicitly disabling the retry policy").
+    if (re["attempts"]) {
+      Where w = at(r.file, rk + ".attempts", re["attempts"]);
+      attempts = whole(re["attempts"], w, 0, 1LL << 31);
+      l.from["client.retries"] = w.text() + ": " + std::to_string(attempts) +
+                                 (attempts == 0 ? " (Istio turns retries off)"
+                                                : " (Istio counts retries; " +
+                                                      std::to_string(attempts + 1) + " attempts)");
+    } else {
+      attempts = 0;
+      l.from["client.retries"] = at(r.file, rk, re).text() +
+                                 ": attempts left out: Istio turns retries off (only a route "
+                                 "without a retries block gets the default 2)";
+    }
+    if (re["retryOn"]) retry_on = text(re["retryOn"], at(r.file, rk + ".retryOn", re["retryOn"]));
+  } else {
+    l.from["client.retries"] = at(r.file, hk, route).text() +
+                               ": no retries block: Istio's default policy, 2 retries on "
+                               "connect-failure, refused-stream, unavailable, cancelled";
+    l.notes.push_back(
+        "no retries block: Istio's default retryOn is connect-failure, refused-stream, "
+        "unavailable, cancelled (no status codes since Istio 1.24): an outage answering 5xx or "
+        "timing out gets no retries, which the model cannot tell apart");
+  }
+  l.as_written = attempts;
+  if (attempts > 100) {
+    r.warn(at(r.file, rk + ".attempts", re["attempts"]),
+           std::to_string(attempts) + " retries: the model takes at most 100");
+    attempts = 100;
+  }
+  l.retries = static_cast<int>(attempts);
+
+  return retry_on;
+}
+
+// perTryTimeout, and whether a timed-out attempt is retried.
+void read_per_try_timeout(const RetriesAt& where, const std::string& retry_on, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node route = where.route, re = where.re;
+  const std::string &hk = where.hk, &rk = where.rk;
+  YAML::Node ptt = re ? re["perTryTimeout"] : missing();
+  if (ptt) {
+    Where w = at(r.file, rk + ".perTryTimeout", ptt);
+    double t = istio_duration(ptt, w);
+    if (t <= 0) fail(w, "must be at least 1ms");
+    l.per_try_timeout_s = t;
+    l.retry_on_timeout = retries_timeouts(retry_on);
+    l.from["client.timeout_s"] = w.text() + ": " + human_duration(t);
+    l.from["client.retry_on_timeout"] =
+        l.retry_on_timeout
+            ? w.text() + ": set, and retryOn '" + retry_on + "' retries a timed-out attempt"
+            : "retryOn '" + retry_on +
+                  "' has none of 5xx, gateway-error, reset: a timed-out attempt "
+                  "is not retried";
+  } else {
+    l.per_try_timeout_unset = true;
+    l.retry_on_timeout = false;
+    l.from["client.retry_on_timeout"] =
+        at(r.file, re ? rk : hk, re ? re : route).text() +
+        ": perTryTimeout unset, so an attempt runs until the route timeout and a timed-out "
+        "attempt is never retried";
+    if (l.deadline_s && *l.deadline_s > 0) {
+      l.per_try_timeout_s = *l.deadline_s;
+      l.from["client.timeout_s"] =
+          "perTryTimeout unset: an attempt may take the whole route "
+          "timeout " +
+          human_duration(*l.deadline_s);
+    } else {
+      l.notes.push_back(
+          "no perTryTimeout and no route timeout: attempts never time out; "
+          "client.timeout_s is not imported");
+    }
+  }
+}
+
+void read_backoff(const RetriesAt& where, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node re = where.re;
+  const std::string& rk = where.rk;
+  // Istio sets no backoff of its own: Envoy's default, 25 ms doubling to 250 ms.
+  l.backoff.base_s = 0.025;
+  l.backoff.cap_s = 0.25;
+  l.backoff.multiplier = 2;
+  l.backoff.jitter = Jitter::full;
+  l.from["client.backoff.base_s"] = "Istio leaves Envoy's default backoff: 25 ms";
+  l.from["client.backoff.cap_s"] = "Envoy's default max_interval: 10 x 25 ms = 250 ms";
+  l.from["client.backoff.multiplier"] = "Envoy doubles the backoff window each retry";
+  l.from["client.backoff.jitter"] = "Envoy draws each delay uniformly in [0, window)";
+  if (re && re["backoff"]) {
+    Where w = at(r.file, rk + ".backoff", re["backoff"]);
+    double b = istio_duration(re["backoff"], w);
+    if (b > 0) {
+      // Envoy's max_interval is 10 x base_interval (RetryStateImpl); a window
+      // above the key's range never binds in any incident the model runs.
+      double cap_max = key_or_throw("client.backoff.cap_s").max;
+      l.backoff.base_s = b;
+      l.backoff.cap_s = std::min(10 * b, cap_max);
+      l.from["client.backoff.base_s"] = w.text() + ": " + human_duration(b) + " (Istio 1.26+)";
+      l.from["client.backoff.cap_s"] =
+          10 * b > cap_max ? "Envoy's max_interval default, 10 x base, is above the largest cap "
+                             "the model takes: read as " +
+                                 human_duration(cap_max)
+                           : "Envoy's max_interval default: 10 x base";
+    }
+  }
+}
+
+void read_virtual_service(const YAML::Node& d, Reader& r) {
+  LayerPolicy& l = r.layer;
+  r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
+  YAML::Node spec = d["spec"];
+  if (!spec || !spec.IsMap()) fail(at(r.file, "spec", d), "a VirtualService needs a spec");
+  r.check_fields(spec, "spec", {"hosts", "gateways", "http", "tls", "tcp", "exportTo"});
+  YAML::Node http = spec["http"];
+  if (!http || !http.IsSequence() || http.size() == 0)
+    fail(at(r.file, "spec.http", http ? http : spec), "a list of HTTP routes is needed");
+  size_t pick = pick_route(http, r);
+  std::string hk = "spec.http[" + std::to_string(pick) + "]";
+  YAML::Node route = http[pick];
+  l.has_retry_policy = true;
+  l.counting = "retries";
+  l.count_field = "retries.attempts";
+  read_route_timeout(route, hk, r);
+  RetriesAt retries{route, route["retries"], hk, hk + ".retries"};
+  std::string retry_on = read_retries(retries, r);
+  read_per_try_timeout(retries, retry_on, r);
+  read_backoff(retries, r);
+  if (!l.has_budget_part) {
+    l.budget.kind = BudgetKind::none;
+    l.from["client.budget.kind"] = r.file +
+                                   ": no DestinationRule retryBudget; Istio lifts Envoy's "
+                                   "retry circuit breaker, so nothing limits retries";
+    l.budget_from = l.from["client.budget.kind"];
+  }
+}
+
+// trafficPolicy.retryBudget: Envoy's retry budget (a share of the requests in
+// flight, with a floor).
+void read_retry_budget(YAML::Node rb, Reader& r) {
+  LayerPolicy& l = r.layer;
+  std::string k = "spec.trafficPolicy.retryBudget";
+  if (!rb.IsMap()) fail(at(r.file, k, rb), "must be an object");
+  r.check_fields(rb, k, {"percent", "minRetryConcurrency", "budgetInterval"});
+  if (rb["budgetInterval"])
+    l.notes.push_back(k +
+                      ".budgetInterval (Istio 1.31+) is not modelled: the budget's base is "
+                      "read as the requests in flight, not the requests started in the "
+                      "interval");
+  double percent = 20, minc = 3;
+  if (rb["percent"]) {
+    Where w = at(r.file, k + ".percent", rb["percent"]);
+    percent = wrapped_number(rb["percent"], w);
+    if (percent < 0 || percent > 100) fail(w, "out of range; allowed 0 to 100");
+    l.from["client.budget.ratio"] = w.text() + ": " + number_text(percent) + "%";
+  } else {
+    l.from["client.budget.ratio"] = at(r.file, k, rb).text() + ": percent left out (20%)";
+  }
+  if (rb["minRetryConcurrency"]) {
+    // 0 counts as left out (applyRetryBudget: "MinRetryConcurrency > 0").
+    Where w = at(r.file, k + ".minRetryConcurrency", rb["minRetryConcurrency"]);
+    minc = static_cast<double>(whole(rb["minRetryConcurrency"], w, 0, 1LL << 32));
+    bool zero = minc == 0;
+    if (zero) minc = 3;
+    l.from["client.budget.min_concurrency"] =
+        w.text() + (zero ? ": 0 is read by Istio as left out (3)" : std::string());
+  } else {
+    l.from["client.budget.min_concurrency"] =
+        at(r.file, k, rb).text() + ": minRetryConcurrency left out (3)";
+  }
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", percent / 100);
+  l.set_budget("min_concurrency", minc);
+  l.from["client.budget.kind"] = at(r.file, k, rb).text() + ": Envoy retry budget via Istio";
+}
+
+// connectionPool.http.maxRetries without a retryBudget: a fixed cap on
+// concurrent retries.
+void read_max_retries(YAML::Node mr, Reader& r) {
+  LayerPolicy& l = r.layer;
+  // Istio writes Envoy's max_retries only when maxRetries > 0; otherwise
+  // it keeps 4294967295 (applyConnectionPool, getDefaultCircuitBreakerThresholds
+  // in pilot/pkg/networking/core/cluster_traffic_policy.go).
+  Where w = at(r.file, "spec.trafficPolicy.connectionPool.http.maxRetries", mr);
+  double n = static_cast<double>(whole(mr, w, 0, 1LL << 32));
+  if (n == 0 || n > key_or_throw("client.budget.min_concurrency").max) {
+    l.from["client.budget.kind"] =
+        w.text() + ": " + number_text(n) +
+        (n == 0 ? " is read by Istio as left out" : " concurrent retries is no limit") +
+        "; Istio lifts Envoy's retry limit, so nothing limits retries";
+    return;
+  }
+  l.budget.kind = BudgetKind::envoy_concurrency;
+  l.set_budget("ratio", 0);
+  l.set_budget("min_concurrency", n);
+  l.from["client.budget.kind"] =
+      w.text() + ": a fixed cap of " + number_text(n) + " concurrent retries, no retryBudget";
+  l.from["client.budget.ratio"] = w.text() + ": maxRetries has no share of traffic";
+  l.from["client.budget.min_concurrency"] = w.text();
+}
+
+void read_destination_rule(const YAML::Node& d, Reader& r) {
+  LayerPolicy& l = r.layer;
+  r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
+  YAML::Node spec = d["spec"];
+  if (!spec || !spec.IsMap()) fail(at(r.file, "spec", d), "a DestinationRule needs a spec");
+  r.check_fields(spec, "spec",
+                 {"host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"});
+  YAML::Node tp = spec["trafficPolicy"];
+  l.has_budget_part = true;
+  l.budget.kind = BudgetKind::none;
+  l.clear_budget();
+  l.from["client.budget.kind"] =
+      at(r.file, "spec", spec).text() +
+      ": no retryBudget or maxRetries; Istio lifts Envoy's retry limit, so nothing limits retries";
+  if (tp) {
+    if (!tp.IsMap()) fail(at(r.file, "spec.trafficPolicy", tp), "must be an object");
+    r.check_fields(tp, "spec.trafficPolicy",
+                   {"loadBalancer", "connectionPool", "outlierDetection", "tls",
+                    "portLevelSettings", "tunnel", "proxyProtocol", "retryBudget"});
+    YAML::Node rb = tp["retryBudget"];
+    YAML::Node mr = tp["connectionPool"] && tp["connectionPool"].IsMap() &&
+                            tp["connectionPool"]["http"] && tp["connectionPool"]["http"].IsMap()
+                        ? tp["connectionPool"]["http"]["maxRetries"]
+                        : missing();
+    if (rb)
+      read_retry_budget(rb, r);
+    else if (mr)
+      read_max_retries(mr, r);
+  }
+  l.budget_from = l.from["client.budget.kind"];
+}
+
+}  // namespace
+
+void read_istio(const std::vector<YAML::Node>& docs, Reader& r) {
+  LayerPolicy& l = r.layer;
+  int vs = 0, dr = 0;
+  // DestinationRules first, so a VirtualService in the same file keeps their budget.
+  for (const auto& d : docs)
+    if (d["kind"].Scalar() == "DestinationRule" && ++dr == 1) read_destination_rule(d, r);
+  for (const auto& d : docs)
+    if (d["kind"].Scalar() == "VirtualService" && ++vs == 1) read_virtual_service(d, r);
+  if (vs > 1 || dr > 1)
+    r.warn({r.file, "", 0}, "several resources of one kind; the first of each is read");
+  l.format = vs && dr ? "Istio VirtualService + DestinationRule"
+             : vs     ? "Istio VirtualService"
+                      : "Istio DestinationRule";
+}
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,41 @@
+#include "systems/lint/rules.hpp"
+
+namespace retrystorm::configs::lint {
+
+namespace {
+
+// A fixed cap on concurrent retries (Envoy's max_retries, 3 when left out;
+// Istio's maxRetries): Envoy takes the slot when the failure arrives and holds
+// it through the backoff until the retry's outcome; a failure over the cap is
+// returned at once (RetryStateImpl::shouldRetry, docs/policies.md).
+std::string cap_text(const LayerPolicy& l) {
+  std::string n = number_text(l.budget.min_concurrency);
+  std::string where = room(l.system).budget_scope;
+  return "only a fixed cap, no retry budget: " + n + " " +
+         (l.budget.min_concurrency == 1 ? "retry" : "retries") + " may be in flight" + where +
+         " (backoff included), and a failure above that is returned at once; the cap does not "
+         "grow or shrink with traffic";
+}
+
+}  // namespace
+
+void rule_budget(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.retries <= 0) return;
+  if (!l.budget_modelled) return;
+  bool cap_only = l.budget.kind == BudgetKind::envoy_concurrency && l.budget.ratio == 0;
+  if (l.budget.kind != BudgetKind::none && !cap_only) return;
+  Finding f = finding(Severity::warning, "no-retry-budget", l.file);
+  std::string why = l.budget_from.empty() ? "no retry budget" : l.budget_from;
+  f.message = cap_only ? cap_text(l)
+                       : "no retry budget (" + why + "): in an incident every failure is retried " +
+                             plural(l.retries, "time", "times") + ", up to " +
+                             std::to_string(l.retries + 1) + "x the load";
+  const BudgetFix& fix = room(l.system).budget_fix;
+  f.fix = fix.text;
+  f.numbers = {{"retries", l.retries}, {"budget", budget_kind_name(l.budget.kind)}};
+  f.fix_keys = fix.keys;
+  c.out.push_back(f);
+}
+
+}  // namespace retrystorm::configs::lint

@@ -1,0 +1,88 @@
+#include "systems/lint.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "formats/scenario_io.hpp"
+#include "systems/lint/rules.hpp"
+
+namespace retrystorm::configs {
+
+const char* severity_name(Severity s) {
+  static constexpr const char* kNames[] = {"error", "warning", "info"};  // the enum's order
+  return kNames[static_cast<size_t>(s)];
+}
+
+Scenario lint_incident(const LintOptions& o) {
+  return o.base ? *o.base
+                : preset_or_throw(o.preset.empty() ? "primary-failover" : o.preset).scenario;
+}
+
+double checked_lint_load(double load, const std::string& option) {
+  if (std::isfinite(load) && load >= 0 && load <= kMaxLintLoad) return load;
+  throw InputError(option + ": " + number_text(load) + " is not a load; allowed 0 to " +
+                   number_text(kMaxLintLoad) + " (demand / capacity, e.g. 0.6)");
+}
+
+namespace {
+
+using namespace lint;
+
+// The rules over the layers read (files, or a scenario's own policy).
+LintReport lint_imported(ImportResult imported, const LintOptions& o) {
+  LintReport r;
+  r.imported = std::move(imported);
+  Context c{r.imported, {}, r.findings};
+  for (const auto& l : r.imported.layers)
+    if (l.has_retry_policy) c.retrying.push_back(&l);
+  for (size_t i = 0; i < c.retrying.size(); ++i) {
+    rule_deadline(c, i);
+    rule_never_retried(c, i);
+    rule_budget(c, i);
+    rule_no_deadline(c, i);
+    rule_c_core_only(c, i);
+    rule_haproxy(c, i);
+    rule_nginx(c, i);
+    rule_adaptive_limiter(c, i);
+    rule_aws_cap_after_jitter(c, i);
+  }
+  rule_layers(c);
+  rule_counting(c);
+  std::optional<double> load = o.load;
+  std::string load_from = "--load";
+  if (!load && (o.simulate || o.base || !o.preset.empty())) {
+    Scenario base = lint_incident(o);
+    // The session model has no demand / capacity ratio: its load is sessions.
+    if (key_applies(base, "demand.rate_per_s")) {
+      load = base.demand.rate_per_s / base.server.capacity_per_s;
+      load_from = "demand / capacity of " + base.name;
+    }
+  }
+  if (!c.retrying.empty()) rule_load(c, load, load_from);
+  // Errors first, then warnings, then info (the enum's order).
+  std::stable_sort(r.findings.begin(), r.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
+  for (const auto& f : r.findings) {
+    if (f.severity == Severity::error)
+      ++r.errors;
+    else if (f.severity == Severity::warning)
+      ++r.warnings;
+    else
+      ++r.infos;
+  }
+  return r;
+}
+
+}  // namespace
+
+LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions& o) {
+  if (o.load) checked_lint_load(*o.load, "load");
+  return lint_imported(import_configs(files, false), o);  // out-of-range files are linted too
+}
+
+LintReport lint_scenario(const Scenario& s, const std::string& source, const LintOptions& o) {
+  if (o.load) checked_lint_load(*o.load, "load");
+  return lint_imported(import_scenario(s, source), o);
+}
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,160 @@
+#include <sstream>
+
+#include "systems/lint/rules.hpp"
+
+namespace retrystorm::configs::lint {
+
+namespace {
+
+// The proxies' own traps (HAProxy, nginx), from the settings they were read
+// with (LayerPolicy::settings; facts in systems/haproxy/import.cpp, systems/nginx/import.cpp).
+std::string setting(const LayerPolicy& l, const std::string& name) {
+  auto it = l.settings.find(name);
+  return it == l.settings.end() ? "" : it->second;
+}
+
+bool has_word(const std::string& list, const std::string& word) {
+  std::istringstream in(list);
+  std::string w;
+  while (in >> w)
+    if (w == word) return true;
+  return false;
+}
+
+}  // namespace
+
+// gRPC perAttemptRecvTimeout: honoured by C-core only (a timer per attempt in
+// its retry filter); grpc-go does not parse it and grpc-java never reads the
+// value it parses (docs/policies.md, "Per system").
+void rule_c_core_only(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.retries <= 0 || !l.per_try_c_core_only || !l.per_try_timeout_s) return;
+  double deadline = l.deadline_s.value_or(0);
+  Finding f = finding(Severity::warning, "per-attempt-timeout-c-core-only", l.file);
+  f.message = "retryPolicy.perAttemptRecvTimeout (" + human_duration(*l.per_try_timeout_s) +
+              ") is applied only by gRPC C-core (C++, Python, Ruby, PHP, ...), and only on "
+              "channels created with the argument grpc.experimental.enable_hedging; grpc-js, "
+              "grpc-go and grpc-java ignore it: there an attempt runs until " +
+              (deadline > 0 ? "the deadline (" + human_duration(deadline) + ")"
+                            : std::string("the caller gives up (no methodConfig.timeout)")) +
+              " and a timed-out attempt is never retried";
+  f.fix =
+      "set grpc.experimental.enable_hedging on C-core channels that rely on it; for other "
+      "clients do not count on it: size methodConfig.timeout (and the callers' deadlines) "
+      "for attempts that run to the deadline";
+  f.numbers = {{"per_attempt_recv_timeout_s", *l.per_try_timeout_s}, {"deadline_s", deadline}};
+  c.out.push_back(f);
+}
+
+// AWS adaptive mode: the retry quota is modelled, the client-side rate limiter
+// is not, a deliberate simplification measured against botocore and
+// @smithy/util-retry in docs/conformance.md ("AWS SDKs").
+void rule_adaptive_limiter(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  auto mode = l.settings.find("retry_mode");
+  if (l.system != System::aws || mode == l.settings.end() || mode->second != "adaptive") return;
+  Finding f = finding(Severity::info, "adaptive-rate-limiter-not-modelled", l.file);
+  f.message =
+      "retry_mode = adaptive: the retry quota is modelled, the SDK's client-side rate limiter is "
+      "not (a deliberate simplification): after a throttling error it holds every attempt, first "
+      "attempts included, to a token bucket refilled at 0.7 x the measured send rate (at least "
+      "0.5 per second) that then grows back along a cubic curve; simulated first attempts are "
+      "never delayed by the client, so the model overstates the load an adaptive client sends "
+      "while it is throttled";
+  f.fix =
+      "read the simulated load after throttling as an upper bound, or use retry_mode = standard";
+  f.numbers = {{"min_fill_rate_per_s", 0.5}, {"beta", 0.7}};
+  c.out.push_back(f);
+}
+
+// botocore's standard and adaptive modes cap each delay after the jitter,
+// min(U(0, 1) x 2^(n-1), 20) s (ExponentialBackoff.delay_amount in
+// botocore/retries/standard.py): from retry 6 on, a share of the delays is
+// exactly 20 s, which the model's U(0, 20) does not draw. A deliberate
+// simplification, measured in docs/conformance.md ("AWS SDKs").
+void rule_aws_cap_after_jitter(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  auto mode = l.settings.find("retry_mode");
+  if (l.system != System::aws || mode == l.settings.end() || mode->second == "legacy") return;
+  if (l.retries < 6) return;
+  Finding f = finding(Severity::info, "backoff-cap-after-jitter", l.file);
+  f.message = std::to_string(l.retries + 1) + " attempts in retry_mode = " + mode->second +
+              ": botocore caps each delay after drawing it, so from retry 6 on a delay is exactly "
+              "20 s in 37.5% of draws or more (retry 6 mean 13.75 s); the model draws U(0, 20) "
+              "s there (mean 10 s), so it runs the long tail of the ladder shorter than botocore "
+              "(a deliberate simplification)";
+  f.fix = "read ladder totals past retry 5 as a lower bound, or keep max_attempts at 6 or below";
+  f.numbers = {{"attempts", l.retries + 1.0}, {"cap_s", 20}};
+  c.out.push_back(f);
+}
+
+// do_l7_retry (src/http_ana.c) checks no method: an L7 retry replays POSTs.
+void rule_haproxy(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.system != System::haproxy || l.retries <= 0) return;
+  std::string on = setting(l, "retry-on");
+  std::vector<std::string> replays;
+  for (const char* k : {"response-timeout", "empty-response", "junk-response"})
+    if (has_word(on, k)) replays.push_back(k);
+  if (!replays.empty()) {
+    Finding f = finding(Severity::warning, "retries-non-idempotent", l.file);
+    std::string list;
+    for (const auto& k : replays) list += (list.empty() ? "" : ", ") + k;
+    f.message = "retry-on " + list +
+                ": the server may have done the work before it failed, and HAProxy replays "
+                "every method (POST included; do_l7_retry checks none), " +
+                plural(l.retries, "time", "times");
+    f.fix =
+        "keep response-timeout and empty-response for backends whose handlers are "
+        "idempotent (request IDs); elsewhere retry-on conn-failure 503";
+    f.numbers = {{"retries", l.retries}, {"retry_on", on}};
+    c.out.push_back(f);
+  }
+  if (on == "conn-failure") {
+    Finding f = finding(Severity::info, "retries-connection-failures-only", l.file);
+    f.message = "retry-on conn-failure (HAProxy's default): the " +
+                plural(l.retries, "retry covers", "retries cover") +
+                " only connections that fail; a server that accepts and then answers 503 or "
+                "times out is not retried";
+    f.numbers = {{"retries", l.retries}, {"retry_on", on}};
+    c.out.push_back(f);
+  }
+}
+
+void rule_nginx(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.system != System::nginx) return;
+  std::string tries = setting(l, "proxy_next_upstream_tries");
+  int servers = std::atoi(setting(l, "servers").c_str());
+  if (tries == "0" && l.retries > 0) {
+    Finding f = finding(Severity::warning, "unlimited-tries", l.file);
+    f.message = "proxy_next_upstream_tries 0 (the default) sets no limit: every one of the " +
+                std::to_string(servers) +
+                " servers is tried, so each server added to the upstream adds a retry (" +
+                std::to_string(l.retries) + " now)";
+    f.fix = "set proxy_next_upstream_tries 2 (one retry) or the attempts you mean";
+    f.numbers = {{"servers", servers}, {"retries", l.retries}};
+    f.fix_keys = c.retries_fix(index, std::min(l.retries, 1));
+    c.out.push_back(f);
+  }
+  long long written = std::atoll(tries.c_str());
+  if (servers > 0 && written > servers) {
+    Finding f = finding(Severity::info, "tries-above-servers", l.file);
+    f.message = "proxy_next_upstream_tries " + tries + " but the upstream has " +
+                plural(servers, "server", "servers") +
+                (servers == 1 ? ", which nginx never retries" : "") + ": at most " +
+                plural(servers, "try", "tries") + " per request";
+    f.numbers = {{"tries", written}, {"servers", servers}};
+    c.out.push_back(f);
+  }
+  if (l.retries > 0 && has_word(setting(l, "proxy_next_upstream"), "non_idempotent")) {
+    Finding f = finding(Severity::warning, "retries-non-idempotent", l.file);
+    f.message =
+        "proxy_next_upstream non_idempotent passes POST, LOCK and PATCH requests to the "
+        "next server after they were sent: the work may be done twice";
+    f.fix = "drop non_idempotent unless the handlers are idempotent (request IDs)";
+    c.out.push_back(f);
+  }
+}
+
+}  // namespace retrystorm::configs::lint

@@ -1,0 +1,278 @@
+#include "systems/prometheus/series.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+#include <utility>
+
+#include "formats/input_text.hpp"
+#include "logs/line_reader.hpp"
+#include "logs/times.hpp"
+#include "model/keys.hpp"
+#include "text/clock.hpp"
+#include "text/number.hpp"
+
+namespace retrystorm {
+
+using nlohmann::json;
+
+namespace {
+
+// The built-in mappings. Names and labels as src/formats/metrics_out.cpp writes
+// them, with the exporters' sources cited there.
+std::vector<MetricsMapping> builtins() {
+  return {
+      {
+          .name = "envoy",
+          .attempts = "envoy_cluster_upstream_rq_total{SELECTOR}",
+          .retries = "envoy_cluster_upstream_rq_retry{SELECTOR}",
+          .successes = "envoy_cluster_upstream_rq_xx{envoy_response_code_class=\"2\",SELECTOR}",
+          // The connection manager's counters carry no cluster label: the user's 5xx.
+          .failed = "envoy_http_downstream_rq_xx{envoy_response_code_class=\"5\"}",
+          .timeouts = "envoy_cluster_upstream_rq_timeout{SELECTOR}",
+          .overflow = "envoy_cluster_upstream_rq_retry_overflow{SELECTOR}",
+          .in_flight = "envoy_cluster_upstream_rq_active{SELECTOR}",
+          .latency_buckets = "envoy_cluster_upstream_rq_time_bucket{SELECTOR}",
+          .latency_unit_s = 0.001,
+      },
+      {
+          .name = "istio",
+          .requests = "istio_requests_total{reporter=\"source\",SELECTOR}",
+          .attempts = "istio_requests_total{reporter=\"destination\",SELECTOR}",
+          .successes = "istio_requests_total{reporter=\"source\",response_code=~\"2..\",SELECTOR}",
+          .failed = "istio_requests_total{reporter=\"source\",response_code!~\"2..\",SELECTOR}",
+          .timeouts =
+              "istio_requests_total{reporter=\"source\",response_flags=~\".*UT.*\",SELECTOR}",
+          // Requests that ended on the retry limit: Istio counts no refused retry itself.
+          .overflow =
+              "istio_requests_total{reporter=\"source\",response_flags=~\".*URX.*\",SELECTOR}",
+      },
+      {
+          .name = "linkerd",
+          .attempts = "request_total{direction=\"outbound\",SELECTOR}",
+          .retries = "outbound_http_route_retry_requests_total{SELECTOR}",
+          .successes = "outbound_http_route_request_statuses_total{http_status=~\"2..\",SELECTOR}",
+          .failed = "outbound_http_route_request_statuses_total{http_status!~\"2..\",SELECTOR}",
+          .timeouts = "response_total{direction=\"outbound\",classification=\"failure\","
+                      "status_code=\"504\",SELECTOR}",
+          .overflow = "outbound_http_route_retry_overflow_total{SELECTOR}",
+          .latency_buckets = "response_latency_ms_bucket{direction=\"outbound\",SELECTOR}",
+          .latency_unit_s = 0.001,
+      },
+      {
+          .name = "grpc",
+          .requests = "grpc_client_call_duration_seconds_count{SELECTOR}",
+          .attempts = "grpc_client_attempt_started_total{SELECTOR}",
+          .successes = "grpc_client_call_duration_seconds_count{grpc_status=\"OK\",SELECTOR}",
+          .failed = "grpc_client_call_duration_seconds_count{grpc_status!=\"OK\",SELECTOR}",
+          .timeouts = "grpc_client_attempt_duration_seconds_count{"
+                      "grpc_status=\"DEADLINE_EXCEEDED\",SELECTOR}",
+          .latency_buckets = "grpc_client_attempt_duration_seconds_bucket{SELECTOR}",
+      },
+  };
+}
+
+void check_complete(const MetricsMapping& m, const std::string& source) {
+  int counts = !m.requests.empty() + !m.attempts.empty() + !m.retries.empty();
+  if (counts < 2 || m.successes.empty() || m.failed.empty())
+    throw InputError(source +
+                     ": a mapping needs successes, failed and two of requests, attempts, retries");
+}
+
+// The text keys of a mapping file, in MetricsMapping's order; latency_unit_s
+// is the one number.
+constexpr std::pair<std::string_view, std::string MetricsMapping::*> kMappingTexts[] = {
+    {"name", &MetricsMapping::name},
+    {"requests", &MetricsMapping::requests},
+    {"attempts", &MetricsMapping::attempts},
+    {"retries", &MetricsMapping::retries},
+    {"successes", &MetricsMapping::successes},
+    {"failed", &MetricsMapping::failed},
+    {"timeouts", &MetricsMapping::timeouts},
+    {"overflow", &MetricsMapping::overflow},
+    {"in_flight", &MetricsMapping::in_flight},
+    {"latency_buckets", &MetricsMapping::latency_buckets},
+};
+
+std::string mapping_keys() {
+  std::string keys;
+  for (const auto& [key, member] : kMappingTexts) keys += std::string(key) + ", ";
+  return keys + "latency_unit_s";
+}
+
+constexpr double kMaxSampleValue = 1e15;
+
+size_t grid_index(double t, const QueryGrid& g) {
+  double k = std::round((t - g.from) / g.step);
+  return k < 0 || k >= static_cast<double>(g.points) ? g.points : static_cast<size_t>(k);
+}
+
+}  // namespace
+
+const MetricsMapping& builtin_mapping(const std::string& name) {
+  static const std::vector<MetricsMapping> all = builtins();
+  for (const auto& m : all)
+    if (m.name == name) return m;
+  throw InputError("--metrics-as: '" + printable(name) +
+                   "' is not one of envoy, istio, linkerd, grpc (or give --metrics FILE)");
+}
+
+MetricsMapping mapping_from_text(const std::string& text, const std::string& source) {
+  bool is_json = text.find_first_not_of(" \t\r\n") != std::string::npos &&
+                 text[text.find_first_not_of(" \t\r\n")] == '{';
+  json j = is_json ? parse_json_text(text, source) : parse_yaml_text(text, source);
+  if (!j.is_object()) throw InputError(source + ": a mapping is an object of quantity: PromQL");
+  MetricsMapping m;
+  m.name = "file";
+  for (const auto& [key, value] : j.items()) {
+    if (key == "latency_unit_s") {
+      if (!value.is_number() || !(value.get<double>() > 0) || value.get<double>() > text::kHour)
+        throw InputError(source + ": latency_unit_s is seconds above 0 and at most " +
+                         number_text(text::kHour));
+      m.latency_unit_s = value.get<double>();
+      continue;
+    }
+    auto f = std::ranges::find(kMappingTexts, key, [](const auto& text) { return text.first; });
+    if (f == std::end(kMappingTexts))
+      throw InputError(source + ": unknown key '" + printable(key) +
+                       "'; allowed: " + mapping_keys());
+    if (!value.is_string() || value.get<std::string>().size() > 4096)
+      throw InputError(source + ": " + key + " is a PromQL expression (text, at most 4096 bytes)");
+    m.*(f->second) = value.get<std::string>();
+  }
+  check_complete(m, source);
+  return m;
+}
+
+std::string selector_matchers(const std::string& selector) {
+  if (selector.empty()) return "";
+  if (selector.size() < 2 || selector.front() != '{' || selector.back() != '}' ||
+      selector.find_first_of("{}", 1) != selector.size() - 1 || selector.size() > 4096)
+    throw InputError("--selector: '" + printable(selector) +
+                     "' is not one label selector, e.g. '{cluster=\"orders\"}'");
+  return selector.substr(1, selector.size() - 2);
+}
+
+std::string expand_selector(const std::string& expr, const std::string& matchers) {
+  std::string out;
+  for (size_t at = 0;;) {
+    size_t k = expr.find("SELECTOR", at);
+    if (k == std::string::npos) return out + expr.substr(at);
+    bool comma = k > at && expr[k - 1] == ',';
+    out += expr.substr(at, k - at - (comma ? 1 : 0));
+    if (!matchers.empty()) out += (comma ? "," : "") + matchers;
+    at = k + 8;
+  }
+}
+
+namespace {
+
+std::vector<PromSeries> series_of_answer(const json& j, const std::string& what) {
+  if (!j.is_object() || !j.contains("status"))
+    throw InputError(what + ": the answer is not Prometheus JSON");
+  if (j["status"] != "success") {
+    std::string err = j.value("error", std::string("no error text"));
+    throw InputError(what + ": Prometheus says: " + printable(err.substr(0, 300)));
+  }
+  const json data = j.value("data", json::object());
+  if (!data.is_object() || data.value("resultType", std::string()) != "matrix" ||
+      !data.contains("result") || !data["result"].is_array())
+    throw InputError(what + ": the answer is not a range of series (a matrix)");
+  std::vector<PromSeries> out;
+  for (const auto& r : data["result"]) {
+    PromSeries s;
+    if (!r.is_object() || !r.contains("values") || !r["values"].is_array())
+      throw InputError(what + ": a series without values");
+    const json metric = r.value("metric", json::object());  // a copy: items() must outlive it
+    if (metric.is_object())
+      for (const auto& [k, v] : metric.items())
+        if (v.is_string()) s.labels[k] = v.get<std::string>();
+    for (const auto& p : r["values"]) {
+      auto v = p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_string()
+                   ? logs::parse_number(p[1].get<std::string>())
+                   : std::nullopt;
+      if (!v || !std::isfinite(*v) || !std::isfinite(p[0].get<double>()))
+        throw InputError(what + ": a value that is not a finite number");
+      // Sums of up to kMaxPoints values stay finite below this.
+      if (std::fabs(*v) > kMaxSampleValue)
+        throw InputError(what + ": a value beyond 1e15 (" + number_text(*v) + ")");
+      s.points.emplace_back(p[0].get<double>(), *v);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what) {
+  json j;
+  try {
+    j = parse_json_text(body, what, kMaxAnswerBytes);
+  } catch (const InputError& e) {
+    throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
+  }
+  try {
+    return series_of_answer(j, what);
+  } catch (const json::exception& e) {  // a field of another type ("resultType": 1)
+    throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
+  }
+}
+
+std::vector<double> counter_increases(const std::vector<PromSeries>& series, const QueryGrid& g) {
+  std::vector<double> out(g.points > 0 ? g.points - 1 : 0, 0.0);
+  for (const auto& s : series) {
+    double last = 0;
+    bool seen = false;
+    for (const auto& [t, v] : s.points) {
+      size_t k = grid_index(t, g);
+      if (k == g.points) continue;
+      // A series first seen after the first instant started from 0 there.
+      double inc = !seen ? (k == 0 ? 0 : v) : v >= last ? v - last : v;
+      if (k > 0) out[k - 1] += inc;
+      last = v;
+      seen = true;
+    }
+  }
+  return out;
+}
+
+std::vector<double> gauge_values(const std::vector<PromSeries>& series, const QueryGrid& g) {
+  std::vector<double> out(g.points > 0 ? g.points - 1 : 0, 0.0);
+  for (const auto& s : series)
+    for (const auto& [t, v] : s.points) {
+      size_t k = grid_index(t, g);
+      if (k > 0 && k < g.points) out[k - 1] += v;
+    }
+  return out;
+}
+
+SlowAttempts slow_attempts(const std::vector<PromSeries>& buckets, const QueryGrid& g,
+                           double timeout_s, double unit_s) {
+  // The highest bound below the timeout: attempts above it took the timeout.
+  double fast_bound = -1;
+  std::vector<PromSeries> inf, fast;
+  for (const auto& s : buckets) {
+    auto le = s.labels.find("le");
+    if (le == s.labels.end()) continue;
+    auto v =
+        le->second == "+Inf" ? std::optional<double>(INFINITY) : logs::parse_number(le->second);
+    if (!v) continue;
+    if (std::isinf(*v)) {
+      inf.push_back(s);
+    } else if (*v * unit_s < timeout_s * (1 - 1e-9) && *v >= fast_bound) {
+      if (*v > fast_bound) fast.clear();
+      fast_bound = *v;
+      fast.push_back(s);
+    }
+  }
+  SlowAttempts out;
+  out.measured = counter_increases(inf, g);
+  auto quick = counter_increases(fast, g);
+  out.slow.resize(out.measured.size());
+  for (size_t i = 0; i < out.slow.size(); ++i)
+    out.slow[i] = std::max(0.0, out.measured[i] - quick[i]);
+  return out;
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,44 @@
+// The per-system readers behind import_file(); internal to src/io/configs.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "systems/common.hpp"
+#include "systems/import.hpp"
+
+namespace retrystorm::configs {
+
+// Collects warnings about one file: unknown fields and ignored settings.
+struct Reader {
+  std::string file;
+  std::vector<std::string>& warnings;
+  LayerPolicy& layer;
+
+  void warn(const Where& w, const std::string& message) const {
+    warnings.push_back(w.text() + ": " + message);
+  }
+  // Warns about every key of `map` not in `known` (the map's own path `key`).
+  void check_fields(const YAML::Node& map, const std::string& key,
+                    std::initializer_list<const char*> known, bool snake = false) const;
+};
+
+std::string key_of(const YAML::Node& k);
+
+void read_envoy(const std::vector<YAML::Node>& docs, Reader& r);
+void read_grpc(const std::vector<YAML::Node>& docs, Reader& r);
+void read_istio(const std::vector<YAML::Node>& docs, Reader& r);
+void read_linkerd(const std::vector<YAML::Node>& docs, Reader& r);
+void read_aws(const std::string& text, Reader& r);
+// Proxy configuration text, each with its own small tokenizer (bounded, errors
+// "FILE:LINE: what"): systems/haproxy/import.cpp, systems/nginx/import.cpp.
+void read_haproxy(const std::string& text, Reader& r);
+void read_nginx(const std::string& text, Reader& r);
+// Whether the first setting of the text looks like the format (detection).
+bool looks_like_haproxy(const std::string& text);
+bool looks_like_nginx(const std::string& text);
+void read_policy(const std::vector<YAML::Node>& docs, Reader& r);
+
+}  // namespace retrystorm::configs
