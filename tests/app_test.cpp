@@ -97,7 +97,7 @@ TEST(AppRun, CostAndServerRunLimitsAreCheckedBeforeWork) {
   o.montecarlo = true;
   o.max_runs = 10;
   EXPECT_THROW(app::run(s, o, {}), InputError);
-  app::Budget tiny;
+  app::CostBudget tiny;
   tiny.limits.max_seconds = 1e-9;
   tiny.hint = "; a hint";
   try {

@@ -28,8 +28,10 @@
 #include "formats/input_text.hpp"
 #include "formats/scenario_io.hpp"
 #include "free_port.hpp"
+#if RETRYSTORM_WITH_LAB
 #include "lab/lab.hpp"
 #include "lab/process.hpp"
+#endif
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
 #include "parallel/thread_pool.hpp"
@@ -336,6 +338,7 @@ TEST(HostileRound3, MergeRefusesWhatAShardNeverHolds) {
 
 // ----------------------------------------------------- 7, 8: lab --config
 
+#if RETRYSTORM_WITH_LAB  // the lab is a build option (RETRYSTORM_LAB)
 TEST(HostileRound3, LabRunsOnlyTheRetrySettingsOfAHaproxyFile) {
   const std::string ok =
       "backend app\n  mode http\n  retries 2\n  retry-on conn-failure 503\n"
@@ -454,6 +457,8 @@ TEST(HostileRound3, StaleLabDirectoriesOfDeadLabsAreRemoved) {
 }
 
 // ---------------------------------------------- 17, 18, 19: the command line
+
+#endif
 
 TEST(HostileRound3, SilentlyAcceptedInputsAreRefused) {
   TempDir dir("silent");

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.hpp"
+#include "engines/series.hpp"
 #include "formats/scenario_io.hpp"
+#include "lab/backend.hpp"
 
 namespace {
 
@@ -187,6 +189,30 @@ TEST(LabCommand, RefusesConfigWithoutAProxy) {
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("--config: needs --through haproxy, nginx or grpc"), std::string::npos)
       << o.err;
+}
+
+// The backend's counts and the run the lab builds from them share one table:
+// each count has the run's series of its name, so none is dropped on the way.
+TEST(LabBackend, EveryCountIsASeriesOfTheRun) {
+  for (const retrystorm::lab::BackendField& f : retrystorm::lab::kBackendFields) {
+    bool found = false;
+    for (const retrystorm::SeriesField& field : retrystorm::kSeriesFields) found = found || field.name == f.name;
+    EXPECT_TRUE(found) << f.name;
+  }
+  retrystorm::lab::BackendSeries b;
+  b.resize(7);
+  for (const retrystorm::lab::BackendField& f : retrystorm::lab::kBackendFields) EXPECT_EQ((b.*f.member).size(), 7u);
+}
+
+// The load generator makes no bursts: a bursty scenario was run as even
+// arrivals and compared with a bursty prediction.
+TEST(LabCommand, RefusesBurstyDemandItCannotGenerate) {
+  TempDir dir("lab_bursty");
+  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--set",
+                                "demand.process=bursty", "--set", "engine=agent"});
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("demand.process bursty"), std::string::npos) << o.err;
+  EXPECT_TRUE(o.out.empty());
 }
 
 // primary-failover at scale 2 asks 1,200 requests/s x 3 attempts = 3,600

@@ -162,8 +162,8 @@ TEST(TextClock, DurationsSplitIntoHoursMinutesSeconds) {
   EXPECT_EQ(configs::go_duration(2 * m + 0.25), "2m0.25s");
   EXPECT_EQ(configs::go_duration(h + 2 * m + 3.5), "1h2m3.5s");
   EXPECT_EQ(configs::go_duration(m), "1m");
-  EXPECT_EQ(configs::human_duration(h + 2 * m + 3.5), "1 h 2 min 3.5 s");
-  EXPECT_EQ(configs::human_duration(2 * h), "2 h");
+  EXPECT_EQ(human_duration(h + 2 * m + 3.5), "1 h 2 min 3.5 s");
+  EXPECT_EQ(human_duration(2 * h), "2 h");
   EXPECT_EQ(configs::proto_duration(2.5), "2.5s");
   EXPECT_EQ(configs::proto_duration(0.05), "0.05s");
 }

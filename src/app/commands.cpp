@@ -10,7 +10,7 @@ namespace retrystorm::app {
 
 namespace {
 
-void check(const Cost& cost, const Budget& budget, const std::string& what) {
+void check(const Cost& cost, const CostBudget& budget, const std::string& what) {
   check_cost(cost, budget.limits, what, budget.hint);
 }
 
@@ -24,11 +24,11 @@ void check_runs(const Scenario& s, int limit) {
 
 }  // namespace
 
-void check_run_cost(const Scenario& s, const Budget& budget) {
+void check_run_cost(const Scenario& s, const CostBudget& budget) {
   check(run_cost(s), budget, "run");
 }
 
-RunAnswer run(const Scenario& s, const RunOptions& o, const Budget& budget) {
+RunAnswer run(const Scenario& s, const RunOptions& o, const CostBudget& budget) {
   check_run_cost(s, budget);
   RunAnswer a;
   if (!engine_facts(s).run) {  // sessions: the session report, its own Monte Carlo
@@ -55,22 +55,22 @@ nlohmann::json run_answer_json(const RunAnswer& a) {
   return j;
 }
 
-std::vector<TraceEntry> trace(const Scenario& s, const Budget& budget) {
+std::vector<TraceEntry> trace(const Scenario& s, const CostBudget& budget) {
   check(engine_run_cost(s), budget, "trace");
   return decision_trace(run_engine(s));
 }
 
-RunReport advice(const Scenario& s, TippingCache* cache, const Budget& budget) {
+RunReport advice(const Scenario& s, TippingCache* cache, const CostBudget& budget) {
   check(run_cost(s), budget, "advice");
   return make_report(s, {.trace = false, .cache = cache});
 }
 
-std::vector<LadderResult> ladder(const Scenario& s, const Budget& budget) {
+std::vector<LadderResult> ladder(const Scenario& s, const CostBudget& budget) {
   check(ladder_cost(s), budget, "ladder");
   return run_ladder(s, budget.cancelled);
 }
 
-TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget) {
+TippingResult tipping(const Scenario& s, double grid_s, const CostBudget& budget) {
   if (!(grid_s >= 0) || !std::isfinite(grid_s))  // NaN and infinity too, from Python or HTTP
     throw InputError("grid_s: " + to_string(KeyValue{grid_s}) +
                      " is not a grid; give seconds above 0, or 0 for the default grid");
@@ -79,12 +79,12 @@ TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget) {
 }
 
 void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,
-                      const SweepOptions& options, const Budget& budget) {
+                      const SweepOptions& options, const CostBudget& budget) {
   check(sweep_cost(s, axes, options), budget, "sweep");
 }
 
 std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
-                            SweepOptions options, const Budget& budget) {
+                            SweepOptions options, const CostBudget& budget) {
   check_sweep_cost(s, axes, options, budget);
   if (budget.cancelled) options.cancelled = budget.cancelled;
   return run_sweep(s, axes, options);

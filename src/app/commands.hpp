@@ -22,7 +22,7 @@
 namespace retrystorm::app {
 
 // What a request may cost (analysis/cost.hpp), and how to stop it early.
-struct Budget {
+struct CostBudget {
   CostLimits limits;
   std::string hint;       // appended to a refusal, e.g. "; --allow-large allows more"
   CancelCheck cancelled;  // polled between runs by ladders, tipping points, sweeps
@@ -45,25 +45,25 @@ struct RunAnswer {
 
 // InputError when a run of `s` costs more than the budget (run() checks it
 // too; the command line checks first, before writing its logs).
-void check_run_cost(const Scenario& s, const Budget& budget);
-RunAnswer run(const Scenario& s, const RunOptions& options, const Budget& budget);
+void check_run_cost(const Scenario& s, const CostBudget& budget);
+RunAnswer run(const Scenario& s, const RunOptions& options, const CostBudget& budget);
 // The JSON answer of `run --format json` and POST /api/run.
 nlohmann::json run_answer_json(const RunAnswer& answer);
 
 // What a run answer leaves out when the page asks for it later: the decision
 // trace, and the advice with the tipping point (per-step engines only).
-std::vector<TraceEntry> trace(const Scenario& s, const Budget& budget);
-RunReport advice(const Scenario& s, TippingCache* cache, const Budget& budget);
+std::vector<TraceEntry> trace(const Scenario& s, const CostBudget& budget);
+RunReport advice(const Scenario& s, TippingCache* cache, const CostBudget& budget);
 
-std::vector<LadderResult> ladder(const Scenario& s, const Budget& budget);
+std::vector<LadderResult> ladder(const Scenario& s, const CostBudget& budget);
 // grid_s <= 0: the scenario's grid (tipping.grid_s, else ten steps).
-TippingResult tipping(const Scenario& s, double grid_s, const Budget& budget);
+TippingResult tipping(const Scenario& s, double grid_s, const CostBudget& budget);
 // InputError when the range of the sweep that options select costs more than
 // the budget (sweep() checks it too; rs.sweep checks the whole grid once).
 void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,
-                      const SweepOptions& options, const Budget& budget);
+                      const SweepOptions& options, const CostBudget& budget);
 std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
-                            SweepOptions options, const Budget& budget);
+                            SweepOptions options, const CostBudget& budget);
 // The number of points of a sweep's grid (axes, runs and seed checked; the
 // points are validated when the sweep runs). Shards and Dask tasks cut it.
 size_t sweep_points(const Scenario& s, const std::vector<SweepAxis>& axes, SweepOptions options);

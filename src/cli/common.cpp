@@ -51,7 +51,7 @@ void ScenarioOptions::add_to(CLI::App& cmd) {
                "1 GiB), up to 8 GiB of memory (docs/limits.md)");
 }
 
-app::Budget ScenarioOptions::budget() const {
+app::CostBudget ScenarioOptions::budget() const {
   if (allow_large) return {large_cost_limits(), "", {}};
   return {CostLimits{}, "; --allow-large allows more", {}};
 }

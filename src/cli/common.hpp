@@ -50,7 +50,7 @@ struct ScenarioOptions {
   // The scenario to run: preset or file (default: order-status), then --set.
   Scenario build() const { return build_scenario(preset, file, sets, "order-status"); }
   // The cost limits: the server's, or the larger ones of --allow-large.
-  app::Budget budget() const;
+  app::CostBudget budget() const;
 };
 
 // Writes to standard output, or to the file `out`: a regular file (or a new

@@ -1,5 +1,9 @@
 #include "cli/lab_command.hpp"
 
+#include "model/keys.hpp"
+
+#if RETRYSTORM_WITH_LAB
+
 #include <iostream>
 #include <memory>
 
@@ -99,3 +103,23 @@ void add_lab_commands(CLI::App& app, CommandTable& table) {
 }
 
 }  // namespace retrystorm::cli
+
+#else  // built with -DRETRYSTORM_LAB=OFF: the command says so instead of "unknown"
+
+namespace retrystorm::cli {
+
+void add_lab_commands(CLI::App& app, CommandTable& table) {
+  CLI::App* lab =
+      app.add_subcommand("lab", "not in this build (configured with -DRETRYSTORM_LAB=OFF)");
+  lab->allow_extras();
+  table.add(lab, [] {
+    throw InputError(
+        "lab: this build has no lab (configured with -DRETRYSTORM_LAB=OFF, without grpc++); "
+        "build with the default options to run scenarios on real processes (docs/lab.md)");
+    return kExitBadInput;
+  });
+}
+
+}  // namespace retrystorm::cli
+
+#endif

@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   add_serve_command(app, table);
   add_config_commands(app, table);  // import, export, lint
   add_analyze_command(app, table);
-  add_lab_commands(app, table);  // lab, lab-backend (docs/lab.md)
+  add_lab_commands(app, table);  // lab, lab-backend (docs/lab.md); a note without the lab
 
   if (!known_command(app, argc, argv)) return kExitBadInput;
   try {

@@ -63,7 +63,7 @@ std::unique_ptr<Writer> log_file(const std::string& path) {
 
 // The session model: the report, and the logs when --log names a directory
 // (written whole or not at all, like every output).
-int run_sessions(const RunCommand& c, const Scenario& s, const app::Budget& budget) {
+int run_sessions(const RunCommand& c, const Scenario& s, const app::CostBudget& budget) {
   app::RunOptions o;
   std::unique_ptr<EventsJsonl> events;  // streamed during the run
   std::filesystem::path dir(c.log_dir);
@@ -122,7 +122,7 @@ Scenario scenario_of(const RunCommand& c) {
 
 int run(const RunCommand& c) {
   Scenario s = scenario_of(c);
-  app::Budget budget = c.scenario.budget();
+  app::CostBudget budget = c.scenario.budget();
   app::check_run_cost(s, budget);  // before any log is written
   if (!c.metrics_out.empty() && !engine_facts(s).run)
     throw InputError("--metrics-out: needs a per-step engine (fluid or agent), not sessions");

@@ -18,9 +18,7 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 void BackendSeries::resize(size_t n) {
-  for (auto* v :
-       {&first_attempts, &retries, &goodput, &served_late, &shed, &rejected, &backlog, &capacity})
-    v->assign(n, 0.0);
+  for (const BackendField& f : kBackendFields) (this->*f.member).assign(n, 0.0);
 }
 
 namespace {
@@ -388,16 +386,9 @@ nlohmann::json Backend::report() const {
   nlohmann::json r = {{"bin_s", o_.bin_s},
                       {"requests", requests_},
                       {"timing_error_s", {{"p50", e.p50_s}, {"p99", e.p99_s}, {"max", e.max_s}}},
-                      {"first_attempts", series_.first_attempts},
-                      {"retries", series_.retries},
-                      {"goodput", series_.goodput},
-                      {"served_late", series_.served_late},
-                      {"shed", series_.shed},
-                      {"rejected", series_.rejected},
-                      {"backlog", series_.backlog},
-                      {"capacity", series_.capacity},
                       {"lateness_max_s", stalls_.max_s()},
                       {"served_in_time_after_caller_left", served_after_leave_}};
+  for (const BackendField& f : kBackendFields) r[f.name] = series_.*f.member;
   TimingError lead = give_up_lead_.summary();
   r["give_up_lead_s"] = {{"p50", lead.p50_s}, {"p99", lead.p99_s}, {"max", lead.max_s}};
   if (o_.grpc) {

@@ -39,6 +39,23 @@ struct BackendSeries {
   void resize(size_t n);
 };
 
+// The one table of those counts, each named as the run's series name it
+// (engines/series.hpp): the backend's report and the measured run walk it.
+struct BackendField {
+  const char* name;
+  std::vector<double> BackendSeries::*member;
+};
+inline constexpr BackendField kBackendFields[] = {
+    {"first_attempts", &BackendSeries::first_attempts},
+    {"retries", &BackendSeries::retries},
+    {"goodput", &BackendSeries::goodput},
+    {"served_late", &BackendSeries::served_late},
+    {"shed", &BackendSeries::shed},
+    {"rejected", &BackendSeries::rejected},
+    {"backlog", &BackendSeries::backlog},
+    {"capacity", &BackendSeries::capacity},
+};
+
 // Serves until SIGTERM/SIGINT or horizon + 60 s; then writes `out`. Exit status.
 int run_backend(const BackendOptions& o);
 

@@ -9,6 +9,7 @@
 #include "engines/series.hpp"
 #include "formats/result_json.hpp"
 #include "text/number.hpp"
+#include "text/units.hpp"
 
 namespace retrystorm::lab {
 
@@ -118,12 +119,6 @@ std::string table(const LabResult& r) {
   return o.str();
 }
 
-std::string ms(double s) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(2) << s * 1000 << " ms";
-  return o.str();
-}
-
 // Disturbed bins that end after the incident: those recovery is judged on.
 size_t disturbed_after_incident(const LabResult& r) {
   double end = r.scaled.incident_end_s();
@@ -137,7 +132,8 @@ std::string stalls_text(const LabResult& r) {
   std::ostringstream o;
   size_t after = disturbed_after_incident(r);
   o << "stalls: " << r.disturbed_t_s.size() << " bins disturbed (a timer more than "
-    << ms(kStallBinFraction * r.bin_s) << " late), " << after << " after the incident ended";
+    << human_duration(kStallBinFraction * r.bin_s) << " late), " << after
+    << " after the incident ended";
   if (r.scaled.recovery.criterion == RecoveryCriterion::goodput && after > 0)
     o << "; left out of the goodput recovery (counting them: "
       << (r.goodput_recovery_counting_stalls_s
@@ -160,11 +156,12 @@ std::string lab_text(const LabResult& r) {
     o << "predicted with the " << r.through << " settings read back as scenario keys:\n"
       << r.imported_policy;
   double gap = r.give_up_gap_s;
-  o << "measured between caller and backend: the backend gives up " << ms(std::abs(gap))
+  o << "measured between caller and backend: the backend gives up " << human_duration(std::abs(gap))
     << (gap < 0 ? " before" : " after") << " the caller, an answer takes "
-    << ms(r.answer_way_back_s)
-    << " to come back; predicted with server.shed_lag_s = " << ms(r.scaled.server.shed_lag_s)
-    << ", server.answer_delay_s = " << ms(r.scaled.server.answer_delay_s) << " (docs/lab.md)\n";
+    << human_duration(r.answer_way_back_s) << " to come back; predicted with server.shed_lag_s = "
+    << human_duration(r.scaled.server.shed_lag_s)
+    << ", server.answer_delay_s = " << human_duration(r.scaled.server.answer_delay_s)
+    << " (docs/lab.md)\n";
   if (r.interrupted) o << "INTERRUPTED: the measurement stops where Ctrl-C came\n";
   o << "\n" << chart(r) << "\n" << table(r) << "\n";
   Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
@@ -174,9 +171,10 @@ std::string lab_text(const LabResult& r) {
   o << "measured: " << r.measured.verdict.headline
     << "\npredicted: " << r.predicted.verdict.headline << "\n";
   o << "timing error (how late timers fired, p50 / p99 / max): generator "
-    << ms(r.generator_error.p50_s) << " / " << ms(r.generator_error.p99_s) << " / "
-    << ms(r.generator_error.max_s) << ", backend " << ms(r.backend_error.p50_s) << " / "
-    << ms(r.backend_error.p99_s) << " / " << ms(r.backend_error.max_s) << "\n";
+    << human_duration(r.generator_error.p50_s) << " / " << human_duration(r.generator_error.p99_s)
+    << " / " << human_duration(r.generator_error.max_s) << ", backend "
+    << human_duration(r.backend_error.p50_s) << " / " << human_duration(r.backend_error.p99_s)
+    << " / " << human_duration(r.backend_error.max_s) << "\n";
   o << stalls_text(r);
   if (r.connection_errors > 0)
     o << "connection errors: " << format_amount(r.connection_errors) << "\n";

@@ -12,7 +12,9 @@
 #include <optional>
 
 #include "engines/engine.hpp"
+#include "engines/series.hpp"
 #include "formats/input_text.hpp"
+#include "lab/backend.hpp"
 #include "lab/generator.hpp"
 #include "lab/grpc_layer.hpp"
 #include "lab/lab.hpp"
@@ -120,14 +122,9 @@ RunResult measured_run(const Scenario& s, const nlohmann::json& b, const Generat
   r.series.resize(g.failed.size());
   auto& x = r.series;
   for (size_t i = 0; i < x.size(); ++i) x.t_s[i] = static_cast<double>(i) * s.step_s;
-  fill(x.capacity, b["capacity"]);
-  fill(x.first_attempts, b["first_attempts"]);
-  fill(x.retries, b["retries"]);
-  fill(x.goodput, b["goodput"]);
-  fill(x.served_late, b["served_late"]);
-  fill(x.shed, b["shed"]);
-  fill(x.rejected, b["rejected"]);
-  fill(x.backlog, b["backlog"]);
+  for (const BackendField& f : kBackendFields)  // each into the series of its name
+    for (const SeriesField& field : kSeriesFields)
+      if (field.name == f.name) fill(x.*field.member, b[f.name]);
   for (size_t i = 0; i < x.size(); ++i) {
     x.failed[i] = g.failed[i];
     x.budget_denied[i] = g.budget_denied[i];

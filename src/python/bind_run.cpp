@@ -34,7 +34,7 @@ app::RunAnswer run_scenario(const Scenario& scenario, std::optional<int> runs,
   app::RunOptions o;
   o.report.trace = trace;
   o.montecarlo = s.runs > 1;  // as the command line: every engine
-  app::Budget budget = python_budget(allow_large);
+  app::CostBudget budget = python_budget(allow_large);
   py::gil_scoped_release released;  // other Python threads run meanwhile
   return app::run(s, o, budget);
 }
@@ -86,7 +86,7 @@ double time_runs(const Scenario& scenario, int repeats) {
   Scenario s = with_options(scenario, std::nullopt, std::nullopt);
   app::RunOptions o;
   o.montecarlo = s.runs > 1;
-  app::Budget budget = python_budget(false);
+  app::CostBudget budget = python_budget(false);
   py::gil_scoped_release released;
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < repeats; ++i) app::run(s, o, budget);

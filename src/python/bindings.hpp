@@ -18,7 +18,7 @@ pybind11::object json_to_python(const nlohmann::json& j);
 nlohmann::json python_to_json(pybind11::handle value);
 // What one call may cost: the command line's limits, or with allow_large
 // those of --allow-large (analysis/cost.hpp).
-app::Budget python_budget(bool allow_large);
+app::CostBudget python_budget(bool allow_large);
 
 // Scenario, presets and the key table (src/python/bind_scenario.cpp).
 void bind_scenario(pybind11::module_& m);

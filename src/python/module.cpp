@@ -11,7 +11,7 @@ namespace py = pybind11;
 
 namespace retrystorm::python {
 
-app::Budget python_budget(bool allow_large) {
+app::CostBudget python_budget(bool allow_large) {
   if (allow_large) return {large_cost_limits(), "", {}};
   return {CostLimits{}, "; allow_large=True allows more", {}};
 }

@@ -1,18 +1,18 @@
 // `retrystorm serve`: the page (embedded) and the JSON API of docs/http-api.md,
-// over the core library.
+// over the application layer. In parts: the routes (routes.hpp: one table of
+// method, path, cost and handler), the guard (guard.hpp: Host, Origin,
+// methods, body headers), the transport (transport.hpp: deadlines and
+// connection caps), the work budget (work_budget.hpp), and serve() here.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <list>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "analysis/cost.hpp"
 #include "parallel/cancel.hpp"
+#include "server/work_budget.hpp"
 
 namespace retrystorm {
 
@@ -50,24 +50,6 @@ struct ServerLimits {
   // Host names accepted besides the bound address, localhost and 127.0.0.1
   // ("NAME" with the server's port, or "NAME:PORT").
   std::vector<std::string> allowed_hosts;
-};
-
-// A server-wide budget of concurrent expensive work: slots handed out first
-// come, first served; a caller that waits longer than its deadline is refused.
-class WorkBudget {
- public:
-  explicit WorkBudget(int slots) : free_(slots) {}
-  // One slot, waiting at most `wait`. False when none came free in time.
-  bool acquire(std::chrono::milliseconds wait);
-  // Up to `most` more slots without waiting, when nobody is queued; the count.
-  int acquire_more(int most);
-  void release(int slots = 1);
-
- private:
-  std::mutex mutex_;
-  std::condition_variable freed_;
-  std::list<int> queue_;  // one entry per waiter, first in front
-  int free_;
 };
 
 // Blocks serving until the process ends. Returns 1 when it cannot bind.

@@ -11,6 +11,7 @@
 
 #include "model/keys.hpp"
 #include "text/number.hpp"  // every number in a message
+#include "text/units.hpp"   // durations and shares in messages
 
 namespace retrystorm::configs {
 
@@ -67,9 +68,6 @@ long long wrapped_whole(const YAML::Node& n, const Where& w, long long min, long
 // "retryPolicy" -> "retry_policy" (proto3 JSON allows either spelling).
 std::string snake_case(const std::string& key);
 
-// Human durations for reports: "31 min 30 s", "250 ms", "1.5 s", "2 min 2.143 s"
-// (to the millisecond; each number through number_text).
-std::string human_duration(double seconds);
 // Protobuf Duration string: 0.1 -> "0.1s", 2 -> "2s".
 std::string proto_duration(double seconds);
 // The same for a gRPC service config: a fraction is written with all nine

@@ -38,6 +38,15 @@ function check(ok, what, detail = '') {
   return ok;
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Scrolls a locator into view; a redraw that replaces the element mid-scroll (a busy machine) gets two more tries. */
+async function scrollIntoView(locator) {
+  for (let i = 0; ; i++) {
+    try { await locator.scrollIntoViewIfNeeded({ timeout: 10000 }); return; } catch (e) {
+      if (i >= 2 || !/not attached/.test(String(e))) throw e;
+      await sleep(250);
+    }
+  }
+}
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -408,7 +417,7 @@ async function issue17(page, presets, context, base) {
   log('\n# 9. tooltip, zoom kept, aligned charts, band under the stack');
   {
     await selectPreset(page, 'order-status');
-    await testid(page, 'chart').scrollIntoViewIfNeeded();
+    await scrollIntoView(testid(page, 'chart'));
     const box = await testid(page, 'chart').locator('.u-over').boundingBox();
     await page.mouse.move(box.x + box.width * 0.4, box.y + box.height * 0.5);
     await sleep(80);
@@ -435,7 +444,7 @@ async function issue17(page, presets, context, base) {
     const verdicts0 = await H(page, () => window.__retrystorm.ladder().map((r) => r.metrics.failed_fraction));
     const idx = names.length - 1;
     const btn = testid(page, `ladder-load-${idx}`);
-    await btn.scrollIntoViewIfNeeded();
+    await scrollIntoView(btn);
     const h0 = await testid(page, 'ladder').evaluate((t) => t.getBoundingClientRect().height);
     const n = await runsNow();
     await btn.click();

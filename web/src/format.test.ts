@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  attemptsPerRequest, boundSentence, criterionOf, fmtAmp, fmtNum, fmtPct, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingDetail, tippingText,
+  attemptsPerRequest, boundSentence, criterionOf, layerRetries, fmtAmp, fmtNum, fmtPct, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingDetail, tippingText,
 } from './format';
 import type { LadderRow, Metrics, Scenario } from './types';
 
@@ -29,6 +29,19 @@ describe('numbers', () => {
     expect(fmtAmp(3.000000000000348)).toBe('3×');
     expect(fmtAmp(1.1)).toBe('1.1×');
     expect(attemptsPerRequest(2, 2)).toBe(9);
+  });
+});
+
+describe('the retry stack', () => {
+  it('reads client.stack_retries as the server does, else retries at each layer', () => {
+    const one = sc('failures');
+    expect(layerRetries(one)).toEqual([2]);
+    const two = { ...one, client: { ...one.client, layers: 2 } } as Scenario;
+    expect(layerRetries(two)).toEqual([2, 2]);
+    // stack_retries overrides layers and retries: (3 + 1) x (1 + 1) = 8, not (2 + 1)^2 = 9.
+    const stacked = { ...one, client: { ...one.client, layers: 2, stack_retries: '3, 1' } } as Scenario;
+    expect(layerRetries(stacked)).toEqual([3, 1]);
+    expect(layerRetries(stacked).reduce((a, k) => a * (k + 1), 1)).toBe(8);
   });
 });
 

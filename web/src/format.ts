@@ -131,6 +131,16 @@ export function attemptsPerRequest(retries: number, layers: number): number {
   return Math.pow(retries + 1, layers);
 }
 
+/**
+ * Retries at each retrying layer, outermost first, as the server reads them:
+ * client.stack_retries when set ("2,1"), else client.retries at each of client.layers.
+ */
+export function layerRetries(sc: Scenario): number[] {
+  const stack = (sc.client.stack_retries ?? '').trim();
+  if (stack) return stack.split(',').map((x) => Number(x.trim()));
+  return Array.from({ length: Math.max(1, sc.client.layers) }, () => sc.client.retries);
+}
+
 /** "1 attempt", "2 attempts", "1.5 attempts": the noun agrees with the number. */
 export function plural(n: number, one: string, text = String(n), many = `${one}s`): string {
   return `${text} ${n === 1 ? one : many}`;

@@ -14,6 +14,8 @@ export type Scenario = Record<string, unknown> & {
     timeout_s: number;
     layers: number;
     retries: number;
+    stack_retries?: string; // "2,1": retries per layer, outermost first; overrides layers and retries
+
     backoff: { base_s: number; multiplier: number; cap_s: number; jitter: string };
     budget: { kind: string; ratio: number; window_s: number };
   };

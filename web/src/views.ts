@@ -2,7 +2,7 @@
 // ladder, goodput table, trace list.
 
 import {
-  attemptsPerRequest, boundSentence, fmtAmp, fmtNum, fmtPct, ladderCells, plural, recoverySentence, tippingDetail, tippingText,
+  boundSentence, layerRetries, fmtAmp, fmtNum, fmtPct, ladderCells, plural, recoverySentence, tippingDetail, tippingText,
 } from './format';
 import { ciText } from './sessions';
 import { perSecondText } from './trace';
@@ -56,20 +56,26 @@ export function renderTipping(t: Tipping | null) {
 }
 
 export function renderStack(sc: Scenario, r: RunResult | null) {
-  const layers = Math.max(1, sc.client.layers);
-  const per = sc.client.retries + 1;
-  const total = attemptsPerRequest(sc.client.retries, layers);
+  const retries = layerRetries(sc);
+  const layers = retries.length;
+  const stacked = retries.some((k) => k !== retries[0]);
+  // The server's bound once a run has answered (it reads client.stack_retries
+  // too); the same product of (retries + 1) over the layers before that.
+  const total = r?.metrics?.bound?.max_amplification ?? retries.reduce((a, k) => a * (k + 1), 1);
   const row = h('div', { class: 'stack-row', role: 'list' });
   row.append(h('div', { class: 'node user', role: 'listitem' }, 'User'));
   for (let i = 1; i <= layers; i++) {
     row.append(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
-    row.append(h('div', { class: 'node layer', role: 'listitem' }, h('b', {}, layers > 1 ? `Layer ${i}` : 'Caller'), h('span', {}, `×${per}`)));
+    row.append(h('div', { class: 'node layer', role: 'listitem' }, h('b', {}, layers > 1 ? `Layer ${i}` : 'Caller'), h('span', {}, `×${retries[i - 1] + 1}`)));
   }
   row.append(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
   row.append(h('div', { class: 'node dep', role: 'listitem' }, h('b', {}, 'Dependency'), h('span', {}, `up to ×${fmtNum(total)}`)));
-  const formula = layers > 1
-    ? `(${plural(sc.client.retries, 'retry', undefined, 'retries')} + 1)^${layers} layers = ${plural(total, 'attempt', fmtNum(total))} per user request at the dependency.`
-    : `${plural(sc.client.retries, 'retry', undefined, 'retries')} + 1 = ${plural(total, 'attempt', fmtNum(total))} per user request at most.`;
+  const attempts = plural(total, 'attempt', fmtNum(total));
+  const formula = stacked
+    ? `${retries.map((k) => `(${k} + 1)`).join(' × ')} = ${attempts} per user request at the dependency.`
+    : layers > 1
+      ? `(${plural(retries[0], 'retry', undefined, 'retries')} + 1)^${layers} layers = ${attempts} per user request at the dependency.`
+      : `${plural(retries[0], 'retry', undefined, 'retries')} + 1 = ${attempts} per user request at most.`;
   $('stack').replaceChildren(row, h('p', { class: 'formula', 'data-testid': 'stack-formula' }, formula));
   $('bound').textContent = r ? boundSentence(r.metrics, sc) : '';
 }

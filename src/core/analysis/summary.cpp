@@ -33,10 +33,6 @@ std::string format_amount(double v) {
   return text::trimmed_text(v, std::fabs(v) >= 100 ? 1 : 2);
 }
 
-std::string format_percent(double fraction) {
-  return text::trimmed_text(fraction * 100, 1) + "%";
-}
-
 std::string format_seconds(double s) {
   return text::trimmed_text(s, 2) + " s";
 }

@@ -10,6 +10,7 @@
 #include "analysis/metrics.hpp"
 #include "analysis/tipping.hpp"
 #include "engines/run_result.hpp"
+#include "text/units.hpp"  // format_percent
 
 namespace retrystorm {
 
@@ -51,7 +52,6 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
 
 // "12.5", "0.05", "64,170": numbers as the reports print them.
 std::string format_amount(double v);
-std::string format_percent(double fraction);  // "94.1%"
-std::string format_seconds(double s);         // "21.05 s"
+std::string format_seconds(double s);  // "21.05 s"
 
 }  // namespace retrystorm

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engines/incident_window.hpp"
 #include "engines/ring_queue.hpp"
 #include "parallel/cancel.hpp"
 #include "policies/backoff.hpp"
@@ -72,11 +73,7 @@ class FluidEngine {
         shape_(fluid_shape(s)) {
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
-    // The incident window as steps [first, end), the same steps in_incident() names.
-    while (incident_first_step_ < steps_ && !s.in_incident(incident_first_step_))
-      ++incident_first_step_;
-    incident_end_step_ = incident_first_step_;
-    while (incident_end_step_ < steps_ && s.in_incident(incident_end_step_)) ++incident_end_step_;
+    incident_ = steps_of(s);
     // Landing tables only for attempts that can fail inside the horizon;
     // attempts with the same backoff range (past the cap) share one table.
     int tables = std::min(shape_.attempts, attempts_ - 1);
@@ -137,7 +134,7 @@ class FluidEngine {
 
   // Rule 1. Capacity of the step; first attempts of the step.
   double capacity_and_demand(int t) {
-    bool incident = incident_first_step_ <= t && t < incident_end_step_;
+    bool incident = incident_.contains(t);
     double capacity =
         s_.server.capacity_per_s * s_.step_s * (incident ? s_.incident.capacity_factor : 1.0);
     double first = s_.demand.rate_per_s * s_.step_s * (incident ? s_.incident.demand_factor : 1.0);
@@ -388,7 +385,7 @@ class FluidEngine {
   std::vector<double> deadline_due_;  // by step (a ring): requests failing at their deadline
   CohortQueue queue_;
   size_t abandoned_at_head_ = 0;  // given-up cohorts still queued (no shedding)
-  int incident_first_step_ = 0, incident_end_step_ = 0;  // [first, end)
+  IncidentWindow incident_;       // the incident as steps
   double queued_ = 0;
   std::vector<Cohort> sending_;  // this step's sends, in enqueue order
   RunResult result_;

@@ -28,6 +28,7 @@
 #include "engines/agent/entities.hpp"
 #include "engines/agent/server.hpp"
 #include "engines/event_queue.hpp"
+#include "engines/incident_window.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
 #include "policies/backoff.hpp"
@@ -178,20 +179,18 @@ class AgentEngine {
     budget_on_ = budgets_[0].enabled();
     deadlines_on_ = policy_.deadline_rule == DeadlineRule::fires;
     late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
-    while (incident_first_ < steps_ && !s.in_incident(incident_first_)) ++incident_first_;
-    incident_end_ = incident_first_;
-    while (incident_end_ < steps_ && s.in_incident(incident_end_)) ++incident_end_;
+    incident_ = steps_of(s);
   }
 
   RunResult run() {
-    if (incident_first_ < incident_end_ && s_.incident.capacity_factor != 1) {
-      events_.push(incident_first_ * s_.step_s, kRate, {0, 0});
-      events_.push(incident_end_ * s_.step_s, kRate, {1, 0});
+    if (!incident_.empty() && s_.incident.capacity_factor != 1) {
+      events_.push(incident_.first * s_.step_s, kRate, {0, 0});
+      events_.push(incident_.end * s_.step_s, kRate, {1, 0});
     }
     auto& call = result_.series;
     for (int t = 0; t < steps_; ++t) {
       step_ = t;
-      bool incident = incident_first_ <= t && t < incident_end_;
+      bool incident = incident_.contains(t);
       double start = t * s_.step_s;
       double end = t + 1 == steps_ ? s_.horizon_s : (t + 1) * s_.step_s;
       call.t_s[t] = start;
@@ -642,7 +641,7 @@ class AgentEngine {
   uint64_t live_users_ = 0;
 
   Server server_;
-  int incident_first_ = 0, incident_end_ = 0;
+  IncidentWindow incident_;  // the incident as steps
 };
 
 }  // namespace

@@ -1,0 +1,25 @@
+// The incident as whole steps, computed once for every engine that steps
+// through time (fluid, agent): the steps Scenario::in_incident names.
+#pragma once
+
+#include "model/scenario.hpp"
+
+namespace retrystorm {
+
+// Steps [first, end) of the run; empty when the incident misses the horizon.
+struct IncidentWindow {
+  int first = 0, end = 0;
+  bool contains(int step) const { return first <= step && step < end; }
+  bool empty() const { return first >= end; }
+};
+
+inline IncidentWindow steps_of(const Scenario& s) {
+  IncidentWindow w;
+  const int steps = s.steps();
+  while (w.first < steps && !s.in_incident(w.first)) ++w.first;
+  w.end = w.first;
+  while (w.end < steps && s.in_incident(w.end)) ++w.end;
+  return w;
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,34 @@
+// Answers as JSON, and client text quoted in them, for every part of the
+// server (the guard, the transport's refusals, the handlers).
+#pragma once
+
+#include <httplib.h>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace retrystorm::http {
+
+// Every JSON answer goes through here. Paths and headers can carry any bytes
+// (%FF): the replacement handler writes invalid UTF-8 as U+FFFD, so dumping
+// never throws.
+inline void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  // Not "application/json": cpp-httplib would brotli-compress it, which costs
+  // seconds for a 1 MB answer and nothing is gained on loopback.
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json; charset=utf-8");
+}
+
+// At most `n` bytes of client text for a message (send_json escapes them).
+inline std::string clip(const std::string& text, size_t n = 200) {
+  return text.size() <= n ? text : text.substr(0, n) + "...";
+}
+
+inline std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace retrystorm::http

@@ -1,0 +1,341 @@
+#include "server/routes.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "analysis/ladder.hpp"
+#include "analysis/sweep.hpp"
+#include "analysis/tipping.hpp"
+#include "app/commands.hpp"
+#include "app/configs.hpp"
+#include "app/scenario_request.hpp"
+#include "engines/engine.hpp"
+#include "formats/input_text.hpp"
+#include "formats/result_json.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/session_report.hpp"
+
+namespace retrystorm {
+
+using nlohmann::json;
+
+namespace {
+
+// The scenario a request names: {"preset", "set"} or {"scenario"}.
+// `warnings`, when given, receives a line per key the scenario does not use.
+Scenario scenario_of(const json& body, const std::set<std::string>& extra,
+                     const ServerLimits& limits, std::vector<std::string>* warnings = nullptr) {
+  if (!body.is_object()) throw InputError("body: must be a JSON object");
+  for (const auto& [key, v] : body.items()) {
+    if (key == "preset" || key == "set" || key == "scenario" || extra.count(key)) continue;
+    std::string allowed = "preset, set, scenario";
+    for (const auto& e : extra) allowed += ", " + e;
+    throw InputError("body." + key + ": unknown field; allowed: " + allowed);
+  }
+  if (body.contains("preset") && body.contains("scenario"))
+    throw InputError("body: give preset or scenario, not both");
+  app::ScenarioRequest request;
+  if (body.contains("preset")) {
+    if (!body["preset"].is_string()) throw InputError("preset: must be a preset name");
+    request.preset = body["preset"].get<std::string>();
+    if (request.preset.empty()) preset_or_throw("");  // the unknown-preset error, not the default
+  } else if (body.contains("scenario")) {
+    request.scenario = body["scenario"];
+  }
+  if (body.contains("set")) {
+    if (!body["set"].is_object()) throw InputError("set: must be an object of path: value");
+    for (const auto& [path, v] : body["set"].items()) request.sets.push_back({path, v});
+  }
+  request.limits.max_steps = limits.max_steps;
+  app::AssembledScenario assembled = app::assemble_scenario(request);
+  if (warnings) *warnings = std::move(assembled.warnings);
+  return assembled.scenario;
+}
+
+std::vector<SweepAxis> axes_of(const json& body) {
+  if (!body.contains("vary") || !body["vary"].is_array())
+    throw InputError("vary: must be a list of {path, from, to, step}");
+  std::vector<SweepAxis> axes;
+  for (const auto& v : body["vary"]) {
+    if (!v.is_object()) throw InputError("vary[]: must be an object {path, from, to, step}");
+    SweepAxis a;
+    for (const auto& [key, value] : v.items()) {
+      if (key == "path" && value.is_string())
+        a.path = value.get<std::string>();
+      else if (key == "from" && value.is_number())
+        a.from = value.get<double>();
+      else if (key == "to" && value.is_number())
+        a.to = value.get<double>();
+      else if (key == "step" && value.is_number())
+        a.step = value.get<double>();
+      else
+        throw InputError("vary[]." + key +
+                         ": unknown field or wrong type; allowed: path "
+                         "(text), from, to, step (numbers)");
+    }
+    axes.push_back(a);
+  }
+  return axes;
+}
+
+// POST /api/export/{system}: body as /api/run. Envoy keeps the field "yaml".
+json export_json(const std::string& system, const json& body, const ServerLimits& limits) {
+  configs::ExportResult r = configs::export_config(scenario_of(body, {}, limits), system);
+  json out = app::export_json(r);
+  if (r.system == configs::System::envoy) out["yaml"] = r.text;
+  return out;
+}
+
+// POST /api/import and /api/lint: {"files": [{"name", "text"}]}; lint also
+// takes "load", "simulate" and "preset".
+json configs_json(const std::string& path, const json& body) {
+  if (!body.is_object() || !body.contains("files") || !body["files"].is_array())
+    throw InputError("files: must be a list of {name, text}");
+  bool lint = path == "/api/lint";
+  for (const auto& [key, v] : body.items())
+    if (key != "files" && !(lint && (key == "load" || key == "simulate" || key == "preset")))
+      throw InputError("body." + key + ": unknown field; allowed: files" +
+                       std::string(lint ? ", load, simulate, preset" : ""));
+  app::LintRequest request;
+  std::vector<configs::ConfigFile>& files = request.files;
+  for (const auto& f : body["files"]) {
+    if (!f.is_object() || !f.contains("text") || !f["text"].is_string())
+      throw InputError("files[]: must be {name, text} with text a string");
+    std::string name = f.contains("name") && f["name"].is_string()
+                           ? f["name"].get<std::string>()
+                           : "file" + std::to_string(files.size() + 1);
+    files.push_back({name, f["text"].get<std::string>()});
+  }
+  if (!lint) return app::import_json(configs::import_configs(files));
+  configs::LintOptions& o = request.options;
+  if (body.contains("load")) {
+    // The CLI's range (lint --load), so both refuse the same values.
+    const json& load = body["load"];
+    if (!load.is_number() || !(load.get<double>() >= 0) ||
+        !(load.get<double>() <= configs::kMaxLintLoad))
+      throw InputError(
+          "load: " + (load.is_number() ? to_string(KeyValue{load.get<double>()}) : "not a number") +
+          "; must be a number from 0 to " + to_string(KeyValue{configs::kMaxLintLoad}) +
+          " (demand / capacity)");
+    o.load = body["load"].get<double>();
+  }
+  if (body.contains("simulate")) {
+    if (!body["simulate"].is_boolean()) throw InputError("simulate: must be true or false");
+    o.simulate = body["simulate"].get<bool>();
+  }
+  if (body.contains("preset")) {
+    if (!body["preset"].is_string()) throw InputError("preset: must be a preset name");
+    o.preset = body["preset"].get<std::string>();
+    preset_or_throw(o.preset);
+  }
+  return configs::lint_json(app::lint(request));
+}
+
+// An optional true/false field of a body (default true).
+bool flag_of(const json& body, const char* name) {
+  if (!body.contains(name)) return true;
+  if (!body[name].is_boolean()) throw InputError(std::string(name) + ": must be true or false");
+  return body[name].get<bool>();
+}
+
+TippingCache& tipping_cache() {
+  static TippingCache cache;
+  return cache;
+}
+
+// What one request may cost, and the check that stops it when its client has gone.
+app::CostBudget budget_of(const ServerLimits& limits) {
+  return {limits.cost, "", limits.cancelled};
+}
+
+// POST /api/run for a valid scenario: the session report, or the run's report
+// with its Monte Carlo when there are replications.
+json run_answer(const Scenario& s, const json& body, const ServerLimits& limits) {
+  app::RunOptions o;
+  o.report.trace = flag_of(body, "trace");  // the page asks without, then fetches /api/trace
+  // Advice and tipping point; the page fetches them after drawing the chart.
+  o.report.advice = o.report.tipping = flag_of(body, "advice");
+  o.report.cache = &tipping_cache();
+  bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
+  o.montecarlo = engine_facts(s).random && s.runs > 1;
+  o.max_runs = engine_facts(s).run ? limits.max_agent_runs : limits.max_session_runs;
+  json answer = app::run_answer_json(app::run(s, o, budget_of(limits)));
+  if (!rows && !engine_facts(s).run) answer.erase("sessions");
+  return answer;
+}
+
+// GET /api/systems: the systems table (systems/system.hpp), in order.
+json systems_json() {
+  json list = json::array();
+  for (const configs::SystemFacts& f : configs::system_table())
+    list.push_back(
+        {{"name", f.name}, {"label", f.label}, {"extension", f.extension}, {"export", f.exported}});
+  return {{"systems", list}};
+}
+
+// ---------------------------------------------------------------- handlers
+
+json presets_answer(const std::string&, const json&, const ServerLimits&) {
+  json list = json::array();
+  for (const auto& p : presets())
+    list.push_back({{"name", p.name},
+                    {"description", p.description},
+                    {"scenario", scenario_to_json(p.scenario)}});
+  return {{"presets", list}};
+}
+
+json schema_answer(const std::string&, const json&, const ServerLimits&) {
+  return schema_json();
+}
+
+json systems_answer(const std::string&, const json&, const ServerLimits&) {
+  return systems_json();
+}
+
+json run_route(const std::string&, const json& body, const ServerLimits& limits) {
+  std::vector<std::string> warnings;
+  Scenario s = scenario_of(body, {"trace", "sessions", "advice"}, limits, &warnings);
+  app::check_run_cost(s, budget_of(limits));  // before the body's flags are read
+  json answer = run_answer(s, body, limits);
+  if (!warnings.empty()) answer["warnings"] = warnings;  // keys this engine ignores
+  return answer;
+}
+
+json trace_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body, {}, limits);
+  if (!engine_facts(s).run) return {{"trace", json::array()}};  // no per-step trace
+  return {{"trace", trace_json(app::trace(s, budget_of(limits)))}};
+}
+
+// What /api/run leaves out with "advice": false.
+json advice_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body, {}, limits);
+  if (!engine_facts(s).run) return {{"advice", json::array()}};
+  RunReport r = app::advice(s, &tipping_cache(), budget_of(limits));
+  json answer = {{"advice", advice_json(r.advice)}};
+  if (r.tipping) answer["tipping"] = tipping_json(*r.tipping);
+  return answer;
+}
+
+json ladder_route(const std::string&, const json& body, const ServerLimits& limits) {
+  return ladder_json(app::ladder(scenario_of(body, {}, limits), budget_of(limits)));
+}
+
+json tipping_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body, {"grid_s"}, limits);
+  double grid = 0;
+  if (body.contains("grid_s")) {
+    if (!body["grid_s"].is_number() || body["grid_s"].get<double>() <= 0)
+      throw InputError("grid_s: must be a number of seconds above 0");
+    grid = body["grid_s"].get<double>();
+  }
+  if (tipping_steps(s, grid) > limits.max_tipping_steps)
+    throw InputError("grid_s: " + to_string(KeyValue{grid > 0 ? grid : default_grid_s(s)}) +
+                     " s makes " + to_string(KeyValue{tipping_steps(s, grid)}) +
+                     " steps of work; the limit is " +
+                     to_string(KeyValue{limits.max_tipping_steps}) + "; choose a coarser grid");
+  return tipping_json(app::tipping(s, grid, budget_of(limits)));
+}
+
+json sweep_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body, {"vary"}, limits);
+  auto axes = axes_of(body);
+  SweepOptions options;
+  options.max_runs = limits.max_sweep_runs;
+  options.threads = limits.sweep_threads;
+  return sweep_json(axes, app::sweep(s, axes, options, budget_of(limits)));
+}
+
+const std::string kExportPrefix = "/api/export/";
+
+json export_route(const std::string& path, const json& body, const ServerLimits& limits) {
+  return export_json(path.substr(kExportPrefix.size()), body, limits);
+}
+
+json configs_route(const std::string& path, const json& body, const ServerLimits&) {
+  return configs_json(path, body);
+}
+
+// function-length: table
+std::vector<http::Route> route_table() {
+  using http::Method;
+  std::vector<http::Route> t = {
+      {Method::get, "/api/presets", false, presets_answer},
+      {Method::get, "/api/schema", false, schema_answer},
+      {Method::get, "/api/systems", false, systems_answer},
+      {Method::post, "/api/run", true, run_route},
+      {Method::post, "/api/trace", true, trace_route},
+      {Method::post, "/api/advice", true, advice_route},
+      {Method::post, "/api/ladder", true, ladder_route},
+      {Method::post, "/api/tipping", true, tipping_route},
+      {Method::post, "/api/sweep", true, sweep_route},
+      {Method::post, "/api/import", false, configs_route},
+      {Method::post, "/api/lint", true, configs_route},  // --simulate runs engines
+  };
+  for (const std::string& system : configs::export_systems())
+    t.push_back({Method::post, kExportPrefix + system, false, export_route});
+  return t;
+}
+
+}  // namespace
+
+namespace http {
+
+const std::vector<Route>& routes() {
+  static const std::vector<Route> table = route_table();
+  return table;
+}
+
+const Route* route_of(const std::string& path) {
+  for (const Route& r : routes())
+    if (r.path == path) return &r;
+  return nullptr;
+}
+
+}  // namespace http
+
+ApiAnswer handle_api(const std::string& path, const std::string& body, const ServerLimits& limits) {
+  // The run deadline joins the request's own check, and every engine polls it
+  // inside its runs (parallel/cancel.hpp): no run, even one a bug keeps
+  // going, holds a work slot past it.
+  auto overran = std::make_shared<std::atomic<bool>>(false);
+  ServerLimits l = limits;
+  if (limits.run_deadline_s > 0) {
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(limits.run_deadline_s));
+    l.cancelled = [until, overran, client = limits.cancelled] {
+      if (std::chrono::steady_clock::now() >= until) return *overran = true;
+      return client && client();
+    };
+  }
+  CancelScope scope(l.cancelled);
+  try {
+    const http::Route* route = http::route_of(path);
+    if (!route) throw InputError("no such path: " + path.substr(0, 200));
+    json parsed = json::object();
+    if (route->method == http::Method::post) {
+      // Nesting, duplicate keys and size bounded (formats/input_text.hpp).
+      parsed = parse_json_text(body.empty() ? "{}" : body, "body");
+    }
+    return {200, route->handle(path, parsed, l)};
+  } catch (const Cancelled& e) {
+    if (*overran)
+      return {503,
+              {{"error", "run: stopped after " + to_string(KeyValue{limits.run_deadline_s}) +
+                             " s, the server's limit for one request (serve --run-deadline); "
+                             "make it smaller, or run it with the command line"}}};
+    return {503, {{"error", e.what()}}};  // nobody reads it: the client has gone
+  } catch (const InputError& e) {
+    return {400, {{"error", e.what()}}};
+  } catch (const json::exception& e) {
+    return {400, {{"error", std::string("body: ") + e.what()}}};
+  } catch (const std::bad_alloc&) {
+    return {503, {{"error", "out of memory for this request; make it smaller or retry later"}}};
+  }
+}
+
+}  // namespace retrystorm
