@@ -45,16 +45,14 @@ struct BackendField {
   const char* name;
   std::vector<double> BackendSeries::*member;
 };
+// Two to a line, as the series pair up (attempts, outcomes, state).
+// clang-format off
 inline constexpr BackendField kBackendFields[] = {
-    {"first_attempts", &BackendSeries::first_attempts},
-    {"retries", &BackendSeries::retries},
-    {"goodput", &BackendSeries::goodput},
-    {"served_late", &BackendSeries::served_late},
-    {"shed", &BackendSeries::shed},
-    {"rejected", &BackendSeries::rejected},
-    {"backlog", &BackendSeries::backlog},
-    {"capacity", &BackendSeries::capacity},
-};
+    {"first_attempts", &BackendSeries::first_attempts}, {"retries", &BackendSeries::retries},
+    {"goodput", &BackendSeries::goodput}, {"served_late", &BackendSeries::served_late},
+    {"shed", &BackendSeries::shed}, {"rejected", &BackendSeries::rejected},
+    {"backlog", &BackendSeries::backlog}, {"capacity", &BackendSeries::capacity}};
+// clang-format on
 
 // Serves until SIGTERM/SIGINT or horizon + 60 s; then writes `out`. Exit status.
 int run_backend(const BackendOptions& o);

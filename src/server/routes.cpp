@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -259,24 +260,33 @@ json configs_route(const std::string& path, const json& body, const ServerLimits
   return configs_json(path, body);
 }
 
-// function-length: table
+using Handler = json (*)(const std::string&, const json&, const ServerLimits&);
+
+// What the page reads first; nothing runs.
+constexpr std::pair<const char*, Handler> kReads[] = {{"/api/presets", presets_answer},
+                                                      {"/api/schema", schema_answer},
+                                                      {"/api/systems", systems_answer}};
+
+// Requests with a body; `expensive`: runs engines.
+struct PostRoute {
+  const char* path;
+  bool expensive;
+  Handler handle;
+};
+constexpr PostRoute kPosts[] = {
+    {"/api/run", true, run_route},         {"/api/trace", true, trace_route},
+    {"/api/advice", true, advice_route},   {"/api/ladder", true, ladder_route},
+    {"/api/tipping", true, tipping_route}, {"/api/sweep", true, sweep_route},
+    {"/api/import", false, configs_route}, {"/api/lint", true, configs_route},  // --simulate
+};
+
 std::vector<http::Route> route_table() {
-  using http::Method;
-  std::vector<http::Route> t = {
-      {Method::get, "/api/presets", false, presets_answer},
-      {Method::get, "/api/schema", false, schema_answer},
-      {Method::get, "/api/systems", false, systems_answer},
-      {Method::post, "/api/run", true, run_route},
-      {Method::post, "/api/trace", true, trace_route},
-      {Method::post, "/api/advice", true, advice_route},
-      {Method::post, "/api/ladder", true, ladder_route},
-      {Method::post, "/api/tipping", true, tipping_route},
-      {Method::post, "/api/sweep", true, sweep_route},
-      {Method::post, "/api/import", false, configs_route},
-      {Method::post, "/api/lint", true, configs_route},  // --simulate runs engines
-  };
+  std::vector<http::Route> t;
+  for (const auto& [path, handle] : kReads) t.push_back({http::Method::get, path, false, handle});
+  for (const PostRoute& r : kPosts)
+    t.push_back({http::Method::post, r.path, r.expensive, r.handle});
   for (const std::string& system : configs::export_systems())
-    t.push_back({Method::post, kExportPrefix + system, false, export_route});
+    t.push_back({http::Method::post, kExportPrefix + system, false, export_route});
   return t;
 }
 
@@ -290,9 +300,13 @@ const std::vector<Route>& routes() {
 }
 
 const Route* route_of(const std::string& path) {
-  for (const Route& r : routes())
-    if (r.path == path) return &r;
-  return nullptr;
+  static const std::map<std::string, const Route*> by_path = [] {
+    std::map<std::string, const Route*> m;
+    for (const Route& r : routes()) m.emplace(r.path, &r);
+    return m;
+  }();
+  auto it = by_path.find(path);
+  return it == by_path.end() ? nullptr : it->second;
 }
 
 }  // namespace http
