@@ -196,12 +196,14 @@ TEST(LabCommand, RefusesConfigWithoutAProxy) {
 TEST(LabBackend, EveryCountIsASeriesOfTheRun) {
   for (const retrystorm::lab::BackendField& f : retrystorm::lab::kBackendFields) {
     bool found = false;
-    for (const retrystorm::SeriesField& field : retrystorm::kSeriesFields) found = found || field.name == f.name;
+    for (const retrystorm::SeriesField& field : retrystorm::kSeriesFields)
+      found = found || field.name == f.name;
     EXPECT_TRUE(found) << f.name;
   }
   retrystorm::lab::BackendSeries b;
   b.resize(7);
-  for (const retrystorm::lab::BackendField& f : retrystorm::lab::kBackendFields) EXPECT_EQ((b.*f.member).size(), 7u);
+  for (const retrystorm::lab::BackendField& f : retrystorm::lab::kBackendFields)
+    EXPECT_EQ((b.*f.member).size(), 7u);
 }
 
 // The load generator makes no bursts: a bursty scenario was run as even
