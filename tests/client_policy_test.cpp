@@ -209,7 +209,7 @@ TEST(RetryDecision, AgentLeavesTheDeadlineToItsTimer) {
   s.client.deadline_s = 10;
   s.client.backoff.jitter = Jitter::full;  // retry 2: U(0, 2)
   ClientPolicy p = ClientPolicy::of(s, Engine::agent);
-  EXPECT_EQ(p.deadline_rule, DeadlineRule::fires);
+  EXPECT_EQ(p.deadline_rule(), DeadlineRule::fires);
   Failure f{.layer = 0, .attempt = 2, .now_s = 108.5, .start_s = 100};
   EXPECT_TRUE(p.decide(f, [](double lo, double hi) { return lo + 0.7 * (hi - lo); }).retries());
   EXPECT_TRUE(p.decide(f, [](double lo, double hi) { return lo + 0.8 * (hi - lo); }).retries());
@@ -222,13 +222,13 @@ TEST(RetryDecision, DeadlineAwareSessionsFailFastWhenTheRestOfTheLadderCannotFit
   s.client.deadline_s = 10;
   s.sessions.deadline_aware = true;
   ClientPolicy p = ClientPolicy::of(s);
-  EXPECT_EQ(p.deadline_rule, DeadlineRule::rest_of_ladder_mean);
+  EXPECT_EQ(p.deadline_rule(), DeadlineRule::rest_of_ladder_mean);
   // From retry 2, the rest is 2 + 4 s: fits from 103.9, not from 104.1.
   EXPECT_TRUE(p.decide({.layer = 0, .attempt = 2, .now_s = 103.9, .start_s = 100}).retries());
   EXPECT_EQ(p.decide({.layer = 0, .attempt = 2, .now_s = 104.1, .start_s = 100}).verdict,
             RetryVerdict::past_deadline);
   s.sessions.deadline_aware = false;  // the deadline timer ends the session instead
-  EXPECT_EQ(ClientPolicy::of(s).deadline_rule, DeadlineRule::none);
+  EXPECT_EQ(ClientPolicy::of(s).deadline_rule(), DeadlineRule::none);
 }
 
 // --- the engine table ---

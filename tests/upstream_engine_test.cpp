@@ -344,7 +344,7 @@ TEST(UpstreamDeadline, DecisionIgnoresTheDeadlineUnlessDeadlineAware) {
   s.client.deadline_s = 10;
   s.client.backoff = {30, 1, 0, Jitter::none};
   ClientPolicy agent = ClientPolicy::of(s, Engine::agent);
-  EXPECT_EQ(agent.deadline_rule, DeadlineRule::fires);
+  EXPECT_EQ(agent.deadline_rule(), DeadlineRule::fires);
   RetryDecision d = agent.decide({.layer = 0, .attempt = 1, .now_s = 9, .start_s = 0},
                                  [](double lo, double) { return lo; });
   EXPECT_TRUE(d.retries());  // retry after 30 s; the engine ends it at 10 s

@@ -9,8 +9,8 @@
 #include "lab/grpc_layer.hpp"
 #include "lab/http.hpp"
 #include "lab/process.hpp"
-#include "policies/budget.hpp"
 #include "policies/client_policy.hpp"
+#include "policies/retry_state.hpp"
 
 namespace retrystorm::lab {
 
@@ -53,7 +53,7 @@ class Generator {
         o_(o),
         s_(o.scenario),
         policy_(ClientPolicy::of(s_, Engine::agent)),
-        budget_(policy_, s_.demand.rate_per_s, s_.step_s),
+        retry_(policy_, RetryBudget(policy_, s_.demand.rate_per_s, s_.step_s)),
         rng_(static_cast<uint64_t>(s_.seed)),
         endpoint_(asio::ip::address_v4::loopback(), static_cast<unsigned short>(o.port)),
         t0_(steady_of_unix_ms(o.t0_unix_ms)),
@@ -68,6 +68,10 @@ class Generator {
     for (auto* v : {&r_.failed, &r_.gave_up, &r_.budget_denied, &r_.first_sent, &r_.retries_sent})
       v->assign(bins_, 0.0);
   }
+  // retry_ points at policy_: a generator stays where it was built.
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+
   void start();
   GrpcCaller* grpc() { return grpc_.get(); }
   GeneratorResult result() {
@@ -116,7 +120,7 @@ class Generator {
   GeneratorOptions o_;
   const Scenario& s_;
   ClientPolicy policy_;
-  RetryBudget budget_;
+  RetryState retry_;  // the budget's admission with the policy's decision
   std::mt19937_64 rng_;
   tcp::endpoint endpoint_;
   Clock::time_point t0_;
@@ -166,9 +170,9 @@ void Generator::send(const RequestPtr& r) {
   ++r->attempt;
   add(r->attempt == 1 ? r_.first_sent : r_.retries_sent, now);
   auto a = std::make_shared<Attempt>(io_, r);
-  double timeout = o_.retries ? policy_.timeout_s : o_.patience_s;
-  if (o_.retries && policy_.deadline_s > 0) {
-    double left = r->start_s + policy_.deadline_s - now;
+  double timeout = o_.retries ? policy_.timeout_s() : o_.patience_s;
+  if (o_.retries && policy_.deadline_s() > 0) {
+    double left = r->start_s + policy_.deadline_s() - now;
     if (left < timeout) timeout = std::max(0.0, left), a->deadline_cut = true;
   }
   open_attempts_ += 1;
@@ -306,40 +310,38 @@ void Generator::on_timeout(const AttemptPtr& a) {
   on_failure(a->request, true);
 }
 
-// The scenario's policy after a failed attempt: the same ClientPolicy and
-// RetryBudget calls as the agent engine makes.
+// The scenario's policy after a failed attempt: the same RetryState calls as
+// the agent engine makes.
 void Generator::on_failure(const RequestPtr& r, bool timed_out) {
   if (!o_.retries) return fail(r);
   release(r);
   Failure f{Failure::kAllLayers, r->attempt, timed_out, now_s(), r->start_s};
-  if (budget_.enabled()) budget_.on_attempt_failed(1, policy_.retryable(f));
   auto uniform = [this](double lo, double hi) {
     return std::uniform_real_distribution<double>(lo, hi)(rng_);
   };
-  RetryDecision d = policy_.decide(f, uniform);
-  if (!d.retries()) return fail(r);
-  r->cause = timed_out ? RetryCause::timeout : RetryCause::error;
-  if (budget_.admits_at_failure()) {
-    if (budget_.take(1, in_flight(), r->cause) < 1 - 1e-9) {
-      add(r_.budget_denied, now_s());
-      return fail(r);
-    }
+  RetryOutcome o = retry_.on_failure(f, in_flight(), uniform);
+  if (o.action == RetryAction::denied) {
+    add(r_.budget_denied, now_s());
+    return fail(r);
+  }
+  if (!o.retries()) return fail(r);
+  r->cause = o.cause;
+  if (retry_.admits_at_failure()) {
     r->holds_retry = true;
     held_retries_ += 1;
   }
-  retry_after(r, d.delay_s);
+  retry_after(r, o.decision.delay_s);
 }
 
 void Generator::retry_after(const RequestPtr& r, double delay_s) {
   double due = now_s() + delay_s;
   auto timer = std::make_shared<asio::steady_timer>(io_);
-  bool past_deadline = policy_.deadline_s > 0 && due >= r->start_s + policy_.deadline_s;
-  timer->expires_at(at(t0_, past_deadline ? r->start_s + policy_.deadline_s : due));
+  bool past_deadline = policy_.deadline_s() > 0 && due >= r->start_s + policy_.deadline_s();
+  timer->expires_at(at(t0_, past_deadline ? r->start_s + policy_.deadline_s() : due));
   timer->async_wait([this, r, timer, past_deadline](boost::system::error_code ec) {
     if (ec) return;
     if (past_deadline) return fail(r);  // the deadline fires during the backoff
-    if (budget_.enabled() && !budget_.admits_at_failure() &&
-        budget_.take(1, in_flight(), r->cause) < 1 - 1e-9) {
+    if (!retry_.on_due(in_flight(), r->cause)) {
       add(r_.budget_denied, now_s());
       return fail(r);
     }
@@ -359,7 +361,7 @@ void Generator::succeed(const RequestPtr& r) {
   if (now >= s_.horizon_s) return;
   r_.succeeded += 1;
   r_.success_latency.add(now - r->start_s);
-  if (o_.retries && budget_.enabled()) budget_.on_success(1, r->attempt, r->cause);
+  if (o_.retries && retry_.budget().enabled()) retry_.budget().on_success(1, r->attempt, r->cause);
 }
 
 void Generator::fail(const RequestPtr& r) {
@@ -377,7 +379,7 @@ void Generator::schedule_step(int step) {
   steps_.expires_at(at(t0_, t));
   steps_.async_wait([this, step, t](boost::system::error_code ec) {
     if (ec) return;
-    if (budget_.enabled()) budget_.begin_step(rate_at(t) * s_.step_s);
+    if (retry_.budget().enabled()) retry_.budget().begin_step(rate_at(t) * s_.step_s);
     schedule_step(step + 1);
   });
 }

@@ -2,7 +2,7 @@
 // scenario's arrivals (deterministic or Poisson, the incident's demand
 // factor applied), each sent over HTTP/1.1 to 127.0.0.1:port. With
 // `retries` the generator is the client: per-attempt timeout, then the
-// scenario's policy decides through ClientPolicy and RetryBudget (the same
+// scenario's policy decides through ClientPolicy and RetryState (the same
 // code the engines use). Without, a layer in front (a proxy) retries and the
 // generator waits for its one answer. Event-driven on one thread
 // (Boost.Asio): thousands of open requests, no thread per request.

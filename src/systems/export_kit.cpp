@@ -12,7 +12,7 @@ namespace retrystorm::configs::kit {
 // The layer a configuration is written for: the innermost (the one that
 // calls the dependency), as the one typed client policy reads the scenario.
 int exported_retries(const Scenario& s) {
-  return ClientPolicy::of(s).layer_retries.back();
+  return ClientPolicy::of(s).layer_retries().back();
 }
 
 // The scenario's name in a heading comment: a line break (or another control
@@ -34,7 +34,7 @@ std::string stack_note(const Scenario& s) {
   const ClientPolicy p = ClientPolicy::of(s);
   if (p.layers() <= 1) return "";
   std::string list;
-  for (int r : p.layer_retries) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  for (int r : p.layer_retries()) list += (list.empty() ? "" : ", ") + std::to_string(r);
   return "the scenario retries at " + std::to_string(p.layers()) + " layers (" + list +
          " retries, outermost first; up to " + std::to_string(p.attempts()) +
          " attempts per request): this is one layer's configuration (the innermost); each "

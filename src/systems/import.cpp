@@ -164,7 +164,7 @@ void LayerPolicy::finalize() {
 }
 
 ClientPolicy LayerPolicy::policy() const {
-  ClientPolicy p;
+  ClientPolicy::Settings p;
   p.layer_retries = {retries};
   if (per_try_timeout_s) p.timeout_s = *per_try_timeout_s;
   p.layer_timeouts_s = {p.timeout_s};
@@ -172,7 +172,7 @@ ClientPolicy LayerPolicy::policy() const {
   p.retry_on_timeout = retry_on_timeout;
   p.backoff = backoff;
   p.budget = budget;
-  return p;
+  return ClientPolicy(std::move(p));
 }
 
 std::vector<DelayRange> LayerPolicy::ladder() const {
@@ -210,12 +210,13 @@ ImportResult import_scenario(const Scenario& s, const std::string& source) {
     l.as_written = l.retries;
     l.count_field = "client.retries";
     if (timeouts)
-      l.per_try_timeout_s = per_layer ? p.layer_timeouts_s.at(static_cast<size_t>(i)) : p.timeout_s;
-    l.deadline_s = p.deadline_s;
-    l.retry_on_timeout = p.retry_on_timeout;
+      l.per_try_timeout_s =
+          per_layer ? p.layer_timeouts_s().at(static_cast<size_t>(i)) : p.timeout_s();
+    l.deadline_s = p.deadline_s();
+    l.retry_on_timeout = p.retry_on_timeout();
     l.deadline_aware = key_applies(s, "sessions.deadline_aware") && s.sessions.deadline_aware;
-    l.backoff = p.backoff;
-    if (budget) l.budget = p.budget;
+    l.backoff = p.backoff();
+    if (budget) l.budget = p.budget();
     l.budget_from = source + ": client.budget.kind = " + budget_kind_name(l.budget.kind);
     out.layers.push_back(std::move(l));
   }

@@ -65,10 +65,9 @@ std::string aws_ini(const std::string& mode, int max_attempts) {
 // object (the quota is per client, client.budget.clients counts them).
 ClientPolicy model_of(const std::string& ini) {
   auto imported = configs::import_configs({{"aws.ini", ini}});
-  ClientPolicy p = imported.layers.at(0).policy();
+  ClientPolicy::Settings p = imported.layers.at(0).policy().settings();
   p.budget.clients = 1;
-  p.refresh();
-  return p;
+  return ClientPolicy(std::move(p));
 }
 
 // --- scripted answers (CloudWatch Logs speaks JSON 1.1) ----------------------
@@ -394,8 +393,9 @@ TEST(AwsBotocore, ReadTimeoutEndsEachAttemptAndATimeoutRetryCosts10) {
   if (!have_botocore()) GTEST_SKIP() << "python3-botocore is not installed (scripts/setup.sh)";
   TempDir dir("aws_timeouts");
   std::string ini = aws_ini("standard", 3);
-  ClientPolicy p = model_of(ini);
-  p.timeout_s = 0.2;
+  ClientPolicy::Settings timed = model_of(ini).settings();
+  timed.timeout_s = 0.2;
+  const ClientPolicy p(std::move(timed));
   json hang = {{"hang", true}};
   auto run = run_botocore(dir.path(), "hang2", per_request(json::array({hang, hang})), ini,
                           {"--calls", "2", "--no-sleep", "--read-timeout", "0.2"});
@@ -408,8 +408,8 @@ TEST(AwsBotocore, ReadTimeoutEndsEachAttemptAndATimeoutRetryCosts10) {
     for (int k = 1; k < call["sent"].get<int>(); ++k) {  // abandoned at read_timeout
       double gap_s =
           (call["send_ms"][k].get<double>() - call["send_ms"][k - 1].get<double>()) / 1000;
-      EXPECT_GE(gap_s, p.timeout_s) << "call " << c << " attempt " << k;
-      EXPECT_LE(gap_s, p.timeout_s + 0.15) << "call " << c << " attempt " << k;
+      EXPECT_GE(gap_s, p.timeout_s()) << "call " << c << " attempt " << k;
+      EXPECT_LE(gap_s, p.timeout_s() + 0.15) << "call " << c << " attempt " << k;
     }
   }
   // Two timeout retries (10 each) per call, the last refunded on success: 490, 480.
@@ -422,10 +422,10 @@ TEST(AwsBotocore, ReadTimeoutEndsEachAttemptAndATimeoutRetryCosts10) {
   const json& call = all.out["calls"][0];
   EXPECT_EQ(call["error"], "ReadTimeoutError");
   EXPECT_EQ(call["sent"], p.attempts());
-  double fails_at_s = p.attempts() * p.timeout_s;  // the ladder's sleeps are skipped
+  double fails_at_s = p.attempts() * p.timeout_s();  // the ladder's sleeps are skipped
   EXPECT_GE(call["elapsed_ms"].get<double>() / 1000, fails_at_s);
   EXPECT_LE(call["elapsed_ms"].get<double>() / 1000, fails_at_s + 0.3);
-  EXPECT_EQ(p.deadline_s, 0);
+  EXPECT_EQ(p.deadline_s(), 0);
 }
 
 // --- adaptive mode's client-side rate limiter --------------------------------
@@ -469,12 +469,11 @@ TEST(AwsBotocore, AdaptiveRateLimiterDelaysFirstAttemptsAndLintSaysTheModelDoesN
 // The 2026 behaviour is @smithy/util-retry 4.6.2's default: read with the keys
 // docs/configs.md gives for it (base 50 ms, cost 14 for retry and timeout).
 ClientPolicy smithy_model(int max_attempts, double base_s, double cost) {
-  ClientPolicy p = model_of(aws_ini("standard", max_attempts));
+  ClientPolicy::Settings p = model_of(aws_ini("standard", max_attempts)).settings();
   p.backoff.base_s = base_s;
   p.budget.retry_cost = cost;
   p.budget.timeout_cost = cost;
-  p.refresh();
-  return p;
+  return ClientPolicy(std::move(p));
 }
 
 TEST(AwsSmithy, RetriesThrottlingAndTransientUpToMaxAttempts) {

@@ -93,7 +93,7 @@ TEST_P(GrpcConformance, BackoffDelaysFollowTheModelsRanges) {
   ASSERT_EQ(run.calls.size(), 220u);
   auto gaps = retry_gaps(server.stop_and_record(), 40);
   const bool fixed_first = GetParam() == Client::c_core;
-  const double first_w = backoff_window_s(model.backoff, 1) * 1000;
+  const double first_w = backoff_window_s(model.backoff(), 1) * 1000;
   std::vector<double> beyond_middle;
   for (int k = 1; k <= 4; ++k)
     for (double g : gaps[k])
@@ -148,7 +148,7 @@ TEST_P(GrpcConformance, ThrottlingAfterABurstAndTheRecovery) {
       service_config(retry_policy(3, "0.001s", "0.001s", 1),
                      {{"retryThrottling", {{"maxTokens", 10}, {"tokenRatio", 0.5}}}});
   ClientPolicy model = model_of(config);
-  ASSERT_EQ(model.budget.kind, BudgetKind::grpc_throttling);
+  ASSERT_EQ(model.budget().kind, BudgetKind::grpc_throttling);
   // Arrivals 1-30 fail, 31-43 succeed (+6.5 tokens from 0), 44-53 fail.
   auto fails = [](int arrival) { return arrival <= 30 || (arrival >= 44 && arrival <= 53); };
   json answers = json::array();

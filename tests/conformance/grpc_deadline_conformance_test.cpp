@@ -28,15 +28,16 @@ TEST_P(GrpcDeadline, TheCallersDeadlineEndsTheCallInAnAttemptOrABackoff) {
   for (const Case& c : {Case{"0.05s", 2}, Case{"0.5s", 1}}) {
     SCOPED_TRACE("backoff " + c.backoff);
     std::string config = service_config(retry_policy(3, c.backoff, c.backoff, 1));
-    ClientPolicy model = model_of(config);
-    model.deadline_s = 0.3;
-    model.deadline_rule = DeadlineRule::fires;
+    ClientPolicy::Settings with_deadline = model_of(config).settings();
+    with_deadline.deadline_s = 0.3;
+    with_deadline.deadline_rule = DeadlineRule::fires;
+    const ClientPolicy model(std::move(with_deadline));
     Failure first;
     first.attempt = 1;
     first.now_s = 0.1;
     RetryDecision d = model.decide(first);
     ASSERT_TRUE(d.retries());
-    int model_attempts = first.now_s + d.delay.low_s < model.deadline_s ? 2 : 1;
+    int model_attempts = first.now_s + d.delay.low_s < model.deadline_s() ? 2 : 1;
     EXPECT_EQ(model_attempts, c.attempts);
 
     ScriptedServer server(dir.path(), "d" + c.backoff, schedule, "grpc");
@@ -71,8 +72,8 @@ TEST_P(GrpcDeadline, PerAttemptRecvTimeout) {
   rp["perAttemptRecvTimeout"] = "0.1s";
   std::string config = service_config(rp);
   ClientPolicy model = model_of(config);
-  ASSERT_DOUBLE_EQ(model.timeout_s, 0.1);
-  ASSERT_TRUE(model.retry_on_timeout);
+  ASSERT_DOUBLE_EQ(model.timeout_s(), 0.1);
+  ASSERT_TRUE(model.retry_on_timeout());
   Failure timed_out;
   timed_out.timed_out = true;
   const int model_attempts = [&] {
@@ -120,7 +121,7 @@ TEST_P(GrpcDeadline, MethodConfigTimeoutAsTheRealClientsReadIt) {
   auto elapsed_with = [&](const std::string& timeout) {
     std::string config =
         service_config(retry_policy(2, "0.01s", "0.01s", 1), {{"timeout", timeout}});
-    EXPECT_NEAR(model_of(config).deadline_s, std::stod(timeout), 1e-9);
+    EXPECT_NEAR(model_of(config).deadline_s(), std::stod(timeout), 1e-9);
     ScriptedServer server(dir.path(), "t" + timeout, hang, "grpc");
     ClientRun run = this->run(dir.path(), server.port(), config, {"--calls", "1"});
     EXPECT_EQ(run.calls.size(), 1u);
@@ -150,9 +151,9 @@ TEST_P(GrpcDeadline, ExportedServiceConfigBehavesAsTheModelSays) {
                                            "--set", "client.budget.kind=grpc_throttling"});
   ASSERT_EQ(out.status, 0) << out.err;
   Scenario s = testing::preset("primary-failover", {{"client.budget.kind", "grpc_throttling"}});
-  ClientPolicy model = ClientPolicy::of(s, Engine::agent);
-  model.budget.clients = 1;
-  model.refresh();
+  ClientPolicy::Settings one_client = ClientPolicy::of(s, Engine::agent).settings();
+  one_client.budget.clients = 1;
+  const ClientPolicy model(std::move(one_client));
 
   const int calls = 4;
   std::vector<int> expected;

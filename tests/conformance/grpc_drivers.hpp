@@ -103,10 +103,9 @@ inline ClientRun run_client(Client client, const fs::path& dir, int port, const 
 // one client process (retryThrottling's tokens are per channel: clients = 1).
 inline ClientPolicy model_of(const std::string& config) {
   auto r = configs::import_configs({{"service-config.json", config}}, false);
-  ClientPolicy p = r.layers.at(0).policy();
+  ClientPolicy::Settings p = r.layers.at(0).policy().settings();
   p.budget.clients = 1;
-  p.refresh();
-  return p;
+  return ClientPolicy(std::move(p));
 }
 
 inline std::string service_config(const json& retry_policy, const json& extra = json::object()) {

@@ -110,12 +110,12 @@ struct ModelRun {
 // ends the request where it falls.
 ModelRun model_run(const ClientPolicy& p, const std::vector<Step>& steps, double error_ms = 0) {
   ModelRun r;
-  double deadline_ms = p.deadline_s > 0 ? p.deadline_s * 1000 : 1e18;
+  double deadline_ms = p.deadline_s() > 0 ? p.deadline_s() * 1000 : 1e18;
   double t = 0;
   for (int k = 1;; ++k) {
     r.start_ms.push_back(t);
     Step s = static_cast<size_t>(k) <= steps.size() ? steps[k - 1] : Step::ok;
-    double end = t + (s == Step::timeout ? p.timeout_s * 1000 : error_ms);
+    double end = t + (s == Step::timeout ? p.timeout_s() * 1000 : error_ms);
     if (end > deadline_ms) {
       r.end_ms = deadline_ms;
       return r;
@@ -293,7 +293,7 @@ TEST(HaproxyConformance, AllRetryableErrorsRetries5xxButNot429) {
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(rec.size(), 3u);
   Modelled m = model_of("haproxy.cfg", proxy.config());
-  EXPECT_TRUE(m.policy.retry_on_timeout);
+  EXPECT_TRUE(m.policy.retry_on_timeout());
   EXPECT_EQ(model_run(m.policy, {Step::error, Step::error, Step::error}).start_ms.size(), 4u)
       << "the model retries the 429 too (documented mismatch)";
 }
@@ -318,8 +318,8 @@ TEST(HaproxyConformance, TimeoutServerAbandonsAnAttemptAndResponseTimeoutRetries
   for (const auto& a : rec) EXPECT_NEAR(a.end_ms - a.t_ms, 300, kTolMs) << "abandoned at";
 
   Modelled m = model_of("haproxy.cfg", proxy.config());
-  EXPECT_DOUBLE_EQ(m.policy.timeout_s, 0.3);
-  EXPECT_TRUE(m.policy.retry_on_timeout);
+  EXPECT_DOUBLE_EQ(m.policy.timeout_s(), 0.3);
+  EXPECT_TRUE(m.policy.retry_on_timeout());
   ModelRun run = model_run(m.policy, {Step::timeout, Step::timeout, Step::timeout});
   expect_starts_near(starts_of(rec), run.start_ms);
   EXPECT_NEAR(r.elapsed_ms, run.end_ms, kTolMs);
@@ -338,7 +338,7 @@ TEST(HaproxyConformance, WithoutResponseTimeoutATimedOutAttemptIsNotRetried) {
   EXPECT_EQ(r.status, 504);
   EXPECT_EQ(rec.size(), 1u);
   Modelled m = model_of("haproxy.cfg", proxy.config());
-  EXPECT_FALSE(m.policy.retry_on_timeout);
+  EXPECT_FALSE(m.policy.retry_on_timeout());
   ModelRun run = model_run(m.policy, {Step::timeout});
   EXPECT_EQ(run.start_ms.size(), 1u);
   EXPECT_NEAR(r.elapsed_ms, run.end_ms, kTolMs);
@@ -604,7 +604,7 @@ TEST(NginxConformance, ReadTimeoutIsThePerTryTimeout) {
   EXPECT_EQ(single.status, 504);
   EXPECT_EQ(attempts_of(rec, "timeout-not-retried").size(), 1u);
   Modelled ms = model_of("nginx.conf", cfg_single);
-  EXPECT_FALSE(ms.policy.retry_on_timeout);
+  EXPECT_FALSE(ms.policy.retry_on_timeout());
   EXPECT_NEAR(single.elapsed_ms, model_run(ms.policy, {Step::timeout}).end_ms, kTolMs);
 }
 
@@ -628,7 +628,7 @@ TEST(NginxConformance, NextUpstreamTimeoutStopsNewTriesButNotTheStartedOne) {
   EXPECT_EQ(tries.size(), 2u);
   EXPECT_NEAR(r.elapsed_ms, 600, kTolMs);
   Modelled m = model_of("nginx.conf", proxy.config());
-  EXPECT_DOUBLE_EQ(m.policy.deadline_s, 0.5);
+  EXPECT_DOUBLE_EQ(m.policy.deadline_s(), 0.5);
   ModelRun run = model_run(m.policy, {Step::timeout, Step::timeout, Step::timeout, Step::timeout});
   EXPECT_EQ(run.start_ms.size(), 2u);
   EXPECT_DOUBLE_EQ(run.end_ms, 500);

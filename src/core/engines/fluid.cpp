@@ -15,8 +15,8 @@
 #include "engines/ring_queue.hpp"
 #include "parallel/cancel.hpp"
 #include "policies/backoff.hpp"
-#include "policies/budget.hpp"
 #include "policies/client_policy.hpp"
+#include "policies/retry_state.hpp"
 
 namespace retrystorm {
 
@@ -69,7 +69,7 @@ class FluidEngine {
         timeout_steps_(s.timeout_steps()),
         policy_(ClientPolicy::of(s, Engine::fluid)),
         attempts_(policy_.attempts()),
-        budget_(policy_, s.demand.rate_per_s, s.step_s),
+        retry_(policy_, RetryBudget(policy_, s.demand.rate_per_s, s.step_s)),
         shape_(fluid_shape(s)) {
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
@@ -99,14 +99,19 @@ class FluidEngine {
     due_.assign(ring_steps_ * columns_, 0.0);
     // A budget that prices a retry by its cause keeps the retries after an
     // error answer apart (AWS: retry_cost vs timeout_cost).
-    if (budget_.prices_causes()) due_error_.assign(due_.size(), 0.0);
+    if (retry_.budget().prices_causes()) due_error_.assign(due_.size(), 0.0);
     // Requests whose backoff outlasts the deadline fail when it fires: a ring
     // over the longest wait, deadline_s.
     if (policy_.last_planned_attempt() < attempts_) {
-      auto rows = static_cast<size_t>(std::min<double>(steps_, policy_.deadline_s / s.step_s) + 2);
+      auto rows =
+          static_cast<size_t>(std::min<double>(steps_, policy_.deadline_s() / s.step_s) + 2);
       deadline_due_.assign(std::bit_ceil(rows), 0.0);
     }
   }
+
+  // retry_ points at policy_: an engine stays where it was built.
+  FluidEngine(const FluidEngine&) = delete;
+  FluidEngine& operator=(const FluidEngine&) = delete;
 
   RunResult run() {
     CancelPoll poll;  // the server's deadline (parallel/cancel.hpp)
@@ -123,7 +128,7 @@ class FluidEngine {
     auto& series = result_.series;
     series.t_s[t] = t * s_.step_s;
     double capacity = capacity_and_demand(t);
-    budget_.begin_step(series.first_attempts[t]);
+    retry_.budget().begin_step(series.first_attempts[t]);
     fail_at_deadline_due(t);
     send_retries_due(t);
     enqueue(t);
@@ -159,12 +164,9 @@ class FluidEngine {
 
   void send_retry(int t, int attempt, double amount, RetryCause cause) {
     if (amount <= 0) return;
-    double sent = amount;
-    if (budget_.admits_at_failure())
-      release_held(amount);  // admitted at the failure; now in flight (live_retries_)
-    else if (budget_.enabled())
-      sent = budget_.take(
-          amount, {live_attempts_ + result_.series.first_attempts[t], live_retries_}, cause);
+    release_held(amount);  // admitted at the failure: now in flight (live_retries_)
+    double sent = retry_.on_due(
+        amount, {live_attempts_ + result_.series.first_attempts[t], live_retries_}, cause);
     double denied = amount - sent;
     if (denied > 0) {
       result_.series.budget_denied[t] += denied;
@@ -208,8 +210,8 @@ class FluidEngine {
       (on_time ? result_.series.goodput : result_.series.served_late)[t] += served;
       if (on_time) {
         result_.succeeded += served;
-        budget_.on_success(served, head.attempt,
-                           head.after_error ? RetryCause::error : RetryCause::timeout);
+        retry_.budget().on_success(served, head.attempt,
+                                   head.after_error ? RetryCause::error : RetryCause::timeout);
       }
       if (abandoned_at_head_ == 0) track_live(head.attempt, -served);
       left -= served;
@@ -271,20 +273,19 @@ class FluidEngine {
                       bool timed_out) {
     // The stack as one ladder; cohorts carry no start time (the planned deadline rule).
     Failure f{.attempt = attempt, .timed_out = timed_out};
-    budget_.on_attempt_failed(amount, policy_.retryable(f));
-    RetryDecision d = policy_.decide(f);
-    if (d.verdict == RetryVerdict::past_deadline) {
-      amount = admit_at_failure(t, amount, timed_out);
+    RetryOutcome o = retry_.on_failure(f, amount, {live_attempts_, held_retries_ + live_retries_});
+    if (o.action == RetryAction::fail) {
+      fail_users(t, amount);
+      return;
+    }
+    settle_admission(t, o);
+    amount = o.admitted;
+    if (o.action == RetryAction::fail_at_deadline) {
       fail_at_deadline(t, amount,
                        failure_instant_steps + policy_.deadline_left_s(attempt) / s_.step_s);
       return;
     }
-    if (!d.retries()) {
-      fail_users(t, amount);
-      return;
-    }
-    amount = admit_at_failure(t, amount, timed_out);
-    if (amount <= 0) return;
+    if (o.action != RetryAction::retry) return;
     long origin = std::lround(failure_instant_steps);
     bool apart = !timed_out && !due_error_.empty();
     for (const Landing& l : landings_[landing_of_[attempt]]) {
@@ -308,17 +309,13 @@ class FluidEngine {
   // what it refuses fails its user request at once. An admitted retry holds
   // its slot (Envoy) through the backoff until its outcome: held_retries_
   // while it waits, live_retries_ once sent.
-  double admit_at_failure(int t, double amount, bool timed_out) {
-    if (!budget_.admits_at_failure()) return amount;
-    double admitted = budget_.take(amount, {live_attempts_, held_retries_ + live_retries_},
-                                   timed_out ? RetryCause::timeout : RetryCause::error);
-    double denied = amount - admitted;
-    if (denied > 0) {
-      result_.series.budget_denied[t] += denied;
-      fail_users(t, denied);
+  void settle_admission(int t, const RetryOutcome& o) {
+    if (!retry_.admits_at_failure()) return;
+    if (o.denied > 0) {
+      result_.series.budget_denied[t] += o.denied;
+      fail_users(t, o.denied);
     }
-    held_retries_ += admitted;
-    return admitted;
+    held_retries_ += o.admitted;
   }
 
   // The request backs off past its deadline: it fails when the deadline
@@ -347,7 +344,7 @@ class FluidEngine {
   }
 
   void release_held(double amount) {
-    if (budget_.admits_at_failure()) held_retries_ = std::max(0.0, held_retries_ - amount);
+    if (retry_.admits_at_failure()) held_retries_ = std::max(0.0, held_retries_ - amount);
   }
 
   double* due_row(int step) {
@@ -372,13 +369,13 @@ class FluidEngine {
   int timeout_steps_;
   ClientPolicy policy_;
   int attempts_;
-  RetryBudget budget_;
+  RetryState retry_;  // the budget's admission with the policy's decision
   FluidShape shape_;
   std::vector<std::vector<Landing>> landings_;  // distinct tables
   std::vector<size_t> landing_of_;              // by attempt number: its table
   size_t ring_steps_ = 0, columns_ = 0;
   std::vector<double> due_;        // due[step % ring][attempt]
-  std::vector<double> due_error_;  // the same, retries after an error (budget_.prices_causes())
+  std::vector<double> due_error_;  // the same, retries after an error (prices_causes())
   double beyond_horizon_ = 0;
   double live_attempts_ = 0, live_retries_ = 0;
   double held_retries_ = 0;           // admitted at the failure, still in backoff

@@ -12,9 +12,9 @@ RetryBudget::RetryBudget(const Scenario& s)
     : RetryBudget(ClientPolicy::of(s), s.demand.rate_per_s, s.step_s) {}
 
 RetryBudget::RetryBudget(const ClientPolicy& policy, double base_demand_per_s, double step_s)
-    : kind_(policy.budget.kind),
-      b_(policy.budget),
-      ratio_eff_(std::pow(1 + policy.budget.ratio, policy.layers()) - 1) {
+    : kind_(policy.budget().kind),
+      b_(policy.budget()),
+      ratio_eff_(std::pow(1 + policy.budget().ratio, policy.layers()) - 1) {
   double window_s = 0;
   switch (kind_) {
     case BudgetKind::token_bucket:

@@ -85,7 +85,7 @@ double LadderDistribution::quantile(double q) const {
 }
 
 ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
-  ClientPolicy p;
+  Settings p;
   // The session model has one client with one ladder of client.retries steps.
   bool sessions = runs_with == Engine::sessions;
   p.layer_retries = sessions ? std::vector<int>{s.client.retries} : s.layer_retries();
@@ -97,7 +97,7 @@ ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
   // Per-layer timeouts are the agent engine's key; the others time every layer alike.
   p.layer_timeouts_s =
       parse_layer_timeouts(runs_with == Engine::agent ? s.client.layer_timeouts_s : std::string(),
-                           p.layers(), p.timeout_s);
+                           static_cast<int>(p.layer_retries.size()), p.timeout_s);
   if (p.deadline_s > 0) {
     switch (runs_with) {
       case Engine::fluid:
@@ -111,22 +111,19 @@ ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
         break;
     }
   }
-  p.refresh();
-  return p;
+  return ClientPolicy(std::move(p));
 }
 
-void ClientPolicy::refresh() {
+ClientPolicy::ClientPolicy(Settings settings) : settings_(std::move(settings)) {
   // Ranges up to the longest ladder an engine walks (the stack read as one
   // ladder is at most RunLimits::max_attempts long once validated).
   constexpr int kCachedRanges = 1 << 16;
   int most = std::min(attempts() - 1, kCachedRanges);
-  ranges_.clear();
   ranges_.reserve(static_cast<size_t>(most) + 1);
   ranges_.push_back({0, 0});
-  for (int k = 1; k <= most; ++k) ranges_.push_back(backoff_delay(backoff, k));
+  for (int k = 1; k <= most; ++k) ranges_.push_back(backoff_delay(settings_.backoff, k));
   last_planned_attempt_ = plan_deadline();
-  mean_ladder_.clear();
-  if (deadline_rule == DeadlineRule::rest_of_ladder_mean) mean_ladder_ = mean_ladder(0);
+  if (settings_.deadline_rule == DeadlineRule::rest_of_ladder_mean) mean_ladder_ = mean_ladder(0);
 }
 
 std::vector<double> ClientPolicy::parse_layer_timeouts(const std::string& text, int layers,
@@ -148,12 +145,12 @@ std::vector<double> ClientPolicy::parse_layer_timeouts(const std::string& text, 
 }
 
 int ClientPolicy::attempts() const {
-  return static_cast<int>(std::min(attempts_of(layer_retries), 1e9));
+  return static_cast<int>(std::min(attempts_of(settings_.layer_retries), 1e9));
 }
 
 int ClientPolicy::retries(int layer) const {
   if (layer == Failure::kAllLayers) return attempts() - 1;
-  return layer_retries.at(static_cast<size_t>(layer));
+  return settings_.layer_retries.at(static_cast<size_t>(layer));
 }
 
 std::vector<DelayRange> ClientPolicy::ladder_of(int retries) const {
@@ -195,12 +192,12 @@ double ClientPolicy::p_exceeds(double deadline_s, int layer, double per_try_s) c
 // grows, so the first retry that does not fit ends it.
 int ClientPolicy::plan_deadline() const {
   int n = attempts();
-  if (deadline_rule != DeadlineRule::planned_mean) return n;
+  if (deadline_rule() != DeadlineRule::planned_mean) return n;
   double elapsed = 0;
   for (int a = 1; a < n; ++a) {
     DelayRange d = delay(a);
-    elapsed += timeout_s + (d.low_s + d.high_s) / 2;
-    if (elapsed > deadline_s + kDeadlineEpsilon) return a;
+    elapsed += timeout_s() + (d.low_s + d.high_s) / 2;
+    if (elapsed > deadline_s() + kDeadlineEpsilon) return a;
   }
   return n;
 }
@@ -215,16 +212,16 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
                     : RetryVerdict::exhausted;
     return d;
   }
-  if (f.timed_out && !retry_on_timeout) {
+  if (f.timed_out && !retry_on_timeout()) {
     d.verdict = RetryVerdict::timeout_not_retried;
     return d;
   }
-  if (deadline_rule == DeadlineRule::rest_of_ladder_mean) {
+  if (deadline_rule() == DeadlineRule::rest_of_ladder_mean) {
     // The rest of the ladder, from this retry on, at its middles.
     double rest = 0;
     for (size_t k = static_cast<size_t>(f.attempt - 1); k < mean_ladder_.size(); ++k)
       rest += mean_ladder_[k];
-    if (f.now_s + rest > f.start_s + deadline_s) {
+    if (f.now_s + rest > f.start_s + deadline_s()) {
       d.verdict = RetryVerdict::past_deadline;
       return d;
     }
@@ -236,12 +233,12 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
 }
 
 double ClientPolicy::deadline_left_s(int attempt) const {
-  double elapsed = attempt * timeout_s;
+  double elapsed = attempt * timeout_s();
   for (int k = 1; k < attempt; ++k) {
     DelayRange d = delay(k);
     elapsed += (d.low_s + d.high_s) / 2;
   }
-  return std::max(0.0, deadline_s - elapsed);
+  return std::max(0.0, deadline_s() - elapsed);
 }
 
 }  // namespace retrystorm

@@ -101,6 +101,23 @@ struct RetryDecision {
 
 class ClientPolicy {
  public:
+  // What the policy is made of. A ClientPolicy is built from its settings
+  // once and never changes: what is derived from them (the backoff ranges,
+  // the deadline plan) is computed in the constructor and always agrees.
+  struct Settings {
+    std::vector<int> layer_retries;        // retries of each layer, outermost first
+    std::vector<double> layer_timeouts_s;  // per-attempt timeout of each layer (agent engine)
+    double timeout_s = 5;                  // per-attempt timeout (client.timeout_s)
+    double deadline_s = 0;                 // whole request; 0 = none
+    bool retry_on_timeout = true;          // false: a timed-out attempt fails the request
+    Backoff backoff;
+    Budget budget;
+    DeadlineRule deadline_rule = DeadlineRule::none;
+  };
+
+  // One attempt, no retries, the default timeout.
+  ClientPolicy() : ClientPolicy(Settings{}) {}
+  explicit ClientPolicy(Settings settings);
   // The scenario's client policy (parses client.stack_retries and
   // client.layer_timeouts_s; throws InputError on a malformed list).
   static ClientPolicy of(const Scenario& s) { return of(s, s.engine); }
@@ -112,22 +129,19 @@ class ClientPolicy {
   static std::vector<double> parse_layer_timeouts(const std::string& text, int layers,
                                                   double timeout_s);
 
-  // Recomputes what is derived and kept (the deadline plan, the cached
-  // ranges); of() calls it; call it again after changing a field below.
-  void refresh();
-
   // --- the policy ---
-  std::vector<int> layer_retries;        // retries of each layer, outermost first
-  std::vector<double> layer_timeouts_s;  // per-attempt timeout of each layer (agent engine)
-  double timeout_s = 5;                  // per-attempt timeout (client.timeout_s)
-  double deadline_s = 0;                 // whole request; 0 = none
-  bool retry_on_timeout = true;          // false: a timed-out attempt fails the request
-  Backoff backoff;
-  Budget budget;
-  DeadlineRule deadline_rule = DeadlineRule::none;
+  const Settings& settings() const { return settings_; }
+  const std::vector<int>& layer_retries() const { return settings_.layer_retries; }
+  const std::vector<double>& layer_timeouts_s() const { return settings_.layer_timeouts_s; }
+  double timeout_s() const { return settings_.timeout_s; }
+  double deadline_s() const { return settings_.deadline_s; }
+  bool retry_on_timeout() const { return settings_.retry_on_timeout; }
+  const Backoff& backoff() const { return settings_.backoff; }
+  const Budget& budget() const { return settings_.budget; }
+  DeadlineRule deadline_rule() const { return settings_.deadline_rule; }
 
   // --- derived ---
-  int layers() const { return static_cast<int>(layer_retries.size()); }
+  int layers() const { return static_cast<int>(settings_.layer_retries.size()); }
   // Retries of a layer (kAllLayers: attempts() - 1, the stack as one ladder).
   int retries(int layer = Failure::kAllLayers) const;
   // Attempts per user request at the bottom of the stack: the product of
@@ -138,8 +152,9 @@ class ClientPolicy {
 
   // The range the backoff of retry k (1-based) is drawn from (backoff_delay).
   DelayRange delay(int retry) const {
-    return retry > 0 && static_cast<size_t>(retry) < ranges_.size() ? ranges_[retry]
-                                                                    : backoff_delay(backoff, retry);
+    return retry > 0 && static_cast<size_t>(retry) < ranges_.size()
+               ? ranges_[retry]
+               : backoff_delay(backoff(), retry);
   }
   // Every retry's range, retries 1..n.
   std::vector<DelayRange> ladder_of(int retries) const;
@@ -168,7 +183,7 @@ class ClientPolicy {
   // Whether the failure is one the policy retries by kind (a timeout with
   // retry_on_timeout off is not). gRPC's throttling counts only those, and
   // counts them even on the last attempt.
-  bool retryable(const Failure& f) const { return !(f.timed_out && !retry_on_timeout); }
+  bool retryable(const Failure& f) const { return !(f.timed_out && !settings_.retry_on_timeout); }
 
   // The decision after a failure, without drawing the delay (the fluid
   // engine splits the range over steps). Rules, in order: attempts left at
@@ -188,6 +203,7 @@ class ClientPolicy {
 
  private:
   int plan_deadline() const;
+  Settings settings_;
   int last_planned_attempt_ = 1;
   std::vector<DelayRange> ranges_;   // by retry number (index 0 unused), for the engines' speed
   std::vector<double> mean_ladder_;  // deadline_rule rest_of_ladder_mean: middles, layer 0

@@ -9,9 +9,9 @@ namespace {
 // Attempts per user request at the bottom of the stack: ClientPolicy's one
 // definition (the product of retries + 1 over the layers).
 double amplification(const std::vector<const LayerPolicy*>& layers) {
-  ClientPolicy stack;
+  ClientPolicy::Settings stack;
   for (const auto* l : layers) stack.layer_retries.push_back(l->retries);
-  return stack.attempts();
+  return ClientPolicy(std::move(stack)).attempts();
 }
 
 }  // namespace

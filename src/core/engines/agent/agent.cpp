@@ -32,8 +32,8 @@
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
 #include "policies/backoff.hpp"
-#include "policies/budget.hpp"
 #include "policies/client_policy.hpp"
+#include "policies/retry_state.hpp"
 #include "random/rng.hpp"
 #include "text/number.hpp"
 
@@ -59,9 +59,10 @@ using TimerLane = EventLane<EntityRef>;
 
 // The budget of one layer: its own ratio, not compounded over the stack
 // (each layer's budget counts its own first attempts and retries).
-ClientPolicy one_layer(ClientPolicy policy, int layer) {
-  policy.layer_retries = {policy.retries(layer)};
-  return policy;
+ClientPolicy one_layer(const ClientPolicy& policy, int layer) {
+  ClientPolicy::Settings settings = policy.settings();
+  settings.layer_retries = {policy.retries(layer)};
+  return ClientPolicy(std::move(settings));
 }
 
 RetryCause cause_of(bool after_error) {
@@ -153,8 +154,8 @@ class AgentEngine {
         s_(s),
         steps_(s.steps()),
         policy_(ClientPolicy::of(s, Engine::agent)),
-        retries_(policy_.layer_retries),
-        timeout_(policy_.layer_timeouts_s),
+        retries_(policy_.layer_retries()),
+        timeout_(policy_.layer_timeouts_s()),
         layers_(static_cast<int>(retries_.size())),
         rng_(static_cast<uint64_t>(s.seed)),
         log_(options.log),
@@ -168,19 +169,23 @@ class AgentEngine {
         attempts_in_flight_(static_cast<size_t>(layers_), 0),
         retries_in_flight_(static_cast<size_t>(layers_), 0),
         retries_in_backoff_(static_cast<size_t>(layers_), 0),
-        credit_(static_cast<size_t>(layers_), 0.0),
         layer_first_(static_cast<size_t>(layers_), 0.0),
         server_(s.server, workspace.server, workspace.events, rng_) {
     w_.reset(static_cast<size_t>(layers_));
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
     for (int layer = 0; layer < layers_; ++layer)
-      budgets_.emplace_back(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s);
-    budget_on_ = budgets_[0].enabled();
-    deadlines_on_ = policy_.deadline_rule == DeadlineRule::fires;
+      retry_.emplace_back(policy_,
+                          RetryBudget(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s));
+    budget_on_ = retry_[0].budget().enabled();
+    deadlines_on_ = policy_.deadline_rule() == DeadlineRule::fires;
     late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
     incident_ = steps_of(s);
   }
+
+  // retry_ points at policy_: an engine stays where it was built.
+  AgentEngine(const AgentEngine&) = delete;
+  AgentEngine& operator=(const AgentEngine&) = delete;
 
   RunResult run() {
     if (!incident_.empty() && s_.incident.capacity_factor != 1) {
@@ -199,9 +204,9 @@ class AgentEngine {
       double first = static_cast<double>(arrivals_.generate(start, end, incident));
       call.first_attempts[t] = first;
       result_.user_requests += first;
-      budgets_[0].begin_step(first);
+      retry_[0].budget().begin_step(first);
       for (int layer = 1; layer < layers_; ++layer) {  // inner layers: the previous step's calls
-        budgets_[layer].begin_step(layer_first_[layer]);
+        retry_[layer].budget().begin_step(layer_first_[layer]);
         layer_first_[layer] = 0;
       }
       run_until(end);
@@ -297,7 +302,7 @@ class AgentEngine {
     ++live_users_;
     uint32_t request = next_request_++;
     uint32_t call_id = new_call(kNone, 0, 0, request, true, now_);
-    if (policy_.deadline_rule == DeadlineRule::fires) arm_deadline(call_id, request);
+    if (deadlines_on_) arm_deadline(call_id, request);
     send_attempt(call_id);
   }
 
@@ -306,7 +311,7 @@ class AgentEngine {
   // in backoff or mid-attempt; the decision after a failure does not look at
   // them (docs/agent-engine.md).
   void arm_deadline(uint32_t call_id, uint32_t request) {
-    deadlines_.push(now_ + policy_.deadline_s, {call_id, request});
+    deadlines_.push(now_ + policy_.deadline_s(), {call_id, request});
     deadlines_.drop_stale_beyond(
         live_users_, [this](const TimerLane::Event& event) { return is_user_request(event.what); });
   }
@@ -419,21 +424,16 @@ class AgentEngine {
                     .timed_out = timed_out,
                     .now_s = now_,
                     .start_s = call.start_s};
-    if (budget_on_) budgets_[layer].on_attempt_failed(1, policy_.retryable(failure));
-    RetryDecision decision = policy_.decide(
-        failure, [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
-    if (!decision.retries()) {
-      call_fails(call_id);
-      return;
-    }
-    if (budget_on_ && budgets_[layer].admits_at_failure() &&
-        !budget_grants(call_id, cause_of(!timed_out)))
-      return;
+    RetryOutcome outcome = retry_[layer].on_failure(
+        failure, in_flight(layer),
+        [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
+    if (outcome.action == RetryAction::denied) return budget_denied(call_id);
+    if (!outcome.retries()) return call_fails(call_id);
     ++call.gen;
     call.state = kBackoff;
     call.after_error = !timed_out;
     retries_in_backoff_[layer] += 1;
-    events_.push(now_ + decision.delay_s, kRetry, {call_id, call.gen});
+    events_.push(now_ + outcome.decision.delay_s, kRetry, {call_id, call.gen});
   }
 
   void on_retry(uint32_t call_id, uint32_t gen) {
@@ -442,33 +442,25 @@ class AgentEngine {
     ++stats_.events;
     int layer = call.layer;
     retries_in_backoff_[layer] -= 1;  // from here on the retry is in flight (retries_in_flight_)
-    if (budgets_[layer].admits_at_failure() || budget_grants(call_id, cause_of(call.after_error)))
+    if (retry_[layer].on_due(in_flight(layer), cause_of(call.after_error)))
       send_attempt(call_id);
+    else
+      budget_denied(call_id);
   }
 
-  // Asks layer's budget for one retry of the call; a denied retry fails the
-  // call at once. Retries held: those in backoff and those in flight.
-  bool budget_grants(uint32_t call_id, RetryCause cause) {
+  // What layer's budget is told about the dependency: attempts in flight,
+  // and the retries held (in backoff and in flight).
+  InFlight in_flight(int layer) const {
+    return {static_cast<double>(attempts_in_flight_[layer]),
+            static_cast<double>(retries_in_backoff_[layer] + retries_in_flight_[layer])};
+  }
+
+  // The budget refused the call's retry: the call fails at once.
+  void budget_denied(uint32_t call_id) {
     const Call& call = calls_[call_id];
-    int layer = call.layer;
-    // The budget deals in amounts; a retry is one whole attempt. Parts the
-    // budget grants are banked until they make a whole retry.
-    double taken = budgets_[layer].take(
-        1.0,
-        {static_cast<double>(attempts_in_flight_[layer]),
-         static_cast<double>(retries_in_backoff_[layer] + retries_in_flight_[layer])},
-        cause);
-    bool send = taken >= 1;
-    if (!send && taken > 0) {
-      credit_[layer] += taken;
-      send = credit_[layer] >= 1 - 1e-9;
-      if (send) credit_[layer] = std::max(0.0, credit_[layer] - 1);
-    }
-    if (send) return true;
     result_.series.budget_denied[step_] += 1;
-    log(call.request, call.attempt + 1, now_, kNaN, AttemptOutcome::budget_denied, layer + 1);
+    log(call.request, call.attempt + 1, now_, kNaN, AttemptOutcome::budget_denied, call.layer + 1);
     call_fails(call_id);
-    return false;
   }
 
   void call_fails(uint32_t call_id) {
@@ -495,7 +487,8 @@ class AgentEngine {
     for (;;) {
       Call& call = calls_[call_id];
       end_attempt(call);
-      if (budget_on_) budgets_[call.layer].on_success(1, call.attempt, cause_of(call.after_error));
+      if (budget_on_)
+        retry_[call.layer].budget().on_success(1, call.attempt, cause_of(call.after_error));
       if (call.layer < layers_ - 1)
         log(call.request, call.attempt, call.sent_s, now_, AttemptOutcome::ok, call.layer + 1);
       uint32_t parent = call.parent, parent_gen = call.parent_gen;
@@ -552,7 +545,7 @@ class AgentEngine {
     double delay = s_.server.answer_delay_s;
     if (delay <= 0) return true;
     double give_up = call.sent_s + timeout_[call.layer];
-    if (deadlines_on_) give_up = std::min(give_up, call.start_s + policy_.deadline_s);
+    if (deadlines_on_) give_up = std::min(give_up, call.start_s + policy_.deadline_s());
     return now_ + delay <= give_up;
   }
 
@@ -619,7 +612,7 @@ class AgentEngine {
   AgentStats* stats_out_;
   CancelPoll poll_;  // the server's deadline (parallel/cancel.hpp)
   RunResult result_;
-  std::vector<RetryBudget> budgets_;
+  std::vector<RetryState> retry_;  // per layer: its budget, asked with policy_
   bool budget_on_ = false;
   bool deadlines_on_ = false;  // client.deadline_s ends user requests when it fires
   bool late_shed_ = false;     // shed_abandoned with a server.shed_lag_s
@@ -636,7 +629,7 @@ class AgentEngine {
   // Per layer, whole counts (the budget takes them as amounts).
   std::vector<int64_t> attempts_in_flight_, retries_in_flight_;  // attempts and retries in flight
   std::vector<int64_t> retries_in_backoff_;  // retries in backoff (Envoy counts them)
-  std::vector<double> credit_, layer_first_;
+  std::vector<double> layer_first_;
   uint32_t next_request_ = 0;
   uint64_t live_users_ = 0;
 
@@ -647,7 +640,7 @@ class AgentEngine {
 }  // namespace
 
 std::vector<double> layer_timeouts(const Scenario& s) {
-  return ClientPolicy::of(s, Engine::agent).layer_timeouts_s;
+  return ClientPolicy::of(s, Engine::agent).layer_timeouts_s();
 }
 
 void validate_agent(const Scenario& s, const RunLimits& limits) {
