@@ -107,7 +107,8 @@ class Generator {
   void read(const AttemptPtr& a);
   void on_answer(const AttemptPtr& a, int status, bool reusable);
   void on_timeout(const AttemptPtr& a);
-  void on_failure(const RequestPtr& r, bool timed_out);
+  void on_failure(const RequestPtr& r, bool timed_out,
+                  FailureClass answer = FailureClass::http_503);
   void retry_after(const RequestPtr& r, double delay_s);
   void succeed(const RequestPtr& r);
   void fail(const RequestPtr& r);
@@ -291,7 +292,10 @@ void Generator::on_answer(const AttemptPtr& a, int status, bool reusable) {
   else
     a->connection.reset();
   if (status == 200) return succeed(a->request);
-  on_failure(a->request, false);
+  // 429 as such; a lost connection (0) read as a reset; every other error as 503.
+  on_failure(a->request, false,
+             status == 429 ? FailureClass::http_429
+                           : (status == 0 ? FailureClass::reset : FailureClass::http_503));
 }
 
 // The caller gives up: the connection is reset (no TIME_WAIT left behind, so
@@ -312,10 +316,10 @@ void Generator::on_timeout(const AttemptPtr& a) {
 
 // The scenario's policy after a failed attempt: the same RetryState calls as
 // the agent engine makes.
-void Generator::on_failure(const RequestPtr& r, bool timed_out) {
+void Generator::on_failure(const RequestPtr& r, bool timed_out, FailureClass answer) {
   if (!o_.retries) return fail(r);
   release(r);
-  Failure f{Failure::kAllLayers, r->attempt, timed_out, now_s(), r->start_s};
+  Failure f{Failure::kAllLayers, r->attempt, timed_out, now_s(), r->start_s, answer};
   auto uniform = [this](double lo, double hi) {
     return std::uniform_real_distribution<double>(lo, hi)(rng_);
   };

@@ -152,6 +152,7 @@ void LayerPolicy::finalize() {
     if (per_try_timeout_s) put("client.timeout_s", *per_try_timeout_s);
     if (deadline_s) put("client.deadline_s", *deadline_s);
     put("client.retry_on_timeout", retry_on_timeout);
+    put("client.retry_on", answer_set_text(retried_answers));
     for (const char* k : {"base_s", "multiplier", "cap_s", "jitter"})
       put_key(std::string("client.backoff.") + k);
   }
@@ -170,6 +171,7 @@ ClientPolicy LayerPolicy::policy() const {
   p.layer_timeouts_s = {p.timeout_s};
   p.deadline_s = deadline_s.value_or(0);
   p.retry_on_timeout = retry_on_timeout;
+  p.retried_answers = retried_answers;
   p.backoff = backoff;
   p.budget = budget;
   return ClientPolicy(std::move(p));
@@ -214,6 +216,7 @@ ImportResult import_scenario(const Scenario& s, const std::string& source) {
           per_layer ? p.layer_timeouts_s().at(static_cast<size_t>(i)) : p.timeout_s();
     l.deadline_s = p.deadline_s();
     l.retry_on_timeout = p.retry_on_timeout();
+    l.retried_answers = p.retried_answers();
     l.deadline_aware = key_applies(s, "sessions.deadline_aware") && s.sessions.deadline_aware;
     l.backoff = p.backoff();
     if (budget) l.budget = p.budget();

@@ -46,6 +46,9 @@ struct LayerPolicy {
   std::optional<double> per_try_timeout_s;  // per attempt
   std::optional<double> deadline_s;         // whole request; 0 = none
   bool retry_on_timeout = true;
+  // The error answers this layer retries (client.retry_on): what the system
+  // retries of 503, 429, a refused connection and a reset.
+  AnswerSet retried_answers = kAllAnswers;
   bool per_try_timeout_unset = false;  // Envoy/Istio without per_try_timeout
   bool per_try_c_core_only = false;    // gRPC perAttemptRecvTimeout: Go and Java ignore it
   // The session model's sessions.deadline_aware: a step that cannot end

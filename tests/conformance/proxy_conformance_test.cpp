@@ -97,7 +97,9 @@ Modelled model_of(const std::string& name, const std::string& text) {
 
 // One scripted attempt as the model tells failures apart: an error answer or
 // a timeout; past the list, success.
-enum class Step { error, timeout, ok };
+// An error answer is a 503 (the model's class of a 5xx), rate_limited a 429,
+// refused a connection the server refuses.
+enum class Step { error, rate_limited, refused, timeout, ok };
 
 struct ModelRun {
   std::vector<double> start_ms;  // when each attempt starts
@@ -125,7 +127,11 @@ ModelRun model_run(const ClientPolicy& p, const std::vector<Step>& steps, double
       r.ok = true;
       return r;
     }
-    RetryDecision d = p.decide(Failure{Failure::kAllLayers, k, s == Step::timeout, end / 1000, 0});
+    FailureClass answer = s == Step::rate_limited ? FailureClass::http_429
+                          : s == Step::refused    ? FailureClass::refused
+                                                  : FailureClass::http_503;
+    RetryDecision d =
+        p.decide(Failure{Failure::kAllLayers, k, s == Step::timeout, end / 1000, 0, answer});
     if (!d.retries()) return r;
     t = end + d.delay.low_s * 1000;  // proxies retry on a fixed ladder
     if (t >= deadline_ms) {
@@ -273,8 +279,11 @@ TEST(HaproxyConformance, RetryOnChoosesWhichAnswersAreRetried) {
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(attempts_of(rec, "429-first").size(), 1u);
   Modelled m = model_of("haproxy.cfg", proxy.config());
-  EXPECT_EQ(model_run(m.policy, {Step::error, Step::error}).start_ms.size(), 3u)
-      << "the model retries a 429 like any error (documented mismatch)";
+  // retry-on 503 retries a 503 only: the model does not retry the 429 either
+  // (client.retry_on = 503), and retries a 503.
+  EXPECT_EQ(m.policy.retried_answers(), answer_bit(FailureClass::http_503));
+  EXPECT_EQ(model_run(m.policy, {Step::rate_limited, Step::error}).start_ms.size(), 1u);
+  EXPECT_EQ(model_run(m.policy, {Step::error, Step::rate_limited}).start_ms.size(), 2u);
 }
 
 // all-retryable-errors = conn-failure, empty-response, junk-response,
@@ -294,8 +303,9 @@ TEST(HaproxyConformance, AllRetryableErrorsRetries5xxButNot429) {
   EXPECT_EQ(rec.size(), 3u);
   Modelled m = model_of("haproxy.cfg", proxy.config());
   EXPECT_TRUE(m.policy.retry_on_timeout());
-  EXPECT_EQ(model_run(m.policy, {Step::error, Step::error, Step::error}).start_ms.size(), 4u)
-      << "the model retries the 429 too (documented mismatch)";
+  // 500 and 504 are 5xx answers, retried as the model's 503; the 429 is not.
+  EXPECT_EQ(model_run(m.policy, {Step::error, Step::error, Step::rate_limited}).start_ms.size(),
+            3u);
 }
 
 // `timeout server` is the per-try timeout; with response-timeout in retry-on
@@ -395,9 +405,12 @@ TEST(HaproxyConformance, ConnectionRetriesWaitTheTurnAroundTimer) {
   EXPECT_EQ(r.status, 503);
   Modelled m = model_of("haproxy.cfg", proxy.config());
   EXPECT_DOUBLE_EQ(m.policy.delay(1).low_s, 0.2);
-  ModelRun run = model_run(m.policy, {Step::error, Step::error, Step::error, Step::error});
+  ModelRun run =
+      model_run(m.policy, {Step::refused, Step::refused, Step::refused, Step::refused});
   EXPECT_EQ(run.start_ms.size(), 4u);
   EXPECT_NEAR(r.elapsed_ms, run.end_ms, kTolMs);  // 3 x 200 ms
+  // A 503 answer the same policy does not retry (no TX_L7_RETRY).
+  EXPECT_EQ(model_run(m.policy, {Step::error}).start_ms.size(), 1u);
 }
 
 // The same wait with L7 retries on (retry-on conn-failure 503): HAProxy still

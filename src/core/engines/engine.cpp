@@ -10,6 +10,11 @@ namespace {
 
 void validate_fluid(const Scenario& s, const RunLimits& limits) {
   validate_step_keys(s, limits);
+  // Cohorts have no instant at which one attempt finds the server busy.
+  if (s.incident.failure != FailureClass::timeout)
+    throw InputError(std::string("incident.failure: ") + failure_class_name(s.incident.failure) +
+                     " (answered at once when the attempt cannot start) runs with engine=agent; "
+                     "the fluid engine's incident is timeout: unserved attempts wait");
 }
 
 void validate_agent_scenario(const Scenario& s, const RunLimits& limits) {

@@ -193,7 +193,8 @@ class FluidEngine {
       double rejected = c.amount - admitted;
       if (rejected > 0) {
         result_.series.rejected[t] += rejected;
-        attempt_failed(t, c.attempt, rejected, static_cast<double>(t), false);
+        attempt_failed(t, c.attempt, rejected, static_cast<double>(t), false,
+                       s_.server.reject_status);
       }
     }
   }
@@ -270,9 +271,9 @@ class FluidEngine {
   // fails. A budget of a real system admits the retry now; a retry whose
   // backoff outlasts the deadline fails its request when the deadline fires.
   void attempt_failed(int t, int attempt, double amount, double failure_instant_steps,
-                      bool timed_out) {
+                      bool timed_out, FailureClass answer = FailureClass::timeout) {
     // The stack as one ladder; cohorts carry no start time (the planned deadline rule).
-    Failure f{.attempt = attempt, .timed_out = timed_out};
+    Failure f{.attempt = attempt, .timed_out = timed_out, .answer = answer};
     RetryOutcome o = retry_.on_failure(f, amount, {live_attempts_, held_retries_ + live_retries_});
     if (o.action == RetryAction::fail) {
       fail_users(t, amount);

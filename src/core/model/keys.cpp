@@ -207,6 +207,11 @@ void add_demand_server_keys(std::vector<KeySpec>& keys) {
       "server.shed_abandoned", "Shed abandoned work",
       "drop queued attempts whose caller already gave up",
       [](S & s) -> auto& { return s.server.shed_abandoned; });
+  g.choice<FailureClass>(
+      "server.reject_status", {std::begin(kFailureClassNames), std::begin(kFailureClassNames) + 4},
+      "Rejected with",
+      "what a rejected attempt hears (full queue, CoDel): 503, 429, refused, reset",
+      [](S & s) -> auto& { return s.server.reject_status; });
 }
 
 // The incident: when capacity drops or demand surges, and by how much.
@@ -226,6 +231,12 @@ void add_incident_keys(std::vector<KeySpec>& keys) {
       "incident.demand_factor", 0, 1000, "x", "Demand during incident",
       "demand multiplier; above 1 = a load surge",
       [](S & s) -> auto& { return s.incident.demand_factor; });
+  g.choice<FailureClass>(
+      "incident.failure", {std::begin(kFailureClassNames), std::begin(kFailureClassNames) + 5},
+      "Fails with",
+      "timeout: unserved attempts wait and time out; 503, 429, refused, reset: agent, an attempt "
+      "that cannot start at once is answered at once with it",
+      [](S & s) -> auto& { return s.incident.failure; });
 }
 
 // The retrying client: timeouts, layers, retries and backoff (docs/policies.md).
@@ -252,6 +263,11 @@ void add_client_keys(std::vector<KeySpec>& keys) {
       "false: a timed-out attempt fails the request (Envoy without "
       "per_try_timeout)",
       [](S & s) -> auto& { return s.client.retry_on_timeout; });
+  g.text(
+      "client.retry_on", "Retried answers",
+      "the answers retried: all, none, or a list of 503, 429, refused, reset (timeouts: "
+      "client.retry_on_timeout)",
+      [](S & s) -> auto& { return s.client.retry_on; });
   g.text(
       "client.stack_retries", "Stack retries",
       "retries per layer, outermost first (\"2,1\"); overrides layers and "
@@ -662,9 +678,10 @@ void set_when_rules(std::vector<KeySpec>& keys) {
     }
     // Keys of the per-step engines only (the session model has its own).
     static const std::set<std::string> step_only = {
-        "service_completes",         "client.timeout_s",     "client.layers",
-        "client.retry_on_timeout",   "client.stack_retries", "client.budget.kind",
-        "recovery.goodput_fraction", "recovery.criterion",   "tipping.grid_s"};
+        "service_completes",       "client.timeout_s",          "client.layers",
+        "client.retry_on_timeout", "client.stack_retries",      "client.budget.kind",
+        "client.retry_on",         "recovery.goodput_fraction", "recovery.criterion",
+        "tipping.grid_s"};
     if (k.group == "incident" || k.group == "demand_server" || step_only.count(k.path)) {
       k.when_path = "engine";
       k.when_values = {"fluid", "agent"};
@@ -864,6 +881,7 @@ void validate_step_keys(const Scenario& s, const RunLimits& limits) {
     throw InputError(what + " make " + number_text(attempts) +
                      " attempts per request; the limit is " + std::to_string(limits.max_attempts));
   }
+  s.retried_answers();  // checks client.retry_on
   if (s.client.budget.kind == BudgetKind::ratio_ttl &&
       !whole_multiple(s.client.budget.ttl_s, s.step_s))
     throw InputError("client.budget.ttl_s: " + number_text(s.client.budget.ttl_s) +
@@ -890,6 +908,38 @@ std::vector<int> Scenario::layer_retries() const {
   if (out.empty() || out.size() > 6)
     throw InputError("client.stack_retries: '" + client.stack_retries +
                      "' must name 1 to 6 layers, like 2,1");
+  return out;
+}
+
+std::string answer_list(AnswerSet answers, const std::string& separator) {
+  std::string out;
+  for (int c = 0; c < 4; ++c)
+    if (answers & answer_bit(static_cast<FailureClass>(c)))
+      out += (out.empty() ? "" : separator) + kFailureClassNames[c];
+  return out;
+}
+
+std::string answer_set_text(AnswerSet answers) {
+  if (answers == kAllAnswers) return "all";
+  if (answers == 0) return "none";
+  return answer_list(answers, ",");
+}
+
+AnswerSet Scenario::retried_answers() const {
+  if (client.retry_on == "all") return kAllAnswers;
+  if (client.retry_on == "none") return 0;
+  AnswerSet out = 0;
+  for (std::string_view item : text::list_items(client.retry_on)) {
+    bool known = false;
+    for (int c = 0; c < 4; ++c)
+      if (item == kFailureClassNames[c]) {
+        out |= answer_bit(static_cast<FailureClass>(c));
+        known = true;
+      }
+    if (!known)
+      throw InputError("client.retry_on: '" + client.retry_on + "' names '" + std::string(item) +
+                       "'; allowed: all, none, or a list of 503, 429, refused, reset");
+  }
   return out;
 }
 

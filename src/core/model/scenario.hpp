@@ -39,6 +39,29 @@ enum class DemandProcess { deterministic, poisson, bursty };
 enum class ServiceDist { deterministic, exponential, lognormal, two_point };
 enum class QueueDiscipline { fifo, lifo, codel };
 
+// How an attempt fails, as real stacks tell failures apart
+// (docs/policies.md, "Which failures are retried"). The answers come first,
+// in the order server.reject_status lists them; incident.failure adds
+// timeout; deadline is the whole request's.
+enum class FailureClass { http_503, http_429, refused, reset, timeout, deadline };
+inline constexpr const char* kFailureClassNames[] = {"503",   "429",     "refused",
+                                                     "reset", "timeout", "deadline"};
+inline const char* failure_class_name(FailureClass c) {
+  return kFailureClassNames[static_cast<int>(c)];
+}
+// The answers a policy can retry, as a set of bits (1 << FailureClass).
+using AnswerSet = unsigned;
+inline constexpr AnswerSet answer_bit(FailureClass c) {
+  return 1u << static_cast<unsigned>(c);
+}
+inline constexpr AnswerSet kAllAnswers =
+    answer_bit(FailureClass::http_503) | answer_bit(FailureClass::http_429) |
+    answer_bit(FailureClass::refused) | answer_bit(FailureClass::reset);
+// The set as client.retry_on spells it: "all", "none" or "503,refused".
+std::string answer_set_text(AnswerSet answers);
+// The names in the set, in class order, joined by `separator` ("" when empty).
+std::string answer_list(AnswerSet answers, const std::string& separator);
+
 // A value set on a scenario key by path ("client.retries" = 0).
 using KeyValue = std::variant<bool, double, std::string>;
 
@@ -112,6 +135,9 @@ struct Scenario {
     // An answer's way back: one finished less than this before its caller
     // gives up arrives too late (served in vain). 0 = at once.
     double answer_delay_s = 0;
+    // What a rejected attempt hears (full queue, CoDel drop): 503, 429,
+    // refused or reset.
+    FailureClass reject_status = FailureClass::http_503;
   } server;
 
   struct {
@@ -119,6 +145,10 @@ struct Scenario {
     double duration_s = 20;
     double capacity_factor = 0.4;
     double demand_factor = 1.0;
+    // timeout: attempts the dependency cannot serve wait and time out; the
+    // others: during the incident, an attempt that cannot start at once is
+    // answered at once with that class (agent engine).
+    FailureClass failure = FailureClass::timeout;
   } incident;
 
   struct {
@@ -127,6 +157,7 @@ struct Scenario {
     int retries = 3;
     double deadline_s = 0;         // whole request across attempts; 0 = none
     bool retry_on_timeout = true;  // false: a timed-out attempt is not retried
+    std::string retry_on = "all";  // the answers retried: "all", "none" or "503,429,refused,reset"
     std::string stack_retries;     // "2,1": retries per layer, outermost first
     std::string layer_timeouts_s;  // agent engine: "3,1": timeout per layer, outermost first
     Backoff backoff;
@@ -158,6 +189,7 @@ struct Scenario {
   int timeout_steps() const;               // K = timeout_s / step_s
   int attempts() const;                    // (retries + 1)^layers, or the stack's product
   int retrying_layers() const;             // layers, or the stack's length
+  AnswerSet retried_answers() const;       // client.retry_on read (InputError if malformed)
   std::vector<int> layer_retries() const;  // retries of each layer, outermost first
   double incident_end_s() const;           // start_s + duration_s
   bool in_incident(int step) const;

@@ -92,6 +92,8 @@ ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
   p.timeout_s = s.client.timeout_s;
   p.deadline_s = s.client.deadline_s;
   p.retry_on_timeout = s.client.retry_on_timeout;
+  // The session model's answers are its own (docs/sessions.md): it retries them all.
+  p.retried_answers = sessions ? kAllAnswers : s.retried_answers();
   p.backoff = s.client.backoff;
   p.budget = s.client.budget;
   // Per-layer timeouts are the agent engine's key; the others time every layer alike.
@@ -212,8 +214,8 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
                     : RetryVerdict::exhausted;
     return d;
   }
-  if (f.timed_out && !retry_on_timeout()) {
-    d.verdict = RetryVerdict::timeout_not_retried;
+  if (!retryable(f)) {
+    d.verdict = f.timed_out ? RetryVerdict::timeout_not_retried : RetryVerdict::answer_not_retried;
     return d;
   }
   if (deadline_rule() == DeadlineRule::rest_of_ladder_mean) {

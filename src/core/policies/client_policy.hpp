@@ -57,6 +57,7 @@ enum class RetryVerdict {
   retry,                // back off, then send the next attempt
   exhausted,            // no attempts left at this layer
   timeout_not_retried,  // retry_on_timeout: false and the attempt timed out
+  answer_not_retried,   // the attempt was answered with a class the policy does not retry
   past_deadline,        // the deadline rule (below) says the retry cannot fit
 };
 
@@ -87,6 +88,7 @@ struct Failure {
   bool timed_out = false;  // the client gave up on it (vs an error answer)
   double now_s = 0;        // the failure instant
   double start_s = 0;      // when the user request started (the deadline counts from it)
+  FailureClass answer = FailureClass::http_503;  // the error answer, when not timed out
   static constexpr int kAllLayers = -1;
 };
 
@@ -105,11 +107,12 @@ class ClientPolicy {
   // once and never changes: what is derived from them (the backoff ranges,
   // the deadline plan) is computed in the constructor and always agrees.
   struct Settings {
-    std::vector<int> layer_retries;        // retries of each layer, outermost first
-    std::vector<double> layer_timeouts_s;  // per-attempt timeout of each layer (agent engine)
-    double timeout_s = 5;                  // per-attempt timeout (client.timeout_s)
-    double deadline_s = 0;                 // whole request; 0 = none
-    bool retry_on_timeout = true;          // false: a timed-out attempt fails the request
+    std::vector<int> layer_retries;           // retries of each layer, outermost first
+    std::vector<double> layer_timeouts_s;     // per-attempt timeout of each layer (agent engine)
+    double timeout_s = 5;                     // per-attempt timeout (client.timeout_s)
+    double deadline_s = 0;                    // whole request; 0 = none
+    bool retry_on_timeout = true;             // false: a timed-out attempt fails the request
+    AnswerSet retried_answers = kAllAnswers;  // the error answers retried (client.retry_on)
     Backoff backoff;
     Budget budget;
     DeadlineRule deadline_rule = DeadlineRule::none;
@@ -136,6 +139,7 @@ class ClientPolicy {
   double timeout_s() const { return settings_.timeout_s; }
   double deadline_s() const { return settings_.deadline_s; }
   bool retry_on_timeout() const { return settings_.retry_on_timeout; }
+  AnswerSet retried_answers() const { return settings_.retried_answers; }
   const Backoff& backoff() const { return settings_.backoff; }
   const Budget& budget() const { return settings_.budget; }
   DeadlineRule deadline_rule() const { return settings_.deadline_rule; }
@@ -181,13 +185,16 @@ class ClientPolicy {
   // 1..attempt-1 (0 when that is past the deadline already).
   double deadline_left_s(int attempt) const;
   // Whether the failure is one the policy retries by kind (a timeout with
-  // retry_on_timeout off is not). gRPC's throttling counts only those, and
-  // counts them even on the last attempt.
-  bool retryable(const Failure& f) const { return !(f.timed_out && !settings_.retry_on_timeout); }
+  // retry_on_timeout off is not, nor an answer outside retried_answers).
+  // gRPC's throttling counts only those, and counts them even on the last attempt.
+  bool retryable(const Failure& f) const {
+    return f.timed_out ? settings_.retry_on_timeout
+                       : (settings_.retried_answers & answer_bit(f.answer)) != 0;
+  }
 
   // The decision after a failure, without drawing the delay (the fluid
   // engine splits the range over steps). Rules, in order: attempts left at
-  // the layer, retry_on_timeout, then the deadline rule (planned_mean,
+  // the layer, retry_on_timeout or the retried answers, then the deadline rule (planned_mean,
   // rest_of_ladder_mean; `fires` leaves the deadline to the engine's timer).
   RetryDecision decide(const Failure& f) const;
   // The same, drawing the delay with `uniform(low, high)` (called only when the

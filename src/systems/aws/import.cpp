@@ -272,6 +272,12 @@ void read_aws(const std::string& text, Reader& r) {
         "waits exactly 20 s more often than the model's U(0, 20) (docs/conformance.md, \"AWS "
         "SDKs\")");
   l.retry_on_timeout = true;
+  // botocore retries/standard.py: throttling codes (429 among them),
+  // transient status codes (500, 502, 503, 504) and connection errors.
+  l.retried_answers = kAllAnswers;
+  l.from["client.retry_on"] =
+      "AWS standard and legacy modes: throttling (429), transient errors (503) and connection "
+      "errors (refused, reset) are retried";
   l.from["client.retry_on_timeout"] = "AWS SDKs retry timeouts and transient errors";
   l.deadline_s = 0;
   l.from["client.deadline_s"] = "the AWS config file sets no overall deadline";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "systems/envoy/retry_on.hpp"
 #include "systems/readers.hpp"
 #include "text/list.hpp"
 
@@ -360,6 +361,28 @@ std::string read_retries(const RetryPolicyAt& p, Reader& r) {
   return retry_on;
 }
 
+// Which error answers retry_on (and retriable_status_codes) retries.
+void read_retried_answers(const RetryPolicyAt& p, const std::string& retry_on, Reader& r) {
+  LayerPolicy& l = r.layer;
+  std::vector<long long> codes;
+  YAML::Node sc = get(p.rp, "retriable_status_codes");
+  std::string sc_key = join(p.rp_key, "retriable_status_codes");
+  if (sc) {
+    if (!sc.IsSequence()) fail(at(r.file, sc_key, sc), "must be a list of HTTP status codes");
+    for (size_t i = 0; i < sc.size(); ++i)
+      codes.push_back(
+          whole(sc[i], at(r.file, sc_key + "[" + std::to_string(i) + "]", sc[i]), 100, 599));
+  }
+  l.retried_answers = envoy::retried_answers(retry_on, codes);
+  YAML::Node ro = get(p.rp, "retry_on");
+  l.from["client.retry_on"] =
+      (ro ? at(r.file, join(p.rp_key, "retry_on"), ro) : at(r.file, p.rp_key, p.rp)).text() +
+      ": '" + retry_on + "'" + (sc ? " with retriable_status_codes" : "") + " retries " +
+      envoy::answers_in_words(l.retried_answers) +
+      " (RetryStateImpl::wouldRetryFromHeaders, "
+      "wouldRetryFromReset)";
+}
+
 // Per-try timeout, and whether a timed-out attempt is retried.
 void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, double deadline,
                           Reader& r) {
@@ -485,6 +508,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
       true);
   double deadline = read_route_timeout(p, r);
   std::string retry_on = read_retries(p, r);
+  read_retried_answers(p, retry_on, r);
   read_per_try_timeout(p, retry_on, deadline, r);
   read_backoff(p, r);
   if (get(rp, "rate_limited_retry_back_off"))

@@ -198,9 +198,14 @@ void read_backoff(const YAML::Node& ib, const YAML::Node& mb, const YAML::Node& 
 }
 
 // retryableStatusCodes: names or numbers of gRPC status codes, never OK.
-void check_status_codes(const YAML::Node& rc, const std::string& rk, const Reader& r) {
+// Which error answers they retry: the client hears a 503 or 429 from a
+// proxy, a refused connection and a reset as UNAVAILABLE (gRPC's
+// doc/http-grpc-status-mapping.md; C-core's transport fails the stream
+// with UNAVAILABLE); a gRPC server's own throttling is RESOURCE_EXHAUSTED.
+void read_status_codes(const YAML::Node& rc, const std::string& rk, Reader& r) {
   Where rcw = at(r.file, rk + ".retryableStatusCodes", rc);
   if (!rc.IsSequence() || rc.size() == 0) fail(rcw, "must be a non-empty list of status codes");
+  bool unavailable = false, exhausted = false;
   for (size_t i = 0; i < rc.size(); ++i) {
     Where w = at(r.file, rk + ".retryableStatusCodes[" + std::to_string(i) + "]", rc[i]);
     std::string code = text(rc[i], w);
@@ -208,7 +213,16 @@ void check_status_codes(const YAML::Node& rc, const std::string& rk, const Reade
     if (numeric ? std::stoll(code.substr(0, 6)) > 16 : !kStatusCodes.count(code))
       fail(w, "'" + code + "' is not a gRPC status code (e.g. UNAVAILABLE)");
     if (code == "OK" || code == "0") fail(w, "OK cannot be retryable");
+    unavailable = unavailable || code == "UNAVAILABLE" || code == "14";
+    exhausted = exhausted || code == "RESOURCE_EXHAUSTED" || code == "8";
   }
+  LayerPolicy& l = r.layer;
+  l.retried_answers = unavailable ? kAllAnswers : 0;
+  if (exhausted) l.retried_answers |= answer_bit(FailureClass::http_429);
+  l.from["client.retry_on"] =
+      rcw.text() + ": retries " + answer_set_text(l.retried_answers) +
+      (unavailable ? " (503, 429, a refused connection and a reset reach the client as UNAVAILABLE)"
+                   : " (no UNAVAILABLE: a 503, a refused connection and a reset are not retried)");
 }
 
 // perAttemptRecvTimeout: a per-attempt timeout, in C-core only.
@@ -261,7 +275,7 @@ void read_retry_policy(const YAML::Node& rp, const std::string& rk, Reader& r) {
   YAML::Node rc = required(rp, rk, r, "retryable_status_codes", "retryableStatusCodes");
   read_attempts(ma, rk, r);
   read_backoff(ib, mb, bm, rk, r);
-  check_status_codes(rc, rk, r);
+  read_status_codes(rc, rk, r);
   read_per_attempt_timeout(rp, rk, r);
 }
 

@@ -257,6 +257,8 @@ std::set<std::string> read_retry_on(const Settings& s, LayerPolicy& l) {
                                               "502",
                                               "503",
                                               "504",
+                                              "421",
+                                              "429",
                                               "all-retryable-errors"};
   const CfgLine* line = s.get("retry-on");
   if (!line) {
@@ -277,8 +279,27 @@ std::set<std::string> read_retry_on(const Settings& s, LayerPolicy& l) {
   if (out.empty()) fail(s.where(*line, "retry-on"), "needs at least one keyword");
   if (out.count("none") && out.size() > 1)
     fail(s.where(*line, "retry-on"), "'none' can only be used alone");
+  if (out.count("429") || out.count("421"))
+    l.notes.push_back(
+        "retry-on 429 and 421 are HAProxy 3.1+ keywords: earlier releases refuse "
+        "the file");
   l.from["retry-on"] = s.where(*line, "retry-on").text() + ": " + joined(line->words, 1);
   return out;
+}
+
+// Which error answers retry-on retries: conn-failure a refused connection
+// (back_handle_st_cer in src/backend.c retries a failed connection; an
+// answer is retried only by do_l7_retry, with TX_L7_RETRY), a listed status
+// code that answer, empty-response a connection closed without one.
+void read_retried_answers(LayerPolicy& l, const std::set<std::string>& on) {
+  l.retried_answers = 0;
+  if (on.count("conn-failure")) l.retried_answers |= answer_bit(FailureClass::refused);
+  if (on.count("empty-response")) l.retried_answers |= answer_bit(FailureClass::reset);
+  if (on.count("503")) l.retried_answers |= answer_bit(FailureClass::http_503);
+  if (on.count("429")) l.retried_answers |= answer_bit(FailureClass::http_429);
+  l.from["client.retry_on"] = l.from["retry-on"] + ": retries " +
+                              answer_set_text(l.retried_answers) +
+                              (on.count("503") ? "" : " (a 503 answer is not retried)");
 }
 
 // Immediate L7 retries, or the turn-around timer of connection retries.
@@ -438,10 +459,11 @@ void read_haproxy(const std::string& text, Reader& r) {
   read_timeouts(s, l, on);
   bool l7 = on.size() > 1 || !on.count("conn-failure");
   read_backoff(s, l, l7 || on.count("none"));
+  read_retried_answers(l, on);
   if (!l7 && l.retries > 0)
     l.notes.push_back(
         "retry-on conn-failure: only failed connections are retried; an attempt that connects "
-        "and then fails (503, a reset, a timeout) is not; the model retries failed attempts");
+        "and then fails (503, a reset, a timeout) is not");
   warn_unmodelled(s, l, on);
   l.budget.kind = BudgetKind::none;
   l.budget_from = "HAProxy has no retry budget";

@@ -2,7 +2,9 @@
 // (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
 #include <algorithm>
 
+#include "systems/envoy/retry_on.hpp"
 #include "systems/readers.hpp"
+#include "text/list.hpp"
 
 namespace retrystorm::configs {
 
@@ -107,8 +109,8 @@ std::string read_retries(const RetriesAt& where, Reader& r) {
                                "connect-failure, refused-stream, unavailable, cancelled";
     l.notes.push_back(
         "no retries block: Istio's default retryOn is connect-failure, refused-stream, "
-        "unavailable, cancelled (no status codes since Istio 1.24): an outage answering 5xx or "
-        "timing out gets no retries, which the model cannot tell apart");
+        "unavailable, cancelled (no status codes since Istio 1.24): a refused connection is "
+        "retried, a 503, a 429 or a timed-out attempt is not");
   }
   l.as_written = attempts;
   if (attempts > 100) {
@@ -119,6 +121,35 @@ std::string read_retries(const RetriesAt& where, Reader& r) {
   l.retries = static_cast<int>(attempts);
 
   return retry_on;
+}
+
+// Which error answers retryOn retries, as the sidecar's Envoy reads it:
+// istio/istio pilot/pkg/networking/core/route/retry/retry.go ConvertPolicy
+// moves the HTTP status codes of retryOn into retriable_status_codes
+// (parseRetryOn); without retryOn, defaultPolicy lists 503 only when
+// EXCLUDE_UNSAFE_503_FROM_DEFAULT_RETRY is turned off (on by default).
+void read_retried_answers(const RetriesAt& where, const std::string& retry_on, Reader& r) {
+  LayerPolicy& l = r.layer;
+  std::string conditions;
+  std::vector<long long> codes;
+  for (std::string_view item : text::list_items(retry_on)) {
+    bool code = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
+      return c >= '0' && c <= '9';
+    }) && item.size() == 3;
+    if (code) {
+      codes.push_back(std::stoll(std::string(item)));
+      conditions += (conditions.empty() ? "" : ",") + std::string("retriable-status-codes");
+    } else {
+      conditions += (conditions.empty() ? "" : ",") + std::string(item);
+    }
+  }
+  l.retried_answers = envoy::retried_answers(conditions, codes);
+  bool given = where.re && where.re["retryOn"];
+  std::string source =
+      given ? at(r.file, where.rk + ".retryOn", where.re["retryOn"]).text() + ": '" + retry_on + "'"
+            : "retryOn left out: Istio's default '" + retry_on +
+                  "' (503 left out, EXCLUDE_UNSAFE_503_FROM_DEFAULT_RETRY)";
+  l.from["client.retry_on"] = source + " retries " + envoy::answers_in_words(l.retried_answers);
 }
 
 // perTryTimeout, and whether a timed-out attempt is retried.
@@ -211,6 +242,7 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   read_route_timeout(route, hk, r);
   RetriesAt retries{route, route["retries"], hk, hk + ".retries"};
   std::string retry_on = read_retries(retries, r);
+  read_retried_answers(retries, retry_on, r);
   read_per_try_timeout(retries, retry_on, r);
   read_backoff(retries, r);
   if (!l.has_budget_part) {

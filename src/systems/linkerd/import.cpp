@@ -2,8 +2,11 @@
 // annotations of Linkerd 2.16+ (retry.linkerd.io/*, timeout.linkerd.io/*).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 
 #include "systems/readers.hpp"
+#include "text/list.hpp"
 
 namespace retrystorm::configs {
 
@@ -81,6 +84,20 @@ void budget_notes(LayerPolicy& l, double ratio, double min_per_s, double ttl) {
   if (min_per_s > 0 && ttl != std::floor(ttl))
     l.notes.push_back("the proxy's reserve counts whole seconds of ttl: " + number_text(min_per_s) +
                       " x " + number_text(std::floor(ttl)) + " retries, not x " + number_text(ttl));
+}
+
+// A retryable route retries responses classified as failures: 5xx unless
+// responseClasses says otherwise; a 429 is a success by default, and the
+// proxy's own errors (refused, reset) are answered, not retried.
+void read_profile_answers(const YAML::Node& route, const std::string& rk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  l.retried_answers = answer_bit(FailureClass::http_503);
+  l.from["client.retry_on"] =
+      "ServiceProfile: a response of class failure (5xx by default) is retried: 503; a 429, a "
+      "refused connection or a reset is not";
+  if (route && route["responseClasses"])
+    l.notes.push_back(at(r.file, rk + ".responseClasses", route["responseClasses"]).text() +
+                      ": read as the default (5xx is a failure)");
 }
 
 void read_profile_budget(const YAML::Node& spec, Reader& r) {
@@ -202,6 +219,7 @@ void read_profile(const YAML::Node& d, Reader& r) {
   l.retry_on_timeout = false;
   l.from["client.retry_on_timeout"] =
       "ServiceProfile: the route timeout ends the request; a timeout is not retried";
+  read_profile_answers(route, rk, r);
   retry_at_once(l);
 
   read_profile_budget(spec, r);
@@ -236,6 +254,48 @@ void read_request_timeout(const YAML::Node& d, const YAML::Node& request, const 
                                       : ": 0 means no timeout (GEP-1742)");
     return;
   }
+}
+
+// Which error answers the annotations retry: refused streams and fail-fast
+// errors always (a refused connection), /http's status ranges ("5xx",
+// "429", "500-504") and /grpc's codes (unavailable is how a 503, a refused
+// connection and a reset reach a gRPC caller).
+void read_annotation_answers(const YAML::Node& http, const YAML::Node& grpc,
+                             const std::function<std::string(const std::string&)>& key, Reader& r) {
+  LayerPolicy& l = r.layer;
+  l.retried_answers = answer_bit(FailureClass::refused);
+  auto in_ranges = [](const std::string& ranges, int code) {
+    for (std::string_view item : text::list_items(ranges)) {
+      std::string s(item);
+      if (s.size() == 3 && s[1] == 'x' && s[2] == 'x') {
+        if (code / 100 == s[0] - '0') return true;
+        continue;
+      }
+      size_t dash = s.find('-');
+      int lo = std::atoi(s.substr(0, dash).c_str());
+      int hi = dash == std::string::npos ? lo : std::atoi(s.substr(dash + 1).c_str());
+      if (code >= lo && code <= hi) return true;
+    }
+    return false;
+  };
+  std::string from = r.file + ": refused streams and fail-fast errors";
+  if (http) {
+    Where w = at(r.file, key("retry.linkerd.io/http"), http);
+    std::string ranges = text(http, w);
+    if (in_ranges(ranges, 503)) l.retried_answers |= answer_bit(FailureClass::http_503);
+    if (in_ranges(ranges, 429)) l.retried_answers |= answer_bit(FailureClass::http_429);
+    from = w.text() + ": '" + ranges + "', with refused streams and fail-fast errors";
+  }
+  if (grpc) {
+    Where w = at(r.file, key("retry.linkerd.io/grpc"), grpc);
+    std::string codes = text(grpc, w);
+    for (std::string_view item : text::list_items(codes)) {
+      if (item == "unavailable") l.retried_answers = kAllAnswers;
+      if (item == "resource-exhausted") l.retried_answers |= answer_bit(FailureClass::http_429);
+    }
+    from += "; " + w.text() + ": '" + codes + "'";
+  }
+  l.from["client.retry_on"] = from + ": retries " + answer_set_text(l.retried_answers);
 }
 
 // The retry policy the annotations make (parse_http_retry, linkerd2
@@ -277,11 +337,11 @@ void read_retry_annotations(const YAML::Node& http, const YAML::Node& grpc, cons
     l.from["client.retries"] =
         limit ? limit_from : r.file + ": retry.linkerd.io/limit left out (Linkerd default 1)";
     annotation_backoff(l);
+    read_annotation_answers(http, grpc, key, r);
     if (!http && !grpc)
       l.notes.push_back(
           "no retry.linkerd.io/http or /grpc: no response status is retried, only refused "
-          "streams, fail-fast errors and (with /timeout) timed-out attempts; the model cannot "
-          "tell failures apart");
+          "streams, fail-fast errors and (with /timeout) timed-out attempts");
   }
   if (t > 0) {
     // The per-try timeout is removed on the last attempt

@@ -23,13 +23,17 @@ void rule_budget(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
   if (l.retries <= 0) return;
   if (!l.budget_modelled) return;
+  if (!retries_overload(l)) return;  // its retries do not multiply an overload
   bool cap_only = l.budget.kind == BudgetKind::envoy_concurrency && l.budget.ratio == 0;
   if (l.budget.kind != BudgetKind::none && !cap_only) return;
   Finding f = finding(Severity::warning, "no-retry-budget", l.file);
   std::string why = l.budget_from.empty() ? "no retry budget" : l.budget_from;
+  std::string classes = retried_classes(l);
   f.message = cap_only ? cap_text(l)
-                       : "no retry budget (" + why + "): in an incident every failure is retried " +
-                             plural(l.retries, "time", "times") + ", up to " +
+                       : "no retry budget (" + why + "): in an incident every failure " +
+                             (classes.empty() ? "" : "of these classes ") + "is retried " +
+                             plural(l.retries, "time", "times") +
+                             (classes.empty() ? "" : " (" + classes + ")") + ", up to " +
                              std::to_string(l.retries + 1) + "x the load";
   const BudgetFix& fix = room(l.system).budget_fix;
   f.fix = fix.text;

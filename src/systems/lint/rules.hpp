@@ -53,6 +53,23 @@ constexpr double kFitQuantile = 1 - kTailShare;
 // digits below; a share short of 1 never reads as 100%.
 std::string percent_text(double p);
 
+// Whether the layer retries what an overloaded dependency answers: a
+// timed-out attempt, a 503 or a 429 (a full queue, a shed). A layer that
+// retries only refused connections and resets does not multiply an overload.
+inline bool retries_overload(const LayerPolicy& l) {
+  constexpr AnswerSet kOverload =
+      answer_bit(FailureClass::http_503) | answer_bit(FailureClass::http_429);
+  return l.retry_on_timeout || (l.retried_answers & kOverload) != 0;
+}
+// "every failure is retried", or which classes are when not all are:
+// "every failure of these classes is retried ... (timeout, 503)".
+inline std::string retried_classes(const LayerPolicy& l) {
+  if (l.retry_on_timeout && l.retried_answers == kAllAnswers) return "";
+  std::string answers = answer_list(l.retried_answers, ", ");
+  if (!l.retry_on_timeout) return answers;
+  return answers.empty() ? "timeout" : "timeout, " + answers;
+}
+
 // One retrying layer's ladder against its deadline: the delays alone and with
 // every attempt running to its per-try timeout (when timeouts are retried).
 struct LadderView {

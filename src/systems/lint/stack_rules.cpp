@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "systems/lint/rules.hpp"
@@ -50,6 +51,10 @@ void rule_layers(const Context& c) {
 }
 
 void rule_load(const Context& c, std::optional<double> load, const std::string& load_from) {
+  // Retries of refused connections and resets alone do not multiply an overload.
+  if (std::none_of(c.retrying.begin(), c.retrying.end(),
+                   [](const LayerPolicy* l) { return l->retries > 0 && retries_overload(*l); }))
+    return;
   double a = amplification(c.retrying);
   if (a <= 1) return;
   double bound = 1 / a;

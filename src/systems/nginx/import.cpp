@@ -364,6 +364,21 @@ void read_timeouts(const Scope& s, LayerPolicy& l, const std::set<std::string>& 
         "started one (ngx_http_upstream_next); read as the request's deadline");
 }
 
+// Which error answers proxy_next_upstream passes on: ngx_http_upstream_next
+// (src/http/ngx_http_upstream.c) tries the next server only when the
+// failure's ft_type is in the mask; `error` covers a refused connection and
+// one reset or closed before a full answer, http_503 and http_429 those answers.
+void read_retried_answers(LayerPolicy& l, const std::set<std::string>& on) {
+  l.retried_answers = 0;
+  if (on.count("error"))
+    l.retried_answers |= answer_bit(FailureClass::refused) | answer_bit(FailureClass::reset);
+  if (on.count("http_503")) l.retried_answers |= answer_bit(FailureClass::http_503);
+  if (on.count("http_429")) l.retried_answers |= answer_bit(FailureClass::http_429);
+  l.from["client.retry_on"] = l.from["proxy_next_upstream"] + ": retries " +
+                              answer_set_text(l.retried_answers) +
+                              (on.count("http_503") ? "" : " (a 503 answer is not passed on)");
+}
+
 void note_unmodelled(LayerPolicy& l, const std::set<std::string>& on, const Upstream& u) {
   if (l.retries <= 0) return;
   l.notes.push_back(
@@ -373,11 +388,6 @@ void note_unmodelled(LayerPolicy& l, const std::set<std::string>& on, const Upst
     l.notes.push_back(
         "POST, LOCK and PATCH requests are not passed to the next server once sent "
         "(non_idempotent not listed); the model retries every request");
-  if (!on.count("http_502") && !on.count("http_503") && !on.count("http_504") &&
-      !on.count("http_500") && !on.count("http_429"))
-    l.notes.push_back(
-        "no http_5xx condition: a server answering 502/503/504 is not retried, only errors" +
-        std::string(on.count("timeout") ? " and timeouts" : ""));
   if (u.fails_mark_down)
     l.notes.push_back(
         "a failed try takes the server entry out for fail_timeout (max_fails, default 1 in "
@@ -453,6 +463,7 @@ void read_nginx(const std::string& text, Reader& r) {
   l.settings["proxy_next_upstream"] = cond;
   read_tries(s, l, u, on.count("off") > 0);
   read_timeouts(s, l, on);
+  read_retried_answers(l, on);
   l.backoff = Backoff{0, 2, 0, Jitter::none};
   l.from["client.backoff.base_s"] = l.from["client.backoff.cap_s"] =
       l.from["client.backoff.multiplier"] = l.from["client.backoff.jitter"] =

@@ -416,19 +416,22 @@ class AgentEngine {
   // An attempt of the call failed (timed out, rejected, or the call below it
   // failed): back off and retry, or fail the call. A real system's budget
   // decides now, before the backoff (docs/agent-engine.md).
-  void attempt_failed(uint32_t call_id, bool timed_out) {
+  void attempt_failed(uint32_t call_id, bool timed_out,
+                      FailureClass answer = FailureClass::http_503) {
     Call& call = calls_[call_id];
     int layer = call.layer;
     Failure failure{.layer = layer,
                     .attempt = call.attempt,
                     .timed_out = timed_out,
                     .now_s = now_,
-                    .start_s = call.start_s};
+                    .start_s = call.start_s,
+                    .answer = answer};
     RetryOutcome outcome = retry_[layer].on_failure(
         failure, in_flight(layer),
         [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
     if (outcome.action == RetryAction::denied) return budget_denied(call_id);
-    if (!outcome.retries()) return call_fails(call_id);
+    // The layer above hears the last answer; a timeout below as a gateway's 503.
+    if (!outcome.retries()) return call_fails(call_id, timed_out ? FailureClass::http_503 : answer);
     ++call.gen;
     call.state = kBackoff;
     call.after_error = !timed_out;
@@ -463,7 +466,7 @@ class AgentEngine {
     call_fails(call_id);
   }
 
-  void call_fails(uint32_t call_id) {
+  void call_fails(uint32_t call_id, FailureClass heard = FailureClass::http_503) {
     uint32_t parent = calls_[call_id].parent, parent_gen = calls_[call_id].parent_gen;
     free_call(call_id);
     if (parent == kNone) {
@@ -478,7 +481,7 @@ class AgentEngine {
     log(caller.request, caller.attempt, caller.sent_s, now_, AttemptOutcome::failed,
         caller.layer + 1);
     end_attempt(caller);
-    attempt_failed(parent, false);
+    attempt_failed(parent, false, heard);
   }
 
   // A response reached the call: pass it up while the callers still wait.
@@ -517,7 +520,7 @@ class AgentEngine {
     uint32_t job_id = server_.new_job(call_id, call, now_);
     call.job = job_id;
     if (!(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
-    server_.arrive(job_id, now_, refused());
+    server_.arrive(job_id, now_, refused(), !fails_fast());
   }
 
   void refuse(uint32_t job_id) {
@@ -529,7 +532,13 @@ class AgentEngine {
     Call& call = calls_[call_id];
     if (call.gen != caller_gen || call.state != kWaiting) return;
     end_attempt(call);
-    attempt_failed(call_id, false);
+    attempt_failed(call_id, false, fails_fast() ? s_.incident.failure : s_.server.reject_status);
+  }
+
+  // incident.failure other than timeout: during the incident an attempt that
+  // cannot start at once is answered at once with that class.
+  bool fails_fast() const {
+    return s_.incident.failure != FailureClass::timeout && incident_.contains(step_);
   }
 
   void shed_job(uint32_t job_id) {

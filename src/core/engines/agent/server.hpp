@@ -62,9 +62,10 @@ class Server {
   }
 
   // The job arrives: served at once by an idle slot, queued, or refused by
-  // a full queue (`refuse` gets it, then the job is the caller's to release).
+  // a full queue or, when it `may_queue` not, at once (`refuse` gets it,
+  // then the job is the caller's to release).
   template <typename Refuse>
-  void arrive(uint32_t job_id, double now, Refuse refuse) {
+  void arrive(uint32_t job_id, double now, Refuse refuse, bool may_queue = true) {
     ++arrivals_;
     if (rate_ > 0 && busy_ < slots_ && queue_.waiting() == 0) {
       change_in_system(+1, now);
@@ -72,7 +73,7 @@ class Server {
       return;
     }
     jobs_[job_id].state = kQueued;
-    if (spec_.queue_limit > 0 && queue_.waiting() >= spec_.queue_limit) {
+    if (!may_queue || (spec_.queue_limit > 0 && queue_.waiting() >= spec_.queue_limit)) {
       refuse(job_id);
       return;
     }

@@ -1,0 +1,25 @@
+// Which error answers Envoy's router retries, from a route's retry_on list
+// and its retriable_status_codes. Istio's sidecars are Envoy: its importer
+// reads retryOn through the same table (docs/policies.md, "Which failures
+// are retried").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+
+namespace retrystorm::configs::envoy {
+
+// envoyproxy/envoy source/common/router/retry_state_impl.cc:
+// wouldRetryFromHeaders retries a 503 on 5xx, gateway-error or a listed
+// retriable status code and a 429 only as a listed code (never with
+// x-envoy-ratelimited); wouldRetryFromReset retries every reset, a refused
+// connection included, on 5xx and gateway-error, a refused connection on
+// connect-failure; `reset` (Envoy 1.24+) retries every reset.
+AnswerSet retried_answers(const std::string& retry_on, const std::vector<long long>& codes);
+
+// The same in words for an import note: "503, refused, reset".
+std::string answers_in_words(AnswerSet answers);
+
+}  // namespace retrystorm::configs::envoy
