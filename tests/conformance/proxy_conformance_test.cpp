@@ -405,8 +405,7 @@ TEST(HaproxyConformance, ConnectionRetriesWaitTheTurnAroundTimer) {
   EXPECT_EQ(r.status, 503);
   Modelled m = model_of("haproxy.cfg", proxy.config());
   EXPECT_DOUBLE_EQ(m.policy.delay(1).low_s, 0.2);
-  ModelRun run =
-      model_run(m.policy, {Step::refused, Step::refused, Step::refused, Step::refused});
+  ModelRun run = model_run(m.policy, {Step::refused, Step::refused, Step::refused, Step::refused});
   EXPECT_EQ(run.start_ms.size(), 4u);
   EXPECT_NEAR(r.elapsed_ms, run.end_ms, kTolMs);  // 3 x 200 ms
   // A 503 answer the same policy does not retry (no TX_L7_RETRY).
