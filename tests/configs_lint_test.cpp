@@ -176,6 +176,24 @@ TEST(ConfigsLint, SimulateRunsTheIncidentAndTheFixes) {
   EXPECT_NE(text.find("all fixes together:"), std::string::npos);
 }
 
+// A per-try timeout between two steps (primary-failover: 50 ms) is rounded for the fluid engine and
+// said so in milliseconds, without the binary noise of 0.285 / 0.05 x 0.05.
+TEST(ConfigsLint, SimulateSaysHowItRoundedATimeoutInPlainNumbers) {
+  app::LintRequest request;
+  request.files = {
+      {"route.yaml", "retry_policy: {retry_on: 5xx, num_retries: 2, per_try_timeout: 0.285s}\n"}};
+  request.options.simulate = true;
+  LintReport r = app::lint(request);
+  ASSERT_TRUE(r.simulation);
+  std::string notes;
+  for (const auto& n : r.simulation->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("client.timeout_s 285 ms rounded to 300 ms (a whole number of 50 ms "
+                       "steps)"),
+            std::string::npos)
+      << notes;
+  EXPECT_EQ(notes.find("0000000"), std::string::npos) << notes;
+}
+
 // ------------------------------------------ issue 11, Part 3: the tail
 
 // The share of requests whose attempts all fail that pass `deadline_s`, by

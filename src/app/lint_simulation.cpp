@@ -7,6 +7,7 @@
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
+#include "text/units.hpp"
 
 namespace retrystorm::app {
 
@@ -24,9 +25,11 @@ void snap_timeouts(Scenario& s, std::vector<std::string>& notes) {
   double snapped = std::max(step, std::round(t / step) * step);
   if (std::fabs(snapped - t) > 1e-12) {
     set_key(s, "client.timeout_s", snapped);
-    std::string note = "client.timeout_s " + number_text(t) + " s rounded to " +
-                       number_text(snapped) + " s (a whole number of " + number_text(step) +
-                       " s steps)";
+    // In milliseconds as people write them: a decimal timeout read from a
+    // file (0.285 s) and its multiple of the step carry binary noise.
+    std::string note = "client.timeout_s " + human_duration(t) + " rounded to " +
+                       human_duration(snapped) + " (a whole number of " + human_duration(step) +
+                       " steps)";
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
   }
 }
