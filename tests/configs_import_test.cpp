@@ -46,7 +46,11 @@ TEST(ConfigsDetect, UnknownFormatIsBadInput) {
   std::string e = error_of({{"x.yaml", "hello: world\n"}});
   EXPECT_NE(e.find("x.yaml"), std::string::npos);
   EXPECT_NE(e.find("cannot tell the format"), std::string::npos);
-  EXPECT_NE(error_of({{"k.yaml", "kind: Deployment\nmetadata: {name: x}\n"}}).find("kind"),
+  EXPECT_NE(error_of({{"k.yaml", "kind: ConfigMap\nmetadata: {name: x}\n"}}).find("kind"),
+            std::string::npos);
+  // A Deployment says how many clients run (client_instances_test.cpp), not how they retry.
+  EXPECT_NE(error_of({{"k.yaml", "kind: Deployment\nmetadata: {name: x}\n"}})
+                .find("only Kubernetes workloads"),
             std::string::npos);
   EXPECT_NE(error_of({{"empty.yaml", ""}}).find("empty"), std::string::npos);
 }

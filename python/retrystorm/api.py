@@ -138,13 +138,14 @@ def export(scenario, to="envoy"):
     return _core.export(scenario, to)
 
 
-def lint(target, *, load=None, simulate=False, incident=None):
+def lint(target, *, load=None, simulate=False, incident=None, instances=None):
     """Lints configuration files (a path or a list of paths), or a Scenario's
     own client policy (`retrystorm lint --format json`); exit_status is the
     command's. load: demand / capacity (--load); simulate with the preset
-    `incident` (--simulate --preset; default primary-failover)."""
+    `incident` (--simulate --preset; default primary-failover); instances:
+    client instances sharing the load (--instances)."""
     if isinstance(target, Scenario):
-        return _core.lint_scenario(target, f"scenario {target.name}", load, simulate)
-    return _core.lint_files(_paths(target), load, simulate, incident or "")
+        return _core.lint_scenario(target, f"scenario {target.name}", load, simulate, instances)
+    return _core.lint_files(_paths(target), load, simulate, incident or "", instances)
 
 

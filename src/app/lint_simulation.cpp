@@ -35,8 +35,9 @@ void snap_timeouts(Scenario& s, std::vector<std::string>& notes) {
 }
 
 SimulatedOutcome outcome_of(const Scenario& s, const Metrics& m) {
-  return {m.recovered,          recovery_time(m, s), m.failed_fraction,      m.wasted_fraction,
-          m.peak_amplification, m.backlog_growing,   m.bound.safe_load_below};
+  return {m.recovered,          recovery_time(m, s), m.failed_fraction,       m.wasted_fraction,
+          m.peak_amplification, m.backlog_growing,   m.bound.safe_load_below, m.retries,
+          m.budget_denied};
 }
 
 // One row: the scenario with `keys` set, on its engine.
@@ -75,6 +76,7 @@ Scenario incident_with_policy(const configs::LintReport& r, const configs::LintO
     notes.push_back("the files set no per-attempt timeout; the scenario's " +
                     number_text(base.client.timeout_s) + " s is kept");
   for (const auto& [path, v] : imported) set_key(s, path, v);
+  set_key(s, "client.budget.clients", r.instances.count);  // --instances over the files'
   snap_timeouts(s, notes);
   try {
     validate(s);
@@ -82,6 +84,27 @@ Scenario incident_with_policy(const configs::LintReport& r, const configs::LintO
     throw InputError(std::string("--simulate: the imported policy does not run: ") + e.what());
   }
   return s;
+}
+
+// The policy as configured with 1, 10, 100 and `count` client instances
+// (the run of `count` is `as_configured`): how much the verdict depends on a
+// number that a retry configuration does not state.
+std::vector<std::pair<double, SimulatedOutcome>> by_instances(
+    const Scenario& s, double count, const SimulatedOutcome& as_configured) {
+  std::vector<double> counts = {1, 10, 100, count};
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  std::vector<std::pair<double, SimulatedOutcome>> rows;
+  for (double n : counts) {
+    if (n == count) {
+      rows.emplace_back(n, as_configured);
+      continue;
+    }
+    Scenario with = s;
+    set_key(with, "client.budget.clients", n);
+    rows.emplace_back(n, outcome_of(with, compute_metrics(run_engine(with))));
+  }
+  return rows;
 }
 
 }  // namespace
@@ -109,6 +132,7 @@ configs::LintSimulation simulate_lint(const configs::LintReport& r, const config
     out.all_fixes = fix_row(s, {"all fixes", "", all, std::nullopt, ""}, out.notes);
   for (const auto& row : run_ladder(s))
     out.ladder.emplace_back(row.row.name, outcome_of(row.scenario, row.metrics));
+  if (r.instances_matter) out.instances = by_instances(s, r.instances.count, out.as_configured);
   return out;
 }
 

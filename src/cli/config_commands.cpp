@@ -25,8 +25,9 @@ struct ConfigCommands {
   std::string preset, scenario;
   std::vector<std::string> sets;
   bool simulate = false;
-  double load = 0;
+  double load = 0, instances = 0;
   CLI::Option* load_opt = nullptr;
+  CLI::Option* instances_opt = nullptr;
 };
 
 namespace {
@@ -64,6 +65,8 @@ int lint_command(const ConfigCommands& c) {
   app::LintRequest request;
   LintOptions& o = request.options;
   if (c.load_opt->count() > 0) o.load = checked_lint_load(c.load, "--load");
+  if (c.instances_opt->count() > 0)
+    o.instances = checked_lint_instances(c.instances, "--instances");
   o.simulate = c.simulate;
   o.preset = c.preset;
   if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
@@ -125,6 +128,11 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.load_opt = c.lint_cmd->add_option(
       "--load", c.load,
       "demand / capacity outside incidents, 0 to " + number_text(kMaxLintLoad) + " (e.g. 0.6)");
+  c.instances_opt = c.lint_cmd->add_option(
+      "--instances", c.instances,
+      "client instances that share the load, 1 to " + number_text(kMaxLintInstances) +
+          " (per-instance budgets scale by it; default: a Kubernetes Deployment's replicas "
+          "among the files, else 100)");
   c.lint_cmd->add_option("--format", c.format, "text | json")->check(one_of({"text", "json"}));
   c.lint_cmd->add_option("--out", c.out, "write to FILE (atomically)");
   table.add(c.import_cmd, [] { return import_command(c); });

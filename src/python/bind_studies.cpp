@@ -69,8 +69,10 @@ py::object analyze_report(const app::AnalyzeRequest& request) {
 }
 
 // `retrystorm lint --format json`, with the exit status the command gives.
-py::object lint_report(app::LintRequest request, std::optional<double> load, bool simulate) {
-  request.options.load = load;  // checked by lint, in the ranges of --load
+py::object lint_report(app::LintRequest request, std::optional<double> load, bool simulate,
+                       std::optional<double> instances) {
+  request.options.load = load;            // checked by lint, in the ranges of --load
+  request.options.instances = instances;  // and of --instances
   request.options.simulate = simulate;
   return json_to_python(configs::lint_json(app::lint(request)));
 }
@@ -94,24 +96,25 @@ void bind_configs(py::module_& m) {
   m.def(
       "lint_files",
       [](const std::vector<std::string>& paths, std::optional<double> load, bool simulate,
-         const std::string& incident) {
+         const std::string& incident, std::optional<double> instances) {
         app::LintRequest r;
         r.files = app::read_config_files(paths);
         r.options.preset = incident;
-        return lint_report(std::move(r), load, simulate);
+        return lint_report(std::move(r), load, simulate, instances);
       },
       py::arg("paths"), py::arg("load") = py::none(), py::arg("simulate") = false,
-      py::arg("incident") = "");
+      py::arg("incident") = "", py::arg("instances") = py::none());
   m.def(
       "lint_scenario",
-      [](const Scenario& s, const std::string& source, std::optional<double> load, bool simulate) {
+      [](const Scenario& s, const std::string& source, std::optional<double> load, bool simulate,
+         std::optional<double> instances) {
         app::LintRequest r;
         r.scenario = s;
         r.source = source;
-        return lint_report(std::move(r), load, simulate);
+        return lint_report(std::move(r), load, simulate, instances);
       },
       py::arg("scenario"), py::arg("source"), py::arg("load") = py::none(),
-      py::arg("simulate") = false);
+      py::arg("simulate") = false, py::arg("instances") = py::none());
 }
 
 }  // namespace

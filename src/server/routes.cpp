@@ -91,15 +91,16 @@ json export_json(const std::string& system, const json& body, const ServerLimits
 }
 
 // POST /api/import and /api/lint: {"files": [{"name", "text"}]}; lint also
-// takes "load", "simulate" and "preset".
+// takes "load", "instances", "simulate" and "preset".
 json configs_json(const std::string& path, const json& body) {
   if (!body.is_object() || !body.contains("files") || !body["files"].is_array())
     throw InputError("files: must be a list of {name, text}");
   bool lint = path == "/api/lint";
   for (const auto& [key, v] : body.items())
-    if (key != "files" && !(lint && (key == "load" || key == "simulate" || key == "preset")))
+    if (key != "files" &&
+        !(lint && (key == "load" || key == "instances" || key == "simulate" || key == "preset")))
       throw InputError("body." + key + ": unknown field; allowed: files" +
-                       std::string(lint ? ", load, simulate, preset" : ""));
+                       std::string(lint ? ", load, instances, simulate, preset" : ""));
   app::LintRequest request;
   std::vector<configs::ConfigFile>& files = request.files;
   for (const auto& f : body["files"]) {
@@ -122,6 +123,13 @@ json configs_json(const std::string& path, const json& body) {
           "; must be a number from 0 to " + to_string(KeyValue{configs::kMaxLintLoad}) +
           " (demand / capacity)");
     o.load = body["load"].get<double>();
+  }
+  if (body.contains("instances")) {
+    // The CLI's check (lint --instances): a whole number from 1 to 10^7.
+    if (!body["instances"].is_number())
+      throw InputError("instances: must be a whole number from 1 to " +
+                       number_text(configs::kMaxLintInstances));
+    o.instances = configs::checked_lint_instances(body["instances"].get<double>(), "instances");
   }
   if (body.contains("simulate")) {
     if (!body["simulate"].is_boolean()) throw InputError("simulate: must be true or false");

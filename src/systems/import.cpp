@@ -57,7 +57,8 @@ System system_of_doc(const YAML::Node& d, const std::string& file, int index) {
          "'" + kind +
              "' carries no retry settings we read; expected VirtualService, DestinationRule, "
              "ServiceProfile, HTTPRoute, GRPCRoute, a resource with retry.linkerd.io/ "
-             "annotations, or retrystorm-policy");
+             "annotations, or retrystorm-policy (a Deployment or StatefulSet may sit beside "
+             "them: its replicas are the client instances)");
   }
   int budget = 20000;
   if (contains_key(d, {"method_config", "retry_throttling", "load_balancing_config"}, 0, budget))
@@ -252,6 +253,7 @@ System detect_system(const ConfigFile& f) {
   if (docs.empty()) fail({f.name, "", 0}, "empty: no settings to import");
   std::optional<System> system;
   for (size_t i = 0; i < docs.size(); ++i) {
+    if (is_workload(docs[i])) continue;  // how many clients run, read beside the system
     System s = system_of_doc(docs[i], f.name, static_cast<int>(i));
     if (system && s != *system)
       fail({f.name, "", line_of(docs[i])}, "mixes " + std::string(system_label(*system)) + " and " +
@@ -259,6 +261,10 @@ System detect_system(const ConfigFile& f) {
                                                " documents; give one system per file");
     system = s;
   }
+  if (!system)
+    fail({f.name, "", 0},
+         "only Kubernetes workloads: they say how many client instances run, not how they "
+         "retry; give the file beside a retry configuration");
   return *system;
 }
 
@@ -287,6 +293,7 @@ LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
   } else {
     auto docs = parse_documents(f.text, f.name);
     if (docs.empty()) fail({f.name, "", 0}, "empty: no settings to import");
+    layer.instances = take_workloads(docs, f.name, warnings);
     try {
       reader.read_documents(docs, r);
     } catch (const YAML::Exception& e) {
@@ -430,16 +437,57 @@ void add_stack_keys(ImportResult& out, const std::vector<const LayerPolicy*>& re
   add_stack_budget_keys(out, retrying);
 }
 
+// A YAML file of Kubernetes workloads only (Deployment, ...): its documents;
+// nullopt for anything else, which import_file reads (and refuses).
+std::optional<std::vector<YAML::Node>> workload_documents(const ConfigFile& f) {
+  for (const SystemFacts& sys : system_table()) {
+    const Room& r = room(sys.system);
+    if (r.looks_like && r.looks_like(f.text)) return std::nullopt;
+  }
+  std::vector<YAML::Node> docs;
+  try {
+    docs = parse_documents(f.text, f.name);
+  } catch (const InputError&) {
+    return std::nullopt;  // import_file says what is wrong with it
+  }
+  if (docs.empty() || !std::all_of(docs.begin(), docs.end(), is_workload)) return std::nullopt;
+  return docs;
+}
+
+// The instances of the first workload; a different count in another file is
+// a warning (one client population).
+void add_instances(ImportResult& out, const std::vector<Instances>& found) {
+  if (found.empty()) return;
+  out.instances = found.front();
+  for (size_t i = 1; i < found.size(); ++i)
+    if (found[i].count != found.front().count)
+      out.warnings.push_back(found[i].from +
+                             ": another workload; the model has one population "
+                             "of clients and keeps " +
+                             number_text(found.front().count) + " from " + found.front().from);
+}
+
 }  // namespace
 
 ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
   if (files.empty()) throw InputError("import: give at least one file");
   ImportResult out;
   std::vector<LayerPolicy> read;
+  std::vector<Instances> instances;  // in file order
   for (const auto& f : files) {
+    if (std::optional<std::vector<YAML::Node>> docs = workload_documents(f)) {
+      for (const Instances& i : take_workloads(*docs, f.name, out.warnings)) instances.push_back(i);
+      out.formats.push_back(f.name + ": Kubernetes workload (client instances)");
+      continue;
+    }
     read.push_back(import_file(f, out.warnings));
     out.formats.push_back(f.name + ": " + read.back().format);
+    for (const Instances& i : read.back().instances) instances.push_back(i);
   }
+  if (read.empty())
+    throw InputError(files.front().name +
+                     ": only Kubernetes workloads; give them beside a retry configuration");
+  add_instances(out, instances);
   out.layers = merge_budget_files(read);
   std::vector<const LayerPolicy*> retrying;
   for (const auto& l : out.layers)
@@ -448,6 +496,8 @@ ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
     add_single_layer_keys(out, retrying);
   else
     add_stack_keys(out, retrying);
+  if (out.instances)
+    out.keys.push_back({"client.budget.clients", out.instances->count, out.instances->from});
   sort_keys(out.keys);
   if (check) check_runnable(out);
   return out;

@@ -13,6 +13,7 @@
 #include "model/keys.hpp"
 #include "model/scenario.hpp"
 #include "policies/client_policy.hpp"
+#include "systems/kubernetes/workloads.hpp"
 #include "systems/system.hpp"
 
 namespace retrystorm::configs {
@@ -70,6 +71,8 @@ struct LayerPolicy {
   std::map<std::string, std::string> from;
   std::vector<ImportedKey> keys;   // this layer's keys, filled by finalize()
   std::vector<std::string> notes;  // what the mapping approximates
+  // The client instances a Kubernetes workload beside the settings runs.
+  std::vector<Instances> instances;
   // A proxy's own retry settings as read, by the proxy's name ("retry-on" ->
   // "conn-failure 503", "proxy_next_upstream_tries" -> "0", "servers" -> "3"):
   // HAProxy and nginx, for lint's proxy rules and the conformance tests.
@@ -100,6 +103,9 @@ struct ImportResult {
   std::vector<ImportedKey> keys;    // the scenario keys, in table order
   std::vector<std::string> warnings;
   std::vector<std::string> formats;  // "envoy.yaml: Envoy route + cluster"
+  // How many client instances run, from a Kubernetes workload given with the
+  // files (also client.budget.clients among `keys`); nullopt: no file says.
+  std::optional<Instances> instances;
 };
 
 // Detects the system of one file (or throws InputError naming the file).

@@ -35,8 +35,15 @@ constexpr double kMaxLintLoad = 100;
 // infinities are refused too (a range check alone lets NaN through).
 double checked_lint_load(double load, const std::string& option);
 
+// The largest number of client instances lint takes (client.budget.clients).
+constexpr double kMaxLintInstances = 1e7;
+// `n` when it is a whole number from 1 to kMaxLintInstances; else throws
+// InputError naming `option` ("--instances", "instances"), the value and the range.
+double checked_lint_instances(double n, const std::string& option);
+
 struct LintOptions {
-  std::optional<double> load;  // demand / capacity outside incidents
+  std::optional<double> load;       // demand / capacity outside incidents
+  std::optional<double> instances;  // client instances (--instances), over any file's
   bool simulate = false;
   std::string preset;            // incident to simulate (default primary-failover)
   std::optional<Scenario> base;  // or a scenario file instead of a preset
@@ -49,6 +56,7 @@ struct SimulatedOutcome {
   double failed_fraction = 0, wasted_fraction = 0, peak_amplification = 0;
   bool backlog_growing = false;
   double safe_load_below = 1;
+  double retries_sent = 0, budget_denied = 0;  // over the run
 };
 
 // A fix (or all fixes together) run on the incident: its keys, and how it
@@ -67,13 +75,27 @@ struct LintSimulation {
   std::vector<SimulatedFix> fixes;
   std::optional<SimulatedFix> all_fixes;                         // when there are two fixes or more
   std::vector<std::pair<std::string, SimulatedOutcome>> ladder;  // the defense ladder's rows
+  // The policy as configured with other numbers of client instances, where
+  // its budget holds amounts per instance (LintReport::instances_matter).
+  std::vector<std::pair<double, SimulatedOutcome>> instances;
   std::vector<std::string> notes;
+};
+
+// How many client instances the findings and the simulation assume: per
+// instance budget amounts (Envoy's cap, gRPC tokens, the AWS quota,
+// Linkerd's reserve) scale by it.
+struct ClientInstances {
+  double count = 100;
+  std::string from;    // "--instances", "deploy.yaml:6: spec.replicas: 12 (Deployment a)", ...
+  bool given = false;  // false: the model's default, which no file or option states
 };
 
 struct LintReport {
   ImportResult imported;
   std::vector<Finding> findings;
   std::optional<LintSimulation> simulation;
+  ClientInstances instances;
+  bool instances_matter = false;  // a retrying layer's budget holds per-instance amounts
   int errors = 0, warnings = 0, infos = 0;
   int exit_status() const { return errors + warnings > 0 ? 1 : 0; }
 };

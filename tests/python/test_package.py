@@ -152,6 +152,14 @@ def test_configs_import_export_lint_match_the_command_line(source_dir, cli):
     assert report["exit_status"] == done.returncode
     assert report == json.loads(done.stdout)
     assert rs.lint(s)["exit_status"] in (0, 1)
+    # --instances: the client instances per-instance budgets scale by.
+    seven = rs.lint(envoy, instances=7)
+    assert seven["instances"]["count"] == 7
+    assert seven == json.loads(
+        cli("lint", str(envoy), "--instances", "7", "--format", "json", check=False).stdout
+    )
+    with pytest.raises(ValueError):
+        rs.lint(envoy, instances=0)
 
 
 def test_analyze_matches_the_command_line(source_dir, cli):

@@ -109,6 +109,7 @@ Metrics compute_metrics(const RunResult& run) {
   m.shed = sum(x.shed, 0, n);
   m.rejected = sum(x.rejected, 0, n);
   m.budget_denied = sum(x.budget_denied, 0, n);
+  m.retries = sum(x.retries, 0, n);
   m.wasted_fraction = m.served > 0 ? m.served_late / m.served : 0;
 
   for (size_t i = 0; i < n; ++i) {

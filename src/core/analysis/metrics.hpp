@@ -37,6 +37,7 @@ struct Metrics {
   double shed = 0;
   double rejected = 0;
   double budget_denied = 0;
+  double retries = 0;  // retries sent over the run (lint's instance rows; not in metric_fields)
   double wasted_fraction = 0;
   double peak_amplification = 0;
   double peak_t_s = 0;

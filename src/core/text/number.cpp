@@ -49,4 +49,14 @@ std::string decimal_text(double v, int digits) {
   return trimmed_text(std::round(v * scale) / scale, digits);
 }
 
+std::string grouped_text(double v) {
+  std::string digits = fixed_text(std::fabs(std::round(v)), 0);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (std::round(v) < 0 ? "-" : "") + out;
+}
+
 }  // namespace retrystorm::text

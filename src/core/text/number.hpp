@@ -38,4 +38,8 @@ std::string general_text(double v, int digits);
 // dropped; never "-0". The form scenario values are written in.
 std::string decimal_text(double v, int digits);
 
+// "8,730" for 8730.4, "-1,234,567" for -1234567: rounded to a whole number,
+// thousands grouped by commas, as counts are written in English prose.
+std::string grouped_text(double v);
+
 }  // namespace retrystorm::text

@@ -2,19 +2,48 @@
 
 namespace retrystorm::configs::lint {
 
+std::string per_instance_amount(const LayerPolicy& l) {
+  const Budget& b = l.budget;
+  switch (b.kind) {
+    case BudgetKind::envoy_concurrency:
+      if (!(b.min_concurrency > 0)) return "";
+      return (b.ratio == 0 ? "a cap of " : "a floor of ") + number_text(b.min_concurrency) +
+             " concurrent " + (b.min_concurrency == 1 ? "retry" : "retries");
+    case BudgetKind::grpc_throttling:
+      return "a bucket of " + number_text(b.max_tokens) + " retry tokens";
+    case BudgetKind::aws_quota:
+      return "a retry quota of " + number_text(b.quota_tokens) + " tokens";
+    case BudgetKind::ratio_ttl:
+      if (!(b.min_retries_per_s > 0)) return "";
+      return "a reserve of " + number_text(b.min_retries_per_s) + " retries per second";
+    default:
+      return "";
+  }
+}
+
+std::string instances_text(const LayerPolicy& l, const ClientInstances& n) {
+  std::string amount = per_instance_amount(l);
+  if (amount.empty()) return "";
+  return amount + " per client instance, with " + number_text(n.count) +
+         (n.count == 1 ? " instance (" : " instances (") + n.from + ")";
+}
+
 namespace {
 
 // A fixed cap on concurrent retries (Envoy's max_retries, 3 when left out;
 // Istio's maxRetries): Envoy takes the slot when the failure arrives and holds
 // it through the backoff until the retry's outcome; a failure over the cap is
 // returned at once (RetryStateImpl::shouldRetry, docs/policies.md).
-std::string cap_text(const LayerPolicy& l) {
+std::string cap_text(const LayerPolicy& l, const ClientInstances& instances) {
   std::string n = number_text(l.budget.min_concurrency);
   std::string where = room(l.system).budget_scope;
   return "only a fixed cap, no retry budget: " + n + " " +
          (l.budget.min_concurrency == 1 ? "retry" : "retries") + " may be in flight" + where +
          " (backoff included), and a failure above that is returned at once; the cap does not "
-         "grow or shrink with traffic";
+         "grow or shrink with traffic, and the fleet's is " +
+         number_text(l.budget.min_concurrency * instances.count) + " with " +
+         number_text(instances.count) + (instances.count == 1 ? " instance" : " instances") + " (" +
+         instances.from + ")";
 }
 
 }  // namespace
@@ -29,7 +58,7 @@ void rule_budget(const Context& c, size_t index) {
   Finding f = finding(Severity::warning, "no-retry-budget", l.file);
   std::string why = l.budget_from.empty() ? "no retry budget" : l.budget_from;
   std::string classes = retried_classes(l);
-  f.message = cap_only ? cap_text(l)
+  f.message = cap_only ? cap_text(l, c.instances)
                        : "no retry budget (" + why + "): in an incident every failure " +
                              (classes.empty() ? "" : "of these classes ") + "is retried " +
                              plural(l.retries, "time", "times") +
@@ -38,6 +67,7 @@ void rule_budget(const Context& c, size_t index) {
   const BudgetFix& fix = room(l.system).budget_fix;
   f.fix = fix.text;
   f.numbers = {{"retries", l.retries}, {"budget", budget_kind_name(l.budget.kind)}};
+  if (cap_only) f.numbers["instances"] = c.instances.count;
   f.fix_keys = fix.keys;
   c.out.push_back(f);
 }

@@ -24,17 +24,45 @@ double checked_lint_load(double load, const std::string& option) {
                    number_text(kMaxLintLoad) + " (demand / capacity, e.g. 0.6)");
 }
 
+double checked_lint_instances(double n, const std::string& option) {
+  if (std::isfinite(n) && n >= 1 && n <= kMaxLintInstances && n == std::floor(n)) return n;
+  throw InputError(option + ": " + number_text(n) +
+                   " is not a number of client instances; "
+                   "allowed a whole number from 1 to " +
+                   number_text(kMaxLintInstances));
+}
+
 namespace {
 
 using namespace lint;
 
+// The client instances lint assumes: --instances, else a Kubernetes workload
+// given with the files, else the scenario's own count (a scenario linted or
+// simulated that sets it), else the model's default, said to be one.
+ClientInstances instances_of(const ImportResult& imp, const LintOptions& o,
+                             const std::optional<Scenario>& linted) {
+  const double plain = Scenario().client.budget.clients;
+  if (o.instances) return {*o.instances, "--instances", true};
+  if (imp.instances) return {imp.instances->count, imp.instances->from, true};
+  std::optional<Scenario> s = linted;
+  if (!s && (o.base || !o.preset.empty())) s = lint_incident(o);
+  if (s && s->client.budget.clients != plain)
+    return {s->client.budget.clients, s->name + "'s client.budget.clients", true};
+  return {plain, "the model's default, not read from any file", false};
+}
+
 // The rules over the layers read (files, or a scenario's own policy).
-LintReport lint_imported(ImportResult imported, const LintOptions& o) {
+LintReport lint_imported(ImportResult imported, const LintOptions& o,
+                         const std::optional<Scenario>& linted) {
   LintReport r;
   r.imported = std::move(imported);
-  Context c{r.imported, {}, r.findings};
+  r.instances = instances_of(r.imported, o, linted);
+  Context c{r.imported, {}, r.findings, r.instances};
   for (const auto& l : r.imported.layers)
-    if (l.has_retry_policy) c.retrying.push_back(&l);
+    if (l.has_retry_policy) {
+      c.retrying.push_back(&l);
+      r.instances_matter = r.instances_matter || (l.retries > 0 && per_instance(l));
+    }
   for (size_t i = 0; i < c.retrying.size(); ++i) {
     rule_deadline(c, i);
     rule_never_retried(c, i);
@@ -77,12 +105,14 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o) {
 
 LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions& o) {
   if (o.load) checked_lint_load(*o.load, "load");
-  return lint_imported(import_configs(files, false), o);  // out-of-range files are linted too
+  if (o.instances) checked_lint_instances(*o.instances, "instances");
+  return lint_imported(import_configs(files, false), o, std::nullopt);  // out-of-range files too
 }
 
 LintReport lint_scenario(const Scenario& s, const std::string& source, const LintOptions& o) {
   if (o.load) checked_lint_load(*o.load, "load");
-  return lint_imported(import_scenario(s, source), o);
+  if (o.instances) checked_lint_instances(*o.instances, "instances");
+  return lint_imported(import_scenario(s, source), o, s);
 }
 
 }  // namespace retrystorm::configs

@@ -31,6 +31,7 @@ struct Context {
   const ImportResult& imp;
   std::vector<const LayerPolicy*> retrying;  // outermost first
   std::vector<Finding>& out;
+  const ClientInstances& instances;
 
   // Keys that set layer `index` to `k` retries, the others unchanged.
   std::vector<std::pair<std::string, KeyValue>> retries_fix(size_t index, int k) const {
@@ -69,6 +70,17 @@ inline std::string retried_classes(const LayerPolicy& l) {
   if (!l.retry_on_timeout) return answers;
   return answers.empty() ? "timeout" : "timeout, " + answers;
 }
+
+// What of the layer's budget is held by each client instance, in words
+// ("a cap of 3 concurrent retries"); "" when nothing is. These amounts scale
+// by client.budget.clients (src/core/policies/budget.cpp).
+std::string per_instance_amount(const LayerPolicy& l);
+inline bool per_instance(const LayerPolicy& l) {
+  return !per_instance_amount(l).empty();
+}
+// "a cap of 3 concurrent retries per client instance, with 100 instances
+// (the model's default: ...)"; "" when nothing is per instance.
+std::string instances_text(const LayerPolicy& l, const ClientInstances& n);
 
 // One retrying layer's ladder against its deadline: the delays alone and with
 // every attempt running to its per-try timeout (when timeouts are retried).

@@ -15,6 +15,16 @@ double amplification(const std::vector<const LayerPolicy*>& layers) {
   return ClientPolicy(std::move(stack)).attempts();
 }
 
+// How many instances a budget's verdict assumed, where it holds amounts per
+// instance: "; the budget holds a cap of 3 ... with 100 instances (...)".
+std::string instances_note(const Context& c) {
+  for (const LayerPolicy* l : c.retrying) {
+    std::string t = instances_text(*l, c.instances);
+    if (!t.empty() && l->retries > 0) return "; " + l->file + "'s budget holds " + t;
+  }
+  return "";
+}
+
 }  // namespace
 
 void rule_layers(const Context& c) {
@@ -85,7 +95,8 @@ void rule_load(const Context& c, std::optional<double> load, const std::string& 
               ") is above 1/" + number_text(a) + " = " + pct +
               ": once every response is late, retries multiply demand by up to " + number_text(a) +
               " and the backlog need not drain after the trigger ends" +
-              (budget ? "; the retry budget should bound this (see --simulate)" : "");
+              (budget ? "; the retry budget should bound this (see --simulate)" : "") +
+              instances_note(c);
   f.fix = "at most " + std::to_string(attempts) + " attempt" + (attempts > 1 ? "s" : "") +
           " per request at this load (" +
           (c.retrying.size() == 1 ? count_text(*c.retrying[0], attempts - 1)

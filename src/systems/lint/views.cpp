@@ -28,7 +28,9 @@ json outcome_json(const SimulatedOutcome& m) {
           {"wasted_fraction", m.wasted_fraction},
           {"peak_amplification", m.peak_amplification},
           {"backlog_growing", m.backlog_growing},
-          {"safe_load_below", m.safe_load_below}};
+          {"safe_load_below", m.safe_load_below},
+          {"retries_sent", m.retries_sent},
+          {"budget_denied", m.budget_denied}};
 }
 
 json fix_json(const SimulatedFix& f, bool with_file) {
@@ -52,6 +54,10 @@ json simulation_json(const LintSimulation& s) {
   for (const auto& [name, m] : s.ladder)
     ladder.push_back({{"name", name}, {"metrics", outcome_json(m)}});
   out["ladder"] = ladder;
+  json instances = json::array();
+  for (const auto& [n, m] : s.instances)
+    instances.push_back({{"instances", n}, {"metrics", outcome_json(m)}});
+  out["instances"] = instances;
   out["notes"] = s.notes;
   return out;
 }
@@ -96,6 +102,12 @@ void simulation_text(std::ostringstream& o, const LintSimulation& s) {
   if (s.all_fixes) o << "  all fixes together: " << fix_outcome_text(*s.all_fixes) << "\n";
   o << "  defense ladder:\n";
   for (const auto& [name, m] : s.ladder) o << "    " << name << ": " << outcome_text(m) << "\n";
+  if (!s.instances.empty())
+    o << "  as configured, by client instances (the budget is per instance):\n";
+  for (const auto& [n, m] : s.instances)
+    o << "    with " << number_text(n) << (n == 1 ? " instance: " : " instances: ")
+      << outcome_text(m) << "; " << text::grouped_text(m.retries_sent) << " retries sent, "
+      << text::grouped_text(m.budget_denied) << " denied\n";
   for (const auto& n : s.notes) o << "  note: " << n << "\n";
 }
 
@@ -112,6 +124,12 @@ std::string lint_text(const LintReport& r) {
     for (const auto& l : r.imported.layers) o << " [" << l.file << "]";
     o << "\n";
   }
+  if (r.instances_matter)
+    o << "client instances: " << number_text(r.instances.count) << " (" << r.instances.from << ")"
+      << (r.instances.given ? ""
+                            : "; budgets here are per instance: give --instances N, or the "
+                              "Kubernetes Deployment beside the files")
+      << "\n";
   o << "\n";
   for (const auto& f : r.findings) {
     std::string severity = severity_name(f.severity);
@@ -176,6 +194,10 @@ json lint_json(const LintReport& r) {
               {"findings", findings},
               {"summary", {{"errors", r.errors}, {"warnings", r.warnings}, {"info", r.infos}}},
               {"exit_status", r.exit_status()}};
+  out["instances"] = {{"count", r.instances.count},
+                      {"from", r.instances.from},
+                      {"given", r.instances.given},
+                      {"matters", r.instances_matter}};
   if (r.simulation) out["simulation"] = simulation_json(*r.simulation);
   return out;
 }
