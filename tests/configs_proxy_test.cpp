@@ -98,6 +98,37 @@ TEST(ConfigsHaproxy, DefaultsOnlyRetryConnectionFailures) {
   EXPECT_TRUE(any_contains(r.layers[0].notes, "only failed connections are retried"));
 }
 
+// With option redispatch, a round-robin balance and two active servers, HAProxy
+// 2.6 sends every connection retry to another server at once
+// (stream_choose_redispatch, include/haproxy/stream.h: srv_act > 1 and
+// BE_LB_KIND_RR), so there is no turn-around wait; persistence, a hash
+// balance or one server keep it (tests/conformance: the real HAProxy).
+TEST(ConfigsHaproxy, RedispatchOverSeveralServersRetriesAtOnce) {
+  auto wait_of = [](const std::string& extra, const std::string& servers) {
+    return num(
+        import_text("r.cfg", "backend b\n  retries 3\n  timeout connect 300ms\n" + extra + servers),
+        "client.backoff.base_s");
+  };
+  const std::string two = "  server a 10.0.0.1:80\n  server b 10.0.0.2:80\n";
+  EXPECT_EQ(wait_of("  option redispatch\n", two), 0);
+  EXPECT_EQ(wait_of("  option redispatch\n  balance static-rr\n", two), 0);
+  EXPECT_DOUBLE_EQ(wait_of("", two), 0.3);                                         // no redispatch
+  EXPECT_DOUBLE_EQ(wait_of("  option redispatch\n  balance source\n", two), 0.3);  // a hash
+  EXPECT_DOUBLE_EQ(wait_of("  option redispatch\n", "  server a 10.0.0.1:80\n"), 0.3);
+  EXPECT_DOUBLE_EQ(wait_of("  option redispatch\n", two + "  use-server a if TRUE\n"),
+                   0.3);  // persistence
+  EXPECT_DOUBLE_EQ(
+      wait_of("  option redispatch\n", "  server a 10.0.0.1:80\n  server b 10.0.0.2:80 backup\n"),
+      0.3);
+  ImportResult r = import_text("r.cfg", "backend b\n  retries 3\n  option redispatch\n" + two);
+  std::string from;
+  for (const auto& k : r.keys)
+    if (k.path == "client.backoff.base_s") from = k.from;
+  EXPECT_NE(from.find("r.cfg:3: option redispatch: with balance roundrobin over 2 active servers"),
+            std::string::npos)
+      << from;
+}
+
 TEST(ConfigsHaproxy, DefaultsInheritedAndNamed) {
   // Left out everywhere: retries 3 (CONN_RETRIES), no timeout server.
   LayerPolicy bare = layer_of("b.cfg", "backend b\n  mode http\n");
@@ -204,8 +235,39 @@ TEST(ConfigsNginx, TriesBoundedByServers) {
   EXPECT_EQ(l.retries, 1);
   EXPECT_EQ(*l.per_try_timeout_s, 1.5);
   EXPECT_EQ(l.counting, "attempts");
-  EXPECT_TRUE(any_contains(w, "tries.conf:2: proxy_pass: the upstream's servers are not in"))
+  EXPECT_TRUE(any_contains(w,
+                           "tries.conf:2: proxy_pass: 'app' is an upstream not in this file or "
+                           "a host name"))
       << (w.empty() ? "" : w[0]);
+  // proxy_pass to an address is an implicit upstream of one peer: one try
+  // whatever proxy_next_upstream_tries says (ngx_http_upstream_init_round_robin
+  // without us->servers: peers->single for one address;
+  // ngx_http_upstream_free_round_robin_peer then sets pc->tries = 0).
+  for (const char* address : {"10.0.0.7:8080", "10.0.0.7", "[::1]:8080", "unix:/run/app.sock"}) {
+    std::vector<std::string> quiet;
+    LayerPolicy one = layer_of("ip.conf",
+                               std::string("location / { proxy_pass http://") + address +
+                                   "/api; proxy_next_upstream error timeout http_503; "
+                                   "proxy_next_upstream_tries 3; }\n",
+                               &quiet);
+    EXPECT_EQ(one.retries, 0) << address;
+    EXPECT_TRUE(quiet.empty()) << address << ": " << quiet.front();
+    EXPECT_NE(one.from["client.retries"].find("tried once whatever the tries say"),
+              std::string::npos)
+        << one.from["client.retries"];
+  }
+  // A server entry by host name may be several addresses: said, counted as one.
+  std::vector<std::string> named;
+  LayerPolicy by_name = layer_of(
+      "n.conf",
+      "upstream app { server app-1.internal:80; server 10.0.0.2:80; }\n"
+      "location / { proxy_pass http://app; proxy_next_upstream error timeout http_503; }\n",
+      &named);
+  EXPECT_EQ(by_name.retries, 1);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_NE(named[0].find("server app-1.internal:80: a host name: nginx tries every address"),
+            std::string::npos)
+      << named[0];
   // Defaults: error timeout, read timeout 60 s, no next-upstream timeout.
   LayerPolicy d = layer_of("d.conf", up + "location / { proxy_pass http://app; }\n");
   EXPECT_TRUE(d.retry_on_timeout);

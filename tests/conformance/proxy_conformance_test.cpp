@@ -462,10 +462,53 @@ TEST(HaproxyConformance, RedispatchMovesTheLastRetryToAnotherServer) {
   EXPECT_EQ(m.layer.settings["option redispatch"], "-1");
 }
 
+// Round robin over two servers with option redispatch: a refused connection
+// goes to the other server at once, on every retry, without the turn-around
+// wait (stream_choose_redispatch, include/haproxy/stream.h, HAProxy 2.6:
+// srv_act > 1 and BE_LB_KIND_RR). Every request gets its 200 within one
+// connection attempt's time; without redispatch the ones sent to the dead
+// server first wait and fail.
+TEST(HaproxyConformance, RedispatchWithRoundRobinRetriesAtOnceOnEveryRetry) {
+  TempDir dir("conf_haproxy_rr_redispatch");
+  ScriptedServer backend(dir.path(), "backend", json::object());
+  ASSERT_GT(backend.port(), 0);
+  int dead = testing::free_port();
+  auto lines = [&](const std::string& redispatch) {
+    return "  retries 3\n  retry-on conn-failure\n  timeout connect 300ms\n  " + redispatch +
+           "\n  balance roundrobin\n" + server_line("s1", dead) + server_line("s2", backend.port());
+  };
+  // Four requests through one HAProxy: round robin sends two of them to the
+  // dead server first.
+  auto four = [&](const std::string& redispatch, const std::string& id) {
+    Haproxy proxy(dir.path(), lines(redispatch));
+    std::vector<Reply> replies;
+    if (!proxy.ready()) return std::make_pair(std::string(), replies);
+    for (int i = 0; i < 4; ++i)
+      replies.push_back(send(proxy.port(), "GET", id + std::to_string(i)));
+    return std::make_pair(proxy.config(), replies);
+  };
+  auto [config, redispatched] = four("option redispatch", "rr-");
+  ASSERT_EQ(redispatched.size(), 4u);
+  auto [plain_config, plain] = four("no option redispatch", "plain-");
+  ASSERT_EQ(plain.size(), 4u);
+  backend.stop_and_record();
+  for (size_t i = 0; i < redispatched.size(); ++i) {
+    EXPECT_EQ(redispatched[i].status, 200) << i << ": " << dump(redispatched[i]);
+    EXPECT_LT(redispatched[i].elapsed_ms, 150) << i;  // no 300 ms turn-around wait
+  }
+  // Without redispatch the requests sent to s1 stay there, waiting each time.
+  int waited = 0;
+  for (const Reply& r : plain) waited += r.elapsed_ms >= 250;
+  EXPECT_GE(waited, 1) << dump(plain[0]) << "; " << dump(plain[1]);
+  EXPECT_EQ(model_of("haproxy.cfg", config).policy.backoff().base_s, 0);
+  EXPECT_DOUBLE_EQ(model_of("haproxy.cfg", plain_config).policy.backoff().base_s, 0.3);
+}
+
 // --- nginx --------------------------------------------------------------------
 
 // A real nginx in the foreground, prefix, pid, logs and temp paths in the
-// test's directory. The upstream lists the scripted server `servers` times:
+// test's directory. The upstream lists the scripted server `servers` times
+// (0: no upstream block, proxy_pass to the server's address itself):
 // nginx passes a request only to servers not tried yet
 // (ngx_http_upstream_get_round_robin_peer), so each entry is one try.
 // max_fails=0 keeps a failed entry in use for the next test request (the
@@ -492,17 +535,18 @@ class Nginx {
   // Everything nginx writes (pid, logs, temp files) stays under `p`.
   static std::string config_text(const std::string& p, int port, int backend_port, int servers,
                                  const std::string& location) {
+    std::string address = "127.0.0.1:" + std::to_string(backend_port);
     std::string upstream;
-    for (int i = 0; i < servers; ++i)
-      upstream += "    server 127.0.0.1:" + std::to_string(backend_port) + " max_fails=0;\n";
+    for (int i = 0; i < servers; ++i) upstream += "    server " + address + " max_fails=0;\n";
+    if (servers > 0) upstream = "  upstream be {\n" + upstream + "  }\n";
     std::string temp;
     for (const char* kind : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"})
       temp += "  " + std::string(kind) + "_temp_path " + p + "/" + kind + ";\n";
     return "worker_processes 1;\nerror_log " + p + "/logs/error.log;\npid " + p +
            "/nginx.pid;\nevents { worker_connections 64; }\nhttp {\n  access_log off;\n" + temp +
-           "  upstream be {\n" + upstream +
-           "  }\n  server {\n    listen 127.0.0.1:" + std::to_string(port) +
-           ";\n    location / {\n      proxy_pass http://be;\n" + location + "    }\n  }\n}\n";
+           upstream + "  server {\n    listen 127.0.0.1:" + std::to_string(port) +
+           ";\n    location / {\n      proxy_pass http://" + (servers > 0 ? "be" : address) +
+           ";\n" + location + "    }\n  }\n}\n";
   }
 
   int port_ = 0;
@@ -539,6 +583,26 @@ TEST(NginxConformance, TriesAreTheServersOrTheTriesLimit) {
                      model_run(m3.policy, {Step::error, Step::error, Step::error}).start_ms);
 }
 
+// proxy_pass to an address: nginx builds an implicit upstream of its one
+// address, a single peer (ngx_http_upstream_init_round_robin, the branch
+// without us->servers), and a single peer is never tried again
+// (ngx_http_upstream_free_round_robin_peer: pc->tries = 0), whatever
+// proxy_next_upstream_tries says.
+TEST(NginxConformance, ProxyPassToAnAddressMakesOneTry) {
+  TempDir dir("conf_nginx_address");
+  ScriptedServer backend(dir.path(), "backend", answers({k503, k503, k503}));
+  ASSERT_GT(backend.port(), 0);
+  ProxyRun run = run_proxy<Nginx>(
+      "GET", "address", dir.path(), backend.port(), 0,
+      "      proxy_next_upstream error timeout http_503;\n      proxy_next_upstream_tries 3;\n");
+  ASSERT_TRUE(run.ready);
+  auto rec = backend.stop_and_record();
+  EXPECT_EQ(run.reply.status, 503);
+  EXPECT_EQ(attempts_of(rec, "address").size(), 1u) << dump(attempts_of(rec, "address"));
+  Modelled m = model_of("nginx.conf", run.config);
+  EXPECT_EQ(m.policy.attempts(), 1);
+}
+
 // POST is not passed to the next server once sent unless non_idempotent is
 // listed (ngx_http_upstream_next / ngx_http_upstream_test_next). The model
 // retries every request: a mismatch by design, stated in import's notes.
@@ -567,7 +631,8 @@ TEST(NginxConformance, PostIsNotRetriedWithoutNonIdempotent) {
   EXPECT_TRUE(noted);
 }
 
-// Only the listed conditions pass on: a 429 is not retried without http_429.
+// Only the listed conditions pass on: a 429 is not retried without http_429
+// (ngx_http_upstream_next passes on only the ft_type its mask lists).
 TEST(NginxConformance, OnlyListedAnswersPassToTheNextServer) {
   TempDir dir("conf_nginx_conditions");
   ScriptedServer backend(dir.path(), "backend", answers({k429, k429}));
@@ -584,6 +649,12 @@ TEST(NginxConformance, OnlyListedAnswersPassToTheNextServer) {
   EXPECT_EQ(attempts_of(rec, "no-429").size(), 1u);
   EXPECT_EQ(with.status, 200);
   EXPECT_EQ(attempts_of(rec, "with-429").size(), 3u);
+  // The model reads the same conditions (client.retry_on): 503 and a refused
+  // connection, plus 429 only where http_429 is listed.
+  ClientPolicy no429 = model_of("nginx.conf", without_run.config).policy;
+  ClientPolicy with429 = model_of("nginx.conf", with_run.config).policy;
+  EXPECT_EQ(model_run(no429, {Step::rate_limited, Step::rate_limited}).start_ms.size(), 1u);
+  EXPECT_EQ(model_run(with429, {Step::rate_limited, Step::rate_limited}).start_ms.size(), 3u);
 }
 
 // proxy_read_timeout abandons an attempt; `timeout` in proxy_next_upstream

@@ -302,14 +302,42 @@ void read_retried_answers(LayerPolicy& l, const std::set<std::string>& on) {
                               (on.count("503") ? "" : " (a 503 answer is not retried)");
 }
 
-// Immediate L7 retries, or the turn-around timer of connection retries.
-void read_backoff(const Settings& s, LayerPolicy& l, bool l7) {
+// Whether every connection retry goes to another server at once, without
+// the turn-around wait (HAProxy 2.6 stream_choose_redispatch,
+// include/haproxy/stream.h): option redispatch, no persistence forcing the
+// server (SF_DIRECT: use-server, cookie, stick), more than one active server
+// and a round-robin balance (BE_LB_KIND_RR: roundrobin, the default, and
+// static-rr). "" when not; else why, for the key's source.
+std::string redispatch_at_once(const Settings& s, const CfgSection& proxy) {
+  const CfgLine* d = s.get("option redispatch");
+  if (!d || d->words[0] == "no") return "";
+  std::string balance = "roundrobin";
+  if (const CfgLine* b = s.get("balance"); b && b->words.size() > 1) balance = b->words[1];
+  if (balance != "roundrobin" && balance != "static-rr") return "";
+  int active = 0;
+  for (const CfgLine& l : proxy.lines) {
+    const std::string& w = l.words[0];
+    if (w == "use-server" || w == "cookie" || w.rfind("stick", 0) == 0) return "";
+    bool spare = std::find(l.words.begin(), l.words.end(), "backup") != l.words.end() ||
+                 std::find(l.words.begin(), l.words.end(), "disabled") != l.words.end();
+    if (w == "server" && !spare) ++active;
+  }
+  if (active < 2) return "";
+  return s.where(*d, "option redispatch").text() + ": with balance " + balance + " over " +
+         std::to_string(active) +
+         " active servers, a failed connection is retried at once on another server "
+         "(stream_choose_redispatch): no turn-around wait";
+}
+
+// Immediate L7 retries, or the turn-around timer of connection retries
+// (unless every retry is redispatched at once: `at_once` says why).
+void read_backoff(const Settings& s, LayerPolicy& l, bool l7, const std::string& at_once) {
   l.backoff = Backoff{0, 2, 0, Jitter::none};
-  if (l7) {
+  if (l7 || !at_once.empty()) {
+    std::string why = l7 ? "HAProxy retries at once (do_l7_retry): no backoff" : at_once;
     l.from["client.backoff.base_s"] = l.from["client.backoff.cap_s"] =
-        l.from["client.backoff.multiplier"] = l.from["client.backoff.jitter"] =
-            "HAProxy retries at once (do_l7_retry): no backoff";
-    if (l.retries > 0)
+        l.from["client.backoff.multiplier"] = l.from["client.backoff.jitter"] = why;
+    if (l7 && l.retries > 0 && at_once.empty())
       l.notes.push_back(
           "a refused connection retried on the same server waits MIN(1 s, timeout connect) "
           "first (back_handle_st_cer); L7 retries do not wait: read as no backoff");
@@ -329,8 +357,8 @@ void read_backoff(const Settings& s, LayerPolicy& l, bool l7) {
       l.from["client.backoff.jitter"] = "HAProxy's turn-around timer is fixed";
   if (l.retries > 0)
     l.notes.push_back(
-        "a connect timeout is retried at once, and with option redispatch or round robin over "
-        "several servers a retry on another server does not wait; read as always waiting");
+        "a connect timeout is retried at once, and a retry redispatched to another server (the "
+        "last one with option redispatch) does not wait; read as always waiting");
 }
 
 // Settings read, not modelled: warnings (docs/configs.md, "HAProxy").
@@ -458,7 +486,7 @@ void read_haproxy(const std::string& text, Reader& r) {
   read_retries(s, l, on);
   read_timeouts(s, l, on);
   bool l7 = on.size() > 1 || !on.count("conn-failure");
-  read_backoff(s, l, l7 || on.count("none"));
+  read_backoff(s, l, l7 || on.count("none"), redispatch_at_once(s, *p.proxy));
   read_retried_answers(l, on);
   if (!l7 && l.retries > 0)
     l.notes.push_back(

@@ -235,10 +235,44 @@ double nginx_time(const std::string& v, const Where& w) {
 
 struct Upstream {
   const Directive* block = nullptr;
-  std::string name;  // from proxy_pass
-  int servers = 0;   // entries nginx tries (down left out), 0 = unknown
+  std::string name;      // from proxy_pass
+  int servers = 0;       // entries nginx tries (down left out), 0 = unknown
+  bool address = false;  // proxy_pass to an IP address or socket: one peer, no block
   bool fails_mark_down = false;
 };
+
+// Whether proxy_pass names one address rather than a host name: an IPv4 or
+// [IPv6] literal, or a unix: socket. nginx builds an implicit upstream of the
+// addresses (ngx_http_upstream_init_round_robin, the branch without
+// us->servers), and one address is a single peer, never retried.
+bool literal_address(const std::string& host_port) {
+  if (host_port.rfind("unix:", 0) == 0 || host_port.rfind('[', 0) == 0) return true;
+  std::string host = host_port.substr(0, host_port.find(':'));
+  int dots = 0, digits = 0;
+  for (char c : host) {
+    if (c == '.') {
+      if (digits == 0) return false;
+      ++dots;
+      digits = 0;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) && ++digits <= 3) {
+      continue;
+    } else {
+      return false;
+    }
+  }
+  return dots == 3 && digits > 0;
+}
+
+// A server entry by name: nginx resolves it when it starts and tries every
+// address it gets (ngx_http_upstream_init_round_robin adds each of naddrs).
+void warn_named_server(const Directive& d, const Upstream& u, Reader& r) {
+  std::string address = d.args.front();
+  if (literal_address(address)) return;
+  r.warn({r.file, "server " + address, d.line},
+         "a host name: nginx tries every address it resolves to, which cannot be known "
+         "offline; counted as one server of upstream " +
+             u.name + " (list the addresses to count them)");
+}
 
 Upstream find_upstream(const Scope& s, const Directive& root, Reader& r) {
   std::map<std::string, const Directive*> ups;
@@ -251,6 +285,11 @@ Upstream find_upstream(const Scope& s, const Directive& root, Reader& r) {
     u.name = url.substr(0, url.find_first_of("/?"));
     auto it = ups.find(u.name);
     if (it != ups.end()) u.block = it->second;
+    if (!u.block && literal_address(u.name)) {
+      u.address = true;
+      u.servers = 1;
+      return u;
+    }
   } else if (ups.size() == 1) {
     u.block = ups.begin()->second;
     u.name = ups.begin()->first;
@@ -262,6 +301,7 @@ Upstream find_upstream(const Scope& s, const Directive& root, Reader& r) {
     bool down = std::find(d.args.begin(), d.args.end(), "down") != d.args.end();
     bool no_fails = std::find(d.args.begin(), d.args.end(), "max_fails=0") != d.args.end();
     if (!down) ++u.servers;
+    if (!down) warn_named_server(d, u, r);
     u.fails_mark_down = u.fails_mark_down || (!down && !no_fails);
   }
   if (u.servers == 0)
@@ -307,7 +347,12 @@ void read_tries(const Scope& s, LayerPolicy& l, const Upstream& u, bool off) {
   l.settings["proxy_next_upstream_tries"] = std::to_string(tries);
   l.settings["servers"] = std::to_string(u.servers);
   long long n = tries;
-  if (u.block) {
+  if (u.address) {
+    n = 1;
+    from += "; proxy_pass to the address " + u.name +
+            ": one server, tried once whatever the tries say (nginx never retries a single "
+            "server)";
+  } else if (u.block) {
     n = tries == 0 ? u.servers : std::min<long long>(tries, u.servers);
     from += "; upstream " + u.name + " has " + std::to_string(u.servers) +
             (u.servers == 1 ? " server, tried once (nginx never retries a single server)"
@@ -316,10 +361,12 @@ void read_tries(const Scope& s, LayerPolicy& l, const Upstream& u, bool off) {
     if (n == 0) n = 1;
     const Directive* pass = s.get("proxy_pass");
     s.r.warn({s.r.file, "proxy_pass", pass ? pass->line : 0},
-             "the upstream's servers are not in this file: nginx tries each server at most "
-             "once, read as " +
+             "'" + u.name +
+                 "' is an upstream not in this file or a host name (nginx then tries each "
+                 "address the name resolves to, which cannot be known offline): each server "
+                 "or address is tried at most once, read as " +
                  std::to_string(n) + (n == 1 ? " try" : " tries") +
-                 " (give the upstream block to count its servers)");
+                 " (give the upstream block, or addresses, to count them)");
   }
   if (off) {
     n = 1;
