@@ -41,6 +41,43 @@ TEST(ConfigsLint, PostMortemLadderAgainstDeadline) {
   }
 }
 
+// Retries past the deadline: where the layer enforces its deadline (Envoy's
+// route timeout, gRPC's deadline, Linkerd's timeout, nginx's
+// proxy_next_upstream_timeout) they are never sent, and the finding says so;
+// where the deadline is only the caller's (the post-mortem's sessions), they
+// run on unseen.
+TEST(ConfigsLint, RetriesPastTheDeadlineAreNeverSentWhereTheLayerEnforcesIt) {
+  const std::string ladder = "retry_back_off: {base_interval: 10s, max_interval: 60s}\n";
+  LintReport envoy = lint_configs({{"e.yaml",
+                                    "route:\n  timeout: 15s\n  retry_policy:\n    retry_on: 5xx\n"
+                                    "    num_retries: 5\n    " +
+                                        ladder}});
+  const Finding* f = find(envoy, "ladder-exceeds-deadline");
+  ASSERT_NE(f, nullptr) << lint_text(envoy);
+  EXPECT_EQ(f->severity, Severity::error);
+  EXPECT_NE(f->message.find("and the rest are never sent: Envoy ends the request at the route "
+                            "timeout and cancels the retries still to come"),
+            std::string::npos)
+      << f->message;
+  EXPECT_EQ(f->message.find("never sees"), std::string::npos);
+  LintReport nginx = lint_configs(
+      {{"n.conf",
+        "upstream app { server a:80; server b:80; server c:80; server d:80; }\n"
+        "location / { proxy_pass http://app; proxy_next_upstream error timeout http_503;\n"
+        "  proxy_read_timeout 10s; proxy_next_upstream_timeout 15s; }\n"}});
+  const Finding* n = find(nginx, "per-try-timeouts-exceed-deadline");
+  ASSERT_NE(n, nullptr) << lint_text(nginx);
+  EXPECT_NE(n->message.find("the deadline cuts the rest (nginx starts no try once "
+                            "proxy_next_upstream_timeout has passed since the first"),
+            std::string::npos)
+      << n->message;
+  const Finding* post_mortem =
+      find(lint_configs({fixture("retrystorm/postmortem.yaml")}), "ladder-exceeds-deadline");
+  ASSERT_NE(post_mortem, nullptr);
+  EXPECT_NE(post_mortem->message.find("the rest are work the caller never sees"), std::string::npos)
+      << post_mortem->message;
+}
+
 // botocore caps each delay after the jitter (ExponentialBackoff.delay_amount,
 // botocore/retries/standard.py), which the conformance suite measured
 // (docs/conformance.md, "AWS SDKs"); lint states the simplification from

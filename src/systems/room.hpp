@@ -54,6 +54,9 @@ struct Room {
   // caller sets the deadline (no deadline rule), whether the file's count
   // is ours (no counting rule).
   const char* budget_scope = "";
+  // How the layer itself stops retrying at its deadline, in words ("": it
+  // does not, so retries past the deadline are work the caller never sees).
+  const char* deadline_stops = "";
   bool caller_sets_deadline = false;
   bool our_own_format = false;
 };

@@ -39,7 +39,9 @@ const std::array<Room, 8> kRooms = {{
      .budget_fix = {"add circuit_breakers.thresholds[].retry_budget {budget_percent: 20, "
                     "min_retry_concurrency: 3} to the cluster",
                     kEnvoyBudget},
-     .budget_scope = " per Envoy instance"},
+     .budget_scope = " per Envoy instance",
+     .deadline_stops = "Envoy ends the request at the route timeout and cancels the retries "
+                       "still to come (Filter::onResponseTimeout)"},
     {.system = System::grpc,
      .read_documents = read_grpc,
      .write = write_grpc,
@@ -49,7 +51,9 @@ const std::array<Room, 8> kRooms = {{
      .budget_fix = {"add retryThrottling {\"maxTokens\": 10, \"tokenRatio\": 0.1}",
                     {{"client.budget.kind", std::string("grpc_throttling")},
                      {"client.budget.max_tokens", 10.0},
-                     {"client.budget.token_ratio", 0.1}}}},
+                     {"client.budget.token_ratio", 0.1}}},
+     .deadline_stops = "the call ends with DEADLINE_EXCEEDED at its deadline and no retry "
+                       "starts after it"},
     {.system = System::istio,
      .read_documents = read_istio,
      .write = write_istio,
@@ -59,7 +63,9 @@ const std::array<Room, 8> kRooms = {{
      .budget_fix = {"add a DestinationRule with trafficPolicy.retryBudget {percent: 20, "
                     "minRetryConcurrency: 3}",
                     kEnvoyBudget},
-     .budget_scope = " per Envoy instance"},
+     .budget_scope = " per Envoy instance",
+     .deadline_stops = "Envoy ends the request at the route timeout and cancels the retries "
+                       "still to come"},
     {.system = System::linkerd,
      .read_documents = read_linkerd,
      .write = write_linkerd,
@@ -72,7 +78,8 @@ const std::array<Room, 8> kRooms = {{
                     {{"client.budget.kind", std::string("ratio_ttl")},
                      {"client.budget.ratio", 0.2},
                      {"client.budget.min_retries_per_s", 10.0},
-                     {"client.budget.ttl_s", 10.0}}}},
+                     {"client.budget.ttl_s", 10.0}}},
+     .deadline_stops = "the proxy ends the request at its timeout and no retry starts after it"},
     {.system = System::aws,
      .read_text = read_aws,
      .looks_like = looks_like_aws,
@@ -107,7 +114,9 @@ const std::array<Room, 8> kRooms = {{
                "(nginx retries at once)", true},
      .budget_fix = {"nginx has no retry budget: set proxy_next_upstream_tries 2 (one retry) and "
                     "proxy_next_upstream_timeout",
-                    {}}},
+                    {}},
+     .deadline_stops = "nginx starts no try once proxy_next_upstream_timeout has passed since "
+                       "the first (a try started before it runs on; ngx_http_upstream_next)"},
     {.system = System::retrystorm,
      .read_documents = read_policy,
      .terms = {"retries", "timeout_s", "deadline_s", "backoff.cap_s", false},

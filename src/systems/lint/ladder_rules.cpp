@@ -13,6 +13,21 @@ Finding ladder_finding(Severity severity, const char* rule, const LayerPolicy& l
   return f;
 }
 
+// What becomes of the retries the deadline leaves no time for: a layer that
+// enforces its deadline never sends them; otherwise they run unseen.
+std::string past_deadline_text(const LayerPolicy& l) {
+  std::string stops = room(l.system).deadline_stops;
+  if (stops.empty()) return "the rest are work the caller never sees";
+  return "and the rest are never sent: " + stops +
+         ", so the request fails at the deadline instead of being retried";
+}
+
+// "" or " (nginx starts no try once ...)": how the layer cuts at its deadline.
+std::string enforced_text(const LayerPolicy& l) {
+  std::string stops = room(l.system).deadline_stops;
+  return stops.empty() ? "" : " (" + stops + ")";
+}
+
 void ladder_error(const Context& c, size_t index, const LadderView& v, double deadline) {
   const LayerPolicy& l = *c.retrying[index];
   LintTerms t = lint_terms(l);
@@ -26,9 +41,8 @@ void ladder_error(const Context& c, size_t index, const LadderView& v, double de
       (v.per_try > 0 ? ", before the attempts' own " + human_duration(attempts_total) : "") + ": " +
       percent_text(v.total.p_exceeds(deadline)) +
       " of requests whose attempts all fail pass the deadline; only " + std::to_string(fits) +
-      " of " + std::to_string(l.retries) +
-      " retries can start in time (99th percentile), the rest are work the caller never "
-      "sees";
+      " of " + std::to_string(l.retries) + " retries can start in time (99th percentile), " +
+      past_deadline_text(l);
   f.fix = "keep " + std::to_string(fits) + " retries (" + count_text(l, fits) +
           "), or cap the backoff (" + t.cap + ") so the ladder fits in " +
           human_duration(deadline) + ", or raise " + t.deadline + " above " +
@@ -52,7 +66,7 @@ void per_try_warning(const Context& c, size_t index, const LadderView& v, double
               percent_text(v.total.p_exceeds(deadline)) +
               " of requests whose attempts all time out pass the deadline; only " +
               std::to_string(fits) + " of " + std::to_string(l.retries) +
-              " retries fit (99th percentile), the deadline cuts the rest";
+              " retries fit (99th percentile), the deadline cuts the rest" + enforced_text(l);
   f.fix = suggested > 0 ? "set " + t.per_try + " to at most " + human_duration(suggested) +
                               " (then 99% of those requests end in time), or " + count_text(l, fits)
                         : count_text(l, fits) + ", or raise " + t.deadline;
