@@ -268,8 +268,9 @@ void read_aws(const std::string& text, Reader& r) {
   read_aws_backoff(l, m == "legacy", mode_from);
   if (m != "legacy" && l.retries >= 6)  // 2^5 > 20: the cap bites
     l.notes.push_back(
-        "botocore caps each delay after the jitter, min(U(0, 2^(n-1)), 20) s: from retry 6 it "
-        "waits exactly 20 s more often than the model's U(0, 20) (docs/conformance.md, \"AWS "
+        "botocore before 1.34.107 caps each delay after the jitter, min(U(0, 2^(n-1)), 20) s: "
+        "from retry 6 it waits exactly 20 s more often than the model's U(0, 20); 1.34.107 and "
+        "later draw U(0, min(2^(n-1), 20)), as the model does (docs/conformance.md, \"AWS "
         "SDKs\")");
   l.retry_on_timeout = true;
   // botocore retries/standard.py: throttling codes (429 among them),

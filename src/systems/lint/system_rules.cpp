@@ -67,11 +67,12 @@ void rule_adaptive_limiter(const Context& c, size_t index) {
   c.out.push_back(f);
 }
 
-// botocore's standard and adaptive modes cap each delay after the jitter,
-// min(U(0, 1) x 2^(n-1), 20) s (ExponentialBackoff.delay_amount in
-// botocore/retries/standard.py): from retry 6 on, a share of the delays is
-// exactly 20 s, which the model's U(0, 20) does not draw. A deliberate
-// simplification, measured in docs/conformance.md ("AWS SDKs").
+// botocore before 1.34.107 caps each delay after the jitter in its standard
+// and adaptive modes, min(U(0, 1) x 2^(n-1), 20) s (ExponentialBackoff.
+// delay_amount in botocore/retries/standard.py): from retry 6 on, a share of
+// the delays is exactly 20 s, which the model's U(0, 20) does not draw.
+// 1.34.107 and later draw U(0, 1) x min(2^(n-1), 20), as the model does.
+// Measured on Debian's 1.29 in docs/conformance.md ("AWS SDKs").
 void rule_aws_cap_after_jitter(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
   auto mode = l.settings.find("retry_mode");
@@ -79,11 +80,14 @@ void rule_aws_cap_after_jitter(const Context& c, size_t index) {
   if (l.retries < 6) return;
   Finding f = finding(Severity::info, "backoff-cap-after-jitter", l.file);
   f.message = std::to_string(l.retries + 1) + " attempts in retry_mode = " + mode->second +
-              ": botocore caps each delay after drawing it, so from retry 6 on a delay is exactly "
-              "20 s in 37.5% of draws or more (retry 6 mean 13.75 s); the model draws U(0, 20) "
-              "s there (mean 10 s), so it runs the long tail of the ladder shorter than botocore "
-              "(a deliberate simplification)";
-  f.fix = "read ladder totals past retry 5 as a lower bound, or keep max_attempts at 6 or below";
+              ": botocore releases before 1.34.107 (boto3 before 1.34.107, Debian 12's 1.29 "
+              "among them) cap each delay after drawing it, so from retry 6 on a delay is "
+              "exactly 20 s in 37.5% of draws or more (retry 6 mean 13.75 s); the model draws "
+              "U(0, 20) s there (mean 10 s), as botocore 1.34.107 and later do, so for the older "
+              "releases it runs the long tail of the ladder shorter";
+  f.fix =
+      "with botocore before 1.34.107, read ladder totals past retry 5 as a lower bound, or keep "
+      "max_attempts at 6 or below";
   f.numbers = {{"attempts", l.retries + 1.0}, {"cap_s", 20}};
   c.out.push_back(f);
 }
