@@ -253,6 +253,48 @@ TEST(ConfigsIstio, DefaultsAndOneFileWithBoth) {
   EXPECT_NE(e.find("bad.yaml:7: spec.http[0].retries.perTryTimeout"), std::string::npos) << e;
 }
 
+// A subset's trafficPolicy is merged over the top level's for the routes that
+// send to it (MergeTrafficPolicy, pilot/pkg/model/destination_rule.go):
+// subset v2's retryBudget is the budget of a route to v2, in one file or two.
+TEST(ConfigsIstio, TheRoutesSubsetPicksItsRetryBudget) {
+  ConfigFile both = fixture("istio/subset-budget.yaml");
+  auto one = import_configs({both});
+  EXPECT_EQ(str(one, "client.budget.kind"), "envoy_concurrency");
+  EXPECT_DOUBLE_EQ(num(one, "client.budget.ratio"), 0.1);
+  EXPECT_EQ(num(one, "client.budget.min_concurrency"), 2);
+  size_t split = both.text.find("---");
+  ConfigFile vs{"vs.yaml", both.text.substr(0, split)};
+  ConfigFile dr{"dr.yaml", both.text.substr(split + 4)};
+  auto two = import_configs({vs, dr});
+  EXPECT_DOUBLE_EQ(num(two, "client.budget.ratio"), 0.1);
+  EXPECT_EQ(num(two, "client.budget.min_concurrency"), 2);
+  // A route to v1 (no policy of its own) or to the host gets the top level's cap of 8.
+  for (const std::string& to : {std::string("subset: v1"), std::string("subset: none")}) {
+    std::string text = both.text;
+    text.replace(text.find("subset: v2"), 10, to);
+    auto other = import_configs({{"other.yaml", text}});
+    EXPECT_DOUBLE_EQ(num(other, "client.budget.ratio"), 0) << to;
+    EXPECT_EQ(num(other, "client.budget.min_concurrency"), 8) << to;
+  }
+}
+
+// attempts 0 (or left out) turns retries off, and Istio drops the whole retry
+// policy with it (ConvertPolicy): a perTryTimeout beside it is not applied.
+TEST(ConfigsIstio, PerTryTimeoutOfADroppedRetriesBlockImportsNothing) {
+  auto r = import_configs(
+      {{"off.yaml",
+        "apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec:\n  http:\n  - route:\n"
+        "    - destination: {host: a}\n    timeout: 9s\n    retries:\n      attempts: 0\n"
+        "      perTryTimeout: 2s\n"}});
+  EXPECT_EQ(num(r, "client.retries"), 0);
+  EXPECT_EQ(num(r, "client.timeout_s"), 9);  // the route timeout bounds the one attempt
+  bool noted = false;
+  for (const auto& n : r.layers.at(0).notes)
+    noted |= n.find("off.yaml:10: spec.http[0].retries.perTryTimeout: the retries block turns "
+                    "retries off") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(ConfigsLinkerd, ServiceProfile) {
   auto r = import1("linkerd/serviceprofile.yaml");
   EXPECT_GT(num(r, "client.retries"), 0);

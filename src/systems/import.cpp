@@ -132,6 +132,23 @@ void LayerPolicy::set_budget(const std::string& name, double value) {
     budget_given.push_back(name);
 }
 
+BudgetPart LayerPolicy::budget_part() const {
+  BudgetPart p{budget, budget_given, budget_from, {}};
+  for (const auto& [path, src] : from)
+    if (path.rfind("client.budget.", 0) == 0) p.from[path] = src;
+  return p;
+}
+
+void LayerPolicy::take_budget(const LayerPolicy& file) {
+  auto it = destination.empty() ? file.destination_budgets.end()
+                                : file.destination_budgets.find(destination);
+  BudgetPart p = it != file.destination_budgets.end() ? it->second : file.budget_part();
+  budget = p.budget;
+  budget_given = p.given;
+  budget_from = p.budget_from;
+  for (const auto& [path, src] : p.from) from[path] = src;
+}
+
 void LayerPolicy::clear_budget() {
   budget = Budget{};
   budget_given.clear();
@@ -328,11 +345,7 @@ std::vector<LayerPolicy> merge_budget_files(std::vector<LayerPolicy>& read) {
         }
     if (!target) continue;
     LayerPolicy& t = read[*target];
-    t.budget = read[i].budget;
-    t.budget_given = read[i].budget_given;
-    t.budget_from = read[i].budget_from;
-    for (const auto& [path, src] : read[i].from)
-      if (path.rfind("client.budget.", 0) == 0) t.from[path] = src;
+    t.take_budget(read[i]);
     t.has_budget_part = true;
     t.file += ", " + read[i].file;
     t.format += " + " + read[i].format;

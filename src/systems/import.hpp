@@ -30,6 +30,15 @@ struct ImportedKey {
   std::string from;  // "envoy.yaml:7: retry_policy.num_retries: 3 (retries; 4 attempts)"
 };
 
+// A budget as one file gives it: the budget, the numbers it gives, and where
+// they came from (the client.budget.* entries of LayerPolicy::from).
+struct BudgetPart {
+  Budget budget;
+  std::vector<std::string> given;
+  std::string budget_from;
+  std::map<std::string, std::string> from;
+};
+
 // The retry policy one file (or one group of documents) describes: one layer.
 struct LayerPolicy {
   std::string file;
@@ -78,6 +87,18 @@ struct LayerPolicy {
   // HAProxy and nginx, for lint's proxy rules and the conformance tests.
   std::map<std::string, std::string> settings;
 
+  // The destination the layer's route sends to, where a budget file keeps
+  // budgets by destination (an Istio subset: "v2"); "" = the host itself.
+  std::string destination;
+  // A budget-only file's budgets by destination (Istio DestinationRule
+  // subsets with a trafficPolicy of their own, merged over the top level).
+  std::map<std::string, BudgetPart> destination_budgets;
+
+  // This layer's budget as a part; take_budget() puts in the budget of a
+  // budget file (`file` may be this layer): the part for this layer's
+  // destination when the file has one, else the file's own.
+  BudgetPart budget_part() const;
+  void take_budget(const LayerPolicy& file);
   // Sets the budget number client.budget.<name> (through the key table) and
   // marks it given; clear_budget() forgets every budget number given.
   void set_budget(const std::string& name, double value);

@@ -96,6 +96,17 @@ void istio_retries(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retr
                 ? ""
                 : "no timeout: Istio's route timeout is off, so requests have no deadline");
   std::string attempts = "retries, so " + std::to_string(retries + 1) + " attempts";
+  if (retries == 0) {
+    // ConvertPolicy drops a policy of 0 attempts whole: a perTryTimeout or
+    // retryOn written beside it would do nothing.
+    entry(y, "attempts", 0, "no retries: Istio drops the retry policy, perTryTimeout with it");
+    y << YAML::EndMap;
+    if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
+      fit.notes.push_back("with no retries Istio applies no per-try timeout: the scenario's " +
+                          human_duration(s.client.timeout_s) +
+                          " per attempt is the route timeout's to bound");
+    return;
+  }
   if (s.client.retry_on_timeout) {
     entry(y, "attempts", retries, attempts);
     entry(y, "perTryTimeout",

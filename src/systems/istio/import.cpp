@@ -158,6 +158,16 @@ void read_per_try_timeout(const RetriesAt& where, const std::string& retry_on, R
   YAML::Node route = where.route, re = where.re;
   const std::string &hk = where.hk, &rk = where.rk;
   YAML::Node ptt = re ? re["perTryTimeout"] : missing();
+  if (ptt && l.retries == 0) {
+    // ConvertPolicy returns no retry policy for such a block, so Envoy gets
+    // no per_try_timeout either: the attempt is bounded by the route timeout.
+    // Still a duration Istio's validation accepts, or refused here.
+    istio_duration(ptt, at(r.file, rk + ".perTryTimeout", ptt));
+    l.notes.push_back(at(r.file, rk + ".perTryTimeout", ptt).text() +
+                      ": the retries block turns retries off, and Istio drops the whole retry "
+                      "policy with it, so this per-try timeout is not applied and not imported");
+    ptt = missing();
+  }
   if (ptt) {
     Where w = at(r.file, rk + ".perTryTimeout", ptt);
     double t = istio_duration(ptt, w);
@@ -224,6 +234,20 @@ void read_backoff(const RetriesAt& where, Reader& r) {
   }
 }
 
+// The subset the route sends to (its first destination's), for the
+// DestinationRule's budget of that subset.
+void read_destination(const YAML::Node& route, const std::string& hk, Reader& r) {
+  YAML::Node to = route["route"];
+  if (!to || !to.IsSequence() || to.size() == 0) return;
+  YAML::Node dest = to[0].IsMap() ? to[0]["destination"] : missing();
+  if (!dest || !dest.IsMap() || !dest["subset"] || !dest["subset"].IsScalar()) return;
+  r.layer.destination = dest["subset"].Scalar();
+  if (to.size() > 1)
+    r.layer.notes.push_back(hk + ".route: " + std::to_string(to.size()) +
+                            " destinations; the budget of the first one's subset (" +
+                            r.layer.destination + ") is read");
+}
+
 void read_virtual_service(const YAML::Node& d, Reader& r) {
   LayerPolicy& l = r.layer;
   r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
@@ -240,6 +264,7 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   l.counting = "retries";
   l.count_field = "retries.attempts";
   read_route_timeout(route, hk, r);
+  read_destination(route, hk, r);
   RetriesAt retries{route, route["retries"], hk, hk + ".retries"};
   std::string retry_on = read_retries(retries, r);
   read_retried_answers(retries, retry_on, r);
@@ -256,9 +281,9 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
 
 // trafficPolicy.retryBudget: Envoy's retry budget (a share of the requests in
 // flight, with a floor).
-void read_retry_budget(YAML::Node rb, Reader& r) {
+void read_retry_budget(YAML::Node rb, Reader& r, const std::string& policy_key) {
   LayerPolicy& l = r.layer;
-  std::string k = "spec.trafficPolicy.retryBudget";
+  std::string k = policy_key + ".retryBudget";
   if (!rb.IsMap()) fail(at(r.file, k, rb), "must be an object");
   r.check_fields(rb, k, {"percent", "minRetryConcurrency", "budgetInterval"});
   if (rb["budgetInterval"])
@@ -295,12 +320,12 @@ void read_retry_budget(YAML::Node rb, Reader& r) {
 
 // connectionPool.http.maxRetries without a retryBudget: a fixed cap on
 // concurrent retries.
-void read_max_retries(YAML::Node mr, Reader& r) {
+void read_max_retries(YAML::Node mr, Reader& r, const std::string& policy_key) {
   LayerPolicy& l = r.layer;
   // Istio writes Envoy's max_retries only when maxRetries > 0; otherwise
   // it keeps 4294967295 (applyConnectionPool, getDefaultCircuitBreakerThresholds
   // in pilot/pkg/networking/core/cluster_traffic_policy.go).
-  Where w = at(r.file, "spec.trafficPolicy.connectionPool.http.maxRetries", mr);
+  Where w = at(r.file, policy_key + ".connectionPool.http.maxRetries", mr);
   double n = static_cast<double>(whole(mr, w, 0, 1LL << 32));
   if (n == 0 || n > key_or_throw("client.budget.min_concurrency").max) {
     l.from["client.budget.kind"] =
@@ -318,6 +343,52 @@ void read_max_retries(YAML::Node mr, Reader& r) {
   l.from["client.budget.min_concurrency"] = w.text();
 }
 
+// connectionPool.http.maxRetries of a trafficPolicy, or a missing node.
+YAML::Node max_retries_of(const YAML::Node& tp) {
+  return tp["connectionPool"] && tp["connectionPool"].IsMap() && tp["connectionPool"]["http"] &&
+                 tp["connectionPool"]["http"].IsMap()
+             ? tp["connectionPool"]["http"]["maxRetries"]
+             : missing();
+}
+
+// The budget of one trafficPolicy (the top level's or a subset's) into the
+// layer: retryBudget, else a maxRetries cap; `key` names it in messages.
+void read_traffic_policy(const YAML::Node& tp, const std::string& key, Reader& r) {
+  if (!tp.IsMap()) fail(at(r.file, key, tp), "must be an object");
+  r.check_fields(tp, key,
+                 {"loadBalancer", "connectionPool", "outlierDetection", "tls", "portLevelSettings",
+                  "tunnel", "proxyProtocol", "retryBudget"});
+  if (YAML::Node rb = tp["retryBudget"])
+    read_retry_budget(rb, r, key);
+  else if (YAML::Node mr = max_retries_of(tp))
+    read_max_retries(mr, r, key);
+}
+
+// Subsets with a budget of their own: the top-level trafficPolicy with the
+// subset's merged over it (MergeTrafficPolicy, pilot/pkg/model/
+// destination_rule.go: a field the subset sets replaces the top level's),
+// kept by subset name for the route that sends to it.
+void read_subset_budgets(const YAML::Node& spec, const LayerPolicy& top, Reader& r) {
+  YAML::Node subsets = spec["subsets"];
+  if (!subsets || !subsets.IsSequence()) return;
+  for (size_t i = 0; i < subsets.size(); ++i) {
+    const YAML::Node& sub = subsets[i];
+    std::string key = "spec.subsets[" + std::to_string(i) + "]";
+    if (!sub.IsMap() || !sub["name"] || !sub["name"].IsScalar()) continue;
+    YAML::Node tp = sub["trafficPolicy"];
+    if (!tp || !tp.IsMap() || (!tp["retryBudget"] && !max_retries_of(tp))) continue;
+    LayerPolicy merged = top;  // the top level's budget, unless the subset's replaces it
+    Reader sr{r.file, r.warnings, merged};
+    // A subset's maxRetries does not replace a top-level retryBudget, which wins in Envoy.
+    bool top_budget = top.budget.kind == BudgetKind::envoy_concurrency && top.budget.ratio > 0;
+    if (tp["retryBudget"] || !top_budget) {
+      merged.clear_budget();
+      read_traffic_policy(tp, key + ".trafficPolicy", sr);
+    }
+    r.layer.destination_budgets[sub["name"].Scalar()] = merged.budget_part();
+  }
+}
+
 void read_destination_rule(const YAML::Node& d, Reader& r) {
   LayerPolicy& l = r.layer;
   r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
@@ -332,22 +403,9 @@ void read_destination_rule(const YAML::Node& d, Reader& r) {
   l.from["client.budget.kind"] =
       at(r.file, "spec", spec).text() +
       ": no retryBudget or maxRetries; Istio lifts Envoy's retry limit, so nothing limits retries";
-  if (tp) {
-    if (!tp.IsMap()) fail(at(r.file, "spec.trafficPolicy", tp), "must be an object");
-    r.check_fields(tp, "spec.trafficPolicy",
-                   {"loadBalancer", "connectionPool", "outlierDetection", "tls",
-                    "portLevelSettings", "tunnel", "proxyProtocol", "retryBudget"});
-    YAML::Node rb = tp["retryBudget"];
-    YAML::Node mr = tp["connectionPool"] && tp["connectionPool"].IsMap() &&
-                            tp["connectionPool"]["http"] && tp["connectionPool"]["http"].IsMap()
-                        ? tp["connectionPool"]["http"]["maxRetries"]
-                        : missing();
-    if (rb)
-      read_retry_budget(rb, r);
-    else if (mr)
-      read_max_retries(mr, r);
-  }
+  if (tp) read_traffic_policy(tp, "spec.trafficPolicy", r);
   l.budget_from = l.from["client.budget.kind"];
+  read_subset_budgets(spec, l, r);
 }
 
 }  // namespace
@@ -362,6 +420,7 @@ void read_istio(const std::vector<YAML::Node>& docs, Reader& r) {
     if (d["kind"].Scalar() == "VirtualService" && ++vs == 1) read_virtual_service(d, r);
   if (vs > 1 || dr > 1)
     r.warn({r.file, "", 0}, "several resources of one kind; the first of each is read");
+  if (vs && dr) l.take_budget(l);  // the route's subset picks its budget
   l.format = vs && dr ? "Istio VirtualService + DestinationRule"
              : vs     ? "Istio VirtualService"
                       : "Istio DestinationRule";
