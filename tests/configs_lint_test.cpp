@@ -78,6 +78,114 @@ TEST(ConfigsLint, RetriesPastTheDeadlineAreNeverSentWhereTheLayerEnforcesIt) {
       << post_mortem->message;
 }
 
+// Fixes must work in the target system (issue 26, part 5): "no retries" is
+// not a count of 0 everywhere. gRPC rejects a service config whose
+// retryPolicy has maxAttempts below 2 (C-core RetryMethodConfig::JsonPostLoad);
+// Linkerd reads retry.linkerd.io/limit: 0 as unset and keeps 1 retry; a
+// ServiceProfile has no retry count at all (annotations are ignored on it).
+TEST(ConfigsLint, NoRetriesIsWrittenAsEachSystemTurnsRetriesOff) {
+  LintOptions heavy;
+  heavy.load = 0.95;  // at most 1 attempt per request: the fix is no retries
+  auto fix_of = [&](const ConfigFile& f) {
+    LintReport r = lint_configs({f}, heavy);
+    const Finding* load = find(r, "load-above-drain-bound");
+    return load ? load->fix : std::string("(no load finding)");
+  };
+  std::string grpc = fix_of(fixture("grpc/no-throttling.json"));
+  EXPECT_NE(grpc.find("remove the retryPolicy"), std::string::npos) << grpc;
+  EXPECT_EQ(grpc.find("maxAttempts = 1"), std::string::npos) << grpc;
+  std::string annotations = fix_of(fixture("linkerd/annotations.yaml"));
+  EXPECT_NE(annotations.find("remove the retry.linkerd.io/http and retry.linkerd.io/grpc"),
+            std::string::npos)
+      << annotations;
+  EXPECT_EQ(annotations.find("limit = 0"), std::string::npos) << annotations;
+  std::string profile = fix_of(fixture("linkerd/serviceprofile.yaml"));
+  EXPECT_NE(profile.find("isRetryable: false"), std::string::npos) << profile;
+  EXPECT_EQ(profile.find("retry.linkerd.io/limit"), std::string::npos) << profile;
+  // Where 0 is a count the system takes, it stays one.
+  std::string envoy = fix_of(fixture("envoy/route.yaml"));
+  EXPECT_NE(envoy.find("retry_policy.num_retries = 0"), std::string::npos) << envoy;
+}
+
+// Envoy retries a timed-out attempt only with 5xx, gateway-error or reset in
+// retry_on: "set per_try_timeout" alone would leave timeouts unretried.
+TEST(ConfigsLint, APerTryTimeoutFixAlsoAddsTheConditionThatRetriesIt) {
+  auto fix_of = [](const std::string& retry_on) {
+    LintReport r = lint_configs(
+        {{"r.yaml", "route:\n  timeout: 10s\n  retry_policy:\n    retry_on: " + retry_on +
+                        "\n    num_retries: 2\n"}});
+    const Finding* f = find(r, "timeouts-never-retried");
+    return f ? f->fix : std::string("(no finding)");
+  };
+  std::string refused_only = fix_of("connect-failure,refused-stream");
+  EXPECT_NE(refused_only.find("and add 5xx (or gateway-error, or reset) to retry_policy.retry_on"),
+            std::string::npos)
+      << refused_only;
+  EXPECT_EQ(fix_of("5xx").find("add 5xx"), std::string::npos);
+}
+
+// A fixed cap (Envoy's default max_retries of 3) is tighter in an overload
+// than a retry budget of 20%: the fix lowers the cap, and lint's own
+// simulation shows it does not make the peak worse.
+TEST(ConfigsLint, TheFixForAFixedCapDoesNotLoosenIt) {
+  app::LintRequest request;
+  request.files = {{"route.yaml",
+                    "route:\n  cluster: backend\n  retry_policy:\n    retry_on: 5xx\n"
+                    "    num_retries: 3\n    per_try_timeout: 1s\n"}};
+  request.options.simulate = true;
+  LintReport r = app::lint(request);
+  const Finding* cap = find(r, "no-retry-budget");
+  ASSERT_NE(cap, nullptr);
+  EXPECT_NE(cap->fix.find("lower circuit_breakers.thresholds[].max_retries to 1"),
+            std::string::npos)
+      << cap->fix;
+  EXPECT_NE(cap->fix.find("once 16 requests are in flight"), std::string::npos) << cap->fix;
+  ASSERT_TRUE(r.simulation);
+  for (const SimulatedFix& f : r.simulation->fixes) {
+    if (f.rule != "no-retry-budget") continue;
+    ASSERT_TRUE(f.outcome) << f.error;
+    EXPECT_LE(f.outcome->peak_amplification, r.simulation->as_configured.peak_amplification);
+    EXPECT_LE(f.outcome->failed_fraction, r.simulation->as_configured.failed_fraction + 1e-9);
+  }
+}
+
+// Every fix lint's simulation tries on the fixtures leaves the peak no worse
+// than the policy as configured, but one: a per-try timeout makes timed-out
+// attempts retried, which adds load in an incident by design, and its fix
+// says so.
+TEST(ConfigsLint, NoSimulatedFixRaisesThePeakButTheOneThatSaysItAddsLoad) {
+  namespace fs = std::filesystem;
+  int simulated = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fixture_path(""))) {
+    if (!e.is_regular_file() || e.path().filename().string().rfind("broken", 0) == 0) continue;
+    std::string rel = fs::relative(e.path(), fixture_path("")).string();
+    app::LintRequest request;
+    request.files = {fixture(rel)};
+    request.options.simulate = true;
+    LintReport r;
+    try {
+      r = app::lint(request);
+    } catch (const InputError&) {
+      continue;  // not a policy the incident runs (a workload alone, a session policy)
+    }
+    ASSERT_TRUE(r.simulation) << rel;
+    for (const SimulatedFix& f : r.simulation->fixes) {
+      if (!f.outcome) continue;
+      ++simulated;
+      if (f.rule == "timeouts-never-retried") {
+        const Finding* finding = find(r, f.rule);
+        ASSERT_NE(finding, nullptr);
+        EXPECT_NE(finding->fix.find("this adds load in an incident"), std::string::npos);
+        continue;
+      }
+      EXPECT_LE(f.outcome->peak_amplification,
+                r.simulation->as_configured.peak_amplification + 1e-9)
+          << rel << ": fix " << f.rule;
+    }
+  }
+  EXPECT_GT(simulated, 10);
+}
+
 // botocore caps each delay after the jitter (ExponentialBackoff.delay_amount,
 // botocore/retries/standard.py), which the conformance suite measured
 // (docs/conformance.md, "AWS SDKs"); lint states the simplification from

@@ -60,7 +60,10 @@ struct LayerPolicy {
   // retries of 503, 429, a refused connection and a reset.
   AnswerSet retried_answers = kAllAnswers;
   bool per_try_timeout_unset = false;  // Envoy/Istio without per_try_timeout
-  bool per_try_c_core_only = false;    // gRPC perAttemptRecvTimeout: Go and Java ignore it
+  // Whether a timed-out attempt would be retried once a per-try timeout is
+  // set: Envoy/Istio retry it only with 5xx, gateway-error or reset listed.
+  bool timeouts_retriable = true;
+  bool per_try_c_core_only = false;  // gRPC perAttemptRecvTimeout: Go and Java ignore it
   // The session model's sessions.deadline_aware: a step that cannot end
   // before the deadline is not slept, so the deadline cuts the ladder.
   bool deadline_aware = false;

@@ -64,12 +64,6 @@ double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& k
   return duration(n, w, {true, false, false});
 }
 
-bool retries_timeouts(const std::string& retry_on) {
-  for (std::string_view item : text::list_items(retry_on))
-    if (item == "5xx" || item == "gateway-error" || item == "reset") return true;
-  return false;
-}
-
 // Envoy's own limit when no retry_budget is in force: max_retries concurrent
 // retries per cluster and priority, per Envoy instance, 3 unless a DEFAULT
 // threshold sets it (ClusterInfoImpl::ResourceManagers::load in
@@ -394,7 +388,7 @@ void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, d
   double per_try = pt ? envoy_duration(r, pt, join(rp_key, "per_try_timeout")) : 0;
   if (pt && per_try > 0) {
     l.per_try_timeout_s = per_try;
-    l.retry_on_timeout = retries_timeouts(retry_on);
+    l.retry_on_timeout = envoy::retries_timeouts(retry_on);
     l.from["client.timeout_s"] =
         at(r.file, join(rp_key, "per_try_timeout"), pt).text() + ": " + human_duration(per_try);
     l.from["client.retry_on_timeout"] =
@@ -408,6 +402,7 @@ void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, d
                         " is longer than the route timeout " + human_duration(deadline));
   } else {
     l.per_try_timeout_unset = true;
+    l.timeouts_retriable = envoy::retries_timeouts(retry_on);
     l.retry_on_timeout = false;
     l.from["client.retry_on_timeout"] =
         at(r.file, rp_key, rp).text() +

@@ -27,6 +27,12 @@ AnswerSet retried_answers(const std::string& retry_on, const std::vector<long lo
   return out;
 }
 
+bool retries_timeouts(const std::string& retry_on) {
+  for (std::string_view item : text::list_items(retry_on))
+    if (item == "5xx" || item == "gateway-error" || item == "reset") return true;
+  return false;
+}
+
 std::string answers_in_words(AnswerSet answers) {
   return answers == 0 ? "none of 503, 429, refused, reset" : answer_list(answers, ", ");
 }

@@ -19,6 +19,11 @@ namespace retrystorm::configs::envoy {
 // connect-failure; `reset` (Envoy 1.24+) retries every reset.
 AnswerSet retried_answers(const std::string& retry_on, const std::vector<long long>& codes);
 
+// Whether Envoy retries a per-try timeout: retry_on lists 5xx,
+// gateway-error or reset (a timed-out attempt is one of each; Envoy's
+// x-envoy-retry-on documentation).
+bool retries_timeouts(const std::string& retry_on);
+
 // The same in words for an import note: "503, refused, reset".
 std::string answers_in_words(AnswerSet answers);
 

@@ -12,20 +12,6 @@ namespace {
 
 const DurationRules kIstio{false, false, true};  // "1s", "500ms", "1m", "1h"
 
-bool retries_timeouts(const std::string& retry_on) {
-  for (const char* c : {"5xx", "gateway-error", "reset"}) {
-    size_t p = 0;
-    while ((p = retry_on.find(c, p)) != std::string::npos) {
-      size_t end = p + std::string(c).size();
-      bool left = p == 0 || retry_on[p - 1] == ',' || retry_on[p - 1] == ' ';
-      bool right = end == retry_on.size() || retry_on[end] == ',' || retry_on[end] == ' ';
-      if (left && right) return true;
-      p = end;
-    }
-  }
-  return false;
-}
-
 double istio_duration(const YAML::Node& n, const Where& w) {
   double v = duration(n, w, kIstio);
   if (v > 0 && v < 0.001) fail(w, "Istio requires at least 1ms");
@@ -173,7 +159,7 @@ void read_per_try_timeout(const RetriesAt& where, const std::string& retry_on, R
     double t = istio_duration(ptt, w);
     if (t <= 0) fail(w, "must be at least 1ms");
     l.per_try_timeout_s = t;
-    l.retry_on_timeout = retries_timeouts(retry_on);
+    l.retry_on_timeout = envoy::retries_timeouts(retry_on);
     l.from["client.timeout_s"] = w.text() + ": " + human_duration(t);
     l.from["client.retry_on_timeout"] =
         l.retry_on_timeout
@@ -183,6 +169,7 @@ void read_per_try_timeout(const RetriesAt& where, const std::string& retry_on, R
                   "is not retried";
   } else {
     l.per_try_timeout_unset = true;
+    l.timeouts_retriable = envoy::retries_timeouts(retry_on);
     l.retry_on_timeout = false;
     l.from["client.retry_on_timeout"] =
         at(r.file, re ? rk : hk, re ? re : route).text() +

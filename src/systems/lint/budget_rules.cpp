@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "systems/lint/rules.hpp"
 
 namespace retrystorm::configs::lint {
@@ -46,6 +48,19 @@ std::string cap_text(const LayerPolicy& l, const ClientInstances& instances) {
          instances.from + ")";
 }
 
+// The fix for a fixed cap: lower it, since a retry budget loosens it in an
+// overload (20% of the requests in flight passes a cap of 3 from 16 on).
+std::string cap_fix_text(const LayerPolicy& l, const ClientInstances& instances) {
+  double cap = l.budget.min_concurrency;
+  std::string field = l.system == System::istio ? "connectionPool.http.maxRetries"
+                                                : "circuit_breakers.thresholds[].max_retries";
+  return "lower " + field + " to 1 (1 retry in flight per instance, " +
+         number_text(instances.count) + " in the fleet); a retry budget {20%, min " +
+         number_text(cap) + "} would scale with traffic but admit more than today's cap once " +
+         number_text(std::floor(cap / 0.2) + 1) +
+         " requests are in flight, which an overload exceeds";
+}
+
 }  // namespace
 
 void rule_budget(const Context& c, size_t index) {
@@ -65,10 +80,15 @@ void rule_budget(const Context& c, size_t index) {
                              (classes.empty() ? "" : " (" + classes + ")") + ", up to " +
                              std::to_string(l.retries + 1) + "x the load";
   const BudgetFix& fix = room(l.system).budget_fix;
-  f.fix = fix.text;
+  f.fix = cap_only ? cap_fix_text(l, c.instances) : fix.text;
   f.numbers = {{"retries", l.retries}, {"budget", budget_kind_name(l.budget.kind)}};
   if (cap_only) f.numbers["instances"] = c.instances.count;
-  f.fix_keys = fix.keys;
+  // A share-of-traffic budget admits more than a small cap once many requests
+  // are in flight, as they are in an overload: the fix for a cap is a lower cap.
+  f.fix_keys = cap_only ? KeyFix{{"client.budget.kind", std::string("envoy_concurrency")},
+                                 {"client.budget.ratio", 0.0},
+                                 {"client.budget.min_concurrency", 1.0}}
+                        : fix.keys;
   c.out.push_back(f);
 }
 

@@ -139,9 +139,18 @@ void rule_never_retried(const Context& c, size_t index) {
   double suggested = 0;
   LadderDistribution ladder(l.ladder());
   if (deadline > 0) suggested = (deadline - ladder.quantile(kFitQuantile)) / (l.retries + 1);
+  // Envoy and Istio retry a timed-out attempt only with 5xx, gateway-error or
+  // reset in retry_on: setting the per-try timeout alone would not do it.
+  std::string and_retry_on =
+      l.timeouts_retriable ? ""
+                           : " and add 5xx (or gateway-error, or reset) to " +
+                                 std::string(l.system == System::istio ? "retries.retryOn"
+                                                                       : "retry_policy.retry_on") +
+                                 ", without which a timed-out attempt is still not retried,";
+  f.numbers["timeouts_retriable"] = l.timeouts_retriable;
   if (suggested > 0) {
     double p = LadderDistribution(l.ladder(), (l.retries + 1) * suggested).p_exceeds(deadline);
-    f.fix = "set " + t.per_try + " to about " + human_duration(suggested) +
+    f.fix = "set " + t.per_try + " to about " + human_duration(suggested) + and_retry_on +
             " so every attempt fits in " + human_duration(deadline) + " (" + percent_text(p) +
             " of requests whose attempts all time out would pass it; the backoff's 99th "
             "percentile is " +
@@ -152,7 +161,7 @@ void rule_never_retried(const Context& c, size_t index) {
     f.numbers["p_exceeds_deadline_with_fix"] = p;
     f.fix_keys = {{"client.retry_on_timeout", true}, {"client.timeout_s", suggested}};
   } else {
-    f.fix = "set " + t.per_try + " and an overall deadline";
+    f.fix = "set " + t.per_try + and_retry_on + " and an overall deadline";
   }
   c.out.push_back(f);
 }

@@ -6,6 +6,8 @@ namespace retrystorm::configs::lint {
 
 std::string count_text(const LayerPolicy& l, int retries) {
   LintTerms t = lint_terms(l);
+  if (retries == 0 && !t.no_retries.empty()) return t.no_retries;
+  if (!t.no_count.empty()) return t.no_count;
   return t.retries + " = " + std::to_string(t.counts_attempts ? retries + 1 : retries);
 }
 
