@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PORT ?= 8080
 WEB ?= ON
 
-.PHONY: run test bench build setup format clean unit browser fuzz conformance conformance-and-lab lab
+.PHONY: run test bench bench-compare build setup format clean unit browser fuzz conformance conformance-and-lab lab
 
 # Debian packages (as root) and npm packages; the browser only for tests.
 setup:
@@ -58,6 +58,17 @@ bench: build
 	$(BUILD)/bench/retrystorm_bench --benchmark_min_time=0.2
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/python_bench.py $(BUILD)/retrystorm
 	PYTHONPATH=$(BUILD)/python /usr/bin/python3 bench/dask_bench.py
+
+# This tree's benchmarks beside commit REF's, interleaved on this machine
+# (scripts/bench_compare.py): each benchmark's ratio with its spread, then
+# Google Benchmark's compare.py. FILTER narrows them (a regex), ROUNDS (4).
+REF ?=
+FILTER ?= .
+ROUNDS ?= 4
+bench-compare: build
+	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit> [FILTER=regex] [ROUNDS=n]" >&2; exit 2; }
+	/usr/bin/python3 scripts/bench_compare.py --ref '$(REF)' --build $(BUILD) \
+	  --filter '$(FILTER)' --rounds $(ROUNDS) --jobs $(JOBS)
 
 # libFuzzer (clang) on every reader of outside input, FUZZ_SECONDS each: the
 # configuration importers and the scenario reader, the HTTP API bodies, the

@@ -15,11 +15,11 @@ for arg in "$@"; do
 done
 
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
-          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev clang-format
+          libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools libcpp-httplib-dev clang-format
           libgrpc++-dev haproxy nginx python3-botocore prometheus libboost-dev
           pybind11-dev python3-dev python3-pandas python3-numpy python3-matplotlib python3-pytest
           python3-nbclient python3-ipykernel jupyter-nbconvert
-          python3-distributed python3-dask python3-tqdm)
+          python3-distributed python3-dask python3-tqdm python3-scipy)
 [ "$want_web" = 1 ] && packages+=(nodejs npm)
 [ "$want_browser" = 1 ] && packages+=(chromium)
 

@@ -18,19 +18,48 @@ import pandas as pd
 from . import _core
 
 
+def listed_axis(path, values):
+    """A list of values (or a 1-d array) -> (path, from, to, step): the grid
+    steps evenly, so the values must too (0, 1, 2 or 0.5, 1.5), each read
+    back exactly from the step."""
+    try:
+        values = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise ValueError(f"vary {path}: {values!r} must be numbers") from None
+    if not values:
+        raise ValueError(f"vary {path}: give at least one value")
+    if len(values) == 1:
+        return (str(path), values[0], values[0], 1.0)
+    step = values[1] - values[0]
+    evenly = step > 0 and all(
+        abs(v - (values[0] + i * step)) <= 1e-9 * max(1.0, abs(v)) for i, v in enumerate(values)
+    )
+    if not evenly:
+        raise ValueError(
+            f"vary {path}: the values {values} are not evenly spaced; a sweep's axis steps "
+            "evenly from a first to a last value: give them in increasing order with one step, "
+            "a (from, to, step) tuple, or one sweep per value"
+        )
+    return (str(path), values[0], values[-1], step)
+
+
 def axes_of(vary):
-    """vary: {path: (from, to, step)} (or a list of such pairs) -> the axes
-    as _core takes them, in the given order."""
+    """vary: {path: (from, to, step)} or {path: [v1, v2, ...]} (a list or
+    array of evenly spaced values) -> the axes as _core takes them, in the
+    given order. A tuple is a range, a list is the values themselves."""
     if not vary:
         raise ValueError("vary: give at least one key to vary")
     items = vary.items() if isinstance(vary, dict) else vary
     axes = []
     for path, spec in items:
+        if not isinstance(spec, tuple) and hasattr(spec, "__len__"):
+            axes.append(listed_axis(path, spec))
+            continue
         try:
             start, stop, step = (float(v) for v in spec)
         except (TypeError, ValueError):
             raise ValueError(
-                f"vary {path}: {spec!r} must be (from, to, step) numbers"
+                f"vary {path}: {spec!r} must be (from, to, step) numbers, or a list of values"
             ) from None
         axes.append((str(path), start, stop, step))
     return axes
@@ -130,7 +159,8 @@ def sweep(
 ):
     """Runs every point of the grid on this machine; returns a DataFrame.
 
-    vary: {path: (from, to, step)}; runs: replications per point; seed: None
+    vary: {path: (from, to, step)} or {path: [evenly spaced values]}; runs:
+    replications per point; seed: None
     (every point starts from the scenario's seed, as `retrystorm sweep`) or a
     base seed S (point i, replication r runs at S + i * runs + r, as
     `--seed S`). threads: 0 = every core. The same arguments give the same

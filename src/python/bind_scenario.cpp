@@ -64,9 +64,22 @@ Scenario assembled(const std::string& preset, const std::string& file) {
   return app::assemble_scenario(request).scenario;
 }
 
+// A str is read as --set reads its text ("true", "3", "full"); anything else
+// as the JSON value it converts to.
 py::object set_value(py::object self, const std::string& key, py::handle value) {
-  set_key_json(self.cast<Scenario&>(), key, python_to_json(value));
+  if (py::isinstance<py::str>(value))
+    set_key_text(self.cast<Scenario&>(), key, value.cast<std::string>());
+  else
+    set_key_json(self.cast<Scenario&>(), key, python_to_json(value));
   return self;
+}
+
+// A path as str or any os.PathLike (pathlib.Path), as open() takes it.
+std::string path_text(py::handle path) {
+  py::object text = py::module_::import("os").attr("fspath")(path);
+  if (!py::isinstance<py::str>(text))
+    throw py::type_error("path: give a str or a pathlib.Path, not bytes");
+  return text.cast<std::string>();
 }
 
 py::object get_value(const Scenario& s, const std::string& key) {
@@ -94,7 +107,7 @@ void bind_scenario(py::module_& m) {
           "preset", [](const std::string& name) { return assembled(name, ""); }, py::arg("name"),
           "A preset by name (rs.presets()).")
       .def_static(
-          "scenario_file", [](const std::string& path) { return assembled("", path); },
+          "scenario_file", [](py::handle path) { return assembled("", path_text(path)); },
           py::arg("path"), "A scenario file, YAML or JSON, as --scenario reads it.")
       .def_static("from_dict", &from_dict, py::arg("scenario"),
                   "A (possibly partial) scenario object as in a file, onto the defaults.")

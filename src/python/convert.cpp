@@ -92,6 +92,10 @@ nlohmann::json container_to_json(py::handle v, std::vector<PyObject*>& path) {
 nlohmann::json to_json(py::handle v, std::vector<PyObject*>& path) {
   if (v.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
+  // numpy.bool_ has __index__ too: it is a bool, not the number 1.
+  if (py::hasattr(v, "dtype") && py::hasattr(v.attr("dtype"), "kind") &&
+      py::str(v.attr("dtype").attr("kind")).cast<std::string>() == "b")
+    return py::bool_(py::reinterpret_borrow<py::object>(v)).cast<bool>();
   if (py::isinstance<py::int_>(v)) return int_to_json(v);
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();

@@ -88,6 +88,41 @@ def test_bad_keys_and_values_raise_value_error_naming_the_key(key, value, words,
         assert done.returncode != 0 and str(e.value) in done.stderr
 
 
+def test_inputs_are_read_as_the_command_line_reads_them(source_dir, cli):
+    """Issue 31, item 4: the same inputs as the command line, the same answers."""
+    import pathlib
+
+    import numpy as np
+
+    s = rs.Scenario.preset("order-status")
+    # Text as --set reads it; numpy bools are bools.
+    assert s.copy().set("server.shed_abandoned", "true").get("server.shed_abandoned") is True
+    assert s.copy().set("server.shed_abandoned", np.bool_(True)).get("server.shed_abandoned") is True
+    assert s.copy().set("client.retries", "2").get("client.retries") == 2
+    with pytest.raises(ValueError, match="client.retries: 1e[+]30 is out of range"):
+        s.copy().set("client.retries", 10**30)
+    # A path object is a path.
+    path = source_dir / "presets" / "order-status.yaml"
+    assert rs.Scenario.scenario_file(pathlib.Path(path)).name == rs.Scenario.scenario_file(
+        str(path)
+    ).name
+    # An unknown key names the nearest ones, not all of them.
+    with pytest.raises(ValueError) as e:
+        s.copy().set("client.retires", 3)
+    assert "did you mean client.retries" in str(e.value)
+    assert "server.queue_limit" not in str(e.value)
+    done = cli("run", "--preset", "order-status", "--set", "client.retires=3", check=False)
+    assert done.returncode == 2 and str(e.value) in done.stderr
+    # A list is the values themselves (evenly spaced), a tuple a range.
+    listed = rs.sweep(s, {"client.retries": [0, 1, 2]})
+    assert list(listed["client.retries"]) == [0, 1, 2]
+    pd.testing.assert_frame_equal(listed, rs.sweep(s, {"client.retries": (0, 2, 1)}))
+    with pytest.raises(ValueError, match="not evenly spaced"):
+        rs.sweep(s, {"client.retries": [0, 1, 5]})
+    with pytest.raises(ValueError, match="grid_s"):
+        rs.tipping(s, grid_s=-1)
+
+
 def test_unknown_preset_and_cross_key_rules_raise_value_error():
     with pytest.raises(ValueError, match="preset: 'nope' is not a preset"):
         rs.Scenario.preset("nope")

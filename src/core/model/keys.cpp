@@ -737,11 +737,59 @@ const KeySpec* find_key(const std::string& path) {
   return nullptr;
 }
 
+namespace {
+
+// Edits (insert, delete, replace a character) from `a` to `b`, stopping at
+// `limit` + 1: a path far from every key costs no more than a short one.
+size_t edits(std::string_view a, std::string_view b, size_t limit) {
+  if (a.size() > b.size() + limit || b.size() > a.size() + limit) return limit + 1;
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0], best = row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+      best = std::min(best, row[j]);
+    }
+    if (best > limit) return limit + 1;
+  }
+  return row[b.size()];
+}
+
+// The keys nearest a mistyped path: within a few edits, or with the same
+// last part ("retries" for "server.retries"), at most three.
+std::vector<std::string> nearest_keys(const std::string& path) {
+  size_t limit = std::max<size_t>(2, path.size() / 5);
+  std::string last = path.substr(path.rfind('.') + 1);
+  std::vector<std::pair<size_t, std::string>> near;
+  for (const auto& k : scenario_keys()) {
+    size_t d = edits(path, k.path, limit);
+    bool same_last =
+        !last.empty() && k.path.size() > last.size() &&
+        k.path.compare(k.path.size() - last.size() - 1, std::string::npos, "." + last) == 0;
+    if (d <= limit || same_last) near.emplace_back(same_last ? std::min(d, limit) : d, k.path);
+  }
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < near.size() && i < 3; ++i) out.push_back(near[i].second);
+  return out;
+}
+
+}  // namespace
+
 const KeySpec& key_or_throw(const std::string& path) {
   if (const KeySpec* k = find_key(path)) return *k;
-  std::string known;
-  for (const auto& k : scenario_keys()) known += (known.empty() ? "" : ", ") + k.path;
-  throw InputError("unknown key '" + path + "'; known keys: " + known);
+  std::vector<std::string> near = nearest_keys(path);
+  std::string hint;
+  for (size_t i = 0; i < near.size(); ++i)
+    hint += (i == 0 ? "" : i + 1 == near.size() ? " or " : ", ") + near[i];
+  throw InputError(
+      "unknown key '" + path + "'; " +
+      (hint.empty() ? std::string("no key is close to it") : "did you mean " + hint + "?") +
+      " (`retrystorm keys` lists all " + std::to_string(scenario_keys().size()) + ")");
 }
 
 std::string to_string(const KeyValue& v) {

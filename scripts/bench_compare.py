@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""`make bench-compare REF=<commit>`: this tree's benchmarks beside a reference
+commit's, measured on this machine in the same minutes.
+
+The reference commit is built (Release, benchmarks only) from a temporary git
+worktree; its benchmark binary is kept under BUILD/bench-ref/ for the next
+comparison and the worktree is removed. Then both binaries run in turn, A B
+then B A, for --rounds rounds, so that a machine getting busier or quieter
+weighs on both alike. Per benchmark it prints the median real time of each
+build, the ratio reference / this tree (above 1: this tree is faster) and the
+spread of that ratio over the rounds (lowest and highest round), then Google
+Benchmark's own comparison (compare.py of Debian's libbenchmark-tools, with
+its Mann-Whitney U test) over the same runs.
+
+usage: scripts/bench_compare.py --ref REF [--build build] [--rounds 4]
+                                [--filter REGEX] [--min-time 0.2]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+COMPARE_PY = "/usr/share/benchmark/compare.py"  # Debian's libbenchmark-tools
+
+
+def git(*args, cwd=None):
+    return subprocess.run(["git", *args], check=True, capture_output=True, text=True,
+                          cwd=cwd).stdout.strip()
+
+
+def reference_binary(ref, build, jobs):
+    """The reference commit's retrystorm_bench, built once and kept."""
+    sha = git("rev-parse", "--verify", ref + "^{commit}")
+    kept = os.path.join(build, "bench-ref", sha[:12] + ".bench")
+    if os.path.exists(kept):
+        return sha, kept
+    os.makedirs(os.path.dirname(kept), exist_ok=True)
+    work = tempfile.mkdtemp(prefix="rs-bench-ref-")
+    src = os.path.join(work, "src")
+    try:
+        git("worktree", "add", "--detach", src, sha)
+        out = os.path.join(work, "build")
+        subprocess.run(["cmake", "-S", src, "-B", out, "-DCMAKE_BUILD_TYPE=Release",
+                        "-DRETRYSTORM_WEB=OFF", "-DRETRYSTORM_TESTS=OFF",
+                        "-DRETRYSTORM_PYTHON=OFF", "-DRETRYSTORM_BENCH=ON"],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["cmake", "--build", out, "-j", str(jobs), "--target", "retrystorm_bench"],
+                       check=True, stdout=subprocess.DEVNULL)
+        shutil.copy2(os.path.join(out, "bench", "retrystorm_bench"), kept + ".tmp")
+        os.replace(kept + ".tmp", kept)  # a half-copied binary is never kept
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", src], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    return sha, kept
+
+
+def run_once(binary, args, out_path):
+    subprocess.run([binary, "--benchmark_format=json", "--benchmark_out=" + out_path,
+                    "--benchmark_out_format=json", *args],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(out_path) as f:
+        return json.load(f)
+
+
+def real_times(report):
+    """name -> real time in ns of each iteration entry of one run."""
+    scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+    out = {}
+    for b in report["benchmarks"]:
+        if b.get("run_type", "iteration") != "iteration":
+            continue
+        out.setdefault(b["name"], []).append(b["real_time"] * scale[b.get("time_unit", "ns")])
+    return out
+
+
+def merged(reports):
+    """One report holding every run's iterations, as compare.py reads them."""
+    out = {"context": reports[0]["context"], "benchmarks": []}
+    for r in reports:
+        out["benchmarks"].extend(b for b in r["benchmarks"]
+                                 if b.get("run_type", "iteration") == "iteration")
+    return out
+
+
+def duration(ns):
+    for unit, size in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= size:
+            return f"{ns / size:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def summary(ref_runs, new_runs):
+    """Rows of name, reference median, this tree's median, ratio, spread."""
+    rows = []
+    names = [n for n in real_times(new_runs[0]) if n in real_times(ref_runs[0])]
+    for name in names:
+        ref = [t for r in ref_runs for t in real_times(r).get(name, [])]
+        new = [t for r in new_runs for t in real_times(r).get(name, [])]
+        per_round = [statistics.median(real_times(a)[name]) / statistics.median(real_times(b)[name])
+                     for a, b in zip(ref_runs, new_runs)
+                     if name in real_times(a) and name in real_times(b)]
+        rows.append((name, statistics.median(ref), statistics.median(new),
+                     statistics.median(ref) / statistics.median(new),
+                     min(per_round), max(per_round)))
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--ref", required=True, help="the reference commit (hash, tag, HEAD~3)")
+    p.add_argument("--build", default="build", help="this tree's build directory")
+    p.add_argument("--rounds", type=int, default=4, help="A B / B A rounds (default 4)")
+    p.add_argument("--repetitions", type=int, default=3, help="repetitions per run (default 3)")
+    p.add_argument("--filter", default=".", help="--benchmark_filter for both builds")
+    p.add_argument("--min-time", default="0.2", help="--benchmark_min_time (seconds)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    a = p.parse_args()
+    if a.rounds < 1 or a.repetitions < 1:
+        sys.exit("bench-compare: --rounds and --repetitions must be at least 1")
+    new_bin = os.path.join(a.build, "bench", "retrystorm_bench")
+    if not os.path.exists(new_bin):
+        sys.exit(f"bench-compare: {new_bin} is missing; build this tree first (make build)")
+    sha, ref_bin = reference_binary(a.ref, a.build, a.jobs)
+    args = ["--benchmark_filter=" + a.filter, "--benchmark_min_time=" + a.min_time,
+            "--benchmark_repetitions=" + str(a.repetitions)]
+    ref_runs, new_runs = [], []
+    with tempfile.TemporaryDirectory(prefix="rs-bench-") as tmp:
+        for r in range(a.rounds):
+            order = [("ref", ref_bin, ref_runs), ("new", new_bin, new_runs)]
+            for label, binary, runs in order if r % 2 == 0 else reversed(order):
+                print(f"round {r + 1}/{a.rounds}: {label}", file=sys.stderr)
+                runs.append(run_once(binary, args, os.path.join(tmp, f"{label}{r}.json")))
+        head = git("rev-parse", "--short=12", "HEAD")
+        print(f"reference {sha[:12]} ({a.ref}) against this tree (HEAD {head}), "
+              f"{a.rounds} interleaved rounds x {a.repetitions} repetitions")
+        print("ratio = reference time / this tree's time: above 1, this tree is faster\n")
+        rows = summary(ref_runs, new_runs)
+        width = max([len(r[0]) for r in rows] + [9])
+        print(f"{'benchmark':<{width}}  {'reference':>10}  {'this tree':>10}  ratio  spread")
+        for name, ref, new, ratio, low, high in rows:
+            print(f"{name:<{width}}  {duration(ref):>10}  {duration(new):>10}  {ratio:5.2f}  "
+                  f"{low:.2f}-{high:.2f}")
+        if os.path.exists(COMPARE_PY):
+            for label, runs in (("ref", ref_runs), ("new", new_runs)):
+                with open(os.path.join(tmp, label + ".json"), "w") as f:
+                    json.dump(merged(runs), f)
+            print("\nGoogle Benchmark's compare.py (time: new vs reference, U test):")
+            sys.stdout.flush()
+            subprocess.run([sys.executable, COMPARE_PY, "benchmarks",
+                            os.path.join(tmp, "ref.json"), os.path.join(tmp, "new.json")])
+        else:
+            print(f"\n({COMPARE_PY} not found: apt-get install libbenchmark-tools for the U test)")
+
+
+if __name__ == "__main__":
+    main()
