@@ -6,11 +6,12 @@ The reference commit is built (Release, benchmarks only) from a temporary git
 worktree; its benchmark binary is kept under BUILD/bench-ref/ for the next
 comparison and the worktree is removed. Then both binaries run in turn, A B
 then B A, for --rounds rounds, so that a machine getting busier or quieter
-weighs on both alike. Per benchmark it prints the median real time of each
-build, the ratio reference / this tree (above 1: this tree is faster) and the
-spread of that ratio over the rounds (lowest and highest round), then Google
-Benchmark's own comparison (compare.py of Debian's libbenchmark-tools, with
-its Mann-Whitney U test) over the same runs.
+weighs on both alike. Per benchmark it prints each build's real time (the
+fastest repetition of a round, median over rounds), the ratio reference /
+this tree (above 1: this tree is faster; the median of the rounds' ratios)
+and its spread (the lowest and highest round), then Google Benchmark's own
+comparison (compare.py of Debian's libbenchmark-tools, with its
+Mann-Whitney U test) over the same runs.
 
 usage: scripts/bench_compare.py --ref REF [--build build] [--rounds 4]
                                 [--filter REGEX] [--min-time 0.2]
@@ -94,18 +95,23 @@ def duration(ns):
 
 
 def summary(ref_runs, new_runs):
-    """Rows of name, reference median, this tree's median, ratio, spread."""
+    """Rows of name, reference time, this tree's time, ratio, spread.
+
+    Noise on a shared machine only adds time, and a busy spell can cover
+    half of one build's samples: each round's time is its fastest
+    repetition, a round's ratio compares the two builds' of that round, and
+    the row gives the median over rounds (times and ratio) and the lowest
+    and highest round's ratio."""
     rows = []
     names = [n for n in real_times(new_runs[0]) if n in real_times(ref_runs[0])]
     for name in names:
-        ref = [t for r in ref_runs for t in real_times(r).get(name, [])]
-        new = [t for r in new_runs for t in real_times(r).get(name, [])]
-        per_round = [statistics.median(real_times(a)[name]) / statistics.median(real_times(b)[name])
-                     for a, b in zip(ref_runs, new_runs)
-                     if name in real_times(a) and name in real_times(b)]
-        rows.append((name, statistics.median(ref), statistics.median(new),
-                     statistics.median(ref) / statistics.median(new),
-                     min(per_round), max(per_round)))
+        pairs = [(min(real_times(a)[name]), min(real_times(b)[name]))
+                 for a, b in zip(ref_runs, new_runs)
+                 if name in real_times(a) and name in real_times(b)]
+        ratios = [ref / new for ref, new in pairs]
+        rows.append((name, statistics.median(p[0] for p in pairs),
+                     statistics.median(p[1] for p in pairs), statistics.median(ratios),
+                     min(ratios), max(ratios)))
     return rows
 
 
@@ -150,7 +156,7 @@ def main():
                     json.dump(merged(runs), f)
             print("\nGoogle Benchmark's compare.py (time: new vs reference, U test):")
             sys.stdout.flush()
-            subprocess.run([sys.executable, COMPARE_PY, "benchmarks",
+            subprocess.run([sys.executable, COMPARE_PY, "-a", "--no-color", "benchmarks",
                             os.path.join(tmp, "ref.json"), os.path.join(tmp, "new.json")])
         else:
             print(f"\n({COMPARE_PY} not found: apt-get install libbenchmark-tools for the U test)")
