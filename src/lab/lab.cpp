@@ -81,6 +81,10 @@ void check_lab(const LabOptions& o) {
     throw InputError(std::string("lab: server.reject_status ") +
                      failure_class_name(o.scenario.server.reject_status) +
                      " is not produced by the lab's backend, which rejects with 503");
+  if (o.scenario.server.retry_after_s > 0)
+    throw InputError(
+        "lab: server.retry_after_s is not sent by the lab's backend, whose 503s "
+        "carry no Retry-After");
   if (o.scenario.incident.failure != FailureClass::timeout)
     throw InputError(std::string("lab: incident.failure ") +
                      failure_class_name(o.scenario.incident.failure) +

@@ -173,6 +173,12 @@ void LayerPolicy::finalize() {
     put("client.retry_on", answer_set_text(retried_answers));
     for (const char* k : {"base_s", "multiplier", "cap_s", "jitter"})
       put_key(std::string("client.backoff.") + k);
+    if (pushback != Pushback::ignore) {  // only where the system reads a pushback
+      s.client.pushback = pushback;
+      s.client.pushback_max_s = pushback_max_s;
+      put_key("client.pushback");
+      if (pushback == Pushback::envoy) put_key("client.pushback_max_s");
+    }
   }
   if (has_retry_policy || has_budget_part) {
     put_key("client.budget.kind");
@@ -190,6 +196,8 @@ ClientPolicy LayerPolicy::policy() const {
   p.deadline_s = deadline_s.value_or(0);
   p.retry_on_timeout = retry_on_timeout;
   p.retried_answers = retried_answers;
+  p.pushback = pushback;
+  p.pushback_max_s = pushback_max_s;
   p.backoff = backoff;
   p.budget = budget;
   return ClientPolicy(std::move(p));

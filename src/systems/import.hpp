@@ -59,6 +59,10 @@ struct LayerPolicy {
   // The error answers this layer retries (client.retry_on): what the system
   // retries of 503, 429, a refused connection and a reset.
   AnswerSet retried_answers = kAllAnswers;
+  // How a rejection's pushback (Retry-After, grpc-retry-pushback-ms) is
+  // waited (client.pushback), and Envoy's longest (client.pushback_max_s).
+  Pushback pushback = Pushback::ignore;
+  double pushback_max_s = 300;
   bool per_try_timeout_unset = false;  // Envoy/Istio without per_try_timeout
   // Whether a timed-out attempt would be retried once a per-try timeout is
   // set: Envoy/Istio retry it only with 5xx, gateway-error or reset listed.

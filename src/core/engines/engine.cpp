@@ -15,6 +15,13 @@ void validate_fluid(const Scenario& s, const RunLimits& limits) {
     throw InputError(std::string("incident.failure: ") + failure_class_name(s.incident.failure) +
                      " (answered at once when the attempt cannot start) runs with engine=agent; "
                      "the fluid engine's incident is timeout: unserved attempts wait");
+  // A cohort's retries are spread over the backoff's range; a pushback that
+  // sends them all at one instant is the agent engine's.
+  if (s.client.pushback != Pushback::ignore && s.server.retry_after_s > 0)
+    throw InputError(
+        "client.pushback: waiting a rejection's server.retry_after_s runs with "
+        "engine=agent; the fluid engine retries after the backoff (client.pushback="
+        "ignore, or server.retry_after_s=0)");
 }
 
 void validate_agent_scenario(const Scenario& s, const RunLimits& limits) {

@@ -212,6 +212,11 @@ void add_demand_server_keys(std::vector<KeySpec>& keys) {
       "Rejected with",
       "what a rejected attempt hears (full queue, CoDel): 503, 429, refused, reset",
       [](S & s) -> auto& { return s.server.reject_status; });
+  g.number(
+      "server.retry_after_s", 0, 1e6, "s", "Retry-After",
+      "pushback a 503 or 429 rejection carries (Retry-After, grpc-retry-pushback-ms); 0 = none "
+      "(agent engine)",
+      [](S & s) -> auto& { return s.server.retry_after_s; });
 }
 
 // The incident: when capacity drops or demand surges, and by how much.
@@ -268,6 +273,15 @@ void add_client_keys(std::vector<KeySpec>& keys) {
       "the answers retried: all, none, or a list of 503, 429, refused, reset (timeouts: "
       "client.retry_on_timeout)",
       [](S & s) -> auto& { return s.client.retry_on; });
+  g.choice<Pushback>(
+      "client.pushback", {"ignore", "exact", "envoy"}, "Pushback",
+      "how a rejection's server.retry_after_s is waited: ignore (the backoff), exact (gRPC), "
+      "envoy (rate_limited_retry_back_off: [p, 1.5 p), the backoff above pushback_max_s)",
+      [](S & s) -> auto& { return s.client.pushback; });
+  g.number(
+      "client.pushback_max_s", 0, 1e7, "s", "Longest pushback",
+      "envoy pushback: a pushback above this is ignored (Envoy's max_interval, default 300 s)",
+      [](S & s) -> auto& { return s.client.pushback_max_s; });
   g.text(
       "client.stack_retries", "Stack retries",
       "retries per layer, outermost first (\"2,1\"); overrides layers and "
@@ -681,7 +695,7 @@ void set_when_rules(std::vector<KeySpec>& keys) {
         "service_completes",       "client.timeout_s",          "client.layers",
         "client.retry_on_timeout", "client.stack_retries",      "client.budget.kind",
         "client.retry_on",         "recovery.goodput_fraction", "recovery.criterion",
-        "tipping.grid_s"};
+        "tipping.grid_s",          "client.pushback",           "client.pushback_max_s"};
     if (k.group == "incident" || k.group == "demand_server" || step_only.count(k.path)) {
       k.when_path = "engine";
       k.when_values = {"fluid", "agent"};

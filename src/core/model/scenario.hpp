@@ -39,6 +39,12 @@ enum class DemandProcess { deterministic, poisson, bursty };
 enum class ServiceDist { deterministic, exponential, lognormal, two_point };
 enum class QueueDiscipline { fifo, lifo, codel };
 
+// How a client waits the pushback of a rejection (docs/policies.md,
+// "Pushback"): ignore it (its backoff), wait exactly it (gRPC's
+// grpc-retry-pushback-ms), or Envoy's rate_limited_retry_back_off (drawn in
+// [p, 1.5 p); a pushback above pushback_max_s falls back to the backoff).
+enum class Pushback { ignore, exact, envoy };
+
 // How an attempt fails, as real stacks tell failures apart
 // (docs/policies.md, "Which failures are retried"). The answers come first,
 // in the order server.reject_status lists them; incident.failure adds
@@ -138,6 +144,9 @@ struct Scenario {
     // What a rejected attempt hears (full queue, CoDel drop): 503, 429,
     // refused or reset.
     FailureClass reject_status = FailureClass::http_503;
+    // The pushback a 503 or 429 rejection carries (Retry-After, gRPC's
+    // grpc-retry-pushback-ms), seconds; 0 = none. Agent engine.
+    double retry_after_s = 0;
   } server;
 
   struct {
@@ -158,7 +167,9 @@ struct Scenario {
     double deadline_s = 0;         // whole request across attempts; 0 = none
     bool retry_on_timeout = true;  // false: a timed-out attempt is not retried
     std::string retry_on = "all";  // the answers retried: "all", "none" or "503,429,refused,reset"
-    std::string stack_retries;     // "2,1": retries per layer, outermost first
+    Pushback pushback = Pushback::ignore;  // how a rejection's pushback is waited
+    double pushback_max_s = 300;           // envoy: the longest pushback waited
+    std::string stack_retries;             // "2,1": retries per layer, outermost first
     std::string layer_timeouts_s;  // agent engine: "3,1": timeout per layer, outermost first
     Backoff backoff;
     Budget budget;

@@ -94,6 +94,8 @@ ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
   p.retry_on_timeout = s.client.retry_on_timeout;
   // The session model's answers are its own (docs/sessions.md): it retries them all.
   p.retried_answers = sessions ? kAllAnswers : s.retried_answers();
+  p.pushback = s.client.pushback;
+  p.pushback_max_s = s.client.pushback_max_s;
   p.backoff = s.client.backoff;
   p.budget = s.client.budget;
   // Per-layer timeouts are the agent engine's key; the others time every layer alike.
@@ -230,8 +232,26 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
   }
   d.verdict = RetryVerdict::retry;
   d.retry = f.attempt;
-  d.delay = delay(f.attempt);
+  d.delay = pushback_delay(f, delay(f.attempt));
   return d;
+}
+
+// gRPC waits the server's grpc-retry-pushback-ms exactly (C-core
+// RetryFilter's CallAttempt::ShouldRetry, grpc-java RetriableStream);
+// Envoy's rate_limited_retry_back_off draws in [p, 1.5 p) and keeps its
+// backoff for a pushback above max_interval (RetryStateImpl::parseResetInterval).
+DelayRange ClientPolicy::pushback_delay(const Failure& f, DelayRange backoff) const {
+  if (!(f.pushback_s > 0) || f.timed_out) return backoff;
+  switch (settings_.pushback) {
+    case Pushback::ignore:
+      return backoff;
+    case Pushback::exact:
+      return {f.pushback_s, f.pushback_s};
+    case Pushback::envoy:
+      if (f.pushback_s > settings_.pushback_max_s) return backoff;
+      return {f.pushback_s, 1.5 * f.pushback_s};
+  }
+  return backoff;
 }
 
 double ClientPolicy::deadline_left_s(int attempt) const {

@@ -89,6 +89,7 @@ struct Failure {
   double now_s = 0;        // the failure instant
   double start_s = 0;      // when the user request started (the deadline counts from it)
   FailureClass answer = FailureClass::http_503;  // the error answer, when not timed out
+  double pushback_s = 0;  // the answer's pushback (Retry-After), seconds; 0 = none
   static constexpr int kAllLayers = -1;
 };
 
@@ -113,6 +114,8 @@ class ClientPolicy {
     double deadline_s = 0;                    // whole request; 0 = none
     bool retry_on_timeout = true;             // false: a timed-out attempt fails the request
     AnswerSet retried_answers = kAllAnswers;  // the error answers retried (client.retry_on)
+    Pushback pushback = Pushback::ignore;     // how an answer's pushback is waited
+    double pushback_max_s = 300;              // envoy: the longest pushback waited
     Backoff backoff;
     Budget budget;
     DeadlineRule deadline_rule = DeadlineRule::none;
@@ -140,6 +143,7 @@ class ClientPolicy {
   double deadline_s() const { return settings_.deadline_s; }
   bool retry_on_timeout() const { return settings_.retry_on_timeout; }
   AnswerSet retried_answers() const { return settings_.retried_answers; }
+  Pushback pushback() const { return settings_.pushback; }
   const Backoff& backoff() const { return settings_.backoff; }
   const Budget& budget() const { return settings_.budget; }
   DeadlineRule deadline_rule() const { return settings_.deadline_rule; }
@@ -196,6 +200,7 @@ class ClientPolicy {
   // engine splits the range over steps). Rules, in order: attempts left at
   // the layer, retry_on_timeout or the retried answers, then the deadline rule (planned_mean,
   // rest_of_ladder_mean; `fires` leaves the deadline to the engine's timer).
+  // An answer's pushback replaces the backoff's range as `pushback` says.
   RetryDecision decide(const Failure& f) const;
   // The same, drawing the delay with `uniform(low, high)` (called only when the
   // range has a width, so a fixed ladder consumes no random numbers).
@@ -210,6 +215,7 @@ class ClientPolicy {
 
  private:
   int plan_deadline() const;
+  DelayRange pushback_delay(const Failure& f, DelayRange backoff) const;
   Settings settings_;
   int last_planned_attempt_ = 1;
   std::vector<DelayRange> ranges_;   // by retry number (index 0 unused), for the engines' speed

@@ -464,6 +464,34 @@ void read_backoff(const RetryPolicyAt& p, Reader& r) {
   l.from["client.backoff.jitter"] = "Envoy draws each delay uniformly in [0, window)";
 }
 
+// rate_limited_retry_back_off: a retried answer carrying one of its
+// reset_headers (Retry-After, X-RateLimit-Reset) waits that interval, drawn
+// in [interval, 1.5 x interval); an interval above max_interval (default
+// 300 s) keeps the regular backoff (RetryStateImpl::parseResetInterval and
+// nextRetryTime, source/common/router/retry_state_impl.cc).
+void read_rate_limited_back_off(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node rl = get(p.rp, "rate_limited_retry_back_off");
+  if (!rl) return;
+  std::string key = join(p.rp_key, "rate_limited_retry_back_off");
+  if (!rl.IsMap()) fail(at(r.file, key, rl), "must be an object");
+  r.check_fields(rl, key, {"reset_headers", "max_interval"}, true);
+  YAML::Node headers = get(rl, "reset_headers");
+  if (!headers || !headers.IsSequence() || headers.size() == 0)
+    fail(at(r.file, key, rl), "reset_headers: Envoy needs at least one header");
+  l.pushback = Pushback::envoy;
+  l.from["client.pushback"] = at(r.file, key, rl).text() +
+                              ": a retried answer's reset header is waited, in [interval, 1.5 x "
+                              "interval)";
+  l.pushback_max_s = 300;
+  l.from["client.pushback_max_s"] = key + ".max_interval left out (Envoy's default 300 s)";
+  if (YAML::Node mi = get(rl, "max_interval")) {
+    l.pushback_max_s = envoy_duration(r, mi, join(key, "max_interval"));
+    l.from["client.pushback_max_s"] =
+        at(r.file, join(key, "max_interval"), mi).text() + ": " + human_duration(l.pushback_max_s);
+  }
+}
+
 }  // namespace
 
 void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
@@ -506,8 +534,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   read_retried_answers(p, retry_on, r);
   read_per_try_timeout(p, retry_on, deadline, r);
   read_backoff(p, r);
-  if (get(rp, "rate_limited_retry_back_off"))
-    l.notes.push_back("rate_limited_retry_back_off (reset headers) is not modelled");
+  read_rate_limited_back_off(p, r);
   if (get(rp, "retry_host_predicate"))
     l.notes.push_back("retry_host_predicate: retries go to other hosts; the model has one queue");
 }

@@ -223,6 +223,12 @@ void read_status_codes(const YAML::Node& rc, const std::string& rk, Reader& r) {
       rcw.text() + ": retries " + answer_set_text(l.retried_answers) +
       (unavailable ? " (503, 429, a refused connection and a reset reach the client as UNAVAILABLE)"
                    : " (no UNAVAILABLE: a 503, a refused connection and a reset are not retried)");
+  // Every gRPC client waits a server's grpc-retry-pushback-ms exactly
+  // instead of its backoff (C-core RetryFilter's CallAttempt::ShouldRetry,
+  // grpc-java RetriableStream, grpc-go's retry, grpc-js RetryingCall).
+  l.pushback = Pushback::exact;
+  l.from["client.pushback"] =
+      "gRPC waits a server's grpc-retry-pushback-ms exactly, instead of the backoff";
 }
 
 // perAttemptRecvTimeout: a per-attempt timeout, in C-core only.

@@ -417,7 +417,7 @@ class AgentEngine {
   // failed): back off and retry, or fail the call. A real system's budget
   // decides now, before the backoff (docs/agent-engine.md).
   void attempt_failed(uint32_t call_id, bool timed_out,
-                      FailureClass answer = FailureClass::http_503) {
+                      FailureClass answer = FailureClass::http_503, double pushback_s = 0) {
     Call& call = calls_[call_id];
     int layer = call.layer;
     Failure failure{.layer = layer,
@@ -425,7 +425,8 @@ class AgentEngine {
                     .timed_out = timed_out,
                     .now_s = now_,
                     .start_s = call.start_s,
-                    .answer = answer};
+                    .answer = answer,
+                    .pushback_s = pushback_s};
     RetryOutcome outcome = retry_[layer].on_failure(
         failure, in_flight(layer),
         [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
@@ -532,7 +533,11 @@ class AgentEngine {
     Call& call = calls_[call_id];
     if (call.gen != caller_gen || call.state != kWaiting) return;
     end_attempt(call);
-    attempt_failed(call_id, false, fails_fast() ? s_.incident.failure : s_.server.reject_status);
+    FailureClass answer = fails_fast() ? s_.incident.failure : s_.server.reject_status;
+    // A 503 or 429 carries the server's pushback; a refused connection or a
+    // reset carries no header.
+    bool pushes_back = answer == FailureClass::http_503 || answer == FailureClass::http_429;
+    attempt_failed(call_id, false, answer, pushes_back ? s_.server.retry_after_s : 0);
   }
 
   // incident.failure other than timeout: during the incident an attempt that
