@@ -187,6 +187,44 @@ TEST_P(GrpcConformance, ThrottlingAfterABurstAndTheRecovery) {
   std::cout << "\n";
 }
 
+// Server pushback: an UNAVAILABLE answer with grpc-retry-pushback-ms 300 is
+// retried 300 ms later, not after the 10 ms backoff (C-core 1.51
+// retry_filter.cc CallAttempt::ShouldRetry: server_pushback sets the next
+// attempt's time; grpc-js retrying-call.ts: the pushback replaces the
+// backoff). The model: client.pushback exact, imported with every gRPC
+// service config, waits exactly the pushback (docs/policies.md, "Pushback").
+TEST_P(GrpcConformance, ServerPushbackReplacesTheBackoff) {
+  TempDir dir("grpc_pushback");
+  std::string config = service_config(retry_policy(4, "0.01s", "0.01s", 1));
+  ClientPolicy model = model_of(config);
+  ASSERT_EQ(model.pushback(), Pushback::exact);
+  const json pushed = {{"status", "UNAVAILABLE"}, {"headers", {{"grpc-retry-pushback-ms", "300"}}}};
+  ScriptedServer server(dir.path(), "pushback",
+                        {{"answers", json::array({pushed, pushed})}, {"then", {{"status", "OK"}}}},
+                        "grpc");
+  ASSERT_GT(server.port(), 0);
+  ClientRun run =
+      this->run(dir.path(), server.port(), config, {"--calls", "4", "--concurrency", "2"});
+  ASSERT_EQ(run.calls.size(), 4u);
+  for (const auto& call : run.calls) EXPECT_EQ(call.status, "OK") << call.message;
+  auto gaps = retry_gaps(server.stop_and_record());
+  Failure f;
+  f.answer = FailureClass::http_503;  // UNAVAILABLE, as a proxy's 503 reaches a gRPC client
+  f.pushback_s = 0.3;
+  DelayRange expected = model.decide(f).delay;
+  EXPECT_EQ(expected.low_s, 0.3);
+  EXPECT_EQ(expected.high_s, 0.3);
+  for (int k : {1, 2}) {
+    ASSERT_EQ(gaps[k].size(), 4u) << "retry " << k;
+    for (double g : gaps[k]) {
+      EXPECT_GE(g, 300 - kSchedulingToleranceMs) << "retry " << k;
+      EXPECT_LE(g, 300 + 3 * kSchedulingToleranceMs) << "retry " << k;  // a busy machine is late
+    }
+    std::cout << "[ pushback ] retry " << k << ": model 300 ms, measured " << quantile(gaps[k], 0)
+              << " to " << quantile(gaps[k], 1) << " ms\n";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Clients, GrpcConformance, ::testing::Values(Client::c_core, Client::node),
                          client_name);
 
