@@ -290,8 +290,9 @@ TEST(ConfigsIstio, PerTryTimeoutOfADroppedRetriesBlockImportsNothing) {
   EXPECT_EQ(num(r, "client.timeout_s"), 9);  // the route timeout bounds the one attempt
   bool noted = false;
   for (const auto& n : r.layers.at(0).notes)
-    noted |= n.find("off.yaml:10: spec.http[0].retries.perTryTimeout: the retries block turns "
-                    "retries off") != std::string::npos;
+    noted |= n.find(
+                 "off.yaml:10: spec.http[0].retries.perTryTimeout: the retries block turns "
+                 "retries off") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 
