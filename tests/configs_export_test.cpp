@@ -164,6 +164,43 @@ TEST(ConfigsExport, GrpcRoundTripAndValidator) {
   }
 }
 
+// client.retry_on and client.pushback through Envoy and back: retry_on and
+// retriable_status_codes as envoy::retried_answers reads them, and
+// rate_limited_retry_back_off for a pushback Envoy waits.
+TEST(ConfigsExport, EnvoyRetryOnAndPushbackRoundTrip) {
+  struct Case {
+    const char* retry_on;
+    bool timeouts;
+    const char* back;  // what the import reads
+  };
+  const Case cases[] = {
+      {"all", true, "all"},
+      {"503,refused,reset", true, "503,refused,reset"},
+      {"refused", false, "refused"},
+      {"refused,429", false, "429,refused"},
+      {"503", true, "503,refused,reset"},  // Envoy's 5xx retries both: noted
+      {"refused", true, "refused,reset"},  // a timeout needs reset: noted
+  };
+  for (const Case& c : cases) {
+    Scenario s = preset_or_throw("primary-failover").scenario;
+    set_key_text(s, "client.retry_on", c.retry_on);
+    s.client.retry_on_timeout = c.timeouts;
+    std::string text;
+    Scenario b = reimport(s, "envoy", text);
+    EXPECT_EQ(b.client.retry_on, c.back) << c.retry_on << "\n" << text;
+    EXPECT_EQ(b.client.retry_on_timeout, c.timeouts) << text;
+  }
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  set_key_text(s, "client.pushback", "envoy");
+  set_key_text(s, "client.pushback_max_s", "30");
+  std::string text;
+  Scenario b = reimport(s, "envoy", text);
+  EXPECT_EQ(b.client.pushback, Pushback::envoy) << text;
+  EXPECT_EQ(b.client.pushback_max_s, 30) << text;
+  EXPECT_EQ(reimport(preset_or_throw("primary-failover").scenario, "envoy", text).client.pushback,
+            Pushback::ignore);
+}
+
 TEST(ConfigsExport, IstioRoundTrip) {
   for (const Scenario& s : policies()) {
     std::string text;

@@ -81,6 +81,57 @@ void envoy_back_off(YAML::Emitter& y, const Scenario& s, const Fit& fit, int ret
                     number_text(b.multiplier) + " cannot be expressed");
 }
 
+// retry_on for the scenario's retried answers (client.retry_on) and
+// timeouts, the inverse of envoy::retried_answers: 5xx retries a 503, a
+// refused connection, a reset and a timed-out attempt; connect-failure and
+// refused-stream a refused connection; reset every reset and a timed-out
+// attempt; a 429 only as a retriable status code.
+std::string envoy_retry_on(const Scenario& s, bool& with_429, const Fit& fit) {
+  AnswerSet a = s.retried_answers();
+  auto has = [&](FailureClass c) { return (a & answer_bit(c)) != 0; };
+  std::vector<std::string> items;
+  if (has(FailureClass::http_503)) {
+    items = {"5xx", "reset", "connect-failure", "refused-stream"};
+    if (!has(FailureClass::refused) || !has(FailureClass::reset))
+      fit.notes.push_back(
+          "Envoy's 5xx also retries refused connections and resets; the "
+          "scenario's client.retry_on '" +
+          s.client.retry_on + "' leaves one of them out");
+  } else {
+    if (has(FailureClass::refused)) items = {"connect-failure", "refused-stream"};
+    if (has(FailureClass::reset) || s.client.retry_on_timeout) {
+      items.insert(items.begin(), "reset");
+      if (!has(FailureClass::reset))
+        fit.notes.push_back(
+            "Envoy retries a timed-out attempt only with 5xx, gateway-error or "
+            "reset in retry_on: reset is written, which also retries resets");
+    }
+  }
+  with_429 = has(FailureClass::http_429);
+  if (with_429) items.push_back("retriable-status-codes");
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+// Envoy waits a retried answer's Retry-After (client.pushback envoy) with
+// rate_limited_retry_back_off; it cannot wait one exactly.
+void envoy_rate_limited(YAML::Emitter& y, const Scenario& s, const Fit& fit) {
+  if (s.client.pushback == Pushback::ignore) return;
+  if (s.client.pushback == Pushback::exact)
+    fit.notes.push_back(
+        "Envoy waits a Retry-After in [p, 1.5 p), not exactly: written as "
+        "rate_limited_retry_back_off");
+  begin_map(y, "rate_limited_retry_back_off");
+  y << YAML::Key << "reset_headers" << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key
+    << "name" << YAML::Value << "Retry-After" << YAML::Key << "format" << YAML::Value << "SECONDS"
+    << YAML::EndMap << YAML::EndSeq;
+  entry(y, "max_interval",
+        proto_duration(
+            fit.duration(s.client.pushback_max_s, "client.pushback_max_s", "max_interval")));
+  y << YAML::EndMap;
+}
+
 // The route's timeout and retry_policy.
 void envoy_route(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retries) {
   comment_line(y, "Route: these fields go under route_config.virtual_hosts[].routes[].route");
@@ -92,7 +143,12 @@ void envoy_route(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retrie
   else
     entry(y, "timeout", "0s", "no overall deadline (0s turns off Envoy's default of 15s)");
   begin_map(y, "retry_policy");
-  quoted_entry(y, "retry_on", "5xx,reset,connect-failure,refused-stream");
+  bool with_429 = false;
+  quoted_entry(y, "retry_on", envoy_retry_on(s, with_429, fit));
+  if (with_429) {
+    y << YAML::Key << "retriable_status_codes" << YAML::Value << YAML::Flow << YAML::BeginSeq << 429
+      << YAML::EndSeq;
+  }
   std::string attempts = "retries, so " + std::to_string(retries + 1) + " attempts per request";
   if (s.client.retry_on_timeout) {
     entry(y, "num_retries", retries, attempts);
@@ -112,6 +168,7 @@ void envoy_route(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retrie
           human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
   }
   envoy_back_off(y, s, fit, retries);
+  envoy_rate_limited(y, s, fit);
   y << YAML::EndMap << YAML::EndMap;
 }
 
