@@ -186,6 +186,45 @@ TEST(ConfigsLint, NoSimulatedFixRaisesThePeakButTheOneThatSaysItAddsLoad) {
   EXPECT_GT(simulated, 10);
 }
 
+// gRPC hedgingPolicy (issue 26, part 2): imported as maxAttempts - 1 retries
+// after a per-attempt timeout of hedgingDelay, no backoff (the load of
+// hedges that do not wait for failures); lint says which clients hedge and
+// whether retryThrottling bounds them, and what two hedging layers multiply.
+TEST(ConfigsLint, HedgingIsImportedAsItsLoadAndLinted) {
+  const std::string hedged =
+      R"({"methodConfig":[{"name":[{}],"timeout":"2s","hedgingPolicy":{"maxAttempts":3,)"
+      R"("hedgingDelay":"0.1s","nonFatalStatusCodes":["UNAVAILABLE"]}}]})";
+  ImportResult r = import_configs({{"h.json", hedged}});
+  EXPECT_EQ(num(r, "client.retries"), 2);
+  EXPECT_DOUBLE_EQ(num(r, "client.timeout_s"), 0.1);
+  EXPECT_TRUE(flag(r, "client.retry_on_timeout"));
+  EXPECT_EQ(num(r, "client.backoff.base_s"), 0);
+  EXPECT_EQ(str(r, "client.retry_on"), "all");
+  LintReport plain = lint_configs({{"h.json", hedged}});
+  const Finding* h = find(plain, "hedging");
+  ASSERT_NE(h, nullptr) << lint_text(plain);
+  EXPECT_EQ(h->severity, Severity::warning);
+  EXPECT_NE(h->message.find("up to 3 attempts per call, a new one every 100 ms"), std::string::npos)
+      << h->message;
+  EXPECT_NE(h->message.find("gRPC C-core and grpc-go do not"), std::string::npos);
+  EXPECT_EQ(find(plain, "no-retry-budget"), nullptr);  // the hedging finding says it
+  LintOptions heavy;
+  heavy.load = 0.95;
+  EXPECT_NE(find(lint_configs({{"h.json", hedged}}, heavy), "load-above-drain-bound")
+                ->fix.find("remove the hedgingPolicy"),
+            std::string::npos);
+  std::string throttled = hedged;
+  throttled.insert(throttled.size() - 1, R"(,"retryThrottling":{"maxTokens":10,"tokenRatio":0.1})");
+  LintReport with_throttling = lint_configs({{"t.json", throttled}});
+  const Finding* bounded = find(with_throttling, "hedging");
+  ASSERT_NE(bounded, nullptr);
+  EXPECT_EQ(bounded->severity, Severity::info);
+  LintReport two = lint_configs({{"a.json", hedged}, {"b.json", hedged}});
+  const Finding* layers = find(two, "hedging-at-several-layers");
+  ASSERT_NE(layers, nullptr) << lint_text(two);
+  EXPECT_EQ(layers->numbers["attempts"], 9);
+}
+
 // botocore caps each delay after the jitter (ExponentialBackoff.delay_amount,
 // botocore/retries/standard.py), which the conformance suite measured
 // (docs/conformance.md, "AWS SDKs"); lint states the simplification from

@@ -161,6 +161,12 @@ const Room& room(System s) {
 
 LintTerms lint_terms(const LayerPolicy& l) {
   LintTerms t = room(l.system).terms;
+  if (l.hedging) {  // a gRPC hedgingPolicy counts its attempts the same way
+    t.retries = "hedgingPolicy.maxAttempts";
+    t.no_retries =
+        "remove the hedgingPolicy (gRPC rejects the service config for a maxAttempts "
+        "below 2)";
+  }
   if (l.system == System::linkerd && l.format.rfind("Linkerd ServiceProfile", 0) == 0) {
     // A ServiceProfile has no retry count and ignores retry.linkerd.io
     // annotations: its route retries or not, and its budget bounds how much.

@@ -66,10 +66,7 @@ MethodConfigAt pick_method_config(const YAML::Node& mcs, const Reader& r) {
                    true);
     if (get(m, "retry_policy") && get(m, "hedging_policy"))
       fail(at(r.file, k, m), "has both retryPolicy and hedgingPolicy; gRPC allows one");
-    if (get(m, "hedging_policy"))
-      r.warn(at(r.file, k + ".hedgingPolicy", get(m, "hedging_policy")),
-             "hedging is not modelled; each hedged attempt adds load like a retry");
-    bool has = static_cast<bool>(get(m, "retry_policy"));
+    bool has = get(m, "retry_policy") || get(m, "hedging_policy");
     if (has && ++with_retry == 1) {
       mc = m;
       mc_key = k;
@@ -202,12 +199,13 @@ void read_backoff(const YAML::Node& ib, const YAML::Node& mb, const YAML::Node& 
 // proxy, a refused connection and a reset as UNAVAILABLE (gRPC's
 // doc/http-grpc-status-mapping.md; C-core's transport fails the stream
 // with UNAVAILABLE); a gRPC server's own throttling is RESOURCE_EXHAUSTED.
-void read_status_codes(const YAML::Node& rc, const std::string& rk, Reader& r) {
-  Where rcw = at(r.file, rk + ".retryableStatusCodes", rc);
+void read_status_codes(const YAML::Node& rc, const std::string& rk, Reader& r,
+                       const std::string& field = "retryableStatusCodes") {
+  Where rcw = at(r.file, rk + "." + field, rc);
   if (!rc.IsSequence() || rc.size() == 0) fail(rcw, "must be a non-empty list of status codes");
   bool unavailable = false, exhausted = false;
   for (size_t i = 0; i < rc.size(); ++i) {
-    Where w = at(r.file, rk + ".retryableStatusCodes[" + std::to_string(i) + "]", rc[i]);
+    Where w = at(r.file, rk + "." + field + "[" + std::to_string(i) + "]", rc[i]);
     std::string code = text(rc[i], w);
     bool numeric = !code.empty() && code.find_first_not_of("0123456789") == std::string::npos;
     if (numeric ? std::stoll(code.substr(0, 6)) > 16 : !kStatusCodes.count(code))
@@ -285,6 +283,48 @@ void read_retry_policy(const YAML::Node& rp, const std::string& rk, Reader& r) {
   read_per_attempt_timeout(rp, rk, r);
 }
 
+// hedgingPolicy: up to maxAttempts attempts, a new one every hedgingDelay
+// while none has answered, and at once after a nonFatalStatusCodes answer
+// (gRPC's retry design, A6; grpc-java's RetriableStream and grpc-js's
+// RetryingCall hedge, gRPC C-core and grpc-go do not). Read as that many
+// attempts, the next one after a per-attempt timeout of hedgingDelay, with
+// no backoff: the load is the same, but gRPC keeps the earlier attempts
+// running where the model abandons them (the server still serves them).
+void read_hedging_policy(const YAML::Node& hp, const std::string& hk, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (!hp.IsMap()) fail(at(r.file, hk, hp), "must be an object");
+  r.check_fields(hp, hk, {"max_attempts", "hedging_delay", "non_fatal_status_codes"}, true);
+  read_attempts(required(hp, hk, r, "max_attempts", "maxAttempts"), hk, r);
+  l.count_field = "hedgingPolicy.maxAttempts";
+  l.hedging = true;
+  double delay = 0;
+  std::string delay_from = hk + ": hedgingDelay left out (0s: every attempt at once)";
+  if (YAML::Node hd = get(hp, "hedging_delay")) {
+    delay = grpc_duration(r, hd, hk + ".hedgingDelay");
+    delay_from = at(r.file, hk + ".hedgingDelay", hd).text() + ": " + human_duration(delay);
+  }
+  l.per_try_timeout_s = std::max(delay, 0.001);
+  l.retry_on_timeout = true;
+  l.from["client.timeout_s"] = delay_from + ": a new hedge when no attempt answered by then";
+  l.from["client.retry_on_timeout"] = hk + ": hedges do not wait for a failure";
+  l.backoff = Backoff{0, 1, 0, Jitter::none};
+  l.from["client.backoff.base_s"] = l.from["client.backoff.cap_s"] =
+      l.from["client.backoff.multiplier"] = l.from["client.backoff.jitter"] =
+          "hedging has no backoff: the next hedge follows hedgingDelay";
+  if (YAML::Node nf = get(hp, "non_fatal_status_codes"); nf && nf.IsSequence() && nf.size() > 0) {
+    read_status_codes(nf, hk, r, "nonFatalStatusCodes");
+  } else {
+    l.retried_answers = 0;
+    l.from["client.retry_on"] =
+        hk + ": no nonFatalStatusCodes, so a failed answer ends the call (no hedge after it)";
+  }
+  l.notes.push_back(hk +
+                    ": hedging, read as retries after a per-attempt timeout of hedgingDelay; "
+                    "gRPC keeps the earlier attempts running, the model abandons them (the "
+                    "server still serves them). grpc-java and grpc-js hedge; gRPC C-core and "
+                    "grpc-go do not, and send one attempt");
+}
+
 }  // namespace
 
 void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
@@ -320,6 +360,8 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
   read_deadline(m, r);
   YAML::Node rp = get(m.mc, "retry_policy");
   std::string rk = m.key + ".retryPolicy";
+  if (YAML::Node hp = get(m.mc, "hedging_policy"); hp && !rp)
+    return read_hedging_policy(hp, m.key + ".hedgingPolicy", r);
   if (!rp) {
     l.retries = 0;
     l.from["client.retries"] = at(r.file, m.key, m.mc).text() + ": no retryPolicy, so no retries";

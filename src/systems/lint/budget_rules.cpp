@@ -68,6 +68,7 @@ void rule_budget(const Context& c, size_t index) {
   if (l.retries <= 0) return;
   if (!l.budget_modelled) return;
   if (!retries_overload(l)) return;  // its retries do not multiply an overload
+  if (l.hedging) return;             // the hedging finding says what bounds hedges
   bool cap_only = l.budget.kind == BudgetKind::envoy_concurrency && l.budget.ratio == 0;
   if (l.budget.kind != BudgetKind::none && !cap_only) return;
   Finding f = finding(Severity::warning, "no-retry-budget", l.file);

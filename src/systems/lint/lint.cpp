@@ -69,12 +69,14 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o,
     rule_budget(c, i);
     rule_no_deadline(c, i);
     rule_c_core_only(c, i);
+    rule_hedging(c, i);
     rule_haproxy(c, i);
     rule_nginx(c, i);
     rule_adaptive_limiter(c, i);
     rule_aws_cap_after_jitter(c, i);
   }
   rule_layers(c);
+  rule_hedging_layers(c);
   rule_counting(c);
   std::optional<double> load = o.load;
   std::string load_from = "--load";

@@ -165,6 +165,8 @@ void rule_layers(const Context& c);
 void rule_load(const Context& c, std::optional<double> load, const std::string& load_from);
 void rule_counting(const Context& c);
 void rule_c_core_only(const Context& c, size_t index);
+void rule_hedging(const Context& c, size_t index);
+void rule_hedging_layers(const Context& c);
 void rule_adaptive_limiter(const Context& c, size_t index);
 void rule_aws_cap_after_jitter(const Context& c, size_t index);
 void rule_haproxy(const Context& c, size_t index);

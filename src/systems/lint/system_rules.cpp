@@ -46,6 +46,59 @@ void rule_c_core_only(const Context& c, size_t index) {
   c.out.push_back(f);
 }
 
+// gRPC hedgingPolicy: hedges are sent whether or not the earlier attempts
+// fail, so in an overload (every answer later than hedgingDelay) every call
+// sends maxAttempts; only retryThrottling limits them (gRPC's design, A6:
+// hedges take tokens like retries). Which client runs it matters: grpc-java
+// and grpc-js hedge, gRPC C-core and grpc-go send one attempt.
+void rule_hedging(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (!l.hedging || l.retries <= 0) return;
+  bool throttled = l.budget.kind == BudgetKind::grpc_throttling;
+  Finding f = finding(throttled ? Severity::info : Severity::warning, "hedging", l.file);
+  f.message = "hedgingPolicy sends up to " + std::to_string(l.retries + 1) +
+              " attempts per call, a new one every " +
+              human_duration(l.per_try_timeout_s.value_or(0)) +
+              " while none has answered, whether or not the earlier ones fail: when answers "
+              "get slower than that, every call sends " +
+              std::to_string(l.retries + 1) + " (" + std::to_string(l.retries + 1) + "x the load)" +
+              (throttled ? "; retryThrottling takes a token per hedge and bounds them"
+                         : ", and without retryThrottling nothing bounds them") +
+              ". grpc-java and grpc-js hedge; gRPC C-core and grpc-go do not (one attempt)";
+  f.fix = throttled ? "keep retryThrottling; size hedgingDelay above the latency a healthy call "
+                      "has at its 95th percentile, so hedges stay rare"
+                    : "add retryThrottling {\"maxTokens\": 10, \"tokenRatio\": 0.1}: hedges take "
+                      "its tokens like retries";
+  f.numbers = {{"attempts", l.retries + 1},
+               {"hedging_delay_s", l.per_try_timeout_s.value_or(0)},
+               {"throttled", throttled}};
+  if (!throttled) f.fix_keys = room(l.system).budget_fix.keys;
+  c.out.push_back(f);
+}
+
+// Hedging at two layers multiplies like retries, and sooner: each layer's
+// hedges go out on a timer, not on failures.
+void rule_hedging_layers(const Context& c) {
+  std::string files;
+  long long product = 1;
+  int hedging = 0;
+  for (const LayerPolicy* l : c.retrying)
+    if (l->hedging && l->retries > 0) {
+      ++hedging;
+      product *= l->retries + 1;
+      files += (files.empty() ? "" : ", ") + l->file;
+    }
+  if (hedging < 2) return;
+  Finding f = finding(Severity::warning, "hedging-at-several-layers", files);
+  f.message = std::to_string(hedging) + " layers hedge (" + files + "): up to " +
+              std::to_string(product) +
+              " attempts reach the bottom for one call as soon as answers are slower than the "
+              "hedging delays, with no failure needed";
+  f.fix = "hedge at one layer only, the one nearest the dependency";
+  f.numbers = {{"layers", hedging}, {"attempts", product}};
+  c.out.push_back(f);
+}
+
 // AWS adaptive mode: the retry quota is modelled, the client-side rate limiter
 // is not, a deliberate simplification measured against botocore and
 // @smithy/util-retry in docs/conformance.md ("AWS SDKs").
