@@ -167,9 +167,21 @@ Scenario draw_agent(std::mt19937& rng, int index) {
   return s;
 }
 
-const std::vector<Case>& agent_cases() {
-  static const std::vector<Case> all = run_cases(kSeed + 1, draw_agent);
-  return all;
+// The same scenarios with every layer hedging, gRPC's way and Envoy's in
+// turn (docs/policies.md, "Hedging"): the invariants hold for them as well.
+Scenario draw_hedged(std::mt19937& rng, int index) {
+  Scenario s = draw_agent(rng, index);
+  set_key(s, "client.hedging", std::string(index % 2 ? "grpc" : "envoy"));
+  return s;
+}
+
+enum class AgentSet { retrying, hedging };
+
+const std::vector<Case>& agent_cases(AgentSet set = AgentSet::retrying) {
+  static const std::vector<Case> retrying = run_cases(kSeed + 1, draw_agent);
+  if (set == AgentSet::retrying) return retrying;
+  static const std::vector<Case> hedging = run_cases(kSeed + 1, draw_hedged);
+  return hedging;
 }
 
 std::string describe(const Case& c) {
@@ -567,12 +579,18 @@ TEST(Invariants, SameInputGivesByteIdenticalJson) {
   }
 }
 
-TEST(AgentInvariants, GeneratedScenariosAreVariedAndValid) {
-  const auto& all = agent_cases();
-  ASSERT_GE(all.size(), 300u);
+// Each invariant over the retrying scenarios and over the same ones hedging.
+class AgentInvariants : public ::testing::TestWithParam<AgentSet> {
+ protected:
+  const std::vector<Case>& all() const { return agent_cases(GetParam()); }
+};
+
+TEST_P(AgentInvariants, GeneratedScenariosAreVariedAndValid) {
+  const auto& cases = all();
+  ASSERT_GE(cases.size(), 300u);
   std::set<std::string> processes, services, disciplines;
   int stormy = 0, limited = 0;
-  for (const auto& c : all) {
+  for (const auto& c : cases) {
     EXPECT_EQ(c.scenario.engine, Engine::agent);
     for (auto [path, seen] :
          {std::pair{"demand.process", &processes}, std::pair{"server.service", &services},
@@ -589,11 +607,11 @@ TEST(AgentInvariants, GeneratedScenariosAreVariedAndValid) {
 }
 
 // Whole requests: the counts are exact.
-TEST(AgentInvariants, EveryRequestEndsAsSuccessFailureOrInFlight) {
+TEST_P(AgentInvariants, EveryRequestEndsAsSuccessFailureOrInFlight) {
   Violations v("user_requests == succeeded + failed + in_flight");
   Violations first("user_requests == sum of first attempts");
   Violations sums("sum(series.goodput) == succeeded, sum(series.failed) == failed");
-  for (const auto& c : agent_cases()) {
+  for (const auto& c : all()) {
     const RunResult& r = c.run;
     v.check(r.user_requests == r.succeeded + r.failed + r.in_flight, c,
             [&] { return at(0, r.user_requests, r.succeeded + r.failed + r.in_flight); });
@@ -604,9 +622,9 @@ TEST(AgentInvariants, EveryRequestEndsAsSuccessFailureOrInFlight) {
   }
 }
 
-TEST(AgentInvariants, ServedIsOnTimePlusLate) {
+TEST_P(AgentInvariants, ServedIsOnTimePlusLate) {
   Violations v("metrics.served == served_on_time + served_late");
-  for (const auto& c : agent_cases()) {
+  for (const auto& c : all()) {
     const Series& x = c.run.series;
     const Metrics& m = c.metrics;
     v.check(m.served == sum(x.goodput) + sum(x.served_late) && m.served_on_time == sum(x.goodput) &&
@@ -617,18 +635,18 @@ TEST(AgentInvariants, ServedIsOnTimePlusLate) {
 
 // Every attempt sent is served, shed or rejected, or is still at the server
 // at the end (the last step's backlog).
-TEST(AgentInvariants, AttemptsAreConservedThroughTheServer) {
+TEST_P(AgentInvariants, AttemptsAreConservedThroughTheServer) {
   Violations v("first + retries == served + shed + rejected + final backlog");
-  for (const auto& c : agent_cases()) {
+  for (const auto& c : all()) {
     const Series& x = c.run.series;
     double sent = attempts_sent(x), gone = attempts_accounted_for(x);
     v.check(sent == gone, c, [&] { return at(x.size(), sent, gone); });
   }
 }
 
-TEST(AgentInvariants, NoSeriesHoldsANegativeOrFractionalCount) {
+TEST_P(AgentInvariants, NoSeriesHoldsANegativeOrFractionalCount) {
   Violations v("every count is a whole number >= 0");
-  for (const auto& c : agent_cases()) {
+  for (const auto& c : all()) {
     for (const auto& [name, member] : kSeriesFields) {
       if (name == "t_s" || name == "capacity") continue;  // not counts
       std::span<const double> series = c.run.series.*member;
@@ -639,11 +657,11 @@ TEST(AgentInvariants, NoSeriesHoldsANegativeOrFractionalCount) {
   }
 }
 
-TEST(AgentInvariants, RetriesStayWithinTheAttemptsAndTheQueueLimit) {
+TEST_P(AgentInvariants, RetriesStayWithinTheAttemptsAndTheQueueLimit) {
   Violations retries("retries <= (attempts - 1) x user_requests");
   Violations none("retries 0 and one layer: no retries, nothing denied");
   Violations queue("backlog <= queue_limit + slots");
-  for (const auto& c : agent_cases()) {
+  for (const auto& c : all()) {
     const Scenario& s = c.scenario;
     const Series& x = c.run.series;
     double allowed = (s.attempts() - 1) * c.run.user_requests;
@@ -658,9 +676,9 @@ TEST(AgentInvariants, RetriesStayWithinTheAttemptsAndTheQueueLimit) {
   }
 }
 
-TEST(AgentInvariants, MetricFractionsAreWithinZeroAndOne) {
+TEST_P(AgentInvariants, MetricFractionsAreWithinZeroAndOne) {
   Violations v("fractions in [0, 1]");
-  for (const auto& c : agent_cases()) {
+  for (const auto& c : all()) {
     const Metrics& m = c.metrics;
     auto in01 = [](double f) { return f >= 0 && f <= 1 + 1e-12; };
     v.check(in01(m.failed_fraction) && in01(m.wasted_fraction), c,
@@ -669,17 +687,23 @@ TEST(AgentInvariants, MetricFractionsAreWithinZeroAndOne) {
 }
 
 // The same seed gives the same run, to the byte.
-TEST(AgentInvariants, SameSeedGivesByteIdenticalJson) {
+TEST_P(AgentInvariants, SameSeedGivesByteIdenticalJson) {
   Violations v("run_json(make_report(s)).dump() is deterministic");
-  const auto& all = agent_cases();
-  for (size_t i = 0; i < all.size(); i += 8) {
-    const Case& c = all[i];
+  const auto& cases = all();
+  for (size_t i = 0; i < cases.size(); i += 8) {
+    const Case& c = cases[i];
     ReportOptions plain{.advice = false, .tipping = false};
     std::string a = run_json(make_report(c.scenario, plain)).dump();
     std::string b = run_json(make_report(c.scenario, plain)).dump();
     v.check(a == b, c, "two runs differ");
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Sets, AgentInvariants,
+                         ::testing::Values(AgentSet::retrying, AgentSet::hedging),
+                         [](const auto& info) {
+                           return info.param == AgentSet::retrying ? "retrying" : "hedging";
+                         });
 
 }  // namespace
 }  // namespace retrystorm

@@ -15,6 +15,10 @@ int exported_retries(const Scenario& s) {
   return ClientPolicy::of(s).layer_retries().back();
 }
 
+Hedging exported_hedging(const Scenario& s) {
+  return s.hedged_layers().back();
+}
+
 // The scenario's name in a heading comment: a line break (or another control
 // character) in it is escaped, so that it cannot end the comment.
 std::string shown_name(const Scenario& s) {

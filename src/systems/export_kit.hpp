@@ -32,6 +32,8 @@ constexpr double kInt32Max = 2'147'483'647.0;   // int32 fields
 // The layer a configuration is written for: the innermost (the one that
 // calls the dependency), as the one typed client policy reads the scenario.
 int exported_retries(const Scenario& s);
+// How the exported layer (the innermost) hedges (client.hedging).
+Hedging exported_hedging(const Scenario& s);
 
 // The scenario's name in a heading comment: a line break (or another control
 // character) in it is escaped, so that it cannot end the comment.

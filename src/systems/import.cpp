@@ -171,6 +171,8 @@ void LayerPolicy::finalize() {
     if (deadline_s) put("client.deadline_s", *deadline_s);
     put("client.retry_on_timeout", retry_on_timeout);
     put("client.retry_on", answer_set_text(retried_answers));
+    if (hedges())  // only where the layer hedges
+      put("client.hedging", std::string(kHedgingNames[static_cast<int>(hedging)]));
     for (const char* k : {"base_s", "multiplier", "cap_s", "jitter"})
       put_key(std::string("client.backoff.") + k);
     if (pushback != Pushback::ignore) {  // only where the system reads a pushback
@@ -200,6 +202,7 @@ ClientPolicy LayerPolicy::policy() const {
   p.pushback_max_s = pushback_max_s;
   p.backoff = backoff;
   p.budget = budget;
+  if (hedges()) p.layer_hedging = {hedging};
   return ClientPolicy(std::move(p));
 }
 
@@ -416,6 +419,17 @@ void add_stack_budget_keys(ImportResult& out, const std::vector<const LayerPolic
                                             : std::string()));
 }
 
+// client.hedging of a stack where a layer hedges: how each layer hedges.
+void add_stack_hedging_key(ImportResult& out, const std::vector<const LayerPolicy*>& retrying) {
+  std::string list, names;
+  for (const auto* l : retrying) {
+    list += std::string(list.empty() ? "" : ",") + kHedgingNames[static_cast<int>(l->hedging)];
+    if (l->hedges()) names += (names.empty() ? "" : ", ") + l->file;
+  }
+  if (!names.empty())
+    out.keys.push_back({"client.hedging", list, "hedging layers, outermost first: " + names});
+}
+
 // Stacked layers, outermost first: the attempts multiply; timeout, backoff
 // and budget are one per model, taken from the innermost layer.
 void add_stack_keys(ImportResult& out, const std::vector<const LayerPolicy*>& retrying) {
@@ -437,8 +451,9 @@ void add_stack_keys(ImportResult& out, const std::vector<const LayerPolicy*>& re
   out.keys.push_back({"client.stack_retries", same ? std::string() : stack,
                       same ? "every layer retries the same number of times"
                            : "retries per layer, outermost first (" + names + ")"});
+  add_stack_hedging_key(out, retrying);
   for (const auto& k : inner.keys) {
-    if (k.path == "client.retries" || k.path == "client.deadline_s" ||
+    if (k.path == "client.retries" || k.path == "client.deadline_s" || k.path == "client.hedging" ||
         k.path.rfind("client.budget.", 0) == 0)
       continue;
     out.keys.push_back({k.path, k.value, "innermost layer: " + k.from});

@@ -68,7 +68,9 @@ struct LayerPolicy {
   // set: Envoy/Istio retry it only with 5xx, gateway-error or reset listed.
   bool timeouts_retriable = true;
   bool per_try_c_core_only = false;  // gRPC perAttemptRecvTimeout: Go and Java ignore it
-  bool hedging = false;              // gRPC hedgingPolicy, read as retries (a note says how)
+  // How the layer hedges: gRPC hedgingPolicy, Envoy hedge_on_per_try_timeout.
+  Hedging hedging = Hedging::none;
+  bool hedges() const { return hedging != Hedging::none; }
   // The session model's sessions.deadline_aware: a step that cannot end
   // before the deadline is not slept, so the deadline cuts the ladder.
   bool deadline_aware = false;

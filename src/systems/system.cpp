@@ -161,7 +161,7 @@ const Room& room(System s) {
 
 LintTerms lint_terms(const LayerPolicy& l) {
   LintTerms t = room(l.system).terms;
-  if (l.hedging) {  // a gRPC hedgingPolicy counts its attempts the same way
+  if (l.hedging == Hedging::grpc) {  // a gRPC hedgingPolicy counts its attempts the same way
     t.retries = "hedgingPolicy.maxAttempts";
     t.no_retries =
         "remove the hedgingPolicy (gRPC rejects the service config for a maxAttempts "

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -441,6 +442,13 @@ void add_agent_keys(std::vector<KeySpec>& keys) {
       "client.layer_timeouts_s", "Layer timeouts",
       "agent: timeout per layer, outermost first (\"3,1\"); empty = client.timeout_s everywhere",
       [](S & s) -> auto& { return s.client.layer_timeouts_s; });
+  g.text(
+      "client.hedging", "Hedging",
+      "agent: layers that hedge (a new attempt, after the backoff, each client.timeout_s while "
+      "none answered): "
+      "none, grpc (hedgingPolicy), envoy (hedge_on_per_try_timeout), or retry, grpc or envoy "
+      "per layer, outermost first",
+      [](S & s) -> auto& { return s.client.hedging; });
   g.number(
       "seed", 0, 9007199254740991.0, "", "Seed",
       "agent: seed of the random generator (whole number); the same seed gives the same run",
@@ -944,6 +952,7 @@ void validate_step_keys(const Scenario& s, const RunLimits& limits) {
                      " attempts per request; the limit is " + std::to_string(limits.max_attempts));
   }
   s.retried_answers();  // checks client.retry_on
+  s.hedged_layers();    // checks client.hedging
   if (s.client.budget.kind == BudgetKind::ratio_ttl &&
       !whole_multiple(s.client.budget.ttl_s, s.step_s))
     throw InputError("client.budget.ttl_s: " + number_text(s.client.budget.ttl_s) +
@@ -970,6 +979,32 @@ std::vector<int> Scenario::layer_retries() const {
   if (out.empty() || out.size() > 6)
     throw InputError("client.stack_retries: '" + client.stack_retries +
                      "' must name 1 to 6 layers, like 2,1");
+  return out;
+}
+
+std::vector<Hedging> Scenario::hedged_layers() const {
+  size_t layers = layer_retries().size();
+  auto named = [](std::string_view name) -> std::optional<Hedging> {
+    for (int h = 0; h < 3; ++h)
+      if (name == kHedgingNames[h]) return static_cast<Hedging>(h);
+    return std::nullopt;
+  };
+  const std::string& text = client.hedging;
+  if (text == "none") return std::vector<Hedging>(layers, Hedging::none);
+  if (text == "grpc" || text == "envoy") return std::vector<Hedging>(layers, *named(text));
+  std::vector<Hedging> out;
+  for (std::string_view item : text::list_items(text)) {
+    auto h = named(item);
+    if (!h)
+      throw InputError("client.hedging: '" + text +
+                       "' must be none, grpc, envoy, or retry, grpc or envoy per layer, like "
+                       "grpc,retry");
+    out.push_back(*h);
+  }
+  if (out.size() != layers)
+    throw InputError("client.hedging: '" + text + "' names " + std::to_string(out.size()) +
+                     " layers for " + std::to_string(layers) +
+                     " retrying layers; give one per layer, outermost first");
   return out;
 }
 

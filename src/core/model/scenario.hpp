@@ -2,6 +2,7 @@
 // docs/scenario-keys.md; semantics follow docs/fluid-model.md.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <variant>
@@ -44,6 +45,14 @@ enum class QueueDiscipline { fifo, lifo, codel };
 // grpc-retry-pushback-ms), or Envoy's rate_limited_retry_back_off (drawn in
 // [p, 1.5 p); a pushback above pushback_max_s falls back to the backoff).
 enum class Pushback { ignore, exact, envoy };
+
+// How a layer hedges (agent engine; docs/policies.md, "Hedging"): when its
+// timeout passes it sends the next attempt after its backoff without giving
+// up on the earlier ones, and takes the first answer. grpc (hedgingPolicy,
+// imported without a backoff): any hedge's retried answer brings the next;
+// envoy (hedge_policy.hedge_on_per_try_timeout): only the latest attempt's.
+enum class Hedging : uint8_t { none, grpc, envoy };
+inline constexpr const char* kHedgingNames[] = {"retry", "grpc", "envoy"};
 
 // How an attempt fails, as real stacks tell failures apart
 // (docs/policies.md, "Which failures are retried"). The answers come first,
@@ -171,6 +180,9 @@ struct Scenario {
     double pushback_max_s = 300;           // envoy: the longest pushback waited
     std::string stack_retries;             // "2,1": retries per layer, outermost first
     std::string layer_timeouts_s;  // agent engine: "3,1": timeout per layer, outermost first
+    // agent engine: how each layer hedges: "none", "grpc", "envoy" (every
+    // layer), or retry / grpc / envoy per layer, outermost first ("grpc,retry").
+    std::string hedging = "none";
     Backoff backoff;
     Budget budget;
   } client;
@@ -202,7 +214,9 @@ struct Scenario {
   int retrying_layers() const;             // layers, or the stack's length
   AnswerSet retried_answers() const;       // client.retry_on read (InputError if malformed)
   std::vector<int> layer_retries() const;  // retries of each layer, outermost first
-  double incident_end_s() const;           // start_s + duration_s
+  // client.hedging read, one flag per layer (InputError if malformed).
+  std::vector<Hedging> hedged_layers() const;
+  double incident_end_s() const;  // start_s + duration_s
   bool in_incident(int step) const;
 };
 

@@ -102,6 +102,9 @@ ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
   p.layer_timeouts_s =
       parse_layer_timeouts(runs_with == Engine::agent ? s.client.layer_timeouts_s : std::string(),
                            static_cast<int>(p.layer_retries.size()), p.timeout_s);
+  // Hedging is the agent engine's: the fluid engine reads a hedging layer as
+  // retries after a per-attempt timeout (docs/policies.md, "Hedging").
+  if (runs_with == Engine::agent) p.layer_hedging = s.hedged_layers();
   if (p.deadline_s > 0) {
     switch (runs_with) {
       case Engine::fluid:

@@ -108,8 +108,11 @@ class ClientPolicy {
   // once and never changes: what is derived from them (the backoff ranges,
   // the deadline plan) is computed in the constructor and always agrees.
   struct Settings {
-    std::vector<int> layer_retries;           // retries of each layer, outermost first
-    std::vector<double> layer_timeouts_s;     // per-attempt timeout of each layer (agent engine)
+    std::vector<int> layer_retries;        // retries of each layer, outermost first
+    std::vector<double> layer_timeouts_s;  // per-attempt timeout of each layer (agent engine)
+    // Layers that hedge (agent engine; empty = none): the timeout sends the
+    // next attempt without giving up on the earlier ones (docs/policies.md, "Hedging").
+    std::vector<Hedging> layer_hedging;
     double timeout_s = 5;                     // per-attempt timeout (client.timeout_s)
     double deadline_s = 0;                    // whole request; 0 = none
     bool retry_on_timeout = true;             // false: a timed-out attempt fails the request
@@ -139,6 +142,11 @@ class ClientPolicy {
   const Settings& settings() const { return settings_; }
   const std::vector<int>& layer_retries() const { return settings_.layer_retries; }
   const std::vector<double>& layer_timeouts_s() const { return settings_.layer_timeouts_s; }
+  // How the layer hedges (Hedging::none: it retries).
+  Hedging hedging(int layer) const {
+    auto i = static_cast<size_t>(layer);
+    return i < settings_.layer_hedging.size() ? settings_.layer_hedging[i] : Hedging::none;
+  }
   double timeout_s() const { return settings_.timeout_s; }
   double deadline_s() const { return settings_.deadline_s; }
   bool retry_on_timeout() const { return settings_.retry_on_timeout; }

@@ -71,6 +71,33 @@ class RetryState {
     return out;
   }
 
+  // A hedge of a hedging layer failed (docs/policies.md, "Hedging"): the
+  // failure is told to the budget as any; retry = send the next hedge now (an
+  // answer the layer retries, attempts left, the budget admits), denied = the
+  // budget refused it, fail = an answer not retried or no attempts left. The
+  // engine waits for the other hedges in flight before failing the call.
+  // The delay is drawn as after any failure (an Envoy hedge waits its backoff).
+  template <typename Uniform>
+  RetryOutcome on_hedge_failure(const Failure& f, const InFlight& in_flight, Uniform&& uniform) {
+    RetryOutcome out;
+    judge(f, policy_->decide(f, std::forward<Uniform>(uniform)), 1, out);
+    if (out.action != RetryAction::fail) settle(admits_hedge(in_flight) ? 1 : 0, 1, out);
+    return out;
+  }
+  // The layer's timeout passed with no answer (hedging): the next hedge as
+  // decided for a timed-out attempt, without telling the budget of a failure
+  // (nothing failed); gRPC's throttling admits hedges as it admits retries.
+  template <typename Uniform>
+  RetryOutcome on_hedge_due(const Failure& f, const InFlight& in_flight, Uniform&& uniform) {
+    RetryOutcome out;
+    out.decision = policy_->decide(f, std::forward<Uniform>(uniform));
+    out.cause = RetryCause::timeout;
+    if (!out.decision.retries()) return out;
+    out.action = RetryAction::retry;
+    settle(admits_hedge(in_flight) ? 1 : 0, 1, out);
+    return out;
+  }
+
   // One request's retry is due after its backoff: a budget that decides at
   // the send decides now (true: send it).
   bool on_due(const InFlight& in_flight, RetryCause cause) {
@@ -101,6 +128,9 @@ class RetryState {
       // by the budget like any retry; its deadline fires first.
       out.action = RetryAction::fail_at_deadline;
     }
+  }
+  bool admits_hedge(const InFlight& in_flight) {
+    return !budget_.enabled() || take_whole(in_flight, RetryCause::timeout);
   }
   static void settle(double admitted, double amount, RetryOutcome& out) {
     out.admitted = admitted;

@@ -132,6 +132,23 @@ void envoy_rate_limited(YAML::Emitter& y, const Scenario& s, const Fit& fit) {
   y << YAML::EndMap;
 }
 
+// client.hedging: Envoy hedges on the per-try timeout (after the backoff).
+void envoy_hedge_policy(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retries) {
+  Hedging hedging = exported_hedging(s);
+  if (hedging == Hedging::none || retries <= 0) return;
+  if (hedging == Hedging::grpc)
+    fit.notes.push_back(
+        "gRPC-style hedging is written as hedge_on_per_try_timeout: Envoy sends the next "
+        "attempt after the backoff, not at once, and retries only the latest attempt's failure");
+  if (!s.client.retry_on_timeout)
+    fit.notes.push_back("hedge_on_per_try_timeout needs per_try_timeout; none is written");
+  begin_map(y, "hedge_policy");
+  entry(y, "hedge_on_per_try_timeout", true,
+        "a per-try timeout sends the next attempt and keeps the slow one; the first good "
+        "answer wins");
+  y << YAML::EndMap;
+}
+
 // The route's timeout and retry_policy.
 void envoy_route(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retries) {
   comment_line(y, "Route: these fields go under route_config.virtual_hosts[].routes[].route");
@@ -169,7 +186,9 @@ void envoy_route(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retrie
   }
   envoy_back_off(y, s, fit, retries);
   envoy_rate_limited(y, s, fit);
-  y << YAML::EndMap << YAML::EndMap;
+  y << YAML::EndMap;
+  envoy_hedge_policy(y, s, fit, retries);
+  y << YAML::EndMap;
 }
 
 // The route part and the cluster part go to different places in Envoy's

@@ -290,9 +290,6 @@ RetryPolicyAt find_retry_policy(const EnvoyParts& parts, const Reader& r) {
   // A virtual host's retry_policy applies to its routes; a route's is its own.
   bool vhost = get(p.route, "routes") || get(p.route, "domains");
   if (!vhost) check_route_fields(r, p.route, p.route_key);
-  if (get(p.route, "hedge_policy"))
-    r.warn(at(r.file, join(p.route_key, "hedge_policy"), get(p.route, "hedge_policy")),
-           "hedging is not modelled; hedged requests add load like retries");
   return p;
 }
 
@@ -422,6 +419,49 @@ void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, d
   }
 }
 
+// hedge_policy (route or virtual host): with hedge_on_per_try_timeout, a
+// per-try timeout sends the next attempt after the backoff and keeps the slow
+// one running, whatever retry_on says (router.cc Filter::onSoftPerTryTimeout,
+// RetryStateImpl::shouldHedgeRetryPerTryTimeout); the first good answer wins
+// and the others are reset (Filter::resetOtherUpstreams). initial_requests
+// and additional_request_chance are not implemented by Envoy (marked so in
+// route_components.proto; the router never reads them).
+void read_hedge_policy(const RetryPolicyAt& p, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node hp = get(p.route, "hedge_policy");
+  if (!hp) return;
+  std::string key = join(p.route_key, "hedge_policy");
+  if (!hp.IsMap()) fail(at(r.file, key, hp), "must be an object");
+  r.check_fields(
+      hp, key, {"initial_requests", "additional_request_chance", "hedge_on_per_try_timeout"}, true);
+  for (const char* unused : {"initial_requests", "additional_request_chance"})
+    if (YAML::Node n = get(hp, unused))
+      r.warn(at(r.file, join(key, unused), n),
+             std::string(unused) +
+                 " is not implemented by Envoy (the router never reads it): "
+                 "one request is sent first");
+  YAML::Node on = get(hp, "hedge_on_per_try_timeout");
+  if (!on) return;
+  Where where = at(r.file, join(key, "hedge_on_per_try_timeout"), on);
+  if (!boolean(on, where)) return;
+  std::string at_on = where.text();
+  if (l.per_try_timeout_unset || l.retries <= 0) {
+    l.notes.push_back(at_on + ": no per_try_timeout or no retries, so nothing is hedged");
+    return;
+  }
+  l.hedging = Hedging::envoy;
+  l.retry_on_timeout = true;
+  l.from["client.hedging"] =
+      at_on +
+      ": a per-try timeout sends the next attempt after the backoff and keeps the slow "
+      "one; the first good answer wins";
+  l.from["client.retry_on_timeout"] =
+      at_on + ": a per-try timeout is hedged whatever retry_on says";
+  l.notes.push_back(at_on +
+                    ": hedging, modelled by the agent engine (client.hedging envoy); the fluid "
+                    "engine reads it as retries after the per-try timeout");
+}
+
 // Backoff: a window from base_interval doubling to max_interval, delay
 // uniform in [0, window): full jitter, multiplier 2.
 void read_backoff(const RetryPolicyAt& p, Reader& r) {
@@ -533,6 +573,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   std::string retry_on = read_retries(p, r);
   read_retried_answers(p, retry_on, r);
   read_per_try_timeout(p, retry_on, deadline, r);
+  read_hedge_policy(p, r);
   read_backoff(p, r);
   read_rate_limited_back_off(p, r);
   if (get(rp, "retry_host_predicate"))

@@ -73,6 +73,29 @@ ordered_json grpc_retry_policy(const Scenario& s, const Fit& fit) {
   return rp;
 }
 
+// methodConfig.hedgingPolicy (client.hedging): maxAttempts as retryPolicy's,
+// hedgingDelay the per-attempt timeout, the retried 503 as UNAVAILABLE.
+ordered_json grpc_hedging_policy(const Scenario& s, const Fit& fit) {
+  auto& notes = fit.notes;
+  int attempts = std::min(exported_retries(s) + 1, 5);
+  if (exported_retries(s) + 1 > 5)
+    notes.push_back("gRPC allows at most 5 hedged attempts: maxAttempts is 5");
+  if (exported_hedging(s) == Hedging::envoy)
+    notes.push_back(
+        "Envoy-style hedging is written as a hedgingPolicy: gRPC sends the next hedge at once "
+        "after hedgingDelay, without a backoff");
+  ordered_json hp = ordered_json::object();
+  hp["maxAttempts"] = attempts;
+  hp["hedgingDelay"] =
+      grpc_duration_text(fit.duration(s.client.timeout_s, "client.timeout_s", "hedgingDelay"));
+  if (s.retried_answers() & answer_bit(FailureClass::http_503))
+    hp["nonFatalStatusCodes"] = ordered_json::array({"UNAVAILABLE"});
+  notes.push_back(
+      "hedging runs in grpc-java and grpc-js; gRPC C-core and grpc-go ignore a hedgingPolicy "
+      "and send one attempt");
+  return hp;
+}
+
 // retryThrottling: maxTokens a whole number from 1 to 1000, tokenRatio above
 // 0 with 3 decimals (RetryGlobalConfig::JsonPostLoad, same file).
 ordered_json grpc_throttling(const Scenario& s, const Fit& fit) {
@@ -108,7 +131,9 @@ void write_grpc(const Scenario& s, Draft& d) {
         grpc_duration_text(fit.duration(s.client.deadline_s, "client.deadline_s", "timeout"));
   else
     notes.push_back("no overall deadline: methodConfig has no timeout");
-  if (retries > 0)
+  if (retries > 0 && exported_hedging(s) != Hedging::none)
+    mc["hedgingPolicy"] = grpc_hedging_policy(s, fit);
+  else if (retries > 0)
     mc["retryPolicy"] = grpc_retry_policy(s, fit);
   else
     notes.push_back("no retries: no retryPolicy");

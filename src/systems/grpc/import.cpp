@@ -286,17 +286,18 @@ void read_retry_policy(const YAML::Node& rp, const std::string& rk, Reader& r) {
 // hedgingPolicy: up to maxAttempts attempts, a new one every hedgingDelay
 // while none has answered, and at once after a nonFatalStatusCodes answer
 // (gRPC's retry design, A6; grpc-java's RetriableStream and grpc-js's
-// RetryingCall hedge, gRPC C-core and grpc-go do not). Read as that many
-// attempts, the next one after a per-attempt timeout of hedgingDelay, with
-// no backoff: the load is the same, but gRPC keeps the earlier attempts
-// running where the model abandons them (the server still serves them).
+// RetryingCall hedge, gRPC C-core and grpc-go do not). Read as a hedging
+// layer (client.hedging) of that many attempts whose timeout is hedgingDelay
+// and which has no backoff; the fluid engine, which has no hedging, reads it
+// as retries after that timeout (docs/policies.md, "Hedging").
 void read_hedging_policy(const YAML::Node& hp, const std::string& hk, Reader& r) {
   LayerPolicy& l = r.layer;
   if (!hp.IsMap()) fail(at(r.file, hk, hp), "must be an object");
   r.check_fields(hp, hk, {"max_attempts", "hedging_delay", "non_fatal_status_codes"}, true);
   read_attempts(required(hp, hk, r, "max_attempts", "maxAttempts"), hk, r);
   l.count_field = "hedgingPolicy.maxAttempts";
-  l.hedging = true;
+  l.hedging = Hedging::grpc;
+  l.from["client.hedging"] = hk + ": every attempt stays in flight, the first answer wins";
   double delay = 0;
   std::string delay_from = hk + ": hedgingDelay left out (0s: every attempt at once)";
   if (YAML::Node hd = get(hp, "hedging_delay")) {
@@ -319,10 +320,11 @@ void read_hedging_policy(const YAML::Node& hp, const std::string& hk, Reader& r)
         hk + ": no nonFatalStatusCodes, so a failed answer ends the call (no hedge after it)";
   }
   l.notes.push_back(hk +
-                    ": hedging, read as retries after a per-attempt timeout of hedgingDelay; "
-                    "gRPC keeps the earlier attempts running, the model abandons them (the "
-                    "server still serves them). grpc-java and grpc-js hedge; gRPC C-core and "
-                    "grpc-go do not, and send one attempt");
+                    ": hedging, modelled by the agent engine (client.hedging); the fluid "
+                    "engine reads it as retries after a per-attempt timeout of hedgingDelay "
+                    "and abandons the earlier attempts (the server still serves them). "
+                    "grpc-java and grpc-js hedge; gRPC C-core and grpc-go do not, and send one "
+                    "attempt");
 }
 
 }  // namespace

@@ -67,8 +67,8 @@ void rule_budget(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
   if (l.retries <= 0) return;
   if (!l.budget_modelled) return;
-  if (!retries_overload(l)) return;  // its retries do not multiply an overload
-  if (l.hedging) return;             // the hedging finding says what bounds hedges
+  if (!retries_overload(l)) return;        // its retries do not multiply an overload
+  if (l.hedging == Hedging::grpc) return;  // the hedging finding says what bounds hedges
   bool cap_only = l.budget.kind == BudgetKind::envoy_concurrency && l.budget.ratio == 0;
   if (l.budget.kind != BudgetKind::none && !cap_only) return;
   Finding f = finding(Severity::warning, "no-retry-budget", l.file);

@@ -53,7 +53,7 @@ void rule_c_core_only(const Context& c, size_t index) {
 // and grpc-js hedge, gRPC C-core and grpc-go send one attempt.
 void rule_hedging(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
-  if (!l.hedging || l.retries <= 0) return;
+  if (l.hedging != Hedging::grpc || l.retries <= 0) return;
   bool throttled = l.budget.kind == BudgetKind::grpc_throttling;
   Finding f = finding(throttled ? Severity::info : Severity::warning, "hedging", l.file);
   f.message = "hedgingPolicy sends up to " + std::to_string(l.retries + 1) +
@@ -83,7 +83,7 @@ void rule_hedging_layers(const Context& c) {
   long long product = 1;
   int hedging = 0;
   for (const LayerPolicy* l : c.retrying)
-    if (l->hedging && l->retries > 0) {
+    if (l->hedges() && l->retries > 0) {
       ++hedging;
       product *= l->retries + 1;
       files += (files.empty() ? "" : ", ") + l->file;

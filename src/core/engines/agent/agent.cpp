@@ -180,6 +180,8 @@ class AgentEngine {
     budget_on_ = retry_[0].budget().enabled();
     deadlines_on_ = policy_.deadline_rule() == DeadlineRule::fires;
     late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
+    for (int layer = 0; layer < layers_; ++layer)
+      hedged_.push_back(static_cast<uint8_t>(policy_.hedging(layer)));
     incident_ = steps_of(s);
   }
 
@@ -217,6 +219,11 @@ class AgentEngine {
   }
 
  private:
+  // Draws a backoff from [low, high) with the run's generator.
+  auto draw() {
+    return [this](double low, double high) { return low + (high - low) * rng_.uniform(); };
+  }
+
   // ---- the event loop -----------------------------------------------------
   enum Source { kFromQueue, kFromArrivals, kFromDeadlines, kFromSheds, kFromTimers };  // + layer
 
@@ -287,13 +294,28 @@ class AgentEngine {
   void fire_timeout(int layer) {
     EntityRef timed = timers_[layer].front().what;
     timers_[layer].pop();
-    if (waits_for(timed)) on_timeout(timed.index);
+    if (!waits_for(timed)) return;
+    if (hedged_[layer])
+      on_hedge_due(timed.index);
+    else
+      on_timeout(timed.index);
   }
 
-  // The call still waits for the attempt the timer was set for.
+  // The call still waits for the attempt the timer was set for, its latest.
   bool waits_for(EntityRef timed) {
     const Call& call = calls_[timed.index];
     return call.gen == timed.generation && call.state == kWaiting;
+  }
+
+  // The call still waits for its attempt of generation `gen`: the latest, or
+  // (hedging) an earlier one still in flight.
+  static bool awaits(const Call& call, uint32_t gen) {
+    return call.state == kWaiting && gen - call.gen0 <= call.gen - call.gen0;
+  }
+  // The number of the call's attempt of generation `gen` (each attempt sent
+  // moves the generation by one).
+  static int attempt_of(const Call& call, uint32_t gen) {
+    return call.attempt - static_cast<int>(call.gen - gen);
   }
 
   // ---- clients --------------------------------------------------------------
@@ -325,8 +347,10 @@ class AgentEngine {
   void on_deadline(uint32_t call_id) {
     ++stats_.events;
     Call& call = calls_[call_id];
-    if (call.state == kWaiting) {
-      end_attempt(call);
+    if (call.state == kWaiting && hedged_[call.layer]) {
+      cancel_hedges(call_id);
+    } else if (call.state == kWaiting) {
+      end_attempt(call, call.gen);
       abandon_attempt(call_id);
     } else {
       retries_in_backoff_[call.layer] -= 1;  // the retry in backoff gives its slot back
@@ -340,8 +364,12 @@ class AgentEngine {
     Call& call = calls_[call_id];
     call.start_s = start_s;
     call.sent_s = start_s;
+    call.made_s = now_;
     call.parent = parent;
     call.parent_gen = parent_gen;
+    call.hedges_out = 0;
+    call.first_out = false;
+    call.hedge_due = false;
     call.request = request;
     call.job = kNone;
     call.attempt = 0;
@@ -362,15 +390,23 @@ class AgentEngine {
     Call& call = calls_[call_id];
     ++call.attempt;
     ++call.gen;
+    int layer = call.layer;
+    bool hedging = hedged_[layer];
+    if (!hedging || call.attempt == 1) call.gen0 = call.gen;  // earlier hedges still count
+    if (hedging) {
+      call.hedges_out += 1;
+      call.first_out = call.first_out || call.attempt == 1;
+    }
     call.state = kWaiting;
     call.sent_s = now_;
-    int layer = call.layer;
     attempts_in_flight_[layer] += 1;
     if (call.attempt > 1) retries_in_flight_[layer] += 1;
-    timers_[layer].push(now_ + timeout_[layer], {call_id, call.gen});
-    timers_[layer].drop_stale_beyond(
-        static_cast<size_t>(attempts_in_flight_[layer]),
-        [this](const TimerLane::Event& event) { return waits_for(event.what); });
+    if (!hedging || call.attempt <= retries_[layer]) {  // the last hedge has no timer
+      timers_[layer].push(now_ + timeout_[layer], {call_id, call.gen});
+      timers_[layer].drop_stale_beyond(
+          static_cast<size_t>(attempts_in_flight_[layer]),
+          [this](const TimerLane::Event& event) { return waits_for(event.what); });
+    }
     if (layer == layers_ - 1) {
       send_job(call_id);
       return;
@@ -383,15 +419,20 @@ class AgentEngine {
     send_attempt(child);
   }
 
-  // The current attempt of the call stopped being in flight.
-  void end_attempt(const Call& call) {
+  // The call's attempt of generation `gen` stopped being in flight.
+  void end_attempt(Call& call, uint32_t gen) {
+    int attempt = attempt_of(call, gen);
     attempts_in_flight_[call.layer] -= 1;
-    if (call.attempt > 1) retries_in_flight_[call.layer] -= 1;
+    if (attempt > 1) retries_in_flight_[call.layer] -= 1;
+    if (hedged_[call.layer]) {
+      call.hedges_out -= 1;
+      call.first_out = call.first_out && attempt != 1;
+    }
   }
 
   void on_timeout(uint32_t call_id) {
     ++stats_.events;
-    end_attempt(calls_[call_id]);
+    end_attempt(calls_[call_id], calls_[call_id].gen);
     abandon_attempt(call_id);
     attempt_failed(call_id, true);
   }
@@ -401,16 +442,105 @@ class AgentEngine {
     const Call& call = calls_[call_id];
     if (call.layer == layers_ - 1) {
       result_.series.gave_up[step_] += 1;
-      if (s_.server.shed_abandoned && call.job != kNone &&
-          server_.queued_for(call.job, call_id, call.gen)) {
-        if (late_shed_)
-          sheds_.push(now_ + s_.server.shed_lag_s, {call.job, server_.job(call.job).gen});
-        else
-          shed_job(call.job);
-      }
+      shed_if_queued(call_id);
     } else {
       log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::timeout, call.layer + 1);
     }
+  }
+
+  // server.shed_abandoned: the server drops the call's latest attempt if it
+  // has not started (server.shed_lag_s after the caller gave up).
+  void shed_if_queued(uint32_t call_id) {
+    const Call& call = calls_[call_id];
+    if (!s_.server.shed_abandoned || call.job == kNone ||
+        !server_.queued_for(call.job, call_id, call.gen))
+      return;
+    if (late_shed_)
+      sheds_.push(now_ + s_.server.shed_lag_s, {call.job, server_.job(call.job).gen});
+    else
+      shed_job(call.job);
+  }
+
+  // ---- hedging (docs/policies.md, "Hedging") ---------------------------------
+  // The layer's timeout passed with no answer: the next hedge after the
+  // layer's backoff (a gRPC hedgingPolicy has none: at once) if attempts are
+  // left and the budget admits it; the earlier attempts stay in flight.
+  void on_hedge_due(uint32_t call_id) {
+    const Call& call = calls_[call_id];
+    if (call.hedge_due) return;  // the next hedge is on its way already
+    ++stats_.events;
+    Failure due{.layer = call.layer,
+                .attempt = call.attempt,
+                .timed_out = true,
+                .now_s = now_,
+                .start_s = call.start_s};
+    RetryOutcome outcome = retry_[call.layer].on_hedge_due(due, in_flight(call.layer), draw());
+    if (outcome.retries() && outcome.decision.delay_s <= 0)
+      send_attempt(call_id);  // from the timer lane: at once
+    else if (outcome.retries())
+      next_hedge(call_id, outcome.decision.delay_s);
+    else if (outcome.action == RetryAction::denied)
+      count_denied(call);
+  }
+
+  // A hedge failed. An answer the layer retries brings the next hedge (gRPC:
+  // after any hedge's failure; Envoy: only the latest attempt's, the others
+  // were hedged already); the call fails on an answer it does not retry
+  // (gRPC's fatal codes), or once no hedge is left in flight or on its way.
+  void hedge_failed(uint32_t call_id, uint32_t gen, FailureClass answer, double pushback_s) {
+    Call& call = calls_[call_id];
+    int layer = call.layer;
+    Failure failure{.layer = layer,
+                    .attempt = call.attempt,
+                    .now_s = now_,
+                    .start_s = call.start_s,
+                    .answer = answer,
+                    .pushback_s = pushback_s};
+    bool retried = hedged_[layer] == static_cast<uint8_t>(Hedging::grpc) ||
+                   (gen == call.gen && !call.hedge_due);
+    bool fatal = !policy_.retryable(failure);
+    if (retried) {
+      RetryOutcome outcome = retry_[layer].on_hedge_failure(failure, in_flight(layer), draw());
+      if (outcome.retries()) return next_hedge(call_id, outcome.decision.delay_s);
+      if (outcome.action == RetryAction::denied) count_denied(call);
+    }
+    if (!fatal && (call.hedges_out > 0 || call.hedge_due)) return;  // another may answer
+    cancel_hedges(call_id);
+    call_fails(call_id, answer);
+  }
+
+  // The next hedge after `delay_s`, as a retry in backoff (Envoy's budget
+  // counts it). Through the event queue even at delay 0: a failure may come
+  // from inside the server (a full queue, CoDel), which must not be re-entered.
+  void next_hedge(uint32_t call_id, double delay_s) {
+    Call& call = calls_[call_id];
+    call.hedge_due = true;
+    retries_in_backoff_[call.layer] += 1;
+    events_.push(now_ + delay_s, kRetry, {call_id, call.gen});
+  }
+
+  // The call ends (answered, failed, or its deadline fired) with hedges still
+  // in flight: it stops waiting for them, as gRPC and Envoy cancel them. The
+  // server hears of the latest one (shed_abandoned); the others it serves in vain.
+  void cancel_hedges(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    if (call.hedge_due) retries_in_backoff_[call.layer] -= 1;
+    call.hedge_due = false;
+    int out = call.hedges_out;
+    if (out == 0) return;
+    attempts_in_flight_[call.layer] -= out;
+    retries_in_flight_[call.layer] -= out - (call.first_out ? 1 : 0);
+    call.hedges_out = 0;
+    call.first_out = false;
+    if (call.layer != layers_ - 1) return;
+    result_.series.gave_up[step_] += out;
+    shed_if_queued(call_id);
+  }
+
+  // The answer to the call's attempt of generation `gen` was an error.
+  void answer_failed(uint32_t call_id, uint32_t gen, FailureClass answer, double pushback_s = 0) {
+    if (hedged_[calls_[call_id].layer]) return hedge_failed(call_id, gen, answer, pushback_s);
+    attempt_failed(call_id, false, answer, pushback_s);
   }
 
   // An attempt of the call failed (timed out, rejected, or the call below it
@@ -427,9 +557,7 @@ class AgentEngine {
                     .start_s = call.start_s,
                     .answer = answer,
                     .pushback_s = pushback_s};
-    RetryOutcome outcome = retry_[layer].on_failure(
-        failure, in_flight(layer),
-        [&](double low, double high) { return low + (high - low) * rng_.uniform(); });
+    RetryOutcome outcome = retry_[layer].on_failure(failure, in_flight(layer), draw());
     if (outcome.action == RetryAction::denied) return budget_denied(call_id);
     // The layer above hears the last answer; a timeout below as a gateway's 503.
     if (!outcome.retries()) return call_fails(call_id, timed_out ? FailureClass::http_503 : answer);
@@ -442,6 +570,7 @@ class AgentEngine {
 
   void on_retry(uint32_t call_id, uint32_t gen) {
     Call& call = calls_[call_id];
+    if (call.gen == gen && call.hedge_due) return send_due_hedge(call_id);
     if (call.gen != gen || call.state != kBackoff) return;
     ++stats_.events;
     int layer = call.layer;
@@ -450,6 +579,15 @@ class AgentEngine {
       send_attempt(call_id);
     else
       budget_denied(call_id);
+  }
+
+  // A hedge that waited its backoff goes out (admitted when it was decided).
+  void send_due_hedge(uint32_t call_id) {
+    ++stats_.events;
+    Call& call = calls_[call_id];
+    call.hedge_due = false;
+    retries_in_backoff_[call.layer] -= 1;
+    send_attempt(call_id);
   }
 
   // What layer's budget is told about the dependency: attempts in flight,
@@ -461,14 +599,19 @@ class AgentEngine {
 
   // The budget refused the call's retry: the call fails at once.
   void budget_denied(uint32_t call_id) {
-    const Call& call = calls_[call_id];
+    count_denied(calls_[call_id]);
+    call_fails(call_id);
+  }
+
+  // The budget refused the call's next attempt.
+  void count_denied(const Call& call) {
     result_.series.budget_denied[step_] += 1;
     log(call.request, call.attempt + 1, now_, kNaN, AttemptOutcome::budget_denied, call.layer + 1);
-    call_fails(call_id);
   }
 
   void call_fails(uint32_t call_id, FailureClass heard = FailureClass::http_503) {
     uint32_t parent = calls_[call_id].parent, parent_gen = calls_[call_id].parent_gen;
+    double made = calls_[call_id].made_s;
     free_call(call_id);
     if (parent == kNone) {
       result_.failed += 1;
@@ -477,26 +620,28 @@ class AgentEngine {
       return;
     }
     Call& caller = calls_[parent];
-    if (caller.gen != parent_gen || caller.state != kWaiting)
-      return;  // the caller gave up on it already
-    log(caller.request, caller.attempt, caller.sent_s, now_, AttemptOutcome::failed,
+    if (!awaits(caller, parent_gen)) return;  // the caller gave up on it already
+    log(caller.request, attempt_of(caller, parent_gen), made, now_, AttemptOutcome::failed,
         caller.layer + 1);
-    end_attempt(caller);
-    attempt_failed(parent, false, heard);
+    end_attempt(caller, parent_gen);
+    answer_failed(parent, parent_gen, heard);
   }
 
-  // A response reached the call: pass it up while the callers still wait.
-  // True when it reaches the user.
-  bool deliver_success(uint32_t call_id) {
+  // A response to the call's attempt of generation `gen`, sent at `sent_s`,
+  // reached the call: pass it up while the callers still wait (a hedging
+  // call's other hedges are cancelled). True when it reaches the user.
+  bool deliver_success(uint32_t call_id, uint32_t gen, double sent_s) {
     for (;;) {
       Call& call = calls_[call_id];
-      end_attempt(call);
+      int attempt = attempt_of(call, gen);
+      end_attempt(call, gen);
+      if (hedged_[call.layer]) cancel_hedges(call_id);
       if (budget_on_)
-        retry_[call.layer].budget().on_success(1, call.attempt, cause_of(call.after_error));
+        retry_[call.layer].budget().on_success(1, attempt, cause_of(call.after_error));
       if (call.layer < layers_ - 1)
-        log(call.request, call.attempt, call.sent_s, now_, AttemptOutcome::ok, call.layer + 1);
+        log(call.request, attempt, sent_s, now_, AttemptOutcome::ok, call.layer + 1);
       uint32_t parent = call.parent, parent_gen = call.parent_gen;
-      double started = call.start_s;
+      double started = call.start_s, made = call.made_s;
       free_call(call_id);
       if (parent == kNone) {
         result_.succeeded += 1;
@@ -504,9 +649,10 @@ class AgentEngine {
         --live_users_;
         return true;
       }
-      const Call& caller = calls_[parent];
-      if (caller.gen != parent_gen || caller.state != kWaiting) return false;
+      if (!awaits(calls_[parent], parent_gen)) return false;
       call_id = parent;
+      gen = parent_gen;
+      sent_s = made;  // the caller's attempt made this call
     }
   }
 
@@ -531,13 +677,13 @@ class AgentEngine {
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
     server_.release(job_id);
     Call& call = calls_[call_id];
-    if (call.gen != caller_gen || call.state != kWaiting) return;
-    end_attempt(call);
+    if (!awaits(call, caller_gen)) return;
+    end_attempt(call, caller_gen);
     FailureClass answer = fails_fast() ? s_.incident.failure : s_.server.reject_status;
     // A 503 or 429 carries the server's pushback; a refused connection or a
     // reset carries no header.
     bool pushes_back = answer == FailureClass::http_503 || answer == FailureClass::http_429;
-    attempt_failed(call_id, false, answer, pushes_back ? s_.server.retry_after_s : 0);
+    answer_failed(call_id, caller_gen, answer, pushes_back ? s_.server.retry_after_s : 0);
   }
 
   // incident.failure other than timeout: during the incident an attempt that
@@ -558,7 +704,9 @@ class AgentEngine {
   bool answer_in_time(const Call& call) const {
     double delay = s_.server.answer_delay_s;
     if (delay <= 0) return true;
-    double give_up = call.sent_s + timeout_[call.layer];
+    // A hedging layer's timer does not give up on an attempt.
+    double give_up = hedged_[call.layer] ? std::numeric_limits<double>::infinity()
+                                         : call.sent_s + timeout_[call.layer];
     if (deadlines_on_) give_up = std::min(give_up, call.start_s + policy_.deadline_s());
     return now_ + delay <= give_up;
   }
@@ -568,8 +716,8 @@ class AgentEngine {
     if (!job) return;
     ++stats_.events;
     const Call& call = calls_[job->caller];
-    bool to_caller = call.gen == job->caller_gen && call.state == kWaiting && answer_in_time(call);
-    bool to_user = to_caller && deliver_success(job->caller);
+    bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
+    bool to_user = to_caller && deliver_success(job->caller, job->caller_gen, job->sent_s);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
     log(job->request, job->attempt, job->sent_s, now_,
         to_caller ? AttemptOutcome::ok : AttemptOutcome::late, layers_);
@@ -594,7 +742,7 @@ class AgentEngine {
     // Attempts still out at the end: at the server, or with a layer below.
     server_.for_each_in_flight([this](const Job& job) {
       const Call& call = calls_[job.caller];
-      bool waited = call.gen == job.caller_gen && call.state == kWaiting;
+      bool waited = awaits(call, job.caller_gen);
       log(job.request, job.attempt, job.sent_s, kNaN,
           waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout, layers_);
     });
@@ -628,8 +776,9 @@ class AgentEngine {
   RunResult result_;
   std::vector<RetryState> retry_;  // per layer: its budget, asked with policy_
   bool budget_on_ = false;
-  bool deadlines_on_ = false;  // client.deadline_s ends user requests when it fires
-  bool late_shed_ = false;     // shed_abandoned with a server.shed_lag_s
+  bool deadlines_on_ = false;    // client.deadline_s ends user requests when it fires
+  bool late_shed_ = false;       // shed_abandoned with a server.shed_lag_s
+  std::vector<uint8_t> hedged_;  // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;
   double now_ = 0;

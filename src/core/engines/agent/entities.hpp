@@ -16,13 +16,19 @@ enum : uint8_t { kCallFree, kWaiting, kBackoff };         // Call::state
 enum : uint8_t { kJobFree, kQueued, kInService, kShed };  // Job::state
 
 // A call made to a retrying layer: a user request at layer 0, or a call of
-// layer l - 1 to layer l. It sends attempts one at a time.
+// layer l - 1 to layer l. It sends attempts one at a time; a hedging layer's
+// call keeps its earlier attempts in flight while it sends the next.
 struct Call {
   double start_s;   // the user request's arrival (for the deadline)
   double sent_s;    // the current attempt's send instant
+  double made_s;    // when the caller's attempt made this call
   uint32_t parent;  // the calling Call, kNone for the user
   uint32_t parent_gen;
-  uint32_t gen;  // moves whenever what the call waits for changes
+  uint32_t gen;         // moves whenever what the call waits for changes
+  uint32_t gen0;        // the first attempt still waited for: answers of gen0..gen count
+  uint16_t hedges_out;  // hedging: attempts in flight
+  bool first_out;       // hedging: the first attempt is among them
+  bool hedge_due;       // hedging: the next attempt waits its backoff (a kRetry event)
   uint32_t request;
   uint32_t job;  // innermost layer: the current attempt at the server
   uint16_t attempt;
