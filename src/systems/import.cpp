@@ -173,6 +173,8 @@ void LayerPolicy::finalize() {
     put("client.retry_on", answer_set_text(retried_answers));
     if (hedges())  // only where the layer hedges
       put("client.hedging", std::string(kHedgingNames[static_cast<int>(hedging)]));
+    if (rate_limiter == RateLimiter::aws_adaptive)
+      put("client.rate_limiter", std::string("aws_adaptive"));
     for (const char* k : {"base_s", "multiplier", "cap_s", "jitter"})
       put_key(std::string("client.backoff.") + k);
     if (pushback != Pushback::ignore) {  // only where the system reads a pushback
@@ -203,6 +205,7 @@ ClientPolicy LayerPolicy::policy() const {
   p.backoff = backoff;
   p.budget = budget;
   if (hedges()) p.layer_hedging = {hedging};
+  p.rate_limiter = rate_limiter;
   return ClientPolicy(std::move(p));
 }
 

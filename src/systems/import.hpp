@@ -71,6 +71,8 @@ struct LayerPolicy {
   // How the layer hedges: gRPC hedgingPolicy, Envoy hedge_on_per_try_timeout.
   Hedging hedging = Hedging::none;
   bool hedges() const { return hedging != Hedging::none; }
+  // AWS adaptive mode's client-side rate limiter (client.rate_limiter).
+  RateLimiter rate_limiter = RateLimiter::none;
   // The session model's sessions.deadline_aware: a step that cannot end
   // before the deadline is not slept, so the deadline cuts the ladder.
   bool deadline_aware = false;

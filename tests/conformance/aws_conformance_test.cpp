@@ -30,11 +30,14 @@
 #include <iostream>
 #include <iterator>
 #include <numeric>
+#include <random>
+#include <sstream>
 #include <tuple>
 
 #include "cli_run.hpp"
 #include "harness.hpp"
 #include "ks.hpp"
+#include "policies/adaptive_limiter.hpp"
 #include "policies/budget.hpp"
 #include "systems/import.hpp"
 #include "systems/lint.hpp"
@@ -47,6 +50,8 @@ using retrystorm::testing::TempDir;
 using std::chrono::seconds;
 
 const std::string kPython = "/usr/bin/python3";  // Debian's, with python3-botocore
+const std::string kLimiterOracle =
+    std::string(RETRYSTORM_SOURCE_DIR) + "/tests/conformance/aws_limiter_oracle.py";
 const std::string kBotocoreDriver =
     std::string(RETRYSTORM_SOURCE_DIR) + "/tests/conformance/aws_botocore_driver.py";
 const std::string kNodeDir = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/conformance/node";
@@ -440,9 +445,9 @@ TEST(AwsBotocore, ReadTimeoutEndsEachAttemptAndATimeoutRetryCosts10) {
 // --- adaptive mode's client-side rate limiter --------------------------------
 
 // After a throttling error botocore's ClientRateLimiter holds every send, first
-// attempts of later calls included, to its token bucket. The model has no such
-// wait (a deliberate simplification); lint says so for an adaptive config.
-TEST(AwsBotocore, AdaptiveRateLimiterDelaysFirstAttemptsAndLintSaysTheModelDoesNot) {
+// attempts of later calls included, to its token bucket; the import reads an
+// adaptive config as client.rate_limiter aws_adaptive and lint says where it runs.
+TEST(AwsBotocore, AdaptiveRateLimiterDelaysFirstAttempts) {
   if (!have_botocore()) GTEST_SKIP() << "python3-botocore is not installed (scripts/setup.sh)";
   TempDir dir("aws_adaptive");
   json schedule = {{"mode", "global"}, {"answers", repeated(throttling(), 3)}};
@@ -462,15 +467,70 @@ TEST(AwsBotocore, AdaptiveRateLimiterDelaysFirstAttemptsAndLintSaysTheModelDoesN
   EXPECT_GT(waited_first, 0.5) << "first attempts held by the token bucket (min rate 0.5/s)";
   auto lint = configs::lint_configs({{"aws.ini", aws_ini("adaptive", 3)}});
   auto has_rule = [](const configs::LintReport& r) {
-    return std::any_of(r.findings.begin(), r.findings.end(), [](const configs::Finding& f) {
-      return f.rule == "adaptive-rate-limiter-not-modelled";
-    });
+    return std::any_of(r.findings.begin(), r.findings.end(),
+                       [](const configs::Finding& f) { return f.rule == "adaptive-rate-limiter"; });
   };
   EXPECT_TRUE(has_rule(lint));
   EXPECT_FALSE(has_rule(configs::lint_configs({{"aws.ini", aws_ini("standard", 3)}})));
   testing::write_file(dir.path() / "adaptive.ini", aws_ini("adaptive", 3));
   auto cli = testing::run_cli(dir.path(), {"lint", (dir.path() / "adaptive.ini").string()});
-  EXPECT_NE(cli.out.find("adaptive-rate-limiter-not-modelled"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("adaptive-rate-limiter"), std::string::npos) << cli.out;
+  auto imported = configs::import_configs({{"aws.ini", aws_ini("adaptive", 3)}});
+  EXPECT_EQ(imported.layers.at(0).rate_limiter, RateLimiter::aws_adaptive);
+}
+
+// The model's limiter against botocore's own classes (ClientRateLimiter,
+// CubicCalculator, TokenBucket, RateClocker: retries/adaptive.py,
+// throttling.py, bucket.py), built on a scripted clock by
+// aws_limiter_oracle.py: 600 events of a client that is throttled, then
+// recovers. Every send instant and every new rate agree to 1e-9.
+TEST(AwsBotocore, AdaptiveRateLimiterMatchesBotocoresClassesEventByEvent) {
+  if (!have_botocore()) GTEST_SKIP() << "python3-botocore is not installed (scripts/setup.sh)";
+  TempDir dir("aws_limiter_oracle");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> gap(0, 0.12), coin(0, 1);
+  json events = json::array();
+  double t = 0;
+  for (int i = 0; i < 600; ++i) {
+    t += gap(rng);
+    bool send = coin(rng) < 0.5;
+    double throttle_share = i < 200 ? 0.3 : i < 400 ? 0.05 : 0;  // throttled, then recovering
+    if (send)
+      events.push_back({{"t", t}, {"op", "send"}});
+    else
+      events.push_back({{"t", t}, {"op", "response"}, {"throttled", coin(rng) < throttle_share}});
+  }
+  fs::path trace = dir.path() / "events.json";
+  testing::write_file(trace, events.dump());
+  Child oracle({kPython, kLimiterOracle, trace.string()}, {}, dir.path() / "oracle.stderr");
+  std::istringstream lines(oracle.read_all(std::chrono::seconds(60)));
+  ASSERT_EQ(oracle.wait(std::chrono::seconds(5)), 0);
+  AdaptiveRateLimiter model(0);
+  double clock = 0;
+  int waited = 0;
+  size_t i = 0;
+  for (std::string line; std::getline(lines, line); ++i) {
+    ASSERT_LT(i, events.size());
+    json got = json::parse(line);
+    const json& e = events[i];
+    clock = std::max(clock, e["t"].get<double>());
+    if (e["op"] == "send") {
+      double at = model.acquire(clock);
+      waited += at > clock;
+      clock = at;
+      EXPECT_NEAR(at, got["sent_at"].get<double>(), 1e-9) << "event " << i;
+    } else {
+      model.on_response(clock, e["throttled"].get<bool>());
+      EXPECT_NEAR(model.send_rate(), got["rate"].get<double>(),
+                  1e-9 * std::max(1.0, model.send_rate()))
+          << "event " << i;
+      EXPECT_EQ(model.enabled(), got["enabled"].get<bool>()) << "event " << i;
+    }
+  }
+  EXPECT_EQ(i, events.size());
+  EXPECT_GT(waited, 50) << "the trace must make sends wait for tokens";
+  std::cout << "[ adaptive ] " << events.size() << " events, " << waited
+            << " sends held for a token: botocore and the model agree\n";
 }
 
 // --- @smithy/util-retry (AWS SDK for JavaScript v3) --------------------------

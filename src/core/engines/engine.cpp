@@ -22,6 +22,13 @@ void validate_fluid(const Scenario& s, const RunLimits& limits) {
         "client.pushback: waiting a rejection's server.retry_after_s runs with "
         "engine=agent; the fluid engine retries after the backoff (client.pushback="
         "ignore, or server.retry_after_s=0)");
+  // Without 429 answers the limiter never turns on, and the run is exact.
+  if (s.client.rate_limiter != RateLimiter::none &&
+      s.server.reject_status == FailureClass::http_429)
+    throw InputError(
+        "client.rate_limiter: aws_adaptive slows each client down after a 429 "
+        "(server.reject_status=429), which runs with engine=agent; the fluid engine has no "
+        "per-client send rate");
 }
 
 void validate_agent_scenario(const Scenario& s, const RunLimits& limits) {

@@ -449,6 +449,11 @@ void add_agent_keys(std::vector<KeySpec>& keys) {
       "none, grpc (hedgingPolicy), envoy (hedge_on_per_try_timeout), or retry, grpc or envoy "
       "per layer, outermost first",
       [](S & s) -> auto& { return s.client.hedging; });
+  g.choice<RateLimiter>(
+      "client.rate_limiter", {"none", "aws_adaptive"}, "Rate limiter",
+      "agent: aws_adaptive: each client's attempts wait for a token once a 429 came back "
+      "(AWS adaptive retry mode; per client.budget.clients)",
+      [](S & s) -> auto& { return s.client.rate_limiter; });
   g.number(
       "seed", 0, 9007199254740991.0, "", "Seed",
       "agent: seed of the random generator (whole number); the same seed gives the same run",

@@ -54,6 +54,10 @@ enum class Pushback { ignore, exact, envoy };
 enum class Hedging : uint8_t { none, grpc, envoy };
 inline constexpr const char* kHedgingNames[] = {"retry", "grpc", "envoy"};
 
+// A client-side rate limiter in front of the innermost layer's attempts
+// (agent engine): AWS adaptive retry mode's (docs/policies.md, "AWS adaptive mode").
+enum class RateLimiter { none, aws_adaptive };
+
 // How an attempt fails, as real stacks tell failures apart
 // (docs/policies.md, "Which failures are retried"). The answers come first,
 // in the order server.reject_status lists them; incident.failure adds
@@ -183,6 +187,7 @@ struct Scenario {
     // agent engine: how each layer hedges: "none", "grpc", "envoy" (every
     // layer), or retry / grpc / envoy per layer, outermost first ("grpc,retry").
     std::string hedging = "none";
+    RateLimiter rate_limiter = RateLimiter::none;  // agent engine
     Backoff backoff;
     Budget budget;
   } client;

@@ -104,7 +104,10 @@ ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
                            static_cast<int>(p.layer_retries.size()), p.timeout_s);
   // Hedging is the agent engine's: the fluid engine reads a hedging layer as
   // retries after a per-attempt timeout (docs/policies.md, "Hedging").
-  if (runs_with == Engine::agent) p.layer_hedging = s.hedged_layers();
+  if (runs_with == Engine::agent) {
+    p.layer_hedging = s.hedged_layers();
+    p.rate_limiter = s.client.rate_limiter;
+  }
   if (p.deadline_s > 0) {
     switch (runs_with) {
       case Engine::fluid:

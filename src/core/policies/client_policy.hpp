@@ -113,6 +113,8 @@ class ClientPolicy {
     // Layers that hedge (agent engine; empty = none): the timeout sends the
     // next attempt without giving up on the earlier ones (docs/policies.md, "Hedging").
     std::vector<Hedging> layer_hedging;
+    // A rate limiter before the innermost layer's attempts (agent engine).
+    RateLimiter rate_limiter = RateLimiter::none;
     double timeout_s = 5;                     // per-attempt timeout (client.timeout_s)
     double deadline_s = 0;                    // whole request; 0 = none
     bool retry_on_timeout = true;             // false: a timed-out attempt fails the request
@@ -142,6 +144,7 @@ class ClientPolicy {
   const Settings& settings() const { return settings_; }
   const std::vector<int>& layer_retries() const { return settings_.layer_retries; }
   const std::vector<double>& layer_timeouts_s() const { return settings_.layer_timeouts_s; }
+  RateLimiter rate_limiter() const { return settings_.rate_limiter; }
   // How the layer hedges (Hedging::none: it retries).
   Hedging hedging(int layer) const {
     auto i = static_cast<size_t>(layer);

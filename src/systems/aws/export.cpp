@@ -12,10 +12,12 @@ void write_aws(const Scenario& s, Draft& d) {
   auto& [r, fit, retries, notes] = d;
   // Never legacy: aws-sdk-go-v2 and other SDKs refuse it, and botocore's
   // legacy mode retries 5 times by default without a backoff cap.
-  const std::string mode = "standard";
+  // client.rate_limiter aws_adaptive is adaptive mode: the same quota, and the limiter.
+  const std::string mode =
+      s.client.rate_limiter == RateLimiter::aws_adaptive ? "adaptive" : "standard";
   if (s.client.budget.kind != BudgetKind::none && s.client.budget.kind != BudgetKind::aws_quota)
     notes.push_back("the scenario's '" + budget_kind_name(s.client.budget.kind) +
-                    "' budget is closest to standard mode's retry quota (500 tokens)");
+                    "' budget is closest to " + mode + " mode's retry quota (500 tokens)");
   if (s.client.budget.kind == BudgetKind::aws_quota &&
       (s.client.budget.quota_tokens != 500 || s.client.budget.retry_cost != 5 ||
        s.client.budget.timeout_cost != 10 || s.client.budget.success_reward != 1))

@@ -229,8 +229,9 @@ void read_retry_quota(const std::string& m, const std::string& mode_from, LayerP
     l.from["client.budget.success_reward"] = "a success without retry returns 1 token";
     if (m == "adaptive")
       l.notes.push_back(
-          "adaptive mode adds a client-side rate limiter that can delay first "
-          "attempts; not modelled (docs/conformance.md, \"AWS SDKs\")");
+          "adaptive mode adds a client-side rate limiter that can delay first attempts: "
+          "client.rate_limiter aws_adaptive, run by the agent engine (docs/policies.md, \"AWS "
+          "adaptive mode\")");
   }
 }
 
@@ -264,7 +265,13 @@ void read_aws(const std::string& text, Reader& r) {
            "retry_mode left out: read as legacy, botocore's (boto3's) default (5 attempts, no "
            "backoff cap, no retry quota); the AWS CLI v2 and the Go v2 and JS v3 SDKs default "
            "to standard: write retry_mode = standard to say which");
-  l.settings["retry_mode"] = m;  // lint: adaptive's rate limiter is not modelled
+  l.settings["retry_mode"] = m;
+  if (m == "adaptive") {
+    l.rate_limiter = RateLimiter::aws_adaptive;
+    l.from["client.rate_limiter"] = mode_from +
+                                    ": each client paces its attempts after a throttling answer "
+                                    "(botocore ClientRateLimiter; agent engine)";
+  }
   read_aws_backoff(l, m == "legacy", mode_from);
   if (m != "legacy" && l.retries >= 6)  // 2^5 > 20: the cap bites
     l.notes.push_back(

@@ -99,23 +99,22 @@ void rule_hedging_layers(const Context& c) {
   c.out.push_back(f);
 }
 
-// AWS adaptive mode: the retry quota is modelled, the client-side rate limiter
-// is not, a deliberate simplification measured against botocore and
-// @smithy/util-retry in docs/conformance.md ("AWS SDKs").
+// AWS adaptive mode: the client-side rate limiter is imported
+// (client.rate_limiter aws_adaptive) and run by the agent engine; lint's
+// simulation runs the fluid engine on 503 rejections, where it never turns on.
 void rule_adaptive_limiter(const Context& c, size_t index) {
   const LayerPolicy& l = *c.retrying[index];
-  auto mode = l.settings.find("retry_mode");
-  if (l.system != System::aws || mode == l.settings.end() || mode->second != "adaptive") return;
-  Finding f = finding(Severity::info, "adaptive-rate-limiter-not-modelled", l.file);
+  if (l.rate_limiter != RateLimiter::aws_adaptive) return;
+  Finding f = finding(Severity::info, "adaptive-rate-limiter", l.file);
   f.message =
-      "retry_mode = adaptive: the retry quota is modelled, the SDK's client-side rate limiter is "
-      "not (a deliberate simplification): after a throttling error it holds every attempt, first "
-      "attempts included, to a token bucket refilled at 0.7 x the measured send rate (at least "
-      "0.5 per second) that then grows back along a cubic curve; simulated first attempts are "
-      "never delayed by the client, so the model overstates the load an adaptive client sends "
-      "while it is throttled";
+      "retry_mode = adaptive: after a throttling answer (429) each client holds every attempt, "
+      "first attempts included, to a token bucket refilled at 0.7 x its measured rate (at least "
+      "0.5 per second) that then grows back along a cubic curve; imported as "
+      "client.rate_limiter aws_adaptive and run by the agent engine, one limiter per client "
+      "instance; a simulation that answers 503 never turns it on";
   f.fix =
-      "read the simulated load after throttling as an upper bound, or use retry_mode = standard";
+      "to see it, run the imported keys with engine=agent and server.reject_status=429 (or "
+      "incident.failure=429)";
   f.numbers = {{"min_fill_rate_per_s", 0.5}, {"beta", 0.7}};
   c.out.push_back(f);
 }

@@ -31,6 +31,7 @@
 #include "engines/incident_window.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
+#include "policies/adaptive_limiter.hpp"
 #include "policies/backoff.hpp"
 #include "policies/client_policy.hpp"
 #include "policies/retry_state.hpp"
@@ -182,6 +183,9 @@ class AgentEngine {
     late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
     for (int layer = 0; layer < layers_; ++layer)
       hedged_.push_back(static_cast<uint8_t>(policy_.hedging(layer)));
+    if (policy_.rate_limiter() == RateLimiter::aws_adaptive)  // one per client instance
+      limiters_.assign(static_cast<size_t>(std::llround(s.client.budget.clients)),
+                       AdaptiveRateLimiter(0));
     incident_ = steps_of(s);
   }
 
@@ -352,7 +356,7 @@ class AgentEngine {
     } else if (call.state == kWaiting) {
       end_attempt(call, call.gen);
       abandon_attempt(call_id);
-    } else {
+    } else if (call.state == kBackoff) {
       retries_in_backoff_[call.layer] -= 1;  // the retry in backoff gives its slot back
     }
     call_fails(call_id);
@@ -386,7 +390,9 @@ class AgentEngine {
     calls_.release(call_id);
   }
 
-  void send_attempt(uint32_t call_id) {
+  // `token`: the rate limiter let it go already (client.rate_limiter).
+  void send_attempt(uint32_t call_id, bool token = false) {
+    if (!token && !limiters_.empty() && held_for_token(call_id)) return;
     Call& call = calls_[call_id];
     ++call.attempt;
     ++call.gen;
@@ -419,6 +425,27 @@ class AgentEngine {
     send_attempt(child);
   }
 
+  // ---- AWS adaptive mode (docs/policies.md, "AWS adaptive mode") -----------
+  // The innermost layer's attempt waits for its client's token: true when
+  // held (a kRetry event sends it once the token is there).
+  bool held_for_token(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    if (call.layer != layers_ - 1) return false;
+    double at = limiters_[call.request % limiters_.size()].acquire(now_);
+    if (!(at > now_)) return false;
+    ++call.gen;
+    call.state = kHeld;
+    events_.push(at, kRetry, {call_id, call.gen});
+    return true;
+  }
+
+  // The client heard an answer of the innermost layer's attempt (or gave up
+  // on it): its rate limiter measures and adapts.
+  void heard(const Call& call, bool throttled) {
+    if (limiters_.empty() || call.layer != layers_ - 1) return;
+    limiters_[call.request % limiters_.size()].on_response(now_, throttled);
+  }
+
   // The call's attempt of generation `gen` stopped being in flight.
   void end_attempt(Call& call, uint32_t gen) {
     int attempt = attempt_of(call, gen);
@@ -432,6 +459,7 @@ class AgentEngine {
 
   void on_timeout(uint32_t call_id) {
     ++stats_.events;
+    heard(calls_[call_id], false);
     end_attempt(calls_[call_id], calls_[call_id].gen);
     abandon_attempt(call_id);
     attempt_failed(call_id, true);
@@ -571,6 +599,10 @@ class AgentEngine {
   void on_retry(uint32_t call_id, uint32_t gen) {
     Call& call = calls_[call_id];
     if (call.gen == gen && call.hedge_due) return send_due_hedge(call_id);
+    if (call.gen == gen && call.state == kHeld) {
+      ++stats_.events;
+      return send_attempt(call_id, true);
+    }
     if (call.gen != gen || call.state != kBackoff) return;
     ++stats_.events;
     int layer = call.layer;
@@ -680,6 +712,7 @@ class AgentEngine {
     if (!awaits(call, caller_gen)) return;
     end_attempt(call, caller_gen);
     FailureClass answer = fails_fast() ? s_.incident.failure : s_.server.reject_status;
+    heard(call, answer == FailureClass::http_429);
     // A 503 or 429 carries the server's pushback; a refused connection or a
     // reset carries no header.
     bool pushes_back = answer == FailureClass::http_503 || answer == FailureClass::http_429;
@@ -717,6 +750,7 @@ class AgentEngine {
     ++stats_.events;
     const Call& call = calls_[job->caller];
     bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
+    if (to_caller) heard(call, false);
     bool to_user = to_caller && deliver_success(job->caller, job->caller_gen, job->sent_s);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
     log(job->request, job->attempt, job->sent_s, now_,
@@ -776,9 +810,10 @@ class AgentEngine {
   RunResult result_;
   std::vector<RetryState> retry_;  // per layer: its budget, asked with policy_
   bool budget_on_ = false;
-  bool deadlines_on_ = false;    // client.deadline_s ends user requests when it fires
-  bool late_shed_ = false;       // shed_abandoned with a server.shed_lag_s
-  std::vector<uint8_t> hedged_;  // per layer: its Hedging, 0 = none (client.hedging)
+  bool deadlines_on_ = false;                  // client.deadline_s ends user requests when it fires
+  bool late_shed_ = false;                     // shed_abandoned with a server.shed_lag_s
+  std::vector<AdaptiveRateLimiter> limiters_;  // client.rate_limiter: one per client
+  std::vector<uint8_t> hedged_;                // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;
   double now_ = 0;
@@ -806,8 +841,25 @@ std::vector<double> layer_timeouts(const Scenario& s) {
   return ClientPolicy::of(s, Engine::agent).layer_timeouts_s();
 }
 
+// client.rate_limiter: one limiter per client instance, in front of the
+// innermost layer, which sends attempts one at a time.
+void validate_rate_limiter(const Scenario& s) {
+  if (s.client.rate_limiter == RateLimiter::none) return;
+  constexpr double kMaxLimiters = 100000;
+  if (s.client.budget.clients > kMaxLimiters)
+    throw InputError("client.budget.clients: " + number_text(s.client.budget.clients) +
+                     " clients with client.rate_limiter aws_adaptive: one limiter per client, "
+                     "at most " +
+                     number_text(kMaxLimiters));
+  if (s.hedged_layers().back() != Hedging::none)
+    throw InputError(
+        "client.rate_limiter: aws_adaptive paces an innermost layer that retries; client.hedging "
+        "makes it hedge (AWS SDKs do not hedge)");
+}
+
 void validate_agent(const Scenario& s, const RunLimits& limits) {
   layer_timeouts(s);
+  validate_rate_limiter(s);
   if (s.seed != std::floor(s.seed))
     throw InputError("seed: " + number_text(s.seed) + " must be a whole number");
   double surge = std::max(1.0, s.incident.demand_factor);
