@@ -378,6 +378,22 @@ TEST(ConfigsLint, SimulateSaysHowItRoundedATimeoutInPlainNumbers) {
   EXPECT_EQ(notes.find("0000000"), std::string::npos) << notes;
 }
 
+// A fix's keys are values a person would write: the per-try timeout lint
+// suggests is whole milliseconds (Envoy defaults: route timeout 15 s, 1 retry).
+TEST(ConfigsLint, SuggestedTimeoutsAreWholeMilliseconds) {
+  LintReport r = lint_configs({fixture("envoy/defaults.yaml")});
+  bool found = false;
+  for (const auto& f : r.findings)
+    for (const auto& [path, value] : f.fix_keys) {
+      if (path != "client.timeout_s") continue;
+      double v = std::get<double>(value);
+      EXPECT_EQ(v, std::round(v * 1000) / 1000) << f.rule << ": " << v;
+      EXPECT_EQ(number_text(v).find("0000"), std::string::npos) << number_text(v);
+      found = true;
+    }
+  EXPECT_TRUE(found);
+}
+
 // ------------------------------------------ issue 11, Part 3: the tail
 
 // The share of requests whose attempts all fail that pass `deadline_s`, by

@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "systems/lint/rules.hpp"
 
 namespace retrystorm::configs::lint {
@@ -139,6 +141,8 @@ void rule_never_retried(const Context& c, size_t index) {
   double suggested = 0;
   LadderDistribution ladder(l.ladder());
   if (deadline > 0) suggested = (deadline - ladder.quantile(kFitQuantile)) / (l.retries + 1);
+  // Whole milliseconds, down: what a config file holds, and it still fits.
+  if (suggested >= 0.001) suggested = std::floor(suggested * 1000) / 1000;
   // Envoy and Istio retry a timed-out attempt only with 5xx, gateway-error or
   // reset in retry_on: setting the per-try timeout alone would not do it.
   std::string and_retry_on =
