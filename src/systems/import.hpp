@@ -98,6 +98,12 @@ struct LayerPolicy {
   // "conn-failure 503", "proxy_next_upstream_tries" -> "0", "servers" -> "3"):
   // HAProxy and nginx, for lint's proxy rules and the conformance tests.
   std::map<std::string, std::string> settings;
+  // Where settings sit in the file, for lint's file edits: by name
+  // ("num_retries", "retry_policy.first_key", "retry_mode"), 0-based.
+  struct Spot {
+    int line = 0, column = 0;
+  };
+  std::map<std::string, Spot> spots;
 
   // The destination the layer's route sends to, where a budget file keeps
   // budgets by destination (an Istio subset: "v2"); "" = the host itself.

@@ -17,6 +17,13 @@ namespace retrystorm::configs {
 enum class Severity { error, warning, info };
 const char* severity_name(Severity s);  // "error", "warning", "info"
 
+// A fix written into the user's file: its whole edited text.
+struct FileEdit {
+  std::string file;    // the file's name, as given
+  std::string change;  // what changed, in the system's terms ("retryThrottling added")
+  std::string text;    // the edited file
+};
+
 struct Finding {
   Severity severity = Severity::info;
   std::string rule;     // ladder-exceeds-deadline, ...
@@ -25,6 +32,7 @@ struct Finding {
   std::string fix;      // what to change, in the system's own terms
   nlohmann::json numbers = nlohmann::json::object();
   std::vector<std::pair<std::string, KeyValue>> fix_keys;  // the fix as scenario keys
+  std::optional<FileEdit> edit;  // the fix as an edit of the file, where one file says it
 };
 
 // The largest load (demand / capacity) lint takes, from the CLI and the server.

@@ -249,6 +249,9 @@ void read_aws(const std::string& text, Reader& r) {
   l.counting = "attempts";
   l.count_field = "max_attempts";
   auto [attempts, mode] = find_settings(pick, section, r);
+  l.spots["section"] = {pick.line - 1, 0};  // lint's file edits
+  if (mode) l.spots["retry_mode"] = {mode->line - 1, 0};
+  if (attempts) l.spots["max_attempts"] = {attempts->line - 1, 0};
   // botocore (boto3) defaults to legacy (configprovider.py: _DEFAULT_RETRY_MODE
   // = 'standard' if NEW_RETRIES_ENABLED else 'legacy'); the AWS CLI v2, Go v2
   // and JS v3 SDKs default to standard. Read as botocore, with a warning.

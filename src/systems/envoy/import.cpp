@@ -419,6 +419,17 @@ void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, d
   }
 }
 
+// Where lint's file edits go: num_retries and retry_on as written, and the
+// first field of a block-style retry_policy (a new field goes above it).
+void record_spots(const RetryPolicyAt& p, LayerPolicy& l) {
+  if (!p.rp.IsMap() || p.rp.begin() == p.rp.end()) return;
+  auto spot = [](const YAML::Node& n) { return LayerPolicy::Spot{n.Mark().line, n.Mark().column}; };
+  if (p.rp.Style() != YAML::EmitterStyle::Flow)
+    l.spots["retry_policy.first_key"] = spot(p.rp.begin()->first);
+  for (const char* field : {"num_retries", "retry_on"})
+    if (YAML::Node n = get(p.rp, field); n && n.IsScalar()) l.spots[field] = spot(n);
+}
+
 // hedge_policy (route or virtual host): with hedge_on_per_try_timeout, a
 // per-try timeout sends the next attempt after the backoff and keeps the slow
 // one running, whatever retry_on says (router.cc Filter::onSoftPerTryTimeout,
@@ -574,6 +585,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   read_retried_answers(p, retry_on, r);
   read_per_try_timeout(p, retry_on, deadline, r);
   read_hedge_policy(p, r);
+  record_spots(p, l);
   read_backoff(p, r);
   read_rate_limited_back_off(p, r);
   if (get(rp, "retry_host_predicate"))

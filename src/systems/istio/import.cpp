@@ -76,6 +76,7 @@ std::string read_retries(const RetriesAt& where, Reader& r) {
     // pilot/pkg/networking/core/route/retry/retry.go: "Attempts <= 0 ...
     // explicitly disabling the retry policy").
     if (re["attempts"]) {
+      r.layer.spots["attempts"] = {re["attempts"].Mark().line, re["attempts"].Mark().column};
       Where w = at(r.file, rk + ".attempts", re["attempts"]);
       attempts = whole(re["attempts"], w, 0, 1LL << 31);
       l.from["client.retries"] = w.text() + ": " + std::to_string(attempts) +

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "formats/scenario_io.hpp"
+#include "systems/fix_edit.hpp"
 #include "systems/lint/rules.hpp"
 
 namespace retrystorm::configs {
@@ -105,10 +106,27 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o,
 
 }  // namespace
 
+// Each finding about one file gets its fix as an edit of that file, where
+// the system says it there (systems/fix_edit.hpp).
+namespace {
+void attach_edits(LintReport& r, const std::vector<ConfigFile>& files) {
+  for (Finding& f : r.findings) {
+    auto file = std::find_if(files.begin(), files.end(),
+                             [&](const ConfigFile& c) { return c.name == f.file; });
+    auto layer = std::find_if(r.imported.layers.begin(), r.imported.layers.end(),
+                              [&](const LayerPolicy& l) { return l.file == f.file; });
+    if (file != files.end() && layer != r.imported.layers.end())
+      f.edit = fix_edit(*file, *layer, f);
+  }
+}
+}  // namespace
+
 LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions& o) {
   if (o.load) checked_lint_load(*o.load, "load");
   if (o.instances) checked_lint_instances(*o.instances, "instances");
-  return lint_imported(import_configs(files, false), o, std::nullopt);  // out-of-range files too
+  LintReport r = lint_imported(import_configs(files, false), o, std::nullopt);  // out of range too
+  attach_edits(r, files);
+  return r;
 }
 
 LintReport lint_scenario(const Scenario& s, const std::string& source, const LintOptions& o) {

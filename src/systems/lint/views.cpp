@@ -136,6 +136,7 @@ std::string lint_text(const LintReport& r) {
     o << severity << std::string(8 - severity.size(), ' ') << f.rule << "  (" << f.file << ")\n";
     o << "  " << f.message << "\n";
     if (!f.fix.empty()) o << "  fix: " << f.fix << "\n";
+    if (f.edit) o << "  edit of " << f.edit->file << ": " << f.edit->change << "\n";
     o << "\n";
   }
   o << r.findings.size() << (r.findings.size() == 1 ? " finding" : " findings") << ": " << r.errors
@@ -186,6 +187,9 @@ json lint_json(const LintReport& r) {
                         {"fix", f.fix},
                         {"numbers", f.numbers},
                         {"fix_keys", keys}});
+    if (f.edit)  // the fix written into the file: its whole edited text
+      findings.back()["edit"] = {
+          {"file", f.edit->file}, {"change", f.edit->change}, {"text", f.edit->text}};
   }
   json out = {{"formats", files},
               {"layers", layers},

@@ -345,6 +345,9 @@ void read_tries(const Scope& s, LayerPolicy& l, const Upstream& u, bool off) {
            (tries == 0 ? " (no limit)" : " (attempts, the first included)");
   }
   l.settings["proxy_next_upstream_tries"] = std::to_string(tries);
+  // Lint's file edits: the directive to change, or the proxy_pass to add it after.
+  if (const Directive* d = s.get("proxy_next_upstream_tries")) l.spots["tries"] = {d->line - 1, 0};
+  if (const Directive* pass = s.get("proxy_pass")) l.spots["proxy_pass"] = {pass->line - 1, 0};
   l.settings["servers"] = std::to_string(u.servers);
   long long n = tries;
   if (u.address) {
