@@ -15,6 +15,7 @@ from .sweep import (
     axes_of,
     frame_of,
     grid_of,
+    have_widgets,
     in_notebook,
     progress_bar,
     ranges_of,
@@ -63,11 +64,12 @@ def _task_keys(scenario, axes, runs, seed, ranges):
 
 
 def _gather(client, futures, points, progress):
-    """Results as they finish; a terminal bar (tqdm) or Dask's notebook widget."""
+    """Results as they finish; a terminal bar (tqdm), or Dask's notebook widget
+    where ipywidgets is installed (without it, the text bar)."""
     from dask.distributed import as_completed
 
     enabled = show_progress(progress)
-    if enabled and in_notebook():
+    if enabled and in_notebook() and have_widgets():
         from dask.distributed import progress as dask_progress
 
         dask_progress(futures)  # the widget updates itself; the loop below waits

@@ -111,6 +111,13 @@ def in_notebook():
     return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
 
 
+def have_widgets():
+    """Whether notebook widgets can be drawn (ipywidgets is installed)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
 def show_progress(progress):
     """progress=None: a bar in a terminal or a notebook, none in a pipe or a test."""
     if progress is None:
@@ -122,7 +129,7 @@ def progress_bar(total, enabled, unit="point"):
     """A tqdm bar (tqdm.auto in a notebook), or a stand-in that does nothing."""
     if enabled:
         try:
-            if in_notebook():
+            if in_notebook() and have_widgets():
                 from tqdm.auto import tqdm
             else:
                 from tqdm import tqdm

@@ -175,3 +175,29 @@ def test_bad_grids_fail_before_any_task(client, agent):
         rs.distributed.sweep(agent, {"client.retriez": (0, 1, 1)}, client=client)
     with pytest.raises(ValueError, match="seed"):
         rs.distributed.sweep(agent, VARY, seed=0.5, client=client)
+
+
+def test_a_notebook_without_ipywidgets_gets_the_text_bar(client, agent, monkeypatch):
+    """In a Jupyter kernel without ipywidgets neither Dask's progress widget
+    nor tqdm's notebook bar can draw (ModuleNotFoundError: ipywidgets): the
+    sweep falls back to the text bar and gives the same rows."""
+    import sys
+
+    import dask.distributed
+
+    rs_sweep = sys.modules["retrystorm.sweep"]  # the module (rs.sweep is the function)
+
+    def no_widget(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'ipywidgets'")
+
+    monkeypatch.setattr(rs.distributed, "in_notebook", lambda: True)
+    monkeypatch.setattr(rs_sweep, "in_notebook", lambda: True)
+    monkeypatch.setattr(rs.distributed, "have_widgets", lambda: False)
+    monkeypatch.setattr(rs_sweep, "have_widgets", lambda: False)
+    monkeypatch.setattr(dask.distributed, "progress", no_widget)
+    bar = rs_sweep.progress_bar(3, True)
+    assert type(bar).__module__ in ("tqdm.std", "retrystorm.sweep")  # not tqdm.notebook
+    bar.close()
+    vary = {"client.retries": (0, 1, 1)}
+    frame = rs.distributed.sweep(agent, vary, runs=1, seed=SEED, client=client, progress=True)
+    assert frame.equals(rs.sweep(agent, vary, runs=1, seed=SEED))
