@@ -388,7 +388,10 @@ TEST(Invariants, ThousandsOfImmediateRetriesConserveRequests) {
   s.service_completes = ServiceCompletes::end;  // give up and retry every step
   s.demand.rate_per_s = 10;
   s.server.capacity_per_s = 20;
-  s.incident = {0, 1500, 0, 1};  // an outage for the whole run
+  s.incident.start_s = 0;  // an outage for the whole run
+  s.incident.duration_s = 1500;
+  s.incident.capacity_factor = 0;
+  s.incident.demand_factor = 1;
   s.client.timeout_s = 1;
   s.client.retries = 40;
   s.client.layers = 2;  // 1681 attempts

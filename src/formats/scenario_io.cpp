@@ -5,6 +5,7 @@
 
 #include "formats/input_text.hpp"
 #include "formats/preset_texts.hpp"
+#include "model/graph.hpp"
 
 namespace retrystorm {
 
@@ -68,12 +69,135 @@ Ladder ladder_from_json(const json& v) {
   return ladder;
 }
 
+// A service's or a call's keys, nested objects flattened ("backoff.base_s").
+template <typename Add>
+void add_settings(KeySettings& settings, const std::string& where, const json& object,
+                  const std::string& prefix, Add add) {
+  for (const auto& [key, value] : object.items()) {
+    std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object())
+      add_settings(settings, where, value, path, add);
+    else
+      add(settings, where, path, key_value_from_json(where + "." + path, value));
+  }
+}
+
+std::string text_field(const std::string& where, const json& value) {
+  if (!value.is_string()) throw InputError(where + ": " + type_name(value) + " must be a name");
+  return value.get<std::string>();
+}
+
+Graph& services_from_json(Graph& g, const json& v) {
+  if (!v.is_object())
+    throw InputError("services: must be a mapping of service names to their keys");
+  for (const auto& [name, body] : v.items()) {
+    std::string where = "services." + name;
+    GraphService service{name, {}, CallPattern::sequence};
+    if (!body.is_object() && !body.is_null())
+      throw InputError(where + ": must be a mapping of keys (server.* keys and pattern)");
+    const json none = json::object();  // `name: {}` and `name:` alike
+    for (const auto& [key, value] : (body.is_null() ? none : body).items()) {
+      if (key == "pattern") {
+        std::string p = value.is_string() ? value.get<std::string>() : "";
+        if (p != "sequence" && p != "parallel")
+          throw InputError(where + ".pattern: " + type_name(value) +
+                           " is not allowed; choose sequence or parallel");
+        service.pattern = p == "parallel" ? CallPattern::parallel : CallPattern::sequence;
+      } else if (value.is_object()) {
+        throw InputError(where + "." + key + ": a service's keys are the server.* keys, not " +
+                         type_name(value));
+      } else {
+        add_service_key(service.server, where, key, key_value_from_json(where + "." + key, value));
+      }
+    }
+    g.services.push_back(std::move(service));
+  }
+  return g;
+}
+
+GraphCall call_from_json(const json& v, size_t index) {
+  std::string where = "calls[" + std::to_string(index) + "]";
+  if (!v.is_object()) throw InputError(where + ": must be a mapping with from, to and keys");
+  GraphCall call;
+  for (const auto& [key, value] : v.items()) {
+    std::string at = where + "." + key;
+    if (key == "from") {
+      call.from = text_field(at, value);
+    } else if (key == "to") {
+      call.to = text_field(at, value);
+    } else if (key == "count") {
+      if (!value.is_number() || value.get<double>() != std::floor(value.get<double>()) ||
+          value.get<double>() < 1 || value.get<double>() > 100)
+        throw InputError(at + ": " + type_name(value) + " must be a whole number from 1 to 100");
+      call.count = value.get<int>();
+    } else if (key == "optional" || key == "propagate_deadline") {
+      if (!value.is_boolean())
+        throw InputError(at + ": " + type_name(value) + " must be true or false");
+      (key == "optional" ? call.optional : call.propagate_deadline) = value.get<bool>();
+    } else if (value.is_object()) {
+      add_settings(call.client, where, value, key, add_call_key);
+    } else {
+      add_call_key(call.client, where, key, key_value_from_json(at, value));
+    }
+  }
+  if (call.from.empty() || call.to.empty()) throw InputError(where + ": needs from and to");
+  return call;
+}
+
+Graph& calls_from_json(Graph& g, const json& v) {
+  if (!v.is_array()) throw InputError("calls: must be a list of {from, to, ...}");
+  for (size_t i = 0; i < v.size(); ++i) g.calls.push_back(call_from_json(v[i], i));
+  return g;
+}
+
+json settings_json(const KeySettings& settings, const std::string& prefix) {
+  json out = json::object();
+  for (const auto& [path, value] : settings) {
+    json* node = &out;
+    std::string rest = path.substr(prefix.size());
+    for (size_t dot; (dot = rest.find('.')) != std::string::npos; rest = rest.substr(dot + 1))
+      node = &(*node)[rest.substr(0, dot)];
+    json v = key_value_to_json(value);
+    if (key_or_throw(path).type == KeyType::integer) v = static_cast<long>(v.get<double>());
+    (*node)[rest] = v;
+  }
+  return out;
+}
+
+// services and calls as the reader takes them; none for a scenario without.
+void graph_to_json(const Graph& g, json& out) {
+  if (g.empty()) return;
+  json services = json::object();
+  for (const GraphService& service : g.services) {
+    json body = settings_json(service.server, "server.");
+    if (service.pattern == CallPattern::parallel) body["pattern"] = "parallel";
+    services[service.name] = body;
+  }
+  json calls = json::array();
+  for (const GraphCall& call : g.calls) {
+    json body = {{"from", call.from}, {"to", call.to}};
+    if (call.count != 1) body["count"] = call.count;
+    if (call.optional) body["optional"] = true;
+    if (call.propagate_deadline) body["propagate_deadline"] = true;
+    body.update(settings_json(call.client, "client."));
+    calls.push_back(body);
+  }
+  out["services"] = services;
+  out["calls"] = calls;
+}
+
 void apply_object(Scenario& s, const json& object, const std::string& prefix,
                   std::vector<std::string>* given) {
   for (const auto& [key, value] : object.items()) {
     std::string path = prefix.empty() ? key : prefix + "." + key;
     if (path == "ladder") {
       s.ladder = ladder_from_json(value);
+    } else if (path == "services") {
+      s.graph.services.clear();
+      services_from_json(s.graph, value);
+    } else if (path == "calls") {
+      s.graph.calls.clear();
+      calls_from_json(s.graph, value);
     } else if (value.is_object()) {
       apply_object(s, value, path, given);
     } else {
@@ -138,6 +262,7 @@ json scenario_to_json(const Scenario& s) {
   }
   out["ladder"] = {{"mode", s.ladder.mode == LadderMode::single ? "single" : "cumulative"},
                    {"rows", rows}};
+  graph_to_json(s.graph, out);
   return out;
 }
 

@@ -8,7 +8,18 @@ namespace retrystorm {
 
 namespace {
 
+// A graph's hops each have their own queue and retrying client; the step
+// rules of one population before one dependency do not carry over.
+void refuse_graph(const Scenario& s) {
+  if (!s.graph.empty())
+    throw InputError(std::string("services: a graph of services runs with engine=agent; engine=") +
+                     engine_name(s.engine) +
+                     " models one population of clients before one "
+                     "dependency (docs/graph.md)");
+}
+
 void validate_fluid(const Scenario& s, const RunLimits& limits) {
+  refuse_graph(s);
   validate_step_keys(s, limits);
   // Cohorts have no instant at which one attempt finds the server busy.
   if (s.incident.failure != FailureClass::timeout)
@@ -36,6 +47,11 @@ void validate_agent_scenario(const Scenario& s, const RunLimits& limits) {
   validate_agent(s, limits);  // engines/agent/agent.hpp
 }
 
+void validate_sessions_scenario(const Scenario& s, const RunLimits& limits) {
+  refuse_graph(s);
+  sessions::validate_sessions(s, limits);
+}
+
 RunResult run_agent_once(const Scenario& s) {
   return run_agent(s);
 }
@@ -45,7 +61,7 @@ RunResult run_agent_once(const Scenario& s) {
 constexpr EngineFacts kEngines[] = {
     {Engine::fluid, validate_fluid, run_fluid, 1, false, false, true},
     {Engine::agent, validate_agent_scenario, run_agent_once, 30, true, true, true},
-    {Engine::sessions, sessions::validate_sessions, nullptr, 1, true, true, false},
+    {Engine::sessions, validate_sessions_scenario, nullptr, 1, true, true, false},
 };
 
 static_assert(kEngines[static_cast<int>(Engine::fluid)].engine == Engine::fluid &&

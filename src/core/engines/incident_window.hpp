@@ -13,6 +13,14 @@ struct IncidentWindow {
   bool empty() const { return first >= end; }
 };
 
+// Step t's span of time, [start, end): the last step ends at the horizon.
+struct StepSpan {
+  double start, end;
+};
+inline StepSpan step_span(const Scenario& s, int t, int steps) {
+  return {t * s.step_s, t + 1 == steps ? s.horizon_s : (t + 1) * s.step_s};
+}
+
 inline IncidentWindow steps_of(const Scenario& s) {
   IncidentWindow w;
   const int steps = s.steps();

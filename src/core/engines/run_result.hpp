@@ -3,6 +3,7 @@
 // all views of this one type.
 #pragma once
 
+#include "engines/graph_series.hpp"
 #include "engines/series.hpp"
 #include "histogram/latency_histogram.hpp"
 #include "model/scenario.hpp"
@@ -19,6 +20,8 @@ struct RunResult {
   double in_flight = 0;  // queued and not given up, or waiting to retry
   // Per-request engines only: arrival to success of each successful request.
   LatencyHistogram success_latency;
+  // A graph of services (agent engine): per service and per edge.
+  GraphResult graph;
 };
 
 }  // namespace retrystorm

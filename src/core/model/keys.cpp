@@ -243,6 +243,11 @@ void add_incident_keys(std::vector<KeySpec>& keys) {
       "timeout: unserved attempts wait and time out; 503, 429, refused, reset: agent, an attempt "
       "that cannot start at once is answered at once with it",
       [](S & s) -> auto& { return s.incident.failure; });
+  g.text(
+      "incident.service", "Service hit",
+      "agent, with services: the service the incident hits; empty: the deepest service with "
+      "a server (docs/graph.md)",
+      [](S & s) -> auto& { return s.incident.service; });
 }
 
 // The retrying client: timeouts, layers, retries and backoff (docs/policies.md).

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -118,6 +119,39 @@ struct Budget {
   double clients = 100;           // client instances sharing the load
 };
 
+// A graph of services (agent engine; docs/graph.md): user requests enter at
+// the callee of the one call `from: user`; an attempt at a service is served
+// by its own server (when it sets capacity_per_s), then the service makes its
+// calls, in sequence or all at once, and answers when the needed ones did.
+enum class CallPattern : uint8_t { sequence, parallel };
+inline constexpr const char* kCallPatternNames[] = {"sequence", "parallel"};
+
+// Keys set under a service or a call, as paths of the key table
+// ("server.slots", "client.retries") with their values, in the order given.
+using KeySettings = std::vector<std::pair<std::string, KeyValue>>;
+
+struct GraphService {
+  std::string name;
+  KeySettings server;  // server.* keys; with server.capacity_per_s it has a server
+  CallPattern pattern = CallPattern::sequence;
+  bool serves() const;  // it sets server.capacity_per_s
+};
+
+struct GraphCall {
+  std::string from;  // a service, or "user" for the entry
+  std::string to;
+  int count = 1;                    // calls of `to` per attempt at `from`
+  bool optional = false;            // a failure is tolerated (a fallback answer)
+  bool propagate_deadline = false;  // the callee stops when its caller gave up
+  KeySettings client;               // client.* keys of this edge over the scenario's
+};
+
+struct Graph {
+  std::vector<GraphService> services;
+  std::vector<GraphCall> calls;
+  bool empty() const { return services.empty() && calls.empty(); }
+};
+
 struct Scenario {
   std::string name = "custom";
   std::string description;
@@ -171,6 +205,9 @@ struct Scenario {
     // others: during the incident, an attempt that cannot start at once is
     // answered at once with that class (agent engine).
     FailureClass failure = FailureClass::timeout;
+    // With a graph: the service the incident hits ("" = the deepest service
+    // with a server).
+    std::string service;
   } incident;
 
   struct {
@@ -202,6 +239,7 @@ struct Scenario {
   } tipping;
 
   Ladder ladder;
+  Graph graph;  // empty: one population of clients before one dependency
 
   // Session model only (engine: sessions; docs/sessions.md).
   SessionsModel sessions;

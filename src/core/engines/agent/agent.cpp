@@ -28,6 +28,7 @@
 #include "engines/agent/entities.hpp"
 #include "engines/agent/server.hpp"
 #include "engines/event_queue.hpp"
+#include "engines/graph/graph_engine.hpp"
 #include "engines/incident_window.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
@@ -202,8 +203,7 @@ class AgentEngine {
     for (int t = 0; t < steps_; ++t) {
       step_ = t;
       bool incident = incident_.contains(t);
-      double start = t * s_.step_s;
-      double end = t + 1 == steps_ ? s_.horizon_s : (t + 1) * s_.step_s;
+      auto [start, end] = step_span(s_, t, steps_);
       call.t_s[t] = start;
       call.capacity[t] =
           s_.server.capacity_per_s * s_.step_s * (incident ? s_.incident.capacity_factor : 1.0);
@@ -384,11 +384,7 @@ class AgentEngine {
     return call_id;
   }
 
-  void free_call(uint32_t call_id) {
-    calls_[call_id].state = kCallFree;
-    ++calls_[call_id].gen;
-    calls_.release(call_id);
-  }
+  void free_call(uint32_t call_id) { free_entity(calls_, call_id, kCallFree); }
 
   // `token`: the rate limiter let it go already (client.rate_limiter).
   void send_attempt(uint32_t call_id, bool token = false) {
@@ -858,6 +854,7 @@ void validate_rate_limiter(const Scenario& s) {
 }
 
 void validate_agent(const Scenario& s, const RunLimits& limits) {
+  if (!s.graph.empty()) validate_graph_run(s, limits);
   layer_timeouts(s);
   validate_rate_limiter(s);
   if (s.seed != std::floor(s.seed))
@@ -873,6 +870,7 @@ void validate_agent(const Scenario& s, const RunLimits& limits) {
 }
 
 RunResult run_agent(const Scenario& s, const AgentOptions& options) {
+  if (!s.graph.empty()) return run_graph(s, options);  // docs/graph.md
   WorkspaceLease lease;
   return AgentEngine(s, options, lease.get()).run();
 }

@@ -71,6 +71,7 @@ class Pool {
     --live_;
   }
   T& operator[](uint32_t i) { return items_[i]; }
+  const T& operator[](uint32_t i) const { return items_[i]; }
   size_t slots() const { return items_.size(); }
   void clear() {  // keeps the memory for the next run
     items_.clear();
@@ -85,10 +86,17 @@ class Pool {
   uint64_t live_ = 0, peak_ = 0;
 };
 
+// Frees an entity of a pool: marked free, its generation moved on (events
+// naming it go stale), its index back on the free list.
+template <typename T>
+void free_entity(Pool<T>& pool, uint32_t i, uint8_t free_state) {
+  pool[i].state = free_state;
+  ++pool[i].gen;
+  pool.release(i);
+}
+
 inline void free_job(Pool<Job>& jobs, uint32_t job_id) {
-  jobs[job_id].state = kJobFree;
-  ++jobs[job_id].gen;
-  jobs.release(job_id);
+  free_entity(jobs, job_id, kJobFree);
 }
 
 }  // namespace retrystorm::agent

@@ -50,13 +50,18 @@ class Server {
 
   // A job for the caller's current attempt, not yet arrived.
   uint32_t new_job(uint32_t caller, const Call& call, double now) {
+    return new_job(caller, call.gen, call.request, call.attempt, now);
+  }
+  // The same for a caller of any kind (a graph's visit to a service).
+  uint32_t new_job(uint32_t caller, uint32_t caller_gen, uint32_t request, uint16_t attempt,
+                   double now) {
     uint32_t job_id = jobs_.alloc();
     Job& job = jobs_[job_id];
     job.sent_s = now;
     job.caller = caller;
-    job.caller_gen = call.gen;
-    job.request = call.request;
-    job.attempt = call.attempt;
+    job.caller_gen = caller_gen;
+    job.request = request;
+    job.attempt = attempt;
     ++job.gen;
     return job_id;
   }

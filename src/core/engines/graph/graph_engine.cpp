@@ -1,0 +1,756 @@
+// The agent engine over a graph of services (docs/graph.md). It keeps the
+// rules of the stacked engine (engines/agent/agent.cpp) hop by hop, in the
+// same order of events and draws, so that a chain of a proxy and one server
+// gives the stacked engine's run byte for byte (tests/graph_test.cpp):
+//   - an edge is a retrying layer: its own timer lane, deadline lane, budget
+//     (told the calls it received in the previous step) and policy;
+//   - a visit is an attempt at a service: queued and served by the service's
+//     server when it has one (server.hpp, one per service with its own event
+//     queue), then the service's calls, in sequence or all at once;
+//   - ties at one instant: completion, capacity change, timeout (the edges
+//     listed later first), deadline, retry, arrival.
+// A caller that gives up does not stop the calls below (they go on for
+// nobody), unless the edge below propagates the deadline: then a call whose
+// caller gave up makes no further attempt.
+#include "engines/graph/graph_engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "engines/agent/arrivals.hpp"
+#include "engines/agent/entities.hpp"
+#include "engines/agent/server.hpp"
+#include "engines/event_queue.hpp"
+#include "engines/incident_window.hpp"
+#include "model/graph.hpp"
+#include "model/keys.hpp"
+#include "parallel/cancel.hpp"
+#include "policies/client_policy.hpp"
+#include "policies/retry_state.hpp"
+#include "random/rng.hpp"
+#include "text/number.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+using namespace agent;
+
+constexpr uint64_t kArrivalOrder = order_of(kArrival);
+// Deadlines go after every edge's timeout at their instant, before retries.
+constexpr uint64_t deadline_order(size_t edge) {
+  return order_of(kTimeout, (uint64_t{1} << 16) + edge);
+}
+
+using TimerLane = EventLane<EntityRef>;
+
+// A call on an edge: a user request on the entry edge, or a call a visit
+// made. It sends one attempt at a time.
+struct GCall {
+  double start_s;   // the user request's arrival
+  double sent_s;    // the current attempt's send instant
+  uint32_t parent;  // the visit that made it, kNone for the user
+  uint32_t parent_gen;
+  uint32_t gen;
+  uint32_t serial;  // names this call in its deadline lane
+  uint32_t request;
+  uint32_t visit;  // the current attempt's visit
+  uint16_t attempt;
+  uint16_t edge;
+  uint8_t state;
+  bool first;        // every call above is on its first attempt
+  bool after_error;  // the current attempt's retry followed an error
+};
+
+enum : uint8_t { kVisitFree, kAtServer, kCalling };
+
+// An attempt at a service.
+struct Visit {
+  uint32_t caller;  // the call whose attempt this is
+  uint32_t caller_gen;
+  uint32_t gen;
+  uint32_t request;
+  uint32_t job;   // at the server
+  uint16_t next;  // sequence: the next call to make; parallel: calls still out
+  uint16_t service;
+  uint16_t attempt;
+  uint8_t state;
+  bool first;
+};
+
+// A service as the engine runs it.
+struct Node {
+  Scenario scenario;            // s with the service's server keys
+  std::vector<uint16_t> calls;  // edges it calls, `count` times each, in order
+  CallPattern pattern = CallPattern::sequence;
+  bool serves = false;
+  std::unique_ptr<ServerMemory> memory;
+  std::unique_ptr<Events> events;  // completions (and capacity changes) of its server
+  std::unique_ptr<Server> server;
+};
+
+// An edge as the engine runs it.
+struct Edge {
+  uint16_t from;  // kNoService for the user
+  uint16_t to;
+  bool optional = false;
+  bool propagates = false;
+  double timeout_s = 0;
+  double deadline_s = 0;
+  int retries = 0;
+  std::unique_ptr<ClientPolicy> policy;
+  std::unique_ptr<RetryState> retry;
+  bool budget_on = false;
+  int64_t attempts_in_flight = 0, retries_in_flight = 0, retries_in_backoff = 0;
+  double calls_this_step = 0;  // received, for the budget's next step
+  TimerLane timers, deadlines;
+};
+
+constexpr uint16_t kNoService = std::numeric_limits<uint16_t>::max();
+
+RetryCause cause_of(bool after_error) {
+  return after_error ? RetryCause::error : RetryCause::timeout;
+}
+
+class GraphEngine {
+ public:
+  GraphEngine(const Scenario& s, const AgentOptions& options)
+      : s_(s),
+        steps_(s.steps()),
+        rng_(static_cast<uint64_t>(s.seed)),
+        stats_out_(options.stats),
+        arrivals_(s, rng_, arrival_times_),
+        incident_(steps_of(s)) {
+    build_nodes();
+    build_edges();
+    hit_ = incident_service(s);
+    result_.scenario = s;
+    result_.series.resize(static_cast<size_t>(steps_));
+    build_result();
+  }
+
+  GraphEngine(const GraphEngine&) = delete;
+  GraphEngine& operator=(const GraphEngine&) = delete;
+
+  RunResult run() {
+    Node& hit = nodes_[hit_];
+    if (!incident_.empty() && s_.incident.capacity_factor != 1) {
+      hit.events->push(incident_.first * s_.step_s, kRate, {0, 0});
+      hit.events->push(incident_.end * s_.step_s, kRate, {1, 0});
+    }
+    Series& out = result_.series;
+    for (int t = 0; t < steps_; ++t) {
+      step_ = t;
+      bool incident = incident_.contains(t);
+      auto [start, end] = step_span(s_, t, steps_);
+      out.t_s[t] = start;
+      out.capacity[t] = hit.scenario.server.capacity_per_s * s_.step_s *
+                        (incident ? s_.incident.capacity_factor : 1.0);
+      double first = static_cast<double>(arrivals_.generate(start, end, incident));
+      out.first_attempts[t] = first;
+      result_.user_requests += first;
+      for (Edge& edge : edges_) {  // the entry: this step's requests; the others: last step's calls
+        edge.retry->budget().begin_step(edge.from == kNoService ? first : edge.calls_this_step);
+        edge.calls_this_step = 0;
+      }
+      run_until(end);
+      end_step(t);
+    }
+    finish();
+    return std::move(result_);
+  }
+
+ private:
+  // ---- building -------------------------------------------------------------
+  void build_nodes() {
+    const Graph& g = s_.graph;
+    nodes_.resize(g.services.size());
+    for (size_t v = 0; v < g.services.size(); ++v) {
+      Node& node = nodes_[v];
+      node.scenario = service_scenario(s_, g.services[v]);
+      node.pattern = g.services[v].pattern;
+      node.serves = g.services[v].serves();
+      node.memory = std::make_unique<ServerMemory>();
+      node.events = std::make_unique<Events>();
+      if (node.serves)
+        node.server =
+            std::make_unique<Server>(node.scenario.server, *node.memory, *node.events, rng_);
+    }
+  }
+
+  void build_edges() {
+    const Graph& g = s_.graph;
+    edges_.resize(g.calls.size());
+    size_t n = g.calls.size();
+    for (size_t e = 0; e < n; ++e) {
+      const GraphCall& call = g.calls[e];
+      Edge& edge = edges_[e];
+      Scenario es = edge_scenario(s_, call);
+      edge.from = call.from == kUserCaller ? kNoService
+                                           : static_cast<uint16_t>(service_index(g, call.from));
+      edge.to = static_cast<uint16_t>(service_index(g, call.to));
+      edge.optional = call.optional;
+      edge.propagates = call.propagate_deadline;
+      edge.policy = std::make_unique<ClientPolicy>(ClientPolicy::of(es, Engine::agent));
+      edge.retries = edge.policy->retries(0);
+      edge.timeout_s = edge.policy->layer_timeouts_s().at(0);
+      edge.deadline_s =
+          edge.policy->deadline_rule() == DeadlineRule::fires ? edge.policy->deadline_s() : 0;
+      edge.retry = std::make_unique<RetryState>(
+          *edge.policy, RetryBudget(*edge.policy, s_.demand.rate_per_s, s_.step_s));
+      edge.budget_on = edge.retry->budget().enabled();
+      edge.timers.set_order(order_of(kTimeout, n - 1 - e));  // edges listed later first
+      edge.deadlines.set_order(deadline_order(e));
+      if (edge.from == kNoService) entry_ = static_cast<uint16_t>(e);
+      if (edge.from != kNoService)
+        for (int c = 0; c < call.count; ++c)
+          nodes_[edge.from].calls.push_back(static_cast<uint16_t>(e));
+    }
+  }
+
+  void build_result() {
+    const Graph& g = s_.graph;
+    auto steps = static_cast<size_t>(steps_);
+    for (size_t v = 0; v < g.services.size(); ++v) {
+      ServiceSeries series{g.services[v].name, nodes_[v].serves, {}, {}, {}, {}, {}, {}, {}, {}};
+      for (const auto& field : kServiceFields) (series.*field.member).assign(steps, 0);
+      result_.graph.services.push_back(std::move(series));
+    }
+    for (const GraphCall& call : g.calls) {
+      EdgeSeries series{call.from, call.to, {}, {}, {}, {}, {}};
+      for (const auto& field : kEdgeFields) (series.*field.member).assign(steps, 0);
+      result_.graph.edges.push_back(std::move(series));
+    }
+  }
+
+  ServiceSeries& at(uint16_t service) { return result_.graph.services[service]; }
+  EdgeSeries& on(uint16_t edge) { return result_.graph.edges[edge]; }
+
+  auto draw() {
+    return [this](double low, double high) { return low + (high - low) * rng_.uniform(); };
+  }
+
+  // What a service's server calls with a job it refuses (a full queue, CoDel).
+  auto refused(uint16_t service) {
+    return [this, service](uint32_t job_id) { refuse(service, job_id); };
+  }
+
+  // ---- the event loop -------------------------------------------------------
+  // Sources: 0 arrivals; 1 + v: service v's server events; then per edge its
+  // timers and its deadlines; then the clients' retries.
+  void run_until(double end) {
+    size_t services = nodes_.size(), edges = edges_.size();
+    for (;;) {
+      EventKey next = retries_.next_key();
+      size_t source = 1 + services + 2 * edges;  // the retries
+      auto consider = [&](EventKey key, size_t from) {
+        if (before(key, next)) next = key, source = from;
+      };
+      consider({arrivals_.next(), kArrivalOrder}, 0);
+      for (size_t v = 0; v < services; ++v) consider(nodes_[v].events->next_key(), 1 + v);
+      for (size_t e = 0; e < edges; ++e) {
+        consider(edges_[e].timers.next_key(), 1 + services + 2 * e);
+        consider(edges_[e].deadlines.next_key(), 2 + services + 2 * e);
+      }
+      if (!(next.t < end)) return;
+      now_ = next.t;
+      poll_();
+      if (source == 0) {
+        arrivals_.take();
+        on_arrival();
+      } else if (source <= services) {
+        fire_server(static_cast<uint16_t>(source - 1));
+      } else if (source < 1 + services + 2 * edges) {
+        size_t lane = source - 1 - services;
+        if (lane % 2 == 0)
+          fire_timeout(static_cast<uint16_t>(lane / 2));
+        else
+          fire_deadline(static_cast<uint16_t>(lane / 2));
+      } else {
+        Events::Event event = retries_.top();
+        retries_.pop();
+        on_retry(event.what.index, event.what.generation);
+      }
+    }
+  }
+
+  void fire_server(uint16_t service) {
+    Events& events = *nodes_[service].events;
+    Events::Event event = events.top();
+    events.pop();
+    if ((event.key.order >> kPriorityShift) == kRate) {
+      ++stats_.events;
+      Server& server = *nodes_[service].server;
+      server.set_rate(event.what.index == 0 ? s_.incident.capacity_factor : 1.0, now_);
+      in_server([&] { server.dispatch(now_, refused(service)); });
+    } else {
+      on_complete(service, event.what.index, event.what.generation);
+    }
+  }
+
+  void fire_timeout(uint16_t edge) {
+    EntityRef timed = edges_[edge].timers.front().what;
+    edges_[edge].timers.pop();
+    const GCall& call = calls_[timed.index];
+    if (call.gen == timed.generation && call.state == kWaiting) on_timeout(timed.index);
+  }
+
+  void fire_deadline(uint16_t edge) {
+    EntityRef named = edges_[edge].deadlines.front().what;
+    edges_[edge].deadlines.pop();
+    if (is_live(named)) on_deadline(named.index);
+  }
+
+  bool is_live(EntityRef named) const {
+    const GCall& call = calls_[named.index];
+    return call.state != kCallFree && call.serial == named.generation;
+  }
+
+  bool awaits(const GCall& call, uint32_t gen) const {
+    return call.state == kWaiting && call.gen == gen;
+  }
+
+  // ---- calls ----------------------------------------------------------------
+  void on_arrival() {
+    ++stats_.events;
+    ++live_users_;
+    uint32_t request = next_request_++;
+    uint32_t call_id = new_call(kNone, 0, entry_, request, true, now_);
+    send_attempt(call_id);
+  }
+
+  uint32_t new_call(uint32_t parent, uint32_t parent_gen, uint16_t edge, uint32_t request,
+                    bool first, double start_s) {
+    uint32_t call_id = calls_.alloc();
+    GCall& call = calls_[call_id];
+    call.start_s = start_s;
+    call.sent_s = start_s;
+    call.parent = parent;
+    call.parent_gen = parent_gen;
+    call.serial = next_serial_++;
+    call.request = request;
+    call.visit = kNone;
+    call.attempt = 0;
+    call.edge = edge;
+    call.state = kBackoff;
+    call.first = first;
+    call.after_error = false;
+    Edge& e = edges_[edge];
+    on(edge).calls[step_] += 1;
+    if (e.deadline_s > 0) arm_deadline(call_id);
+    return call_id;
+  }
+
+  void arm_deadline(uint32_t call_id) {
+    Edge& e = edges_[calls_[call_id].edge];
+    e.deadlines.push(now_ + e.deadline_s, {call_id, calls_[call_id].serial});
+    e.deadlines.drop_stale_beyond(static_cast<size_t>(e.attempts_in_flight + 1),
+                                  [this](const TimerLane::Event& ev) { return is_live(ev.what); });
+  }
+
+  void free_call(uint32_t call_id) { free_entity(calls_, call_id, kCallFree); }
+
+  void send_attempt(uint32_t call_id) {
+    GCall& call = calls_[call_id];
+    ++call.attempt;
+    ++call.gen;
+    call.state = kWaiting;
+    call.sent_s = now_;
+    uint16_t edge_id = call.edge;
+    Edge& edge = edges_[edge_id];
+    edge.attempts_in_flight += 1;
+    if (call.attempt > 1) {
+      edge.retries_in_flight += 1;
+      on(edge_id).retries[step_] += 1;
+    }
+    edge.timers.push(now_ + edge.timeout_s, {call_id, call.gen});
+    edge.timers.drop_stale_beyond(static_cast<size_t>(edge.attempts_in_flight),
+                                  [this](const TimerLane::Event& ev) {
+                                    const GCall& c = calls_[ev.what.index];
+                                    return c.gen == ev.what.generation && c.state == kWaiting;
+                                  });
+    visit(call_id);
+  }
+
+  void end_attempt(GCall& call) {
+    Edge& edge = edges_[call.edge];
+    edge.attempts_in_flight -= 1;
+    if (call.attempt > 1) edge.retries_in_flight -= 1;
+  }
+
+  void on_timeout(uint32_t call_id) {
+    ++stats_.events;
+    end_attempt(calls_[call_id]);
+    abandon_attempt(call_id);
+    attempt_failed(call_id, true);
+  }
+
+  void on_deadline(uint32_t call_id) {
+    ++stats_.events;
+    GCall& call = calls_[call_id];
+    if (call.state == kWaiting) {
+      end_attempt(call);
+      abandon_attempt(call_id);
+    } else if (call.state == kBackoff) {
+      edges_[call.edge].retries_in_backoff -= 1;
+    }
+    call_fails(call_id);
+  }
+
+  // The caller stopped waiting for the call's current attempt.
+  void abandon_attempt(uint32_t call_id) {
+    const GCall& call = calls_[call_id];
+    on(call.edge).timeouts[step_] += 1;
+    uint16_t to = edges_[call.edge].to;
+    if (to == hit_) result_.series.gave_up[step_] += 1;
+    if (call.visit == kNone) return;
+    const Visit& v = visits_[call.visit];
+    Node& node = nodes_[to];
+    if (node.serves && node.scenario.server.shed_abandoned && v.state == kAtServer &&
+        v.caller == call_id && v.caller_gen == call.gen &&
+        node.server->queued_for(v.job, call.visit, v.gen))
+      shed_job(to, v.job);
+  }
+
+  // A call whose caller gave up and whose edge propagates the deadline makes
+  // no further attempt (its callers up the path, as far as edges propagate).
+  bool wanted(uint32_t call_id) const {
+    for (;;) {
+      const GCall& call = calls_[call_id];
+      if (call.parent == kNone || !edges_[call.edge].propagates) return true;
+      const Visit& v = visits_[call.parent];
+      if (v.state == kVisitFree || v.gen != call.parent_gen) return false;
+      if (!awaits(calls_[v.caller], v.caller_gen)) return false;
+      call_id = v.caller;
+    }
+  }
+
+  void attempt_failed(uint32_t call_id, bool timed_out,
+                      FailureClass answer = FailureClass::http_503, double pushback_s = 0) {
+    GCall& call = calls_[call_id];
+    Edge& edge = edges_[call.edge];
+    if (!wanted(call_id)) return drop_call(call_id);
+    Failure failure{.layer = 0,
+                    .attempt = call.attempt,
+                    .timed_out = timed_out,
+                    .now_s = now_,
+                    .start_s = call.start_s,
+                    .answer = answer,
+                    .pushback_s = pushback_s};
+    RetryOutcome outcome = edge.retry->on_failure(failure, in_flight(edge), draw());
+    if (outcome.action == RetryAction::denied) return budget_denied(call_id);
+    if (!outcome.retries()) return call_fails(call_id, timed_out ? FailureClass::http_503 : answer);
+    ++call.gen;
+    call.state = kBackoff;
+    call.after_error = !timed_out;
+    edge.retries_in_backoff += 1;
+    retries_.push(now_ + outcome.decision.delay_s, kRetry, {call_id, call.gen});
+  }
+
+  void on_retry(uint32_t call_id, uint32_t gen) {
+    GCall& call = calls_[call_id];
+    if (call.gen != gen || call.state != kBackoff) return;
+    ++stats_.events;
+    Edge& edge = edges_[call.edge];
+    edge.retries_in_backoff -= 1;
+    if (!wanted(call_id)) return drop_call(call_id);
+    if (edge.retry->on_due(in_flight(edge), cause_of(call.after_error)))
+      send_attempt(call_id);
+    else
+      budget_denied(call_id);
+  }
+
+  static InFlight in_flight(const Edge& edge) {
+    return {static_cast<double>(edge.attempts_in_flight),
+            static_cast<double>(edge.retries_in_backoff + edge.retries_in_flight)};
+  }
+
+  void budget_denied(uint32_t call_id) {
+    result_.series.budget_denied[step_] += 1;
+    on(calls_[call_id].edge).denied[step_] += 1;
+    call_fails(call_id);
+  }
+
+  // Nobody waits for the call any more (a propagated deadline): it ends
+  // without an answer.
+  void drop_call(uint32_t call_id) { free_call(call_id); }
+
+  void call_fails(uint32_t call_id, FailureClass heard = FailureClass::http_503) {
+    GCall& call = calls_[call_id];
+    uint32_t parent = call.parent, parent_gen = call.parent_gen;
+    on(call.edge).failed[step_] += 1;
+    bool optional = edges_[call.edge].optional;
+    free_call(call_id);
+    if (parent == kNone) {
+      result_.failed += 1;
+      result_.series.failed[step_] += 1;
+      --live_users_;
+      return;
+    }
+    if (!visit_current(parent, parent_gen)) return;
+    if (optional)
+      call_done(parent);  // tolerated: the service answers without it
+    else
+      visit_fails(parent, heard);
+  }
+
+  // The call's attempt of generation `gen` succeeded: the call ends and its
+  // visit goes on.
+  void call_succeeded(uint32_t call_id, uint32_t gen) {
+    GCall& call = calls_[call_id];
+    if (!awaits(call, gen)) return;
+    end_attempt(call);
+    Edge& edge = edges_[call.edge];
+    if (edge.budget_on)
+      edge.retry->budget().on_success(1, call.attempt, cause_of(call.after_error));
+    uint32_t parent = call.parent, parent_gen = call.parent_gen;
+    double started = call.start_s;
+    free_call(call_id);
+    if (parent == kNone) {
+      result_.succeeded += 1;
+      result_.series.goodput[step_] += 1;
+      delivered_ = true;
+      result_.success_latency.add(now_ - started);
+      --live_users_;
+      return;
+    }
+    if (visit_current(parent, parent_gen)) call_done(parent);
+  }
+
+  // ---- visits ---------------------------------------------------------------
+  bool visit_current(uint32_t visit_id, uint32_t gen) const {
+    const Visit& v = visits_[visit_id];
+    return v.state != kVisitFree && v.gen == gen;
+  }
+
+  // The call's current attempt arrives at the edge's service.
+  void visit(uint32_t call_id) {
+    GCall& call = calls_[call_id];
+    uint16_t service = edges_[call.edge].to;
+    uint32_t visit_id = visits_.alloc();
+    Visit& v = visits_[visit_id];
+    v.caller = call_id;
+    v.caller_gen = call.gen;
+    ++v.gen;
+    v.request = call.request;
+    v.service = service;
+    v.attempt = call.attempt;
+    v.first = call.first && call.attempt == 1;
+    v.job = kNone;
+    call.visit = visit_id;
+    (call.attempt == 1 ? at(service).first_attempts : at(service).retries)[step_] += 1;
+    if (service == hit_ && !v.first) result_.series.retries[step_] += 1;
+    if (!nodes_[service].serves) return start_calls(visit_id);
+    v.state = kAtServer;
+    Server& server = *nodes_[service].server;
+    uint32_t job_id = server.new_job(visit_id, v.gen, v.request, v.attempt, now_);
+    v.job = job_id;
+    bool may_queue = !fails_fast(service);
+    in_server([&] { server.arrive(job_id, now_, refused(service), may_queue); });
+  }
+
+  void free_visit(uint32_t visit_id) { free_entity(visits_, visit_id, kVisitFree); }
+
+  // The service's own work is done: its calls, or its answer.
+  void start_calls(uint32_t visit_id) {
+    Visit& v = visits_[visit_id];
+    Node& node = nodes_[v.service];
+    v.state = kCalling;
+    if (node.calls.empty()) return visit_succeeds(visit_id);
+    if (node.pattern == CallPattern::sequence) {
+      v.next = 0;
+      return make_call(visit_id, 0);
+    }
+    v.next = static_cast<uint16_t>(node.calls.size());
+    uint32_t gen = v.gen;
+    for (size_t i = 0; i < node.calls.size() && visit_current(visit_id, gen); ++i)
+      make_call(visit_id, i);
+  }
+
+  void make_call(uint32_t visit_id, size_t slot) {
+    const Visit& v = visits_[visit_id];
+    if (server_depth_ > 0) return deferred_.push_back({visit_id, v.gen, slot});
+    uint16_t edge = nodes_[v.service].calls[slot];
+    const GCall& caller = calls_[v.caller];
+    double start = caller.start_s;
+    uint32_t child = new_call(visit_id, v.gen, edge, v.request, v.first, start);
+    edges_[edge].calls_this_step += 1;
+    send_attempt(child);
+  }
+
+  // One of the visit's calls ended well (or failed, optional).
+  void call_done(uint32_t visit_id) {
+    Visit& v = visits_[visit_id];
+    Node& node = nodes_[v.service];
+    if (node.pattern == CallPattern::parallel) {
+      if (--v.next == 0) visit_succeeds(visit_id);
+      return;
+    }
+    if (++v.next < node.calls.size()) return make_call(visit_id, v.next);
+    visit_succeeds(visit_id);
+  }
+
+  void visit_succeeds(uint32_t visit_id) {
+    Visit& v = visits_[visit_id];
+    uint32_t caller = v.caller, caller_gen = v.caller_gen;
+    free_visit(visit_id);
+    call_succeeded(caller, caller_gen);
+  }
+
+  void visit_fails(uint32_t visit_id, FailureClass answer, double pushback_s = 0) {
+    Visit& v = visits_[visit_id];
+    uint32_t caller = v.caller, caller_gen = v.caller_gen;
+    at(v.service).failed[step_] += 1;
+    free_visit(visit_id);
+    GCall& call = calls_[caller];
+    if (!awaits(call, caller_gen)) return;
+    end_attempt(call);
+    attempt_failed(caller, false, answer, pushback_s);
+  }
+
+  // ---- at a server ------------------------------------------------------------
+  bool fails_fast(uint16_t service) const {
+    return service == hit_ && s_.incident.failure != FailureClass::timeout &&
+           incident_.contains(step_);
+  }
+
+  void refuse(uint16_t service, uint32_t job_id) {
+    Node& node = nodes_[service];
+    const Job& job = node.server->job(job_id);
+    at(service).rejected[step_] += 1;
+    if (service == hit_) result_.series.rejected[step_] += 1;
+    uint32_t visit_id = job.caller, gen = job.caller_gen;
+    node.server->release(job_id);
+    if (!visit_current(visit_id, gen)) return;
+    FailureClass answer =
+        fails_fast(service) ? s_.incident.failure : node.scenario.server.reject_status;
+    bool pushes_back = answer == FailureClass::http_503 || answer == FailureClass::http_429;
+    visit_fails(visit_id, answer, pushes_back ? node.scenario.server.retry_after_s : 0);
+  }
+
+  void shed_job(uint16_t service, uint32_t job_id) {
+    at(service).shed[step_] += 1;
+    if (service == hit_) result_.series.shed[step_] += 1;
+    nodes_[service].server->shed(job_id, now_);
+  }
+
+  // The served attempt's answer: for a service without calls at once (to the
+  // user too, when every caller up the path still waits), else after its calls.
+  void on_complete(uint16_t service, uint32_t job_id, uint32_t gen) {
+    Server& server = *nodes_[service].server;
+    const Job* job = server.end_service(job_id, gen, now_);
+    if (!job) return;
+    ++stats_.events;
+    uint32_t visit_id = job->caller, visit_gen = job->caller_gen;
+    server.release(job_id);
+    bool current = visit_current(visit_id, visit_gen);
+    bool to_caller =
+        current && awaits(calls_[visits_[visit_id].caller], visits_[visit_id].caller_gen);
+    (to_caller ? at(service).served : at(service).late)[step_] += 1;
+    delivered_ = false;
+    if (current) start_calls(visit_id);  // served for nobody: its calls go on all the same
+    bool leaf = nodes_[service].calls.empty();
+    if (service == hit_ && (leaf ? !delivered_ : !to_caller))
+      result_.series.served_late[step_] += 1;
+    in_server([&] { server.dispatch(now_, refused(service)); });
+  }
+
+  // A failure from inside a server (a full queue, CoDel) may lead to the next
+  // call of a visit: it is made once the server is out of its own code, never
+  // re-entering it (at the same instant, in the order deferred).
+  template <typename F>
+  void in_server(F f) {
+    ++server_depth_;
+    f();
+    if (--server_depth_ == 0) drain_deferred();
+  }
+
+  void drain_deferred() {
+    if (draining_) return;
+    draining_ = true;
+    for (size_t i = 0; i < deferred_.size(); ++i) {
+      Deferred d = deferred_[i];
+      if (visit_current(d.visit, d.gen)) make_call(d.visit, d.slot);
+    }
+    deferred_.clear();
+    draining_ = false;
+  }
+
+  // ---- steps and the end --------------------------------------------------------
+  void end_step(int t) {
+    for (size_t v = 0; v < nodes_.size(); ++v)
+      if (nodes_[v].serves) at(static_cast<uint16_t>(v)).queue[t] = nodes_[v].server->in_system();
+    result_.series.backlog[t] = static_cast<double>(nodes_[hit_].server->in_system());
+  }
+
+  void finish() {
+    now_ = s_.horizon_s;
+    for (Node& node : nodes_)
+      if (node.serves) node.server->finish(now_, stats_);
+    result_.in_flight = static_cast<double>(live_users_);
+    stats_.peak_calls = calls_.peak();
+    if (stats_out_) *stats_out_ = stats_;
+  }
+
+  const Scenario& s_;
+  int steps_;
+  Rng rng_;
+  AgentStats stats_;
+  AgentStats* stats_out_;
+  CancelPoll poll_;
+  RunResult result_;
+  std::vector<double> arrival_times_;
+  Arrivals arrivals_;
+  IncidentWindow incident_;
+  std::vector<Node> nodes_;
+  std::vector<Edge> edges_;
+  Events retries_;  // the clients' backoff retries
+  Pool<GCall> calls_;
+  Pool<Visit> visits_;
+  uint16_t entry_ = 0;
+  int hit_ = 0;  // the incident's service
+  int step_ = 0;
+  double now_ = 0;
+  uint32_t next_request_ = 0, next_serial_ = 0;
+  uint64_t live_users_ = 0;
+  bool delivered_ = false;  // a user request succeeded in the completion being handled
+  struct Deferred {
+    uint32_t visit, gen;
+    size_t slot;
+  };
+  std::vector<Deferred> deferred_;  // calls to make once out of a server
+  int server_depth_ = 0;
+  bool draining_ = false;
+};
+
+}  // namespace
+
+void validate_graph_run(const Scenario& s, const RunLimits& limits) {
+  validate_graph(s, limits);
+  const auto& c = s.client;
+  if (c.layers != 1 || !c.stack_retries.empty() || !c.layer_timeouts_s.empty())
+    throw InputError(
+        "client.layers: a graph has one layer per call; give each hop its own call "
+        "(client.layers 1, client.stack_retries and client.layer_timeouts_s empty)");
+  if (c.hedging != "none" || c.rate_limiter != RateLimiter::none)
+    throw InputError(
+        "client.hedging: hedging and client.rate_limiter run on one population of "
+        "clients; the graph engine does not run them yet");
+  for (const GraphService& service : s.graph.services) {
+    Scenario at = service_scenario(s, service);
+    if (at.server.shed_lag_s > 0 || at.server.answer_delay_s > 0)
+      throw InputError("services." + service.name +
+                       ": server.shed_lag_s and server.answer_delay_s run without services; the "
+                       "graph engine does not run them yet");
+  }
+}
+
+RunResult run_graph(const Scenario& s, const AgentOptions& options) {
+  if (options.log)
+    throw InputError("requests.csv: a graph of services writes no per-request log yet");
+  return GraphEngine(s, options).run();
+}
+
+}  // namespace retrystorm

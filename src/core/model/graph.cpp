@@ -1,0 +1,216 @@
+#include "model/graph.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "text/number.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+// Client keys that shape one population's stack of layers: a graph has one
+// layer per edge and says per edge what they say per layer.
+constexpr const char* kStackOnly[] = {"layers", "stack_retries", "layer_timeouts_s", "hedging",
+                                      "rate_limiter"};
+
+void add_key(KeySettings& settings, const std::string& where, const std::string& prefix,
+             const std::string& key, const KeyValue& value) {
+  std::string path = prefix + key;
+  if (!find_key(path))
+    throw InputError(where + "." + key + ": unknown key; a " +
+                     (prefix == "server." ? "service takes the server.* keys and pattern"
+                                          : "call takes from, to, count, optional, "
+                                            "propagate_deadline and the client.* keys"));
+  Scenario probe;
+  try {
+    set_key(probe, path, value);
+  } catch (const InputError& e) {
+    throw InputError(where + "." + key + " (as " + e.what() + ")");
+  }
+  settings.emplace_back(path, value);
+}
+
+void apply(Scenario& s, const KeySettings& settings) {
+  for (const auto& [path, value] : settings) set_key(s, path, value);
+}
+
+}  // namespace
+
+bool GraphService::serves() const {
+  return std::any_of(server.begin(), server.end(),
+                     [](const auto& kv) { return kv.first == "server.capacity_per_s"; });
+}
+
+void add_service_key(KeySettings& settings, const std::string& where, const std::string& key,
+                     const KeyValue& value) {
+  add_key(settings, where, "server.", key, value);
+}
+
+void add_call_key(KeySettings& settings, const std::string& where, const std::string& key,
+                  const KeyValue& value) {
+  for (const char* stack : kStackOnly)
+    if (key == stack)
+      throw InputError(where + "." + key +
+                       ": shapes a stack of layers; in a graph each call is one layer (give each "
+                       "hop its own call)");
+  add_key(settings, where, "client.", key, value);
+}
+
+int service_index(const Graph& g, const std::string& name) {
+  for (size_t i = 0; i < g.services.size(); ++i)
+    if (g.services[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<int> service_depths(const Graph& g) {
+  std::vector<int> depth(g.services.size(), -1);
+  // Longest path from the entry; the graph is acyclic (validate_graph), so
+  // relaxing every call services-many times settles it.
+  for (size_t round = 0; round <= g.services.size(); ++round)
+    for (const GraphCall& call : g.calls) {
+      int from = call.from == kUserCaller ? 0 : depth[service_index(g, call.from)] + 1;
+      int to = service_index(g, call.to);
+      if (to >= 0 && (call.from == kUserCaller || depth[service_index(g, call.from)] >= 0))
+        depth[to] = std::max(depth[to], from);
+    }
+  return depth;
+}
+
+int incident_service(const Scenario& s) {
+  const Graph& g = s.graph;
+  if (!s.incident.service.empty()) return service_index(g, s.incident.service);
+  std::vector<int> depth = service_depths(g);
+  int best = -1;
+  for (size_t i = 0; i < g.services.size(); ++i)
+    if (g.services[i].serves() && (best < 0 || depth[i] > depth[best])) best = static_cast<int>(i);
+  return best;
+}
+
+Scenario service_scenario(const Scenario& s, const GraphService& service) {
+  Scenario out = s;
+  apply(out, service.server);
+  return out;
+}
+
+Scenario edge_scenario(const Scenario& s, const GraphCall& call) {
+  Scenario out = s;
+  if (call.from != kUserCaller) out.client.deadline_s = 0;
+  apply(out, call.client);
+  out.client.layers = 1;
+  out.client.stack_retries.clear();
+  out.client.layer_timeouts_s.clear();
+  return out;
+}
+
+namespace {
+
+void check_names(const Graph& g) {
+  std::set<std::string> seen;
+  for (const GraphService& service : g.services) {
+    if (service.name.empty() || service.name == kUserCaller)
+      throw InputError("services: '" + service.name + "' cannot name a service (" + kUserCaller +
+                       " is the callers of the entry)");
+    if (!seen.insert(service.name).second)
+      throw InputError("services." + service.name + ": listed twice");
+  }
+}
+
+void check_calls(const Graph& g) {
+  int entries = 0;
+  for (size_t i = 0; i < g.calls.size(); ++i) {
+    const GraphCall& call = g.calls[i];
+    std::string where = "calls[" + std::to_string(i) + "]";
+    if (call.from == kUserCaller) {
+      ++entries;
+    } else if (service_index(g, call.from) < 0) {
+      throw InputError(where + ".from: '" + call.from +
+                       "' is not a service; use one of services, "
+                       "or user for the entry");
+    }
+    if (service_index(g, call.to) < 0)
+      throw InputError(where + ".to: '" + call.to + "' is not a service");
+    if (call.from == call.to) throw InputError(where + ": a service cannot call itself");
+  }
+  if (entries != 1)
+    throw InputError("calls: " + std::to_string(entries) +
+                     " calls from user; a graph has exactly one (its entry)");
+}
+
+// Depth-first from the entry: a service on the current path reached again is
+// a cycle; every service must be reached.
+void check_acyclic(const Graph& g) {
+  std::vector<int> mark(g.services.size(), 0);  // 0 new, 1 on the path, 2 done
+  std::function<void(int)> visit = [&](int v) {
+    mark[v] = 1;
+    for (const GraphCall& call : g.calls) {
+      if (call.from != g.services[v].name) continue;
+      int w = service_index(g, call.to);
+      if (mark[w] == 1)
+        throw InputError("calls: " + call.from + " -> " + call.to +
+                         " closes a cycle; a graph of calls has none");
+      if (mark[w] == 0) visit(w);
+    }
+    mark[v] = 2;
+  };
+  for (const GraphCall& call : g.calls)
+    if (call.from == kUserCaller) visit(service_index(g, call.to));
+  for (size_t v = 0; v < g.services.size(); ++v)
+    if (mark[v] == 0)
+      throw InputError("services." + g.services[v].name + ": no call reaches it from the entry");
+}
+
+}  // namespace
+
+std::vector<double> worst_case_attempts(const Scenario& s) {
+  const Graph& g = s.graph;
+  std::vector<double> at(g.services.size(), 0);
+  std::function<void(const std::string&, double)> flow = [&](const std::string& from,
+                                                             double per_request) {
+    for (const GraphCall& call : g.calls) {
+      if (call.from != from) continue;
+      Scenario edge = edge_scenario(s, call);
+      double attempts = per_request * call.count * (edge.client.retries + 1.0);
+      int to = service_index(g, call.to);
+      at[to] = std::min(1e300, at[to] + attempts);
+      if (attempts < 1e18) flow(call.to, attempts);
+    }
+  };
+  flow(kUserCaller, 1);
+  return at;
+}
+
+void validate_graph(const Scenario& s, const RunLimits& limits) {
+  const Graph& g = s.graph;
+  constexpr size_t kMaxServices = 64, kMaxCalls = 256;
+  if (g.services.size() > kMaxServices || g.calls.size() > kMaxCalls)
+    throw InputError("services: " + std::to_string(g.services.size()) + " services and " +
+                     std::to_string(g.calls.size()) + " calls; at most " +
+                     std::to_string(kMaxServices) + " and " + std::to_string(kMaxCalls));
+  if (g.services.empty()) throw InputError("calls: given without services");
+  check_names(g);
+  check_calls(g);
+  check_acyclic(g);
+  if (!s.incident.service.empty() && service_index(g, s.incident.service) < 0)
+    throw InputError("incident.service: '" + s.incident.service + "' is not a service");
+  if (incident_service(s) < 0)
+    throw InputError("services: none sets capacity_per_s; a graph needs a service with a server");
+  for (size_t i = 0; i < g.calls.size(); ++i) {
+    try {
+      validate_step_keys(edge_scenario(s, g.calls[i]), limits);
+    } catch (const InputError& e) {
+      throw InputError("calls[" + std::to_string(i) + "] (" + g.calls[i].from + " -> " +
+                       g.calls[i].to + "): " + e.what());
+    }
+  }
+  std::vector<double> worst = worst_case_attempts(s);
+  for (size_t v = 0; v < worst.size(); ++v)
+    if (worst[v] > limits.max_attempts)
+      throw InputError("services." + g.services[v].name + ": up to " + number_text(worst[v]) +
+                       " attempts per user request when all fail (retries x count multiplied "
+                       "along the paths); the limit is " +
+                       number_text(limits.max_attempts));
+}
+
+}  // namespace retrystorm

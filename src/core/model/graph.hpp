@@ -1,0 +1,51 @@
+// A graph of services in a scenario (docs/graph.md): what the reader checks
+// of each service and call, the shape rules, and the scenarios each service
+// and each edge run with (the scenario's own server and client blocks, with
+// the service's or the edge's keys over them).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/keys.hpp"
+#include "model/scenario.hpp"
+
+namespace retrystorm {
+
+// The caller name of the entry call.
+inline constexpr const char* kUserCaller = "user";
+
+// Sets one key of a service ("slots") or a call ("retries", "backoff.base_s")
+// into `settings`, checked against the key table under "server." or
+// "client." (InputError naming `where` and the key).
+void add_service_key(KeySettings& settings, const std::string& where, const std::string& key,
+                     const KeyValue& value);
+void add_call_key(KeySettings& settings, const std::string& where, const std::string& key,
+                  const KeyValue& value);
+
+// The shape rules: unique service names, calls between known services, one
+// call from the user, no cycle, every service reached, the worst case of
+// attempts along each path within limits (InputError otherwise).
+void validate_graph(const Scenario& s, const RunLimits& limits);
+
+// The scenario a service's server runs with: s.server with its keys.
+Scenario service_scenario(const Scenario& s, const GraphService& service);
+// The scenario an edge's clients run with: s.client with its keys, one layer;
+// only the entry call inherits client.deadline_s (the user's deadline).
+Scenario edge_scenario(const Scenario& s, const GraphCall& call);
+
+// Index of the service named `name` in s.graph.services, -1 when none.
+int service_index(const Graph& g, const std::string& name);
+// Each service's depth: the longest path of calls from the entry (the
+// entry's callee is 0; -1 when unreached).
+std::vector<int> service_depths(const Graph& g);
+// The service the incident hits (incident.service, or the deepest one with a
+// server, the first by name among equals); -1 when no service has one.
+int incident_service(const Scenario& s);
+
+// Attempts at each service per user request when every attempt fails and
+// nothing is budgeted: the product of (retries + 1) x count along the paths,
+// summed over the paths (the worst case lint reports).
+std::vector<double> worst_case_attempts(const Scenario& s);
+
+}  // namespace retrystorm

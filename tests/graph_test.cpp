@@ -1,0 +1,306 @@
+// A graph of services (docs/graph.md): a chain of a proxy and one server is
+// the stacked engine's two layers, byte for byte; the invariants on
+// generated graphs; the reader's and the shape's messages.
+#include "model/graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "engines/agent/agent.hpp"
+#include "engines/engine.hpp"
+#include "formats/result_json.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/keys.hpp"
+#include "random/rng.hpp"
+#include "text/number.hpp"
+
+namespace retrystorm {
+namespace {
+
+// The run's own bytes: the series and the end state, without the scenario
+// (which differs by construction) or the graph's tables.
+std::string run_bytes(const RunResult& r) {
+  nlohmann::json j = series_json(r.series);
+  j["user_requests"] = r.user_requests;
+  j["succeeded"] = r.succeeded;
+  j["failed"] = r.failed;
+  j["in_flight"] = r.in_flight;
+  j["latency_count"] = r.success_latency.count();
+  j["latency_p50"] = r.success_latency.quantile(0.5).value_or(-1);
+  j["latency_p99"] = r.success_latency.quantile(0.99).value_or(-1);
+  return j.dump();
+}
+
+Scenario read(const std::string& text) {
+  Scenario s = scenario_from_text(text, "test.yaml");
+  validate(s);
+  return s;
+}
+
+// The stacked scenario and its chain: user -> gateway (a proxy) -> db.
+struct Pair {
+  std::string common;  // keys both share
+  std::string outer;   // the outer layer's client keys, "retries: 2, timeout_s: 2"
+  std::string inner;
+};
+
+std::string stacked_text(const Pair& p, int outer_retries, int inner_retries, double outer_t,
+                         double inner_t) {
+  return p.common + "engine: agent\nclient: {layers: 2, stack_retries: '" +
+         std::to_string(outer_retries) + "," + std::to_string(inner_retries) +
+         "', layer_timeouts_s: '" + number_text(outer_t) + "," + number_text(inner_t) + "'" +
+         p.outer + "}\n";
+}
+
+std::string chain_text(const Pair& p, int outer_retries, int inner_retries, double outer_t,
+                       double inner_t, double capacity) {
+  return p.common + "engine: agent\nclient: {layers: 1" + p.outer +
+         "}\nservices:\n  gateway: {}\n  db: {capacity_per_s: " + number_text(capacity) +
+         "}\ncalls:\n  - {from: user, to: gateway, retries: " + std::to_string(outer_retries) +
+         ", timeout_s: " + number_text(outer_t) +
+         "}\n  - {from: gateway, to: db, retries: " + std::to_string(inner_retries) +
+         ", timeout_s: " + number_text(inner_t) + p.inner + "}\n";
+}
+
+const char* kBase =
+    "horizon_s: 120\nstep_s: 0.1\nservice_completes: end\n"
+    "demand: {rate_per_s: 300, process: poisson}\n"
+    "server: {capacity_per_s: 1000, service: exponential, slots: 4}\n"
+    "incident: {start_s: 30, duration_s: 20, capacity_factor: 0.25}\n";
+
+TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
+  struct Case {
+    const char* name;
+    std::string extra;  // more common keys
+    std::string outer;  // more client keys (the scenario's block: both layers)
+    std::string inner;  // the same keys on the inner call of the chain
+  };
+  const Case cases[] = {
+      {"plain", "", ", backoff: {base_s: 0.1, multiplier: 2, cap_s: 1, jitter: full}",
+       ", backoff: {base_s: 0.1, multiplier: 2, cap_s: 1, jitter: full}"},
+      {"queue limit, 429 with pushback",
+       "server: {queue_limit: 50, reject_status: '429', "
+       "retry_after_s: 0.3}\n",
+       ", pushback: exact", ", pushback: exact"},
+      {"shed abandoned", "server: {shed_abandoned: true}\n", "", ""},
+      {"deadline on the user", "", ", deadline_s: 3", ""},
+      {"token bucket budget", "", ", budget: {kind: token_bucket, ratio: 0.2}",
+       ", budget: {kind: token_bucket, ratio: 0.2}"},
+      {"envoy budget", "", ", budget: {kind: envoy_concurrency, ratio: 0.2}",
+       ", budget: {kind: envoy_concurrency, ratio: 0.2}"},
+      {"503 outage", "incident: {failure: '503', capacity_factor: 0}\n", ", retry_on: '503'",
+       ", retry_on: '503'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Pair p{kBase, c.outer, c.inner};
+    Scenario stacked = read(stacked_text(p, 2, 1, 2, 0.5));
+    Scenario chain = read(chain_text(p, 2, 1, 2, 0.5, 1000));
+    if (!c.extra.empty()) {  // the extra keys over both
+      std::vector<std::string> paths;
+      Scenario over = scenario_from_text(c.extra, "extra.yaml", &paths);
+      for (const std::string& path : paths) {
+        set_key(stacked, path, key_or_throw(path).get(over));
+        set_key(chain, path, key_or_throw(path).get(over));
+      }
+      validate(stacked);
+      validate(chain);
+    }
+    RunResult a = run_engine(stacked);
+    RunResult b = run_engine(chain);
+    EXPECT_GT(a.user_requests, 30000);
+    EXPECT_EQ(run_bytes(a), run_bytes(b));
+  }
+}
+
+TEST(Graph, WithoutServicesAScenarioIsTodaysModel) {
+  Scenario s = preset_or_throw("two-layer-stack").scenario;
+  EXPECT_TRUE(s.graph.empty());
+  nlohmann::json j = scenario_to_json(s);
+  EXPECT_FALSE(j.contains("services"));
+  EXPECT_FALSE(j.contains("calls"));
+  s.engine = Engine::agent;
+  validate(s);
+  EXPECT_TRUE(run_engine(s).graph.empty());
+}
+
+// A generated graph: layers of services, each calling one to three of the
+// next layer's, in sequence or in parallel, some optional, with random
+// policies; a server at some services.
+std::string generated_graph(uint64_t seed) {
+  Rng rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng.uniform() * n); };
+  int tiers = 2 + pick(3);
+  std::vector<std::vector<std::string>> names(static_cast<size_t>(tiers));
+  std::string services = "services:\n", calls = "calls:\n";
+  for (int t = 0; t < tiers; ++t) {
+    int width = t == 0 ? 1 : 1 + pick(3);
+    for (int i = 0; i < width; ++i) {
+      std::string name = "s" + std::to_string(t) + "_" + std::to_string(i);
+      names[static_cast<size_t>(t)].push_back(name);
+      bool leaf = t + 1 == tiers;
+      std::string body = leaf || pick(2) ? "capacity_per_s: " + std::to_string(400 + pick(800)) +
+                                               ", slots: " + std::to_string(1 + pick(4)) +
+                                               ", queue_limit: " + std::to_string(pick(3) * 100)
+                                         : "";
+      if (pick(2)) body += std::string(body.empty() ? "" : ", ") + "pattern: parallel";
+      if (pick(3) == 0) body += std::string(body.empty() ? "" : ", ") + "shed_abandoned: true";
+      services += "  " + name + ": {" + body + "}\n";
+    }
+  }
+  auto policy = [&] {
+    return "retries: " + std::to_string(pick(3)) +
+           ", timeout_s: " + number_text(0.2 + 0.1 * pick(10)) +
+           ", backoff: {base_s: 0.05, jitter: full}" +
+           (pick(3) == 0 ? ", budget: {kind: token_bucket, ratio: 0.1}" : "") +
+           (pick(3) == 0 ? ", propagate_deadline: true" : "");
+  };
+  calls += "  - {from: user, to: s0_0, deadline_s: " + std::to_string(2 + pick(3)) + ", " +
+           policy() + "}\n";
+  for (int t = 0; t + 1 < tiers; ++t)
+    for (const std::string& from : names[static_cast<size_t>(t)]) {
+      const auto& next = names[static_cast<size_t>(t + 1)];
+      // Every service of the next tier is called by the first of this one.
+      for (size_t j = 0; j < next.size(); ++j)
+        if (from == names[static_cast<size_t>(t)][0] || pick(2))
+          calls += "  - {from: " + from + ", to: " + next[j] + ", " + policy() +
+                   (pick(4) == 0 ? ", optional: true" : "") + (pick(4) == 0 ? ", count: 2" : "") +
+                   "}\n";
+    }
+  return "horizon_s: 60\nstep_s: 0.1\nservice_completes: end\nengine: agent\nseed: " +
+         std::to_string(seed) + "\ndemand: {rate_per_s: " + std::to_string(100 + pick(300)) +
+         ", process: poisson}\nserver: {service: exponential}\n"
+         "incident: {start_s: 10, duration_s: " +
+         std::to_string(5 + pick(20)) + ", capacity_factor: " + number_text(0.1 * pick(8)) + "}\n" +
+         services + calls;
+}
+
+double sum(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0);
+}
+
+TEST(Graph, InvariantsOnGeneratedGraphs) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::string text = generated_graph(seed);
+    SCOPED_TRACE(text);
+    Scenario s = read(text);
+    RunResult r = run_engine(s);
+    // Every user request ends once: succeeded, failed or still in flight.
+    EXPECT_EQ(r.user_requests, r.succeeded + r.failed + r.in_flight);
+    EXPECT_EQ(r.succeeded,
+              sum(std::vector<double>(r.series.goodput.begin(), r.series.goodput.end())));
+    const Graph& g = s.graph;
+    for (size_t v = 0; v < g.services.size(); ++v) {
+      const ServiceSeries& at = r.graph.services[v];
+      double arrivals = sum(at.first_attempts) + sum(at.retries);
+      double calls_in = 0, attempts_in = 0;
+      for (size_t e = 0; e < g.calls.size(); ++e)
+        if (g.calls[e].to == at.name) {
+          calls_in += sum(r.graph.edges[e].calls);
+          attempts_in += sum(r.graph.edges[e].calls) + sum(r.graph.edges[e].retries);
+        }
+      // Per edge, attempts = first + retries; per service, they arrive.
+      EXPECT_EQ(sum(at.first_attempts), calls_in) << at.name;
+      EXPECT_EQ(arrivals, attempts_in) << at.name;
+      if (!at.serves) continue;
+      // Arrivals = served + late + rejected + shed + still at the server.
+      double out = sum(at.served) + sum(at.late) + sum(at.rejected) + sum(at.shed);
+      EXPECT_EQ(arrivals, out + at.queue.back()) << at.name;
+    }
+  }
+}
+
+TEST(Graph, AmplificationEndToEndIsTheProductOfTheHopsWhenNothingAnswers) {
+  // The db never answers (capacity 0 all along) and each timeout is longer
+  // than all the attempts below it, so every call fails after its retries:
+  // each hop sends retries + 1 attempts per call, and the db sees the product
+  // (3 x 3 x 3 x 2 = 54) for each user request that ended.
+  Scenario s = read(
+      "horizon_s: 300\nstep_s: 0.1\nengine: agent\ndemand: {rate_per_s: 1}\n"
+      "incident: {start_s: 0, duration_s: 300, capacity_factor: 0}\n"
+      "services:\n  edge: {}\n  api: {pattern: parallel}\n  db: {capacity_per_s: 100}\n"
+      "calls:\n  - {from: user, to: edge, retries: 2, timeout_s: 20}\n"
+      "  - {from: edge, to: api, retries: 2, timeout_s: 10}\n"
+      "  - {from: api, to: db, retries: 2, timeout_s: 1, count: 2}\n"
+      "client: {backoff: {base_s: 0.1, multiplier: 1}}\n");
+  RunResult r = run_engine(s);
+  size_t db = static_cast<size_t>(service_index(s.graph, "db"));
+  EXPECT_EQ(worst_case_attempts(s)[db], 54);
+  double attempts = sum(r.graph.services[db].first_attempts) + sum(r.graph.services[db].retries);
+  ASSERT_GT(r.failed, 250);
+  EXPECT_EQ(r.succeeded, 0);
+  EXPECT_GE(attempts, 54 * r.failed);
+  EXPECT_LE(attempts, 54 * (r.failed + r.in_flight));
+  for (const EdgeSeries& edge : r.graph.edges) {  // 3 attempts per call that ended
+    double calls = sum(edge.calls), sent = calls + sum(edge.retries), failed = sum(edge.failed);
+    EXPECT_GE(sent, 3 * failed) << edge.from << " -> " << edge.to;
+    EXPECT_LE(sent, 3 * calls) << edge.from << " -> " << edge.to;
+  }
+}
+
+TEST(Graph, ReaderAndShapeMessagesNameTheKey) {
+  auto error = [](const std::string& text) {
+    try {
+      read("engine: agent\n" + text);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("services: {a: {capacity_per_s: 5, colour: red}}\ncalls: [{from: user, to: a}]")
+                .find("services.a.colour: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error("services: {a: {capacity_per_s: -5}}\ncalls: [{from: user, to: a}]")
+                .find("services.a.capacity_per_s"),
+            std::string::npos);
+  EXPECT_NE(error("services: {a: {capacity_per_s: 5}}\ncalls: [{from: user, to: b}]")
+                .find("calls[0].to: 'b' is not a service"),
+            std::string::npos);
+  EXPECT_NE(error("services: {a: {}, b: {capacity_per_s: 5}}\ncalls: [{from: user, to: a}, "
+                  "{from: a, to: b}, {from: b, to: a}]")
+                .find("closes a cycle"),
+            std::string::npos);
+  EXPECT_NE(error("services: {a: {capacity_per_s: 5}}\ncalls: [{from: user, to: a, layers: 2}]")
+                .find("calls[0].layers: shapes a stack"),
+            std::string::npos);
+  EXPECT_NE(error("services: {a: {capacity_per_s: 5}, b: {}}\ncalls: [{from: user, to: a}]")
+                .find("services.b: no call reaches it"),
+            std::string::npos);
+  EXPECT_NE(error("services: {a: {capacity_per_s: 5}, b: {capacity_per_s: 5}}\n"
+                  "calls: [{from: user, to: a, retries: 99}, {from: a, to: b, retries: 99, "
+                  "count: 100}]")
+                .find("attempts per user request"),
+            std::string::npos);
+  EXPECT_NE(error("services: {a: {capacity_per_s: 5}}\ncalls: [{from: user, to: a}]\n"
+                  "incident: {service: z}")
+                .find("incident.service: 'z' is not a service"),
+            std::string::npos);
+  try {
+    Scenario s = scenario_from_text(
+        "services: {a: {capacity_per_s: 5}}\ncalls: [{from: user, to: a}]", "x.yaml");
+    validate(s);
+    FAIL() << "the fluid engine ran a graph";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs with engine=agent"), std::string::npos);
+  }
+}
+
+TEST(Graph, TheScenarioWritesItsGraphBackAsRead) {
+  Scenario s = read(
+      "engine: agent\nservices:\n  api: {pattern: parallel}\n  db: {capacity_per_s: 50, slots: "
+      "2}\n  cache: {capacity_per_s: 500}\ncalls:\n  - {from: user, to: api, deadline_s: 2}\n"
+      "  - {from: api, to: db, retries: 1, backoff: {base_s: 0.2}, propagate_deadline: true}\n"
+      "  - {from: api, to: cache, optional: true, count: 3}\n");
+  nlohmann::json j = scenario_to_json(s);
+  Scenario again = scenario_from_json(j);
+  EXPECT_EQ(scenario_to_json(again).dump(), j.dump());
+  EXPECT_EQ(j["services"]["db"]["slots"], 2);
+  EXPECT_EQ(j["calls"][1]["backoff"]["base_s"], 0.2);
+  EXPECT_EQ(j["calls"][2]["count"], 3);
+}
+
+}  // namespace
+}  // namespace retrystorm
