@@ -302,7 +302,7 @@ TEST(ConfigsExport, PageExportUsesTheSameCode) {
 }
 
 TEST(ConfigsExport, EveryPresetExportsToEverySystem) {
-  for (const auto& p : presets())
+  for (const auto& p : exportable_presets())
     for (const auto& system : export_systems()) {
       ExportResult e = export_config(p.scenario, system);
       if (system == "grpc") {
@@ -312,6 +312,11 @@ TEST(ConfigsExport, EveryPresetExportsToEverySystem) {
       EXPECT_NO_THROW(import_file({p.name + "." + system, e.text}, warnings, system))
           << p.name << " " << system << "\n"
           << e.text;
+      // A call without retries (a graph's entry) is no Linkerd retry policy:
+      // read back as 0 retries, with that said.
+      if (system == "linkerd" && p.scenario.client.retries == 0 && warnings.size() == 1 &&
+          warnings[0].find("read as 0 retries") != std::string::npos)
+        warnings.clear();
       EXPECT_TRUE(warnings.empty()) << p.name << " " << system << ": " << warnings.front();
     }
 }
@@ -452,7 +457,7 @@ TEST(ConfigsExport, ExtremeValuesReimportForEveryPresetAndSystem) {
        {"client.budget.min_retries_per_s", "0.4"}},
   };
   int exported = 0;
-  for (const auto& preset : presets())
+  for (const auto& preset : exportable_presets())
     for (const Sets& sets : extremes) {
       Scenario s = preset.scenario;
       try {

@@ -11,9 +11,28 @@
 #include <string>
 #include <vector>
 
+#include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
 #include "systems/import.hpp"
 
 namespace retrystorm::configs::testing {
+
+// The presets as export takes them: a graph's each call on its own
+// (`export --call N`), named "preset calls[N]".
+inline std::vector<Preset> exportable_presets() {
+  std::vector<Preset> out;
+  for (const Preset& p : presets()) {
+    if (p.scenario.graph.empty()) {
+      out.push_back(p);
+      continue;
+    }
+    for (size_t i = 0; i < p.scenario.graph.calls.size(); ++i)
+      out.push_back({p.name + " calls[" + std::to_string(i) + "]", p.description,
+                     call_scenario(p.scenario, static_cast<int>(i))});
+  }
+  return out;
+}
+
 
 inline std::string fixture_path(const std::string& rel) {
   return std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/configs/" + rel;

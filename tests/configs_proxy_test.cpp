@@ -476,7 +476,7 @@ TEST(ConfigsProxyExport, AcceptedByTheRealProgramsAndReadBack) {
       {{"client.retries", "100"}, {"client.timeout_s", "10000000"}, {"client.deadline_s", "1"}},
   };
   int checked = 0;
-  for (const auto& p : presets())
+  for (const auto& p : exportable_presets())
     for (const Sets& sets : variants) {
       Scenario s = p.scenario;
       try {

@@ -446,7 +446,7 @@ TEST(ConfigsAwsModes, LeftOutIsLegacyWithAWarningAndLegacyHasNoCap) {
 // The export never writes retry_mode = legacy: aws-sdk-go-v2 and other SDKs
 // refuse it. A scenario without a budget gets standard and a note.
 TEST(ConfigsAwsModes, ExportNeverWritesLegacy) {
-  for (const auto& p : presets())
+  for (const auto& p : exportable_presets())
     for (const char* budget : {"none", "aws_quota", "window"}) {
       Scenario s = p.scenario;
       set_key_text(s, "client.budget.kind", budget);

@@ -7,6 +7,7 @@
 #include "app/configs.hpp"
 #include "cli/common.hpp"
 #include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "systems/common.hpp"
 
@@ -24,6 +25,7 @@ struct ConfigCommands {
   std::string to;
   std::string preset, scenario;
   std::vector<std::string> sets;
+  int call = -1;  // export: one call of a graph
   bool simulate = false;
   double load = 0, instances = 0;
   CLI::Option* load_opt = nullptr;
@@ -54,6 +56,7 @@ int import_command(const ConfigCommands& c) {
 
 int export_command(const ConfigCommands& c) {
   Scenario s = build_scenario(c, "order-status");
+  if (c.call >= 0) s = call_scenario(s, c.call);  // model/graph.hpp
   ExportResult r = export_config(s, c.to);
   if (r.system == System::grpc)  // JSON has no comments: the notes go to stderr too
     for (const auto& n : r.notes) std::cerr << "retrystorm: note: " << n << "\n";
@@ -109,6 +112,9 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.export_cmd->add_option("--scenario", c.scenario, "a scenario file, YAML or JSON");
   c.export_cmd->add_option("--set", c.sets, "PATH=VALUE (repeatable)")->allow_extra_args(false);
   c.export_cmd->add_option("--out", c.out, "write to FILE (atomically)");
+  c.export_cmd->add_option("--call", c.call,
+                           "a graph's call to export, N of calls[N] (docs/graph.md); a graph "
+                           "has one policy per call");
 
   c.lint_cmd = app.add_subcommand(
       "lint",

@@ -38,6 +38,58 @@ json series_json(const Series& s) {
   return out;
 }
 
+namespace {
+
+template <typename Record, size_t N>
+json graph_series_json(const Record& x, const std::array<GraphField<Record>, N>& fields) {
+  json out = json::object();
+  for (const auto& field : fields) out[std::string(field.name)] = x.*field.member;
+  return out;
+}
+
+json service_json(const ServiceHop& h, const ServiceSeries& x) {
+  return {{"name", h.name},
+          {"serves", h.serves},
+          {"totals",
+           {{"first_attempts", h.first_attempts},
+            {"retries", h.retries},
+            {"served", h.served},
+            {"late", h.late},
+            {"rejected", h.rejected},
+            {"shed", h.shed},
+            {"failed", h.failed},
+            {"peak_queue", h.peak_queue},
+            {"amplification", h.amplification},
+            {"attempts_per_request", h.per_request},
+            {"worst_case_per_request", h.worst_case}}},
+          {"series", graph_series_json(x, kServiceFields)}};
+}
+
+json edge_json(const EdgeHop& h, const EdgeSeries& x) {
+  return {{"from", h.from},
+          {"to", h.to},
+          {"totals",
+           {{"calls", h.calls},
+            {"retries", h.retries},
+            {"timeouts", h.timeouts},
+            {"failed", h.failed},
+            {"denied", h.denied},
+            {"attempts_per_call", h.attempts_per_call}}},
+          {"series", graph_series_json(x, kEdgeFields)}};
+}
+
+}  // namespace
+
+json graph_json(const RunResult& run) {
+  GraphSummary summary = graph_summary(run);
+  json services = json::array(), edges = json::array();
+  for (size_t v = 0; v < summary.services.size(); ++v)
+    services.push_back(service_json(summary.services[v], run.graph.services[v]));
+  for (size_t e = 0; e < summary.edges.size(); ++e)
+    edges.push_back(edge_json(summary.edges[e], run.graph.edges[e]));
+  return {{"services", services}, {"edges", edges}};
+}
+
 json tipping_json(const TippingResult& t) {
   return {{"grid_s", t.grid_s},
           {"on_grid_s", optional_json(t.on_grid_s)},
@@ -95,6 +147,7 @@ json run_json(const RunReport& r) {
               {"advice", advice}};
   if (!r.trace.empty()) out["trace"] = trace_json(r.trace);
   if (r.tipping) out["tipping"] = tipping_json(*r.tipping);
+  if (!r.run.graph.empty()) out["graph"] = graph_json(r.run);
   return out;
 }
 

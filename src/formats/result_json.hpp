@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "analysis/graph_report.hpp"
 #include "analysis/ladder.hpp"
 #include "analysis/report.hpp"
 #include "analysis/run_montecarlo.hpp"
@@ -16,6 +17,8 @@ namespace retrystorm {
 
 nlohmann::json metrics_json(const Metrics& m);
 nlohmann::json series_json(const Series& s);
+// A graph's run per service and per edge: totals and series (docs/graph.md).
+nlohmann::json graph_json(const RunResult& run);
 
 // The trace is left out when the report has none (see make_report).
 nlohmann::json run_json(const RunReport& r);

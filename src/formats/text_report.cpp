@@ -8,7 +8,9 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis/graph_report.hpp"
 #include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
 #include "text/number.hpp"
 #include "text/printable.hpp"
 
@@ -86,6 +88,52 @@ std::string terminal_chart(const RunResult& run, int width, int height) {
   return out.str();
 }
 
+namespace {
+
+// A graph's run hop by hop: each service's arrivals and amplification, each
+// edge's attempts per call (docs/graph.md, "Results").
+std::string hops_text(const RunResult& run) {
+  GraphSummary g = graph_summary(run);
+  size_t name_w = 9, edge_w = 6;  // the widest name, and the headers
+  for (const ServiceHop& h : g.services) name_w = std::max(name_w, printable(h.name).size() + 2);
+  for (const EdgeHop& h : g.edges)
+    edge_w = std::max(edge_w, printable(h.from + " -> " + h.to).size() + 2);
+  std::ostringstream out;
+  out << "Per service (x = attempts per first attempt; per request = attempts per user "
+         "request, in this run / when all fail)\n";
+  out << "  " << pad("service", name_w) << pad("attempts", 11) << pad("x", 7)
+      << pad("per request", 16) << pad("served", 10) << pad("late", 10) << pad("rejected", 10)
+      << pad("shed", 10) << "peak queue\n";
+  for (const ServiceHop& h : g.services) {
+    out << "  " << pad(printable(h.name), name_w)
+        << pad(format_amount(h.first_attempts + h.retries), 11)
+        << pad(format_amount(h.amplification), 7)
+        << pad(format_amount(h.per_request) + " / " + format_amount(h.worst_case), 16);
+    if (h.serves)
+      out << pad(format_amount(h.served), 10) << pad(format_amount(h.late), 10)
+          << pad(format_amount(h.rejected), 10) << pad(format_amount(h.shed), 10)
+          << format_amount(h.peak_queue) << "\n";
+    else
+      out << "(a proxy: no server)\n";
+  }
+  out << "Per call (x = attempts per call)\n";
+  out << "  " << pad("call", edge_w) << pad("calls", 10) << pad("retries", 10) << pad("x", 7)
+      << pad("timeouts", 10) << pad("failed", 10) << "denied\n";
+  for (const EdgeHop& h : g.edges)
+    out << "  " << pad(printable(h.from + " -> " + h.to), edge_w) << pad(format_amount(h.calls), 10)
+        << pad(format_amount(h.retries), 10) << pad(format_amount(h.attempts_per_call), 7)
+        << pad(format_amount(h.timeouts), 10) << pad(format_amount(h.failed), 10)
+        << format_amount(h.denied) << "\n";
+  return out.str();
+}
+
+std::string dependency_name(const RunResult& run) {
+  const Scenario& s = run.scenario;
+  return s.graph.services[static_cast<size_t>(incident_service(s))].name;
+}
+
+}  // namespace
+
 std::string run_text(const RunReport& r) {
   const Scenario& s = r.run.scenario;
   const Metrics& m = r.metrics;
@@ -119,7 +167,9 @@ std::string run_text(const RunReport& r) {
                                  : "none up to the horizon")
         << "\n";
   out << "\n" << r.verdict.detail << "\n\n";
-  out << "Load at the dependency (per second)\n" << terminal_chart(r.run) << "\n";
+  if (!r.run.graph.empty()) out << hops_text(r.run) << "\n";
+  std::string at = r.run.graph.empty() ? "the dependency" : printable(dependency_name(r.run));
+  out << "Load at " << at << " (per second)\n" << terminal_chart(r.run) << "\n";
   out << "Goodput per second\n";
   for (const auto& g : r.goodput)
     out << "  " << pad(format_seconds(g.t_s), 10) << pad(g.phase, 8)

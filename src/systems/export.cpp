@@ -16,6 +16,11 @@ const std::vector<std::string>& export_systems() {
 }
 
 ExportResult export_config(const Scenario& s, System system) {
+  if (!s.graph.empty())
+    throw InputError(
+        "services: a graph has one retry policy per call; export one call with "
+        "--call N (0 to " +
+        std::to_string(s.graph.calls.size() - 1) + ", in the order of calls)");
   const Room& r = room(system);
   if (!r.write)
     throw InputError(std::string("'") + system_name(system) + "' is not a system we write");

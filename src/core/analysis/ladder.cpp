@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/graph_report.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
 
@@ -17,6 +18,7 @@ std::string seconds_text(double s) {
 }  // namespace
 
 Ladder generic_ladder(const Scenario& s) {
+  if (!s.graph.empty()) return {LadderMode::single, graph_defenses(s)};  // one hop at a time
   int retries = std::max(s.client.retries, 2);
   int layers = s.retrying_layers();
   int attempts = static_cast<int>(std::lround(std::pow(retries + 1.0, layers)));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engines/engine.hpp"
+#include "model/graph.hpp"
 
 namespace retrystorm {
 
@@ -90,6 +91,29 @@ std::optional<double> recovery_time(const Metrics& m, const Scenario& s) {
                                                             : m.failure_recovery_s;
 }
 
+namespace {
+
+// The bound at the incident's service (docs/graph.md): each user request
+// sends it `calls` first attempts and up to `worst` attempts in all.
+Bound graph_bound(const Scenario& s) {
+  auto hit = static_cast<size_t>(incident_service(s));
+  double worst = worst_case_attempts(s)[hit], calls = calls_per_request(s)[hit];
+  double capacity = dependency_view(s).server.capacity_per_s;
+  return {worst / calls, calls / worst, s.demand.rate_per_s * calls / capacity};
+}
+
+}  // namespace
+
+namespace {
+
+// The incident service's series of a graph's run; nullptr without a graph.
+const ServiceSeries* incident_series(const RunResult& run) {
+  if (run.graph.empty()) return nullptr;
+  return &run.graph.services[static_cast<size_t>(incident_service(run.scenario))];
+}
+
+}  // namespace
+
 Metrics compute_metrics(const RunResult& run) {
   const Scenario& s = run.scenario;
   const Series& x = run.series;
@@ -112,9 +136,15 @@ Metrics compute_metrics(const RunResult& run) {
   m.retries = sum(x.retries, 0, n);
   m.wasted_fraction = m.served > 0 ? m.served_late / m.served : 0;
 
+  // A graph's amplification is the incident service's attempts per user
+  // request's share of them when none fails (docs/graph.md, "Results").
+  const ServiceSeries* hit = incident_series(run);
+  double share = hit ? calls_per_request(s)[static_cast<size_t>(incident_service(s))] : 1;
   for (size_t i = 0; i < n; ++i) {
     if (x.first_attempts[i] <= 0) continue;
-    double amplification = (x.first_attempts[i] + x.retries[i]) / x.first_attempts[i];
+    double attempts =
+        hit ? hit->first_attempts[i] + hit->retries[i] : x.first_attempts[i] + x.retries[i];
+    double amplification = attempts / (x.first_attempts[i] * share);
     if (amplification > m.peak_amplification + 1e-12) {
       m.peak_amplification = amplification;
       m.peak_t_s = x.t_s[i];
@@ -135,10 +165,20 @@ Metrics compute_metrics(const RunResult& run) {
       capacity > 0 ? (sum(x.goodput, from, n) + sum(x.served_late, from, n)) / capacity : 0;
   m.last_window.attempts_per_request =
       attempts_per_request(run, s.horizon_s - window_s, s.horizon_s);
+  if (hit) {  // at the incident's service, per user request's share; its completions
+    double users = sum(x.first_attempts, from, n) * share;
+    m.last_window.attempts_per_request =
+        users > 0 ? (sum(hit->first_attempts, from, n) + sum(hit->retries, from, n)) / users : 0;
+    m.served = sum(hit->served, 0, n) + sum(hit->late, 0, n);
+    m.served_on_time = m.served - m.served_late;
+    m.wasted_fraction = m.served > 0 ? m.served_late / m.served : 0;
+    m.last_window.utilization =
+        capacity > 0 ? (sum(hit->served, from, n) + sum(hit->late, from, n)) / capacity : 0;
+  }
 
-  m.bound.max_amplification = s.attempts();
-  m.bound.safe_load_below = 1.0 / s.attempts();
-  m.bound.load = s.demand.rate_per_s / s.server.capacity_per_s;
+  m.bound = s.graph.empty() ? Bound{static_cast<double>(s.attempts()), 1.0 / s.attempts(),
+                                    s.demand.rate_per_s / s.server.capacity_per_s}
+                            : graph_bound(s);
   return m;
 }
 

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <string_view>
 
+#include "analysis/graph_report.hpp"
 #include "analysis/ladder.hpp"
 #include "engines/engine.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "text/number.hpp"
 
@@ -105,7 +107,8 @@ std::vector<GoodputRow> goodput_table(const RunResult& run, std::vector<double> 
 }
 
 std::vector<TraceEntry> decision_trace(const RunResult& run) {
-  const Scenario& s = run.scenario;
+  // A graph's series are its incident service's: read that server and the client calling it.
+  const Scenario s = run.scenario.graph.empty() ? run.scenario : dependency_view(run.scenario);
   const Series& x = run.series;
   double normal_capacity = s.server.capacity_per_s * s.step_s;
   std::string timeout = format_seconds(s.client.timeout_s);
@@ -181,13 +184,8 @@ std::string headroom_text(const Metrics& m, const std::optional<TippingResult>& 
   return headroom;
 }
 
-}  // namespace
-
-std::vector<Advice> advise(const RunResult& run, const Metrics& m,
-                           const std::optional<TippingResult>& tipping) {
-  const Scenario& s = run.scenario;
-  std::vector<Advice> tried;
-
+// The defenses of one population before one dependency, each tried alone.
+void try_defenses(const Scenario& s, const Metrics& m, std::vector<Advice>& tried) {
   if (s.client.retries > 0 && s.client.budget.kind == BudgetKind::none) {
     double window = std::max(s.step_s, std::round(10 / s.step_s) * s.step_s);
     try_change(s, m, tried, "Cap retries as a share of traffic",
@@ -224,6 +222,24 @@ std::vector<Advice> advise(const RunResult& run, const Metrics& m,
                "Every extra attempt raises the load a stuck system must carry; one retry is "
                "usually enough to ride out a lost packet.",
                {{"client.retries", 1.0}});
+}
+
+// A graph's: each on one edge or one service (analysis/graph_report.hpp).
+void try_graph_defenses(const Scenario& s, const Metrics& m, std::vector<Advice>& tried) {
+  for (const LadderRow& row : graph_defenses(s))
+    try_change(s, m, tried, row.name, row.change, row.set);
+}
+
+}  // namespace
+
+std::vector<Advice> advise(const RunResult& run, const Metrics& m,
+                           const std::optional<TippingResult>& tipping) {
+  const Scenario& s = run.scenario;
+  std::vector<Advice> tried;
+  if (s.graph.empty())
+    try_defenses(s, m, tried);
+  else
+    try_graph_defenses(s, m, tried);
 
   std::stable_sort(tried.begin(), tried.end(), [](const Advice& a, const Advice& b) {
     if (a.recovers != b.recovers) return a.recovers;

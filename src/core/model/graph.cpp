@@ -1,7 +1,9 @@
 #include "model/graph.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "text/number.hpp"
@@ -37,6 +39,146 @@ void apply(Scenario& s, const KeySettings& settings) {
 }
 
 }  // namespace
+
+namespace {
+
+struct GraphPath {
+  bool call = false;  // calls[index], else services.name
+  size_t index = 0;
+  std::string name;
+  std::string key;  // "retries", "backoff.base_s", "queue_limit"
+};
+
+std::optional<GraphPath> parse_graph_path(const std::string& path) {
+  GraphPath out;
+  if (path.rfind("calls[", 0) == 0) {
+    size_t close = path.find("].");
+    std::string digits = close == std::string::npos ? "" : path.substr(6, close - 6);
+    if (digits.empty() || digits.size() > 4 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError("'" + path + "': a call's key is calls[N].key, N from 0");
+    out.call = true;
+    out.index = std::stoul(digits);
+    out.key = path.substr(close + 2);
+    return out;
+  }
+  if (path.rfind("services.", 0) == 0) {
+    size_t dot = path.find('.', 9);
+    if (dot == std::string::npos || dot == 9)
+      throw InputError("'" + path + "': a service's key is services.NAME.key");
+    out.name = path.substr(9, dot - 9);
+    out.key = path.substr(dot + 1);
+    return out;
+  }
+  return std::nullopt;
+}
+
+GraphCall& call_at(Scenario& s, const GraphPath& p) {
+  if (p.index >= s.graph.calls.size())
+    throw InputError("calls[" + std::to_string(p.index) + "]: the scenario has " +
+                     std::to_string(s.graph.calls.size()) + " calls" +
+                     (s.graph.calls.empty() ? ""
+                                            : ", calls[0] to calls[" +
+                                                  std::to_string(s.graph.calls.size() - 1) + "]"));
+  return s.graph.calls[p.index];
+}
+
+GraphService& service_at(Scenario& s, const GraphPath& p) {
+  int i = service_index(s.graph, p.name);
+  if (i < 0) {
+    std::string names;
+    for (const GraphService& service : s.graph.services)
+      names += (names.empty() ? "" : ", ") + service.name;
+    throw InputError("services." + p.name + ": no such service" +
+                     (names.empty() ? "" : "; the services are " + names));
+  }
+  return s.graph.services[static_cast<size_t>(i)];
+}
+
+// The one setting of `path` replaced, or added at the end.
+void put_setting(KeySettings& settings, const KeySettings& one) {
+  for (auto& kv : settings)
+    if (kv.first == one.front().first) {
+      kv.second = one.front().second;
+      return;
+    }
+  settings.push_back(one.front());
+}
+
+bool flag_value(const std::string& path, const KeyValue& value) {
+  if (const bool* b = std::get_if<bool>(&value)) return *b;
+  throw InputError(path + ": '" + to_string(value) + "' is not true or false");
+}
+
+void set_call_field(GraphCall& call, const std::string& path, const std::string& key,
+                    const KeyValue& value) {
+  if (key == "count") {
+    const double* d = std::get_if<double>(&value);
+    if (!d || *d != std::floor(*d) || *d < 1 || *d > 100)
+      throw InputError(path + ": '" + to_string(value) + "' must be a whole number from 1 to 100");
+    call.count = static_cast<int>(*d);
+  } else if (key == "optional") {
+    call.optional = flag_value(path, value);
+  } else {
+    call.propagate_deadline = flag_value(path, value);
+  }
+}
+
+bool is_call_field(const std::string& key) {
+  return key == "count" || key == "optional" || key == "propagate_deadline";
+}
+
+}  // namespace
+
+bool is_graph_path(const std::string& path) {
+  return path.rfind("calls[", 0) == 0 || path.rfind("services.", 0) == 0;
+}
+
+void set_graph_key(Scenario& s, const std::string& path, const KeyValue& value) {
+  GraphPath p = *parse_graph_path(path);
+  KeySettings one;
+  if (p.call) {
+    GraphCall& call = call_at(s, p);
+    if (is_call_field(p.key)) return set_call_field(call, path, p.key, value);
+    add_call_key(one, "calls[" + std::to_string(p.index) + "]", p.key, value);
+    return put_setting(call.client, one);
+  }
+  GraphService& service = service_at(s, p);
+  if (p.key == "pattern") {
+    const std::string* name = std::get_if<std::string>(&value);
+    if (!name || (*name != "sequence" && *name != "parallel"))
+      throw InputError(path + ": '" + to_string(value) +
+                       "' is not allowed; choose sequence or "
+                       "parallel");
+    service.pattern = *name == "parallel" ? CallPattern::parallel : CallPattern::sequence;
+    return;
+  }
+  add_service_key(one, "services." + p.name, p.key, value);
+  put_setting(service.server, one);
+}
+
+KeyValue graph_key_value(const Scenario& s, const std::string& path) {
+  GraphPath p = *parse_graph_path(path);
+  Scenario& any = const_cast<Scenario&>(s);  // read only: call_at and service_at check
+  if (p.call) {
+    const GraphCall& call = call_at(any, p);
+    if (p.key == "count") return static_cast<double>(call.count);
+    if (p.key == "optional") return call.optional;
+    if (p.key == "propagate_deadline") return call.propagate_deadline;
+    return key_or_throw("client." + p.key).get(edge_scenario(s, call));
+  }
+  const GraphService& service = service_at(any, p);
+  if (p.key == "pattern") return std::string(kCallPatternNames[static_cast<int>(service.pattern)]);
+  return key_or_throw("server." + p.key).get(service_scenario(s, service));
+}
+
+KeyType graph_key_type(const std::string& path) {
+  GraphPath p = *parse_graph_path(path);
+  if (p.call && p.key == "count") return KeyType::integer;
+  if (p.call && is_call_field(p.key)) return KeyType::boolean;
+  if (!p.call && p.key == "pattern") return KeyType::choice;
+  return key_or_throw((p.call ? "client." : "server.") + p.key).type;
+}
 
 bool GraphService::serves() const {
   return std::any_of(server.begin(), server.end(),
@@ -104,6 +246,22 @@ Scenario edge_scenario(const Scenario& s, const GraphCall& call) {
   return out;
 }
 
+Scenario call_scenario(const Scenario& s, int index) {
+  const auto& calls = s.graph.calls;
+  if (index < 0 || static_cast<size_t>(index) >= calls.size())
+    throw InputError("--call: " + std::to_string(index) + " is not a call of the scenario; " +
+                     (calls.empty() ? std::string("it has no services and calls")
+                                    : "choose 0 to " + std::to_string(calls.size() - 1)));
+  const GraphCall& call = calls[static_cast<size_t>(index)];
+  Scenario out = edge_scenario(s, call);
+  const GraphService& callee =
+      s.graph.services[static_cast<size_t>(service_index(s.graph, call.to))];
+  if (callee.serves()) out.server = service_scenario(s, callee).server;
+  out.graph = {};
+  out.incident.service.clear();
+  return out;
+}
+
 namespace {
 
 void check_names(const Graph& g) {
@@ -163,15 +321,18 @@ void check_acyclic(const Graph& g) {
 
 }  // namespace
 
-std::vector<double> worst_case_attempts(const Scenario& s) {
+namespace {
+
+// Attempts at each service per user request, each call making `attempts(call)`.
+template <typename Attempts>
+std::vector<double> attempts_per_request(const Scenario& s, Attempts attempts_of_call) {
   const Graph& g = s.graph;
   std::vector<double> at(g.services.size(), 0);
   std::function<void(const std::string&, double)> flow = [&](const std::string& from,
                                                              double per_request) {
     for (const GraphCall& call : g.calls) {
       if (call.from != from) continue;
-      Scenario edge = edge_scenario(s, call);
-      double attempts = per_request * call.count * (edge.client.retries + 1.0);
+      double attempts = per_request * call.count * attempts_of_call(call);
       int to = service_index(g, call.to);
       at[to] = std::min(1e300, at[to] + attempts);
       if (attempts < 1e18) flow(call.to, attempts);
@@ -179,6 +340,30 @@ std::vector<double> worst_case_attempts(const Scenario& s) {
   };
   flow(kUserCaller, 1);
   return at;
+}
+
+}  // namespace
+
+std::vector<double> worst_case_attempts(const Scenario& s) {
+  return attempts_per_request(
+      s, [&](const GraphCall& call) { return edge_scenario(s, call).client.retries + 1.0; });
+}
+
+std::vector<double> calls_per_request(const Scenario& s) {
+  return attempts_per_request(s, [](const GraphCall&) { return 1.0; });
+}
+
+Scenario dependency_view(const Scenario& s) {
+  int hit = incident_service(s);
+  if (hit < 0) return s;
+  const std::string& name = s.graph.services[static_cast<size_t>(hit)].name;
+  Scenario view = service_scenario(s, s.graph.services[static_cast<size_t>(hit)]);
+  for (const GraphCall& call : s.graph.calls)
+    if (call.to == name) {
+      view.client = edge_scenario(s, call).client;
+      break;
+    }
+  return view;
 }
 
 void validate_graph(const Scenario& s, const RunLimits& limits) {

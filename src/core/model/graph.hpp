@@ -23,6 +23,17 @@ void add_service_key(KeySettings& settings, const std::string& where, const std:
 void add_call_key(KeySettings& settings, const std::string& where, const std::string& key,
                   const KeyValue& value);
 
+// A key of one call or one service, as --set, a ladder row or a sweep names
+// it: "calls[2].retries", "calls[0].backoff.base_s", "services.db.queue_limit".
+bool is_graph_path(const std::string& path);
+// Sets it (InputError naming the path when the call or service does not
+// exist, or the key or value is not allowed).
+void set_graph_key(Scenario& s, const std::string& path, const KeyValue& value);
+// Its value: the one the call or service sets, else the scenario's.
+KeyValue graph_key_value(const Scenario& s, const std::string& path);
+// Its type, for reading its value from text.
+KeyType graph_key_type(const std::string& path);
+
 // The shape rules: unique service names, calls between known services, one
 // call from the user, no cycle, every service reached, the worst case of
 // attempts along each path within limits (InputError otherwise).
@@ -33,6 +44,12 @@ Scenario service_scenario(const Scenario& s, const GraphService& service);
 // The scenario an edge's clients run with: s.client with its keys, one layer;
 // only the entry call inherits client.deadline_s (the user's deadline).
 Scenario edge_scenario(const Scenario& s, const GraphCall& call);
+
+// One call of the graph as a scenario of its own, without the graph: the
+// call's client over one layer, the callee's server when it has one (export
+// writes a real system's policy from it). InputError naming the range when
+// `index` is not a call.
+Scenario call_scenario(const Scenario& s, int index);
 
 // Index of the service named `name` in s.graph.services, -1 when none.
 int service_index(const Graph& g, const std::string& name);
@@ -47,5 +64,13 @@ int incident_service(const Scenario& s);
 // nothing is budgeted: the product of (retries + 1) x count along the paths,
 // summed over the paths (the worst case lint reports).
 std::vector<double> worst_case_attempts(const Scenario& s);
+// The same when every attempt succeeds: the calls each service receives per
+// user request (the product of `count` along the paths, summed).
+std::vector<double> calls_per_request(const Scenario& s);
+
+// The scenario as the incident's service sees it: its server, and the
+// client of the first call to it (the figures that read one server and one
+// client: the model bound, the decision trace).
+Scenario dependency_view(const Scenario& s);
 
 }  // namespace retrystorm

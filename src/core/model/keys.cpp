@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "model/graph.hpp"
 #include "text/clock.hpp"
 #include "text/list.hpp"
 #include "text/number.hpp"
@@ -843,6 +844,7 @@ bool parse_number_list(const std::string& text, std::vector<double>& out, std::s
 }
 
 void set_key(Scenario& s, const std::string& path, const KeyValue& value) {
+  if (is_graph_path(path)) return set_graph_key(s, path, value);  // model/graph.hpp
   const KeySpec& k = key_or_throw(path);
   switch (k.type) {
     case KeyType::number:
@@ -884,8 +886,8 @@ void set_key(Scenario& s, const std::string& path, const KeyValue& value) {
 }
 
 void set_key_text(Scenario& s, const std::string& path, const std::string& text) {
-  const KeySpec& k = key_or_throw(path);
-  switch (k.type) {
+  KeyType type = is_graph_path(path) ? graph_key_type(path) : key_or_throw(path).type;
+  switch (type) {
     case KeyType::number:
     case KeyType::integer:
       return set_key(s, path, parse_number(path, text));
@@ -921,6 +923,12 @@ std::vector<std::string> ignored_keys(const Scenario& s, const std::vector<std::
 }
 
 double get_number(const Scenario& s, const std::string& path) {
+  if (is_graph_path(path)) {
+    KeyType type = graph_key_type(path);
+    if (type != KeyType::number && type != KeyType::integer)
+      throw InputError(path + ": is not a numeric key");
+    return std::get<double>(graph_key_value(s, path));
+  }
   const KeySpec& k = key_or_throw(path);
   if (k.type != KeyType::number && k.type != KeyType::integer)
     throw InputError(path + ": is not a numeric key");
