@@ -9,6 +9,9 @@
 #include <numeric>
 #include <string>
 
+#include "analysis/graph_report.hpp"
+#include "analysis/ladder.hpp"
+#include "analysis/report.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "formats/result_json.hpp"
@@ -300,6 +303,98 @@ TEST(Graph, TheScenarioWritesItsGraphBackAsRead) {
   EXPECT_EQ(j["services"]["db"]["slots"], 2);
   EXPECT_EQ(j["calls"][1]["backoff"]["base_s"], 0.2);
   EXPECT_EQ(j["calls"][2]["count"], 3);
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// The stories of docs/graph.md, "The three graph presets", number for number.
+struct Story {
+  RunReport report;
+  GraphSummary hops;
+  const ServiceHop& service(const std::string& name) const {
+    for (const ServiceHop& h : hops.services)
+      if (h.name == name) return h;
+    throw std::runtime_error("no service " + name);
+  }
+  const EdgeHop& edge(const std::string& from, const std::string& to) const {
+    for (const EdgeHop& h : hops.edges)
+      if (h.from == from && h.to == to) return h;
+    throw std::runtime_error("no call " + from + " -> " + to);
+  }
+  const Advice* advice(const std::string& title) const {
+    for (const Advice& a : report.advice)
+      if (a.title == title) return &a;
+    return nullptr;
+  }
+};
+
+Story story(const std::string& preset) {
+  Story s{make_report(preset_or_throw(preset).scenario), {}};
+  s.hops = graph_summary(s.report.run);
+  return s;
+}
+
+double percent(double fraction) {
+  return std::round(fraction * 1000) / 10;
+}
+
+TEST(GraphPresets, ThreeTierChain) {
+  Story s = story("three-tier-chain");
+  const Metrics& m = s.report.metrics;
+  EXPECT_FALSE(m.recovered);
+  EXPECT_EQ(percent(m.failed_fraction), 71.2);
+  EXPECT_EQ(m.bound.max_amplification, 27);
+  EXPECT_EQ(percent(m.bound.safe_load_below), 3.7);
+  EXPECT_EQ(percent(m.bound.load), 30);
+  EXPECT_EQ(std::round(m.last_window.attempts_per_request * 10) / 10, 27.0);
+  EXPECT_EQ(s.service("db").worst_case, 27);
+  const Advice* budget = s.advice("A 10% retry budget on every call");
+  ASSERT_TRUE(budget);
+  EXPECT_TRUE(budget->recovers);
+  EXPECT_EQ(percent(*budget->failed_fraction), 21.6);
+  EXPECT_EQ(s.report.advice.front().title, budget->title);
+  EXPECT_FALSE(s.advice("Retry at one hop only"));  // did not help
+  for (const LadderResult& row : run_ladder(s.report.run.scenario))
+    if (row.row.name.rfind("No retries on", 0) == 0) {
+      EXPECT_FALSE(row.metrics.recovered) << row.row.name;
+      EXPECT_GE(percent(row.metrics.failed_fraction), 72.0) << row.row.name;
+      EXPECT_LE(percent(row.metrics.failed_fraction), 72.9) << row.row.name;
+    }
+}
+
+TEST(GraphPresets, FanOutPage) {
+  Story s = story("fan-out-page");
+  EXPECT_EQ(percent(s.report.metrics.failed_fraction), 71.9);
+  for (const char* healthy : {"profile", "cart", "prices", "stock"})
+    EXPECT_EQ(std::round(s.service(healthy).per_request * 100) / 100, 1.73) << healthy;
+  EXPECT_EQ(std::round(s.edge("page", "recommendations").attempts_per_call * 100) / 100, 2.69);
+  const Advice* optional = s.advice("Make page -> recommendations (calls[5]) optional");
+  ASSERT_TRUE(optional);
+  EXPECT_EQ(*optional->failed_fraction, 0);
+  const Advice* budget = s.advice("A 10% retry budget on every call");
+  ASSERT_TRUE(budget);
+  EXPECT_TRUE(budget->recovers);
+  EXPECT_EQ(percent(*budget->failed_fraction), 28.9);
+}
+
+TEST(GraphPresets, SharedDatabase) {
+  Story s = story("shared-database");
+  EXPECT_EQ(percent(s.report.metrics.failed_fraction), 72.3);
+  EXPECT_EQ(percent(s.report.metrics.bound.load), 59.7);
+  EXPECT_EQ(std::round(s.edge("search", "db").attempts_per_call * 100) / 100, 4.38);
+  EXPECT_EQ(std::round(s.edge("orders", "db").attempts_per_call * 100) / 100, 1.84);
+  const Advice* shed = s.advice("Shed abandoned work at db");
+  ASSERT_TRUE(shed);
+  EXPECT_TRUE(shed->recovers);
+  EXPECT_EQ(*shed->failed_fraction, 0);
+  EXPECT_EQ(s.report.advice.front().title, shed->title);
+  const Advice* budget = s.advice("A 10% retry budget on every call");
+  ASSERT_TRUE(budget);
+  EXPECT_EQ(percent(*budget->failed_fraction), 28.2);
 }
 
 }  // namespace

@@ -189,13 +189,15 @@ std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows
       << (l.mode == LadderMode::cumulative ? "each row keeps the changes above it"
                                            : "each row is one change from the scenario")
       << ")\n\n";
-  out << "  " << pad("defense", 24) << pad("outcome", 34) << pad("failed", 22) << "peak\n";
+  size_t width = 24;  // the longest name and two spaces (a graph's rows name their call)
+  for (const auto& r : rows) width = std::max(width, r.row.name.size() + 2);
+  out << "  " << pad("defense", width) << pad("outcome", 34) << pad("failed", 22) << "peak\n";
   for (const auto& r : rows) {
     std::string failed =
         format_percent(r.metrics.failed_fraction) + " (" + format_amount(r.metrics.failed) + ")";
-    out << "  " << pad(r.row.name, 24) << pad(recovery_text(r.scenario, r.metrics), 34)
+    out << "  " << pad(r.row.name, width) << pad(recovery_text(r.scenario, r.metrics), 34)
         << pad(failed, 22) << format_amount(r.metrics.peak_amplification) << "x\n";
-    out << "  " << std::string(24, ' ') << r.row.change << "\n";
+    out << "  " << std::string(width, ' ') << r.row.change << "\n";
   }
   return out.str();
 }
