@@ -18,6 +18,7 @@
 #include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "random/rng.hpp"
+#include "systems/lint.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -399,3 +400,71 @@ TEST(GraphPresets, SharedDatabase) {
 
 }  // namespace
 }  // namespace retrystorm
+
+namespace retrystorm::configs {
+namespace {
+
+std::vector<std::string> rules_of(const LintReport& r, const std::string& file) {
+  std::vector<std::string> out;
+  for (const Finding& f : r.findings)
+    if (f.file == file) out.push_back(f.rule);
+  return out;
+}
+
+TEST(GraphLint, TheRulesThatNeedTheGraph) {
+  LintReport chain = lint_scenario(preset_or_throw("three-tier-chain").scenario, "chain");
+  std::vector<std::string> rules = rules_of(chain, "chain");
+  EXPECT_EQ(std::count(rules.begin(), rules.end(), "retries-multiply-across-hops"), 1);
+  EXPECT_EQ(std::count(rules.begin(), rules.end(), "call-outlasts-caller"), 3);
+  EXPECT_EQ(std::count(rules.begin(), rules.end(), "deadline-not-propagated"), 3);
+  for (const Finding& f : chain.findings)
+    if (f.rule == "retries-multiply-across-hops") {
+      EXPECT_EQ(f.numbers["attempts"], 27);
+      EXPECT_NE(f.message.find("27 attempts at db"), std::string::npos);
+      ASSERT_EQ(f.fix_keys.size(), 2u);  // the two calls below the first that retries
+      EXPECT_EQ(f.fix_keys[0].first, "calls[2].retries");
+    }
+  // Each call's own policy is linted too, at its own rate.
+  EXPECT_FALSE(rules_of(chain, "chain calls[3] (api -> db) (client policy)").empty());
+  EXPECT_NE(lint_text(chain).find("a graph of 4 services and 4 calls"), std::string::npos);
+  EXPECT_EQ(lint_json(chain)["graph"].get<std::string>().find("chain: a graph"), 0u);
+
+  LintReport shared = lint_scenario(preset_or_throw("shared-database").scenario, "shared");
+  rules = rules_of(shared, "shared");
+  EXPECT_EQ(std::count(rules.begin(), rules.end(), "shared-dependency-overload"), 1);
+  for (const Finding& f : shared.findings)
+    if (f.rule == "shared-dependency-overload") {
+      EXPECT_NE(f.message.find("4.18x its capacity of 670/s"), std::string::npos) << f.message;
+    }
+  EXPECT_EQ(std::count(rules.begin(), rules.end(), "retries-multiply-across-hops"), 2);
+}
+
+TEST(GraphLint, AnInnerTimeoutLongerThanItsCallerAndABudgetThatProtectsOnlyItsHop) {
+  Scenario s = scenario_from_text(
+      "engine: agent\nservices: {api: {capacity_per_s: 100}, db: {capacity_per_s: 100}}\n"
+      "calls:\n  - {from: user, to: api, timeout_s: 1, retries: 2, budget: {kind: window}}\n"
+      "  - {from: api, to: db, timeout_s: 2, retries: 1, propagate_deadline: true}\n",
+      "x.yaml");
+  LintReport r = lint_scenario(s, "x");
+  std::vector<std::string> rules = rules_of(r, "x");
+  EXPECT_NE(std::find(rules.begin(), rules.end(), "inner-timeout-longer"), rules.end());
+  EXPECT_EQ(std::find(rules.begin(), rules.end(), "deadline-not-propagated"), rules.end());
+  EXPECT_NE(std::find(rules.begin(), rules.end(), "budget-does-not-protect-below"), rules.end());
+  EXPECT_GT(r.errors, 0);
+  for (const Finding& f : r.findings)
+    if (f.rule == "inner-timeout-longer") {
+      // With a 1 s backoff between two attempts nothing fits the caller's 1 s:
+      // the fix is one attempt within it.
+      ASSERT_EQ(f.fix_keys.size(), 3u);
+      EXPECT_EQ(f.fix_keys[0].first, "calls[1].retries");
+      EXPECT_EQ(f.fix_keys[1].first, "calls[1].timeout_s");
+      Scenario fixed = s;  // the fix, applied, clears the finding
+      for (const auto& [path, value] : f.fix_keys) set_key(fixed, path, value);
+      std::vector<std::string> after = rules_of(lint_scenario(fixed, "x"), "x");
+      EXPECT_EQ(std::find(after.begin(), after.end(), "inner-timeout-longer"), after.end());
+      EXPECT_EQ(std::find(after.begin(), after.end(), "call-outlasts-caller"), after.end());
+    }
+}
+
+}  // namespace
+}  // namespace retrystorm::configs

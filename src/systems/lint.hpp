@@ -99,6 +99,7 @@ struct ClientInstances {
 };
 
 struct LintReport {
+  std::string graph;  // a graph of services: what was linted (docs/graph.md, "Lint")
   ImportResult imported;
   std::vector<Finding> findings;
   std::optional<LintSimulation> simulation;

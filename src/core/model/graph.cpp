@@ -257,6 +257,13 @@ Scenario call_scenario(const Scenario& s, int index) {
   const GraphService& callee =
       s.graph.services[static_cast<size_t>(service_index(s.graph, call.to))];
   if (callee.serves()) out.server = service_scenario(s, callee).server;
+  // The call's own rate: the users' demand times the calls its caller makes per request.
+  std::vector<double> per_request = calls_per_request(s);
+  double callers = call.from == kUserCaller
+                       ? 1
+                       : per_request[static_cast<size_t>(service_index(s.graph, call.from))];
+  out.demand.rate_per_s = s.demand.rate_per_s * callers * call.count;
+  out.name = s.name + " calls[" + std::to_string(index) + "]";
   out.graph = {};
   out.incident.service.clear();
   return out;

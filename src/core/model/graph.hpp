@@ -46,8 +46,9 @@ Scenario service_scenario(const Scenario& s, const GraphService& service);
 Scenario edge_scenario(const Scenario& s, const GraphCall& call);
 
 // One call of the graph as a scenario of its own, without the graph: the
-// call's client over one layer, the callee's server when it has one (export
-// writes a real system's policy from it). InputError naming the range when
+// call's client over one layer, the callee's server when it has one, the
+// call's own rate as demand (when nothing fails), named "NAME calls[N]"
+// (export writes a real system's policy from it, lint lints it). InputError naming the range when
 // `index` is not a call.
 Scenario call_scenario(const Scenario& s, int index);
 

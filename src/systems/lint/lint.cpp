@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
 #include "systems/fix_edit.hpp"
 #include "systems/lint/rules.hpp"
 
@@ -52,6 +53,21 @@ ClientInstances instances_of(const ImportResult& imp, const LintOptions& o,
   return {plain, "the model's default, not read from any file", false};
 }
 
+// Errors first, then warnings, then info (the enum's order), and their counts.
+void count_findings(LintReport& r) {
+  std::stable_sort(r.findings.begin(), r.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
+  r.errors = r.warnings = r.infos = 0;
+  for (const auto& f : r.findings) {
+    if (f.severity == Severity::error)
+      ++r.errors;
+    else if (f.severity == Severity::warning)
+      ++r.warnings;
+    else
+      ++r.infos;
+  }
+}
+
 // The rules over the layers read (files, or a scenario's own policy).
 LintReport lint_imported(ImportResult imported, const LintOptions& o,
                          const std::optional<Scenario>& linted) {
@@ -90,17 +106,36 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o,
     }
   }
   if (!c.retrying.empty()) rule_load(c, load, load_from);
-  // Errors first, then warnings, then info (the enum's order).
-  std::stable_sort(r.findings.begin(), r.findings.end(),
-                   [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
-  for (const auto& f : r.findings) {
-    if (f.severity == Severity::error)
-      ++r.errors;
-    else if (f.severity == Severity::warning)
-      ++r.warnings;
-    else
-      ++r.infos;
+  count_findings(r);
+  return r;
+}
+
+// A graph: each call's own policy as one layer, then the rules of the graph
+// (docs/graph.md, "Lint"). A simulation of a graph is `retrystorm run`.
+LintReport lint_graph(const Scenario& s, const std::string& source, const LintOptions& o) {
+  LintReport r;
+  r.graph = source + ": a graph of " + std::to_string(s.graph.services.size()) + " services and " +
+            std::to_string(s.graph.calls.size()) +
+            " calls; each call's policy linted as one layer, at its own rate, then the graph";
+  for (size_t i = 0; i < s.graph.calls.size(); ++i) {
+    const GraphCall& call = s.graph.calls[i];
+    Scenario alone = call_scenario(s, static_cast<int>(i));
+    // Its load is its callee's, when that has a server (a proxy has no capacity).
+    LintOptions one;
+    one.instances = o.instances;
+    if (s.graph.services[static_cast<size_t>(service_index(s.graph, call.to))].serves())
+      one.base = alone;
+    std::string where =
+        source + " calls[" + std::to_string(i) + "] (" + call.from + " -> " + call.to + ")";
+    LintReport part = lint_imported(import_scenario(alone, where), one, alone);
+    for (Finding& f : part.findings) r.findings.push_back(std::move(f));
+    for (LayerPolicy& l : part.imported.layers) r.imported.layers.push_back(std::move(l));
+    for (std::string& f : part.imported.formats) r.imported.formats.push_back(std::move(f));
+    r.instances = part.instances;
+    r.instances_matter = r.instances_matter || part.instances_matter;
   }
+  graph_rules(s, source, r.findings);
+  count_findings(r);
   return r;
 }
 
@@ -132,6 +167,7 @@ LintReport lint_configs(const std::vector<ConfigFile>& files, const LintOptions&
 LintReport lint_scenario(const Scenario& s, const std::string& source, const LintOptions& o) {
   if (o.load) checked_lint_load(*o.load, "load");
   if (o.instances) checked_lint_instances(*o.instances, "instances");
+  if (!s.graph.empty()) return lint_graph(s, source, o);
   return lint_imported(import_scenario(s, source), o, s);
 }
 

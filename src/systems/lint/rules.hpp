@@ -172,4 +172,8 @@ void rule_aws_cap_after_jitter(const Context& c, size_t index);
 void rule_haproxy(const Context& c, size_t index);
 void rule_nginx(const Context& c, size_t index);
 
+// The rules that need a graph of services (graph_rules.cpp), about the
+// scenario `source` names.
+void graph_rules(const Scenario& s, const std::string& source, std::vector<Finding>& out);
+
 }  // namespace retrystorm::configs::lint

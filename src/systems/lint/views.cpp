@@ -116,10 +116,10 @@ void simulation_text(std::ostringstream& o, const LintSimulation& s) {
 std::string lint_text(const LintReport& r) {
   std::ostringstream o;
   o << "retrystorm lint: ";
-  for (size_t i = 0; i < r.imported.formats.size(); ++i)
+  for (size_t i = 0; r.graph.empty() && i < r.imported.formats.size(); ++i)
     o << (i ? "; " : "") << r.imported.formats[i];
-  o << "\n";
-  if (r.imported.layers.size() > 1) {
+  o << r.graph << "\n";
+  if (r.imported.layers.size() > 1 && r.graph.empty()) {
     o << "stack, outermost first:";
     for (const auto& l : r.imported.layers) o << " [" << l.file << "]";
     o << "\n";
@@ -202,6 +202,7 @@ json lint_json(const LintReport& r) {
                       {"from", r.instances.from},
                       {"given", r.instances.given},
                       {"matters", r.instances_matter}};
+  if (!r.graph.empty()) out["graph"] = r.graph;
   if (r.simulation) out["simulation"] = simulation_json(*r.simulation);
   return out;
 }

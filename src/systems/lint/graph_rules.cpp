@@ -1,0 +1,211 @@
+// The lint rules that need a graph of services (docs/configs.md, "Lint rules
+// of a graph"): retries multiplying along a path, a call below that outlasts
+// its caller, a deadline that does not propagate, a budget that protects
+// only its own hop, and a shared dependency its callers can overload. Each
+// call's own policy is linted too, as one layer (the rules of the other files).
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "analysis/summary.hpp"
+#include "model/graph.hpp"
+#include "systems/lint/rules.hpp"
+
+namespace retrystorm::configs::lint {
+
+namespace {
+
+struct Hop {
+  size_t index;  // in calls
+  const GraphCall* call;
+  Scenario edge;  // the call's client (edge_scenario)
+};
+
+std::string call_name(const Hop& h) {
+  return "calls[" + std::to_string(h.index) + "] (" + h.call->from + " -> " + h.call->to + ")";
+}
+
+std::vector<Hop> hops_of(const Scenario& s) {
+  std::vector<Hop> out;
+  for (size_t i = 0; i < s.graph.calls.size(); ++i)
+    out.push_back({i, &s.graph.calls[i], edge_scenario(s, s.graph.calls[i])});
+  return out;
+}
+
+// The longest a call takes when every attempt times out: its attempts'
+// timeouts and the backoffs between them at their longest.
+double longest_call_s(const Scenario& edge) {
+  const Backoff& b = edge.client.backoff;
+  double total = 0, delay = b.base_s;
+  for (int k = 0; k <= edge.client.retries; ++k) {
+    total += edge.client.timeout_s;
+    if (k == edge.client.retries) break;
+    total += b.cap_s > 0 ? std::min(delay, b.cap_s) : delay;
+    delay *= b.multiplier;
+  }
+  return edge.client.deadline_s > 0 ? std::min(total, edge.client.deadline_s) : total;
+}
+
+// Every path of calls from the user to a service that calls nobody.
+void for_each_path(const std::vector<Hop>& hops,
+                   const std::function<void(const std::vector<const Hop*>&)>& visit) {
+  constexpr int kMaxPaths = 1000;  // a wide graph has many; the first ones make the point
+  int paths = 0;
+  std::vector<const Hop*> path;
+  std::function<void(const std::string&)> walk = [&](const std::string& from) {
+    if (paths >= kMaxPaths) return;
+    bool leaf = true;
+    for (const Hop& h : hops) {
+      if (h.call->from != from) continue;
+      leaf = false;
+      path.push_back(&h);
+      walk(h.call->to);
+      path.pop_back();
+    }
+    if (leaf && !path.empty() && paths++ < kMaxPaths) visit(path);
+  };
+  walk(kUserCaller);
+}
+
+std::string path_text(const std::vector<const Hop*>& path) {
+  std::string out = kUserCaller;
+  for (const Hop* h : path) out += " -> " + h->call->to;
+  return out;
+}
+
+void rule_multiplying_path(const std::vector<const Hop*>& path, const std::string& source,
+                           std::vector<Finding>& out) {
+  std::vector<const Hop*> retrying;
+  double attempts = 1;
+  for (const Hop* h : path) {
+    attempts *= h->call->count * (h->edge.client.retries + 1.0);
+    if (h->edge.client.retries > 0) retrying.push_back(h);
+  }
+  if (retrying.size() < 2) return;
+  Finding f = finding(Severity::warning, "retries-multiply-across-hops", source);
+  std::string names;
+  for (const Hop* h : retrying) names += (names.empty() ? "" : ", ") + call_name(*h);
+  f.message = path_text(path) + ": " + std::to_string(retrying.size()) +
+              " calls on the path retry (" + names +
+              "); when every attempt fails, one user "
+              "request makes " +
+              format_amount(attempts) + " attempts at " + path.back()->call->to;
+  f.fix = "retry at one hop only: keep " + call_name(*retrying.front()) +
+          "'s retries and set retries: 0 on the others";
+  for (size_t i = 1; i < retrying.size(); ++i)
+    f.fix_keys.push_back({"calls[" + std::to_string(retrying[i]->index) + "].retries", 0.0});
+  f.numbers = {{"path", path_text(path)}, {"attempts", attempts}};
+  out.push_back(std::move(f));
+}
+
+// A call made by `below.call->from` outlasting the calls into that service.
+void rule_outlasts_caller(const Hop& above, const Hop& below, const std::string& source,
+                          std::vector<Finding>& out) {
+  double longest = longest_call_s(below.edge), waits = above.edge.client.timeout_s;
+  if (longest <= waits) return;
+  bool inner_longer = below.edge.client.timeout_s >= waits;
+  Finding f = finding(inner_longer ? Severity::error : Severity::warning,
+                      inner_longer ? "inner-timeout-longer" : "call-outlasts-caller", source);
+  f.message = call_name(below) + " may take up to " + format_seconds(longest) + " (" +
+              std::to_string(below.edge.client.retries + 1) + " attempts of " +
+              format_seconds(below.edge.client.timeout_s) + " and the backoffs), longer than " +
+              call_name(above) + "'s " + format_seconds(waits) +
+              " timeout: the caller gives up first, and " +
+              (below.call->propagate_deadline ? "the call stops at its next retry"
+                                              : "the attempts below go on for nobody");
+  // The per-attempt timeout with which the attempts and their backoffs fit
+  // in the caller's wait; none when the backoffs alone do not: then one attempt.
+  int attempts = below.edge.client.retries + 1;
+  double backoffs = longest - attempts * below.edge.client.timeout_s;
+  double fit = std::floor((waits - std::max(0.0, backoffs)) / attempts * 1000) / 1000;
+  std::string at = "calls[" + std::to_string(below.index) + "].";
+  if (fit >= 0.001 && below.edge.client.deadline_s == 0) {
+    f.fix = "a timeout of at most " + format_seconds(fit) + " per attempt on " + call_name(below) +
+            " (its attempts and backoffs then fit in the caller's " + format_seconds(waits) + ")";
+    f.fix_keys = {{at + "timeout_s", fit}};
+  } else {
+    double one = std::floor(waits * 1000) / 1000;
+    f.fix = "one attempt of at most " + format_seconds(one) + " on " + call_name(below) +
+            " (its backoffs alone outlast the caller's " + format_seconds(waits) + ")";
+    f.fix_keys = {{at + "retries", 0.0}, {at + "timeout_s", one}, {at + "deadline_s", 0.0}};
+  }
+  f.numbers = {{"longest_s", longest}, {"caller_timeout_s", waits}};
+  out.push_back(std::move(f));
+  if (below.call->propagate_deadline || below.edge.client.retries == 0) return;
+  Finding d = finding(Severity::warning, "deadline-not-propagated", source);
+  d.message = call_name(below) + " does not learn that " + call_name(above) +
+              " gave up: its retries after " + format_seconds(waits) + " serve nobody";
+  d.fix =
+      "propagate the deadline (gRPC deadline propagation, or Envoy honouring "
+      "x-envoy-expected-rq-timeout-ms): propagate_deadline: true on " +
+      call_name(below);
+  d.fix_keys = {{"calls[" + std::to_string(below.index) + "].propagate_deadline", true}};
+  out.push_back(std::move(d));
+}
+
+void rule_budget_below(const std::vector<const Hop*>& path, const std::string& source,
+                       std::set<std::string>& said, std::vector<Finding>& out) {
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i]->edge.client.budget.kind == BudgetKind::none) continue;
+    for (size_t j = i + 1; j < path.size(); ++j) {
+      const Hop& below = *path[j];
+      if (below.edge.client.retries == 0 || below.edge.client.budget.kind != BudgetKind::none)
+        continue;
+      if (!said.insert(std::to_string(path[i]->index) + ">" + std::to_string(below.index)).second)
+        continue;
+      Finding f = finding(Severity::warning, "budget-does-not-protect-below", source);
+      f.message = "the retry budget on " + call_name(*path[i]) +
+                  " limits that call's retries only; " + call_name(below) + " below it retries " +
+                  plural(below.edge.client.retries, "time", "times") +
+                  " per call with no budget, and its retries multiply whatever the budget above";
+      f.fix = "a retry budget on " + call_name(below) + " too";
+      std::string at = "calls[" + std::to_string(below.index) + "].budget.";
+      f.fix_keys = {{at + "kind", std::string("window")}, {at + "ratio", 0.1}};
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+void rule_shared_dependency(const Scenario& s, const std::string& source,
+                            std::vector<Finding>& out) {
+  std::vector<double> worst = worst_case_attempts(s);
+  for (size_t v = 0; v < s.graph.services.size(); ++v) {
+    const GraphService& service = s.graph.services[v];
+    std::set<std::string> callers;
+    for (const GraphCall& call : s.graph.calls)
+      if (call.to == service.name) callers.insert(call.from);
+    if (callers.size() < 2 || !service.serves()) continue;
+    double capacity = service_scenario(s, service).server.capacity_per_s;
+    double rate = s.demand.rate_per_s * worst[v];
+    if (rate <= capacity) continue;
+    std::string names;
+    for (const std::string& c : callers) names += (names.empty() ? "" : " and ") + c;
+    Finding f = finding(Severity::warning, "shared-dependency-overload", source);
+    f.message = service.name + " is shared by " + names + ": when their attempts fail they send " +
+                "it up to " + format_amount(worst[v]) + " attempts per user request, " +
+                format_amount(rate) + "/s at " + format_amount(s.demand.rate_per_s) +
+                " requests/s, " + format_amount(rate / capacity) + "x its capacity of " +
+                format_amount(capacity) + "/s; one caller's retries take the other's headroom";
+    f.fix = "budget or remove the retries of the calls to " + service.name +
+            ", so that their worst case fits its capacity";
+    f.numbers = {{"attempts_per_s", rate}, {"capacity_per_s", capacity}};
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+void graph_rules(const Scenario& s, const std::string& source, std::vector<Finding>& out) {
+  std::vector<Hop> hops = hops_of(s);
+  std::set<std::string> said;  // budget pairs reported, paths share their hops
+  for_each_path(hops, [&](const std::vector<const Hop*>& path) {
+    rule_multiplying_path(path, source, out);
+    rule_budget_below(path, source, said, out);
+  });
+  for (const Hop& below : hops)
+    for (const Hop& above : hops)
+      if (above.call->to == below.call->from) rule_outlasts_caller(above, below, source, out);
+  rule_shared_dependency(s, source, out);
+}
+
+}  // namespace retrystorm::configs::lint
