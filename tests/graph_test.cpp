@@ -12,6 +12,7 @@
 #include "analysis/graph_report.hpp"
 #include "analysis/ladder.hpp"
 #include "analysis/report.hpp"
+#include "analysis/sweep.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "formats/result_json.hpp"
@@ -341,6 +342,39 @@ Story story(const std::string& preset) {
 
 double percent(double fraction) {
   return std::round(fraction * 1000) / 10;
+}
+
+// The message of the InputError f throws, or "no error".
+template <typename F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A sweep varies a call's own key by its path, as --set does; each point is the
+// run with that key set.
+TEST(GraphKeys, ASweepVariesACallsKey) {
+  const Scenario& base = preset_or_throw("fan-out-page").scenario;
+  std::vector<SweepRow> rows = run_sweep(base, {parse_axis("calls[0].retries=0:2:1")});
+  ASSERT_EQ(rows.size(), 3u);
+  for (const SweepRow& row : rows) {
+    Scenario s = base;
+    set_key(s, "calls[0].retries", KeyValue{row.values[0]});
+    EXPECT_EQ(row.metrics.failed_fraction, compute_metrics(run_engine(s)).failed_fraction);
+  }
+  EXPECT_LT(rows[0].metrics.peak_amplification, rows[2].metrics.peak_amplification);
+  EXPECT_NE(refusal([&] {
+              run_sweep(base, {parse_axis("calls[0].optional=0:1:1")});
+            }).find("only numeric keys can be varied"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              run_sweep(base, {parse_axis("calls[9].retries=0:1:1")});
+            }).find("the scenario has 6 calls"),
+            std::string::npos);
 }
 
 TEST(GraphPresets, ThreeTierChain) {

@@ -565,8 +565,12 @@ async function main() {
   let userDir = null;
   let context = null;
   try {
-    const presets = await waitForApi(apiBase, child);
-    log(`server answers: ${presets.length} presets (${presets.map((p) => p.name).join(', ')})`);
+    const served = await waitForApi(apiBase, child);
+    log(`server answers: ${served.length} presets (${served.map((p) => p.name).join(', ')})`);
+    // The page has no view of a service graph (docs/graph.md): its presets stay with the CLI.
+    const isGraph = (p) => p.scenario?.services !== undefined || p.scenario?.calls !== undefined;
+    const graphPresets = served.filter(isGraph);
+    const presets = served.filter((p) => !isGraph(p));
     let base = apiBase;
     if (!WEB_DIST) {
       const html = await fetch(`${apiBase}/`).then((r) => (r.ok ? r.text() : '')).catch(() => '');
@@ -607,6 +611,16 @@ async function main() {
     check(ctlCount === schemaKeys.length, 'one control per schema key', `${ctlCount} controls, ${schemaKeys.length} keys`);
     const opts = await testid(page, 'preset-select').locator('option').allTextContents();
     check(presets.every((p) => opts.includes(p.name)), 'every preset in the picker', opts.join(', '));
+    check(graphPresets.every((p) => !opts.includes(p.name)), 'no service-graph preset in the picker', graphPresets.map((p) => p.name).join(', '));
+    if (graphPresets.length) {
+      const g = graphPresets[0].name;
+      const pg = await context.newPage();
+      await pg.goto(`${base}/#preset=${g}`);
+      await waitReady(pg);
+      const note = await pg.locator('[data-testid="link-note"]').textContent();
+      check(note.includes(g) && /service graph/.test(note) && note.includes(`retrystorm run --preset ${g}`), 'a link to a graph preset says the CLI shows it', note);
+      await pg.close();
+    }
 
     log('\n# every preset: loads, verdict, redraw under 100 ms');
     const hasKey = (path) => (schema?.keys ?? []).some((k) => k.path === path);

@@ -70,6 +70,8 @@ declare global {
 
 const S = {
   presets: [] as Preset[],
+  /** Names of the server's graph presets, which the picker leaves out. */
+  graphPresets: [] as string[],
   schema: [] as SchemaKey[],
   preset: null as Preset | null,
   scenario: null as Scenario | null,
@@ -663,6 +665,9 @@ function setTheme(t: 'light' | 'dark', save = true) {
   phaseMap.draw();
 }
 
+/** A scenario with services and calls (docs/graph.md). */
+const isGraph = (s: Scenario) => s.services !== undefined || s.calls !== undefined;
+
 /** The link's preset and the settings the page can apply; says what it dropped and why. */
 function linkState(): { preset: string; set: [string, string | number | boolean][] } | null {
   if (!location.hash) { showLinkNote([]); return null; }
@@ -670,7 +675,9 @@ function linkState(): { preset: string; set: [string, string | number | boolean]
   const notes: Ignored[] = [];
   let preset = st.preset && S.presets.find((p) => p.name === st.preset);
   if (!preset) {
-    if (st.preset !== null) notes.push({ path: 'preset', value: st.preset, why: `no such preset; showing ${S.presets[0].name}` });
+    if (st.preset !== null && S.graphPresets.includes(st.preset))
+      notes.push({ path: 'preset', value: st.preset, why: `a service graph, which the page cannot show yet: run \`retrystorm run --preset ${st.preset}\`; showing ${S.presets[0].name}` });
+    else if (st.preset !== null) notes.push({ path: 'preset', value: st.preset, why: `no such preset; showing ${S.presets[0].name}` });
     preset = S.presets[0];
   }
   const { kept, ignored } = filterSet(st.set, S.schema, preset.scenario);
@@ -771,7 +778,10 @@ async function start() {
   setTheme(document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light', false);
   try {
     const [presets, schema] = await Promise.all([api.presets(), api.schema()]);
-    S.presets = presets;
+    // The page draws one client population before one server; a service graph has no view
+    // here yet, so its presets stay with the CLI (docs/graph.md).
+    S.presets = presets.filter((p) => !isGraph(p.scenario));
+    S.graphPresets = presets.filter((p) => isGraph(p.scenario)).map((p) => p.name);
     S.schema = schema;
   } catch (e) {
     showError(`Cannot reach the retrystorm server: ${e instanceof Error ? e.message : String(e)}`);

@@ -7,6 +7,7 @@
 
 #include "analysis/run_montecarlo.hpp"
 #include "engines/engine.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "parallel/thread_pool.hpp"
 
@@ -72,8 +73,8 @@ namespace {
 
 // Checks one axis before its values are listed.
 void check_axis(const SweepAxis& a) {
-  const KeySpec& k = key_or_throw(a.path);
-  if (k.type != KeyType::number && k.type != KeyType::integer)
+  KeyType type = is_graph_path(a.path) ? graph_key_type(a.path) : key_or_throw(a.path).type;
+  if (type != KeyType::number && type != KeyType::integer)
     throw InputError("vary " + a.path + ": only numeric keys can be varied");
   if (!(a.step > 0))
     throw InputError("vary " + a.path + ": step " + to_string(KeyValue{a.step}) +
