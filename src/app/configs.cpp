@@ -1,5 +1,9 @@
 #include "app/configs.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
 #include "app/lint_simulation.hpp"
 #include "formats/input_text.hpp"
 
@@ -9,6 +13,65 @@ std::vector<configs::ConfigFile> read_config_files(const std::vector<std::string
   std::vector<configs::ConfigFile> files;
   for (const auto& p : paths) files.push_back({p, read_input_file(p, "file")});
   return files;
+}
+
+namespace {
+
+constexpr size_t kMaxMeshFiles = 2000;
+constexpr size_t kMaxMeshBytes = 64 << 20;  // all files together
+
+bool mesh_extension(const std::filesystem::path& p) {
+  static const std::set<std::string> kinds = {".yaml", ".yml", ".json", ".cfg", ".conf"};
+  return kinds.count(p.extension().string()) > 0;
+}
+
+// The folder's calls file, when `calls` names none.
+std::string default_calls_file(const std::filesystem::path& dir) {
+  for (const char* name : {"calls.yaml", "calls.yml", "calls.json"})
+    if (std::filesystem::is_regular_file(dir / name)) return (dir / name).string();
+  throw InputError("--mesh " + dir.string() +
+                   ": no calls.yaml in the folder; routing configuration does not say which "
+                   "service calls which, so give the calls (docs/graph.md, \"From the mesh's "
+                   "configuration\") in calls.yaml or with --calls FILE");
+}
+
+}  // namespace
+
+MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError("--mesh " + dir + ": not a folder");
+  std::string calls_path = calls.empty() ? default_calls_file(dir) : calls;
+  MeshFolder out{{}, {calls_path, read_input_file(calls_path, "--calls")}};
+  std::vector<fs::path> paths;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  if (ec) throw InputError("--mesh " + dir + ": " + ec.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) throw InputError("--mesh " + dir + ": " + ec.message());
+    std::string name = it->path().filename().string();
+    if (!name.empty() && name[0] == '.') {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file() || !mesh_extension(it->path())) continue;
+    if (fs::equivalent(it->path(), calls_path, ec)) continue;
+    paths.push_back(it->path());
+    if (paths.size() > kMaxMeshFiles)
+      throw InputError("--mesh " + dir + ": more than " + std::to_string(kMaxMeshFiles) +
+                       " configuration files; give a smaller folder");
+  }
+  std::sort(paths.begin(), paths.end());
+  // The folder's size is checked before any file is read.
+  uintmax_t bytes = 0;
+  for (const fs::path& p : paths)
+    if (uintmax_t n = fs::file_size(p, ec); !ec) bytes += n;
+  if (bytes > kMaxMeshBytes)
+    throw InputError("--mesh " + dir + ": more than " + std::to_string(kMaxMeshBytes >> 20) +
+                     " MiB of configuration files; give a smaller folder");
+  for (const fs::path& p : paths)
+    out.files.push_back(
+        {fs::relative(p, dir).generic_string(), read_input_file(p.string(), "--mesh")});
+  return out;
 }
 
 nlohmann::json import_json(const configs::ImportResult& r) {

@@ -17,6 +17,16 @@ namespace retrystorm::app {
 // The files at `paths`, read; InputError naming one that cannot be.
 std::vector<configs::ConfigFile> read_config_files(const std::vector<std::string>& paths);
 
+// A mesh's folder (import --mesh, lint --mesh): its configuration files
+// (.yaml, .yml, .json, .cfg, .conf; hidden entries left out), named by their
+// path in the folder, and the calls file: `calls` when given, else the
+// folder's calls.yaml, calls.yml or calls.json. InputError naming the path.
+struct MeshFolder {
+  std::vector<configs::ConfigFile> files;
+  configs::ConfigFile calls;
+};
+MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls = "");
+
 // The answer of POST /api/import: keys (flat), formats, warnings.
 nlohmann::json import_json(const configs::ImportResult& r);
 // The same with the scenario object (nested, as `import --format json`

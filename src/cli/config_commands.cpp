@@ -5,11 +5,13 @@
 #include <iostream>
 
 #include "app/configs.hpp"
+#include "app/scenario_request.hpp"
 #include "cli/common.hpp"
 #include "formats/scenario_io.hpp"
 #include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "systems/common.hpp"
+#include "systems/mesh/mesh.hpp"
 
 namespace retrystorm::cli {
 
@@ -25,7 +27,9 @@ struct ConfigCommands {
   std::string to;
   std::string preset, scenario;
   std::vector<std::string> sets;
-  int call = -1;  // export: one call of a graph
+  int call = -1;      // export: one call of a graph
+  std::string mesh;   // import, lint: a mesh's folder
+  std::string calls;  // its calls file
   bool simulate = false;
   double load = 0, instances = 0;
   CLI::Option* load_opt = nullptr;
@@ -42,7 +46,27 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "retrystorm: warning: " << w << "\n";
 }
 
+// import --mesh: the graph, with each call's policy from the folder.
+int import_mesh_command(const ConfigCommands& c) {
+  app::MeshFolder folder = app::read_mesh_folder(c.mesh, c.calls);
+  MeshImport m = import_mesh(folder.files, folder.calls);
+  print_warnings(m.warnings);
+  if (c.format == "text")
+    emit(mesh_text(m), c.out);
+  else if (c.format == "json")
+    emit(m.document.dump(2) + "\n", c.out);
+  else
+    emit(json_to_yaml_text(m.document), c.out);
+  return 0;
+}
+
 int import_command(const ConfigCommands& c) {
+  if (!c.mesh.empty()) {
+    if (!c.files.empty())
+      throw InputError("import: give files or --mesh DIR, not both (a folder's files are read)");
+    return import_mesh_command(c);
+  }
+  if (c.files.empty()) throw InputError("import: give configuration files, or --mesh DIR");
   ImportResult r = import_configs(app::read_config_files(c.files));
   print_warnings(r.warnings);
   if (c.format == "text")
@@ -74,7 +98,21 @@ int lint_command(const ConfigCommands& c) {
   o.preset = c.preset;
   if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
   request.files = app::read_config_files(c.files);
-  if (c.files.empty() && (!c.preset.empty() || !c.scenario.empty())) {
+  if (!c.mesh.empty()) {
+    if (!c.files.empty() || !c.preset.empty() || !c.scenario.empty())
+      throw InputError(
+          "lint --mesh: the folder and its calls file are the scenario; give no files, --preset "
+          "or --scenario (--set applies on top)");
+    app::MeshFolder folder = app::read_mesh_folder(c.mesh, c.calls);
+    MeshImport m = import_mesh(folder.files, folder.calls);
+    if (c.format == "text") print_warnings(m.warnings);
+    app::ScenarioRequest mesh;
+    mesh.scenario = m.document;
+    for (const std::string& kv : c.sets) mesh.sets.push_back({kv, std::nullopt});
+    request.scenario = app::assemble_scenario(mesh).scenario;
+    request.source = "mesh " + c.mesh;
+    o.base.reset();
+  } else if (c.files.empty() && (!c.preset.empty() || !c.scenario.empty())) {
     request.scenario = build_scenario(c, "primary-failover");
     request.source = c.preset.empty() ? c.scenario : "preset " + c.preset;
   } else if (c.files.empty()) {
@@ -96,7 +134,13 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
       "import",
       "read Envoy, gRPC, Istio, Linkerd, AWS, HAProxy or nginx retry configuration as scenario "
       "keys; several files are stacked layers, outermost first");
-  c.import_cmd->add_option("files", c.files, "configuration files (format detected)")->required();
+  c.import_cmd->add_option("files", c.files, "configuration files (format detected)");
+  c.import_cmd->add_option("--mesh", c.mesh,
+                           "a folder of Kubernetes manifests and proxy files: writes the graph of "
+                           "services, each call's policy from the files that name its callee "
+                           "(docs/graph.md)");
+  c.import_cmd->add_option("--calls", c.calls,
+                           "with --mesh: who calls whom (default: the folder's calls.yaml)");
   c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml")
       ->check(one_of({"text", "json", "yaml"}));
   c.import_cmd->add_option("--out", c.out, "write to FILE (atomically)");
@@ -123,6 +167,10 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.lint_cmd->add_option("files", c.files,
                          "configuration files; several are stacked layers (none: lint the client "
                          "policy of --preset or --scenario)");
+  c.lint_cmd->add_option("--mesh", c.mesh,
+                         "a folder of Kubernetes manifests and proxy files with its calls.yaml: "
+                         "lint the graph they make (docs/graph.md)");
+  c.lint_cmd->add_option("--calls", c.calls, "with --mesh: the calls file");
   c.lint_cmd->add_flag("--simulate", c.simulate,
                        "also run an incident (primary-failover, or --preset) with the imported "
                        "policy and with each suggested fix");

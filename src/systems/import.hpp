@@ -105,6 +105,10 @@ struct LayerPolicy {
   };
   std::map<std::string, Spot> spots;
 
+  // The service the layer's calls go to, as the file names it (an Istio
+  // host, an Envoy cluster, a HAProxy backend, ...): import --mesh matches it
+  // to a call's callee (docs/graph.md, "From the mesh's configuration").
+  std::string host;
   // The destination the layer's route sends to, where a budget file keeps
   // budgets by destination (an Istio subset: "v2"); "" = the host itself.
   std::string destination;

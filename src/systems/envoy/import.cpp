@@ -160,6 +160,7 @@ void read_budget(const std::vector<Found>& breakers, Reader& r) {
   if (breakers.size() > 1)
     r.warn(at(r.file, join(f.path, "circuit_breakers"), get(f.map, "circuit_breakers")),
            std::to_string(breakers.size()) + " clusters with circuit breakers; the first is read");
+  if (YAML::Node name = get(f.map, "name"); name && name.IsScalar()) l.host = name.Scalar();
   std::string cb_key = join(f.path, "circuit_breakers");
   YAML::Node cb = get(f.map, "circuit_breakers");
   if (!cb.IsMap()) fail(at(r.file, cb_key, cb), "must be an object with thresholds");
@@ -571,6 +572,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
     l.budget_from = l.from["client.budget.kind"];
   }
   RetryPolicyAt p = find_retry_policy(parts, r);
+  if (YAML::Node c = get(p.route, "cluster"); c && c.IsScalar()) l.host = c.Scalar();
   const YAML::Node& rp = p.rp;
   if (!rp.IsMap()) fail(at(r.file, p.rp_key, rp), "must be an object");
   r.check_fields(

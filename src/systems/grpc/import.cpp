@@ -341,6 +341,13 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
                  true);
   YAML::Node mcs = get(d, "method_config");
   MethodConfigAt m = mcs ? pick_method_config(mcs, r) : MethodConfigAt{};
+  if (YAML::Node names = m.mc ? get(m.mc, "name") : missing();
+      names && names.IsSequence() && names.size() > 0 && names[0].IsMap())
+    if (YAML::Node service = get(names[0], "service"); service && service.IsScalar()) {
+      // "shop.v1.Orders": the service is the last part, the package before it.
+      const std::string& name = service.Scalar();
+      l.host = name.substr(name.find_last_of('.') + 1);
+    }
   bool throttled = read_throttling(d, r);
   if (!m.mc) {
     if (!throttled)

@@ -467,6 +467,7 @@ void read_haproxy(const std::string& text, Reader& r) {
   auto lines = effective(p);
   Settings s{lines, r, p.proxy->kind + (p.proxy->name.empty() ? "" : " " + p.proxy->name)};
   l.format = "HAProxy " + s.section;
+  l.host = p.proxy->name;  // the backend's name: the service behind it
   l.has_retry_policy = true;
   l.has_budget_part = true;
   std::set<std::string> on = read_retry_on(s, l);

@@ -245,6 +245,9 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   YAML::Node http = spec["http"];
   if (!http || !http.IsSequence() || http.size() == 0)
     fail(at(r.file, "spec.http", http ? http : spec), "a list of HTTP routes is needed");
+  if (YAML::Node hosts = spec["hosts"];
+      hosts && hosts.IsSequence() && hosts.size() > 0 && hosts[0].IsScalar())
+    l.host = hosts[0].Scalar();
   size_t pick = pick_route(http, r);
   std::string hk = "spec.http[" + std::to_string(pick) + "]";
   YAML::Node route = http[pick];
@@ -385,6 +388,7 @@ void read_destination_rule(const YAML::Node& d, Reader& r) {
   r.check_fields(spec, "spec",
                  {"host", "trafficPolicy", "subsets", "exportTo", "workloadSelector"});
   YAML::Node tp = spec["trafficPolicy"];
+  if (spec["host"] && spec["host"].IsScalar() && l.host.empty()) l.host = spec["host"].Scalar();
   l.has_budget_part = true;
   l.budget.kind = BudgetKind::none;
   l.clear_budget();

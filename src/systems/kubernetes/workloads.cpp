@@ -10,11 +10,15 @@ std::string kind_of(const YAML::Node& doc) {
   return doc.IsMap() && doc["kind"] && doc["kind"].IsScalar() ? doc["kind"].Scalar() : "";
 }
 
-std::string name_of(const YAML::Node& doc) {
+std::string metadata_name(const YAML::Node& doc) {
   const YAML::Node meta = doc["metadata"];
-  if (meta && meta.IsMap() && meta["name"] && meta["name"].IsScalar())
-    return kind_of(doc) + " " + meta["name"].Scalar();
-  return kind_of(doc);
+  return meta && meta.IsMap() && meta["name"] && meta["name"].IsScalar() ? meta["name"].Scalar()
+                                                                         : "";
+}
+
+std::string name_of(const YAML::Node& doc) {
+  std::string name = metadata_name(doc);
+  return name.empty() ? kind_of(doc) : kind_of(doc) + " " + name;
 }
 
 }  // namespace
@@ -38,8 +42,10 @@ std::optional<Instances> read_workload(const YAML::Node& doc, const std::string&
   if (spec && !spec.IsMap()) fail(at(file, "spec", spec), "must be an object");
   const YAML::Node replicas = spec ? spec["replicas"] : missing();
   if (!replicas)
-    return Instances{1, at(file, "spec", spec ? spec : doc).text() + ": replicas of " + name +
-                            " left out, so Kubernetes runs 1 (an autoscaler may run more)"};
+    return Instances{1,
+                     at(file, "spec", spec ? spec : doc).text() + ": replicas of " + name +
+                         " left out, so Kubernetes runs 1 (an autoscaler may run more)",
+                     metadata_name(doc)};
   Where w = at(file, "spec.replicas", replicas);
   long long n = whole(replicas, w, 0, 10'000'000);
   if (n == 0) {
@@ -47,7 +53,8 @@ std::optional<Instances> read_workload(const YAML::Node& doc, const std::string&
                        " has 0 replicas, so none of its pods call anything; read as 1 instance");
     n = 1;
   }
-  return Instances{static_cast<double>(n), w.text() + ": " + std::to_string(n) + " of " + name};
+  return Instances{static_cast<double>(n), w.text() + ": " + std::to_string(n) + " of " + name,
+                   metadata_name(doc)};
 }
 
 std::vector<Instances> take_workloads(std::vector<YAML::Node>& docs, const std::string& file,

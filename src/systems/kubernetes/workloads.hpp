@@ -15,7 +15,8 @@ namespace retrystorm::configs {
 // A number of client instances and where it came from.
 struct Instances {
   double count = 1;
-  std::string from;  // "deploy.yaml:6: spec.replicas: 12 (Deployment checkout)"
+  std::string from;      // "deploy.yaml:6: spec.replicas: 12 (Deployment checkout)"
+  std::string workload;  // metadata.name: "checkout"
 };
 
 // Whether a YAML document is a workload whose pods would be the clients:

@@ -145,6 +145,20 @@ void read_profile_budget(const YAML::Node& spec, Reader& r) {
   l.budget_from = l.from["client.budget.kind"];
 }
 
+// The service a resource's retries are for: a Gateway API route's first
+// parent (a Service), else the resource's own name (a ServiceProfile is named
+// after its service's FQDN, annotations sit on the Service).
+std::string destination_of(const YAML::Node& d) {
+  const YAML::Node spec = d["spec"];
+  if (spec && spec.IsMap() && spec["parentRefs"] && spec["parentRefs"].IsSequence() &&
+      spec["parentRefs"].size() > 0 && spec["parentRefs"][0].IsMap() &&
+      spec["parentRefs"][0]["name"] && spec["parentRefs"][0]["name"].IsScalar())
+    return spec["parentRefs"][0]["name"].Scalar();
+  const YAML::Node meta = d["metadata"];
+  if (meta && meta.IsMap() && meta["name"] && meta["name"].IsScalar()) return meta["name"].Scalar();
+  return "";
+}
+
 void read_profile(const YAML::Node& d, Reader& r) {
   LayerPolicy& l = r.layer;
   r.check_fields(d, "", {"apiVersion", "kind", "metadata", "spec", "status"});
@@ -432,8 +446,13 @@ void read_linkerd(const std::vector<YAML::Node>& docs, Reader& r) {
       r.warn({r.file, "metadata.annotations", line_of(*annotated)},
              "a ServiceProfile exists: Linkerd ignores retry annotations; the profile is read");
     read_profile(*profile, r);
+    r.layer.host = destination_of(*profile);
   } else if (annotated) {
     read_annotations(*annotated, r);
+    std::string kind = (*annotated)["kind"] ? (*annotated)["kind"].Scalar() : "";
+    // On a workload the annotations are its own outbound calls, for any callee.
+    if (kind == "Service" || kind == "HTTPRoute" || kind == "GRPCRoute")
+      r.layer.host = destination_of(*annotated);
   } else {
     fail({r.file, "", docs.empty() ? 0 : line_of(docs[0])},
          "no ServiceProfile and no retry.linkerd.io annotations");

@@ -507,6 +507,7 @@ void read_nginx(const std::string& text, Reader& r) {
   l.has_retry_policy = true;
   l.has_budget_part = true;
   Upstream u = find_upstream(s, root, r);
+  l.host = u.name;
   std::set<std::string> on = read_conditions(s, l);
   std::string cond;
   for (const auto& c : on) cond += (cond.empty() ? "" : " ") + c;

@@ -1,0 +1,429 @@
+#include "systems/mesh/mesh.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "formats/input_text.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/keys.hpp"
+#include "systems/common.hpp"
+#include "systems/room.hpp"
+
+namespace retrystorm::configs {
+
+using nlohmann::json;
+
+namespace {
+
+// The fields of a call that are the graph's, not its client's.
+const std::set<std::string> kCallFields = {
+    "from", "to", "count", "optional", "propagate_deadline", "configs"};
+
+// Where a system's retries sit on one call, outermost first: the caller's own
+// client library, then the mesh's sidecar, then a proxy in between.
+int layer_rank(System s) {
+  switch (s) {
+    case System::grpc:
+    case System::aws:
+    case System::retrystorm:
+      return 0;
+    case System::istio:
+    case System::linkerd:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+// A configuration file with the layer it describes.
+struct MeshFile {
+  ConfigFile file;
+  LayerPolicy layer;
+  bool pinned = false;  // named by a call's `configs`: used only there
+  bool used = false;
+};
+
+// The client instances of each workload, by service name.
+using Workloads = std::map<std::string, Instances>;
+
+// The workloads of a YAML file (none for a file that is not YAML); whether
+// the file is nothing else.
+bool read_workloads(const ConfigFile& f, Workloads& out, std::vector<std::string>& warnings) {
+  for (const SystemFacts& sys : system_table())
+    if (const Room& r = room(sys.system); r.looks_like && r.looks_like(f.text)) return false;
+  std::vector<YAML::Node> docs;
+  try {
+    docs = parse_documents(f.text, f.name);
+  } catch (const InputError&) {
+    return false;  // import_file says what is wrong with it, if it is a configuration
+  }
+  size_t workloads = 0;
+  for (const YAML::Node& d : docs) {
+    if (!is_workload(d)) continue;
+    ++workloads;
+    if (std::optional<Instances> i = read_workload(d, f.name, warnings); i && !i->workload.empty())
+      out.emplace(service_of_host(i->workload), *i);
+  }
+  return !docs.empty() && workloads == docs.size();
+}
+
+// The files that are retry configuration, each read once for its destination;
+// the others are listed in `skipped` with the reason.
+std::vector<MeshFile> read_mesh_files(const std::vector<ConfigFile>& files, Workloads& workloads,
+                                      MeshImport& out) {
+  std::vector<MeshFile> read;
+  for (const ConfigFile& f : files) {
+    if (read_workloads(f, workloads, out.warnings)) {
+      out.formats.push_back(f.name + ": Kubernetes workloads (client instances per caller)");
+      continue;
+    }
+    try {
+      detect_system(f);
+    } catch (const InputError& e) {
+      out.skipped.push_back(std::string(e.what()));
+      continue;
+    }
+    std::vector<std::string> ignored;  // import_configs says them again, per call
+    MeshFile m{f, import_file(f, ignored)};
+    out.formats.push_back(f.name + ": " + m.layer.format +
+                          (m.layer.host.empty() ? std::string(" (names no destination)")
+                                                : " (destination " + m.layer.host + ")"));
+    read.push_back(std::move(m));
+  }
+  return read;
+}
+
+// The file a call's `configs` entry names: its path in the folder, or a
+// base name only one file has.
+MeshFile& pinned_file(std::vector<MeshFile>& files, const std::string& name,
+                      const std::string& where) {
+  std::vector<MeshFile*> hits;
+  for (MeshFile& f : files) {
+    std::string base = f.file.name.substr(f.file.name.find_last_of('/') + 1);
+    if (f.file.name == name) return f;
+    if (base == name) hits.push_back(&f);
+  }
+  if (hits.size() == 1) return *hits.front();
+  std::string names;
+  for (size_t i = 0; i < files.size() && i < 8; ++i) names += (i ? ", " : "") + files[i].file.name;
+  if (files.size() > 8) names += ", ...";
+  throw InputError(where + ": '" + name + "' " +
+                   (hits.empty() ? "is not a retry configuration of the folder"
+                                 : "is the name of several files; give its path") +
+                   (names.empty() ? std::string() : " (they are: " + names + ")"));
+}
+
+// A call's own client keys in the calls file ("retries", "backoff": {...}),
+// as client.* keys.
+std::vector<ImportedKey> own_keys(const json& call, const std::string& where,
+                                  const std::string& source) {
+  std::vector<ImportedKey> keys;
+  std::vector<std::pair<std::string, const json*>> todo;
+  for (const auto& [key, value] : call.items())
+    if (!kCallFields.count(key)) todo.emplace_back(key, &value);
+  while (!todo.empty()) {
+    auto [key, value] = todo.back();
+    todo.pop_back();
+    if (value->is_object()) {
+      for (const auto& [k, v] : value->items()) todo.emplace_back(key + "." + k, &v);
+      continue;
+    }
+    std::string path = "client." + key;
+    keys.push_back({path, key_value_from_json(where + "." + key, *value),
+                    source + ": " + where + "." + key + " (the calls file's own)"});
+  }
+  return keys;
+}
+
+// One hop's keys: the layer's, without what a graph's call does not take,
+// the caller's instances for a per-instance budget, the calls file's own on top.
+std::vector<ImportedKey> hop_keys(std::vector<ImportedKey> keys, const MeshCall& hop,
+                                  const std::string& caller, const Workloads& workloads,
+                                  const std::vector<ImportedKey>& own,
+                                  std::vector<std::string>& warnings) {
+  std::vector<ImportedKey> out;
+  std::string budget = "none";
+  for (ImportedKey& k : keys) {
+    if (k.path == "client.layers" || k.path == "client.stack_retries" ||
+        k.path == "client.budget.clients")
+      continue;
+    if ((k.path == "client.hedging" || k.path == "client.rate_limiter") &&
+        to_string(k.value) != "none") {
+      warnings.push_back(k.from + ": " + k.path.substr(7) + " is not modelled on a graph's call (" +
+                         hop.from + " -> " + hop.to + "); left out");
+      continue;
+    }
+    if (k.path == "client.hedging" || k.path == "client.rate_limiter") continue;
+    if (k.path == "client.budget.kind") budget = to_string(k.value);
+    out.push_back(std::move(k));
+  }
+  if (auto w = workloads.find(service_of_host(caller)); w != workloads.end() && budget != "none")
+    out.push_back({"client.budget.clients", w->second.count, w->second.from});
+  for (const ImportedKey& k : own) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const ImportedKey& e) { return e.path == k.path; });
+    if (it == out.end())
+      out.push_back(k);
+    else
+      *it = {k.path, k.value, k.from + ", over " + it->from};
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ImportedKey& a, const ImportedKey& b) { return a.path < b.path; });
+  return out;
+}
+
+// The files that give call `index`'s policy, outermost first.
+std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call,
+                                  const std::string& where) {
+  std::vector<MeshFile*> group;
+  if (call.contains("configs")) {
+    const json& names = call["configs"];
+    if (!names.is_array() || names.empty())
+      throw InputError(where + ".configs: must be a list of file names");
+    for (const json& n : names) {
+      if (!n.is_string()) throw InputError(where + ".configs: must be a list of file names");
+      group.push_back(&pinned_file(files, n.get<std::string>(), where + ".configs"));
+    }
+    return group;
+  }
+  std::string to = service_of_host(call.value("to", ""));
+  for (MeshFile& f : files)
+    if (!f.pinned && !f.layer.host.empty() && service_of_host(f.layer.host) == to)
+      group.push_back(&f);
+  std::stable_sort(group.begin(), group.end(), [](const MeshFile* a, const MeshFile* b) {
+    return layer_rank(a->layer.system) < layer_rank(b->layer.system);
+  });
+  return group;
+}
+
+// A name for the proxy between two layers of one call, not yet taken.
+std::string proxy_name(const std::string& from, System inner, const json& services) {
+  std::string base = (from == "user" ? std::string("client") : from) + "-" + system_name(inner);
+  std::string name = base;
+  for (int n = 2; services.contains(name); ++n) name = base + "-" + std::to_string(n);
+  return name;
+}
+
+struct Hop {
+  MeshCall call;
+  json graph;  // from, to, count, optional, propagate_deadline
+};
+
+// Call `index` of the calls file as hops: one per retrying layer, joined by
+// proxies (a stack on one call multiplies as stacked layers do).
+std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>& files,
+                           const Workloads& workloads, json& services, MeshImport& out,
+                           const std::string& source) {
+  std::string where = "calls[" + std::to_string(index) + "]";
+  std::vector<MeshFile*> group = call_files(files, call, where);
+  json graph = json::object();
+  for (const auto& [key, value] : call.items())
+    if (kCallFields.count(key) && key != "configs") graph[key] = value;
+  std::string from = call.value("from", ""), to = call.value("to", "");
+  std::vector<ImportedKey> own = own_keys(call, where, source);
+  if (group.empty()) {
+    MeshCall c{from,
+               to,
+               {},
+               {},
+               "no configuration file names " + to +
+                   ": the calls file's keys and the scenario's client block"};
+    c.keys = hop_keys({}, c, from, workloads, own, out.warnings);
+    return {{c, graph}};
+  }
+  std::vector<ConfigFile> texts;
+  for (MeshFile* f : group) {
+    f->used = true;
+    texts.push_back(f->file);
+  }
+  ImportResult r = import_configs(texts, false);
+  std::vector<const LayerPolicy*> retrying;
+  for (const LayerPolicy& l : r.layers)
+    if (l.has_retry_policy) retrying.push_back(&l);
+  // A stack here becomes one call per layer: the stack's warning (one timeout
+  // for all layers) does not apply.
+  for (const std::string& w : r.warnings)
+    if (retrying.size() <= 1 || w.rfind("stack of ", 0) != 0) out.warnings.push_back(w);
+  if (retrying.size() <= 1) {
+    MeshCall c{from, to, {}, {}, ""};
+    for (const LayerPolicy& l : r.layers) c.files.push_back(l.file);
+    c.keys = hop_keys(r.keys, c, from, workloads, own, out.warnings);
+    return {{c, graph}};
+  }
+  std::vector<Hop> hops;
+  std::string caller = from;
+  for (size_t k = 0; k < retrying.size(); ++k) {
+    bool last = k + 1 == retrying.size();
+    std::string callee = last ? to : proxy_name(from, retrying[k + 1]->system, services);
+    if (!last) services[callee] = json::object();
+    json g = k == 0 ? graph : json{{"from", caller}, {"to", callee}};
+    g["from"] = caller;
+    g["to"] = callee;
+    if (k > 0 && graph.contains("propagate_deadline"))
+      g["propagate_deadline"] = graph["propagate_deadline"];
+    MeshCall c{caller,
+               callee,
+               {retrying[k]->file},
+               {},
+               "layer " + std::to_string(k + 1) + " of " + std::to_string(retrying.size()) +
+                   " on " + from + " -> " + to};
+    // A proxy between layers is the caller's own (its sidecar): its instances.
+    c.keys = hop_keys(retrying[k]->keys, c, from, workloads,
+                      k == 0 ? own : std::vector<ImportedKey>{}, out.warnings);
+    hops.push_back({c, g});
+    caller = callee;
+  }
+  return hops;
+}
+
+// The calls file as a JSON object with a list of calls.
+json read_calls_document(const ConfigFile& calls) {
+  size_t first = calls.text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw InputError(calls.name + ": the file is empty");
+  json doc = calls.text[first] == '{' ? parse_json_text(calls.text, calls.name)
+                                      : parse_yaml_text(calls.text, calls.name);
+  if (!doc.is_object() || !doc.contains("calls") || !doc["calls"].is_array() ||
+      doc["calls"].empty())
+    throw InputError(
+        calls.name +
+        ": a calls file is a mapping with `calls`, a list of {from, to} (docs/graph.md, "
+        "\"From the mesh's configuration\")");
+  for (size_t i = 0; i < doc["calls"].size(); ++i) {
+    const json& c = doc["calls"][i];
+    std::string where = calls.name + ": calls[" + std::to_string(i) + "]";
+    if (!c.is_object() || !c.contains("from") || !c.contains("to") || !c["from"].is_string() ||
+        !c["to"].is_string())
+      throw InputError(where + ": needs from and to, service names");
+  }
+  if (doc.contains("services") && !doc["services"].is_object())
+    throw InputError(calls.name + ": services: must be a mapping of service names to their keys");
+  return doc;
+}
+
+// Every service a call names, declared: one the calls file leaves out is a
+// proxy, which the warning says.
+void declare_services(json& doc, const std::string& source, std::vector<std::string>& warnings) {
+  json& services = doc["services"];
+  if (services.is_null()) services = json::object();
+  for (const json& c : doc["calls"])
+    for (const char* end : {"from", "to"}) {
+      std::string name = c[end].get<std::string>();
+      if (name == "user" || services.contains(name)) continue;
+      services[name] = json::object();
+      warnings.push_back(source + ": services." + name +
+                         " is not declared, so it is a proxy (no server of its own); give "
+                         "services." +
+                         name + ".capacity_per_s to model its capacity");
+    }
+}
+
+void warn_unused(const std::vector<MeshFile>& files, std::vector<std::string>& warnings) {
+  for (const MeshFile& f : files) {
+    if (f.used) continue;
+    warnings.push_back(
+        f.file.name +
+        (f.layer.host.empty()
+             ? std::string(": names no destination; give it in a call's `configs` to use it")
+             : ": its destination " + f.layer.host + " is the callee of no call; not used"));
+  }
+}
+
+// The scenario of the filled-in calls file. Without a step_s of its own, the
+// coarsest of 0.1 s, 50 ms, 10 ms, 5 ms and 1 ms that every imported timeout
+// is a whole number of (the files' durations are theirs, not ours).
+Scenario scenario_with_step(json& doc) {
+  if (doc.contains("step_s")) {
+    Scenario s = scenario_from_json(doc);
+    validate(s);
+    return s;
+  }
+  std::optional<InputError> first;
+  for (double step : {0.1, 0.05, 0.01, 0.005, 0.001}) {
+    doc["step_s"] = step;
+    try {
+      Scenario s = scenario_from_json(doc);
+      validate(s);
+      return s;
+    } catch (const InputError& e) {
+      if (!first) first = e;
+    }
+  }
+  doc.erase("step_s");
+  throw *first;
+}
+
+}  // namespace
+
+std::string service_of_host(const std::string& host) {
+  std::string h = host;
+  if (size_t scheme = h.find("://"); scheme != std::string::npos) h = h.substr(scheme + 3);
+  h = h.substr(0, h.find_first_of(".:/"));
+  std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::tolower(c); });
+  return h;
+}
+
+MeshImport import_mesh(const std::vector<ConfigFile>& files, const ConfigFile& calls) {
+  MeshImport out;
+  out.graph_from = calls.name +
+                   ": a calls file (routing configuration says how a call retries, not which "
+                   "service calls which)";
+  json doc = read_calls_document(calls);
+  Workloads workloads;
+  std::vector<MeshFile> read = read_mesh_files(files, workloads, out);
+  for (size_t i = 0; i < doc["calls"].size(); ++i)
+    if (doc["calls"][i].contains("configs"))
+      for (MeshFile* f : call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]"))
+        f->pinned = true;
+  declare_services(doc, calls.name, out.warnings);
+  json graph_calls = json::array();
+  for (size_t i = 0; i < doc["calls"].size(); ++i)
+    for (Hop& h :
+         call_hops(doc["calls"][i], i, read, workloads, doc["services"], out, calls.name)) {
+      json c = h.graph;
+      json keys = keys_object(h.call.keys);
+      if (keys.is_object() && keys.contains("client")) c.update(keys["client"]);
+      graph_calls.push_back(c);
+      out.calls.push_back(std::move(h.call));
+    }
+  doc["calls"] = graph_calls;
+  if (!doc.contains("engine")) doc["engine"] = "agent";  // a graph runs on the agent engine
+  warn_unused(read, out.warnings);
+  try {
+    out.scenario = scenario_with_step(doc);
+  } catch (const InputError& e) {
+    throw InputError(calls.name + " with the imported policies: " + e.what());
+  }
+  out.document = doc;
+  return out;
+}
+
+std::string mesh_text(const MeshImport& m) {
+  std::ostringstream o;
+  o << "# the call graph: " << m.graph_from << "\n";
+  o << "# " << m.formats.size() << (m.formats.size() == 1 ? " file" : " files") << " read:\n";
+  for (const std::string& f : m.formats) o << "#   " << f << "\n";
+  for (const std::string& s : m.skipped) o << "# skipped: " << s << "\n";
+  for (size_t i = 0; i < m.calls.size(); ++i) {
+    const MeshCall& c = m.calls[i];
+    std::string name = "calls[" + std::to_string(i) + "]";
+    o << "\n" << name << ": " << c.from << " -> " << c.to;
+    std::string files;
+    for (const std::string& f : c.files) files += (files.empty() ? "" : ", ") + f;
+    if (!files.empty()) o << " (" << files << ")";
+    if (!c.note.empty()) o << "; " << c.note;
+    o << "\n";
+    size_t width = 0;
+    for (const ImportedKey& k : c.keys)
+      width = std::max(width, name.size() + k.path.size() - 6 + 3 + to_string(k.value).size());
+    for (const ImportedKey& k : c.keys) {
+      std::string line = name + k.path.substr(6) + " = " + to_string(k.value);
+      o << line << std::string(width - line.size() + 2, ' ') << "# " << k.from << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,165 @@
+// import --mesh and lint --mesh (docs/graph.md, "From the mesh's
+// configuration"): the shop folder of tests/fixtures/mesh, each call's policy
+// from the files that name its callee, a stack on one call as a proxy hop,
+// the caller's replicas for a per-instance budget, and the messages.
+#include "systems/mesh/mesh.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "app/configs.hpp"
+#include "cli_run.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm::configs {
+namespace {
+
+const std::string kShop = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/mesh/shop";
+
+MeshImport shop() {
+  app::MeshFolder folder = app::read_mesh_folder(kShop);
+  return import_mesh(folder.files, folder.calls);
+}
+
+const ImportedKey& key(const MeshCall& c, const std::string& path) {
+  for (const ImportedKey& k : c.keys)
+    if (k.path == path) return k;
+  throw std::runtime_error(c.from + " -> " + c.to + " has no " + path);
+}
+
+double number(const MeshCall& c, const std::string& path) {
+  return std::get<double>(key(c, path).value);
+}
+
+std::string refusal(const std::vector<ConfigFile>& files, const std::string& calls) {
+  try {
+    import_mesh(files, {"calls.yaml", calls});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Mesh, HostsReadAsTheCallsFileNamesServices) {
+  EXPECT_EQ(service_of_host("orders.shop.svc.cluster.local"), "orders");
+  EXPECT_EQ(service_of_host("orders:8080"), "orders");
+  EXPECT_EQ(service_of_host("http://Orders.example.com/api"), "orders");
+  EXPECT_EQ(service_of_host("Orders"), "orders");
+}
+
+TEST(Mesh, TheShopFolderGivesEachCallItsPolicy) {
+  MeshImport m = shop();
+  EXPECT_NE(m.graph_from.find("calls.yaml: a calls file"), std::string::npos);
+  ASSERT_EQ(m.calls.size(), 7u);  // six calls, one of them two layers
+  ASSERT_EQ(m.skipped.size(), 1u);
+  EXPECT_EQ(m.skipped[0].rfind("k8s/services.yaml:2: kind: 'Service'", 0), 0u) << m.skipped[0];
+
+  // No file names the ingress: the calls file's own keys.
+  EXPECT_EQ(m.calls[0].to, "ingress");
+  EXPECT_TRUE(m.calls[0].files.empty());
+  EXPECT_EQ(number(m.calls[0], "client.retries"), 0);
+
+  // The edge Envoy's route to the gateway cluster.
+  EXPECT_EQ(m.calls[1].files, std::vector<std::string>{"envoy/ingress.yaml"});
+  EXPECT_EQ(number(m.calls[1], "client.retries"), 2);
+  EXPECT_EQ(number(m.calls[1], "client.timeout_s"), 3);
+  EXPECT_EQ(key(m.calls[1], "client.retries").from.rfind("envoy/ingress.yaml:13: ", 0), 0u);
+
+  // The gateway's gRPC client, then its Istio sidecar: two hops through a proxy.
+  EXPECT_EQ(m.calls[2].from + ">" + m.calls[2].to, "gateway>gateway-istio");
+  EXPECT_EQ(m.calls[3].from + ">" + m.calls[3].to, "gateway-istio>orders");
+  EXPECT_EQ(number(m.calls[2], "client.retries"), 2);  // maxAttempts 3
+  EXPECT_EQ(number(m.calls[2], "client.deadline_s"), 4);
+  EXPECT_EQ(number(m.calls[3], "client.retries"), 2);  // Istio attempts 2 are retries
+  EXPECT_EQ(number(m.calls[3], "client.budget.ratio"), 0.2);
+  // Istio's budget is per sidecar: the gateway's 4 replicas.
+  EXPECT_EQ(number(m.calls[3], "client.budget.clients"), 4);
+  EXPECT_EQ(key(m.calls[3], "client.budget.clients").from.rfind("k8s/deployments.yaml:4: ", 0), 0u);
+
+  // Linkerd's ServiceProfile for search, its budget per gateway proxy.
+  EXPECT_EQ(m.calls[4].files, std::vector<std::string>{"linkerd/search-profile.yaml"});
+  EXPECT_EQ(number(m.calls[4], "client.budget.clients"), 4);
+  // One gRPC config for the Db service: both callers of db.
+  for (size_t i : {5u, 6u}) {
+    EXPECT_EQ(m.calls[i].files, std::vector<std::string>{"db/client.json"});
+    EXPECT_EQ(number(m.calls[i], "client.retries"), 3);
+  }
+  // The orders replicas do not reach db's calls: they have no budget.
+  for (const ImportedKey& k : m.calls[5].keys) EXPECT_NE(k.path, "client.budget.clients");
+}
+
+TEST(Mesh, TheGraphIsTheScenarioAndReadsBackAsWritten) {
+  MeshImport m = shop();
+  EXPECT_EQ(m.scenario.engine, Engine::agent);
+  EXPECT_EQ(m.scenario.graph.calls.size(), 7u);
+  EXPECT_EQ(m.scenario.step_s, 0.1);  // every timeout a whole number of 0.1 s
+  // The proxy between the two layers is a service without a server.
+  EXPECT_EQ(m.document["services"]["gateway-istio"], nlohmann::json::object());
+  Scenario again = scenario_from_json(m.document);
+  EXPECT_EQ(scenario_to_json(again), scenario_to_json(m.scenario));
+  // 3 x 3 gateway attempts at orders, 3 x 4 x 9 at db through orders, x 3 from the ingress.
+  std::vector<double> worst = worst_case_attempts(m.scenario);
+  EXPECT_EQ(worst[service_index(m.scenario.graph, "orders")], 27);
+  std::string text = mesh_text(m);
+  EXPECT_NE(text.find("calls[3].budget.clients = 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("# skipped: k8s/services.yaml"), std::string::npos);
+}
+
+TEST(Mesh, MessagesNameTheFileAndTheKey) {
+  const std::vector<ConfigFile> none;
+  EXPECT_NE(refusal(none, "calls: []").find("calls.yaml: a calls file is a mapping with `calls`"),
+            std::string::npos);
+  EXPECT_NE(refusal(none, "calls: [{from: user}]").find("calls.yaml: calls[0]: needs from and to"),
+            std::string::npos);
+  std::vector<ConfigFile> one = {
+      {"a/vs.yaml",
+       "kind: VirtualService\napiVersion: networking.istio.io/v1\nspec:\n  hosts: [api]\n  "
+       "http:\n  - route:\n    - destination: {host: api}\n    retries: {attempts: 1}\n"}};
+  std::string pinned = refusal(
+      one,
+      "services: {api: {capacity_per_s: 5}}\ncalls: [{from: user, to: api, configs: [b.yaml]}]");
+  EXPECT_NE(pinned.find("calls[0].configs: 'b.yaml' is not a retry configuration of the folder "
+                        "(they are: a/vs.yaml)"),
+            std::string::npos)
+      << pinned;
+  EXPECT_NE(refusal(one, "calls: [{from: user, to: api, retries: lots}]").find("calls[0].retries"),
+            std::string::npos);
+  // A file whose destination no call has is said, not dropped silently.
+  MeshImport m = import_mesh(one, {"calls.yaml",
+                                   "services: {web: {capacity_per_s: 5}}\n"
+                                   "calls: [{from: user, to: web}]"});
+  bool said = false;
+  for (const std::string& w : m.warnings)
+    said = said || w == "a/vs.yaml: its destination api is the callee of no call; not used";
+  EXPECT_TRUE(said);
+}
+
+TEST(Mesh, TheCommandLine) {
+  testing::TempDir dir("mesh");
+  testing::Outcome imported = testing::run_cli(
+      dir.path(), {"import", "--mesh", kShop, "--format", "yaml", "--out", "mesh.yaml"});
+  ASSERT_EQ(imported.status, 0) << imported.err;
+  Scenario s = scenario_from_text(testing::read_all(dir.path() / "mesh.yaml"), "mesh.yaml");
+  EXPECT_EQ(s.graph.calls.size(), 7u);
+  // The findings that need the graph: exit 1.
+  testing::Outcome linted = testing::run_cli(dir.path(), {"lint", "--mesh", kShop});
+  EXPECT_EQ(linted.status, 1) << linted.err;
+  EXPECT_NE(linted.out.find("retries-multiply-across-hops"), std::string::npos);
+  EXPECT_NE(linted.out.find("one user request makes 108 attempts at db"), std::string::npos);
+  EXPECT_NE(linted.out.find("inner-timeout-longer"), std::string::npos);
+  // Bad input: exit 2 with the path.
+  testing::Outcome missing = testing::run_cli(dir.path(), {"import", "--mesh", "nowhere"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("--mesh nowhere: not a folder"), std::string::npos) << missing.err;
+  testing::Outcome no_calls = testing::run_cli(dir.path(), {"import", "--mesh", "."});
+  EXPECT_EQ(no_calls.status, 2);
+  EXPECT_NE(no_calls.err.find("no calls.yaml in the folder"), std::string::npos) << no_calls.err;
+  testing::Outcome both = testing::run_cli(dir.path(), {"import", "x.yaml", "--mesh", kShop});
+  EXPECT_EQ(both.status, 2);
+}
+
+}  // namespace
+}  // namespace retrystorm::configs
