@@ -416,6 +416,22 @@ TEST(GraphPresets, FanOutPage) {
   EXPECT_EQ(percent(*budget->failed_fraction), 28.9);
 }
 
+// A leaf in a join answers a caller that still waits for the other calls:
+// not late. Without an incident no user gives up, so nothing is wasted (the
+// answers that did not end the user's request at once were once counted late).
+TEST(Graph, ALeafAnswerInAJoinIsOnTime) {
+  for (const char* preset : {"fan-out-page", "shared-database"}) {
+    Scenario s = preset_or_throw(preset).scenario;
+    s.incident.capacity_factor = 1;
+    s.horizon_s = 60;
+    validate(s);
+    RunResult r = run_engine(s);
+    EXPECT_EQ(r.failed, 0) << preset;
+    double late = std::accumulate(r.series.served_late.begin(), r.series.served_late.end(), 0.0);
+    EXPECT_EQ(late, 0) << preset;
+  }
+}
+
 TEST(GraphPresets, SharedDatabase) {
   Story s = story("shared-database");
   EXPECT_EQ(percent(s.report.metrics.failed_fraction), 72.3);

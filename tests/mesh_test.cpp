@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "app/configs.hpp"
@@ -21,7 +22,7 @@ const std::string kShop = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/
 
 MeshImport shop() {
   app::MeshFolder folder = app::read_mesh_folder(kShop);
-  return import_mesh(folder.files, folder.calls);
+  return app::import_mesh_folder(folder);
 }
 
 const ImportedKey& key(const MeshCall& c, const std::string& path) {
@@ -114,6 +115,15 @@ TEST(Mesh, MessagesNameTheFileAndTheKey) {
             std::string::npos);
   EXPECT_NE(refusal(none, "calls: [{from: user}]").find("calls.yaml: calls[0]: needs from and to"),
             std::string::npos);
+  // A call's own key must be a client key (the fuzzer's "retries" beside "retries.").
+  EXPECT_NE(refusal(none,
+                    "services: {api: {capacity_per_s: 5}}\n"
+                    "calls: [{from: user, to: api, retries: 1, \"retries.\": 2}]")
+                .find("calls.yaml: calls[0].retries.: unknown key"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal(none, "calls: [{from: user, to: api, retry: 1}]").find("calls[0].retry: unknown key"),
+      std::string::npos);
   std::vector<ConfigFile> one = {
       {"a/vs.yaml",
        "kind: VirtualService\napiVersion: networking.istio.io/v1\nspec:\n  hosts: [api]\n  "
@@ -137,6 +147,111 @@ TEST(Mesh, MessagesNameTheFileAndTheKey) {
   EXPECT_TRUE(said);
 }
 
+// The call graph from a saved Prometheus answer: Istio's request rates by
+// source_workload and destination_workload (an instant vector), the folder's
+// files for each call's policy and no calls file.
+const std::string kFixtures = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/mesh";
+
+MeshImport observed(const std::string& answer, const std::optional<ConfigFile>& calls) {
+  app::MeshFolder folder = app::read_mesh_folder(kShop);
+  ConfigFile metrics{answer, testing::read_all(kFixtures + "/" + answer)};
+  return import_mesh_observed(folder.files, metrics, calls);
+}
+
+bool warned(const MeshImport& m, const std::string& text) {
+  for (const std::string& w : m.warnings)
+    if (w.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(MeshObserved, IstioRatesGiveTheCallsAndTheirCounts) {
+  // A calls file without calls: only what the metrics cannot say, the capacities.
+  ConfigFile servers{"servers.yaml", "services: {db: {capacity_per_s: 1000}}\n"};
+  MeshImport m = observed("shop-calls-istio.json", servers);
+  EXPECT_NE(m.graph_from.find("Istio's source_workload and destination_workload"),
+            std::string::npos);
+  // user -> ingress at the rate from outside the mesh (200/s), then breadth first.
+  EXPECT_EQ(m.scenario.demand.rate_per_s, 200);
+  const Graph& g = m.scenario.graph;
+  // Seven: the gateway's gRPC client and its Istio sidecar both retry orders.
+  ASSERT_EQ(g.calls.size(), 7u);
+  EXPECT_EQ(g.calls[0].from, "user");
+  EXPECT_EQ(g.calls[0].to, "ingress");
+  auto count = [&](const std::string& from, const std::string& to) {
+    for (const GraphCall& c : g.calls)
+      if (c.from == from && c.to == to) return c.count;
+    return -1;
+  };
+  EXPECT_EQ(count("ingress", "gateway"), 1);
+  EXPECT_EQ(count("orders", "db"), 2);  // 400/s over the 200/s orders receives
+  EXPECT_EQ(count("gateway", "search"), 1);
+  EXPECT_TRUE(warned(m,
+                     "gateway -> search is 0.6 calls per request at gateway (120/s over "
+                     "200/s), taken as 1"));
+  EXPECT_TRUE(warned(m, "5/s from outside the mesh into db left out"));
+  EXPECT_TRUE(warned(m, "orders calls outside the mesh (10/s); left out"));
+  // Undeclared services are proxies, as with a calls file.
+  EXPECT_TRUE(warned(m, "services.orders is not declared"));
+  EXPECT_EQ(count("gateway", "gateway-istio"), 1);
+  // Without any capacity the graph has no server: refused, naming what to give.
+  try {
+    observed("shop-calls-istio.json", std::nullopt);
+    ADD_FAILURE() << "a graph of proxies only was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("none sets capacity_per_s"), std::string::npos);
+  }
+}
+
+TEST(MeshObserved, ACallsFileAddsItsKeysAndAnEntryFromLinkerdsRange) {
+  // Linkerd's outbound request_total by deployment and dst_deployment, a range:
+  // each series' mean; nobody calls the ingress, so it is the entry.
+  ConfigFile calls{"calls.yaml",
+                   "services: {db: {capacity_per_s: 1000}}\n"
+                   "calls:\n  - {from: search, to: db, optional: true, retries: 0}\n"};
+  MeshImport m = observed("shop-calls-linkerd.json", calls);
+  EXPECT_NE(m.graph_from.find("Linkerd's deployment and dst_deployment"), std::string::npos);
+  EXPECT_NE(m.graph_from.find("calls.yaml's keys over them"), std::string::npos);
+  EXPECT_TRUE(warned(m, "no requests into ingress from outside the mesh"));
+  EXPECT_EQ(m.scenario.demand.rate_per_s, 200);  // ingress -> gateway: (198 + 202) / 2
+  const Graph& g = m.scenario.graph;
+  ASSERT_EQ(g.calls.size(), 7u);
+  const GraphCall& search_db = g.calls.back();
+  EXPECT_EQ(search_db.from, "search");
+  EXPECT_TRUE(search_db.optional);
+  EXPECT_EQ(std::get<double>(graph_key_value(m.scenario, "calls[6].retries")), 0);
+  EXPECT_EQ(g.services[static_cast<size_t>(service_index(g, "db"))].serves(), true);
+}
+
+TEST(MeshObserved, AnswersThatGiveNoGraphAreRefusedByName) {
+  app::MeshFolder folder = app::read_mesh_folder(kShop);
+  auto refused = [&](const std::string& body) {
+    try {
+      import_mesh_observed(folder.files, {"rates.json", body}, std::nullopt);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto answer = [](const std::string& series) {
+    return R"({"status":"success","data":{"resultType":"vector","result":[)" + series + "]}}";
+  };
+  EXPECT_NE(refused(answer(R"({"metric":{"job":"x"},"value":[1,"3"]})"))
+                .find("rates.json: a series without a callee label"),
+            std::string::npos);
+  EXPECT_NE(refused(answer(R"({"metric":{"source_workload":"a","destination_workload":"b"},)"
+                           R"("value":[1,"3"]},{"metric":{"source_workload":"c",)"
+                           R"("destination_workload":"d"},"value":[1,"3"]})"))
+                .find("several services nobody calls (a, c)"),
+            std::string::npos);
+  EXPECT_NE(refused(answer("")).find("rates.json: the answer has no series"), std::string::npos);
+  EXPECT_NE(refused(R"({"status":"error","error":"bad query"})").find("Prometheus says: bad query"),
+            std::string::npos);
+  EXPECT_NE(refused(answer(R"({"metric":{"source_workload":"a","destination_workload":"b"},)"
+                           R"("value":[1,"-3"]})"))
+                .find("a negative rate"),
+            std::string::npos);
+}
+
 TEST(Mesh, TheCommandLine) {
   testing::TempDir dir("mesh");
   testing::Outcome imported = testing::run_cli(
@@ -150,6 +265,11 @@ TEST(Mesh, TheCommandLine) {
   EXPECT_NE(linted.out.find("retries-multiply-across-hops"), std::string::npos);
   EXPECT_NE(linted.out.find("one user request makes 108 attempts at db"), std::string::npos);
   EXPECT_NE(linted.out.find("inner-timeout-longer"), std::string::npos);
+  // Each budgeted call's instances: the caller's replicas where a Deployment gives them.
+  EXPECT_NE(linted.out.find("client instances: per call: calls[1] 100 (the model's default); "
+                            "calls[3] 4; calls[4] 4"),
+            std::string::npos)
+      << linted.out;
   // Bad input: exit 2 with the path.
   testing::Outcome missing = testing::run_cli(dir.path(), {"import", "--mesh", "nowhere"});
   EXPECT_EQ(missing.status, 2);
@@ -159,6 +279,22 @@ TEST(Mesh, TheCommandLine) {
   EXPECT_NE(no_calls.err.find("no calls.yaml in the folder"), std::string::npos) << no_calls.err;
   testing::Outcome both = testing::run_cli(dir.path(), {"import", "x.yaml", "--mesh", kShop});
   EXPECT_EQ(both.status, 2);
+  testing::Outcome alone =
+      testing::run_cli(dir.path(), {"import", "--calls-from-metrics", "rates.json"});
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_NE(alone.err.find("--calls-from-metrics goes with --mesh DIR"), std::string::npos)
+      << alone.err;
+  // The calls from the metrics: exit 0, the graph's source on the first line.
+  testing::Outcome rates = testing::run_cli(
+      dir.path(),
+      {"import", "--mesh", kShop, "--calls-from-metrics", kFixtures + "/shop-calls-istio.json"});
+  EXPECT_EQ(rates.status, 0) << rates.err;
+  EXPECT_EQ(rates.out.rfind("# the call graph: " + kFixtures +
+                                "/shop-calls-istio.json: a "
+                                "Prometheus answer",
+                            0),
+            0u)
+      << rates.out;
 }
 
 }  // namespace

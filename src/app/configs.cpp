@@ -25,10 +25,12 @@ bool mesh_extension(const std::filesystem::path& p) {
   return kinds.count(p.extension().string()) > 0;
 }
 
-// The folder's calls file, when `calls` names none.
-std::string default_calls_file(const std::filesystem::path& dir) {
+// The folder's calls file, when `calls` names none ("" when it has none and
+// the metrics give the calls).
+std::string default_calls_file(const std::filesystem::path& dir, bool needed) {
   for (const char* name : {"calls.yaml", "calls.yml", "calls.json"})
     if (std::filesystem::is_regular_file(dir / name)) return (dir / name).string();
+  if (!needed) return "";
   throw InputError("--mesh " + dir.string() +
                    ": no calls.yaml in the folder; routing configuration does not say which "
                    "service calls which, so give the calls (docs/graph.md, \"From the mesh's "
@@ -37,12 +39,17 @@ std::string default_calls_file(const std::filesystem::path& dir) {
 
 }  // namespace
 
-MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls) {
+MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
+                            const std::string& metrics) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError("--mesh " + dir + ": not a folder");
-  std::string calls_path = calls.empty() ? default_calls_file(dir) : calls;
-  MeshFolder out{{}, {calls_path, read_input_file(calls_path, "--calls")}};
+  std::string calls_path = calls.empty() ? default_calls_file(dir, metrics.empty()) : calls;
+  MeshFolder out;
+  if (!calls_path.empty())
+    out.calls = configs::ConfigFile{calls_path, read_input_file(calls_path, "--calls")};
+  if (!metrics.empty())
+    out.metrics = configs::ConfigFile{metrics, read_input_file(metrics, "--calls-from-metrics")};
   std::vector<fs::path> paths;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   if (ec) throw InputError("--mesh " + dir + ": " + ec.message());
@@ -54,7 +61,13 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls) {
       continue;
     }
     if (!it->is_regular_file() || !mesh_extension(it->path())) continue;
-    if (fs::equivalent(it->path(), calls_path, ec)) continue;
+    // The folder's own calls file is never a configuration file, even when
+    // --calls names another.
+    if (it.depth() == 0 && (name == "calls.yaml" || name == "calls.yml" || name == "calls.json"))
+      continue;
+    if ((!calls_path.empty() && fs::equivalent(it->path(), calls_path, ec)) ||
+        (!metrics.empty() && fs::equivalent(it->path(), metrics, ec)))
+      continue;
     paths.push_back(it->path());
     if (paths.size() > kMaxMeshFiles)
       throw InputError("--mesh " + dir + ": more than " + std::to_string(kMaxMeshFiles) +
@@ -72,6 +85,12 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls) {
     out.files.push_back(
         {fs::relative(p, dir).generic_string(), read_input_file(p.string(), "--mesh")});
   return out;
+}
+
+configs::MeshImport import_mesh_folder(const MeshFolder& folder) {
+  if (folder.metrics)
+    return configs::import_mesh_observed(folder.files, *folder.metrics, folder.calls);
+  return configs::import_mesh(folder.files, *folder.calls);
 }
 
 nlohmann::json import_json(const configs::ImportResult& r) {

@@ -11,6 +11,7 @@
 #include "systems/export.hpp"
 #include "systems/import.hpp"
 #include "systems/lint.hpp"
+#include "systems/mesh/mesh.hpp"
 
 namespace retrystorm::app {
 
@@ -19,13 +20,18 @@ std::vector<configs::ConfigFile> read_config_files(const std::vector<std::string
 
 // A mesh's folder (import --mesh, lint --mesh): its configuration files
 // (.yaml, .yml, .json, .cfg, .conf; hidden entries left out), named by their
-// path in the folder, and the calls file: `calls` when given, else the
-// folder's calls.yaml, calls.yml or calls.json. InputError naming the path.
+// path in the folder, the calls file (`calls` when given, else the folder's
+// calls.yaml, calls.yml or calls.json; needed unless `metrics` names a saved
+// Prometheus answer of the call rates) and that answer. InputError naming the path.
 struct MeshFolder {
   std::vector<configs::ConfigFile> files;
-  configs::ConfigFile calls;
+  std::optional<configs::ConfigFile> calls;
+  std::optional<configs::ConfigFile> metrics;
 };
-MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls = "");
+MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls = "",
+                            const std::string& metrics = "");
+// The graph of the folder: from its metrics when given, else its calls file.
+configs::MeshImport import_mesh_folder(const MeshFolder& folder);
 
 // The answer of POST /api/import: keys (flat), formats, warnings.
 nlohmann::json import_json(const configs::ImportResult& r);

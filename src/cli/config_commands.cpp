@@ -27,9 +27,10 @@ struct ConfigCommands {
   std::string to;
   std::string preset, scenario;
   std::vector<std::string> sets;
-  int call = -1;      // export: one call of a graph
-  std::string mesh;   // import, lint: a mesh's folder
-  std::string calls;  // its calls file
+  int call = -1;              // export: one call of a graph
+  std::string mesh;           // import, lint: a mesh's folder
+  std::string calls;          // its calls file
+  std::string calls_metrics;  // or a saved Prometheus answer of its call rates
   bool simulate = false;
   double load = 0, instances = 0;
   CLI::Option* load_opt = nullptr;
@@ -48,8 +49,7 @@ void print_warnings(const std::vector<std::string>& warnings) {
 
 // import --mesh: the graph, with each call's policy from the folder.
 int import_mesh_command(const ConfigCommands& c) {
-  app::MeshFolder folder = app::read_mesh_folder(c.mesh, c.calls);
-  MeshImport m = import_mesh(folder.files, folder.calls);
+  MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics));
   print_warnings(m.warnings);
   if (c.format == "text")
     emit(mesh_text(m), c.out);
@@ -60,7 +60,15 @@ int import_mesh_command(const ConfigCommands& c) {
   return 0;
 }
 
+// --calls and --calls-from-metrics belong to --mesh.
+void check_mesh_options(const ConfigCommands& c, const std::string& command) {
+  if (c.mesh.empty() && (!c.calls.empty() || !c.calls_metrics.empty()))
+    throw InputError(command + ": " + (c.calls.empty() ? "--calls-from-metrics" : "--calls") +
+                     " goes with --mesh DIR (the folder whose calls it gives)");
+}
+
 int import_command(const ConfigCommands& c) {
+  check_mesh_options(c, "import");
   if (!c.mesh.empty()) {
     if (!c.files.empty())
       throw InputError("import: give files or --mesh DIR, not both (a folder's files are read)");
@@ -98,13 +106,13 @@ int lint_command(const ConfigCommands& c) {
   o.preset = c.preset;
   if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
   request.files = app::read_config_files(c.files);
+  check_mesh_options(c, "lint");
   if (!c.mesh.empty()) {
     if (!c.files.empty() || !c.preset.empty() || !c.scenario.empty())
       throw InputError(
           "lint --mesh: the folder and its calls file are the scenario; give no files, --preset "
           "or --scenario (--set applies on top)");
-    app::MeshFolder folder = app::read_mesh_folder(c.mesh, c.calls);
-    MeshImport m = import_mesh(folder.files, folder.calls);
+    MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics));
     if (c.format == "text") print_warnings(m.warnings);
     app::ScenarioRequest mesh;
     mesh.scenario = m.document;
@@ -141,6 +149,10 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
                            "(docs/graph.md)");
   c.import_cmd->add_option("--calls", c.calls,
                            "with --mesh: who calls whom (default: the folder's calls.yaml)");
+  c.import_cmd->add_option("--calls-from-metrics", c.calls_metrics,
+                           "with --mesh: who calls whom and how often, from a saved Prometheus "
+                           "answer of request rates by caller and callee (Istio, Linkerd); a "
+                           "calls file, if any, adds its keys");
   c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml")
       ->check(one_of({"text", "json", "yaml"}));
   c.import_cmd->add_option("--out", c.out, "write to FILE (atomically)");
@@ -171,6 +183,9 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
                          "a folder of Kubernetes manifests and proxy files with its calls.yaml: "
                          "lint the graph they make (docs/graph.md)");
   c.lint_cmd->add_option("--calls", c.calls, "with --mesh: the calls file");
+  c.lint_cmd->add_option("--calls-from-metrics", c.calls_metrics,
+                         "with --mesh: the calls from a saved Prometheus answer of request "
+                         "rates by caller and callee");
   c.lint_cmd->add_flag("--simulate", c.simulate,
                        "also run an incident (primary-failover, or --preset) with the imported "
                        "policy and with each suggested fix");

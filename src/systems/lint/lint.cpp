@@ -110,6 +110,24 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o,
   return r;
 }
 
+// The instances of a graph's budgeted calls: one count when they agree, else
+// each call's (a mesh gives each caller its own replicas).
+ClientInstances graph_instances(const std::vector<std::pair<size_t, ClientInstances>>& calls) {
+  if (calls.empty()) return {};
+  ClientInstances out = calls.front().second;
+  bool same = std::all_of(calls.begin(), calls.end(),
+                          [&](const auto& c) { return c.second.count == out.count; });
+  if (same) return out;
+  out.from = "per call:";
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const auto& [i, n] = calls[k];
+    out.from += (k ? "; calls[" : " calls[") + std::to_string(i) + "] " + number_text(n.count) +
+                (n.given ? "" : " (the model's default)");
+  }
+  out.given = std::all_of(calls.begin(), calls.end(), [](const auto& c) { return c.second.given; });
+  return out;
+}
+
 // A graph: each call's own policy as one layer, then the rules of the graph
 // (docs/graph.md, "Lint"). A simulation of a graph is `retrystorm run`.
 LintReport lint_graph(const Scenario& s, const std::string& source, const LintOptions& o) {
@@ -117,6 +135,7 @@ LintReport lint_graph(const Scenario& s, const std::string& source, const LintOp
   r.graph = source + ": a graph of " + std::to_string(s.graph.services.size()) + " services and " +
             std::to_string(s.graph.calls.size()) +
             " calls; each call's policy linted as one layer, at its own rate, then the graph";
+  std::vector<std::pair<size_t, ClientInstances>> per_call;
   for (size_t i = 0; i < s.graph.calls.size(); ++i) {
     const GraphCall& call = s.graph.calls[i];
     Scenario alone = call_scenario(s, static_cast<int>(i));
@@ -131,9 +150,10 @@ LintReport lint_graph(const Scenario& s, const std::string& source, const LintOp
     for (Finding& f : part.findings) r.findings.push_back(std::move(f));
     for (LayerPolicy& l : part.imported.layers) r.imported.layers.push_back(std::move(l));
     for (std::string& f : part.imported.formats) r.imported.formats.push_back(std::move(f));
-    r.instances = part.instances;
+    if (part.instances_matter) per_call.push_back({i, part.instances});
     r.instances_matter = r.instances_matter || part.instances_matter;
   }
+  r.instances = graph_instances(per_call);
   graph_rules(s, source, r.findings);
   count_findings(r);
   return r;

@@ -125,7 +125,10 @@ std::string lint_text(const LintReport& r) {
     o << "\n";
   }
   if (r.instances_matter)
-    o << "client instances: " << number_text(r.instances.count) << " (" << r.instances.from << ")"
+    o << "client instances: "
+      << (r.instances.from.rfind("per call:", 0) == 0
+              ? r.instances.from
+              : number_text(r.instances.count) + " (" + r.instances.from + ")")
       << (r.instances.given ? ""
                             : "; budgets here are per instance: give --instances N, or the "
                               "Kubernetes Deployment beside the files")

@@ -8,8 +8,10 @@
 
 #include "formats/input_text.hpp"
 #include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "systems/common.hpp"
+#include "systems/mesh/observed.hpp"
 #include "systems/room.hpp"
 
 namespace retrystorm::configs {
@@ -132,8 +134,10 @@ std::vector<ImportedKey> own_keys(const json& call, const std::string& where,
       continue;
     }
     std::string path = "client." + key;
-    keys.push_back({path, key_value_from_json(where + "." + key, *value),
-                    source + ": " + where + "." + key + " (the calls file's own)"});
+    KeyValue v = key_value_from_json(where + "." + key, *value);
+    KeySettings checked;  // a key of a call's client, or InputError naming it
+    add_call_key(checked, source + ": " + where, key, v);
+    keys.push_back({path, v, source + ": " + where + "." + key + " (the calls file's own)"});
   }
   return keys;
 }
@@ -280,13 +284,14 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
 }
 
 // The calls file as a JSON object with a list of calls.
-json read_calls_document(const ConfigFile& calls) {
+json read_calls_document(const ConfigFile& calls, bool need_calls = true) {
   size_t first = calls.text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw InputError(calls.name + ": the file is empty");
   json doc = calls.text[first] == '{' ? parse_json_text(calls.text, calls.name)
                                       : parse_yaml_text(calls.text, calls.name);
+  if (doc.is_object() && !need_calls && !doc.contains("calls")) doc["calls"] = json::array();
   if (!doc.is_object() || !doc.contains("calls") || !doc["calls"].is_array() ||
-      doc["calls"].empty())
+      (need_calls && doc["calls"].empty()))
     throw InputError(
         calls.name +
         ": a calls file is a mapping with `calls`, a list of {from, to} (docs/graph.md, "
@@ -365,23 +370,22 @@ std::string service_of_host(const std::string& host) {
   return h;
 }
 
-MeshImport import_mesh(const std::vector<ConfigFile>& files, const ConfigFile& calls) {
-  MeshImport out;
-  out.graph_from = calls.name +
-                   ": a calls file (routing configuration says how a call retries, not which "
-                   "service calls which)";
-  json doc = read_calls_document(calls);
+namespace {
+
+// The graph of a calls document (`source` names it in messages) with each
+// call's policy from the files.
+MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const std::string& source,
+                        MeshImport out) {
   Workloads workloads;
   std::vector<MeshFile> read = read_mesh_files(files, workloads, out);
   for (size_t i = 0; i < doc["calls"].size(); ++i)
     if (doc["calls"][i].contains("configs"))
       for (MeshFile* f : call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]"))
         f->pinned = true;
-  declare_services(doc, calls.name, out.warnings);
+  declare_services(doc, source, out.warnings);
   json graph_calls = json::array();
   for (size_t i = 0; i < doc["calls"].size(); ++i)
-    for (Hop& h :
-         call_hops(doc["calls"][i], i, read, workloads, doc["services"], out, calls.name)) {
+    for (Hop& h : call_hops(doc["calls"][i], i, read, workloads, doc["services"], out, source)) {
       json c = h.graph;
       json keys = keys_object(h.call.keys);
       if (keys.is_object() && keys.contains("client")) c.update(keys["client"]);
@@ -394,10 +398,33 @@ MeshImport import_mesh(const std::vector<ConfigFile>& files, const ConfigFile& c
   try {
     out.scenario = scenario_with_step(doc);
   } catch (const InputError& e) {
-    throw InputError(calls.name + " with the imported policies: " + e.what());
+    throw InputError(source + " with the imported policies: " + e.what());
   }
   out.document = doc;
   return out;
+}
+
+}  // namespace
+
+MeshImport import_mesh(const std::vector<ConfigFile>& files, const ConfigFile& calls) {
+  MeshImport out;
+  out.graph_from = calls.name +
+                   ": a calls file (routing configuration says how a call retries, not which "
+                   "service calls which)";
+  return import_graph(files, read_calls_document(calls), calls.name, std::move(out));
+}
+
+MeshImport import_mesh_observed(const std::vector<ConfigFile>& files, const ConfigFile& metrics,
+                                const std::optional<ConfigFile>& calls) {
+  MeshImport out;
+  ObservedCalls seen = read_observed_calls(metrics.text, metrics.name);
+  std::optional<json> given;
+  if (calls) given = read_calls_document(*calls, false);
+  json doc = calls_from_observed(seen, given ? &*given : nullptr, metrics.name, out.warnings);
+  out.graph_from = metrics.name + ": a Prometheus answer, the request rates by " + seen.labels +
+                   " (a call's count is its rate over its caller's)" +
+                   (calls ? "; " + calls->name + "'s keys over them" : std::string());
+  return import_graph(files, std::move(doc), calls ? calls->name : metrics.name, std::move(out));
 }
 
 std::string mesh_text(const MeshImport& m) {

@@ -4,6 +4,7 @@
 // routing configuration does not say which service calls which.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct MeshImport {
 // the configuration files, and fills each call's policy from the files whose
 // destination is its callee. Throws InputError naming the file and key.
 MeshImport import_mesh(const std::vector<ConfigFile>& files, const ConfigFile& calls);
+
+// The same with the call graph from a saved Prometheus answer of request
+// rates by caller and callee (docs/graph.md, "The call graph from
+// Prometheus"); `calls`, when given, is a calls file whose keys win (its
+// `calls` may be left out).
+MeshImport import_mesh_observed(const std::vector<ConfigFile>& files, const ConfigFile& metrics,
+                                const std::optional<ConfigFile>& calls);
 
 // The text of `import --mesh`: each call's keys with where they came from.
 std::string mesh_text(const MeshImport& m);

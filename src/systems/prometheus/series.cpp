@@ -167,7 +167,22 @@ std::string expand_selector(const std::string& expr, const std::string& matchers
 
 namespace {
 
-std::vector<PromSeries> series_of_answer(const json& j, const std::string& what) {
+// One sample [unix seconds, "value"], checked.
+std::pair<double, double> sample_of(const json& p, const std::string& what) {
+  auto v = p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_string()
+               ? logs::parse_number(p[1].get<std::string>())
+               : std::nullopt;
+  if (!v || !std::isfinite(*v) || !std::isfinite(p[0].get<double>()))
+    throw InputError(what + ": a value that is not a finite number");
+  // Sums of up to kMaxPoints values stay finite below this.
+  if (std::fabs(*v) > kMaxSampleValue)
+    throw InputError(what + ": a value beyond 1e15 (" + number_text(*v) + ")");
+  return {p[0].get<double>(), *v};
+}
+
+// A matrix (query_range) always; a vector (query) too when `instant`: each
+// of its series has one point.
+std::vector<PromSeries> series_of_answer(const json& j, const std::string& what, bool instant) {
   if (!j.is_object() || !j.contains("status"))
     throw InputError(what + ": the answer is not Prometheus JSON");
   if (j["status"] != "success") {
@@ -175,29 +190,25 @@ std::vector<PromSeries> series_of_answer(const json& j, const std::string& what)
     throw InputError(what + ": Prometheus says: " + printable(err.substr(0, 300)));
   }
   const json data = j.value("data", json::object());
-  if (!data.is_object() || data.value("resultType", std::string()) != "matrix" ||
-      !data.contains("result") || !data["result"].is_array())
-    throw InputError(what + ": the answer is not a range of series (a matrix)");
+  std::string type = data.is_object() ? data.value("resultType", std::string()) : "";
+  bool vector = instant && type == "vector";
+  if ((type != "matrix" && !vector) || !data.contains("result") || !data["result"].is_array())
+    throw InputError(what + (instant ? ": the answer is not a vector or a matrix of series"
+                                     : ": the answer is not a range of series (a matrix)"));
   std::vector<PromSeries> out;
   for (const auto& r : data["result"]) {
     PromSeries s;
-    if (!r.is_object() || !r.contains("values") || !r["values"].is_array())
-      throw InputError(what + ": a series without values");
+    const char* field = vector ? "value" : "values";
+    if (!r.is_object() || !r.contains(field) || !r[field].is_array())
+      throw InputError(what + ": a series without " + field);
     const json metric = r.value("metric", json::object());  // a copy: items() must outlive it
     if (metric.is_object())
       for (const auto& [k, v] : metric.items())
         if (v.is_string()) s.labels[k] = v.get<std::string>();
-    for (const auto& p : r["values"]) {
-      auto v = p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_string()
-                   ? logs::parse_number(p[1].get<std::string>())
-                   : std::nullopt;
-      if (!v || !std::isfinite(*v) || !std::isfinite(p[0].get<double>()))
-        throw InputError(what + ": a value that is not a finite number");
-      // Sums of up to kMaxPoints values stay finite below this.
-      if (std::fabs(*v) > kMaxSampleValue)
-        throw InputError(what + ": a value beyond 1e15 (" + number_text(*v) + ")");
-      s.points.emplace_back(p[0].get<double>(), *v);
-    }
+    if (vector)
+      s.points.push_back(sample_of(r[field], what));
+    else
+      for (const auto& p : r[field]) s.points.push_back(sample_of(p, what));
     out.push_back(std::move(s));
   }
   return out;
@@ -205,7 +216,10 @@ std::vector<PromSeries> series_of_answer(const json& j, const std::string& what)
 
 }  // namespace
 
-std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what) {
+namespace {
+
+std::vector<PromSeries> parse_answer(const std::string& body, const std::string& what,
+                                     bool instant) {
   json j;
   try {
     j = parse_json_text(body, what, kMaxAnswerBytes);
@@ -213,10 +227,21 @@ std::vector<PromSeries> parse_query_answer(const std::string& body, const std::s
     throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
   }
   try {
-    return series_of_answer(j, what);
+    return series_of_answer(j, what, instant);
   } catch (const json::exception& e) {  // a field of another type ("resultType": 1)
     throw InputError(what + ": the answer is not Prometheus JSON (" + e.what() + ")");
   }
+}
+
+}  // namespace
+
+std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what) {
+  return parse_answer(body, what, false);
+}
+
+std::vector<PromSeries> parse_instant_or_range_answer(const std::string& body,
+                                                      const std::string& what) {
+  return parse_answer(body, what, true);
 }
 
 std::vector<double> counter_increases(const std::vector<PromSeries>& series, const QueryGrid& g) {

@@ -52,6 +52,9 @@ struct PromSeries {
 // `what` for a body that is not JSON, status "error" (with Prometheus' error
 // text), another result type, or values that are not numbers.
 std::vector<PromSeries> parse_query_answer(const std::string& body, const std::string& what);
+// The same, also taking a /api/v1/query answer (a vector: one point a series).
+std::vector<PromSeries> parse_instant_or_range_answer(const std::string& body,
+                                                      const std::string& what);
 // What one answer of the API may take (docs/prometheus.md).
 inline constexpr size_t kMaxAnswerBytes = 64u << 20;
 

@@ -312,6 +312,19 @@ class GraphEngine {
     return call.state == kWaiting && call.gen == gen;
   }
 
+  // Every caller from this visit up to the user still waits for it.
+  bool path_waits(uint32_t visit_id, uint32_t gen) const {
+    for (;;) {
+      if (!visit_current(visit_id, gen)) return false;
+      const Visit& v = visits_[visit_id];
+      const GCall& call = calls_[v.caller];
+      if (!awaits(call, v.caller_gen)) return false;
+      if (call.parent == kNone) return true;
+      visit_id = call.parent;
+      gen = call.parent_gen;
+    }
+  }
+
   // ---- calls ----------------------------------------------------------------
   void on_arrival() {
     ++stats_.events;
@@ -511,7 +524,6 @@ class GraphEngine {
     if (parent == kNone) {
       result_.succeeded += 1;
       result_.series.goodput[step_] += 1;
-      delivered_ = true;
       result_.success_latency.add(now_ - started);
       --live_users_;
       return;
@@ -649,11 +661,12 @@ class GraphEngine {
     bool to_caller =
         current && awaits(calls_[visits_[visit_id].caller], visits_[visit_id].caller_gen);
     (to_caller ? at(service).served : at(service).late)[step_] += 1;
-    delivered_ = false;
-    if (current) start_calls(visit_id);  // served for nobody: its calls go on all the same
-    bool leaf = nodes_[service].calls.empty();
-    if (service == hit_ && (leaf ? !delivered_ : !to_caller))
+    // docs/graph.md, "Results": a leaf's answer is late when any caller up to
+    // the user has given up (in a join or a sequence it may wait for others).
+    if (service == hit_ &&
+        !(nodes_[service].calls.empty() ? path_waits(visit_id, visit_gen) : to_caller))
       result_.series.served_late[step_] += 1;
+    if (current) start_calls(visit_id);  // served for nobody: its calls go on all the same
     in_server([&] { server.dispatch(now_, refused(service)); });
   }
 
@@ -715,7 +728,6 @@ class GraphEngine {
   double now_ = 0;
   uint32_t next_request_ = 0, next_serial_ = 0;
   uint64_t live_users_ = 0;
-  bool delivered_ = false;  // a user request succeeded in the completion being handled
   struct Deferred {
     uint32_t visit, gen;
     size_t slot;

@@ -1,0 +1,31 @@
+// Who calls whom, as a mesh's own metrics count it: a saved Prometheus answer
+// of a request rate by caller and callee workload (docs/graph.md, "The call
+// graph from Prometheus"). The labels are the mesh's; the graph built from
+// the rates is the mesh room's (systems/mesh/mesh.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace retrystorm {
+
+// One caller -> callee pair and its rate; `from` (`to`) is empty for a
+// caller (callee) outside the mesh (Istio's "unknown").
+struct ObservedCall {
+  std::string from, to;
+  double rate_per_s = 0;
+};
+
+struct ObservedCalls {
+  std::string labels;  // "Istio's source_workload and destination_workload"
+  std::vector<ObservedCall> calls;
+};
+
+// The pairs of an answer of /api/v1/query (a vector) or /api/v1/query_range
+// (a matrix: each series' mean) whose series carry Istio's
+// source_workload/destination_workload or Linkerd's deployment/dst_deployment
+// labels, summed per pair. InputError naming `what` for an answer Prometheus
+// refused, series with neither pair of labels, or a negative rate.
+ObservedCalls read_observed_calls(const std::string& body, const std::string& what);
+
+}  // namespace retrystorm
