@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "analysis/ladder.hpp"
+#include "engine_counters.hpp"
 #include "engines/agent/agent.hpp"
 #include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
@@ -43,10 +44,6 @@ static void BM_AgentEventRate(benchmark::State& state) {
     stats = {};
     benchmark::DoNotOptimize(run_agent(s, {nullptr, &stats}));
   }
-  state.counters["events"] = static_cast<double>(stats.events);
-  state.counters["events_per_s"] = benchmark::Counter(
-      static_cast<double>(stats.events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
-  state.counters["peak_calls"] = static_cast<double>(stats.peak_calls);
+  engine_counters(state, stats);
 }
 BENCHMARK(BM_AgentEventRate)->Unit(benchmark::kMillisecond);

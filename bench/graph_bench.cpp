@@ -5,6 +5,7 @@
 // engine of one server.
 #include <benchmark/benchmark.h>
 
+#include "engine_counters.hpp"
 #include "engines/graph/graph_engine.hpp"
 #include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
@@ -66,11 +67,6 @@ static void BM_GraphTenServices(benchmark::State& state) {
     stats = {};
     benchmark::DoNotOptimize(run_graph(s, {nullptr, &stats}));
   }
-  state.counters["events"] = static_cast<double>(stats.events);
-  state.counters["events_per_s"] = benchmark::Counter(
-      static_cast<double>(stats.events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
-  state.counters["peak_calls"] = static_cast<double>(stats.peak_calls);
-  state.counters["peak_jobs"] = static_cast<double>(stats.peak_jobs);
+  engine_counters(state, stats);
 }
 BENCHMARK(BM_GraphTenServices)->Unit(benchmark::kMillisecond)->Iterations(1);

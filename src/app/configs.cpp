@@ -20,6 +20,14 @@ namespace {
 constexpr size_t kMaxMeshFiles = 2000;
 constexpr size_t kMaxMeshBytes = 64 << 20;  // all files together
 
+// The names a folder's own calls file may have.
+constexpr const char* kCallsFileNames[] = {"calls.yaml", "calls.yml", "calls.json"};
+
+bool is_calls_file_name(const std::string& name) {
+  return std::find(std::begin(kCallsFileNames), std::end(kCallsFileNames), name) !=
+         std::end(kCallsFileNames);
+}
+
 bool mesh_extension(const std::filesystem::path& p) {
   static const std::set<std::string> kinds = {".yaml", ".yml", ".json", ".cfg", ".conf"};
   return kinds.count(p.extension().string()) > 0;
@@ -28,7 +36,7 @@ bool mesh_extension(const std::filesystem::path& p) {
 // The folder's calls file, when `calls` names none ("" when it has none and
 // the metrics give the calls).
 std::string default_calls_file(const std::filesystem::path& dir, bool needed) {
-  for (const char* name : {"calls.yaml", "calls.yml", "calls.json"})
+  for (const char* name : kCallsFileNames)
     if (std::filesystem::is_regular_file(dir / name)) return (dir / name).string();
   if (!needed) return "";
   throw InputError("--mesh " + dir.string() +
@@ -63,8 +71,7 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
     if (!it->is_regular_file() || !mesh_extension(it->path())) continue;
     // The folder's own calls file is never a configuration file, even when
     // --calls names another.
-    if (it.depth() == 0 && (name == "calls.yaml" || name == "calls.yml" || name == "calls.json"))
-      continue;
+    if (it.depth() == 0 && is_calls_file_name(name)) continue;
     if ((!calls_path.empty() && fs::equivalent(it->path(), calls_path, ec)) ||
         (!metrics.empty() && fs::equivalent(it->path(), metrics, ec)))
       continue;
