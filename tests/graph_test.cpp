@@ -175,12 +175,26 @@ std::string generated_graph(uint64_t seed) {
                    (pick(4) == 0 ? ", optional: true" : "") + (pick(4) == 0 ? ", count: 2" : "") +
                    "}\n";
     }
-  return "horizon_s: 60\nstep_s: 0.1\nservice_completes: end\nengine: agent\nseed: " +
-         std::to_string(seed) + "\ndemand: {rate_per_s: " + std::to_string(100 + pick(300)) +
-         ", process: poisson}\nserver: {service: exponential}\n"
-         "incident: {start_s: 10, duration_s: " +
-         std::to_string(5 + pick(20)) + ", capacity_factor: " + number_text(0.1 * pick(8)) + "}\n" +
-         services + calls;
+  std::string head =
+      "horizon_s: 60\nstep_s: 0.1\nservice_completes: end\nengine: agent\nseed: " +
+      std::to_string(seed) + "\ndemand: {rate_per_s: " + std::to_string(100 + pick(300)) +
+      ", process: poisson}\nserver: {service: exponential}\n"
+      "incident: {start_s: 10, duration_s: " +
+      std::to_string(5 + pick(20)) + ", capacity_factor: " + number_text(0.1 * pick(8));
+  // One graph in three: a fault on one call as well (drawn last, so that the
+  // others keep the graphs they had).
+  if (pick(3) == 0) {
+    size_t n = 0;
+    for (size_t at = calls.find("  - {"); at != std::string::npos; at = calls.find("  - {", at + 1))
+      ++n;
+    head += ", call: " + std::to_string(pick(static_cast<int>(n))) +
+            ", service: " + names.back()[0] + ", delay_s: " + number_text(0.1 * pick(6)) +
+            ", delay_share: " + number_text(0.25 * (1 + pick(4))) +
+            ", abort_share: " + number_text(0.2 * (1 + pick(3))) +
+            ", abort_status: " + (pick(2) ? "'503'" : "reset") +
+            ", fault_on: " + (pick(2) ? "attempts" : "calls");
+  }
+  return head + "}\n" + services + calls;
 }
 
 double sum(const std::vector<double>& v) {
@@ -201,15 +215,26 @@ TEST(Graph, InvariantsOnGeneratedGraphs) {
     for (size_t v = 0; v < g.services.size(); ++v) {
       const ServiceSeries& at = r.graph.services[v];
       double arrivals = sum(at.first_attempts) + sum(at.retries);
-      double calls_in = 0, attempts_in = 0;
+      double calls_in = 0, attempts_in = 0, held = 0;
       for (size_t e = 0; e < g.calls.size(); ++e)
         if (g.calls[e].to == at.name) {
-          calls_in += sum(r.graph.edges[e].calls);
-          attempts_in += sum(r.graph.edges[e].calls) + sum(r.graph.edges[e].retries);
+          const EdgeSeries& edge = r.graph.edges[e];
+          calls_in += sum(edge.calls);
+          attempts_in += sum(edge.calls) + sum(edge.retries);
+          double faulted = sum(edge.delayed) + sum(edge.aborted);
+          if (static_cast<int>(e) != s.incident.call) {
+            EXPECT_EQ(faulted, 0) << edge.from;
+          }
+          held += faulted;
         }
-      // Per edge, attempts = first + retries; per service, they arrive.
-      EXPECT_EQ(sum(at.first_attempts), calls_in) << at.name;
-      EXPECT_EQ(arrivals, attempts_in) << at.name;
+      // Per edge, attempts = first + retries; per service, they arrive, but
+      // for those a fault answered or held until nobody waited.
+      if (held == 0) {
+        EXPECT_EQ(sum(at.first_attempts), calls_in) << at.name;
+        EXPECT_EQ(arrivals, attempts_in) << at.name;
+      }
+      EXPECT_LE(arrivals, attempts_in) << at.name;
+      EXPECT_GE(arrivals, attempts_in - held) << at.name;
       if (!at.serves) continue;
       // Arrivals = served + late + rejected + shed + still at the server.
       double out = sum(at.served) + sum(at.late) + sum(at.rejected) + sum(at.shed);
@@ -282,6 +307,25 @@ TEST(Graph, ReaderAndShapeMessagesNameTheKey) {
   EXPECT_NE(error("services: {a: {capacity_per_s: 5}}\ncalls: [{from: user, to: a}]\n"
                   "incident: {service: z}")
                 .find("incident.service: 'z' is not a service"),
+            std::string::npos);
+  // A proxy has no server for the incident to hit (it crashed the engine).
+  EXPECT_NE(error("services: {a: {}, b: {capacity_per_s: 5}}\n"
+                  "calls: [{from: user, to: a}, {from: a, to: b}]\nincident: {service: a}")
+                .find("incident.service: 'a' is a proxy"),
+            std::string::npos);
+  // A fault on a call: a call in range, that delays or aborts, and a call at all.
+  const std::string two =
+      "services: {a: {}, b: {capacity_per_s: 5}}\n"
+      "calls: [{from: user, to: a}, {from: a, to: b}]\n";
+  EXPECT_NE(error(two + "incident: {call: 2, delay_s: 1}")
+                .find("incident.call: 2 is not a call; the scenario has 2 calls (0 to 1)"),
+            std::string::npos);
+  EXPECT_NE(error(two + "incident: {call: 1}").find("the fault neither delays nor aborts"),
+            std::string::npos);
+  EXPECT_NE(error(two + "incident: {abort_share: 0.5}")
+                .find("incident.abort_share: a fault needs incident.call"),
+            std::string::npos);
+  EXPECT_NE(error("incident: {call: 0, delay_s: 1}").find("needs services and calls"),
             std::string::npos);
   try {
     Scenario s = scenario_from_text(

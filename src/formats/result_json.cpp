@@ -74,7 +74,9 @@ json edge_json(const EdgeHop& h, const EdgeSeries& x) {
             {"timeouts", h.timeouts},
             {"failed", h.failed},
             {"denied", h.denied},
-            {"attempts_per_call", h.attempts_per_call}}},
+            {"attempts_per_call", h.attempts_per_call},
+            {"delayed", h.delayed},
+            {"aborted", h.aborted}}},
           {"series", graph_series_json(x, kEdgeFields)}};
 }
 

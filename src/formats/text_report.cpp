@@ -116,14 +116,22 @@ std::string hops_text(const RunResult& run) {
     else
       out << "(a proxy: no server)\n";
   }
+  // The fault's columns only when the incident is a fault on a call.
+  bool fault = run.scenario.incident.call >= 0;
   out << "Per call (x = attempts per call)\n";
   out << "  " << pad("call", edge_w) << pad("calls", 10) << pad("retries", 10) << pad("x", 7)
-      << pad("timeouts", 10) << pad("failed", 10) << "denied\n";
-  for (const EdgeHop& h : g.edges)
+      << pad("timeouts", 10) << pad("failed", 10)
+      << (fault ? pad("denied", 10) + pad("delayed", 10) + "aborted\n" : "denied\n");
+  for (const EdgeHop& h : g.edges) {
     out << "  " << pad(printable(h.from + " -> " + h.to), edge_w) << pad(format_amount(h.calls), 10)
         << pad(format_amount(h.retries), 10) << pad(format_amount(h.attempts_per_call), 7)
-        << pad(format_amount(h.timeouts), 10) << pad(format_amount(h.failed), 10)
-        << format_amount(h.denied) << "\n";
+        << pad(format_amount(h.timeouts), 10) << pad(format_amount(h.failed), 10);
+    if (fault)
+      out << pad(format_amount(h.denied), 10) << pad(format_amount(h.delayed), 10)
+          << format_amount(h.aborted) << "\n";
+    else
+      out << format_amount(h.denied) << "\n";
+  }
   return out.str();
 }
 

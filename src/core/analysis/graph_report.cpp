@@ -58,9 +58,16 @@ GraphSummary graph_summary(const RunResult& run) {
   for (size_t v = 0; v < run.graph.services.size(); ++v)
     out.services.push_back(service_hop(run.graph.services[v], run.user_requests, worst[v]));
   for (const EdgeSeries& x : run.graph.edges) {
-    EdgeHop h{
-        x.from,          x.to, total(x.calls), total(x.retries), total(x.timeouts), total(x.failed),
-        total(x.denied), 0};
+    EdgeHop h{x.from,
+              x.to,
+              total(x.calls),
+              total(x.retries),
+              total(x.timeouts),
+              total(x.failed),
+              total(x.denied),
+              0,
+              total(x.delayed),
+              total(x.aborted)};
     h.attempts_per_call = ratio(h.calls + h.retries, h.calls);
     out.edges.push_back(h);
   }

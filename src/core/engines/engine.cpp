@@ -3,6 +3,7 @@
 #include "engines/agent/agent.hpp"
 #include "engines/fluid.hpp"
 #include "engines/sessions/session_engine.hpp"
+#include "model/graph.hpp"
 
 namespace retrystorm {
 
@@ -77,6 +78,7 @@ const EngineFacts& engine_facts(Engine e) {
 // Declared in model/keys.hpp: the model's rules, then the engine's.
 void validate(const Scenario& s, const RunLimits& limits) {
   validate_horizon(s, limits);
+  validate_call_fault(s);
   engine_facts(s).validate(s, limits);
 }
 

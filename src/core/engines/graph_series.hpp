@@ -30,6 +30,8 @@ struct EdgeSeries {
   std::vector<double> timeouts;  // attempts the caller gave up on
   std::vector<double> failed;    // calls that failed after their retries
   std::vector<double> denied;    // retries the edge's budget refused
+  std::vector<double> delayed;   // attempts (or calls) the incident's fault delayed
+  std::vector<double> aborted;   // attempts (or calls) the incident's fault answered
 };
 
 template <typename Record>
@@ -49,12 +51,14 @@ inline constexpr std::array<GraphField<ServiceSeries>, 8> kServiceFields = {{
     {"queue", &ServiceSeries::queue},
 }};
 
-inline constexpr std::array<GraphField<EdgeSeries>, 5> kEdgeFields = {{
+inline constexpr std::array<GraphField<EdgeSeries>, 7> kEdgeFields = {{
     {"calls", &EdgeSeries::calls},
     {"retries", &EdgeSeries::retries},
     {"timeouts", &EdgeSeries::timeouts},
     {"failed", &EdgeSeries::failed},
     {"denied", &EdgeSeries::denied},
+    {"delayed", &EdgeSeries::delayed},
+    {"aborted", &EdgeSeries::aborted},
 }};
 
 // Per service and per edge, in the order the scenario lists them; empty

@@ -223,11 +223,44 @@ std::vector<int> service_depths(const Graph& g) {
 int incident_service(const Scenario& s) {
   const Graph& g = s.graph;
   if (!s.incident.service.empty()) return service_index(g, s.incident.service);
+  if (int c = s.incident.call; c >= 0 && c < static_cast<int>(g.calls.size())) {
+    int callee = service_index(g, g.calls[static_cast<size_t>(c)].to);
+    if (callee >= 0 && g.services[static_cast<size_t>(callee)].serves()) return callee;
+  }
   std::vector<int> depth = service_depths(g);
   int best = -1;
   for (size_t i = 0; i < g.services.size(); ++i)
     if (g.services[i].serves() && (best < 0 || depth[i] > depth[best])) best = static_cast<int>(i);
   return best;
+}
+
+bool incident_hits_service(const Scenario& s) {
+  return s.incident.call < 0 || !s.incident.service.empty();
+}
+
+void validate_call_fault(const Scenario& s) {
+  const auto& i = s.incident;
+  bool faults = i.delay_s > 0 || i.abort_share > 0;
+  if (i.call < 0) {
+    if (faults)
+      throw InputError(std::string(i.delay_s > 0 ? "incident.delay_s" : "incident.abort_share") +
+                       ": a fault needs incident.call, the index of the call it hits "
+                       "(docs/graph.md, \"A fault on a call\")");
+    return;
+  }
+  std::string call = "incident.call: " + std::to_string(i.call);
+  if (s.graph.empty())
+    throw InputError(call +
+                     ": a fault on a call needs services and calls; without them the incident "
+                     "is incident.capacity_factor and incident.failure at the dependency");
+  size_t n = s.graph.calls.size();
+  if (static_cast<size_t>(i.call) >= n)
+    throw InputError(call + " is not a call; the scenario has " + std::to_string(n) +
+                     (n == 1 ? " call (0)" : " calls (0 to " + std::to_string(n - 1) + ")"));
+  if (!faults)
+    throw InputError(call +
+                     ": the fault neither delays nor aborts; give incident.delay_s or "
+                     "incident.abort_share");
 }
 
 Scenario service_scenario(const Scenario& s, const GraphService& service) {
@@ -266,6 +299,9 @@ Scenario call_scenario(const Scenario& s, int index) {
   out.name = s.name + " calls[" + std::to_string(index) + "]";
   out.graph = {};
   out.incident.service.clear();
+  out.incident.call = -1;  // a fault on a call runs on the graph only
+  out.incident.delay_s = 0;
+  out.incident.abort_share = 0;
   return out;
 }
 
@@ -386,6 +422,10 @@ void validate_graph(const Scenario& s, const RunLimits& limits) {
   check_acyclic(g);
   if (!s.incident.service.empty() && service_index(g, s.incident.service) < 0)
     throw InputError("incident.service: '" + s.incident.service + "' is not a service");
+  if (int hit = service_index(g, s.incident.service);
+      hit >= 0 && !g.services[static_cast<size_t>(hit)].serves())
+    throw InputError("incident.service: '" + s.incident.service +
+                     "' is a proxy (no capacity_per_s); the incident hits a service with a server");
   if (incident_service(s) < 0)
     throw InputError("services: none sets capacity_per_s; a graph needs a service with a server");
   for (size_t i = 0; i < g.calls.size(); ++i) {

@@ -57,9 +57,17 @@ int service_index(const Graph& g, const std::string& name);
 // Each service's depth: the longest path of calls from the entry (the
 // entry's callee is 0; -1 when unreached).
 std::vector<int> service_depths(const Graph& g);
-// The service the incident hits (incident.service, or the deepest one with a
-// server, the first by name among equals); -1 when no service has one.
+// The service the incident hits (incident.service; with a fault on a call,
+// its callee when it has a server; else the deepest one with a server, the
+// first by name among equals); -1 when no service has one.
 int incident_service(const Scenario& s);
+// Whether the incident's capacity drop and failure hit that service: always,
+// unless the incident is a fault on a call and names no service.
+bool incident_hits_service(const Scenario& s);
+// The fault keys (incident.call, delay_s, abort_share): a fault needs a
+// graph and a call in range, and must delay or abort (InputError naming the
+// key otherwise).
+void validate_call_fault(const Scenario& s);
 
 // Attempts at each service per user request when every attempt fails and
 // nothing is budgeted: the product of (retries + 1) x count along the paths,

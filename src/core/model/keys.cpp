@@ -221,6 +221,37 @@ void add_demand_server_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.server.retry_after_s; });
 }
 
+// A fault on one call of a graph (docs/graph.md, "A fault on a call").
+void add_call_fault_keys(KeyGroup& g) {
+  using S = Scenario;
+  g.integer(
+      "incident.call", -1, 255, "Call hit",
+      "agent, with services: the call (its index in calls) a fault hits during the incident; "
+      "-1 = none",
+      [](S & s) -> auto& { return s.incident.call; });
+  g.number(
+      "incident.delay_s", 0, 1e6, "s", "Fault delay",
+      "with incident.call: how much longer a faulted attempt takes to reach the callee",
+      [](S & s) -> auto& { return s.incident.delay_s; });
+  g.number(
+      "incident.delay_share", 0, 1, "", "Share delayed",
+      "with incident.call: the share of attempts delayed (Istio's delay percentage / 100)",
+      [](S & s) -> auto& { return s.incident.delay_share; });
+  g.number(
+      "incident.abort_share", 0, 1, "", "Share aborted",
+      "with incident.call: the share of attempts answered at once with incident.abort_status",
+      [](S & s) -> auto& { return s.incident.abort_share; });
+  g.choice<FailureClass>(
+      "incident.abort_status", {std::begin(kFailureClassNames), std::begin(kFailureClassNames) + 4},
+      "Aborted with", "with incident.call: what an aborted attempt hears: 503, 429, refused, reset",
+      [](S & s) -> auto& { return s.incident.abort_status; });
+  g.choice<FaultOn>(
+      "incident.fault_on", {std::begin(kFaultOnNames), std::end(kFaultOnNames)}, "Fault on",
+      "attempts: each attempt is faulted and the call's retries see it; calls: the call once, "
+      "before its retries (Istio's and Envoy's fault filters)",
+      [](S & s) -> auto& { return s.incident.fault_on; });
+}
+
 // The incident: when capacity drops or demand surges, and by how much.
 void add_incident_keys(std::vector<KeySpec>& keys) {
   using S = Scenario;
@@ -249,6 +280,7 @@ void add_incident_keys(std::vector<KeySpec>& keys) {
       "agent, with services: the service the incident hits; empty: the deepest service with "
       "a server (docs/graph.md)",
       [](S & s) -> auto& { return s.incident.service; });
+  add_call_fault_keys(g);
 }
 
 // The retrying client: timeouts, layers, retries and backoff (docs/policies.md).

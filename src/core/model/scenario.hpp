@@ -69,6 +69,13 @@ inline constexpr const char* kFailureClassNames[] = {"503",   "429",     "refuse
 inline const char* failure_class_name(FailureClass c) {
   return kFailureClassNames[static_cast<int>(c)];
 }
+// Where a call's fault sits: on each attempt its client sends (at the callee's
+// side or on the wire: the call's retries see it), or on the call itself,
+// before its client's retries (in the caller's own proxy, as Istio's and
+// Envoy's fault filters sit before the router, whose retries never see it).
+enum class FaultOn { attempts, calls };
+inline constexpr const char* kFaultOnNames[] = {"attempts", "calls"};
+
 // The answers a policy can retry, as a set of bits (1 << FailureClass).
 using AnswerSet = unsigned;
 inline constexpr AnswerSet answer_bit(FailureClass c) {
@@ -208,6 +215,18 @@ struct Scenario {
     // With a graph: the service the incident hits ("" = the deepest service
     // with a server).
     std::string service;
+    // With a graph: a fault on one call during the incident (docs/graph.md,
+    // "A fault on a call"), as Istio's fault injection and Envoy's fault
+    // filter inject it. `call` is its index in calls (-1 = none); a faulted
+    // attempt (or call, with fault_on calls) waits delay_s more with
+    // probability delay_share, and is answered with abort_status with
+    // probability abort_share, the two drawn independently.
+    int call = -1;
+    double delay_s = 0;
+    double delay_share = 1;
+    double abort_share = 0;
+    FailureClass abort_status = FailureClass::http_503;
+    FaultOn fault_on = FaultOn::attempts;
   } incident;
 
   struct {

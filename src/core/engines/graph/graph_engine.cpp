@@ -12,6 +12,9 @@
 // A caller that gives up does not stop the calls below (they go on for
 // nobody), unless the edge below propagates the deadline: then a call whose
 // caller gave up makes no further attempt.
+// A fault on a call (incident.call) holds an attempt, or the call before its
+// first attempt, in the retries' queue for its delay; the random draws are
+// made only while the fault is on, so a run without one keeps its bytes.
 #include "engines/graph/graph_engine.hpp"
 
 #include <algorithm>
@@ -62,6 +65,8 @@ struct GCall {
   uint8_t state;
   bool first;        // every call above is on its first attempt
   bool after_error;  // the current attempt's retry followed an error
+  bool in_transit;   // the current attempt is held by the fault's delay
+  bool aborting;     // the fault answers it once the delay is over
 };
 
 enum : uint8_t { kVisitFree, kAtServer, kCalling };
@@ -97,6 +102,7 @@ struct Edge {
   uint16_t to;
   bool optional = false;
   bool propagates = false;
+  bool faulted = false;  // the incident's fault is on this call
   double timeout_s = 0;
   double deadline_s = 0;
   int retries = 0;
@@ -122,7 +128,8 @@ class GraphEngine {
         rng_(static_cast<uint64_t>(s.seed)),
         stats_out_(options.stats),
         arrivals_(s, rng_, arrival_times_),
-        incident_(steps_of(s)) {
+        incident_(steps_of(s)),
+        hits_service_(incident_hits_service(s)) {
     build_nodes();
     build_edges();
     hit_ = incident_service(s);
@@ -136,7 +143,7 @@ class GraphEngine {
 
   RunResult run() {
     Node& hit = nodes_[hit_];
-    if (!incident_.empty() && s_.incident.capacity_factor != 1) {
+    if (!incident_.empty() && s_.incident.capacity_factor != 1 && hits_service_) {
       hit.events->push(incident_.first * s_.step_s, kRate, {0, 0});
       hit.events->push(incident_.end * s_.step_s, kRate, {1, 0});
     }
@@ -147,7 +154,7 @@ class GraphEngine {
       auto [start, end] = step_span(s_, t, steps_);
       out.t_s[t] = start;
       out.capacity[t] = hit.scenario.server.capacity_per_s * s_.step_s *
-                        (incident ? s_.incident.capacity_factor : 1.0);
+                        (incident && hits_service_ ? s_.incident.capacity_factor : 1.0);
       double first = static_cast<double>(arrivals_.generate(start, end, incident));
       out.first_attempts[t] = first;
       result_.user_requests += first;
@@ -193,6 +200,7 @@ class GraphEngine {
       edge.to = static_cast<uint16_t>(service_index(g, call.to));
       edge.optional = call.optional;
       edge.propagates = call.propagate_deadline;
+      edge.faulted = static_cast<int>(e) == s_.incident.call;
       edge.policy = std::make_unique<ClientPolicy>(ClientPolicy::of(es, Engine::agent));
       edge.retries = edge.policy->retries(0);
       edge.timeout_s = edge.policy->layer_timeouts_s().at(0);
@@ -219,7 +227,7 @@ class GraphEngine {
       result_.graph.services.push_back(std::move(series));
     }
     for (const GraphCall& call : g.calls) {
-      EdgeSeries series{call.from, call.to, {}, {}, {}, {}, {}};
+      EdgeSeries series{call.from, call.to, {}, {}, {}, {}, {}, {}, {}};
       for (const auto& field : kEdgeFields) (series.*field.member).assign(steps, 0);
       result_.graph.edges.push_back(std::move(series));
     }
@@ -331,7 +339,7 @@ class GraphEngine {
     ++live_users_;
     uint32_t request = next_request_++;
     uint32_t call_id = new_call(kNone, 0, entry_, request, true, now_);
-    send_attempt(call_id);
+    start_call(call_id);
   }
 
   uint32_t new_call(uint32_t parent, uint32_t parent_gen, uint16_t edge, uint32_t request,
@@ -350,10 +358,58 @@ class GraphEngine {
     call.state = kBackoff;
     call.first = first;
     call.after_error = false;
-    Edge& e = edges_[edge];
+    call.in_transit = false;
+    call.aborting = false;
     on(edge).calls[step_] += 1;
-    if (e.deadline_s > 0) arm_deadline(call_id);
     return call_id;
+  }
+
+  // A new call's first attempt, unless the fault on the call (fault_on
+  // calls) holds it for its delay or answers it at once.
+  void start_call(uint32_t call_id) {
+    GCall& call = calls_[call_id];
+    Edge& e = edges_[call.edge];
+    FaultDraw fault = draw_fault(call.edge, FaultOn::calls);
+    if (fault.aborts && !fault.delays) return call_aborted(call_id);
+    if (e.from != kNoService) e.calls_this_step += 1;
+    if (fault.delays) {
+      call.aborting = fault.aborts;
+      retries_.push(now_ + s_.incident.delay_s, kRetry, {call_id, ++call.gen});
+      return;
+    }
+    if (e.deadline_s > 0) arm_deadline(call_id);
+    send_attempt(call_id);
+  }
+
+  // The fault's delay on a call is over: its first attempt, or the abort.
+  void held_call_due(uint32_t call_id) {
+    ++stats_.events;
+    if (!wanted(call_id)) return drop_call(call_id);
+    if (calls_[call_id].aborting) return call_aborted(call_id);
+    if (edges_[calls_[call_id].edge].deadline_s > 0) arm_deadline(call_id);
+    send_attempt(call_id);
+  }
+
+  void call_aborted(uint32_t call_id) {
+    on(calls_[call_id].edge).aborted[step_] += 1;
+    call_fails(call_id, s_.incident.abort_status);
+  }
+
+  struct FaultDraw {
+    bool delays = false, aborts = false;
+  };
+
+  // Whether the fault on this edge, at this place, delays and aborts what
+  // is sent now: drawn delay first, as the fault filters do.
+  FaultDraw draw_fault(uint16_t edge, FaultOn where) {
+    const auto& i = s_.incident;
+    if (!edges_[edge].faulted || i.fault_on != where || !incident_.contains(step_)) return {};
+    auto chance = [this](double share) { return share >= 1 || rng_.uniform() < share; };
+    FaultDraw f;
+    f.delays = i.delay_s > 0 && i.delay_share > 0 && chance(i.delay_share);
+    f.aborts = i.abort_share > 0 && chance(i.abort_share);
+    if (f.delays) on(edge).delayed[step_] += 1;
+    return f;
   }
 
   void arm_deadline(uint32_t call_id) {
@@ -370,6 +426,7 @@ class GraphEngine {
     ++call.attempt;
     ++call.gen;
     call.state = kWaiting;
+    call.in_transit = false;
     call.sent_s = now_;
     uint16_t edge_id = call.edge;
     Edge& edge = edges_[edge_id];
@@ -384,6 +441,32 @@ class GraphEngine {
                                     const GCall& c = calls_[ev.what.index];
                                     return c.gen == ev.what.generation && c.state == kWaiting;
                                   });
+    FaultDraw fault = draw_fault(edge_id, FaultOn::attempts);
+    if (fault.delays) {
+      call.in_transit = true;
+      call.aborting = fault.aborts;
+      call.visit = kNone;
+      return retries_.push(now_ + s_.incident.delay_s, kRetry, {call_id, call.gen});
+    }
+    if (fault.aborts) return attempt_aborted(call_id);
+    visit(call_id);
+  }
+
+  // The fault answers the attempt before it reaches the callee.
+  void attempt_aborted(uint32_t call_id) {
+    GCall& call = calls_[call_id];
+    call.visit = kNone;
+    on(call.edge).aborted[step_] += 1;
+    end_attempt(call);
+    attempt_failed(call_id, false, s_.incident.abort_status);
+  }
+
+  // An attempt the fault delayed reaches the callee now (or is aborted).
+  void delay_over(uint32_t call_id) {
+    ++stats_.events;
+    GCall& call = calls_[call_id];
+    call.in_transit = false;
+    if (call.aborting) return attempt_aborted(call_id);
     visit(call_id);
   }
 
@@ -464,7 +547,10 @@ class GraphEngine {
 
   void on_retry(uint32_t call_id, uint32_t gen) {
     GCall& call = calls_[call_id];
-    if (call.gen != gen || call.state != kBackoff) return;
+    if (call.gen != gen) return;
+    if (call.state == kWaiting && call.in_transit) return delay_over(call_id);
+    if (call.state != kBackoff) return;
+    if (call.attempt == 0) return held_call_due(call_id);
     ++stats_.events;
     Edge& edge = edges_[call.edge];
     edge.retries_in_backoff -= 1;
@@ -588,8 +674,7 @@ class GraphEngine {
     const GCall& caller = calls_[v.caller];
     double start = caller.start_s;
     uint32_t child = new_call(visit_id, v.gen, edge, v.request, v.first, start);
-    edges_[edge].calls_this_step += 1;
-    send_attempt(child);
+    start_call(child);
   }
 
   // One of the visit's calls ended well (or failed, optional).
@@ -624,7 +709,7 @@ class GraphEngine {
 
   // ---- at a server ------------------------------------------------------------
   bool fails_fast(uint16_t service) const {
-    return service == hit_ && s_.incident.failure != FailureClass::timeout &&
+    return service == hit_ && hits_service_ && s_.incident.failure != FailureClass::timeout &&
            incident_.contains(step_);
   }
 
@@ -717,6 +802,7 @@ class GraphEngine {
   std::vector<double> arrival_times_;
   Arrivals arrivals_;
   IncidentWindow incident_;
+  bool hits_service_;  // the capacity drop and failure hit the incident's service
   std::vector<Node> nodes_;
   std::vector<Edge> edges_;
   Events retries_;  // the clients' backoff retries
