@@ -11,6 +11,7 @@
 
 #include "app/configs.hpp"
 #include "cli_run.hpp"
+#include "engines/engine.hpp"
 #include "formats/scenario_io.hpp"
 #include "model/graph.hpp"
 #include "model/keys.hpp"
@@ -295,6 +296,97 @@ TEST(Mesh, TheCommandLine) {
                             0),
             0u)
       << rates.out;
+}
+
+}  // namespace
+}  // namespace retrystorm::configs
+
+namespace retrystorm::configs {
+namespace {
+
+// The shop folder with `text` added to one file and the calls file's
+// incident replaced by a window alone.
+app::MeshFolder shop_with(const std::string& file, const std::string& text) {
+  app::MeshFolder folder = app::read_mesh_folder(kShop);
+  for (ConfigFile& f : folder.files)
+    if (f.name == file) f.text += text;
+  std::string& calls = folder.calls->text;
+  calls = calls.substr(0, calls.find("incident:")) + "incident: {start_s: 30, duration_s: 20}\n";
+  return folder;
+}
+
+const ImportedKey& incident_key(const MeshImport& m, const std::string& path) {
+  for (const ImportedKey& k : m.incident)
+    if (k.path == path) return k;
+  throw std::runtime_error("no " + path);
+}
+
+// Istio's VirtualService fault: TranslateFault (istio/istio
+// pilot/pkg/networking/core/route/route.go) makes it Envoy's fault filter
+// in the caller's sidecar, which runs before the router (envoyproxy/envoy
+// source/extensions/filters/http/fault/fault_filter.cc, decodeHeaders):
+// the sidecar's retries never see it, the gRPC client above them does.
+TEST(MeshFault, AnIstioRouteFaultIsTheIncidentOnItsCall) {
+  app::MeshFolder folder = shop_with("istio/orders-vs.yaml",
+                                     "    fault:\n"
+                                     "      delay: {percentage: {value: 50}, fixedDelay: 200ms}\n"
+                                     "      abort: {percentage: {value: 40}, httpStatus: 503}\n");
+  MeshImport m = app::import_mesh_folder(folder);
+  ASSERT_EQ(m.calls[3].to, "orders");  // gateway-istio -> orders: the sidecar's hop
+  EXPECT_EQ(m.scenario.incident.call, 3);
+  EXPECT_EQ(m.scenario.incident.fault_on, FaultOn::calls);
+  EXPECT_EQ(m.scenario.incident.delay_s, 0.2);
+  EXPECT_EQ(m.scenario.incident.delay_share, 0.5);
+  EXPECT_EQ(m.scenario.incident.abort_share, 0.4);
+  EXPECT_EQ(m.scenario.incident.abort_status, FailureClass::http_503);
+  EXPECT_EQ(incident_key(m, "incident.abort_share").from.rfind("istio/orders-vs.yaml:", 0), 0u)
+      << incident_key(m, "incident.abort_share").from;
+  std::string text = mesh_text(m);
+  EXPECT_NE(text.find("the incident: a fault on a call"), std::string::npos) << text;
+  EXPECT_NE(text.find("incident.call = 3"), std::string::npos) << text;
+  RunResult r = run_engine(m.scenario);
+  double aborted = 0, sidecar_retries = 0, client_retries = 0;
+  for (size_t t = 0; t < r.graph.edges[3].aborted.size(); ++t) {
+    aborted += r.graph.edges[3].aborted[t];
+    client_retries += r.graph.edges[2].retries[t];
+    sidecar_retries += r.graph.edges[3].retries[t];
+  }
+  EXPECT_GT(aborted, 0);
+  EXPECT_GE(client_retries, aborted * 0.5);   // the gRPC client retries the aborts
+  EXPECT_LT(sidecar_retries, aborted * 0.1);  // the sidecar's own retries do not
+}
+
+TEST(MeshFault, AnEnvoyFaultFilterOnTheRouteAndStatusesWithoutAClass) {
+  app::MeshFolder folder = shop_with(
+      "envoy/ingress.yaml",
+      "    typed_per_filter_config:\n"
+      "      envoy.filters.http.fault:\n"
+      "        '@type': type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault\n"
+      "        abort: {http_status: 502, percentage: {numerator: 25, denominator: HUNDRED}}\n"
+      "        headers: [{name: x-chaos, present_match: true}]\n");
+  MeshImport m = app::import_mesh_folder(folder);
+  EXPECT_EQ(m.scenario.incident.call, 1);  // ingress -> gateway
+  EXPECT_EQ(m.scenario.incident.abort_share, 0.25);
+  EXPECT_EQ(m.scenario.incident.delay_s, 0);
+  EXPECT_NE(incident_key(m, "incident.abort_status").from.find("read as 503"), std::string::npos);
+  // A status the model has no class for: the abort is left out, with a warning.
+  std::vector<std::string> warnings;
+  ConfigFile vs{"vs.yaml",
+                "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: a}\n"
+                "spec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a}}]\n"
+                "    fault: {abort: {httpStatus: 404, percentage: {value: 10}}}\n"};
+  LayerPolicy l = import_file(vs, warnings);
+  EXPECT_FALSE(l.fault);
+  ASSERT_FALSE(warnings.empty());
+  std::string all;
+  for (const std::string& w : warnings) all += w + "\n";
+  EXPECT_NE(all.find("answers 404"), std::string::npos) << all;
+  // Left out percentage: Envoy injects nothing.
+  warnings.clear();
+  vs.text =
+      vs.text.substr(0, vs.text.find("    fault:")) + "    fault: {delay: {fixedDelay: 1s}}\n";
+  EXPECT_FALSE(import_file(vs, warnings).fault);
+  EXPECT_NE(warnings.back().find("injects nothing"), std::string::npos) << warnings.back();
 }
 
 }  // namespace

@@ -105,6 +105,13 @@ std::string key_of(const YAML::Node& k) {
   return k.IsScalar() ? k.Scalar() : std::string("?");
 }
 
+YAML::Node proto_field(const YAML::Node& map, const std::string& snake) {
+  if (!map.IsMap()) return missing();
+  for (const auto& kv : map)
+    if (snake_case(key_of(kv.first)) == snake) return kv.second;
+  return missing();
+}
+
 void Reader::check_fields(const YAML::Node& map, const std::string& key,
                           std::initializer_list<const char*> known, bool snake) const {
   if (!map.IsMap()) return;

@@ -40,6 +40,18 @@ struct BudgetPart {
 };
 
 // The retry policy one file (or one group of documents) describes: one layer.
+// A fault a route injects, as the Istio and Envoy rooms read it (Istio's
+// VirtualService fault becomes Envoy's fault filter): import --mesh makes it
+// the incident on its call (docs/graph.md, "A fault on a call").
+struct RouteFault {
+  double delay_s = 0, delay_share = 0;  // share 0: no delay
+  double abort_share = 0;
+  FailureClass abort_status = FailureClass::http_503;
+  // Where each incident key came from: "incident.delay_s" -> "vs.yaml:12: ...".
+  std::map<std::string, std::string> from;
+  bool empty() const { return (delay_s == 0 || delay_share == 0) && abort_share == 0; }
+};
+
 struct LayerPolicy {
   std::string file;
   std::string format;  // "Envoy route + cluster", "gRPC service config", ...
@@ -92,6 +104,8 @@ struct LayerPolicy {
   std::map<std::string, std::string> from;
   std::vector<ImportedKey> keys;   // this layer's keys, filled by finalize()
   std::vector<std::string> notes;  // what the mapping approximates
+  // The fault the route injects, if any (Istio, Envoy).
+  std::optional<RouteFault> fault;
   // The client instances a Kubernetes workload beside the settings runs.
   std::vector<Instances> instances;
   // A proxy's own retry settings as read, by the proxy's name ("retry-on" ->

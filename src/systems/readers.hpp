@@ -26,6 +26,9 @@ struct Reader {
 };
 
 std::string key_of(const YAML::Node& k);
+// The field `snake` of a protobuf-JSON map, spelled snake_case or camelCase
+// (proto3 JSON reads either); a missing node when absent or not a map.
+YAML::Node proto_field(const YAML::Node& map, const std::string& snake);
 
 void read_envoy(const std::vector<YAML::Node>& docs, Reader& r);
 void read_grpc(const std::vector<YAML::Node>& docs, Reader& r);

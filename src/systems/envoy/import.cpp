@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "systems/envoy/fault.hpp"
 #include "systems/envoy/retry_on.hpp"
 #include "systems/readers.hpp"
 #include "text/list.hpp"
@@ -20,10 +21,7 @@ struct Found {
 };
 
 YAML::Node get(const YAML::Node& map, const std::string& snake) {
-  if (!map.IsMap()) return missing();
-  for (const auto& kv : map)
-    if (snake_case(key_of(kv.first)) == snake) return kv.second;
-  return missing();
+  return proto_field(map, snake);
 }
 
 // Collects maps holding `key` (retry_policy, circuit_breakers), bounded.
@@ -546,6 +544,47 @@ void read_rate_limited_back_off(const RetryPolicyAt& p, Reader& r) {
 
 }  // namespace
 
+// Maps that are an HTTPFault (by their @type), bounded as collect is.
+void collect_faults(const YAML::Node& n, const std::string& path, std::vector<Found>& out,
+                    int depth, int& budget) {
+  if (depth > 40 || --budget < 0) return;
+  if (n.IsMap()) {
+    YAML::Node type = n["@type"];
+    std::string suffix = "envoy.extensions.filters.http.fault.v3.HTTPFault";
+    if (type && type.IsScalar() && type.Scalar().size() >= suffix.size() &&
+        type.Scalar().compare(type.Scalar().size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back({n, path});
+    for (const auto& kv : n) {
+      std::string k = key_of(kv.first);
+      collect_faults(kv.second, path.empty() ? k : path + "." + k, out, depth + 1, budget);
+    }
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i)
+      collect_faults(n[i], path + "[" + std::to_string(i) + "]", out, depth + 1, budget);
+  }
+}
+
+// The fault filter of the route read: the route's own typed_per_filter_config
+// entry, else the first filter configuration of the file.
+void read_route_fault(const std::vector<YAML::Node>& docs, const RetryPolicyAt& p, Reader& r) {
+  std::vector<Found> faults;
+  for (const auto& d : docs) {
+    int budget = 50000;
+    collect_faults(d, "", faults, 0, budget);
+  }
+  if (faults.empty()) return;
+  const Found* pick = &faults.front();
+  for (const Found& f : faults)
+    if (!p.route_key.empty() && f.path.rfind(p.route_key + ".", 0) == 0) {
+      pick = &f;
+      break;
+    }
+  if (faults.size() > 1)
+    r.warn(at(r.file, pick->path, pick->map),
+           std::to_string(faults.size()) + " fault filter configurations; this one is read");
+  envoy::read_fault(pick->map, pick->path, r);
+}
+
 void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   LayerPolicy& l = r.layer;
   EnvoyParts parts = collect_parts(docs, r);
@@ -590,6 +629,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   record_spots(p, l);
   read_backoff(p, r);
   read_rate_limited_back_off(p, r);
+  read_route_fault(docs, p, r);
   if (get(rp, "retry_host_predicate"))
     l.notes.push_back("retry_host_predicate: retries go to other hosts; the model has one queue");
 }

@@ -8,10 +8,7 @@ namespace retrystorm::configs {
 namespace {
 
 YAML::Node get(const YAML::Node& map, const std::string& snake) {
-  if (!map.IsMap()) return missing();
-  for (const auto& kv : map)
-    if (snake_case(key_of(kv.first)) == snake) return kv.second;
-  return missing();
+  return proto_field(map, snake);
 }
 
 // gRPC reads durations as protobuf JSON strings ("0.1s"); other forms are

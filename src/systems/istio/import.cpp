@@ -2,9 +2,12 @@
 // (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
 #include <algorithm>
 
+#include "systems/envoy/fault.hpp"
 #include "systems/envoy/retry_on.hpp"
 #include "systems/readers.hpp"
 #include "text/list.hpp"
+#include "text/number.hpp"
+#include "text/units.hpp"
 
 namespace retrystorm::configs {
 
@@ -222,6 +225,88 @@ void read_backoff(const RetriesAt& where, Reader& r) {
   }
 }
 
+// Istio's percentage {value: 0-100}; left out, the fault never fires
+// (TranslateFault leaves Envoy's percentage unset, which is 0).
+double istio_share(const YAML::Node& fault_part, const std::string& key, Reader& r) {
+  YAML::Node p = fault_part["percentage"];
+  if (fault_part["percent"])
+    r.warn(at(r.file, key + ".percent", fault_part["percent"]),
+           "the integer `percent` is no longer read by Istio; give percentage.value");
+  if (!p) return 0;
+  if (!p.IsMap() || !p["value"]) fail(at(r.file, key + ".percentage", p), "needs {value: 0-100}");
+  Where w = at(r.file, key + ".percentage.value", p["value"]);
+  double v = number(p["value"], w);
+  if (v < 0 || v > 100) fail(w, "out of range; allowed 0 to 100");
+  return v / 100;
+}
+
+void read_istio_delay(const YAML::Node& d, const std::string& key, RouteFault& f, Reader& r) {
+  r.check_fields(d, key, {"fixedDelay", "exponentialDelay", "percentage", "percent"});
+  if (!d["fixedDelay"]) {
+    r.warn(at(r.file, key, d), "only fixedDelay is injected (Istio drops the others); left out");
+    return;
+  }
+  Where w = at(r.file, key + ".fixedDelay", d["fixedDelay"]);
+  f.delay_s = istio_duration(d["fixedDelay"], w);
+  f.delay_share = istio_share(d, key, r);
+  f.from["incident.delay_s"] = w.text() + ": " + human_duration(f.delay_s);
+  f.from["incident.delay_share"] =
+      d["percentage"] ? at(r.file, key + ".percentage", d["percentage"]).text() + ": " +
+                            number_text(f.delay_share * 100) + "% of requests"
+                      : at(r.file, key, d).text() + ": percentage left out: no request is delayed";
+}
+
+void read_istio_abort(const YAML::Node& a, const std::string& key, RouteFault& f, Reader& r) {
+  r.check_fields(a, key, {"httpStatus", "grpcStatus", "http2Error", "percentage", "percent"});
+  std::string note;
+  std::optional<FailureClass> answer;
+  if (a["httpStatus"])
+    answer = envoy::http_abort_class(
+        whole(a["httpStatus"], at(r.file, key + ".httpStatus", a["httpStatus"]), 200, 599), note);
+  else if (a["grpcStatus"])
+    answer = envoy::grpc_abort_class(
+        text(a["grpcStatus"], at(r.file, key + ".grpcStatus", a["grpcStatus"])), note);
+  else if (a["http2Error"])
+    answer = FailureClass::reset, note = "an HTTP/2 error: read as a reset";
+  else
+    note = "no httpStatus, grpcStatus or http2Error";
+  if (!answer) {
+    r.warn(at(r.file, key, a), note + "; the abort is left out");
+    return;
+  }
+  f.abort_status = *answer;
+  f.abort_share = istio_share(a, key, r);
+  f.from["incident.abort_status"] = at(r.file, key, a).text() + ": " + note;
+  f.from["incident.abort_share"] =
+      a["percentage"] ? at(r.file, key + ".percentage", a["percentage"]).text() + ": " +
+                            number_text(f.abort_share * 100) + "% of requests"
+                      : at(r.file, key, a).text() + ": percentage left out: no request is aborted";
+}
+
+// The route's fault: Envoy's fault filter in the caller's sidecar, before
+// the router whose retries never see it (docs/graph.md, "A fault on a call").
+void read_istio_fault(const YAML::Node& fault, const std::string& key, Reader& r) {
+  if (!fault.IsMap()) fail(at(r.file, key, fault), "must be an object");
+  r.check_fields(fault, key, {"delay", "abort"});
+  RouteFault f;
+  if (YAML::Node d = fault["delay"]; d && d.IsMap()) read_istio_delay(d, key + ".delay", f, r);
+  if (YAML::Node a = fault["abort"]; a && a.IsMap()) read_istio_abort(a, key + ".abort", f, r);
+  if (f.empty()) {
+    r.warn(at(r.file, key, fault), "the fault injects nothing (no delay or abort that fires)");
+    return;
+  }
+  envoy::keep_fault(f, key, r);
+}
+
+// The faults of the routes not read: said, not imported.
+void warn_other_faults(const YAML::Node& http, size_t pick, Reader& r) {
+  for (size_t i = 0; i < http.size(); ++i)
+    if (i != pick && http[i]["fault"])
+      r.warn(at(r.file, "spec.http[" + std::to_string(i) + "].fault", http[i]["fault"]),
+             "a fault on a route other than the one read (spec.http[" + std::to_string(pick) +
+                 "]); not imported");
+}
+
 // The subset the route sends to (its first destination's), for the
 // DestinationRule's budget of that subset.
 void read_destination(const YAML::Node& route, const std::string& hk, Reader& r) {
@@ -261,6 +346,8 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   read_retried_answers(retries, retry_on, r);
   read_per_try_timeout(retries, retry_on, r);
   read_backoff(retries, r);
+  if (route["fault"]) read_istio_fault(route["fault"], hk + ".fault", r);
+  warn_other_faults(http, pick, r);
   if (!l.has_budget_part) {
     l.budget.kind = BudgetKind::none;
     l.from["client.budget.kind"] = r.file +

@@ -234,7 +234,8 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                {},
                {},
                "no configuration file names " + to +
-                   ": the calls file's keys and the scenario's client block"};
+                   ": the calls file's keys and the scenario's client block",
+               {}};
     c.keys = hop_keys({}, c, from, workloads, own, out.warnings);
     return {{c, graph}};
   }
@@ -252,8 +253,11 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
   for (const std::string& w : r.warnings)
     if (retrying.size() <= 1 || w.rfind("stack of ", 0) != 0) out.warnings.push_back(w);
   if (retrying.size() <= 1) {
-    MeshCall c{from, to, {}, {}, ""};
-    for (const LayerPolicy& l : r.layers) c.files.push_back(l.file);
+    MeshCall c{from, to, {}, {}, "", {}};
+    for (const LayerPolicy& l : r.layers) {
+      c.files.push_back(l.file);
+      if (l.fault && !c.fault) c.fault = l.fault;
+    }
     c.keys = hop_keys(r.keys, c, from, workloads, own, out.warnings);
     return {{c, graph}};
   }
@@ -273,7 +277,8 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                {retrying[k]->file},
                {},
                "layer " + std::to_string(k + 1) + " of " + std::to_string(retrying.size()) +
-                   " on " + from + " -> " + to};
+                   " on " + from + " -> " + to,
+               retrying[k]->fault};
     // A proxy between layers is the caller's own (its sidecar): its instances.
     c.keys = hop_keys(retrying[k]->keys, c, from, workloads,
                       k == 0 ? own : std::vector<ImportedKey>{}, out.warnings);
@@ -336,6 +341,49 @@ void warn_unused(const std::vector<MeshFile>& files, std::vector<std::string>& w
   }
 }
 
+// The incident of the first call whose route injects a fault: the fault on
+// that call, before its retries (fault_on calls), unless the calls file's
+// incident names a call of its own. Said in `out.incident`.
+void fault_incident(json& doc, MeshImport& out, const std::string& source) {
+  size_t index = 0;
+  while (index < out.calls.size() && !out.calls[index].fault) ++index;
+  if (index == out.calls.size()) return;
+  for (size_t i = index + 1; i < out.calls.size(); ++i)
+    if (out.calls[i].fault)
+      out.warnings.push_back("calls[" + std::to_string(i) + "] (" + out.calls[i].from + " -> " +
+                             out.calls[i].to +
+                             "): its route's fault is left out; the incident "
+                             "is the fault of calls[" +
+                             std::to_string(index) + "]");
+  json& incident = doc["incident"];
+  if (incident.is_object() && incident.contains("call")) {
+    out.warnings.push_back(source + ": incident.call is the calls file's own; the fault of calls[" +
+                           std::to_string(index) + "]'s route is left out");
+    return;
+  }
+  if (!incident.is_object()) incident = json::object();
+  const MeshCall& c = out.calls[index];
+  const RouteFault& f = *c.fault;
+  std::string file = c.files.empty() ? source : c.files.front();
+  auto put = [&](const std::string& key, const KeyValue& v, const std::string& from) {
+    incident[key.substr(9)] = key_value_to_json(v);
+    out.incident.push_back({key, v, from});
+  };
+  put("incident.call", static_cast<double>(index),
+      "the call (" + c.from + " -> " + c.to + ") whose route injects the fault");
+  put("incident.fault_on", std::string("calls"),
+      file + ": the fault filter runs before the router, so the route's retries never see it");
+  if (f.delay_s > 0 && f.delay_share > 0) {
+    put("incident.delay_s", f.delay_s, f.from.at("incident.delay_s"));
+    put("incident.delay_share", f.delay_share, f.from.at("incident.delay_share"));
+  }
+  if (f.abort_share > 0) {
+    put("incident.abort_share", f.abort_share, f.from.at("incident.abort_share"));
+    put("incident.abort_status", std::string(failure_class_name(f.abort_status)),
+        f.from.at("incident.abort_status"));
+  }
+}
+
 // The scenario of the filled-in calls file. Without a step_s of its own, the
 // coarsest of 0.1 s, 50 ms, 10 ms, 5 ms and 1 ms that every imported timeout
 // is a whole number of (the files' durations are theirs, not ours).
@@ -394,6 +442,7 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
     }
   doc["calls"] = graph_calls;
   if (!doc.contains("engine")) doc["engine"] = "agent";  // a graph runs on the agent engine
+  fault_incident(doc, out, source);
   warn_unused(read, out.warnings);
   try {
     out.scenario = scenario_with_step(doc);
@@ -447,6 +496,16 @@ std::string mesh_text(const MeshImport& m) {
       width = std::max(width, name.size() + k.path.size() - 6 + 3 + to_string(k.value).size());
     for (const ImportedKey& k : c.keys) {
       std::string line = name + k.path.substr(6) + " = " + to_string(k.value);
+      o << line << std::string(width - line.size() + 2, ' ') << "# " << k.from << "\n";
+    }
+  }
+  if (!m.incident.empty()) {
+    o << "\nthe incident: a fault on a call, for incident.duration_s from incident.start_s\n";
+    size_t width = 0;
+    for (const ImportedKey& k : m.incident)
+      width = std::max(width, k.path.size() + 3 + to_string(k.value).size());
+    for (const ImportedKey& k : m.incident) {
+      std::string line = k.path + " = " + to_string(k.value);
       o << line << std::string(width - line.size() + 2, ' ') << "# " << k.from << "\n";
     }
   }

@@ -17,16 +17,20 @@ namespace retrystorm::configs {
 // client keys with where each came from.
 struct MeshCall {
   std::string from, to;
-  std::vector<std::string> files;  // outermost first
-  std::vector<ImportedKey> keys;   // "client.retries", ...
-  std::string note;                // why it has no files, or which layer of a stack it is
+  std::vector<std::string> files;   // outermost first
+  std::vector<ImportedKey> keys;    // "client.retries", ...
+  std::string note;                 // why it has no files, or which layer of a stack it is
+  std::optional<RouteFault> fault;  // a fault its layer's route injects
 };
 
 struct MeshImport {
-  std::string graph_from;            // where the call graph came from: the calls file
-  Scenario scenario;                 // the calls file with each call's imported policy
-  nlohmann::json document;           // the calls file filled in: a scenario object
-  std::vector<MeshCall> calls;       // the scenario's calls, in order
+  std::string graph_from;       // where the call graph came from: the calls file
+  Scenario scenario;            // the calls file with each call's imported policy
+  nlohmann::json document;      // the calls file filled in: a scenario object
+  std::vector<MeshCall> calls;  // the scenario's calls, in order
+  // The incident a file's fault gives (incident.call, delay_s, ...), with
+  // where each came from; empty when no file injects a fault.
+  std::vector<ImportedKey> incident;
   std::vector<std::string> formats;  // "istio/orders.yaml: Istio VirtualService (orders)"
   std::vector<std::string> skipped;  // files that are no retry configuration, and why
   std::vector<std::string> warnings;
