@@ -17,6 +17,7 @@
 #include "engines/engine.hpp"
 #include "formats/result_json.hpp"
 #include "formats/scenario_io.hpp"
+#include "formats/text_report.hpp"
 #include "model/keys.hpp"
 #include "random/rng.hpp"
 #include "systems/lint.hpp"
@@ -335,6 +336,47 @@ TEST(Graph, ReaderAndShapeMessagesNameTheKey) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("runs with engine=agent"), std::string::npos);
   }
+}
+
+// The CSV of a graph in long form: one row per step and service (or call),
+// its columns the JSON's series, its sums the report's totals.
+TEST(Graph, TheCsvPerServiceAndPerCallHoldsTheSeries) {
+  Scenario s = read(
+      "horizon_s: 20\nstep_s: 0.5\nengine: agent\ndemand: {rate_per_s: 40}\n"
+      "incident: {start_s: 5, duration_s: 5, capacity_factor: 0.2}\n"
+      "services: {'edge, west': {}, db: {capacity_per_s: 50}}\n"
+      "calls: [{from: user, to: 'edge, west', timeout_s: 2}, "
+      "{from: 'edge, west', to: db, timeout_s: 0.5}]\n");
+  RunResult r = run_engine(s);
+  auto lines = [](const std::string& csv) {
+    std::vector<std::string> out;
+    for (size_t at = 0, end; (end = csv.find('\n', at)) != std::string::npos; at = end + 1)
+      out.push_back(csv.substr(at, end - at));
+    return out;
+  };
+  std::vector<std::string> services = lines(graph_services_csv(r));
+  ASSERT_EQ(services.size(), 1 + 40 * 2u);
+  EXPECT_EQ(services[0], "t_s,service,first_attempts,retries,served,late,rejected,shed,failed,queue");
+  EXPECT_EQ(services[1].rfind("0,db,", 0), 0u) << services[1];
+  EXPECT_EQ(services[2].rfind("0,\"edge, west\",", 0), 0u) << services[2];
+  std::vector<std::string> calls = lines(graph_calls_csv(r));
+  ASSERT_EQ(calls.size(), 1 + 40 * 2u);
+  EXPECT_EQ(calls[0], "t_s,call,from,to,calls,retries,timeouts,failed,denied,delayed,aborted");
+  // The retries of call 1, summed over its rows, are the report's total.
+  double retries = 0;
+  for (size_t i = 1; i < calls.size(); ++i) {
+    if (calls[i].find(",1,\"edge, west\",db,") == std::string::npos) continue;
+    std::vector<std::string> cells;
+    std::string rest = calls[i].substr(calls[i].find(",db,") + 4);
+    for (size_t at = 0, end;; at = end + 1) {
+      end = rest.find(',', at);
+      cells.push_back(rest.substr(at, end - at));
+      if (end == std::string::npos) break;
+    }
+    retries += std::stod(cells[1]);
+  }
+  EXPECT_GT(retries, 0);
+  EXPECT_EQ(retries, graph_summary(r).edges[1].retries);
 }
 
 TEST(Graph, TheScenarioWritesItsGraphBackAsRead) {

@@ -278,6 +278,17 @@ TEST(Mesh, TheCommandLine) {
   testing::Outcome no_calls = testing::run_cli(dir.path(), {"import", "--mesh", "."});
   EXPECT_EQ(no_calls.status, 2);
   EXPECT_NE(no_calls.err.find("no calls.yaml in the folder"), std::string::npos) << no_calls.err;
+  // run --format csv --per: a graph's rows per service; refused without a graph.
+  testing::Outcome per = testing::run_cli(
+      dir.path(), {"run", "--scenario", "mesh.yaml", "--format", "csv", "--per", "service"});
+  EXPECT_EQ(per.status, 0) << per.err;
+  EXPECT_EQ(per.out.rfind("t_s,service,first_attempts,", 0), 0u) << per.out.substr(0, 200);
+  testing::Outcome no_graph = testing::run_cli(
+      dir.path(), {"run", "--preset", "order-status", "--format", "csv", "--per", "call"});
+  EXPECT_EQ(no_graph.status, 2);
+  EXPECT_NE(no_graph.err.find("--per: 'call' needs --format csv and a scenario with services"),
+            std::string::npos)
+      << no_graph.err;
   testing::Outcome both = testing::run_cli(dir.path(), {"import", "x.yaml", "--mesh", kShop});
   EXPECT_EQ(both.status, 2);
   testing::Outcome alone =

@@ -27,6 +27,7 @@ struct RunCommand {
   std::optional<double> seed;
   std::string log_dir;
   std::string metrics_out, metrics_as = "envoy", metrics_start;
+  std::string per;  // csv of a graph: "service" or "call" rows
 };
 
 std::string dump(const nlohmann::json& j) {
@@ -129,8 +130,15 @@ int run(const RunCommand& c) {
   if (!engine_facts(s).run) return run_sessions(c, s, budget);
   if (!c.log_dir.empty()) write_request_log(s, c.log_dir);
   if (!c.metrics_out.empty()) write_metrics(s, c);
+  if (!c.per.empty() && (c.format != "csv" || s.graph.empty()))
+    throw InputError("--per: '" + c.per +
+                     "' needs --format csv and a scenario with services and calls");
   if (c.format == "csv") {
-    emit(series_csv(run_engine(s).series), c.out);
+    RunResult r = run_engine(s);
+    emit(c.per == "service" ? graph_services_csv(r)
+         : c.per == "call"  ? graph_calls_csv(r)
+                            : series_csv(r.series),
+         c.out);
     return 0;
   }
   app::RunOptions o;
@@ -152,6 +160,10 @@ void add_run_command(CLI::App& app, CommandTable& table) {
   c->scenario.add_to(*cmd);
   cmd->add_option("--format", c->format, "text | json | csv (csv: the per-step series)")
       ->check(one_of({"text", "json", "csv"}));
+  cmd->add_option("--per", c->per,
+                  "csv of a graph: one row per step and service, or per step and call, with "
+                  "their series (docs/graph.md)")
+      ->check(one_of({"service", "call"}));
   cmd->add_option("--out", c->out, "write to FILE (atomically) instead of standard output");
   cmd->add_flag("--no-trace", c->no_trace, "json: leave the decision trace out");
   cmd->add_option("--runs", c->runs,

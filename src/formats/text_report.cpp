@@ -278,6 +278,48 @@ std::string series_csv(const Series& s) {
   return out.str();
 }
 
+namespace {
+
+// One row per step and record: the time, the record's own columns, its fields.
+template <typename Record, size_t N, typename Label>
+std::string long_csv(const RunResult& run, const std::vector<Record>& records,
+                     const std::array<GraphField<Record>, N>& fields, const std::string& head,
+                     Label label) {
+  std::ostringstream out;
+  out << "t_s," << head;
+  for (const auto& field : fields) out << "," << field.name;
+  out << "\n";
+  for (size_t i = 0; i < run.series.size(); ++i)
+    for (size_t r = 0; r < records.size(); ++r) {
+      out << csv_number(run.series.t_s[i]) << "," << label(r, records[r]);
+      for (const auto& field : fields) out << "," << csv_number((records[r].*field.member)[i]);
+      out << "\n";
+    }
+  return out.str();
+}
+
+// A name as one CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::string graph_services_csv(const RunResult& run) {
+  return long_csv(run, run.graph.services, kServiceFields, "service",
+                  [](size_t, const ServiceSeries& x) { return csv_field(x.name); });
+}
+
+std::string graph_calls_csv(const RunResult& run) {
+  return long_csv(run, run.graph.edges, kEdgeFields, "call,from,to",
+                  [](size_t index, const EdgeSeries& x) {
+                    return std::to_string(index) + "," + csv_field(x.from) + "," + csv_field(x.to);
+                  });
+}
+
 // The figures a sweep's CSV lists after the varied keys, in this order.
 constexpr std::string_view kSweepCsvFigures[] = {
     "failed_fraction",    "wasted_fraction", "peak_amplification", "goodput_recovery_s",

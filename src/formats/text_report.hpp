@@ -20,6 +20,11 @@ std::string presets_text();
 // The scenario keys as a Markdown table (docs/scenario-keys.md is this output).
 std::string keys_markdown();
 std::string series_csv(const Series& s);
+// A graph's series in long form, one row per step and service (t_s, service,
+// then the per-service fields) or per step and call (t_s, call, from, to,
+// then the per-edge fields): docs/graph.md, "Results".
+std::string graph_services_csv(const RunResult& run);
+std::string graph_calls_csv(const RunResult& run);
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
 // The figures (metric_field names) a sweep's CSV lists after the varied keys.
 std::span<const std::string_view> sweep_csv_figures();
