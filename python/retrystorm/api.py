@@ -24,7 +24,8 @@ class Result:
     """One run's answer (what `retrystorm run --format json` writes).
 
     .metrics, .verdict: dicts; .series: one row per step (per bucket for the
-    session model) with the JSON result's names; .band: the Monte Carlo band
+    session model) with the JSON result's names; .services and .calls: a
+    graph's per-service and per-call DataFrames; .band: the Monte Carlo band
     (None for one run); .montecarlo: the Monte Carlo part of the JSON answer;
     .to_json(): the command line's bytes."""
 
@@ -55,6 +56,29 @@ class Result:
         if self._series is None:
             self._series = pd.DataFrame(self._answer.series())
         return self._series
+
+    @property
+    def services(self):
+        """A graph's services: name -> DataFrame, one row per step (t_s, then
+        the per-service series of docs/graph.md); {} without a graph."""
+        t_s = self.series["t_s"].to_numpy() if self.engine != "sessions" else None
+        return {
+            name: pd.DataFrame({"t_s": t_s, **columns})
+            for name, columns in self._answer.graph_services()
+        }
+
+    @property
+    def calls(self):
+        """A graph's calls in the scenario's order: one DataFrame each, one row
+        per step (t_s, then the per-edge series), with attrs["from"] and
+        attrs["to"]; [] without a graph."""
+        t_s = self.series["t_s"].to_numpy() if self.engine != "sessions" else None
+        frames = []
+        for caller, callee, columns in self._answer.graph_calls():
+            frame = pd.DataFrame({"t_s": t_s, **columns})
+            frame.attrs["from"], frame.attrs["to"] = caller, callee
+            frames.append(frame)
+        return frames
 
     @property
     def montecarlo(self):

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "bindings.hpp"
+#include "engines/graph_series.hpp"
 #include "engines/series.hpp"
 #include "formats/result_json.hpp"
 #include "formats/session_report.hpp"
@@ -72,6 +73,42 @@ py::dict series(py::object self) {
   return out;
 }
 
+// A record's series as read-only numpy views over its buffers, kept alive
+// by the answer.
+template <typename Record, size_t N>
+py::dict record_views(py::object owner, const Record& x,
+                      const std::array<GraphField<Record>, N>& fields) {
+  py::dict out;
+  for (const auto& field : fields) {
+    const std::vector<double>& v = x.*field.member;
+    py::array_t<double> view({py::ssize_t(v.size())}, {py::ssize_t(sizeof(double))}, v.data(),
+                             owner);
+    view.attr("flags").attr("writeable") = false;
+    out[py::str(std::string(field.name))] = view;
+  }
+  return out;
+}
+
+// A graph's services as (name, series) and calls as (from, to, series), in
+// the scenario's order; empty without a graph (docs/graph.md, "Results").
+py::list graph_services(py::object self) {
+  const app::RunAnswer& a = self.cast<const app::RunAnswer&>();
+  py::list out;
+  if (a.sessions) return out;
+  for (const ServiceSeries& x : a.report->run.graph.services)
+    out.append(py::make_tuple(x.name, record_views(self, x, kServiceFields)));
+  return out;
+}
+
+py::list graph_calls(py::object self) {
+  const app::RunAnswer& a = self.cast<const app::RunAnswer&>();
+  py::list out;
+  if (a.sessions) return out;
+  for (const EdgeSeries& x : a.report->run.graph.edges)
+    out.append(py::make_tuple(x.from, x.to, record_views(self, x, kEdgeFields)));
+  return out;
+}
+
 py::object montecarlo(const app::RunAnswer& a) {
   // Per-step engines: the summaries alone, not the whole answer with its series.
   if (a.montecarlo) return json_to_python(montecarlo_json(*a.montecarlo));
@@ -114,6 +151,8 @@ void bind_run(py::module_& m) {
       .def("metrics", &metrics)
       .def("verdict", &verdict)
       .def("series", &series)
+      .def("graph_services", &graph_services)
+      .def("graph_calls", &graph_calls)
       .def("montecarlo", &montecarlo);
   m.def("run", &run_scenario, py::arg("scenario"), py::arg("runs") = py::none(),
         py::arg("seed") = py::none(), py::arg("trace") = true, py::arg("allow_large") = false,

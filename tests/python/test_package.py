@@ -1,5 +1,6 @@
 """The package against the command line: the same answers, the same refusals."""
 
+import io
 import json
 import threading
 import time
@@ -53,6 +54,32 @@ def test_series_is_one_row_per_step_with_the_json_names():
     assert r.metrics == doc["metrics"]
     assert r.verdict == doc["verdict"]
     assert r.band is None and r.montecarlo is None
+
+
+def test_a_graph_gives_a_data_frame_per_service_and_per_call(cli):
+    r = rs.run(rs.Scenario.preset("three-tier-chain"))
+    doc = r.to_dict()
+    names = [s["name"] for s in doc["graph"]["services"]]
+    assert list(r.services) == names
+    db = r.services["db"]
+    assert list(db.columns[:3]) == ["t_s", "first_attempts", "retries"]
+    assert len(db) == len(r.series)
+    np.testing.assert_array_equal(db["t_s"].to_numpy(), r.series["t_s"].to_numpy())
+    for service in doc["graph"]["services"]:
+        for field, values in service["series"].items():
+            np.testing.assert_array_equal(r.services[service["name"]][field].to_numpy(), values)
+    assert [(c.attrs["from"], c.attrs["to"]) for c in r.calls] == [
+        (e["from"], e["to"]) for e in doc["graph"]["edges"]
+    ]
+    assert r.calls[3]["retries"].sum() == doc["graph"]["edges"][3]["totals"]["retries"]
+    # The command line's long CSV holds the same numbers.
+    csv = pd.read_csv(io.StringIO(
+        cli("run", "--preset", "three-tier-chain", "--format", "csv", "--per", "service").stdout))
+    np.testing.assert_array_equal(csv[csv["service"] == "db"]["queue"].to_numpy(),
+                                  db["queue"].to_numpy())
+    # Without a graph: none.
+    plain = rs.run(rs.Scenario.preset("order-status"))
+    assert plain.services == {} and plain.calls == []
 
 
 def test_monte_carlo_band_is_one_row_per_step():
