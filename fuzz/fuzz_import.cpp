@@ -4,7 +4,8 @@
 // scenario file, JSON or YAML, as `run --scenario` does; "mesh" reads the input as the calls
 // file of `import --mesh` over a small folder of Istio, gRPC and Kubernetes files;
 // "call_rates" reads it as the Prometheus answer of `--calls-from-metrics` over that
-// folder, with a calls file that gives a capacity). Bad input
+// folder, with a calls file that gives a capacity; "traces" as the export of
+// `--calls-from-traces` the same way). Bad input
 // must end in
 // InputError; anything else (a crash, another exception, a sanitizer
 // report) is a bug. Each accepted input is also applied to a scenario and
@@ -62,6 +63,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       configs::MeshImport m = configs::import_mesh_observed(
           kMeshFolder, {"rates.json", text},
+          configs::ConfigFile{"calls.yaml", "services: {db: {capacity_per_s: 500}}\n"});
+      configs::mesh_text(m);
+      scenario_from_json(m.document);
+    } catch (const InputError&) {
+    }
+    return 0;
+  }
+  if (format == "traces") {
+    try {
+      configs::MeshImport m = configs::import_mesh_traced(
+          kMeshFolder, {"traces.json", text},
           configs::ConfigFile{"calls.yaml", "services: {db: {capacity_per_s: 500}}\n"});
       configs::mesh_text(m);
       scenario_from_json(m.document);

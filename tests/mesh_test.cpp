@@ -15,6 +15,7 @@
 #include "formats/scenario_io.hpp"
 #include "model/graph.hpp"
 #include "model/keys.hpp"
+#include "systems/traces/call_graph.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -398,6 +399,107 @@ TEST(MeshFault, AnEnvoyFaultFilterOnTheRouteAndStatusesWithoutAClass) {
       vs.text.substr(0, vs.text.find("    fault:")) + "    fault: {delay: {fixedDelay: 1s}}\n";
   EXPECT_FALSE(import_file(vs, warnings).fault);
   EXPECT_NE(warnings.back().find("injects nothing"), std::string::npos) << warnings.back();
+}
+
+}  // namespace
+}  // namespace retrystorm::configs
+
+namespace retrystorm::configs {
+namespace {
+
+std::string traced_refusal(const std::string& body) {
+  try {
+    read_traced_calls(body, "t.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// The shop's 20 requests as Jaeger, Zipkin and OTLP exports: the same calls,
+// counts and patterns from each (gateway's calls to orders and search
+// overlap: parallel; orders calls db twice, one after the other).
+TEST(MeshTraced, JaegerZipkinAndOtlpGiveTheSameGraph) {
+  std::optional<nlohmann::json> first;
+  for (const char* format : {"jaeger", "zipkin", "otlp"}) {
+    SCOPED_TRACE(format);
+    app::MeshFolder folder = app::read_mesh_folder(kShop, kShop + "/calls.yaml", "",
+                                                   kFixtures + "/shop-traces-" + format + ".json");
+    MeshImport m = app::import_mesh_folder(folder);
+    EXPECT_NE(m.graph_from.find("(20 traces, 240 spans)"), std::string::npos) << m.graph_from;
+    EXPECT_EQ(m.document["services"]["gateway"]["pattern"], "parallel");
+    EXPECT_FALSE(m.document["services"]["orders"].contains("pattern"));
+    if (!first) first = m.document;
+    EXPECT_EQ(m.document["calls"], (*first)["calls"]);
+  }
+  ObservedCalls seen = read_traced_calls(testing::read_all(kFixtures + "/shop-traces-zipkin.json"),
+                                         "shop-traces-zipkin.json");
+  std::map<std::string, double> rate;
+  for (const ObservedCall& c : seen.calls) rate[c.from + ">" + c.to] = c.rate_per_s;
+  EXPECT_EQ(rate.size(), 6u);
+  EXPECT_DOUBLE_EQ(rate["orders>db"], 2 * rate[">ingress"]);
+  EXPECT_DOUBLE_EQ(rate["search>db"], rate[">ingress"]);
+  // 20 requests over the 0.959 s the traces span.
+  EXPECT_NEAR(rate[">ingress"], 20 / 0.959, 1e-9);
+  EXPECT_EQ(seen.source, "traces");
+}
+
+TEST(MeshTraced, SharedSpansOrphansAndRefusals) {
+  // Zipkin's shared span: the server half has its client's id.
+  ObservedCalls shared = read_traced_calls(
+      R"([{"traceId":"t","id":"1","localEndpoint":{"serviceName":"web"}},)"
+      R"({"traceId":"t","id":"2","parentId":"1","kind":"CLIENT","localEndpoint":{"serviceName":"web"}},)"
+      R"({"traceId":"t","id":"2","parentId":"1","kind":"SERVER","shared":true,)"
+      R"("localEndpoint":{"serviceName":"api"}},)"
+      R"({"traceId":"t","id":"9","parentId":"gone","localEndpoint":{"serviceName":"api"}}])",
+      "z.json");
+  std::map<std::string, double> n;
+  for (const ObservedCall& c : shared.calls) n[c.from + ">" + c.to] = c.rate_per_s;
+  EXPECT_EQ(n["web>api"], 1);
+  EXPECT_EQ(n[">api"], 1);  // its parent is not in the file: from outside
+  EXPECT_NE(shared.labels.find("1 whose parent is not in the file"), std::string::npos);
+  EXPECT_NE(traced_refusal("{\"spans\": []}").find("not a trace export"), std::string::npos);
+  EXPECT_NE(traced_refusal("[]").find("no spans"), std::string::npos);
+  EXPECT_NE(traced_refusal(R"([{"traceId":"t","id":"1"}])").find("[0]: no localEndpoint"),
+            std::string::npos);
+  EXPECT_NE(traced_refusal(R"({"data":[{"traceID":"t","spans":[{"traceID":"t","spanID":"1",)"
+                           R"("processID":"p9"}],"processes":{}}]})")
+                .find("processID 'p9' is not in the trace's processes"),
+            std::string::npos);
+  EXPECT_NE(traced_refusal(R"({"resourceSpans":[{"scopeSpans":[]}]})")
+                .find("no resource attribute service.name"),
+            std::string::npos);
+  // b's span is called from a, whose spans are each other's parents.
+  EXPECT_NE(traced_refusal(R"([{"traceId":"t","id":"1","parentId":"2","localEndpoint":)"
+                           R"({"serviceName":"a"}},{"traceId":"t","id":"2","parentId":"1",)"
+                           R"("localEndpoint":{"serviceName":"a"}},{"traceId":"t","id":"3",)"
+                           R"("parentId":"1","localEndpoint":{"serviceName":"b"}}])")
+                .find("make a cycle"),
+            std::string::npos);
+  EXPECT_NE(traced_refusal(R"([{"traceId":"t","id":7,"localEndpoint":{"serviceName":"a"}}])")
+                .find("[0].id: must be a string"),
+            std::string::npos);
+}
+
+TEST(MeshTraced, SampledRatesAreSaidAndTheSourceIsOne) {
+  ConfigFile traces{"t.json", testing::read_all(kFixtures + "/shop-traces-otlp.json")};
+  ConfigFile calls{"calls.yaml", "services: {ingress: {}, db: {capacity_per_s: 900}}\n"};
+  MeshImport m = import_mesh_traced({}, traces, calls);
+  bool said = false;
+  for (const std::string& w : m.warnings)
+    said = said || w.find("which sampling lowers") != std::string::npos;
+  EXPECT_TRUE(said);
+  testing::TempDir dir("traced");
+  testing::Outcome both =
+      testing::run_cli(dir.path(), {"import", "--mesh", kShop, "--calls-from-metrics", "a.json",
+                                    "--calls-from-traces", kFixtures + "/shop-traces-otlp.json"});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("give the call graph's source once"), std::string::npos) << both.err;
+  testing::Outcome alone = testing::run_cli(
+      dir.path(), {"lint", "--calls-from-traces", kFixtures + "/shop-traces-otlp.json"});
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_NE(alone.err.find("--calls-from-traces goes with --mesh DIR"), std::string::npos)
+      << alone.err;
 }
 
 }  // namespace

@@ -48,16 +48,22 @@ std::string default_calls_file(const std::filesystem::path& dir, bool needed) {
 }  // namespace
 
 MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
-                            const std::string& metrics) {
+                            const std::string& metrics, const std::string& traces) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError("--mesh " + dir + ": not a folder");
-  std::string calls_path = calls.empty() ? default_calls_file(dir, metrics.empty()) : calls;
+  if (!metrics.empty() && !traces.empty())
+    throw InputError(
+        "--calls-from-traces: give the call graph's source once, the metrics or the traces");
+  std::string calls_path =
+      calls.empty() ? default_calls_file(dir, metrics.empty() && traces.empty()) : calls;
   MeshFolder out;
   if (!calls_path.empty())
     out.calls = configs::ConfigFile{calls_path, read_input_file(calls_path, "--calls")};
   if (!metrics.empty())
     out.metrics = configs::ConfigFile{metrics, read_input_file(metrics, "--calls-from-metrics")};
+  if (!traces.empty())
+    out.traces = configs::ConfigFile{traces, read_input_file(traces, "--calls-from-traces")};
   std::vector<fs::path> paths;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   if (ec) throw InputError("--mesh " + dir + ": " + ec.message());
@@ -73,7 +79,8 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
     // --calls names another.
     if (it.depth() == 0 && is_calls_file_name(name)) continue;
     if ((!calls_path.empty() && fs::equivalent(it->path(), calls_path, ec)) ||
-        (!metrics.empty() && fs::equivalent(it->path(), metrics, ec)))
+        (!metrics.empty() && fs::equivalent(it->path(), metrics, ec)) ||
+        (!traces.empty() && fs::equivalent(it->path(), traces, ec)))
       continue;
     paths.push_back(it->path());
     if (paths.size() > kMaxMeshFiles)
@@ -97,6 +104,7 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
 configs::MeshImport import_mesh_folder(const MeshFolder& folder) {
   if (folder.metrics)
     return configs::import_mesh_observed(folder.files, *folder.metrics, folder.calls);
+  if (folder.traces) return configs::import_mesh_traced(folder.files, *folder.traces, folder.calls);
   return configs::import_mesh(folder.files, *folder.calls);
 }
 

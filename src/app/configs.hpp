@@ -27,10 +27,12 @@ struct MeshFolder {
   std::vector<configs::ConfigFile> files;
   std::optional<configs::ConfigFile> calls;
   std::optional<configs::ConfigFile> metrics;
+  std::optional<configs::ConfigFile> traces;
 };
 MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls = "",
-                            const std::string& metrics = "");
-// The graph of the folder: from its metrics when given, else its calls file.
+                            const std::string& metrics = "", const std::string& traces = "");
+// The graph of the folder: from its metrics or its traces when given, else
+// its calls file.
 configs::MeshImport import_mesh_folder(const MeshFolder& folder);
 
 // The answer of POST /api/import: keys (flat), formats, warnings.

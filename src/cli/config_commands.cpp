@@ -31,6 +31,7 @@ struct ConfigCommands {
   std::string mesh;           // import, lint: a mesh's folder
   std::string calls;          // its calls file
   std::string calls_metrics;  // or a saved Prometheus answer of its call rates
+  std::string calls_traces;   // or a saved export of traces
   bool simulate = false;
   double load = 0, instances = 0;
   CLI::Option* load_opt = nullptr;
@@ -49,7 +50,8 @@ void print_warnings(const std::vector<std::string>& warnings) {
 
 // import --mesh: the graph, with each call's policy from the folder.
 int import_mesh_command(const ConfigCommands& c) {
-  MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics));
+  MeshImport m = app::import_mesh_folder(
+      app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics, c.calls_traces));
   print_warnings(m.warnings);
   if (c.format == "text")
     emit(mesh_text(m), c.out);
@@ -60,10 +62,14 @@ int import_mesh_command(const ConfigCommands& c) {
   return 0;
 }
 
-// --calls and --calls-from-metrics belong to --mesh.
+// --calls, --calls-from-metrics and --calls-from-traces belong to --mesh.
 void check_mesh_options(const ConfigCommands& c, const std::string& command) {
-  if (c.mesh.empty() && (!c.calls.empty() || !c.calls_metrics.empty()))
-    throw InputError(command + ": " + (c.calls.empty() ? "--calls-from-metrics" : "--calls") +
+  const char* given = !c.calls.empty()           ? "--calls"
+                      : !c.calls_metrics.empty() ? "--calls-from-metrics"
+                      : !c.calls_traces.empty()  ? "--calls-from-traces"
+                                                 : nullptr;
+  if (c.mesh.empty() && given)
+    throw InputError(command + ": " + given +
                      " goes with --mesh DIR (the folder whose calls it gives)");
 }
 
@@ -112,7 +118,8 @@ int lint_command(const ConfigCommands& c) {
       throw InputError(
           "lint --mesh: the folder and its calls file are the scenario; give no files, --preset "
           "or --scenario (--set applies on top)");
-    MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics));
+    MeshImport m = app::import_mesh_folder(
+        app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics, c.calls_traces));
     if (c.format == "text") print_warnings(m.warnings);
     app::ScenarioRequest mesh;
     mesh.scenario = m.document;
@@ -153,6 +160,9 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
                            "with --mesh: who calls whom and how often, from a saved Prometheus "
                            "answer of request rates by caller and callee (Istio, Linkerd); a "
                            "calls file, if any, adds its keys");
+  c.import_cmd->add_option("--calls-from-traces", c.calls_traces,
+                           "with --mesh: who calls whom, from a saved export of traces (Jaeger, "
+                           "Zipkin v2 or OTLP JSON); a calls file, if any, adds its keys");
   c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml")
       ->check(one_of({"text", "json", "yaml"}));
   c.import_cmd->add_option("--out", c.out, "write to FILE (atomically)");
@@ -186,6 +196,9 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.lint_cmd->add_option("--calls-from-metrics", c.calls_metrics,
                          "with --mesh: the calls from a saved Prometheus answer of request "
                          "rates by caller and callee");
+  c.lint_cmd->add_option("--calls-from-traces", c.calls_traces,
+                         "with --mesh: the calls from a saved export of traces (Jaeger, Zipkin "
+                         "v2 or OTLP JSON)");
   c.lint_cmd->add_flag("--simulate", c.simulate,
                        "also run an incident (primary-failover, or --preset) with the imported "
                        "policy and with each suggested fix");

@@ -13,6 +13,7 @@
 #include "systems/common.hpp"
 #include "systems/mesh/observed.hpp"
 #include "systems/room.hpp"
+#include "systems/traces/call_graph.hpp"
 
 namespace retrystorm::configs {
 
@@ -463,17 +464,44 @@ MeshImport import_mesh(const std::vector<ConfigFile>& files, const ConfigFile& c
   return import_graph(files, read_calls_document(calls), calls.name, std::move(out));
 }
 
-MeshImport import_mesh_observed(const std::vector<ConfigFile>& files, const ConfigFile& metrics,
-                                const std::optional<ConfigFile>& calls) {
+namespace {
+
+// The graph of observed calls (`seen`, read from `source`, which `kind`
+// describes), a calls file's keys over it.
+MeshImport import_seen(const std::vector<ConfigFile>& files, const ObservedCalls& seen,
+                       const std::string& source, const std::string& kind,
+                       const std::optional<ConfigFile>& calls) {
   MeshImport out;
-  ObservedCalls seen = read_observed_calls(metrics.text, metrics.name);
   std::optional<json> given;
   if (calls) given = read_calls_document(*calls, false);
-  json doc = calls_from_observed(seen, given ? &*given : nullptr, metrics.name, out.warnings);
-  out.graph_from = metrics.name + ": a Prometheus answer, the request rates by " + seen.labels +
+  json doc = calls_from_observed(seen, given ? &*given : nullptr, source, out.warnings);
+  out.graph_from = source + ": " + kind + seen.labels +
                    " (a call's count is its rate over its caller's)" +
                    (calls ? "; " + calls->name + "'s keys over them" : std::string());
-  return import_graph(files, std::move(doc), calls ? calls->name : metrics.name, std::move(out));
+  return import_graph(files, std::move(doc), calls ? calls->name : source, std::move(out));
+}
+
+}  // namespace
+
+MeshImport import_mesh_observed(const std::vector<ConfigFile>& files, const ConfigFile& metrics,
+                                const std::optional<ConfigFile>& calls) {
+  return import_seen(files, read_observed_calls(metrics.text, metrics.name), metrics.name,
+                     "a Prometheus answer, the request rates by ", calls);
+}
+
+MeshImport import_mesh_traced(const std::vector<ConfigFile>& files, const ConfigFile& traces,
+                              const std::optional<ConfigFile>& calls) {
+  ObservedCalls seen = read_traced_calls(traces.text, traces.name);
+  MeshImport out = import_seen(files, seen, traces.name, "traces, the calls between the ", calls);
+  // Traces are sampled: their rates are the sampled requests' own.
+  json given = calls ? read_calls_document(*calls, false) : json::object();
+  bool demand_given = given.contains("demand") && given["demand"].is_object() &&
+                      given["demand"].contains("rate_per_s");
+  if (!demand_given)
+    out.warnings.push_back(traces.name +
+                           ": demand.rate_per_s is the rate of the traced requests, which sampling "
+                           "lowers; give the real rate in a calls file's demand");
+  return out;
 }
 
 std::string mesh_text(const MeshImport& m) {

@@ -49,6 +49,11 @@ MeshImport import_mesh(const std::vector<ConfigFile>& files, const ConfigFile& c
 MeshImport import_mesh_observed(const std::vector<ConfigFile>& files, const ConfigFile& metrics,
                                 const std::optional<ConfigFile>& calls);
 
+// The same with the call graph from a saved export of traces (Jaeger,
+// Zipkin or OTLP JSON; docs/graph.md, "The call graph from traces").
+MeshImport import_mesh_traced(const std::vector<ConfigFile>& files, const ConfigFile& traces,
+                              const std::optional<ConfigFile>& calls);
+
 // The text of `import --mesh`: each call's keys with where they came from.
 std::string mesh_text(const MeshImport& m);
 

@@ -126,7 +126,7 @@ int call_count(const std::pair<std::string, std::string>& call, double rate, dou
 // The calls file's keys over the observed calls; its calls not observed are
 // kept, with a warning.
 json merge_calls(json observed, const json* calls_doc, const std::string& what,
-                 std::vector<std::string>& warnings) {
+                 const std::string& source, std::vector<std::string>& warnings) {
   if (!calls_doc) return observed;
   for (const json& given : (*calls_doc)["calls"]) {
     std::string from = given.value("from", ""), to = given.value("to", "");
@@ -136,8 +136,8 @@ json merge_calls(json observed, const json* calls_doc, const std::string& what,
       it->update(given);
       continue;
     }
-    warnings.push_back(what + ": " + from + " -> " + to +
-                       " is not in the metrics; kept as the calls file gives it");
+    warnings.push_back(what + ": " + from + " -> " + to + " is not in the " + source +
+                       "; kept as the calls file gives it");
     observed.push_back(given);
   }
   return observed;
@@ -168,7 +168,14 @@ json calls_from_observed(const ObservedCalls& seen, const json* calls_doc, const
          {"to", call.second},
          {"count", call_count(call, inside.at(call), arrivals[call.first], what, warnings)}});
   json doc = calls_doc ? *calls_doc : json::object();
-  doc["calls"] = merge_calls(calls, calls_doc, what, warnings);
+  doc["calls"] = merge_calls(calls, calls_doc, what, seen.source, warnings);
+  // The patterns the source saw, unless the calls file gives the service's.
+  for (const auto& [service, pattern] : seen.patterns) {
+    if (!arrivals.count(service)) continue;  // not reached: left out above
+    json& s = doc["services"][service];
+    if (s.is_null()) s = json::object();
+    if (s.is_object() && !s.contains("pattern")) s["pattern"] = pattern;
+  }
   if (!doc.contains("demand") || !doc["demand"].is_object()) doc["demand"] = json::object();
   if (!doc["demand"].contains("rate_per_s"))
     doc["demand"]["rate_per_s"] = std::round(rate * 1000) / 1000;

@@ -5,21 +5,10 @@
 #pragma once
 
 #include <string>
-#include <vector>
+
+#include "systems/observed_calls.hpp"
 
 namespace retrystorm {
-
-// One caller -> callee pair and its rate; `from` (`to`) is empty for a
-// caller (callee) outside the mesh (Istio's "unknown").
-struct ObservedCall {
-  std::string from, to;
-  double rate_per_s = 0;
-};
-
-struct ObservedCalls {
-  std::string labels;  // "Istio's source_workload and destination_workload"
-  std::vector<ObservedCall> calls;
-};
 
 // The pairs of an answer of /api/v1/query (a vector) or /api/v1/query_range
 // (a matrix: each series' mean) whose series carry Istio's
