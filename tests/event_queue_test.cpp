@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "random/rng.hpp"
@@ -84,4 +85,52 @@ TEST(EventLane, KeepsFiringOrderAndDropsOnlyStaleEventsWhenTheyPileUp) {
     lane.pop();
   }
   EXPECT_EQ(live_seen, 2500u);  // no live event was dropped
+}
+
+// The tree of sources names the source a scan in index order would: the
+// first of the earliest keys, over queues and lanes that watch it and keys
+// that tie (the graph engine's order of events, docs/graph.md "Speed").
+TEST(SourceTree, NamesTheSourceAScanInIndexOrderWould) {
+  Rng rng(11);
+  constexpr size_t kQueues = 5, kLanes = 6;
+  SourceTree tree(kQueues + kLanes);
+  std::vector<EventQueue<int>> queues(kQueues);
+  std::vector<EventLane<int>> lanes(kLanes);
+  for (size_t q = 0; q < kQueues; ++q) queues[q].watch(&tree, static_cast<uint16_t>(q));
+  for (size_t l = 0; l < kLanes; ++l) {
+    lanes[l].set_order(order_of(1, l % 2));  // ties with the queues' first events, and each other
+    lanes[l].watch(&tree, static_cast<uint16_t>(kQueues + l));
+  }
+  for (uint16_t s = 0; s < kQueues + kLanes; ++s) tree.touch(s);
+  std::vector<double> lane_end(kLanes, 0);
+  auto key_of = [&](uint16_t s) {
+    return s < kQueues ? queues[s].next_key() : lanes[s - kQueues].next_key();
+  };
+  int fired = 0;
+  for (int step = 0; step < 20000; ++step) {
+    // Pushes on whole instants, so that keys tie often.
+    int pick = static_cast<int>(rng.uniform() * 3);
+    size_t which = static_cast<size_t>(rng.uniform() * (kQueues + kLanes));
+    double t = std::floor(rng.uniform() * 50) + step / 100;
+    if (pick < 2 && which < kQueues) {
+      queues[which].push(t, 1, step);
+    } else if (pick < 2) {
+      size_t l = which - kQueues;
+      lane_end[l] = std::max(lane_end[l], t);  // a lane's events come in order
+      lanes[l].push(lane_end[l], step);
+    }
+    tree.refresh(key_of);
+    uint16_t scan = 0;
+    for (uint16_t s = 1; s < kQueues + kLanes; ++s)
+      if (before(key_of(s), key_of(scan))) scan = s;
+    ASSERT_EQ(tree.next(), scan) << "step " << step;
+    if (pick == 2 && tree.next_key().t < kNever.t) {  // fire the next event
+      ++fired;
+      if (scan < kQueues)
+        queues[scan].pop();
+      else
+        lanes[scan - kQueues].pop();
+    }
+  }
+  EXPECT_GT(fired, 5000);
 }

@@ -356,7 +356,8 @@ TEST(Graph, TheCsvPerServiceAndPerCallHoldsTheSeries) {
   };
   std::vector<std::string> services = lines(graph_services_csv(r));
   ASSERT_EQ(services.size(), 1 + 40 * 2u);
-  EXPECT_EQ(services[0], "t_s,service,first_attempts,retries,served,late,rejected,shed,failed,queue");
+  EXPECT_EQ(services[0],
+            "t_s,service,first_attempts,retries,served,late,rejected,shed,failed,queue");
   EXPECT_EQ(services[1].rfind("0,db,", 0), 0u) << services[1];
   EXPECT_EQ(services[2].rfind("0,\"edge, west\",", 0), 0u) << services[2];
   std::vector<std::string> calls = lines(graph_calls_csv(r));

@@ -44,6 +44,54 @@ struct EntityRef {
   uint32_t generation;
 };
 
+// The next of many event sources (the graph engine's queues of every service
+// and call, docs/graph.md "Speed"): a tournament tree over each source's next
+// key, updated only for the sources whose next event changed (a queue that
+// watches tells it on every change), instead of a scan of all of them per
+// event. Ties go to the lower source index, as a scan in index order that
+// keeps the first strict minimum: the same order of events.
+class SourceTree {
+ public:
+  explicit SourceTree(size_t sources) {
+    while (leaves_ < sources) leaves_ *= 2;
+    keys_.assign(leaves_, kNever);
+    winner_.resize(2 * leaves_);
+    for (size_t s = 0; s < leaves_; ++s) winner_[leaves_ + s] = static_cast<uint16_t>(s);
+    for (size_t i = leaves_ - 1; i >= 1; --i) winner_[i] = pick(winner_[2 * i], winner_[2 * i + 1]);
+    dirty_.assign(leaves_, 0);
+  }
+  // The source's next key may have changed: read again at the next refresh.
+  void touch(uint16_t source) {
+    if (dirty_[source]) return;
+    dirty_[source] = 1;
+    changed_.push_back(source);
+  }
+  // Reads the touched sources' keys (`key_of(source)`) and replays their matches.
+  template <typename KeyOf>
+  void refresh(KeyOf key_of) {
+    for (uint16_t s : changed_) {
+      dirty_[s] = 0;
+      keys_[s] = key_of(s);
+      for (size_t i = (leaves_ + s) / 2; i >= 1; i /= 2)
+        winner_[i] = pick(winner_[2 * i], winner_[2 * i + 1]);
+    }
+    changed_.clear();
+  }
+  uint16_t next() const { return winner_[1]; }
+  EventKey next_key() const { return keys_[winner_[1]]; }
+
+ private:
+  // The left one (the lower index) unless the right one is strictly earlier.
+  uint16_t pick(uint16_t left, uint16_t right) const {
+    return before(keys_[right], keys_[left]) ? right : left;
+  }
+  size_t leaves_ = 1;
+  std::vector<EventKey> keys_;
+  std::vector<uint16_t> winner_;  // 1 is the root; leaves_ + s is source s
+  std::vector<uint8_t> dirty_;
+  std::vector<uint16_t> changed_;
+};
+
 // Events at any instant: a 4-ary min-heap (half the depth of a binary heap,
 // the four children of a node on one cache line or two).
 template <typename Payload>
@@ -60,8 +108,15 @@ class EventQueue {
   // The next event's key; kNever when there is none.
   EventKey next_key() const { return heap_.empty() ? kNever : heap_.front().key; }
 
+  // Tells `tree` (as source `id`) whenever the next event may change.
+  void watch(SourceTree* tree, uint16_t id) {
+    tree_ = tree;
+    id_ = id;
+  }
+
   void push(double t, uint64_t priority, const Payload& what) {
     Event e{{t, order_of(priority, sequence_++)}, what};
+    if (tree_ && (heap_.empty() || before(e.key, heap_.front().key))) tree_->touch(id_);
     heap_.push_back(e);
     size_t i = heap_.size() - 1;
     while (i > 0) {
@@ -74,6 +129,7 @@ class EventQueue {
   }
 
   void pop() {
+    if (tree_) tree_->touch(id_);
     Event last = heap_.back();
     heap_.pop_back();
     size_t n = heap_.size();
@@ -95,6 +151,7 @@ class EventQueue {
 
   // Empties the queue and restarts the sequence; keeps the memory for the next run.
   void clear() {
+    if (tree_) tree_->touch(id_);
     heap_.clear();
     sequence_ = 0;
   }
@@ -102,6 +159,8 @@ class EventQueue {
  private:
   std::vector<Event> heap_;
   uint64_t sequence_ = 0;
+  SourceTree* tree_ = nullptr;
+  uint16_t id_ = 0;
 };
 
 // Events of one kind scheduled in the order they fire (a constant delay, like
@@ -124,21 +183,41 @@ class EventLane {
   size_t size() const { return events_.size(); }
   const Event& front() const { return events_.front(); }
   EventKey next_key() const { return empty() ? kNever : EventKey{front().t, order_}; }
-  void push(double t, const Payload& what) { events_.push_back({t, what}); }
-  void pop() { events_.pop_front(); }
-  void clear() { events_.clear(); }
+  // Tells `tree` (as source `id`) whenever the next event may change.
+  void watch(SourceTree* tree, uint16_t id) {
+    tree_ = tree;
+    id_ = id;
+  }
+  // A push changes the next event only into an empty lane (the lane fires in
+  // the order pushed).
+  void push(double t, const Payload& what) {
+    if (tree_ && events_.empty()) tree_->touch(id_);
+    events_.push_back({t, what});
+  }
+  void pop() {
+    if (tree_) tree_->touch(id_);
+    events_.pop_front();
+  }
+  void clear() {
+    if (tree_) tree_->touch(id_);
+    events_.clear();
+  }
 
   // Drops the stale events (`live` says which are not) once there are more
   // than twice `in_flight` plus a margin that keeps the sweeps rare.
   template <typename Live>
   void drop_stale_beyond(size_t in_flight, Live live) {
-    if (events_.size() > 2 * in_flight + kMargin) events_.retain_if(live);
+    if (events_.size() <= 2 * in_flight + kMargin) return;
+    if (tree_) tree_->touch(id_);
+    events_.retain_if(live);
   }
 
  private:
   static constexpr size_t kMargin = 4096;
   RingQueue<Event> events_;
   uint64_t order_;
+  SourceTree* tree_ = nullptr;
+  uint16_t id_ = 0;
 };
 
 }  // namespace retrystorm

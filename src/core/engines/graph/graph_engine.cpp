@@ -132,6 +132,7 @@ class GraphEngine {
         hits_service_(incident_hits_service(s)) {
     build_nodes();
     build_edges();
+    watch_sources();
     hit_ = incident_service(s);
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
@@ -156,6 +157,7 @@ class GraphEngine {
       out.capacity[t] = hit.scenario.server.capacity_per_s * s_.step_s *
                         (incident && hits_service_ ? s_.incident.capacity_factor : 1.0);
       double first = static_cast<double>(arrivals_.generate(start, end, incident));
+      sources_.touch(kArrivalSource);
       out.first_attempts[t] = first;
       result_.user_requests += first;
       for (Edge& edge : edges_) {  // the entry: this step's requests; the others: last step's calls
@@ -246,40 +248,63 @@ class GraphEngine {
   }
 
   // ---- the event loop -------------------------------------------------------
-  // Sources: 0 arrivals; 1 + v: service v's server events; then per edge its
-  // timers and its deadlines; then the clients' retries.
+  // Sources, in the order that breaks ties between equal keys: 0 the
+  // clients' retries; 1 arrivals; 2 + v: service v's server events; then per
+  // edge its timers and its deadlines. A SourceTree keeps the next of them,
+  // told by each queue when its next event changed.
+  static constexpr uint16_t kRetrySource = 0, kArrivalSource = 1;
+  uint16_t server_source(size_t v) const { return static_cast<uint16_t>(2 + v); }
+  uint16_t lane_source(size_t e, bool deadline) const {
+    return static_cast<uint16_t>(2 + nodes_.size() + 2 * e + deadline);
+  }
+  size_t source_count() const { return 2 + nodes_.size() + 2 * edges_.size(); }
+
+  void watch_sources() {
+    sources_ = SourceTree(source_count());
+    retries_.watch(&sources_, kRetrySource);
+    for (size_t v = 0; v < nodes_.size(); ++v) nodes_[v].events->watch(&sources_, server_source(v));
+    for (size_t e = 0; e < edges_.size(); ++e) {
+      edges_[e].timers.watch(&sources_, lane_source(e, false));
+      edges_[e].deadlines.watch(&sources_, lane_source(e, true));
+    }
+    for (uint16_t s = 0; s < source_count(); ++s) sources_.touch(s);
+  }
+
+  EventKey source_key(uint16_t source) const {
+    if (source == kRetrySource) return retries_.next_key();
+    if (source == kArrivalSource) return {arrivals_.next(), kArrivalOrder};
+    size_t v = source - 2u;
+    if (v < nodes_.size()) return nodes_[v].events->next_key();
+    size_t lane = v - nodes_.size();
+    const Edge& edge = edges_[lane / 2];
+    return lane % 2 == 0 ? edge.timers.next_key() : edge.deadlines.next_key();
+  }
+
   void run_until(double end) {
-    size_t services = nodes_.size(), edges = edges_.size();
+    size_t services = nodes_.size();
     for (;;) {
-      EventKey next = retries_.next_key();
-      size_t source = 1 + services + 2 * edges;  // the retries
-      auto consider = [&](EventKey key, size_t from) {
-        if (before(key, next)) next = key, source = from;
-      };
-      consider({arrivals_.next(), kArrivalOrder}, 0);
-      for (size_t v = 0; v < services; ++v) consider(nodes_[v].events->next_key(), 1 + v);
-      for (size_t e = 0; e < edges; ++e) {
-        consider(edges_[e].timers.next_key(), 1 + services + 2 * e);
-        consider(edges_[e].deadlines.next_key(), 2 + services + 2 * e);
-      }
+      sources_.refresh([this](uint16_t s) { return source_key(s); });
+      EventKey next = sources_.next_key();
       if (!(next.t < end)) return;
+      uint16_t source = sources_.next();
       now_ = next.t;
       poll_();
-      if (source == 0) {
+      if (source == kRetrySource) {
+        Events::Event event = retries_.top();
+        retries_.pop();
+        on_retry(event.what.index, event.what.generation);
+      } else if (source == kArrivalSource) {
         arrivals_.take();
+        sources_.touch(kArrivalSource);
         on_arrival();
-      } else if (source <= services) {
-        fire_server(static_cast<uint16_t>(source - 1));
-      } else if (source < 1 + services + 2 * edges) {
-        size_t lane = source - 1 - services;
+      } else if (size_t v = source - 2u; v < services) {
+        fire_server(static_cast<uint16_t>(v));
+      } else {
+        size_t lane = v - services;
         if (lane % 2 == 0)
           fire_timeout(static_cast<uint16_t>(lane / 2));
         else
           fire_deadline(static_cast<uint16_t>(lane / 2));
-      } else {
-        Events::Event event = retries_.top();
-        retries_.pop();
-        on_retry(event.what.index, event.what.generation);
       }
     }
   }
@@ -805,7 +830,8 @@ class GraphEngine {
   bool hits_service_;  // the capacity drop and failure hit the incident's service
   std::vector<Node> nodes_;
   std::vector<Edge> edges_;
-  Events retries_;  // the clients' backoff retries
+  Events retries_;         // the clients' backoff retries
+  SourceTree sources_{1};  // sized by watch_sources
   Pool<GCall> calls_;
   Pool<Visit> visits_;
   uint16_t entry_ = 0;
