@@ -83,7 +83,8 @@ void read_jaeger(const json& doc, std::vector<Span>& out, const std::string& wha
       s.trace = id_of(span, "traceID", where, true);
       s.id = id_of(span, "spanID", where, true);
       std::string pid = id_of(span, "processID", where, true);
-      const json* process = processes.is_object() && processes.contains(pid) ? &processes[pid] : nullptr;
+      const json* process =
+          processes.is_object() && processes.contains(pid) ? &processes[pid] : nullptr;
       if (!process || !process->is_object())
         throw InputError(where + ": processID '" + pid + "' is not in the trace's processes");
       s.service = id_of(*process, "serviceName", tw + ".processes." + pid, true);
@@ -174,8 +175,8 @@ void read_otlp(const json& doc, std::vector<Span>& out, const std::string& what)
 }
 
 // The spans of the text, the format's name and its unit of time in seconds.
-std::vector<Span> read_spans(const std::string& body, const std::string& what,
-                             std::string& format, double& unit) {
+std::vector<Span> read_spans(const std::string& body, const std::string& what, std::string& format,
+                             double& unit) {
   json doc = parse_json_text(body, what);
   std::vector<Span> spans;
   if (doc.is_object() && doc.contains("data")) {
@@ -239,7 +240,8 @@ size_t visit_of(const std::vector<Span>& spans, const std::vector<size_t>& paren
 
 // Whether most visits of each service with two calls or more overlap them.
 std::map<std::string, std::string> patterns_of(
-    const std::vector<Span>& spans, std::map<size_t, std::vector<std::pair<double, double>>> calls) {
+    const std::vector<Span>& spans,
+    std::map<size_t, std::vector<std::pair<double, double>>> calls) {
   std::map<std::string, std::pair<int, int>> seen;  // service -> (overlapping, with 2+ calls)
   for (auto& [visit, times] : calls) {
     if (times.size() < 2) continue;
