@@ -359,6 +359,24 @@ TEST_F(Server, ExportEnvoyAnswersYaml) {
   EXPECT_NE(yaml.find("num_retries: 2"), std::string::npos) << yaml;
 }
 
+// A graph has one policy per call: "call" picks it, as export --call does.
+TEST_F(Server, ExportOfAGraphTakesTheCall) {
+  json j = ok_json(post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", 1}}));
+  ASSERT_TRUE(j["yaml"].is_string());
+  EXPECT_NE(j["yaml"].get<std::string>().find("retry_policy"), std::string::npos) << j["yaml"];
+  expect_error(post("/api/export/envoy", json{{"preset", "three-tier-chain"}}), 400,
+               "\"call\" field; 0 to 3");
+  expect_error(post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", 9}}), 400,
+               "call: 9 is not a call of the scenario; choose 0 to 3");
+  expect_error(
+      post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", 100000000000000LL}}),
+      400, "call: 100000000000000 is not a call");
+  expect_error(post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", "1"}}), 400,
+               "call: must be the index of a call (an integer), got \"1\"");
+  expect_error(post("/api/export/envoy", json{{"preset", "primary-failover"}, {"call", 0}}), 400,
+               "it has no services and calls");
+}
+
 // ------------------------------------------------------------------ errors
 
 TEST_F(Server, MalformedJsonIs400) {

@@ -1,6 +1,7 @@
 #include "formats/result_json.hpp"
 
 #include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
 
 namespace retrystorm {
 
@@ -89,7 +90,11 @@ json graph_json(const RunResult& run) {
     services.push_back(service_json(summary.services[v], run.graph.services[v]));
   for (size_t e = 0; e < summary.edges.size(); ++e)
     edges.push_back(edge_json(summary.edges[e], run.graph.edges[e]));
-  return {{"services", services}, {"edges", edges}};
+  // The service the top-level series describe (docs/graph.md, "Results").
+  int incident = incident_service(run.scenario);
+  json named = incident < 0 ? json(nullptr)
+                            : json(run.scenario.graph.services[static_cast<size_t>(incident)].name);
+  return {{"services", services}, {"edges", edges}, {"incident_service", named}};
 }
 
 json tipping_json(const TippingResult& t) {

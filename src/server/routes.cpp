@@ -18,6 +18,7 @@
 #include "formats/result_json.hpp"
 #include "formats/scenario_io.hpp"
 #include "formats/session_report.hpp"
+#include "model/graph.hpp"
 
 namespace retrystorm {
 
@@ -82,9 +83,17 @@ std::vector<SweepAxis> axes_of(const json& body) {
   return axes;
 }
 
-// POST /api/export/{system}: body as /api/run. Envoy keeps the field "yaml".
+// POST /api/export/{system}: body as /api/run, and for a graph "call" (the index of the
+// call whose policy to write, as export --call). Envoy keeps the field "yaml".
 json export_json(const std::string& system, const json& body, const ServerLimits& limits) {
-  configs::ExportResult r = configs::export_config(scenario_of(body, {}, limits), system);
+  Scenario s = scenario_of(body, {"call"}, limits);
+  if (body.contains("call")) {
+    const json& call = body["call"];
+    if (!call.is_number_integer())
+      throw InputError("call: must be the index of a call (an integer), got " + call.dump());
+    s = call_scenario(s, call.get<long long>(), "call");
+  }
+  configs::ExportResult r = configs::export_config(s, system);
   json out = app::export_json(r);
   if (r.system == configs::System::envoy) out["yaml"] = r.text;
   return out;

@@ -19,7 +19,7 @@ ExportResult export_config(const Scenario& s, System system) {
   if (!s.graph.empty())
     throw InputError(
         "services: a graph has one retry policy per call; export one call with "
-        "--call N (0 to " +
+        "--call N (the HTTP API's \"call\" field; 0 to " +
         std::to_string(s.graph.calls.size() - 1) + ", in the order of calls)");
   const Room& r = room(system);
   if (!r.write)

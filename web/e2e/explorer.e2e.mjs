@@ -547,6 +547,79 @@ async function issue17(page, presets, context, base) {
 }
 
 // ---------- main ----------
+/** A graph preset from a link: the graph view's boxes, arrows, figures and scrubber. */
+async function graphView(context, base, preset) {
+  const name = preset.name;
+  const pg = await context.newPage();
+  const errors = [];
+  pg.on('pageerror', (e) => errors.push(String(e)));
+  try {
+    await pg.goto(`${base}/#preset=${name}`);
+    await waitReady(pg);
+    await waitSecondary(pg);
+    check(await testid(pg, 'graph-panel').isVisible(), `${name}: the graph view is shown`);
+    check(await testid(pg, 'stack').isHidden(), `${name}: the one-caller retry stack is not`);
+    const services = Object.keys(preset.scenario.services);
+    const calls = preset.scenario.calls;
+    const boxes = await pg.locator('[data-testid^="graph-node-"]').count();
+    const arrows = await pg.locator('[data-testid^="graph-edge-"]').count();
+    check(boxes === services.length + 1 && arrows === calls.length, `${name}: a box per service and the users, an arrow per call`, `${boxes} boxes, ${arrows} arrows`);
+    const result = await H(pg, () => window.__retrystorm.result());
+    const title = await pg.locator('#chart-title').textContent();
+    check(result.graph.incident_service && title.includes(result.graph.incident_service), `${name}: the load chart names the incident's service`, title);
+    // The figures drawn are those of the moment the scrubber shows (the incident service's peak first).
+    const at = await H(pg, () => window.__retrystorm.graphAt());
+    const peak = result.metrics.peak_step_t_s;
+    check(Math.abs(at.t - peak) < 1e-9, `${name}: the scrubber starts at the peak`, `${at.t} vs ${peak}`);
+    const hit = at.services.find((sv) => sv.name === result.graph.incident_service);
+    const box = await testid(pg, `graph-node-${hit.name}`).textContent();
+    const shown = hit.load === null ? 'proxy' : `load ${Math.round(hit.load * 100)}`;
+    check(box.includes(shown), `${name}: the incident service's box shows its load`, `${box} / ${shown}`);
+    check(hit.load > 1, `${name}: at the peak the incident service is asked more than it serves`, String(hit.load));
+    const fill0 = await testid(pg, `graph-node-${hit.name}`).locator('rect').getAttribute('data-fill');
+    await testid(pg, 'graph-time').fill('0');
+    const at0 = await H(pg, () => window.__retrystorm.graphAt());
+    const label = await testid(pg, 'graph-time-label').textContent();
+    check(at0.t === result.series.t_s[0] && label.startsWith(`${at0.t} s`), `${name}: the scrubber moves the figures to its time`, label);
+    const fillStart = await testid(pg, `graph-node-${hit.name}`).locator('rect').getAttribute('data-fill');
+    check(fillStart !== fill0, `${name}: before the incident its colour differs from the peak's`, `${fillStart} vs ${fill0}`);
+    await testid(pg, 'graph-colour').selectOption('amplification');
+    check(await testid(pg, 'graph').getAttribute('data-colour-by') === 'amplification', `${name}: colour by amplification`);
+    const rows = await testid(pg, 'graph-table').locator('tbody tr').count();
+    check(rows === services.length + calls.length + 2, `${name}: the per-hop table has a row per service and per call`, String(rows));
+    check(errors.length === 0, `${name}: no page errors`, errors.join('; '));
+  } finally {
+    await pg.close();
+  }
+}
+
+/** A graph's export names one call; a preset of one dependency hides the graph again. */
+async function graphExportAndBack(context, base, preset) {
+  const pg = await context.newPage();
+  try {
+    await pg.goto(`${base}/#preset=${preset.name}`);
+    await waitReady(pg);
+    await testid(pg, 'export-envoy').click();
+    await pg.waitForFunction(() => document.getElementById('envoy-panel').dataset.ready === 'true');
+    const options = await testid(pg, 'export-call').locator('option').count();
+    check(options === preset.scenario.calls.length, `${preset.name}: the export picks one of the graph's calls`, String(options));
+    const first = await testid(pg, 'envoy-yaml').inputValue();
+    await pg.evaluate(() => { document.getElementById('envoy-panel').dataset.ready = 'false'; });
+    await testid(pg, 'export-call').selectOption(String(options - 1));
+    await pg.waitForFunction(() => document.getElementById('envoy-panel').dataset.ready === 'true');
+    const last = await testid(pg, 'envoy-yaml').inputValue();
+    check(first.includes('calls[0]') && last.includes(`calls[${options - 1}]`), `${preset.name}: each call exports its own policy`, `${first.slice(0, 90)} / ${last.slice(0, 90)}`);
+    check(await testid(pg, 'import-open').isDisabled(), `${preset.name}: the one-policy import is off on a graph`);
+    const n = await runs(pg);
+    await testid(pg, 'preset-select').selectOption('primary-failover');
+    await waitRun(pg, n);
+    check(await testid(pg, 'graph-panel').isHidden() && await testid(pg, 'stack').isVisible() && await testid(pg, 'export-call').isHidden(),
+      'a preset of one dependency hides the graph view again');
+  } finally {
+    await pg.close();
+  }
+}
+
 async function main() {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM} (apt-get install -y chromium)`);
   if (!fs.existsSync(BIN)) throw new Error(`RETRYSTORM_BIN: no binary at ${BIN}; build it or set RETRYSTORM_BIN`);
@@ -567,7 +640,7 @@ async function main() {
   try {
     const served = await waitForApi(apiBase, child);
     log(`server answers: ${served.length} presets (${served.map((p) => p.name).join(', ')})`);
-    // The page has no view of a service graph (docs/graph.md): its presets stay with the CLI.
+    // Service graphs (docs/graph.md) have their own view; the timing loop below is the step engines'.
     const isGraph = (p) => p.scenario?.services !== undefined || p.scenario?.calls !== undefined;
     const graphPresets = served.filter(isGraph);
     const presets = served.filter((p) => !isGraph(p));
@@ -611,16 +684,10 @@ async function main() {
     check(ctlCount === schemaKeys.length, 'one control per schema key', `${ctlCount} controls, ${schemaKeys.length} keys`);
     const opts = await testid(page, 'preset-select').locator('option').allTextContents();
     check(presets.every((p) => opts.includes(p.name)), 'every preset in the picker', opts.join(', '));
-    check(graphPresets.every((p) => !opts.includes(p.name)), 'no service-graph preset in the picker', graphPresets.map((p) => p.name).join(', '));
-    if (graphPresets.length) {
-      const g = graphPresets[0].name;
-      const pg = await context.newPage();
-      await pg.goto(`${base}/#preset=${g}`);
-      await waitReady(pg);
-      const note = await pg.locator('[data-testid="link-note"]').textContent();
-      check(note.includes(g) && /service graph/.test(note) && note.includes(`retrystorm run --preset ${g}`), 'a link to a graph preset says the CLI shows it', note);
-      await pg.close();
-    }
+    const grouped = await page.locator('[data-testid="preset-select"] optgroup option').allTextContents();
+    check(graphPresets.length > 0 && graphPresets.every((p) => grouped.includes(p.name)), 'the graph presets in a group of the picker', grouped.join(', '));
+    for (const g of graphPresets) await graphView(context, base, g);
+    await graphExportAndBack(context, base, graphPresets[0]);
 
     log('\n# every preset: loads, verdict, redraw under 100 ms');
     const hasKey = (path) => (schema?.keys ?? []).some((k) => k.path === path);

@@ -73,9 +73,9 @@ export const api = {
   sweep: (sc: Scenario, vary: { path: string; from: number; to: number; step: number }[]) =>
     latest('sweep', (s) => call<{ rows: SweepRow[] }>('POST', 'sweep', body(sc, { vary }), s)),
   envoy: (sc: Scenario) => call<{ yaml: string }>('POST', 'export/envoy', body(sc)),
-  /** The client policy as envoy, grpc, istio, linkerd or aws configuration. */
-  exportConfig: (system: string, sc: Scenario) =>
-    latest('export', (s) => call<{ text: string; notes?: string[]; extension?: string }>('POST', `export/${system}`, body(sc), s)),
+  /** The client policy as envoy, grpc, istio, linkerd or aws configuration; of one call of a graph. */
+  exportConfig: (system: string, sc: Scenario, callIndex?: number) =>
+    latest('export', (s) => call<{ text: string; notes?: string[]; extension?: string }>('POST', `export/${system}`, body(sc, callIndex === undefined ? {} : { call: callIndex }), s)),
   importConfigs: (files: { name: string; text: string }[]) =>
     call<ImportResult>('POST', 'import', { files }),
 };

@@ -17,7 +17,12 @@ export function lerp(a: number, b: number, t: number): number {
 /** Colour for a recovery time (seconds) on a scale up to `max`; null = stuck. */
 export function recoveryColor(v: number | null, max: number): string {
   if (v === null || !Number.isFinite(v)) return STUCK_COLOR;
-  const t = max > 0 ? Math.min(1, Math.max(0, v / max)) : 0;
+  return scaleColor(max > 0 ? v / max : 0);
+}
+
+/** Colour of a share of a scale from 0 (green, fine) to 1 (red, worst); clamped. */
+export function scaleColor(share: number): string {
+  const t = Math.min(1, Math.max(0, Number.isFinite(share) ? share : 1));
   for (let i = 1; i < STOPS.length; i++) {
     const [t1, c1] = STOPS[i];
     const [t0, c0] = STOPS[i - 1];

@@ -9,6 +9,7 @@ import { debounce } from './debounce';
 import { criterionOf, fmtAmp, fmtNum, fmtPct } from './format';
 import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './phaseaxes';
 import { OccupancyChart } from './occupancy';
+import { GraphView, type ColourBy } from './graphview';
 import { makeView, PhaseMap } from './phasemap';
 import { clone, getPath, isHidden, setPath } from './paths';
 import { loadData } from './series';
@@ -62,6 +63,7 @@ interface Hooks {
   fillsOverSeries: () => number; // uPlot fills between series on the load chart (1: the retry stack only)
   exportText: () => string;
   exportFor: () => string; // the scenario (JSON) the export text was made for
+  graphAt: () => ReturnType<GraphView['current']>; // the graph view's figures (null: no graph on screen)
 }
 
 declare global {
@@ -70,8 +72,6 @@ declare global {
 
 const S = {
   presets: [] as Preset[],
-  /** Names of the server's graph presets, which the picker leaves out. */
-  graphPresets: [] as string[],
   schema: [] as SchemaKey[],
   preset: null as Preset | null,
   scenario: null as Scenario | null,
@@ -103,6 +103,7 @@ const hooks: Hooks = {
   timeoutLinePx: () => charts.timeoutLinePx(),
   fillsOverSeries: () => (charts.load as unknown as { bands?: unknown[] } | null)?.bands?.length ?? 0,
   exportText: () => $<HTMLTextAreaElement>('envoy-yaml').value, exportFor: () => $('envoy-panel').dataset.for ?? '',
+  graphAt: () => (S.result && !isSessions(S.result) && S.result.graph ? graphView.current() : null),
 };
 window.__retrystorm = hooks;
 
@@ -126,6 +127,7 @@ const chartCtx = {
 };
 const charts = new Charts($('chart'), $('backlog-chart'), chartCtx);
 const occupancy = new OccupancyChart($('occupancy-chart'), () => chartCtx.onDrawn());
+const graphView = new GraphView($('graph'), $<HTMLInputElement>('graph-time'), $('graph-time-label'), $<HTMLTableElement>('graph-table'));
 let controls: Controls | null = null;
 
 // ---------- messages ----------
@@ -283,9 +285,32 @@ function renderSessionResult(r: SessionResult) {
   setTimeout(() => { if (S.result === r) renderHours(r); }, 0);
 }
 
+/** A graph run shows the graph view; its chart is of the incident's service (docs/graph.md). */
+function showGraph(r: RunResult) {
+  const graph = r.graph !== undefined;
+  for (const e of document.querySelectorAll<HTMLElement>('.graph-only')) e.hidden = !graph;
+  for (const e of document.querySelectorAll<HTMLElement>('.single-only')) e.hidden = graph;
+  document.body.dataset.graph = String(graph);
+  const service = r.graph?.incident_service;
+  $('chart-title').textContent = graph && service ? `Load at ${service}, the incident's service` : 'Load at the dependency';
+  const imp = $<HTMLButtonElement>('import-open');
+  imp.disabled = graph;
+  imp.title = graph ? 'Imported configurations set one client policy; a graph has one per call (retrystorm import --mesh DIR reads a whole mesh)' : '';
+  if (graph) $('import-panel').hidden = true;
+  const pick = $<HTMLSelectElement>('export-call');
+  pick.hidden = !graph;
+  if (graph) {
+    const keep = pick.value;
+    pick.replaceChildren(...r.graph!.edges.map((e, i) => Object.assign(document.createElement('option'), { value: String(i), textContent: `calls[${i}] ${e.from} → ${e.to}` })));
+    if (keep && Number(keep) < r.graph!.edges.length) pick.value = keep;
+    graphView.show(r);
+  }
+}
+
 function renderResult(r: RunResult) {
   setMode(false);
   showStale();
+  showGraph(r);
   chartCtx.result = r;
   chartCtx.data = loadData(r);
   chartCtx.traceT = null;
@@ -624,7 +649,8 @@ function refreshExport(): Promise<void> {
   const ta = $<HTMLTextAreaElement>('envoy-yaml');
   const forKey = JSON.stringify(sc);
   panel.dataset.ready = 'false';
-  const p = api.exportConfig(system, sc).then((x) => {
+  const graph = isGraph(sc);
+  const p = api.exportConfig(system, sc, graph ? Number($<HTMLSelectElement>('export-call').value || 0) : undefined).then((x) => {
     if (exportPending !== p) return;
     ta.value = x.text;
     const notes = $('export-notes');
@@ -675,9 +701,7 @@ function linkState(): { preset: string; set: [string, string | number | boolean]
   const notes: Ignored[] = [];
   let preset = st.preset && S.presets.find((p) => p.name === st.preset);
   if (!preset) {
-    if (st.preset !== null && S.graphPresets.includes(st.preset))
-      notes.push({ path: 'preset', value: st.preset, why: `a service graph, which the page cannot show yet: run \`retrystorm run --preset ${st.preset}\`; showing ${S.presets[0].name}` });
-    else if (st.preset !== null) notes.push({ path: 'preset', value: st.preset, why: `no such preset; showing ${S.presets[0].name}` });
+    if (st.preset !== null) notes.push({ path: 'preset', value: st.preset, why: `no such preset; showing ${S.presets[0].name}` });
     preset = S.presets[0];
   }
   const { kept, ignored } = filterSet(st.set, S.schema, preset.scenario);
@@ -725,6 +749,9 @@ function wire() {
     $<HTMLTextAreaElement>('envoy-yaml').focus();
   });
   $('export-system').addEventListener('change', () => void refreshExport());
+  $('export-call').addEventListener('change', () => void refreshExport());
+  $<HTMLInputElement>('graph-time').addEventListener('input', (e) => graphView.setIndex(Number((e.target as HTMLInputElement).value)));
+  $<HTMLSelectElement>('graph-colour').addEventListener('change', (e) => graphView.setColourBy((e.target as HTMLSelectElement).value as ColourBy));
   // Copy and Download take the text of the inputs on screen, never an older one.
   $('envoy-copy').addEventListener('click', async () => {
     await exportPending;
@@ -778,17 +805,19 @@ async function start() {
   setTheme(document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light', false);
   try {
     const [presets, schema] = await Promise.all([api.presets(), api.schema()]);
-    // The page draws one client population before one server; a service graph has no view
-    // here yet, so its presets stay with the CLI (docs/graph.md).
-    S.presets = presets.filter((p) => !isGraph(p.scenario));
-    S.graphPresets = presets.filter((p) => isGraph(p.scenario)).map((p) => p.name);
+    // Graph presets last, in a group of their own: the page shows them with the graph view.
+    S.presets = [...presets.filter((p) => !isGraph(p.scenario)), ...presets.filter((p) => isGraph(p.scenario))];
     S.schema = schema;
   } catch (e) {
     showError(`Cannot reach the retrystorm server: ${e instanceof Error ? e.message : String(e)}`);
     return;
   }
   const sel = $<HTMLSelectElement>('preset-select');
-  sel.replaceChildren(...S.presets.map((p) => { const o = document.createElement('option'); o.value = p.name; o.textContent = p.name; o.title = p.description; return o; }));
+  const option = (p: Preset) => { const o = document.createElement('option'); o.value = p.name; o.textContent = p.name; o.title = p.description; return o; };
+  const graphs = document.createElement('optgroup');
+  graphs.label = 'Service graphs';
+  graphs.append(...S.presets.filter((p) => isGraph(p.scenario)).map(option));
+  sel.replaceChildren(...S.presets.filter((p) => !isGraph(p.scenario)).map(option), ...(graphs.children.length ? [graphs] : []));
   controls = new Controls($('controls'), S.schema, onControl, markInvalid);
   const nk = numericKeys();
   for (const w of ['x', 'y'] as const) {

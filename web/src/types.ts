@@ -87,6 +87,29 @@ export interface RunResult {
   engine?: string;
   montecarlo?: MonteCarlo; // agent engine with runs > 1 (may be absent)
   warnings?: string[]; // keys the scenario's engine does not use
+  graph?: GraphResult; // a scenario with services and calls (docs/graph.md)
+}
+
+/** Per-step amounts of one service of a graph run (`graph.services[]`). */
+export interface GraphServiceResult {
+  name: string;
+  serves: boolean; // false: a proxy, no server of its own
+  totals: Record<string, number>;
+  series: Record<'first_attempts' | 'retries' | 'served' | 'late' | 'rejected' | 'shed' | 'failed' | 'queue', number[]>;
+}
+
+/** Per-step amounts of one call of a graph run (`graph.edges[]`, in the order of `calls`). */
+export interface GraphEdgeResult {
+  from: string;
+  to: string;
+  totals: Record<string, number>;
+  series: Record<'calls' | 'retries' | 'timeouts' | 'failed' | 'denied' | 'delayed' | 'aborted', number[]>;
+}
+
+export interface GraphResult {
+  services: GraphServiceResult[];
+  edges: GraphEdgeResult[];
+  incident_service?: string | null; // the service the top-level series describe
 }
 
 export interface LadderRow {

@@ -279,10 +279,10 @@ Scenario edge_scenario(const Scenario& s, const GraphCall& call) {
   return out;
 }
 
-Scenario call_scenario(const Scenario& s, int index) {
+Scenario call_scenario(const Scenario& s, long long index, const std::string& key) {
   const auto& calls = s.graph.calls;
-  if (index < 0 || static_cast<size_t>(index) >= calls.size())
-    throw InputError("--call: " + std::to_string(index) + " is not a call of the scenario; " +
+  if (index < 0 || index >= static_cast<long long>(calls.size()))
+    throw InputError(key + ": " + std::to_string(index) + " is not a call of the scenario; " +
                      (calls.empty() ? std::string("it has no services and calls")
                                     : "choose 0 to " + std::to_string(calls.size() - 1)));
   const GraphCall& call = calls[static_cast<size_t>(index)];

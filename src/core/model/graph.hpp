@@ -48,9 +48,9 @@ Scenario edge_scenario(const Scenario& s, const GraphCall& call);
 // One call of the graph as a scenario of its own, without the graph: the
 // call's client over one layer, the callee's server when it has one, the
 // call's own rate as demand (when nothing fails), named "NAME calls[N]"
-// (export writes a real system's policy from it, lint lints it). InputError naming the range when
-// `index` is not a call.
-Scenario call_scenario(const Scenario& s, int index);
+// (export writes a real system's policy from it, lint lints it). InputError naming `key`
+// (the flag or field that gave the index) and the range when `index` is not a call.
+Scenario call_scenario(const Scenario& s, long long index, const std::string& key = "--call");
 
 // Index of the service named `name` in s.graph.services, -1 when none.
 int service_index(const Graph& g, const std::string& name);
