@@ -42,6 +42,50 @@ const std::vector<Variant> kVariants = {
     {"collapse", {"engine=agent"}, kStart},
     {"budget", {"engine=agent", "client.budget.kind=window"}, kStart + 3600}};
 
+// The shop mesh's request counters by caller and callee (the rates of
+// tests/fixtures/mesh/shop-calls-{istio,linkerd}.json), as a mesh exports them:
+// Istio's for 20 minutes from kIstioCalls, Linkerd's from kLinkerdCalls, hours
+// apart so that at each end only one mesh's rate has samples.
+constexpr double kIstioCalls = kStart + 5 * 3600;
+constexpr double kLinkerdCalls = kStart + 8 * 3600;
+constexpr double kCallsSpan = 1200;
+
+struct CallCounter {
+  std::string labels;
+  double per_s;
+};
+
+std::string call_counters_openmetrics() {
+  const std::vector<CallCounter> istio = {
+      {"source_workload=\"unknown\",destination_workload=\"ingress\"", 200},
+      {"source_workload=\"ingress\",destination_workload=\"gateway\"", 200},
+      {"source_workload=\"gateway\",destination_workload=\"orders\"", 200},
+      {"source_workload=\"gateway\",destination_workload=\"search\"", 120},
+      {"source_workload=\"orders\",destination_workload=\"db\"", 400},
+      {"source_workload=\"search\",destination_workload=\"db\"", 120},
+      {"source_workload=\"unknown\",destination_workload=\"db\"", 5},
+      {"source_workload=\"orders\",destination_workload=\"unknown\"", 10}};
+  const std::vector<CallCounter> linkerd = {
+      {"deployment=\"ingress\",dst_deployment=\"gateway\"", 200},
+      {"deployment=\"gateway\",dst_deployment=\"orders\"", 200},
+      {"deployment=\"gateway\",dst_deployment=\"search\"", 120},
+      {"deployment=\"orders\",dst_deployment=\"db\"", 400},
+      {"deployment=\"search\",dst_deployment=\"db\"", 120}};
+  std::ostringstream o;
+  auto family = [&](const std::string& name, const std::string& matcher,
+                    const std::vector<CallCounter>& counters, double start) {
+    o << "# TYPE " << name << " counter\n";
+    for (const CallCounter& c : counters)
+      for (double t = 0; t <= kCallsSpan; t += 15)
+        o << name << "_total{" << matcher << "," << c.labels << "} " << c.per_s * t << " "
+          << static_cast<long>(start + t) << "\n";
+  };
+  family("istio_requests", "reporter=\"destination\"", istio, kIstioCalls);
+  family("request", "direction=\"outbound\",namespace=\"shop\"", linkerd, kLinkerdCalls);
+  o << "# EOF\n";
+  return o.str();
+}
+
 // A child process stopped by its pid when the guard goes: SIGTERM, up to 5 s,
 // then SIGKILL; always reaped.
 class ChildGuard {
@@ -153,6 +197,10 @@ std::string set_up(Served& s) {
         return "promtool tsdb create-blocks-from openmetrics " + file + " failed";
     }
   }
+  write_file(d / "calls.om", call_counters_openmetrics());
+  if (shell("promtool tsdb create-blocks-from openmetrics " +
+            shell_quote((d / "calls.om").string()) + " " + shell_quote((d / "tsdb").string())) != 0)
+    return "promtool tsdb create-blocks-from openmetrics calls.om failed";
   write_file(d / "prometheus.yml", "global:\n  scrape_interval: 15s\n");
   int port = free_port();
   s.prometheus = std::make_unique<ChildGuard>(
@@ -273,6 +321,76 @@ TEST_F(PrometheusServed, ErrorsAreOneLineAndExitTwo) {
   Outcome scheme = analyze(v, {"--metrics-as", "nginx"});
   EXPECT_EQ(scheme.status, 2);
   EXPECT_TRUE(one_line(scheme.err)) << scheme.err;
+}
+
+// import --mesh --calls-from-prometheus asks the live server what the saved
+// answers hold, and gets the same graph: Istio's query first; where it has no
+// series, Linkerd's.
+TEST_F(PrometheusServed, MeshCallGraphAskedLiveIsTheSavedAnswersGraph) {
+  const std::string shop = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/mesh/shop";
+  auto graph = [&](const std::vector<std::string>& source) {
+    std::vector<std::string> args = {"import", "--mesh", shop, "--format", "json"};
+    args.insert(args.end(), source.begin(), source.end());
+    Outcome o = run_cli(served->dir->path(), args);
+    EXPECT_EQ(o.status, 0) << o.err;
+    return o.status == 0 ? json::parse(o.out) : json::object();
+  };
+  auto at = [](double t) { return std::to_string(static_cast<long>(t)); };
+  for (const auto& [mesh, end] : {std::pair{"istio", kIstioCalls + kCallsSpan},
+                                  std::pair{"linkerd", kLinkerdCalls + kCallsSpan}}) {
+    json saved = graph({"--calls-from-metrics", shop + "-calls-" + mesh + ".json"});
+    json live = graph({"--calls-from-prometheus", served->url, "--calls-at", at(end)});
+    ASSERT_TRUE(live.contains("calls")) << mesh;
+    EXPECT_EQ(live["calls"], saved["calls"]) << mesh;
+    EXPECT_EQ(live["services"], saved["services"]) << mesh;
+    EXPECT_NEAR(live["demand"]["rate_per_s"].get<double>(),
+                saved["demand"]["rate_per_s"].get<double>(), 1e-6)
+        << mesh;
+  }
+  // The text says where the graph came from: the server and the query that answered.
+  Outcome text = run_cli(served->dir->path(), {"import", "--mesh", shop, "--calls-from-prometheus",
+                                               served->url, "--calls-at", at(kLinkerdCalls + 900)});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find(served->url + ": sum by (deployment, dst_deployment)"), std::string::npos)
+      << text.out.substr(0, 600);
+  // A time when neither mesh served: refused, naming both queries.
+  Outcome none = run_cli(served->dir->path(), {"import", "--mesh", shop, "--calls-from-prometheus",
+                                               served->url, "--calls-at", at(kStart - 86400)});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("has no series for Istio's sum by (source_workload, "
+                          "destination_workload) (rate(istio_requests_total{reporter="
+                          "\"destination\"}[600s])) nor Linkerd's"),
+            std::string::npos)
+      << none.err;
+}
+
+// The live call graph's flags refused before anything is asked.
+TEST(PrometheusErrors, LiveCallGraphFlagsAreCheckedFirst) {
+  TempDir dir("live-calls");
+  const std::string shop = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/mesh/shop";
+  auto refused = [&](const std::vector<std::string>& args, const std::string& needle) {
+    Outcome o = run_cli(dir.path(), args);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
+  };
+  std::vector<std::string> base = {"import", "--mesh", shop, "--calls-from-prometheus",
+                                   "http://127.0.0.1:1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  refused(with({"--calls-at", "yesterday"}), "--calls-at: 'yesterday' is not a time");
+  refused(with({"--calls-window", "0"}), "--calls-window: 0 is not a window; give 1 to 604800");
+  refused(with({"--calls-from-metrics", shop + "-calls-istio.json"}),
+          "give the call graph's source once");
+  refused({"import", "--mesh", shop, "--calls-at", "1704067200"},
+          "--calls-at goes with --calls-from-prometheus URL");
+  refused({"lint", "--calls-from-prometheus", "http://127.0.0.1:1"},
+          "--calls-from-prometheus goes with --mesh DIR");
+  refused(with({}), "--calls-from-prometheus: cannot reach http://127.0.0.1:1");
+  refused({"import", "--mesh", shop, "--calls-from-prometheus", "ftp://x"},
+          "--calls-from-prometheus: 'ftp://x' is not an http:// URL");
 }
 
 TEST(PrometheusErrors, ServerDownAndServerErrorsAreOneLineAndExitTwo) {

@@ -49,14 +49,36 @@ std::string default_calls_file(const std::filesystem::path& dir, bool needed) {
 
 MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
                             const std::string& metrics, const std::string& traces) {
+  return read_mesh_folder(dir, MeshSources{calls, metrics, traces, std::nullopt});
+}
+
+namespace {
+
+// At most one source of the call graph besides the calls file.
+void check_one_graph_source(const MeshSources& s) {
+  int given = !s.metrics.empty() + !s.traces.empty() + s.prometheus.has_value();
+  if (given > 1)
+    throw InputError(
+        "--calls-from-metrics, --calls-from-traces, --calls-from-prometheus: give the call "
+        "graph's source once");
+}
+
+// The folder's configuration files, in path order, bounded in number and bytes
+// before any is read; `skip` are the calls and graph files, never configuration.
+std::vector<configs::ConfigFile> mesh_files(const std::string& dir,
+                                            const std::vector<std::string>& skip);
+
+}  // namespace
+
+MeshFolder read_mesh_folder(const std::string& dir, const MeshSources& sources) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError("--mesh " + dir + ": not a folder");
-  if (!metrics.empty() && !traces.empty())
-    throw InputError(
-        "--calls-from-traces: give the call graph's source once, the metrics or the traces");
+  check_one_graph_source(sources);
+  const std::string &metrics = sources.metrics, &traces = sources.traces;
+  bool elsewhere = !metrics.empty() || !traces.empty() || sources.prometheus;
   std::string calls_path =
-      calls.empty() ? default_calls_file(dir, metrics.empty() && traces.empty()) : calls;
+      sources.calls.empty() ? default_calls_file(dir, !elsewhere) : sources.calls;
   MeshFolder out;
   if (!calls_path.empty())
     out.calls = configs::ConfigFile{calls_path, read_input_file(calls_path, "--calls")};
@@ -64,6 +86,21 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
     out.metrics = configs::ConfigFile{metrics, read_input_file(metrics, "--calls-from-metrics")};
   if (!traces.empty())
     out.traces = configs::ConfigFile{traces, read_input_file(traces, "--calls-from-traces")};
+  out.files = mesh_files(dir, {calls_path, metrics, traces});
+  // Asked last: a folder that cannot be read costs no query.
+  if (sources.prometheus) {
+    CallRatesAnswer a = fetch_call_rates(*sources.prometheus);
+    out.metrics = configs::ConfigFile{a.source, a.body};
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<configs::ConfigFile> mesh_files(const std::string& dir,
+                                            const std::vector<std::string>& skip) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
   std::vector<fs::path> paths;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   if (ec) throw InputError("--mesh " + dir + ": " + ec.message());
@@ -78,9 +115,9 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
     // The folder's own calls file is never a configuration file, even when
     // --calls names another.
     if (it.depth() == 0 && is_calls_file_name(name)) continue;
-    if ((!calls_path.empty() && fs::equivalent(it->path(), calls_path, ec)) ||
-        (!metrics.empty() && fs::equivalent(it->path(), metrics, ec)) ||
-        (!traces.empty() && fs::equivalent(it->path(), traces, ec)))
+    if (std::any_of(skip.begin(), skip.end(), [&](const std::string& f) {
+          return !f.empty() && fs::equivalent(it->path(), f, ec);
+        }))
       continue;
     paths.push_back(it->path());
     if (paths.size() > kMaxMeshFiles)
@@ -95,11 +132,13 @@ MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls,
   if (bytes > kMaxMeshBytes)
     throw InputError("--mesh " + dir + ": more than " + std::to_string(kMaxMeshBytes >> 20) +
                      " MiB of configuration files; give a smaller folder");
+  std::vector<configs::ConfigFile> files;
   for (const fs::path& p : paths)
-    out.files.push_back(
-        {fs::relative(p, dir).generic_string(), read_input_file(p.string(), "--mesh")});
-  return out;
+    files.push_back({fs::relative(p, dir).generic_string(), read_input_file(p.string(), "--mesh")});
+  return files;
 }
+
+}  // namespace
 
 configs::MeshImport import_mesh_folder(const MeshFolder& folder) {
   if (folder.metrics)

@@ -12,6 +12,7 @@
 #include "systems/import.hpp"
 #include "systems/lint.hpp"
 #include "systems/mesh/mesh.hpp"
+#include "systems/prometheus/client.hpp"
 
 namespace retrystorm::app {
 
@@ -31,6 +32,15 @@ struct MeshFolder {
 };
 MeshFolder read_mesh_folder(const std::string& dir, const std::string& calls = "",
                             const std::string& metrics = "", const std::string& traces = "");
+// Where a mesh's call graph comes from besides its calls file: at most one of a
+// saved Prometheus answer, a saved export of traces, or a live Prometheus
+// asked at once (its answer becomes the folder's `metrics`, named by the
+// query; docs/graph.md, "The call graph from Prometheus").
+struct MeshSources {
+  std::string calls, metrics, traces;
+  std::optional<LiveCallRates> prometheus;
+};
+MeshFolder read_mesh_folder(const std::string& dir, const MeshSources& sources);
 // The graph of the folder: from its metrics or its traces when given, else
 // its calls file.
 configs::MeshImport import_mesh_folder(const MeshFolder& folder);

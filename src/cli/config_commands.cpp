@@ -12,6 +12,7 @@
 #include "model/keys.hpp"
 #include "systems/common.hpp"
 #include "systems/mesh/mesh.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm::cli {
 
@@ -27,11 +28,15 @@ struct ConfigCommands {
   std::string to;
   std::string preset, scenario;
   std::vector<std::string> sets;
-  int call = -1;              // export: one call of a graph
-  std::string mesh;           // import, lint: a mesh's folder
-  std::string calls;          // its calls file
-  std::string calls_metrics;  // or a saved Prometheus answer of its call rates
-  std::string calls_traces;   // or a saved export of traces
+  int call = -1;                 // export: one call of a graph
+  std::string mesh;              // import, lint: a mesh's folder
+  std::string calls;             // its calls file
+  std::string calls_metrics;     // or a saved Prometheus answer of its call rates
+  std::string calls_traces;      // or a saved export of traces
+  std::string calls_prometheus;  // or a live Prometheus asked for the call rates
+  std::string calls_at;          // ... at this time (default: its now)
+  double calls_window = 600;     // ... over this window, seconds
+  CLI::Option* calls_window_opt = nullptr;
   bool simulate = false;
   double load = 0, instances = 0;
   CLI::Option* load_opt = nullptr;
@@ -48,10 +53,11 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "retrystorm: warning: " << w << "\n";
 }
 
+app::MeshSources mesh_sources(const ConfigCommands& c);
+
 // import --mesh: the graph, with each call's policy from the folder.
 int import_mesh_command(const ConfigCommands& c) {
-  MeshImport m = app::import_mesh_folder(
-      app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics, c.calls_traces));
+  MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, mesh_sources(c)));
   print_warnings(m.warnings);
   if (c.format == "text")
     emit(mesh_text(m), c.out);
@@ -62,15 +68,41 @@ int import_mesh_command(const ConfigCommands& c) {
   return 0;
 }
 
-// --calls, --calls-from-metrics and --calls-from-traces belong to --mesh.
+// --calls and the call graph's sources belong to --mesh; --calls-at and
+// --calls-window to --calls-from-prometheus.
 void check_mesh_options(const ConfigCommands& c, const std::string& command) {
-  const char* given = !c.calls.empty()           ? "--calls"
-                      : !c.calls_metrics.empty() ? "--calls-from-metrics"
-                      : !c.calls_traces.empty()  ? "--calls-from-traces"
-                                                 : nullptr;
+  const char* given = !c.calls.empty()              ? "--calls"
+                      : !c.calls_metrics.empty()    ? "--calls-from-metrics"
+                      : !c.calls_traces.empty()     ? "--calls-from-traces"
+                      : !c.calls_prometheus.empty() ? "--calls-from-prometheus"
+                                                    : nullptr;
   if (c.mesh.empty() && given)
     throw InputError(command + ": " + given +
                      " goes with --mesh DIR (the folder whose calls it gives)");
+  bool window = c.calls_window_opt && c.calls_window_opt->count() > 0;
+  if (c.calls_prometheus.empty() && (!c.calls_at.empty() || window))
+    throw InputError(command + ": " + (window ? "--calls-window" : "--calls-at") +
+                     " goes with --calls-from-prometheus URL (the time and window it asks)");
+}
+
+// Where the mesh's call graph comes from; the live query's time and window checked.
+app::MeshSources mesh_sources(const ConfigCommands& c) {
+  app::MeshSources s{c.calls, c.calls_metrics, c.calls_traces, std::nullopt};
+  if (c.calls_prometheus.empty()) return s;
+  LiveCallRates live;
+  live.url = c.calls_prometheus;
+  if (!c.calls_at.empty()) {
+    live.at_unix_s = parse_unix_time(c.calls_at);
+    if (!live.at_unix_s)
+      throw InputError("--calls-at: '" + printable(c.calls_at) +
+                       "' is not a time; give Unix seconds or 2024-01-01T00:00:00Z");
+  }
+  if (!(c.calls_window >= 1 && c.calls_window <= 7 * 86400))
+    throw InputError("--calls-window: " + number_text(c.calls_window) +
+                     " is not a window; give 1 to 604800 seconds (default 600)");
+  live.window_s = c.calls_window;
+  s.prometheus = live;
+  return s;
 }
 
 int import_command(const ConfigCommands& c) {
@@ -118,8 +150,7 @@ int lint_command(const ConfigCommands& c) {
       throw InputError(
           "lint --mesh: the folder and its calls file are the scenario; give no files, --preset "
           "or --scenario (--set applies on top)");
-    MeshImport m = app::import_mesh_folder(
-        app::read_mesh_folder(c.mesh, c.calls, c.calls_metrics, c.calls_traces));
+    MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, mesh_sources(c)));
     if (c.format == "text") print_warnings(m.warnings);
     app::ScenarioRequest mesh;
     mesh.scenario = m.document;
@@ -139,6 +170,20 @@ int lint_command(const ConfigCommands& c) {
   if (c.format == "text") print_warnings(r.imported.warnings);
   emit(c.format == "json" ? lint_json(r).dump(2) + "\n" : lint_text(r), c.out);
   return r.exit_status();
+}
+
+// The live call graph's options, the same on import and lint.
+void add_live_calls_options(CLI::App* cmd, ConfigCommands& c) {
+  cmd->add_option("--calls-from-prometheus", c.calls_prometheus,
+                  "with --mesh: who calls whom and how often, asked of a Prometheus at URL "
+                  "(Istio's istio_requests_total, else Linkerd's request_total, by caller "
+                  "and callee); a calls file, if any, adds its keys");
+  cmd->add_option("--calls-at", c.calls_at,
+                  "with --calls-from-prometheus: when (Unix seconds or "
+                  "2024-01-01T00:00:00Z; default: Prometheus' now); pick a quiet time");
+  c.calls_window_opt = cmd->add_option("--calls-window", c.calls_window,
+                                       "with --calls-from-prometheus: the rate window, seconds "
+                                       "(default 600)");
 }
 
 }  // namespace
@@ -163,6 +208,7 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.import_cmd->add_option("--calls-from-traces", c.calls_traces,
                            "with --mesh: who calls whom, from a saved export of traces (Jaeger, "
                            "Zipkin v2 or OTLP JSON); a calls file, if any, adds its keys");
+  add_live_calls_options(c.import_cmd, c);
   c.import_cmd->add_option("--format", c.format, "text (path = value # source) | json | yaml")
       ->check(one_of({"text", "json", "yaml"}));
   c.import_cmd->add_option("--out", c.out, "write to FILE (atomically)");
@@ -199,6 +245,7 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.lint_cmd->add_option("--calls-from-traces", c.calls_traces,
                          "with --mesh: the calls from a saved export of traces (Jaeger, Zipkin "
                          "v2 or OTLP JSON)");
+  add_live_calls_options(c.lint_cmd, c);
   c.lint_cmd->add_flag("--simulate", c.simulate,
                        "also run an incident (primary-failover, or --preset) with the imported "
                        "policy and with each suggested fix");

@@ -15,16 +15,20 @@ struct PairLabels {
   const char* mesh;
   const char* from;
   const char* to;
+  const char* counter;   // the request counter that carries them
+  const char* matchers;  // the series of it that count each call once
 };
 
 // Istio: istio_requests_total's standard labels (Istio's "Standard Metrics"
 // reference); a caller outside the mesh is "unknown". Linkerd: the proxy's
 // outbound request_total, whose `deployment` label comes from the pod's owner
 // in Linkerd's scrape configuration and `dst_deployment` from the destination
-// service's endpoints.
+// service's endpoints. Istio's destination sidecar reports every caller, the
+// ones outside the mesh too; Linkerd's outbound side is the caller's own count.
 constexpr PairLabels kPairs[] = {
-    {"Istio", "source_workload", "destination_workload"},
-    {"Linkerd", "deployment", "dst_deployment"},
+    {"Istio", "source_workload", "destination_workload", "istio_requests_total",
+     "reporter=\"destination\""},
+    {"Linkerd", "deployment", "dst_deployment", "request_total", "direction=\"outbound\""},
 };
 
 const PairLabels* labels_of(const PromSeries& s) {
@@ -66,6 +70,15 @@ ObservedCalls read_observed_calls(const std::string& body, const std::string& wh
   if (!mesh) throw InputError(what + ": the answer has no series");
   out.labels = std::string(mesh->mesh) + "'s " + mesh->from + " and " + mesh->to;
   for (const auto& [pair, rate] : rates) out.calls.push_back({pair.first, pair.second, rate});
+  return out;
+}
+
+std::vector<CallRatesQuery> call_rate_queries(double window_s) {
+  std::string window = number_text(window_s) + "s";
+  std::vector<CallRatesQuery> out;
+  for (const PairLabels& p : kPairs)
+    out.push_back({p.mesh, std::string("sum by (") + p.from + ", " + p.to + ") (rate(" + p.counter +
+                               "{" + p.matchers + "}[" + window + "]))"});
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "systems/observed_calls.hpp"
 
@@ -16,5 +17,13 @@ namespace retrystorm {
 // labels, summed per pair. InputError naming `what` for an answer Prometheus
 // refused, series with neither pair of labels, or a negative rate.
 ObservedCalls read_observed_calls(const std::string& body, const std::string& what);
+
+// The instant query whose answer read_observed_calls reads, per mesh (Istio
+// first): the request rate by caller and callee over the last `window_s`.
+struct CallRatesQuery {
+  std::string mesh;  // "Istio", "Linkerd"
+  std::string expr;  // PromQL
+};
+std::vector<CallRatesQuery> call_rate_queries(double window_s);
 
 }  // namespace retrystorm

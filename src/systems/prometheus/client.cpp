@@ -13,6 +13,7 @@
 #include "logs/line_reader.hpp"
 #include "logs/times.hpp"
 #include "model/keys.hpp"
+#include "systems/prometheus/call_graph.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -24,17 +25,17 @@ struct Endpoint {
   std::string prefix;            // a path prefix ("/prometheus"), or ""
 };
 
-Endpoint endpoint_of(const std::string& url) {
+Endpoint endpoint_of(const std::string& url, const std::string& flag) {
   std::string rest;
   if (url.rfind("http://", 0) == 0)
     rest = url.substr(7);
   else
-    throw InputError("--prometheus: '" + printable(url) +
+    throw InputError(flag + ": '" + printable(url) +
                      "' is not an http:// URL (e.g. http://127.0.0.1:9090)");
   size_t slash = rest.find('/');
   std::string host = rest.substr(0, slash);
   if (host.empty() || host.find_first_of("@?# ") != std::string::npos)
-    throw InputError("--prometheus: '" + printable(url) + "' names no host");
+    throw InputError(flag + ": '" + printable(url) + "' names no host");
   std::string prefix = slash == std::string::npos ? "" : rest.substr(slash);
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   return {"http://" + host, prefix};
@@ -76,7 +77,7 @@ class Deadline {
 // carries Prometheus' error, which parse_query_answer reports).
 std::string api_get(const PrometheusQuery& q, const std::string& path,
                     const httplib::Params& params, const std::string& what) {
-  Endpoint e = endpoint_of(q.url);
+  Endpoint e = endpoint_of(q.url, q.flag);
   httplib::Client client(e.scheme_host_port);
   auto secs = std::chrono::duration<double>(q.http_timeout_s);
   auto micros = std::chrono::duration_cast<std::chrono::microseconds>(secs);
@@ -95,18 +96,18 @@ std::string api_get(const PrometheusQuery& q, const std::string& path,
                           return true;
                         });
   if (deadline.passed())
-    throw InputError("--prometheus: " + printable(q.url) + " did not answer within " +
+    throw InputError(q.flag + ": " + printable(q.url) + " did not answer within " +
                      number_text(q.http_timeout_s) + " s");
   if (too_big)
     throw InputError(what + ": the answer is over " + std::to_string(kMaxAnswerBytes >> 20) +
                      " MiB; narrow --from/--to, a larger --step or a --selector");
   if (!res)
-    throw InputError("--prometheus: cannot reach " + printable(q.url) + ": " +
+    throw InputError(q.flag + ": cannot reach " + printable(q.url) + ": " +
                      httplib::to_string(res.error()));
   int status = res->status;
   bool json_error = body.find("\"status\":\"error\"") != std::string::npos;
   if ((status < 200 || status >= 300) && !json_error)
-    throw InputError("--prometheus: " + printable(q.url + path) + " answered HTTP " +
+    throw InputError(q.flag + ": " + printable(q.url + path) + " answered HTTP " +
                      std::to_string(status) + (status == 404 ? " (not a Prometheus API?)" : ""));
   return body;
 }
@@ -217,6 +218,27 @@ incident::ObservedSeries fetch_observed(const PrometheusQuery& q, const MetricsM
     s.slow = std::move(b.slow);
   }
   return s;
+}
+
+CallRatesAnswer fetch_call_rates(const LiveCallRates& live) {
+  PrometheusQuery q;
+  q.url = live.url;
+  q.http_timeout_s = live.http_timeout_s;
+  q.flag = "--calls-from-prometheus";
+  std::string at = live.at_unix_s ? number_text(*live.at_unix_s) : std::string();
+  std::string asked;
+  for (const CallRatesQuery& c : call_rate_queries(live.window_s)) {
+    httplib::Params params = {{"query", c.expr}};
+    if (live.at_unix_s) params.emplace("time", at);
+    std::string what = "--calls-from-prometheus: " + c.mesh + "'s " + c.expr;
+    std::string body = api_get(q, "/api/v1/query", params, what);
+    if (!parse_instant_or_range_answer(body, what).empty())
+      return {body, printable(live.url) + ": " + c.expr + (at.empty() ? "" : " at " + at)};
+    asked += (asked.empty() ? "" : " nor ") + c.mesh + "'s " + c.expr;
+  }
+  throw InputError("--calls-from-prometheus: " + printable(live.url) + " has no series for " +
+                   asked + (at.empty() ? " now" : " at " + at) +
+                   "; give --calls-at a time the mesh was serving, or a longer --calls-window");
 }
 
 std::optional<double> parse_unix_time(const std::string& text) {
