@@ -80,9 +80,10 @@ const char* kBase =
 TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
   struct Case {
     const char* name;
-    std::string extra;  // more common keys
-    std::string outer;  // more client keys (the scenario's block: both layers)
-    std::string inner;  // the same keys on the inner call of the chain
+    std::string extra;         // more common keys
+    std::string outer;         // more client keys (the scenario's block: both layers)
+    std::string inner;         // the same keys on the inner call of the chain
+    std::string stacked = "";  // client keys of the stacked scenario only
   };
   const Case cases[] = {
       {"plain", "", ", backoff: {base_s: 0.1, multiplier: 2, cap_s: 1, jitter: full}",
@@ -99,11 +100,15 @@ TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
        ", budget: {kind: envoy_concurrency, ratio: 0.2}"},
       {"503 outage", "incident: {failure: '503', capacity_factor: 0}\n", ", retry_on: '503'",
        ", retry_on: '503'"},
+      // The stacked engine's limiter paces its innermost layer: the chain's inner call.
+      {"AWS adaptive rate limiter, 429s",
+       "server: {queue_limit: 40, reject_status: '429'}\nclient: {budget: {clients: 3}}\n", "",
+       ", rate_limiter: aws_adaptive", ", rate_limiter: aws_adaptive"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Pair p{kBase, c.outer, c.inner};
-    Scenario stacked = read(stacked_text(p, 2, 1, 2, 0.5));
+    Scenario stacked = read(stacked_text(Pair{kBase, c.outer + c.stacked, c.inner}, 2, 1, 2, 0.5));
     Scenario chain = read(chain_text(p, 2, 1, 2, 0.5, 1000));
     if (!c.extra.empty()) {  // the extra keys over both
       std::vector<std::string> paths;
@@ -195,11 +200,53 @@ std::string generated_graph(uint64_t seed) {
             ", abort_status: " + (pick(2) ? "'503'" : "reset") +
             ", fault_on: " + (pick(2) ? "attempts" : "calls");
   }
-  return head + "}\n" + services + calls;
+  // One in four: AWS adaptive mode on every call, the incident answering 429 (drawn last too).
+  std::string client;
+  if (pick(4) == 0) {
+    head += ", failure: '429'";
+    client = "client: {rate_limiter: aws_adaptive, budget: {clients: 4}}\n";
+  }
+  return head + "}\n" + client + services + calls;
 }
 
 double sum(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0);
+}
+
+// AWS adaptive mode on one call: once its callee answers 429, that call's
+// clients send at the rate the limiter allows (docs/policies.md), so fewer
+// attempts reach the callee than without it; the other call is untouched.
+TEST(Graph, AnAdaptiveRateLimiterOnACallPacesOnlyThatCall) {
+  std::string base = std::string(kBase) +
+                     "engine: agent\nclient: {budget: {clients: 2}}\n"
+                     "services:\n  gateway: {}\n  db: {capacity_per_s: 1000, queue_limit: 40, "
+                     "reject_status: '429'}\ncalls:\n  - {from: user, to: gateway, retries: 1, "
+                     "timeout_s: 3}\n  - {from: gateway, to: db, retries: 3, timeout_s: 0.5";
+  RunResult plain = run_engine(read(base + "}\n"));
+  RunResult paced = run_engine(read(base + ", rate_limiter: aws_adaptive}\n"));
+  // What reaches the db: the attempts sent, not the calls made (a call waits for its token).
+  auto at_db = [](const RunResult& r) {
+    return sum(r.graph.services[0].first_attempts) + sum(r.graph.services[0].retries);
+  };
+  auto rejected = [](const RunResult& r) { return sum(r.graph.services[0].rejected); };
+  ASSERT_EQ(paced.graph.services[0].name, "db");
+  EXPECT_GT(rejected(plain), 1000);  // the 429s that turn the limiter on
+  EXPECT_GT(sum(paced.graph.edges[1].paced), 1000);
+  EXPECT_EQ(sum(paced.graph.edges[0].paced), 0);  // the user's call has no limiter
+  EXPECT_EQ(sum(plain.graph.edges[1].paced), 0);
+  EXPECT_LT(at_db(paced), 0.9 * at_db(plain));
+  EXPECT_LT(rejected(paced), rejected(plain));
+  // Before the incident nothing is throttled: the limiter is off, the runs agree.
+  EXPECT_EQ(paced.graph.edges[1].calls[100], plain.graph.edges[1].calls[100]);
+  // The limiter's count is the call's caller instances, bounded as the stacked engine's.
+  try {
+    read(base + ", rate_limiter: aws_adaptive, budget: {clients: 200000}}\n");
+    ADD_FAILURE() << "200,000 limiters accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("one limiter per client, at most 100000"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Graph, InvariantsOnGeneratedGraphs) {
@@ -226,10 +273,11 @@ TEST(Graph, InvariantsOnGeneratedGraphs) {
           if (static_cast<int>(e) != s.incident.call) {
             EXPECT_EQ(faulted, 0) << edge.from;
           }
-          held += faulted;
+          held += faulted + sum(edge.paced);  // a call held for a token may never be sent
         }
       // Per edge, attempts = first + retries; per service, they arrive, but
-      // for those a fault answered or held until nobody waited.
+      // for those a fault answered, or a fault or a rate limiter held until
+      // nobody waited.
       if (held == 0) {
         EXPECT_EQ(sum(at.first_attempts), calls_in) << at.name;
         EXPECT_EQ(arrivals, attempts_in) << at.name;
@@ -362,7 +410,8 @@ TEST(Graph, TheCsvPerServiceAndPerCallHoldsTheSeries) {
   EXPECT_EQ(services[2].rfind("0,\"edge, west\",", 0), 0u) << services[2];
   std::vector<std::string> calls = lines(graph_calls_csv(r));
   ASSERT_EQ(calls.size(), 1 + 40 * 2u);
-  EXPECT_EQ(calls[0], "t_s,call,from,to,calls,retries,timeouts,failed,denied,delayed,aborted");
+  EXPECT_EQ(calls[0],
+            "t_s,call,from,to,calls,retries,timeouts,failed,denied,delayed,aborted,paced");
   // The retries of call 1, summed over its rows, are the report's total.
   double retries = 0;
   for (size_t i = 1; i < calls.size(); ++i) {

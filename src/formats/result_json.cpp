@@ -77,7 +77,8 @@ json edge_json(const EdgeHop& h, const EdgeSeries& x) {
             {"denied", h.denied},
             {"attempts_per_call", h.attempts_per_call},
             {"delayed", h.delayed},
-            {"aborted", h.aborted}}},
+            {"aborted", h.aborted},
+            {"paced", h.paced}}},
           {"series", graph_series_json(x, kEdgeFields)}};
 }
 

@@ -116,21 +116,26 @@ std::string hops_text(const RunResult& run) {
     else
       out << "(a proxy: no server)\n";
   }
-  // The fault's columns only when the incident is a fault on a call.
+  // The fault's columns only when the incident is a fault on a call; the
+  // rate limiter's when one held an attempt.
   bool fault = run.scenario.incident.call >= 0;
+  bool paced =
+      std::any_of(g.edges.begin(), g.edges.end(), [](const EdgeHop& h) { return h.paced > 0; });
   out << "Per call (x = attempts per call)\n";
   out << "  " << pad("call", edge_w) << pad("calls", 10) << pad("retries", 10) << pad("x", 7)
-      << pad("timeouts", 10) << pad("failed", 10)
-      << (fault ? pad("denied", 10) + pad("delayed", 10) + "aborted\n" : "denied\n");
+      << pad("timeouts", 10) << pad("failed", 10) << (fault || paced ? pad("denied", 10) : "denied")
+      << (fault ? pad("delayed", 10) + (paced ? pad("aborted", 10) : "aborted") : "")
+      << (paced ? "paced" : "") << "\n";
   for (const EdgeHop& h : g.edges) {
     out << "  " << pad(printable(h.from + " -> " + h.to), edge_w) << pad(format_amount(h.calls), 10)
         << pad(format_amount(h.retries), 10) << pad(format_amount(h.attempts_per_call), 7)
         << pad(format_amount(h.timeouts), 10) << pad(format_amount(h.failed), 10);
-    if (fault)
-      out << pad(format_amount(h.denied), 10) << pad(format_amount(h.delayed), 10)
-          << format_amount(h.aborted) << "\n";
-    else
-      out << format_amount(h.denied) << "\n";
+    std::vector<double> tail = {h.denied};
+    if (fault) tail.insert(tail.end(), {h.delayed, h.aborted});
+    if (paced) tail.push_back(h.paced);
+    for (size_t i = 0; i < tail.size(); ++i)
+      out << (i + 1 < tail.size() ? pad(format_amount(tail[i]), 10) : format_amount(tail[i]));
+    out << "\n";
   }
   return out.str();
 }

@@ -103,7 +103,7 @@ export interface GraphEdgeResult {
   from: string;
   to: string;
   totals: Record<string, number>;
-  series: Record<'calls' | 'retries' | 'timeouts' | 'failed' | 'denied' | 'delayed' | 'aborted', number[]>;
+  series: Record<'calls' | 'retries' | 'timeouts' | 'failed' | 'denied' | 'delayed' | 'aborted' | 'paced', number[]>;
 }
 
 export interface GraphResult {

@@ -67,7 +67,8 @@ GraphSummary graph_summary(const RunResult& run) {
               total(x.denied),
               0,
               total(x.delayed),
-              total(x.aborted)};
+              total(x.aborted),
+              total(x.paced)};
     h.attempts_per_call = ratio(h.calls + h.retries, h.calls);
     out.edges.push_back(h);
   }

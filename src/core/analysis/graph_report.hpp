@@ -27,6 +27,7 @@ struct EdgeHop {
   double calls = 0, retries = 0, timeouts = 0, failed = 0, denied = 0;
   double attempts_per_call = 0;     // (calls + retries) / calls; 0 when no call was made
   double delayed = 0, aborted = 0;  // by the incident's fault on the call
+  double paced = 0;                 // held by the call's rate limiter
 };
 
 struct GraphSummary {

@@ -32,6 +32,7 @@ struct EdgeSeries {
   std::vector<double> denied;    // retries the edge's budget refused
   std::vector<double> delayed;   // attempts (or calls) the incident's fault delayed
   std::vector<double> aborted;   // attempts (or calls) the incident's fault answered
+  std::vector<double> paced;     // attempts the call's rate limiter held for a token
 };
 
 template <typename Record>
@@ -51,7 +52,7 @@ inline constexpr std::array<GraphField<ServiceSeries>, 8> kServiceFields = {{
     {"queue", &ServiceSeries::queue},
 }};
 
-inline constexpr std::array<GraphField<EdgeSeries>, 7> kEdgeFields = {{
+inline constexpr std::array<GraphField<EdgeSeries>, 8> kEdgeFields = {{
     {"calls", &EdgeSeries::calls},
     {"retries", &EdgeSeries::retries},
     {"timeouts", &EdgeSeries::timeouts},
@@ -59,6 +60,7 @@ inline constexpr std::array<GraphField<EdgeSeries>, 7> kEdgeFields = {{
     {"denied", &EdgeSeries::denied},
     {"delayed", &EdgeSeries::delayed},
     {"aborted", &EdgeSeries::aborted},
+    {"paced", &EdgeSeries::paced},
 }};
 
 // Per service and per edge, in the order the scenario lists them; empty

@@ -53,6 +53,10 @@ RunResult run_agent(const Scenario& s, const AgentOptions& options = {});
 // The agent keys' own checks (called by validate() when engine is agent).
 void validate_agent(const Scenario& s, const RunLimits& limits);
 
+// client.rate_limiter's own checks: at most 100,000 limiters (one per client
+// instance), on a layer that does not hedge. The graph engine checks each call.
+void validate_rate_limiter(const Scenario& s);
+
 // client.layer_timeouts_s as numbers, one per retrying layer (outermost
 // first); client.timeout_s for every layer when the key is empty.
 std::vector<double> layer_timeouts(const Scenario& s);

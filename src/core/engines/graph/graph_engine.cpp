@@ -30,6 +30,7 @@
 #include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
+#include "policies/adaptive_limiter.hpp"
 #include "policies/client_policy.hpp"
 #include "policies/retry_state.hpp"
 #include "random/rng.hpp"
@@ -112,6 +113,9 @@ struct Edge {
   int64_t attempts_in_flight = 0, retries_in_flight = 0, retries_in_backoff = 0;
   double calls_this_step = 0;  // received, for the budget's next step
   TimerLane timers, deadlines;
+  // client.rate_limiter aws_adaptive: one per caller instance (budget.clients),
+  // user requests dealt to them in turn, as the stacked engine's innermost layer.
+  std::vector<AdaptiveRateLimiter> limiters;
 };
 
 constexpr uint16_t kNoService = std::numeric_limits<uint16_t>::max();
@@ -211,6 +215,9 @@ class GraphEngine {
       edge.retry = std::make_unique<RetryState>(
           *edge.policy, RetryBudget(*edge.policy, s_.demand.rate_per_s, s_.step_s));
       edge.budget_on = edge.retry->budget().enabled();
+      if (edge.policy->rate_limiter() == RateLimiter::aws_adaptive)
+        edge.limiters.assign(static_cast<size_t>(std::llround(es.client.budget.clients)),
+                             AdaptiveRateLimiter(0));
       edge.timers.set_order(order_of(kTimeout, n - 1 - e));  // edges listed later first
       edge.deadlines.set_order(deadline_order(e));
       if (edge.from == kNoService) entry_ = static_cast<uint16_t>(e);
@@ -229,7 +236,7 @@ class GraphEngine {
       result_.graph.services.push_back(std::move(series));
     }
     for (const GraphCall& call : g.calls) {
-      EdgeSeries series{call.from, call.to, {}, {}, {}, {}, {}, {}, {}};
+      EdgeSeries series{call.from, call.to, {}, {}, {}, {}, {}, {}, {}, {}};
       for (const auto& field : kEdgeFields) (series.*field.member).assign(steps, 0);
       result_.graph.edges.push_back(std::move(series));
     }
@@ -446,7 +453,9 @@ class GraphEngine {
 
   void free_call(uint32_t call_id) { free_entity(calls_, call_id, kCallFree); }
 
-  void send_attempt(uint32_t call_id) {
+  // `token`: the edge's rate limiter let it go already (client.rate_limiter).
+  void send_attempt(uint32_t call_id, bool token = false) {
+    if (!token && held_for_token(call_id)) return;
     GCall& call = calls_[call_id];
     ++call.attempt;
     ++call.gen;
@@ -477,10 +486,34 @@ class GraphEngine {
     visit(call_id);
   }
 
+  // ---- AWS adaptive mode (docs/policies.md, "AWS adaptive mode") -----------
+  // The attempt waits for its caller instance's token: true when held (a
+  // kRetry event sends it once the token is there).
+  bool held_for_token(uint32_t call_id) {
+    GCall& call = calls_[call_id];
+    auto& limiters = edges_[call.edge].limiters;
+    if (limiters.empty()) return false;
+    double at = limiters[call.request % limiters.size()].acquire(now_);
+    if (!(at > now_)) return false;
+    ++call.gen;
+    call.state = kHeld;
+    on(call.edge).paced[step_] += 1;
+    retries_.push(at, kRetry, {call_id, call.gen});
+    return true;
+  }
+
+  // The edge's client heard its attempt's answer (or gave up on it): its rate
+  // limiter measures and adapts.
+  void heard(const GCall& call, bool throttled) {
+    auto& limiters = edges_[call.edge].limiters;
+    if (!limiters.empty()) limiters[call.request % limiters.size()].on_response(now_, throttled);
+  }
+
   // The fault answers the attempt before it reaches the callee.
   void attempt_aborted(uint32_t call_id) {
     GCall& call = calls_[call_id];
     call.visit = kNone;
+    heard(call, s_.incident.abort_status == FailureClass::http_429);
     on(call.edge).aborted[step_] += 1;
     end_attempt(call);
     attempt_failed(call_id, false, s_.incident.abort_status);
@@ -503,6 +536,7 @@ class GraphEngine {
 
   void on_timeout(uint32_t call_id) {
     ++stats_.events;
+    heard(calls_[call_id], false);
     end_attempt(calls_[call_id]);
     abandon_attempt(call_id);
     attempt_failed(call_id, true);
@@ -574,6 +608,11 @@ class GraphEngine {
     GCall& call = calls_[call_id];
     if (call.gen != gen) return;
     if (call.state == kWaiting && call.in_transit) return delay_over(call_id);
+    if (call.state == kHeld) {  // its token is there
+      ++stats_.events;
+      if (!wanted(call_id)) return drop_call(call_id);
+      return send_attempt(call_id, true);
+    }
     if (call.state != kBackoff) return;
     if (call.attempt == 0) return held_call_due(call_id);
     ++stats_.events;
@@ -625,6 +664,7 @@ class GraphEngine {
   void call_succeeded(uint32_t call_id, uint32_t gen) {
     GCall& call = calls_[call_id];
     if (!awaits(call, gen)) return;
+    heard(call, false);
     end_attempt(call);
     Edge& edge = edges_[call.edge];
     if (edge.budget_on)
@@ -728,6 +768,7 @@ class GraphEngine {
     free_visit(visit_id);
     GCall& call = calls_[caller];
     if (!awaits(call, caller_gen)) return;
+    heard(call, answer == FailureClass::http_429);
     end_attempt(call);
     attempt_failed(caller, false, answer, pushback_s);
   }
@@ -858,10 +899,11 @@ void validate_graph_run(const Scenario& s, const RunLimits& limits) {
     throw InputError(
         "client.layers: a graph has one layer per call; give each hop its own call "
         "(client.layers 1, client.stack_retries and client.layer_timeouts_s empty)");
-  if (c.hedging != "none" || c.rate_limiter != RateLimiter::none)
+  if (c.hedging != "none")
     throw InputError(
-        "client.hedging: hedging and client.rate_limiter run on one population of "
-        "clients; the graph engine does not run them yet");
+        "client.hedging: hedging runs on one population of clients; the graph engine does "
+        "not run it yet");
+  for (const GraphCall& call : s.graph.calls) validate_rate_limiter(edge_scenario(s, call));
   for (const GraphService& service : s.graph.services) {
     Scenario at = service_scenario(s, service);
     if (at.server.shed_lag_s > 0 || at.server.answer_delay_s > 0)
