@@ -101,6 +101,14 @@ TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
       {"503 outage", "incident: {failure: '503', capacity_factor: 0}\n", ", retry_on: '503'",
        ", retry_on: '503'"},
       // The stacked engine's limiter paces its innermost layer: the chain's inner call.
+      // Hedging on the inner layer: a new attempt each timeout while none answered,
+      // the others cancelled by the first answer (docs/policies.md, "Hedging").
+      {"gRPC hedging on the inner call", "", ", backoff: {base_s: 0}", ", hedging: grpc",
+       ", hedging: 'retry,grpc'"},
+      {"Envoy hedging on the inner call, 503s",
+       "server: {queue_limit: 30}\nincident: {failure: '503'}\n",
+       ", retry_on: '503', backoff: {base_s: 0.05, jitter: full}", ", hedging: envoy",
+       ", hedging: 'retry,envoy'"},
       {"AWS adaptive rate limiter, 429s",
        "server: {queue_limit: 40, reject_status: '429'}\nclient: {budget: {clients: 3}}\n", "",
        ", rate_limiter: aws_adaptive", ", rate_limiter: aws_adaptive"},
@@ -200,11 +208,15 @@ std::string generated_graph(uint64_t seed) {
             ", abort_status: " + (pick(2) ? "'503'" : "reset") +
             ", fault_on: " + (pick(2) ? "attempts" : "calls");
   }
-  // One in four: AWS adaptive mode on every call, the incident answering 429 (drawn last too).
+  // One in four: AWS adaptive mode on every call, the incident answering 429;
+  // one in four without a fault: every call hedges (drawn last too).
   std::string client;
-  if (pick(4) == 0) {
+  int extra = pick(4);
+  if (extra == 0) {
     head += ", failure: '429'";
     client = "client: {rate_limiter: aws_adaptive, budget: {clients: 4}}\n";
+  } else if (extra == 1 && head.find(", call: ") == std::string::npos) {
+    client = std::string("client: {hedging: ") + (pick(2) ? "grpc" : "envoy") + "}\n";
   }
   return head + "}\n" + client + services + calls;
 }
@@ -246,6 +258,38 @@ TEST(Graph, AnAdaptiveRateLimiterOnACallPacesOnlyThatCall) {
     EXPECT_NE(std::string(e.what()).find("one limiter per client, at most 100000"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Hedging on one call of a graph: a slow db answers a hedged call sooner
+// than a call that waits out its timeout, and every hedge is an attempt
+// that arrives; a fault on a hedging call's attempts is refused by name.
+TEST(Graph, AHedgingCallSendsItsHedgesAndTheFirstAnswerEndsIt) {
+  auto text = [](const std::string& incident, const std::string& hedging) {
+    return "horizon_s: 60\nstep_s: 0.05\nengine: agent\ndemand: {rate_per_s: 50}\n"
+           "server: {service: exponential}\nincident: {start_s: 10, duration_s: 5" +
+           incident +
+           "}\nservices:\n  api: {capacity_per_s: 1000, slots: 100}\n"
+           "  db: {capacity_per_s: 200, slots: 20}\n"
+           "calls:\n  - {from: user, to: api, timeout_s: 5}\n"
+           "  - {from: api, to: db, retries: 2, timeout_s: 0.05, backoff: {base_s: 0}" +
+           hedging + "}\n";
+  };
+  RunResult plain = run_engine(read(text(", capacity_factor: 1", "")));
+  RunResult hedged = run_engine(read(text(", capacity_factor: 1", ", hedging: grpc")));
+  const EdgeSeries& e = hedged.graph.edges[1];
+  const ServiceSeries& db = hedged.graph.services[1];
+  ASSERT_EQ(db.name, "db");
+  EXPECT_GT(sum(e.retries), 0.2 * sum(e.calls));  // service times above 50 ms bring hedges
+  EXPECT_EQ(sum(db.first_attempts) + sum(db.retries), sum(e.calls) + sum(e.retries));
+  EXPECT_EQ(sum(e.failed), 0);  // no hedge fails: the first answer wins
+  EXPECT_EQ(hedged.failed, 0);
+  EXPECT_LT(*hedged.success_latency.quantile(0.99), *plain.success_latency.quantile(0.99));
+  try {
+    read(text(", call: 1, delay_s: 0.1", ", hedging: envoy"));
+    ADD_FAILURE() << "a fault on a hedging call's attempts was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("incident.call: 1 hedges"), std::string::npos) << e.what();
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "analysis/graph_report.hpp"
 #include "analysis/ladder.hpp"
+#include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "model/graph.hpp"
 #include "model/keys.hpp"
@@ -148,6 +149,24 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
 
 namespace {
 
+// One layer: the outermost layer's timeout and hedging, where they were
+// given per layer (a list of a stack no longer fits one layer).
+std::vector<std::pair<std::string, KeyValue>> one_layer_change(const Scenario& s) {
+  std::vector<std::pair<std::string, KeyValue>> change = {{"client.layers", 1.0},
+                                                          {"client.stack_retries", std::string()}};
+  if (!s.client.layer_timeouts_s.empty()) {
+    change.push_back({"client.timeout_s", layer_timeouts(s).front()});
+    change.push_back({"client.layer_timeouts_s", std::string()});
+  }
+  if (s.client.hedging != "none" && s.client.hedging != "grpc" && s.client.hedging != "envoy") {
+    Hedging outer = s.hedged_layers().front();
+    change.push_back(
+        {"client.hedging",
+         std::string(outer == Hedging::none ? "none" : kHedgingNames[static_cast<int>(outer)])});
+  }
+  return change;
+}
+
 // One defense as a change to the scenario, run: kept in `tried` (with its
 // effect in the why) when it helps.
 void try_change(const Scenario& s, const Metrics& m, std::vector<Advice>& tried, std::string title,
@@ -216,7 +235,7 @@ void try_defenses(const Scenario& s, const Metrics& m, std::vector<Advice>& trie
                    " stacked layers multiply to " + std::to_string(s.attempts()) +
                    " attempts per request at the bottom; keep retries at the layer closest to "
                    "the user and let the others fail fast.",
-               {{"client.layers", 1.0}, {"client.stack_retries", std::string()}});
+               one_layer_change(s));
   if (s.client.retries > 1 && s.client.stack_retries.empty())
     try_change(s, m, tried, "Fewer attempts per request",
                "Every extra attempt raises the load a stuck system must carry; one retry is "

@@ -13,9 +13,8 @@ namespace retrystorm {
 namespace {
 
 // Client keys that shape one population's stack of layers: a graph has one
-// layer per edge and says per edge what they say per layer. (Hedging is
-// refused by the graph engine, not here: it is a call's policy, not yet run.)
-constexpr const char* kStackOnly[] = {"layers", "stack_retries", "layer_timeouts_s", "hedging"};
+// layer per edge and says per edge what they say per layer.
+constexpr const char* kStackOnly[] = {"layers", "stack_retries", "layer_timeouts_s"};
 
 void add_key(KeySettings& settings, const std::string& where, const std::string& prefix,
              const std::string& key, const KeyValue& value) {

@@ -145,27 +145,24 @@ std::vector<ImportedKey> own_keys(const json& call, const std::string& where,
 
 // One hop's keys: the layer's, without what a graph's call does not take,
 // the caller's instances for a per-instance budget, the calls file's own on top.
-std::vector<ImportedKey> hop_keys(std::vector<ImportedKey> keys, const MeshCall& hop,
-                                  const std::string& caller, const Workloads& workloads,
-                                  const std::vector<ImportedKey>& own,
-                                  std::vector<std::string>& warnings) {
+std::vector<ImportedKey> hop_keys(std::vector<ImportedKey> keys, const std::string& caller,
+                                  const Workloads& workloads, const std::vector<ImportedKey>& own) {
   std::vector<ImportedKey> out;
-  std::string budget = "none";
+  bool per_instance = false;  // a budget or a rate limiter, counted per caller instance
   for (ImportedKey& k : keys) {
     if (k.path == "client.layers" || k.path == "client.stack_retries" ||
         k.path == "client.budget.clients")
       continue;
+    // Hedging and AWS adaptive mode run per call; "none" is every call's default.
     if ((k.path == "client.hedging" || k.path == "client.rate_limiter") &&
-        to_string(k.value) != "none") {
-      warnings.push_back(k.from + ": " + k.path.substr(7) + " is not modelled on a graph's call (" +
-                         hop.from + " -> " + hop.to + "); left out");
+        to_string(k.value) == "none")
       continue;
-    }
-    if (k.path == "client.hedging" || k.path == "client.rate_limiter") continue;
-    if (k.path == "client.budget.kind") budget = to_string(k.value);
+    if ((k.path == "client.budget.kind" || k.path == "client.rate_limiter") &&
+        to_string(k.value) != "none")
+      per_instance = true;
     out.push_back(std::move(k));
   }
-  if (auto w = workloads.find(service_of_host(caller)); w != workloads.end() && budget != "none")
+  if (auto w = workloads.find(service_of_host(caller)); w != workloads.end() && per_instance)
     out.push_back({"client.budget.clients", w->second.count, w->second.from});
   for (const ImportedKey& k : own) {
     auto it = std::find_if(out.begin(), out.end(),
@@ -237,7 +234,7 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                "no configuration file names " + to +
                    ": the calls file's keys and the scenario's client block",
                {}};
-    c.keys = hop_keys({}, c, from, workloads, own, out.warnings);
+    c.keys = hop_keys({}, from, workloads, own);
     return {{c, graph}};
   }
   std::vector<ConfigFile> texts;
@@ -259,7 +256,7 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
       c.files.push_back(l.file);
       if (l.fault && !c.fault) c.fault = l.fault;
     }
-    c.keys = hop_keys(r.keys, c, from, workloads, own, out.warnings);
+    c.keys = hop_keys(r.keys, from, workloads, own);
     return {{c, graph}};
   }
   std::vector<Hop> hops;
@@ -281,8 +278,8 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                    " on " + from + " -> " + to,
                retrying[k]->fault};
     // A proxy between layers is the caller's own (its sidecar): its instances.
-    c.keys = hop_keys(retrying[k]->keys, c, from, workloads,
-                      k == 0 ? own : std::vector<ImportedKey>{}, out.warnings);
+    c.keys =
+        hop_keys(retrying[k]->keys, from, workloads, k == 0 ? own : std::vector<ImportedKey>{});
     hops.push_back({c, g});
     caller = callee;
   }

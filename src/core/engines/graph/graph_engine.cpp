@@ -51,19 +51,24 @@ constexpr uint64_t deadline_order(size_t edge) {
 using TimerLane = EventLane<EntityRef>;
 
 // A call on an edge: a user request on the entry edge, or a call a visit
-// made. It sends one attempt at a time.
+// made. It sends one attempt at a time; on a hedging edge, a new one while
+// the earlier ones are still out (their generations gen0 to gen).
 struct GCall {
   double start_s;   // the user request's arrival
   double sent_s;    // the current attempt's send instant
   uint32_t parent;  // the visit that made it, kNone for the user
   uint32_t parent_gen;
   uint32_t gen;
+  uint32_t gen0;    // the generation of its oldest attempt still counted
   uint32_t serial;  // names this call in its deadline lane
   uint32_t request;
   uint32_t visit;  // the current attempt's visit
   uint16_t attempt;
   uint16_t edge;
+  uint16_t hedges_out;  // hedging: its attempts in flight
   uint8_t state;
+  bool first_out;    // hedging: its first attempt is one of them
+  bool hedge_due;    // hedging: the next hedge waits its backoff
   bool first;        // every call above is on its first attempt
   bool after_error;  // the current attempt's retry followed an error
   bool in_transit;   // the current attempt is held by the fault's delay
@@ -104,6 +109,7 @@ struct Edge {
   bool optional = false;
   bool propagates = false;
   bool faulted = false;  // the incident's fault is on this call
+  Hedging hedging = Hedging::none;
   double timeout_s = 0;
   double deadline_s = 0;
   int retries = 0;
@@ -209,6 +215,7 @@ class GraphEngine {
       edge.faulted = static_cast<int>(e) == s_.incident.call;
       edge.policy = std::make_unique<ClientPolicy>(ClientPolicy::of(es, Engine::agent));
       edge.retries = edge.policy->retries(0);
+      edge.hedging = edge.policy->hedging(0);
       edge.timeout_s = edge.policy->layer_timeouts_s().at(0);
       edge.deadline_s =
           edge.policy->deadline_rule() == DeadlineRule::fires ? edge.policy->deadline_s() : 0;
@@ -334,7 +341,11 @@ class GraphEngine {
     EntityRef timed = edges_[edge].timers.front().what;
     edges_[edge].timers.pop();
     const GCall& call = calls_[timed.index];
-    if (call.gen == timed.generation && call.state == kWaiting) on_timeout(timed.index);
+    if (call.gen != timed.generation || call.state != kWaiting) return;
+    if (edges_[edge].hedging != Hedging::none)
+      on_hedge_due(timed.index);
+    else
+      on_timeout(timed.index);
   }
 
   void fire_deadline(uint16_t edge) {
@@ -348,8 +359,15 @@ class GraphEngine {
     return call.state != kCallFree && call.serial == named.generation;
   }
 
-  bool awaits(const GCall& call, uint32_t gen) const {
-    return call.state == kWaiting && call.gen == gen;
+  // The call still waits for its attempt of generation `gen`: the latest, or
+  // (hedging) an earlier one still in flight.
+  static bool awaits(const GCall& call, uint32_t gen) {
+    return call.state == kWaiting && gen - call.gen0 <= call.gen - call.gen0;
+  }
+  // The number of the call's attempt of generation `gen` (each attempt sent
+  // moves the generation by one).
+  static int attempt_of(const GCall& call, uint32_t gen) {
+    return call.attempt - static_cast<int>(call.gen - gen);
   }
 
   // Every caller from this visit up to the user still waits for it.
@@ -387,6 +405,10 @@ class GraphEngine {
     call.visit = kNone;
     call.attempt = 0;
     call.edge = edge;
+    call.gen0 = call.gen;
+    call.hedges_out = 0;
+    call.first_out = false;
+    call.hedge_due = false;
     call.state = kBackoff;
     call.first = first;
     call.after_error = false;
@@ -459,22 +481,30 @@ class GraphEngine {
     GCall& call = calls_[call_id];
     ++call.attempt;
     ++call.gen;
+    uint16_t edge_id = call.edge;
+    Edge& edge = edges_[edge_id];
+    bool hedging = edge.hedging != Hedging::none;
+    if (!hedging || call.attempt == 1) call.gen0 = call.gen;  // earlier hedges still count
+    if (hedging) {
+      call.hedges_out += 1;
+      call.first_out = call.first_out || call.attempt == 1;
+    }
     call.state = kWaiting;
     call.in_transit = false;
     call.sent_s = now_;
-    uint16_t edge_id = call.edge;
-    Edge& edge = edges_[edge_id];
     edge.attempts_in_flight += 1;
     if (call.attempt > 1) {
       edge.retries_in_flight += 1;
       on(edge_id).retries[step_] += 1;
     }
-    edge.timers.push(now_ + edge.timeout_s, {call_id, call.gen});
-    edge.timers.drop_stale_beyond(static_cast<size_t>(edge.attempts_in_flight),
-                                  [this](const TimerLane::Event& ev) {
-                                    const GCall& c = calls_[ev.what.index];
-                                    return c.gen == ev.what.generation && c.state == kWaiting;
-                                  });
+    if (!hedging || call.attempt <= edge.retries) {  // the last hedge has no timer
+      edge.timers.push(now_ + edge.timeout_s, {call_id, call.gen});
+      edge.timers.drop_stale_beyond(static_cast<size_t>(edge.attempts_in_flight),
+                                    [this](const TimerLane::Event& ev) {
+                                      const GCall& c = calls_[ev.what.index];
+                                      return c.gen == ev.what.generation && c.state == kWaiting;
+                                    });
+    }
     FaultDraw fault = draw_fault(edge_id, FaultOn::attempts);
     if (fault.delays) {
       call.in_transit = true;
@@ -515,7 +545,7 @@ class GraphEngine {
     call.visit = kNone;
     heard(call, s_.incident.abort_status == FailureClass::http_429);
     on(call.edge).aborted[step_] += 1;
-    end_attempt(call);
+    end_attempt(call, call.gen);
     attempt_failed(call_id, false, s_.incident.abort_status);
   }
 
@@ -528,16 +558,22 @@ class GraphEngine {
     visit(call_id);
   }
 
-  void end_attempt(GCall& call) {
+  // The call's attempt of generation `gen` stopped being in flight.
+  void end_attempt(GCall& call, uint32_t gen) {
     Edge& edge = edges_[call.edge];
+    int attempt = attempt_of(call, gen);
     edge.attempts_in_flight -= 1;
-    if (call.attempt > 1) edge.retries_in_flight -= 1;
+    if (attempt > 1) edge.retries_in_flight -= 1;
+    if (edge.hedging != Hedging::none) {
+      call.hedges_out -= 1;
+      call.first_out = call.first_out && attempt != 1;
+    }
   }
 
   void on_timeout(uint32_t call_id) {
     ++stats_.events;
     heard(calls_[call_id], false);
-    end_attempt(calls_[call_id]);
+    end_attempt(calls_[call_id], calls_[call_id].gen);
     abandon_attempt(call_id);
     attempt_failed(call_id, true);
   }
@@ -545,8 +581,10 @@ class GraphEngine {
   void on_deadline(uint32_t call_id) {
     ++stats_.events;
     GCall& call = calls_[call_id];
-    if (call.state == kWaiting) {
-      end_attempt(call);
+    if (call.state == kWaiting && edges_[call.edge].hedging != Hedging::none) {
+      cancel_hedges(call_id);
+    } else if (call.state == kWaiting) {
+      end_attempt(call, call.gen);
       abandon_attempt(call_id);
     } else if (call.state == kBackoff) {
       edges_[call.edge].retries_in_backoff -= 1;
@@ -554,12 +592,13 @@ class GraphEngine {
     call_fails(call_id);
   }
 
-  // The caller stopped waiting for the call's current attempt.
-  void abandon_attempt(uint32_t call_id) {
+  // The caller stopped waiting for the call's current attempt (and, ending a
+  // hedging call, for `count` attempts: the server hears of the latest).
+  void abandon_attempt(uint32_t call_id, int count = 1) {
     const GCall& call = calls_[call_id];
-    on(call.edge).timeouts[step_] += 1;
+    on(call.edge).timeouts[step_] += count;
     uint16_t to = edges_[call.edge].to;
-    if (to == hit_) result_.series.gave_up[step_] += 1;
+    if (to == hit_) result_.series.gave_up[step_] += count;
     if (call.visit == kNone) return;
     const Visit& v = visits_[call.visit];
     Node& node = nodes_[to];
@@ -607,6 +646,7 @@ class GraphEngine {
   void on_retry(uint32_t call_id, uint32_t gen) {
     GCall& call = calls_[call_id];
     if (call.gen != gen) return;
+    if (call.hedge_due) return send_due_hedge(call_id);
     if (call.state == kWaiting && call.in_transit) return delay_over(call_id);
     if (call.state == kHeld) {  // its token is there
       ++stats_.events;
@@ -631,14 +671,110 @@ class GraphEngine {
   }
 
   void budget_denied(uint32_t call_id) {
-    result_.series.budget_denied[step_] += 1;
-    on(calls_[call_id].edge).denied[step_] += 1;
+    count_denied(calls_[call_id]);
     call_fails(call_id);
   }
 
+  // The budget refused the call's next attempt.
+  void count_denied(const GCall& call) {
+    result_.series.budget_denied[step_] += 1;
+    on(call.edge).denied[step_] += 1;
+  }
+
   // Nobody waits for the call any more (a propagated deadline): it ends
-  // without an answer.
-  void drop_call(uint32_t call_id) { free_call(call_id); }
+  // without an answer, its hedges cancelled.
+  void drop_call(uint32_t call_id) {
+    cancel_hedges(call_id);
+    free_call(call_id);
+  }
+
+  // ---- hedging (docs/policies.md, "Hedging") ---------------------------------
+  // As the stacked engine's hedging layer (engines/agent/agent.cpp): the
+  // edge's timeout passed with no answer: the next hedge after the edge's
+  // backoff (none for gRPC's hedgingPolicy) if attempts are left and the
+  // budget admits it; the earlier attempts stay in flight.
+  void on_hedge_due(uint32_t call_id) {
+    const GCall& call = calls_[call_id];
+    if (call.hedge_due) return;  // the next hedge is on its way already
+    ++stats_.events;
+    Edge& edge = edges_[call.edge];
+    Failure due{.layer = 0,
+                .attempt = call.attempt,
+                .timed_out = true,
+                .now_s = now_,
+                .start_s = call.start_s};
+    RetryOutcome outcome = edge.retry->on_hedge_due(due, in_flight(edge), draw());
+    if (outcome.retries() && outcome.decision.delay_s <= 0)
+      send_attempt(call_id);  // from the timer lane: at once
+    else if (outcome.retries())
+      next_hedge(call_id, outcome.decision.delay_s);
+    else if (outcome.action == RetryAction::denied)
+      count_denied(call);
+  }
+
+  // A hedge failed. An answer the edge retries brings the next hedge (gRPC:
+  // after any hedge's failure; Envoy: only the latest attempt's); the call
+  // fails on an answer it does not retry, or once no hedge is left in flight
+  // or on its way.
+  void hedge_failed(uint32_t call_id, uint32_t gen, FailureClass answer, double pushback_s) {
+    if (!wanted(call_id)) return drop_call(call_id);
+    GCall& call = calls_[call_id];
+    Edge& edge = edges_[call.edge];
+    Failure failure{.layer = 0,
+                    .attempt = call.attempt,
+                    .now_s = now_,
+                    .start_s = call.start_s,
+                    .answer = answer,
+                    .pushback_s = pushback_s};
+    bool retried = edge.hedging == Hedging::grpc || (gen == call.gen && !call.hedge_due);
+    bool fatal = !edge.policy->retryable(failure);
+    if (retried) {
+      RetryOutcome outcome = edge.retry->on_hedge_failure(failure, in_flight(edge), draw());
+      if (outcome.retries()) return next_hedge(call_id, outcome.decision.delay_s);
+      if (outcome.action == RetryAction::denied) count_denied(call);
+    }
+    if (!fatal && (call.hedges_out > 0 || call.hedge_due)) return;  // another may answer
+    cancel_hedges(call_id);
+    call_fails(call_id, answer);
+  }
+
+  // The next hedge after `delay_s`, as a retry in backoff (Envoy's budget
+  // counts it); through the retries' queue even at delay 0, as a failure may
+  // come from inside a server.
+  void next_hedge(uint32_t call_id, double delay_s) {
+    GCall& call = calls_[call_id];
+    call.hedge_due = true;
+    edges_[call.edge].retries_in_backoff += 1;
+    retries_.push(now_ + delay_s, kRetry, {call_id, call.gen});
+  }
+
+  // A hedge that waited its backoff goes out (admitted when it was decided).
+  void send_due_hedge(uint32_t call_id) {
+    ++stats_.events;
+    GCall& call = calls_[call_id];
+    call.hedge_due = false;
+    edges_[call.edge].retries_in_backoff -= 1;
+    if (!wanted(call_id)) return drop_call(call_id);
+    send_attempt(call_id);
+  }
+
+  // The call ends (answered, failed, its deadline fired, or nobody waits)
+  // with hedges still in flight: it stops waiting for them, as gRPC and Envoy
+  // cancel them; the callee hears of the latest (shed_abandoned).
+  void cancel_hedges(uint32_t call_id) {
+    GCall& call = calls_[call_id];
+    Edge& edge = edges_[call.edge];
+    if (edge.hedging == Hedging::none) return;
+    if (call.hedge_due) edge.retries_in_backoff -= 1;
+    call.hedge_due = false;
+    int out = call.hedges_out;
+    if (out == 0) return;
+    edge.attempts_in_flight -= out;
+    edge.retries_in_flight -= out - (call.first_out ? 1 : 0);
+    call.hedges_out = 0;
+    call.first_out = false;
+    abandon_attempt(call_id, out);
+  }
 
   void call_fails(uint32_t call_id, FailureClass heard = FailureClass::http_503) {
     GCall& call = calls_[call_id];
@@ -665,10 +801,11 @@ class GraphEngine {
     GCall& call = calls_[call_id];
     if (!awaits(call, gen)) return;
     heard(call, false);
-    end_attempt(call);
+    int attempt = attempt_of(call, gen);
+    end_attempt(call, gen);
+    cancel_hedges(call_id);
     Edge& edge = edges_[call.edge];
-    if (edge.budget_on)
-      edge.retry->budget().on_success(1, call.attempt, cause_of(call.after_error));
+    if (edge.budget_on) edge.retry->budget().on_success(1, attempt, cause_of(call.after_error));
     uint32_t parent = call.parent, parent_gen = call.parent_gen;
     double started = call.start_s;
     free_call(call_id);
@@ -769,7 +906,9 @@ class GraphEngine {
     GCall& call = calls_[caller];
     if (!awaits(call, caller_gen)) return;
     heard(call, answer == FailureClass::http_429);
-    end_attempt(call);
+    end_attempt(call, caller_gen);
+    if (edges_[call.edge].hedging != Hedging::none)
+      return hedge_failed(caller, caller_gen, answer, pushback_s);
     attempt_failed(caller, false, answer, pushback_s);
   }
 
@@ -899,11 +1038,16 @@ void validate_graph_run(const Scenario& s, const RunLimits& limits) {
     throw InputError(
         "client.layers: a graph has one layer per call; give each hop its own call "
         "(client.layers 1, client.stack_retries and client.layer_timeouts_s empty)");
-  if (c.hedging != "none")
-    throw InputError(
-        "client.hedging: hedging runs on one population of clients; the graph engine does "
-        "not run it yet");
   for (const GraphCall& call : s.graph.calls) validate_rate_limiter(edge_scenario(s, call));
+  // A fault on each attempt holds one attempt of a call at a time: not one of several hedges.
+  if (const auto& i = s.incident;
+      i.call >= 0 && i.fault_on == FaultOn::attempts &&
+      static_cast<size_t>(i.call) < s.graph.calls.size() &&
+      edge_scenario(s, s.graph.calls[static_cast<size_t>(i.call)]).hedged_layers().front() !=
+          Hedging::none)
+    throw InputError("incident.call: " + std::to_string(i.call) +
+                     " hedges; a fault on its attempts (incident.fault_on: attempts) is not run "
+                     "on a hedging call yet; use incident.fault_on: calls");
   for (const GraphService& service : s.graph.services) {
     Scenario at = service_scenario(s, service);
     if (at.server.shed_lag_s > 0 || at.server.answer_delay_s > 0)
