@@ -86,6 +86,8 @@ export class GraphView {
     const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, width: '100%', role: 'img', 'data-testid': 'graph-svg',
       'aria-label': `Service graph at ${fmtNum(at.t, 2)} s, coloured by ${this.colourBy}` });
     root.style.maxWidth = `${width}px`;
+    // A phone scrolls a wide graph sideways rather than shrinking its text below legibility.
+    root.style.minWidth = `${Math.round(width * 0.75)}px`;
     const defs = svg('defs', {});
     // In user space: a thick arrow (many attempts per call) keeps a head of one size.
     const marker = svg('marker', { id: 'graph-arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 9, markerHeight: 9, markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' });
