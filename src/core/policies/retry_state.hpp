@@ -84,6 +84,25 @@ class RetryState {
     if (out.action != RetryAction::fail) settle(admits_hedge(in_flight) ? 1 : 0, 1, out);
     return out;
   }
+  // A hedge of the call failed: whether the answer is asked for the next
+  // hedge (gRPC: after any hedge's failure; Envoy: only after the latest's,
+  // the others were hedged already; `latest`: it is the latest sent and no
+  // hedge waits its backoff), what that gives (on_hedge_failure), and whether
+  // the answer is one the layer never retries (then the call fails at once;
+  // otherwise it waits for the hedges still out).
+  struct HedgeFailure {
+    RetryOutcome outcome;  // action fail when not asked
+    bool fatal = false;
+  };
+  template <typename Uniform>
+  HedgeFailure on_hedge_failed(const Failure& f, bool latest, const InFlight& in_flight,
+                               Uniform&& uniform) {
+    HedgeFailure out;
+    out.fatal = !policy_->retryable(f);
+    if (policy_->hedging(f.layer) == Hedging::grpc || latest)
+      out.outcome = on_hedge_failure(f, in_flight, std::forward<Uniform>(uniform));
+    return out;
+  }
   // The layer's timeout passed with no answer (hedging): the next hedge as
   // decided for a timed-out attempt, without telling the budget of a failure
   // (nothing failed); gRPC's throttling admits hedges as it admits retries.

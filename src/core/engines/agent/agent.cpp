@@ -507,10 +507,8 @@ class AgentEngine {
       count_denied(call);
   }
 
-  // A hedge failed. An answer the layer retries brings the next hedge (gRPC:
-  // after any hedge's failure; Envoy: only the latest attempt's, the others
-  // were hedged already); the call fails on an answer it does not retry
-  // (gRPC's fatal codes), or once no hedge is left in flight or on its way.
+  // A hedge failed: the next hedge, or the call fails (RetryState::on_hedge_failed
+  // says which answers ask for one), or it waits for the hedges still out.
   void hedge_failed(uint32_t call_id, uint32_t gen, FailureClass answer, double pushback_s) {
     Call& call = calls_[call_id];
     int layer = call.layer;
@@ -520,15 +518,11 @@ class AgentEngine {
                     .start_s = call.start_s,
                     .answer = answer,
                     .pushback_s = pushback_s};
-    bool retried = hedged_[layer] == static_cast<uint8_t>(Hedging::grpc) ||
-                   (gen == call.gen && !call.hedge_due);
-    bool fatal = !policy_.retryable(failure);
-    if (retried) {
-      RetryOutcome outcome = retry_[layer].on_hedge_failure(failure, in_flight(layer), draw());
-      if (outcome.retries()) return next_hedge(call_id, outcome.decision.delay_s);
-      if (outcome.action == RetryAction::denied) count_denied(call);
-    }
-    if (!fatal && (call.hedges_out > 0 || call.hedge_due)) return;  // another may answer
+    auto h = retry_[layer].on_hedge_failed(failure, gen == call.gen && !call.hedge_due,
+                                           in_flight(layer), draw());
+    if (h.outcome.retries()) return next_hedge(call_id, h.outcome.decision.delay_s);
+    if (h.outcome.action == RetryAction::denied) count_denied(call);
+    if (!h.fatal && (call.hedges_out > 0 || call.hedge_due)) return;  // another may answer
     cancel_hedges(call_id);
     call_fails(call_id, answer);
   }
