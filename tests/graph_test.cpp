@@ -77,6 +77,18 @@ const char* kBase =
     "server: {capacity_per_s: 1000, service: exponential, slots: 4}\n"
     "incident: {start_s: 30, duration_s: 20, capacity_factor: 0.25}\n";
 
+// requests.csv's rows, kept (without the graph's call column, which the stack has not).
+struct RowLog : AttemptSink {
+  std::vector<AttemptRow> rows;
+  void row(const AttemptRow& r) override { rows.push_back(r); }
+  std::string text(size_t i) const {
+    const AttemptRow& r = rows[i];
+    return std::to_string(r.request_id) + "," + std::to_string(r.attempt) + "," +
+           number_text(r.sent_s) + "," + (std::isnan(r.done_s) ? "" : number_text(r.done_s)) + "," +
+           request_log::outcome_name(r.outcome) + "," + std::to_string(r.layer);
+  }
+};
+
 TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
   struct Case {
     const char* name;
@@ -132,6 +144,16 @@ TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
     RunResult b = run_engine(chain);
     EXPECT_GT(a.user_requests, 30000);
     EXPECT_EQ(run_bytes(a), run_bytes(b));
+    // The per-request log too, row for row: the chain's hops are the stack's layers.
+    RowLog stack_log, chain_log;
+    run_agent(stacked, {&stack_log, nullptr});
+    run_agent(chain, {&chain_log, nullptr});
+    EXPECT_GT(stack_log.rows.size(), 50000u);
+    ASSERT_EQ(stack_log.rows.size(), chain_log.rows.size());
+    for (size_t i = 0; i < stack_log.rows.size(); ++i) {
+      EXPECT_EQ(stack_log.text(i), chain_log.text(i)) << "row " << i;
+      if (stack_log.text(i) != chain_log.text(i)) break;
+    }
   }
 }
 
@@ -332,6 +354,46 @@ TEST(Graph, InvariantsOnGeneratedGraphs) {
       // Arrivals = served + late + rejected + shed + still at the server.
       double out = sum(at.served) + sum(at.late) + sum(at.rejected) + sum(at.shed);
       EXPECT_EQ(arrivals, out + at.queue.back()) << at.name;
+    }
+  }
+}
+
+// requests.csv of a graph: a row per attempt at every hop (docs/graph.md, "The
+// per-request log"), the user's successes as the entry call's ok rows, each
+// budget refusal a row.
+TEST(Graph, TheRequestLogHasARowPerAttemptAtEveryHop) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::string text = generated_graph(seed);
+    SCOPED_TRACE(text);
+    Scenario s = read(text);
+    RowLog log;
+    RunResult r = run_agent(s, {&log, nullptr});
+    size_t n = s.graph.calls.size();
+    std::vector<double> rows(n, 0), denied(n, 0);
+    double entry_ok = 0;
+    for (const AttemptRow& row : log.rows) {
+      ASSERT_GE(row.call, 0);
+      ASSERT_LT(static_cast<size_t>(row.call), n);
+      bool refused = row.outcome == request_log::AttemptOutcome::budget_denied;
+      (refused ? denied : rows)[static_cast<size_t>(row.call)] += 1;
+      if (row.call == 0 && row.outcome == request_log::AttemptOutcome::ok) entry_ok += 1;
+      EXPECT_EQ(row.layer == 1, s.graph.calls[static_cast<size_t>(row.call)].from == "user");
+    }
+    EXPECT_EQ(entry_ok, r.succeeded);
+    // Exactly one row per attempt sent, unless a fault held one at the end, a
+    // rate limiter never sent it, or a cancelled hedge has none.
+    bool exact = text.find(", call: ") == std::string::npos &&
+                 text.find("rate_limiter") == std::string::npos &&
+                 text.find("hedging") == std::string::npos;
+    for (size_t e = 0; e < n; ++e) {
+      const EdgeSeries& edge = r.graph.edges[e];
+      double sent = sum(edge.calls) + sum(edge.retries);
+      EXPECT_EQ(denied[e], sum(edge.denied)) << e;
+      if (exact) {
+        EXPECT_EQ(rows[e], sent) << e;
+      } else {
+        EXPECT_LE(rows[e], sent) << e;
+      }
     }
   }
 }

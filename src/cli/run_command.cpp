@@ -94,7 +94,8 @@ void write_request_log(const Scenario& s, const std::string& log_dir) {
   if (!engine_facts(s).logs)
     throw InputError("--log: needs engine agent or sessions (--set engine=agent)");
   make_log_dir(log_dir);
-  RequestsCsv csv((std::filesystem::path(log_dir) / "requests.csv").string());
+  RequestsCsv csv((std::filesystem::path(log_dir) / "requests.csv").string(), "--log",
+                  !s.graph.empty());
   run_agent(s, {&csv, nullptr});
   csv.close();
 }

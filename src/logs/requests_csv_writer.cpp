@@ -19,8 +19,8 @@ void append_int(std::string& out, uint64_t v) {
 }
 }  // namespace
 
-RequestsCsv::RequestsCsv(const std::string& path, const std::string& option)
-    : file_(path, option), buffer_(request_log::requests_csv_header()) {}
+RequestsCsv::RequestsCsv(const std::string& path, const std::string& option, bool graph)
+    : file_(path, option), buffer_(request_log::requests_csv_header(graph)), graph_(graph) {}
 
 // The columns in request_log::Column order.
 void RequestsCsv::row(const AttemptRow& r) {
@@ -35,6 +35,10 @@ void RequestsCsv::row(const AttemptRow& r) {
   buffer_ += request_log::outcome_name(r.outcome);
   buffer_ += ',';
   append_int(buffer_, static_cast<uint64_t>(r.layer));
+  if (graph_) {
+    buffer_ += ',';
+    append_int(buffer_, static_cast<uint64_t>(r.call));
+  }
   buffer_ += '\n';
   if (buffer_.size() >= (1u << 20)) {
     file_.write(buffer_);

@@ -14,7 +14,9 @@ namespace retrystorm {
 class RequestsCsv : public AttemptSink {
  public:
   // Opens a temporary file beside `path`. Throws InputError naming `option`.
-  explicit RequestsCsv(const std::string& path, const std::string& option = "--log");
+  // `graph`: the rows name their call (a column more).
+  explicit RequestsCsv(const std::string& path, const std::string& option = "--log",
+                       bool graph = false);
   void row(const AttemptRow& r) override;
   // Writes what is buffered and puts the file in place; throws InputError.
   void close();
@@ -22,6 +24,7 @@ class RequestsCsv : public AttemptSink {
  private:
   AtomicFile file_;
   std::string buffer_;
+  bool graph_;
 };
 
 }  // namespace retrystorm

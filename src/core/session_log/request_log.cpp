@@ -52,9 +52,10 @@ const char* column_name(Column c) {
   return "?";
 }
 
-std::string requests_csv_header() {
+std::string requests_csv_header(bool graph) {
   std::string line;
   for (const auto& [c, n] : kColumns) line += (line.empty() ? "" : ",") + std::string(n);
+  if (graph) line += std::string(",") + kCallColumn;
   return line + "\n";
 }
 

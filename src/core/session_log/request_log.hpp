@@ -23,7 +23,9 @@ std::string outcome_names();
 enum class Column { request_id, attempt, sent_s, done_s, outcome, layer };
 inline constexpr size_t kColumnCount = 6;
 const char* column_name(Column c);
-// "request_id,attempt,sent_s,done_s,outcome,layer\n".
-std::string requests_csv_header();
+// "request_id,attempt,sent_s,done_s,outcome,layer\n"; a graph's log adds
+// the column `call` (docs/graph.md, "The per-request log").
+std::string requests_csv_header(bool graph = false);
+inline constexpr const char* kCallColumn = "call";
 
 }  // namespace retrystorm::request_log

@@ -21,7 +21,8 @@ struct AttemptRow {
   double sent_s;
   double done_s;  // NaN: never answered
   request_log::AttemptOutcome outcome;
-  int layer;  // 1 = outermost retrying layer; the last layer calls the server
+  int layer;      // 1 = outermost retrying layer; the last layer calls the server
+  int call = -1;  // a graph's call (its index in calls); -1 without a graph
 };
 
 class AttemptSink {

@@ -41,6 +41,9 @@ namespace retrystorm {
 namespace {
 
 using namespace agent;
+using request_log::AttemptOutcome;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 constexpr uint64_t kArrivalOrder = order_of(kArrival);
 // Deadlines go after every edge's timeout at their instant, before retries.
@@ -79,6 +82,7 @@ enum : uint8_t { kVisitFree, kAtServer, kCalling };
 
 // An attempt at a service.
 struct Visit {
+  double sent_s;    // when its caller sent it
   uint32_t caller;  // the call whose attempt this is
   uint32_t caller_gen;
   uint32_t gen;
@@ -86,6 +90,7 @@ struct Visit {
   uint32_t job;   // at the server
   uint16_t next;  // sequence: the next call to make; parallel: calls still out
   uint16_t service;
+  uint16_t edge;  // the call's edge
   uint16_t attempt;
   uint8_t state;
   bool first;
@@ -137,11 +142,13 @@ class GraphEngine {
         steps_(s.steps()),
         rng_(static_cast<uint64_t>(s.seed)),
         stats_out_(options.stats),
+        log_(options.log),
         arrivals_(s, rng_, arrival_times_),
         incident_(steps_of(s)),
         hits_service_(incident_hits_service(s)) {
     build_nodes();
     build_edges();
+    build_layers();
     watch_sources();
     hit_ = incident_service(s);
     result_.scenario = s;
@@ -232,6 +239,27 @@ class GraphEngine {
         for (int c = 0; c < call.count; ++c)
           nodes_[edge.from].calls.push_back(static_cast<uint16_t>(e));
     }
+  }
+
+  // The request log's `layer` of each call: 1 for the user's, one more per
+  // hop below (a service's depth, docs/graph.md, "The per-request log").
+  void build_layers() {
+    std::vector<int> depth = service_depths(s_.graph);
+    for (const Edge& e : edges_) layer_.push_back(e.from == kNoService ? 1 : depth[e.from] + 2);
+  }
+
+  // ---- the request log (requests.csv) ----------------------------------------
+  // As the stacked engine's: the attempts at a service that only serves (a
+  // leaf with a server) are the server's, whose rows it writes (ok, late,
+  // rejected, shed); every other attempt's row is its caller's (timeout,
+  // ok, failed, rejected by the service's own server).
+  bool server_rows(uint16_t service) const {
+    return nodes_[service].serves && nodes_[service].calls.empty();
+  }
+
+  void log(uint32_t request, int attempt, double sent, double done, AttemptOutcome outcome,
+           uint16_t edge) {
+    if (log_) log_->row({request, attempt, sent, done, outcome, layer_[edge], edge});
   }
 
   void build_result() {
@@ -545,6 +573,7 @@ class GraphEngine {
     call.visit = kNone;
     heard(call, s_.incident.abort_status == FailureClass::http_429);
     on(call.edge).aborted[step_] += 1;
+    log(call.request, call.attempt, call.sent_s, now_, AttemptOutcome::failed, call.edge);
     end_attempt(call, call.gen);
     attempt_failed(call_id, false, s_.incident.abort_status);
   }
@@ -598,6 +627,9 @@ class GraphEngine {
     const GCall& call = calls_[call_id];
     on(call.edge).timeouts[step_] += count;
     uint16_t to = edges_[call.edge].to;
+    // A hedging call's cancelled hedges have no row (as the stacked engine's).
+    if (count == 1 && !server_rows(to) && edges_[call.edge].hedging == Hedging::none)
+      log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::timeout, call.edge);
     if (to == hit_) result_.series.gave_up[step_] += count;
     if (call.visit == kNone) return;
     const Visit& v = visits_[call.visit];
@@ -679,6 +711,7 @@ class GraphEngine {
   void count_denied(const GCall& call) {
     result_.series.budget_denied[step_] += 1;
     on(call.edge).denied[step_] += 1;
+    log(call.request, call.attempt + 1, now_, kNaN, AttemptOutcome::budget_denied, call.edge);
   }
 
   // Nobody waits for the call any more (a propagated deadline): it ends
@@ -784,19 +817,24 @@ class GraphEngine {
       return;
     }
     if (!visit_current(parent, parent_gen)) return;
-    if (optional)
-      call_done(parent);  // tolerated: the service answers without it
-    else
-      visit_fails(parent, heard);
+    if (optional) return call_done(parent);  // tolerated: the service answers without it
+    const Visit& v = visits_[parent];
+    const GCall& caller = calls_[v.caller];
+    if (awaits(caller, v.caller_gen))
+      log(caller.request, attempt_of(caller, v.caller_gen), v.sent_s, now_, AttemptOutcome::failed,
+          caller.edge);
+    visit_fails(parent, heard);
   }
 
   // The call's attempt of generation `gen` succeeded: the call ends and its
   // visit goes on.
-  void call_succeeded(uint32_t call_id, uint32_t gen) {
+  void call_succeeded(uint32_t call_id, uint32_t gen, double sent_s) {
     GCall& call = calls_[call_id];
     if (!awaits(call, gen)) return;
     heard(call, false);
     int attempt = attempt_of(call, gen);
+    if (!server_rows(edges_[call.edge].to))
+      log(call.request, attempt, sent_s, now_, AttemptOutcome::ok, call.edge);
     end_attempt(call, gen);
     cancel_hedges(call_id);
     Edge& edge = edges_[call.edge];
@@ -828,6 +866,8 @@ class GraphEngine {
     Visit& v = visits_[visit_id];
     v.caller = call_id;
     v.caller_gen = call.gen;
+    v.sent_s = call.sent_s;
+    v.edge = call.edge;
     ++v.gen;
     v.request = call.request;
     v.service = service;
@@ -889,8 +929,9 @@ class GraphEngine {
   void visit_succeeds(uint32_t visit_id) {
     Visit& v = visits_[visit_id];
     uint32_t caller = v.caller, caller_gen = v.caller_gen;
+    double sent = v.sent_s;
     free_visit(visit_id);
-    call_succeeded(caller, caller_gen);
+    call_succeeded(caller, caller_gen, sent);
   }
 
   void visit_fails(uint32_t visit_id, FailureClass answer, double pushback_s = 0) {
@@ -918,6 +959,8 @@ class GraphEngine {
     const Job& job = node.server->job(job_id);
     at(service).rejected[step_] += 1;
     if (service == hit_) result_.series.rejected[step_] += 1;
+    log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected,
+        visits_[job.caller].edge);
     uint32_t visit_id = job.caller, gen = job.caller_gen;
     node.server->release(job_id);
     if (!visit_current(visit_id, gen)) return;
@@ -930,6 +973,10 @@ class GraphEngine {
   void shed_job(uint16_t service, uint32_t job_id) {
     at(service).shed[step_] += 1;
     if (service == hit_) result_.series.shed[step_] += 1;
+    const Job& job = nodes_[service].server->job(job_id);
+    if (server_rows(service))
+      log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed,
+          visits_[job.caller].edge);
     nodes_[service].server->shed(job_id, now_);
   }
 
@@ -941,6 +988,8 @@ class GraphEngine {
     if (!job) return;
     ++stats_.events;
     uint32_t visit_id = job->caller, visit_gen = job->caller_gen;
+    AttemptRow row{job->request,          job->attempt, job->sent_s, now_, AttemptOutcome::ok, 0,
+                   visits_[visit_id].edge};
     server.release(job_id);
     bool current = visit_current(visit_id, visit_gen);
     bool to_caller =
@@ -952,6 +1001,11 @@ class GraphEngine {
         !(nodes_[service].calls.empty() ? path_waits(visit_id, visit_gen) : to_caller))
       result_.series.served_late[step_] += 1;
     if (current) start_calls(visit_id);  // served for nobody: its calls go on all the same
+    if (server_rows(service)) {          // after the rows its answer wrote up the path, as stacked
+      if (!to_caller) row.outcome = AttemptOutcome::late;
+      log(static_cast<uint32_t>(row.request_id), row.attempt, row.sent_s, row.done_s, row.outcome,
+          static_cast<uint16_t>(row.call));
+    }
     in_server([&] { server.dispatch(now_, refused(service)); });
   }
 
@@ -990,6 +1044,26 @@ class GraphEngine {
     result_.in_flight = static_cast<double>(live_users_);
     stats_.peak_calls = calls_.peak();
     if (stats_out_) *stats_out_ = stats_;
+    if (log_) log_in_flight();
+  }
+
+  // Attempts still out at the end: at a leaf's server, or with calls below.
+  void log_in_flight() {
+    for (size_t s = 0; s < nodes_.size(); ++s) {
+      if (!server_rows(static_cast<uint16_t>(s))) continue;
+      nodes_[s].server->for_each_in_flight([this](const Job& job) {
+        const Visit& v = visits_[job.caller];
+        bool waited =
+            visit_current(job.caller, job.caller_gen) && awaits(calls_[v.caller], v.caller_gen);
+        log(job.request, job.attempt, job.sent_s, kNaN,
+            waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout, v.edge);
+      });
+    }
+    for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
+      const GCall& call = calls_[call_id];
+      if (call.state == kWaiting && !server_rows(edges_[call.edge].to))
+        log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::in_flight, call.edge);
+    }
   }
 
   const Scenario& s_;
@@ -997,6 +1071,8 @@ class GraphEngine {
   Rng rng_;
   AgentStats stats_;
   AgentStats* stats_out_;
+  AttemptSink* log_;        // requests.csv, when wanted
+  std::vector<int> layer_;  // per edge: its hop, 1 for the user's call
   CancelPoll poll_;
   RunResult result_;
   std::vector<double> arrival_times_;
@@ -1053,8 +1129,6 @@ void validate_graph_run(const Scenario& s, const RunLimits& limits) {
 }
 
 RunResult run_graph(const Scenario& s, const AgentOptions& options) {
-  if (options.log)
-    throw InputError("requests.csv: a graph of services writes no per-request log yet");
   return GraphEngine(s, options).run();
 }
 
