@@ -8,6 +8,8 @@
 #include <memory>
 
 #include "cli/common.hpp"
+#include "formats/input_text.hpp"
+#include "formats/scenario_io.hpp"
 #include "lab/backend.hpp"
 #include "lab/lab.hpp"
 #include "lab/lab_report.hpp"
@@ -58,7 +60,8 @@ void add_lab(CLI::App& app, CommandTable& table) {
   auto* cmd = app.add_subcommand(
       "lab",
       "run a scenario for real on 127.0.0.1 (a backend process, optionally HAProxy, nginx or a "
-      "gRPC channel retrying, a load generator) next to the engines' prediction (docs/lab.md)");
+      "gRPC channel retrying, a load generator; a chain of services: one backend per service, "
+      "each calling the next) next to the engines' prediction (docs/lab.md)");
   c->scenario.add_source_to(*cmd);
   cmd->add_option("--through", c->through,
                   "who retries: direct (the generator, with the scenario's policy), haproxy or "
@@ -92,7 +95,16 @@ void add_lab_backend(CLI::App& app, CommandTable& table) {
   cmd->add_option("--bin", o->bin_s);
   cmd->add_option("--horizon", o->horizon_s);
   cmd->add_option("--out", o->out);
-  table.add(cmd, [o] { return lab::run_backend(*o); });
+  auto call_scenario = std::make_shared<std::string>();
+  cmd->add_option("--call-port", o->call_port);
+  cmd->add_option("--call-scenario", *call_scenario);
+  cmd->add_option("--call-seed", o->call_seed);
+  table.add(cmd, [o, call_scenario] {
+    if (!call_scenario->empty())
+      o->call =
+          scenario_from_text(read_input_file(*call_scenario, "--call-scenario"), *call_scenario);
+    return lab::run_backend(*o);
+  });
 }
 
 }  // namespace

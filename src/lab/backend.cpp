@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lab/asio.hpp"
+#include "lab/caller.hpp"
 #include "lab/clock.hpp"
 #include "lab/grpc_layer.hpp"
 #include "lab/http.hpp"
@@ -47,6 +48,10 @@ struct Job {
   double work_left_s = 0;  // service left at full rate
   double since_s = 0;      // virtual instant work_left_s was last updated
   double finish_s = 0;     // virtual finish at the current rate
+  // In a chain: what the attempt is to the user request (the path headers).
+  double start_s = 0;
+  double path_give_up_s = 0;
+  bool path_first = true;
   std::unique_ptr<asio::steady_timer> timer;
   unsigned generation = 0;  // a stale timer (rescheduled) does nothing
 };
@@ -63,9 +68,14 @@ class Backend {
         accept_pause_(io),
         t0_(steady_of_unix_ms(o.t0_unix_ms)),
         bins_(bin_count(o.horizon_s, o.bin_s)),
+        steps_(io),
         stalls_(bins_, o.bin_s) {
     series_.resize(bins_);
-    service_s_ = o.slots / o.capacity_per_s;
+    for (const auto& f : kChainFields) (chain_.*f.member).assign(bins_, 0.0);
+    if (!proxy()) service_s_ = o.slots / o.capacity_per_s;
+    if (o.call)
+      caller_ = std::make_unique<HttpCaller>(
+          io, CallerOptions{o.call_port, *o.call, true, 0, t0_, o.bin_s, o.call_seed, ""});
   }
   int port() const { return acceptor_.local_endpoint().port(); }
   int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
@@ -77,6 +87,7 @@ class Backend {
     accept();
     schedule_rate_change(o_.incident_start_s);
     schedule_tick(0);
+    if (caller_) schedule_step(0);
   }
   nlohmann::json report() const;
   // Answers every gRPC call still open (the run ends), then stops the listener.
@@ -84,6 +95,7 @@ class Backend {
 
  private:
   double now_s() const { return seconds_since(t0_); }
+  bool proxy() const { return o_.capacity_per_s <= 0; }
   size_t bin_of(double t) const { return bin_index(t, o_.bin_s, bins_); }
   bool counted(double t) const { return t < o_.horizon_s; }
   double factor_at(double t) const {
@@ -104,6 +116,11 @@ class Backend {
   void start_next(double t);
   void schedule_finish(const JobPtr& j);
   void finish(const JobPtr& j);
+  void forward(const JobPtr& j);
+  void schedule_step(int step);
+  void count_failed(double t) {
+    if (counted(t)) chain_.failed[bin_of(t)] += 1;
+  }
   void respond(ConnectionPtr c, int status);
   void answer(const JobPtr& j, int http_status);
   void schedule_rate_change(double t);
@@ -116,6 +133,11 @@ class Backend {
   asio::steady_timer tick_, rate_timer_, accept_pause_;
   Clock::time_point t0_;
   size_t bins_ = 0;
+  asio::steady_timer steps_;  // the call's budget counts steps
+  std::unique_ptr<HttpCaller> caller_;
+  double calls_this_step_ = 0;
+  unsigned long long next_call_ = 0;
+  ChainSeries chain_;
   BinLateness stalls_;  // worst lateness per bin: where the machine stalled
   double service_s_ = 0;
   double factor_ = 1;
@@ -200,6 +222,10 @@ void Backend::on_request(ConnectionPtr c, const HttpHead& head) {
   j->deadline_s = !give_up_us.empty() ? std::atof(give_up_us.c_str()) / 1e6
                   : timeout_ms > 0    ? t + timeout_ms / 1000
                                       : kNoGiveUp;
+  const std::string& path_give_up = head.header(kPathGiveUpHeader);
+  j->path_give_up_s = path_give_up.empty() ? j->deadline_s : std::atof(path_give_up.c_str()) / 1e6;
+  j->path_first = head.header(kPathFirstHeader) == "1";
+  j->start_s = std::atof(head.header(kStartHeader).c_str()) / 1e6;
   admit(j, head.header(kRequestHeader), t);
 }
 
@@ -238,18 +264,21 @@ void Backend::caller_left(double give_up_s, double at_s) {
 void Backend::admit(const JobPtr& j, const std::string& id, double t) {
   ++requests_;
   count_attempt(id, t);
+  if (!j->path_first && counted(t)) chain_.path_retries[bin_of(t)] += 1;
   j->arrival_s = t;
   j->work_left_s = service_s_;
   shed_expired(t);
-  if (o_.queue_limit > 0 && static_cast<double>(queue_.size()) >= o_.queue_limit &&
+  if (!proxy() && o_.queue_limit > 0 && static_cast<double>(queue_.size()) >= o_.queue_limit &&
       static_cast<int>(in_service_.size()) >= o_.slots) {
     if (counted(t)) series_.rejected[bin_of(t)] += 1;
+    count_failed(t);
     return answer(j, 503);
   }
   if (j->connection) {
     j->connection->give_up_s = j->deadline_s;
     watch(j->connection);
   }
+  if (proxy()) return forward(j);  // a proxy makes its call at once
   queue_.push_back(j);
   start_next(t);
 }
@@ -304,8 +333,42 @@ void Backend::finish(const JobPtr& j) {
   if (t <= j->deadline_s && left) ++served_after_leave_;
   if (counted(t))
     (t <= j->deadline_s && !left ? series_.goodput : series_.served_late)[bin_of(t)] += 1;
-  answer(j, 200);
+  // docs/lab.md, "A chain of services": late for the user when any caller
+  // above had given up.
+  if (counted(t) && (t > j->path_give_up_s || left)) chain_.path_late[bin_of(t)] += 1;
+  if (caller_)
+    forward(j);  // served for nobody: its call goes on all the same, as in the model
+  else
+    answer(j, 200);
   start_next(t);
+}
+
+// The attempt's call to the next service; its answer is the call's outcome.
+void Backend::forward(const JobPtr& j) {
+  calls_this_step_ += 1;
+  CallContext c;
+  c.id = next_call_++;
+  c.start_s = j->start_s;
+  c.path_first = j->path_first;
+  c.path_give_up_s = j->path_give_up_s;
+  caller_->call(c, [this, j](bool ok) {
+    if (!ok) count_failed(now_s());
+    answer(j, ok ? 200 : 503);
+  });
+}
+
+// The call's budget is told the calls made in the previous step, as each
+// edge's is in the model (docs/graph.md).
+void Backend::schedule_step(int step) {
+  double t = step * o_.call->step_s;
+  if (t >= o_.horizon_s) return;
+  steps_.expires_at(at(t0_, t));
+  steps_.async_wait([this, step](boost::system::error_code ec) {
+    if (ec) return;
+    caller_->begin_step(calls_this_step_);
+    calls_this_step_ = 0;
+    schedule_step(step + 1);
+  });
 }
 
 // 200 is gRPC's OK; 503 (queue full, or shed) its UNAVAILABLE, the code
@@ -389,6 +452,16 @@ nlohmann::json Backend::report() const {
                       {"lateness_max_s", stalls_.max_s()},
                       {"served_in_time_after_caller_left", served_after_leave_}};
   for (const BackendField& f : kBackendFields) r[f.name] = series_.*f.member;
+  for (const auto& f : kChainFields) r[f.name] = chain_.*f.member;
+  if (caller_) {
+    const CallerSeries& c = caller_->series();
+    r["call"] = {{"first_sent", c.first_sent},
+                 {"retries_sent", c.retries_sent},
+                 {"gave_up", c.gave_up},
+                 {"failed", c.failed},
+                 {"budget_denied", c.budget_denied},
+                 {"connection_errors", caller_->connection_errors()}};
+  }
   TimingError lead = give_up_lead_.summary();
   r["give_up_lead_s"] = {{"p50", lead.p50_s}, {"p99", lead.p99_s}, {"max", lead.max_s}};
   if (o_.grpc) {

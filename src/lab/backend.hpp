@@ -9,14 +9,17 @@
 // but never loses capacity.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "model/scenario.hpp"
 
 namespace retrystorm::lab {
 
 struct BackendOptions {
-  int port = 0;  // 0: any free port; printed as `listening PORT`
-  double capacity_per_s = 100;
+  int port = 0;                 // 0: any free port; printed as `listening PORT`
+  double capacity_per_s = 100;  // 0: a proxy (no server: it makes its call at once)
   int slots = 1;
   double queue_limit = 0;  // waiting attempts; 0 = unbounded
   bool shed_abandoned = false;
@@ -30,6 +33,13 @@ struct BackendOptions {
   // Also a gRPC listener (`listening PORT grpc GRPC_PORT`): same queue and
   // workers, the caller's deadline from the gRPC deadline (grpc_layer.hpp).
   bool grpc = false;
+  // In a chain of services (docs/lab.md, "A chain of services"): after its
+  // own work each attempt calls the next service on 127.0.0.1:call_port with
+  // this call's client (a scenario without a graph: the edge's keys), and
+  // answers once that call ended: 200 when it succeeded, else 503.
+  int call_port = 0;
+  std::optional<Scenario> call;
+  unsigned long long call_seed = 1;
 };
 
 // Per-bin counts the backend measures (attempts, not user requests).
@@ -54,6 +64,19 @@ inline constexpr BackendField kBackendFields[] = {
     {"backlog", &BackendSeries::backlog}, {"capacity", &BackendSeries::capacity}};
 // clang-format on
 
+// What a service in a chain counts beside those (docs/lab.md, "A chain of
+// services"): arrivals that are not the user request's very first attempt,
+// completions after a caller above had given up, and failures answered.
+struct ChainSeries {
+  std::vector<double> path_retries, path_late, failed;
+};
+inline constexpr struct {
+  const char* name;
+  std::vector<double> ChainSeries::*member;
+} kChainFields[] = {{"path_retries", &ChainSeries::path_retries},
+                    {"path_late", &ChainSeries::path_late},
+                    {"failed", &ChainSeries::failed}};
+
 // Serves until SIGTERM/SIGINT or horizon + 60 s; then writes `out`. Exit status.
 int run_backend(const BackendOptions& o);
 
@@ -69,5 +92,14 @@ int run_backend(const BackendOptions& o);
 inline constexpr const char* kRequestHeader = "x-rs-request";
 inline constexpr const char* kTimeoutHeader = "x-rs-timeout-ms";
 inline constexpr const char* kGiveUpHeader = "x-rs-give-up-us";
+// In a chain of services (docs/lab.md, "A chain of services") the lab's
+// clients also send what the attempt is to the user request: the earliest
+// give-up instant of any caller above (microseconds from time zero), and "1"
+// when every call above is on its first attempt and this is the call's first.
+inline constexpr const char* kPathGiveUpHeader = "x-rs-path-give-up-us";
+inline constexpr const char* kPathFirstHeader = "x-rs-first";
+// The user request's arrival (microseconds from time zero): a call's
+// deadline counts from it, as the model's does.
+inline constexpr const char* kStartHeader = "x-rs-start-us";
 
 }  // namespace retrystorm::lab

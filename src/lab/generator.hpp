@@ -1,11 +1,10 @@
 // The lab's load generator (docs/lab.md): open-loop user requests at the
 // scenario's arrivals (deterministic or Poisson, the incident's demand
 // factor applied), each sent over HTTP/1.1 to 127.0.0.1:port. With
-// `retries` the generator is the client: per-attempt timeout, then the
-// scenario's policy decides through ClientPolicy and RetryState (the same
-// code the engines use). Without, a layer in front (a proxy) retries and the
-// generator waits for its one answer. Event-driven on one thread
-// (Boost.Asio): thousands of open requests, no thread per request.
+// `retries` the generator is the client (HttpCaller, caller.hpp): per-attempt
+// timeout, then the scenario's policy. Without, a layer in front (a proxy)
+// retries and the generator waits for its one answer. Event-driven on one
+// thread (Boost.Asio): thousands of open requests, no thread per request.
 #pragma once
 
 #include <atomic>
@@ -35,6 +34,7 @@ struct GeneratorOptions {
 
 struct GeneratorResult {
   std::vector<double> failed, gave_up, budget_denied, first_sent, retries_sent;  // per bin
+  std::vector<double> succeeded_per_bin;
   double user_requests = 0, succeeded = 0, failed_total = 0, in_flight = 0;
   double connection_errors = 0;
   LatencyHistogram success_latency;

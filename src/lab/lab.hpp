@@ -46,14 +46,32 @@ struct LabRun {
   Verdict verdict;
 };
 
+// A chain of services (docs/lab.md, "A chain of services"): one backend
+// process per service, at most this many.
+inline constexpr int kMaxChainServices = 5;
+
+// One service of a chain, measured beside predicted: attempts per user
+// request within 25 % (or 0.1), and with a server the share of its arrivals
+// served while their caller waited within 5 points.
+struct HopAgreement {
+  std::string service;
+  bool serves = false;
+  double measured_per_request = 0, predicted_per_request = 0;
+  double measured_served_share = 0, predicted_served_share = 0;
+  bool attempts = false, served = false;
+};
+std::vector<HopAgreement> hop_agreement(const RunResult& measured, const RunResult& predicted);
+
 struct LabResult {
   std::string through;
   double scale = 1;
   double bin_s = 0.5;
-  Scenario scaled;   // what ran: rates and capacities x scale
-  LabRun measured;   // the processes
-  LabRun predicted;  // the agent engine, same scaled scenario and seed, step bin_s
-  LabRun fluid;      // the fluid engine on the scaled scenario
+  Scenario scaled;                 // what ran: rates and capacities x scale
+  LabRun measured;                 // the processes
+  LabRun predicted;                // the agent engine, same scaled scenario and seed, step bin_s
+  LabRun fluid;                    // the fluid engine on the scaled scenario
+  bool fluid_ran = true;           // false for a graph (the fluid engine runs none)
+  std::vector<HopAgreement> hops;  // a chain: per service
   TimingError generator_error, backend_error;
   // --through grpc: from the generator starting a call to the backend
   // receiving its first attempt (C-core's per-attempt timer runs meanwhile).
@@ -109,6 +127,12 @@ void measure_delays(LabResult& r);
 void apply_delays(const LabResult& r, Scenario& s);
 
 LabResult run_lab(const LabOptions& o);
+// The checks of a server the backend runs (`where` names its block:
+// "server." or "services.NAME.").
+void check_backend_server(const decltype(Scenario::server)& server, const std::string& where);
+// A scenario with services: the chain's processes (lab_chain.cpp).
+void check_chain(const LabOptions& o);
+LabResult run_lab_chain(const LabOptions& o);
 
 // Bins where either process's worst timer lateness is above kStallBinFraction
 // of a bin.

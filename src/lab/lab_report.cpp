@@ -99,23 +99,62 @@ std::string amplification(double v) {
 std::string table(const LabResult& r) {
   const Metrics &m = r.measured.metrics, &p = r.predicted.metrics, &f = r.fluid.metrics;
   const Scenario& s = r.scaled;
+  // A graph has no fluid run (the fluid engine runs none): its column says so.
+  auto fluid = [&](const std::string& v) { return r.fluid_ran ? v : std::string("-"); };
   std::ostringstream o;
   table_row(o, "", "measured", "predicted", "difference", "fluid engine");
   table_row(o, "verdict", m.recovered ? "recovers" : "stuck", p.recovered ? "recovers" : "stuck",
-            m.recovered == p.recovered ? "agree" : "DISAGREE", f.recovered ? "recovers" : "stuck");
+            m.recovered == p.recovered ? "agree" : "DISAGREE",
+            fluid(f.recovered ? "recovers" : "stuck"));
   table_row(o, "failed requests", format_percent(m.failed_fraction),
             format_percent(p.failed_fraction), signed_points(m.failed_fraction, p.failed_fraction),
-            format_percent(f.failed_fraction));
+            fluid(format_percent(f.failed_fraction)));
   table_row(o, "wasted work", format_percent(m.wasted_fraction), format_percent(p.wasted_fraction),
-            signed_points(m.wasted_fraction, p.wasted_fraction), format_percent(f.wasted_fraction));
+            signed_points(m.wasted_fraction, p.wasted_fraction),
+            fluid(format_percent(f.wasted_fraction)));
   table_row(o, "peak amplification", amplification(m.peak_amplification),
             amplification(p.peak_amplification),
             amplification(m.peak_amplification - p.peak_amplification),
-            amplification(f.peak_amplification));
+            fluid(amplification(f.peak_amplification)));
   table_row(o, "recovery", recovery_text(m, s), recovery_text(p, s),
-            difference_of_recovery(m, p, s), recovery_text(f, s));
+            difference_of_recovery(m, p, s), fluid(recovery_text(f, s)));
   table_row(o, "user requests", format_amount(m.user_requests), format_amount(p.user_requests), "",
-            format_amount(f.user_requests));
+            fluid(format_amount(f.user_requests)));
+  return o.str();
+}
+
+// A chain, service by service: attempts per user request and the share of
+// arrivals served while their caller waited (docs/lab.md, "A chain of services").
+std::string hop_table(const LabResult& r) {
+  std::ostringstream o;
+  o << "per service (attempts per user request; share of its arrivals served in time):\n";
+  table_row(o, "service", "measured", "predicted", "served m / p", "agree");
+  for (const HopAgreement& h : r.hops) {
+    std::string served = h.serves ? format_percent(h.measured_served_share) + " / " +
+                                        format_percent(h.predicted_served_share)
+                                  : "(a proxy)";
+    table_row(o, h.service, number_text(std::round(h.measured_per_request * 100) / 100),
+              number_text(std::round(h.predicted_per_request * 100) / 100), served,
+              h.attempts && h.served ? "yes" : "NO");
+  }
+  return o.str();
+}
+
+std::string delays_text(const LabResult& r) {
+  std::ostringstream o;
+  if (!r.hops.empty()) {
+    o << "measured: an answer takes " << human_duration(r.answer_way_back_s)
+      << " to come back to the users' client; a graph is predicted without that delay "
+         "(server.answer_delay_s does not run on graphs)\n";
+    return o.str();
+  }
+  double gap = r.give_up_gap_s;
+  o << "measured between caller and backend: the backend gives up " << human_duration(std::abs(gap))
+    << (gap < 0 ? " before" : " after") << " the caller, an answer takes "
+    << human_duration(r.answer_way_back_s) << " to come back; predicted with server.shed_lag_s = "
+    << human_duration(r.scaled.server.shed_lag_s)
+    << ", server.answer_delay_s = " << human_duration(r.scaled.server.answer_delay_s)
+    << " (docs/lab.md)\n";
   return o.str();
 }
 
@@ -155,15 +194,10 @@ std::string lab_text(const LabResult& r) {
   if (!r.imported_policy.empty())
     o << "predicted with the " << r.through << " settings read back as scenario keys:\n"
       << r.imported_policy;
-  double gap = r.give_up_gap_s;
-  o << "measured between caller and backend: the backend gives up " << human_duration(std::abs(gap))
-    << (gap < 0 ? " before" : " after") << " the caller, an answer takes "
-    << human_duration(r.answer_way_back_s) << " to come back; predicted with server.shed_lag_s = "
-    << human_duration(r.scaled.server.shed_lag_s)
-    << ", server.answer_delay_s = " << human_duration(r.scaled.server.answer_delay_s)
-    << " (docs/lab.md)\n";
+  o << delays_text(r);
   if (r.interrupted) o << "INTERRUPTED: the measurement stops where Ctrl-C came\n";
   o << "\n" << chart(r) << "\n" << table(r) << "\n";
+  if (!r.hops.empty()) o << hop_table(r) << "\n";
   Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
   o << "agreement (docs/lab.md): verdict " << (a.verdict ? "yes" : "no") << ", failed within 5 pt "
     << (a.failed_share ? "yes" : "no") << ", recovery within 2 s or 10% "
@@ -183,19 +217,31 @@ std::string lab_text(const LabResult& r) {
 
 nlohmann::json lab_json(const LabResult& r) {
   auto block = [](const LabRun& v) {
-    return nlohmann::json{{"metrics", metrics_json(v.metrics)},
-                          {"verdict",
-                           {{"recovered", v.verdict.recovered},
-                            {"headline", v.verdict.headline},
-                            {"detail", v.verdict.detail}}},
-                          {"series", series_json(v.run.series)}};
+    nlohmann::json b{{"metrics", metrics_json(v.metrics)},
+                     {"verdict",
+                      {{"recovered", v.verdict.recovered},
+                       {"headline", v.verdict.headline},
+                       {"detail", v.verdict.detail}}},
+                     {"series", series_json(v.run.series)}};
+    if (!v.run.graph.empty()) b["graph"] = graph_json(v.run);
+    return b;
   };
   auto timing = [](const TimingError& e) {
     return nlohmann::json{{"p50_s", e.p50_s}, {"p99_s", e.p99_s}, {"max_s", e.max_s}};
   };
   Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
-  nlohmann::json fluid = block(r.fluid);
-  fluid.erase("series");
+  nlohmann::json fluid = r.fluid_ran ? block(r.fluid) : nlohmann::json(nullptr);
+  if (r.fluid_ran) fluid.erase("series");
+  nlohmann::json hops = nlohmann::json::array();
+  for (const HopAgreement& h : r.hops)
+    hops.push_back({{"service", h.service},
+                    {"serves", h.serves},
+                    {"measured_per_request", h.measured_per_request},
+                    {"predicted_per_request", h.predicted_per_request},
+                    {"measured_served_share", h.measured_served_share},
+                    {"predicted_served_share", h.predicted_served_share},
+                    {"attempts", h.attempts},
+                    {"served", h.served}});
   return {{"lab",
            {{"scenario", r.scaled.name},
             {"through", r.through},
@@ -233,7 +279,10 @@ nlohmann::json lab_json(const LabResult& r) {
           {"predicted", block(r.predicted)},
           {"predicted_fluid", fluid},
           {"agreement",
-           {{"verdict", a.verdict}, {"failed_share", a.failed_share}, {"recovery", a.recovery}}}};
+           {{"verdict", a.verdict},
+            {"failed_share", a.failed_share},
+            {"recovery", a.recovery},
+            {"hops", hops}}}};
 }
 
 std::string lab_csv(const LabResult& r) {

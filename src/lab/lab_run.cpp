@@ -18,6 +18,7 @@
 #include "lab/generator.hpp"
 #include "lab/grpc_layer.hpp"
 #include "lab/lab.hpp"
+#include "lab/lab_parts.hpp"
 #include "lab/process.hpp"
 #include "lab/proxy.hpp"
 #include "model/keys.hpp"
@@ -29,33 +30,11 @@ namespace retrystorm::lab {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// A private directory for configs, logs and the backend's counts, removed
-// when the run ends. It names its owner (owner.pid): a lab that was killed
-// (SIGKILL, a crash) cannot remove its own, so each new lab removes those
-// whose owner is gone.
-class WorkDir {
- public:
-  WorkDir() {
-    remove_stale_work_dirs();
-    std::string tmpl = (fs::temp_directory_path() / "retrystorm-lab-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("cannot make a temporary directory");
-    path_ = tmpl;
-    std::ofstream(path_ + "/owner.pid") << ::getpid() << "\n";
-  }
-  ~WorkDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+namespace {}  // namespace
 
 ChildProcess start_backend(const LabOptions& o, const Scenario& s, long long t0,
-                           const std::string& dir, int& port, int& grpc_port) {
+                           const std::string& dir, int& port, int& grpc_port,
+                           const std::string& name, const std::vector<std::string>& extra) {
   // number_text: every digit, so the backend runs on the scenario's numbers.
   std::vector<std::string> argv = {o.program,
                                    "lab-backend",
@@ -78,10 +57,11 @@ ChildProcess start_backend(const LabOptions& o, const Scenario& s, long long t0,
                                    "--horizon",
                                    number_text(s.horizon_s),
                                    "--out",
-                                   dir + "/backend.json"};
+                                   dir + "/" + name + ".json"};
   if (s.server.shed_abandoned) argv.push_back("--shed-abandoned");
   if (o.through == "grpc") argv.push_back("--grpc");
-  ChildProcess p(argv, dir + "/backend.stderr");
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  ChildProcess p(argv, dir + "/" + name + ".stderr");
   // `listening PORT` or `listening PORT grpc GRPC_PORT`
   auto line = p.read_line(std::chrono::milliseconds(5000));
   if (!line || line->rfind("listening ", 0) != 0)
@@ -94,18 +74,7 @@ ChildProcess start_backend(const LabOptions& o, const Scenario& s, long long t0,
   return p;
 }
 
-// The backend's per-bin counts, written when it was stopped.
-nlohmann::json read_backend(ChildProcess& backend, const std::string& dir) {
-  backend.stop(std::chrono::milliseconds(5000));
-  std::ifstream f(dir + "/backend.json");
-  if (!f) {
-    std::ifstream err(dir + "/backend.stderr");
-    std::string why((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
-    throw std::runtime_error("the lab backend wrote no counts" +
-                             (why.empty() ? std::string() : ": " + why.substr(0, 400)));
-  }
-  return nlohmann::json::parse(f);
-}
+namespace {
 
 void fill(std::span<double> to, const nlohmann::json& from) {
   for (size_t i = 0; i < to.size() && i < from.size(); ++i) to[i] = from[i].get<double>();
@@ -132,20 +101,8 @@ RunResult measured_run(const Scenario& s, const nlohmann::json& b, const Generat
     // late and shed attempts are the ones whose caller gave up.
     x.gave_up[i] = generator_retries ? g.gave_up[i] : x.served_late[i] + x.shed[i];
   }
-  r.user_requests = g.user_requests;
-  r.succeeded = g.succeeded;
-  r.failed = g.failed_total;
-  r.in_flight = g.in_flight;
-  r.success_latency = g.success_latency;
+  count_users(r, g);
   return r;
-}
-
-LabRun view(RunResult run) {
-  LabRun v;
-  v.metrics = compute_metrics(run);
-  v.verdict = verdict(run, v.metrics);
-  v.run = std::move(run);
-  return v;
 }
 
 // The proxy's settings, refused before anything starts when they hold
@@ -178,14 +135,15 @@ double patience_s(const Scenario& s) {
   return attempts * s.client.timeout_s + (attempts - 1) * s.client.backoff.cap_s * 1.2 + 1;
 }
 
+}  // namespace
+
 // A stall of the machine (a timer late by more than kStallBinFraction of a
 // bin) moves completions into a later bin; judged by goodput per bin, that
 // bin reads as not recovered. The measured recovery leaves such bins out
 // (docs/lab.md, "Stalls of the machine"); the report keeps both figures.
-void discount_stalls(LabResult& r, const GeneratorResult& g, const nlohmann::json& b) {
-  std::vector<double> backend_late;
-  if (b.contains("lateness_max_s")) backend_late = b["lateness_max_s"].get<std::vector<double>>();
-  std::vector<bool> disturbed = disturbed_bins(g.lateness_max_s, backend_late, r.bin_s);
+void discount_stalls(LabResult& r, const std::vector<double>& generator_late_s,
+                     const std::vector<double>& backend_late_s) {
+  std::vector<bool> disturbed = disturbed_bins(generator_late_s, backend_late_s, r.bin_s);
   for (size_t i = 0; i < disturbed.size(); ++i)
     if (disturbed[i]) r.disturbed_t_s.push_back(static_cast<double>(i) * r.bin_s);
   Metrics& m = r.measured.metrics;
@@ -196,13 +154,46 @@ void discount_stalls(LabResult& r, const GeneratorResult& g, const nlohmann::jso
 }
 
 // The backend's `key` figures (p50, p99, max); none when it has no such key.
+std::vector<double> backend_lateness(const nlohmann::json& b) {
+  if (!b.contains("lateness_max_s")) return {};
+  return b["lateness_max_s"].get<std::vector<double>>();
+}
+
 TimingError timing_of(const nlohmann::json& b, const char* key) {
   if (!b.contains(key)) return {};
   const auto& e = b[key];
   return {e["p50"].get<double>(), e["p99"].get<double>(), e["max"].get<double>(), 0};
 }
 
-}  // namespace
+void count_users(RunResult& r, const GeneratorResult& g) {
+  r.user_requests = g.user_requests;
+  r.succeeded = g.succeeded;
+  r.failed = g.failed_total;
+  r.in_flight = g.in_flight;
+  r.success_latency = g.success_latency;
+}
+
+// The backend's per-bin counts, written when it was stopped.
+nlohmann::json read_backend(ChildProcess& backend, const std::string& dir,
+                            const std::string& file) {
+  backend.stop(std::chrono::milliseconds(5000));
+  std::ifstream f(dir + "/" + file + ".json");
+  if (!f) {
+    std::ifstream err(dir + "/" + file + ".stderr");
+    std::string why((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+    throw std::runtime_error("the lab backend wrote no counts" +
+                             (why.empty() ? std::string() : ": " + why.substr(0, 400)));
+  }
+  return nlohmann::json::parse(f);
+}
+
+LabRun view(RunResult run) {
+  LabRun v;
+  v.metrics = compute_metrics(run);
+  v.verdict = verdict(run, v.metrics);
+  v.run = std::move(run);
+  return v;
+}
 
 // The delays between the caller and the backend (docs/lab.md, "Who knows
 // when the caller gives up"). The backend measures when a caller's leaving
@@ -246,7 +237,7 @@ void read_measurement(LabResult& r, const nlohmann::json& b, const GeneratorResu
   r.served_in_time_after_caller_left = b.value("served_in_time_after_caller_left", 0.0);
   r.connection_errors = gr.connection_errors;
   r.measured = view(measured_run(lab, b, gr, direct));
-  discount_stalls(r, gr, b);
+  discount_stalls(r, gr.lateness_max_s, backend_lateness(b));
 }
 
 // The agent engine with the delays measured between caller and backend; the
@@ -278,7 +269,7 @@ void remove_stale_work_dirs() {
   }
 }
 
-static void check_no_strays() {
+void check_no_strays() {
   std::vector<pid_t> strays = stop_strays({});
   if (strays.empty()) return;
   std::string pids;
@@ -288,18 +279,48 @@ static void check_no_strays() {
                            "); the lab stopped them");
 }
 
-LabResult run_lab(const LabOptions& o) {
-  check_lab(o);
-  LabResult r;
+// The load generator from time zero (progress about once a second); an
+// interrupt while the processes started gives empty bins, marked interrupted.
+GeneratorResult run_users(const LabOptions& o, GeneratorOptions g) {
+  double horizon = g.scenario.horizon_s;
+  if (o.progress)
+    g.progress = [&](double t, double req, double ok, double failed) {
+      o.progress("lab: " + number_text(t) + " of " + number_text(horizon) + " s, " +
+                 number_text(req) + " requests, " + number_text(ok) + " ok, " +
+                 number_text(failed) + " failed");
+    };
+  if (unix_ms_now() > g.t0_unix_ms)
+    throw std::runtime_error("the lab took too long to start its processes");
+  GeneratorResult gr;
+  if (!interrupted()) gr = run_generator(g);
+  if (gr.failed.empty()) {
+    size_t bins = bin_count(horizon, o.bin_s);
+    for (auto* v : {&gr.failed, &gr.gave_up, &gr.budget_denied, &gr.first_sent, &gr.retries_sent,
+                    &gr.succeeded_per_bin})
+      v->assign(bins, 0.0);
+    gr.interrupted = true;
+  }
+  return gr;
+}
+
+Scenario start_result(const LabOptions& o, LabResult& r) {
   r.through = o.through;
   r.scale = o.scale;
   r.bin_s = o.bin_s;
   r.scaled = scale_scenario(o.scenario, o.scale);
-  Scenario lab = r.scaled;  // what the measurement and the agent run are binned by
+  Scenario lab = r.scaled;
   lab.engine = Engine::agent;
   lab.step_s = o.bin_s;
   lab.runs = 1;
   validate(lab);
+  return lab;
+}
+
+LabResult run_lab(const LabOptions& o) {
+  check_lab(o);
+  if (!o.scenario.graph.empty()) return run_lab_chain(o);
+  LabResult r;
+  Scenario lab = start_result(o, r);
 
   // Behind a proxy, the policy that runs is the proxy's: the prediction
   // reads the same settings back (`import`), e.g. retries at once, no budget.
@@ -337,22 +358,8 @@ LabResult run_lab(const LabOptions& o) {
     r.pids.push_back(proxy.process.pid());
     r.layer_config = proxy.config;
   }
-  GeneratorOptions g{target, lab, direct, patience, t0, o.bin_s, nullptr, grpc ? settings : ""};
-  if (o.progress)
-    g.progress = [&](double t, double req, double ok, double failed) {
-      o.progress("lab: " + number_text(t) + " of " + number_text(lab.horizon_s) + " s, " +
-                 number_text(req) + " requests, " + number_text(ok) + " ok, " +
-                 number_text(failed) + " failed");
-    };
-  if (unix_ms_now() > t0) throw std::runtime_error("the lab took too long to start its processes");
-  GeneratorResult gr;
-  if (!interrupted()) gr = run_generator(g);
-  if (gr.failed.empty()) {  // interrupted while the processes started
-    size_t bins = bin_count(lab.horizon_s, o.bin_s);
-    for (auto* v : {&gr.failed, &gr.gave_up, &gr.budget_denied, &gr.first_sent, &gr.retries_sent})
-      v->assign(bins, 0.0);
-    gr.interrupted = true;
-  }
+  GeneratorResult gr =
+      run_users(o, {target, lab, direct, patience, t0, o.bin_s, nullptr, grpc ? settings : ""});
   proxy.process.stop();
   read_measurement(r, read_backend(backend, dir.path()), gr, lab, direct);
   check_no_strays();
