@@ -105,6 +105,10 @@ TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
        "retry_after_s: 0.3}\n",
        ", pushback: exact", ", pushback: exact"},
       {"shed abandoned", "server: {shed_abandoned: true}\n", "", ""},
+      // The delays between caller and server (docs/agent-engine.md): the server sheds
+      // late, and an answer reaches its caller a little later (or after it gave up).
+      {"shed lag and answer delay",
+       "server: {shed_abandoned: true, shed_lag_s: 0.02, answer_delay_s: 0.01}\n", "", ""},
       {"deadline on the user", "", ", deadline_s: 3", ""},
       {"token bucket budget", "", ", budget: {kind: token_bucket, ratio: 0.2}",
        ", budget: {kind: token_bucket, ratio: 0.2}"},
@@ -617,6 +621,46 @@ TEST(GraphKeys, ASweepVariesACallsKey) {
               run_sweep(base, {parse_axis("calls[9].retries=0:1:1")});
             }).find("the scenario has 6 calls"),
             std::string::npos);
+}
+
+// The delays between caller and server on one service of a graph, without an
+// incident: an answer that takes 0.29 s back to a caller that waits 0.3 s
+// arrives in time only when the database serves within 10 ms, so most of its
+// answers reach nobody and the chain's retries pile up; a shed 0.2 s late
+// leaves given-up attempts queued longer (docs/graph.md).
+TEST(Graph, AnAnswerDelayAndAShedLagRunAtOneService) {
+  Scenario base = preset_or_throw("three-tier-chain").scenario;
+  base.incident.capacity_factor = 1;
+  set_graph_key(base, "services.db.shed_abandoned", KeyValue{true});
+  auto total = [](const RunResult& r, const char* service, std::vector<double> ServiceSeries::*f) {
+    for (const ServiceSeries& s : r.graph.services)
+      if (s.name == service) return std::accumulate((s.*f).begin(), (s.*f).end(), 0.0);
+    return -1.0;
+  };
+  auto with = [&](const char* key, double v) {
+    Scenario s = base;
+    set_graph_key(s, key, KeyValue{v});
+    validate(s);
+    return run_engine(s);
+  };
+  RunResult before = run_engine(base);
+  RunResult delayed = with("services.db.answer_delay_s", 0.29);
+  EXPECT_EQ(total(before, "db", &ServiceSeries::late), 0);
+  EXPECT_EQ(before.failed, 0);
+  double late = total(delayed, "db", &ServiceSeries::late);
+  EXPECT_GT(late, 0.95 * (late + total(delayed, "db", &ServiceSeries::served)));
+  EXPECT_GT(delayed.failed, 0.9 * delayed.user_requests);
+  // Only the database's answers take long: the api hears its callers' answers in time.
+  EXPECT_EQ(total(delayed, "api", &ServiceSeries::late), 0);
+  EXPECT_GT(total(delayed, "api", &ServiceSeries::served), 100000);
+  // In the preset's collapse, attempts are given up on by the thousand: shed
+  // 0.2 s late, more of them start in vain at the head of the queue.
+  base.incident.capacity_factor = 0.2;
+  RunResult collapse = run_engine(base);
+  RunResult lagging = with("services.db.shed_lag_s", 0.2);
+  EXPECT_GT(total(lagging, "db", &ServiceSeries::late),
+            total(collapse, "db", &ServiceSeries::late));
+  EXPECT_NE(run_bytes(lagging), run_bytes(collapse));
 }
 
 TEST(GraphPresets, ThreeTierChain) {

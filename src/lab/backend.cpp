@@ -49,7 +49,6 @@ struct Job {
   double since_s = 0;      // virtual instant work_left_s was last updated
   double finish_s = 0;     // virtual finish at the current rate
   // In a chain: what the attempt is to the user request (the path headers).
-  double start_s = 0;
   double path_give_up_s = 0;
   bool path_first = true;
   std::unique_ptr<asio::steady_timer> timer;
@@ -225,7 +224,6 @@ void Backend::on_request(ConnectionPtr c, const HttpHead& head) {
   const std::string& path_give_up = head.header(kPathGiveUpHeader);
   j->path_give_up_s = path_give_up.empty() ? j->deadline_s : std::atof(path_give_up.c_str()) / 1e6;
   j->path_first = head.header(kPathFirstHeader) == "1";
-  j->start_s = std::atof(head.header(kStartHeader).c_str()) / 1e6;
   admit(j, head.header(kRequestHeader), t);
 }
 
@@ -348,7 +346,7 @@ void Backend::forward(const JobPtr& j) {
   calls_this_step_ += 1;
   CallContext c;
   c.id = next_call_++;
-  c.start_s = j->start_s;
+  c.start_s = now_s();  // a call's own deadline counts from when it is made, as in the model
   c.path_first = j->path_first;
   c.path_give_up_s = j->path_give_up_s;
   caller_->call(c, [this, j](bool ok) {

@@ -98,8 +98,5 @@ inline constexpr const char* kGiveUpHeader = "x-rs-give-up-us";
 // when every call above is on its first attempt and this is the call's first.
 inline constexpr const char* kPathGiveUpHeader = "x-rs-path-give-up-us";
 inline constexpr const char* kPathFirstHeader = "x-rs-first";
-// The user request's arrival (microseconds from time zero): a call's
-// deadline counts from it, as the model's does.
-inline constexpr const char* kStartHeader = "x-rs-start-us";
 
 }  // namespace retrystorm::lab

@@ -197,8 +197,6 @@ void HttpCaller::State::write(const AttemptPtr& a) {
     double path_give_up = std::min(c.path_give_up_s, a->give_up_s);
     text->append(kPathGiveUpHeader).append(": ");
     text->append(std::to_string(std::llround(path_give_up * 1e6))).append("\r\n");
-    text->append(kStartHeader).append(": ");
-    text->append(std::to_string(std::llround(c.start_s * 1e6))).append("\r\n");
     if (c.path_first && a->request->attempt == 1) text->append(kPathFirstHeader).append(": 1\r\n");
   }
   text->append("\r\n");

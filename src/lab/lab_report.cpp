@@ -142,12 +142,6 @@ std::string hop_table(const LabResult& r) {
 
 std::string delays_text(const LabResult& r) {
   std::ostringstream o;
-  if (!r.hops.empty()) {
-    o << "measured: an answer takes " << human_duration(r.answer_way_back_s)
-      << " to come back to the users' client; a graph is predicted without that delay "
-         "(server.answer_delay_s does not run on graphs)\n";
-    return o.str();
-  }
   double gap = r.give_up_gap_s;
   o << "measured between caller and backend: the backend gives up " << human_duration(std::abs(gap))
     << (gap < 0 ? " before" : " after") << " the caller, an answer takes "

@@ -50,6 +50,11 @@ constexpr uint64_t kArrivalOrder = order_of(kArrival);
 constexpr uint64_t deadline_order(size_t edge) {
   return order_of(kTimeout, (uint64_t{1} << 16) + edge);
 }
+// A late shed (server.shed_lag_s) goes after every deadline at its instant,
+// as the stacked engine's does.
+constexpr uint64_t shed_order(size_t service) {
+  return order_of(kTimeout, (uint64_t{1} << 16) + 1024 + service);
+}
 
 using TimerLane = EventLane<EntityRef>;
 
@@ -57,9 +62,10 @@ using TimerLane = EventLane<EntityRef>;
 // made. It sends one attempt at a time; on a hedging edge, a new one while
 // the earlier ones are still out (their generations gen0 to gen).
 struct GCall {
-  double start_s;   // the user request's arrival
-  double sent_s;    // the current attempt's send instant
-  uint32_t parent;  // the visit that made it, kNone for the user
+  double start_s;      // the user request's arrival
+  double sent_s;       // the current attempt's send instant
+  double deadline_at;  // when its deadline fires (an edge with deadline_s)
+  uint32_t parent;     // the visit that made it, kNone for the user
   uint32_t parent_gen;
   uint32_t gen;
   uint32_t gen0;    // the generation of its oldest attempt still counted
@@ -94,6 +100,7 @@ struct Visit {
   uint16_t attempt;
   uint8_t state;
   bool first;
+  float back_s;  // the way back of its calls' answers (server.answer_delay_s), for latency
 };
 
 // A service as the engine runs it.
@@ -105,6 +112,9 @@ struct Node {
   std::unique_ptr<ServerMemory> memory;
   std::unique_ptr<Events> events;  // completions (and capacity changes) of its server
   std::unique_ptr<Server> server;
+  // shed_abandoned with server.shed_lag_s: jobs whose caller gave up, shed that
+  // much later if still queued (a constant lag keeps the lane in time order).
+  TimerLane sheds;
 };
 
 // An edge as the engine runs it.
@@ -292,14 +302,18 @@ class GraphEngine {
   // ---- the event loop -------------------------------------------------------
   // Sources, in the order that breaks ties between equal keys: 0 the
   // clients' retries; 1 arrivals; 2 + v: service v's server events; then per
-  // edge its timers and its deadlines. A SourceTree keeps the next of them,
-  // told by each queue when its next event changed.
+  // edge its timers and its deadlines; then per service its late sheds. A
+  // SourceTree keeps the next of them, told by each queue when its next event
+  // changed.
   static constexpr uint16_t kRetrySource = 0, kArrivalSource = 1;
   uint16_t server_source(size_t v) const { return static_cast<uint16_t>(2 + v); }
   uint16_t lane_source(size_t e, bool deadline) const {
     return static_cast<uint16_t>(2 + nodes_.size() + 2 * e + deadline);
   }
-  size_t source_count() const { return 2 + nodes_.size() + 2 * edges_.size(); }
+  uint16_t shed_source(size_t v) const {
+    return static_cast<uint16_t>(2 + nodes_.size() + 2 * edges_.size() + v);
+  }
+  size_t source_count() const { return 2 + 2 * nodes_.size() + 2 * edges_.size(); }
 
   void watch_sources() {
     sources_ = SourceTree(source_count());
@@ -308,6 +322,10 @@ class GraphEngine {
     for (size_t e = 0; e < edges_.size(); ++e) {
       edges_[e].timers.watch(&sources_, lane_source(e, false));
       edges_[e].deadlines.watch(&sources_, lane_source(e, true));
+    }
+    for (size_t v = 0; v < nodes_.size(); ++v) {
+      nodes_[v].sheds.set_order(shed_order(v));
+      nodes_[v].sheds.watch(&sources_, shed_source(v));
     }
     for (uint16_t s = 0; s < source_count(); ++s) sources_.touch(s);
   }
@@ -318,6 +336,7 @@ class GraphEngine {
     size_t v = source - 2u;
     if (v < nodes_.size()) return nodes_[v].events->next_key();
     size_t lane = v - nodes_.size();
+    if (lane >= 2 * edges_.size()) return nodes_[lane - 2 * edges_.size()].sheds.next_key();
     const Edge& edge = edges_[lane / 2];
     return lane % 2 == 0 ? edge.timers.next_key() : edge.deadlines.next_key();
   }
@@ -343,7 +362,9 @@ class GraphEngine {
         fire_server(static_cast<uint16_t>(v));
       } else {
         size_t lane = v - services;
-        if (lane % 2 == 0)
+        if (lane >= 2 * edges_.size())
+          fire_shed(static_cast<uint16_t>(lane - 2 * edges_.size()));
+        else if (lane % 2 == 0)
           fire_timeout(static_cast<uint16_t>(lane / 2));
         else
           fire_deadline(static_cast<uint16_t>(lane / 2));
@@ -374,6 +395,15 @@ class GraphEngine {
       on_hedge_due(timed.index);
     else
       on_timeout(timed.index);
+  }
+
+  // The server learns, server.shed_lag_s late, that a caller gave up; the job
+  // may have started meanwhile, and is served in vain.
+  void fire_shed(uint16_t service) {
+    Node& node = nodes_[service];
+    EntityRef job = node.sheds.front().what;
+    node.sheds.pop();
+    if (node.server->still_queued(job.index, job.generation)) shed_job(service, job.index);
   }
 
   void fire_deadline(uint16_t edge) {
@@ -496,6 +526,7 @@ class GraphEngine {
 
   void arm_deadline(uint32_t call_id) {
     Edge& e = edges_[calls_[call_id].edge];
+    calls_[call_id].deadline_at = now_ + e.deadline_s;
     e.deadlines.push(now_ + e.deadline_s, {call_id, calls_[call_id].serial});
     e.deadlines.drop_stale_beyond(static_cast<size_t>(e.attempts_in_flight + 1),
                                   [this](const TimerLane::Event& ev) { return is_live(ev.what); });
@@ -636,8 +667,13 @@ class GraphEngine {
     Node& node = nodes_[to];
     if (node.serves && node.scenario.server.shed_abandoned && v.state == kAtServer &&
         v.caller == call_id && v.caller_gen == call.gen &&
-        node.server->queued_for(v.job, call.visit, v.gen))
-      shed_job(to, v.job);
+        node.server->queued_for(v.job, call.visit, v.gen)) {
+      if (node.scenario.server.shed_lag_s > 0)
+        node.sheds.push(now_ + node.scenario.server.shed_lag_s,
+                        {v.job, node.server->job(v.job).gen});
+      else
+        shed_job(to, v.job);
+    }
   }
 
   // A call whose caller gave up and whose edge propagates the deadline makes
@@ -828,7 +864,7 @@ class GraphEngine {
 
   // The call's attempt of generation `gen` succeeded: the call ends and its
   // visit goes on.
-  void call_succeeded(uint32_t call_id, uint32_t gen, double sent_s) {
+  void call_succeeded(uint32_t call_id, uint32_t gen, double sent_s, double back_s = 0) {
     GCall& call = calls_[call_id];
     if (!awaits(call, gen)) return;
     heard(call, false);
@@ -845,11 +881,31 @@ class GraphEngine {
     if (parent == kNone) {
       result_.succeeded += 1;
       result_.series.goodput[step_] += 1;
-      result_.success_latency.add(now_ - started);
+      result_.success_latency.add(now_ + back_s - started);
       --live_users_;
       return;
     }
-    if (visit_current(parent, parent_gen)) call_done(parent);
+    if (!visit_current(parent, parent_gen)) return;
+    Visit& v = visits_[parent];  // calls in sequence add their way back, a join its longest
+    bool join = nodes_[v.service].pattern == CallPattern::parallel;
+    v.back_s = static_cast<float>(join ? std::max<double>(v.back_s, back_s) : v.back_s + back_s);
+    call_done(parent);
+  }
+
+  // server.answer_delay_s of a service with a server: its answer's way back.
+  double answer_delay(uint16_t service) const {
+    return nodes_[service].serves ? nodes_[service].scenario.server.answer_delay_s : 0;
+  }
+  // The answer, `delay` on its way back, reaches the call before it gives up
+  // (its attempt's timeout or its deadline; a hedging call does not give up
+  // on an attempt), as the stacked engine's answer_in_time.
+  bool answer_in_time(const GCall& call, double delay) const {
+    if (delay <= 0) return true;
+    const Edge& e = edges_[call.edge];
+    double give_up = e.hedging != Hedging::none ? std::numeric_limits<double>::infinity()
+                                                : call.sent_s + e.timeout_s;
+    if (e.deadline_s > 0) give_up = std::min(give_up, call.deadline_at);
+    return now_ + delay <= give_up;
   }
 
   // ---- visits ---------------------------------------------------------------
@@ -874,6 +930,7 @@ class GraphEngine {
     v.attempt = call.attempt;
     v.first = call.first && call.attempt == 1;
     v.job = kNone;
+    v.back_s = 0;
     call.visit = visit_id;
     (call.attempt == 1 ? at(service).first_attempts : at(service).retries)[step_] += 1;
     if (service == hit_ && !v.first) result_.series.retries[step_] += 1;
@@ -929,9 +986,12 @@ class GraphEngine {
   void visit_succeeds(uint32_t visit_id) {
     Visit& v = visits_[visit_id];
     uint32_t caller = v.caller, caller_gen = v.caller_gen;
-    double sent = v.sent_s;
+    double sent = v.sent_s, delay = answer_delay(v.service), back = v.back_s + delay;
     free_visit(visit_id);
-    call_succeeded(caller, caller_gen, sent);
+    // An answer that arrives after its caller gave up is of no use: the
+    // caller's timer ends the attempt.
+    if (!answer_in_time(calls_[caller], delay)) return;
+    call_succeeded(caller, caller_gen, sent, back);
   }
 
   void visit_fails(uint32_t visit_id, FailureClass answer, double pushback_s = 0) {
@@ -992,13 +1052,14 @@ class GraphEngine {
                    visits_[visit_id].edge};
     server.release(job_id);
     bool current = visit_current(visit_id, visit_gen);
+    bool leaf = nodes_[service].calls.empty();
     bool to_caller =
-        current && awaits(calls_[visits_[visit_id].caller], visits_[visit_id].caller_gen);
+        current && awaits(calls_[visits_[visit_id].caller], visits_[visit_id].caller_gen) &&
+        (!leaf || answer_in_time(calls_[visits_[visit_id].caller], answer_delay(service)));
     (to_caller ? at(service).served : at(service).late)[step_] += 1;
     // docs/graph.md, "Results": a leaf's answer is late when any caller up to
     // the user has given up (in a join or a sequence it may wait for others).
-    if (service == hit_ &&
-        !(nodes_[service].calls.empty() ? path_waits(visit_id, visit_gen) : to_caller))
+    if (service == hit_ && !(leaf ? to_caller && path_waits(visit_id, visit_gen) : to_caller))
       result_.series.served_late[step_] += 1;
     if (current) start_calls(visit_id);  // served for nobody: its calls go on all the same
     if (server_rows(service)) {          // after the rows its answer wrote up the path, as stacked
@@ -1119,13 +1180,6 @@ void validate_graph_run(const Scenario& s, const RunLimits& limits) {
     throw InputError("incident.call: " + std::to_string(i.call) +
                      " hedges; a fault on its attempts (incident.fault_on: attempts) is not run "
                      "on a hedging call yet; use incident.fault_on: calls");
-  for (const GraphService& service : s.graph.services) {
-    Scenario at = service_scenario(s, service);
-    if (at.server.shed_lag_s > 0 || at.server.answer_delay_s > 0)
-      throw InputError("services." + service.name +
-                       ": server.shed_lag_s and server.answer_delay_s run without services; the "
-                       "graph engine does not run them yet");
-  }
 }
 
 RunResult run_graph(const Scenario& s, const AgentOptions& options) {
