@@ -205,6 +205,16 @@ class EventLane {
 
   // Drops the stale events (`live` says which are not) once there are more
   // than twice `in_flight` plus a margin that keeps the sweeps rare.
+  // Drops the events at the front that `live` says will do nothing when
+  // they fire, so that they never reach the event loop (a timer whose
+  // attempt was answered long ago).
+  template <typename Live>
+  void drop_stale_front(Live live) {
+    if (events_.empty() || live(events_.front())) return;
+    if (tree_) tree_->touch(id_);
+    do events_.pop_front();
+    while (!events_.empty() && !live(events_.front()));
+  }
   template <typename Live>
   void drop_stale_beyond(size_t in_flight, Live live) {
     if (events_.size() <= 2 * in_flight + kMargin) return;

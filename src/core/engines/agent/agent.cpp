@@ -404,10 +404,12 @@ class AgentEngine {
     attempts_in_flight_[layer] += 1;
     if (call.attempt > 1) retries_in_flight_[layer] += 1;
     if (!hedging || call.attempt <= retries_[layer]) {  // the last hedge has no timer
+      // A timer whose attempt ended does nothing when it fires (fire_timeout):
+      // those at the front go now, the others once the lane is long.
+      auto live = [this](const TimerLane::Event& event) { return waits_for(event.what); };
+      timers_[layer].drop_stale_front(live);
       timers_[layer].push(now_ + timeout_[layer], {call_id, call.gen});
-      timers_[layer].drop_stale_beyond(
-          static_cast<size_t>(attempts_in_flight_[layer]),
-          [this](const TimerLane::Event& event) { return waits_for(event.what); });
+      timers_[layer].drop_stale_beyond(static_cast<size_t>(attempts_in_flight_[layer]), live);
     }
     if (layer == layers_ - 1) {
       send_job(call_id);

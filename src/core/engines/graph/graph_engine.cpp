@@ -557,12 +557,15 @@ class GraphEngine {
       on(edge_id).retries[step_] += 1;
     }
     if (!hedging || call.attempt <= edge.retries) {  // the last hedge has no timer
+      // A timer whose attempt ended does nothing when it fires (fire_timeout):
+      // those at the front go now, the others once the lane is long.
+      auto live = [this](const TimerLane::Event& ev) {
+        const GCall& c = calls_[ev.what.index];
+        return c.gen == ev.what.generation && c.state == kWaiting;
+      };
+      edge.timers.drop_stale_front(live);
       edge.timers.push(now_ + edge.timeout_s, {call_id, call.gen});
-      edge.timers.drop_stale_beyond(static_cast<size_t>(edge.attempts_in_flight),
-                                    [this](const TimerLane::Event& ev) {
-                                      const GCall& c = calls_[ev.what.index];
-                                      return c.gen == ev.what.generation && c.state == kWaiting;
-                                    });
+      edge.timers.drop_stale_beyond(static_cast<size_t>(edge.attempts_in_flight), live);
     }
     FaultDraw fault = draw_fault(edge_id, FaultOn::attempts);
     if (fault.delays) {
