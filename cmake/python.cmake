@@ -8,6 +8,14 @@ set_target_properties(retrystorm_python PROPERTIES OUTPUT_NAME _core
                                                    LIBRARY_OUTPUT_DIRECTORY ${RETRYSTORM_PYTHON_DIR})
 target_include_directories(retrystorm_python PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(retrystorm_python PRIVATE retrystorm_app)
+target_compile_definitions(retrystorm_python PRIVATE RETRYSTORM_VERSION="${PROJECT_VERSION}")
+# A wheel carries the shared libraries the module needs beyond the C and C++
+# runtimes in retrystorm/_libs (setup.py): the module looks there first, and
+# as DT_RPATH (not RUNPATH) the path also serves those libraries' own
+# dependencies (libcpp-httplib's libssl). Without _libs, as in the build
+# directory, the system's libraries are found as usual.
+set_target_properties(retrystorm_python PROPERTIES BUILD_RPATH "$ORIGIN/_libs")
+target_link_options(retrystorm_python PRIVATE -Wl,--disable-new-dtags)
 
 # The .py files, copied at build time so an edit reaches the build directory.
 file(GLOB PYTHON_PACKAGE_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/retrystorm/*.py)
@@ -32,7 +40,7 @@ if(RETRYSTORM_TESTS)
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(
     python_package
-    PROPERTIES LABELS python TIMEOUT 120
+    PROPERTIES LABELS python TIMEOUT 400
                ENVIRONMENT
                "PYTHONPATH=${CMAKE_BINARY_DIR}/python;RETRYSTORM_BIN=$<TARGET_FILE:retrystorm>;RETRYSTORM_SOURCE_DIR=${CMAKE_SOURCE_DIR};MPLBACKEND=Agg;PYTHONDONTWRITEBYTECODE=1")
 endif()

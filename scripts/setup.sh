@@ -19,7 +19,8 @@ packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev li
           libgrpc++-dev haproxy nginx python3-botocore prometheus libboost-dev
           pybind11-dev python3-dev python3-pandas python3-numpy python3-matplotlib python3-pytest
           python3-nbclient python3-ipykernel jupyter-nbconvert
-          python3-distributed python3-dask python3-tqdm python3-scipy)
+          python3-distributed python3-dask python3-tqdm python3-scipy python3-ipywidgets
+          python3-setuptools python3-wheel python3-build python3-venv python3-pip)
 [ "$want_web" = 1 ] && packages+=(nodejs npm)
 [ "$want_browser" = 1 ] && packages+=(chromium)
 

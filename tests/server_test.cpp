@@ -351,6 +351,19 @@ TEST_F(Server, SweepAnswersOneRowPerGridPoint) {
   EXPECT_EQ(j["rows"][3]["metrics"]["goodput_recovery_s"], nullptr);
 }
 
+TEST_F(Server, SweepTakesListedValues) {
+  json body = {{"preset", "order-status"},
+               {"vary", {{{"path", "client.retries"}, {"values", {3, 0}}}}}};
+  json j = ok_json(post("/api/sweep", body));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["values"]["client.retries"], 3.0);
+  EXPECT_EQ(j["rows"][1]["metrics"]["goodput_recovery_s"], 19.0);
+  for (json bad : {json::array(), json{"1"}, json{1, "x"}}) {
+    body["vary"][0]["values"] = bad;
+    expect_error(post("/api/sweep", body), 400, "values");
+  }
+}
+
 TEST_F(Server, ExportEnvoyAnswersYaml) {
   json j = ok_json(post("/api/export/envoy", json{{"preset", "primary-failover"}}));
   ASSERT_TRUE(j["yaml"].is_string());

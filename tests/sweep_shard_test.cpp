@@ -220,5 +220,54 @@ TEST(SweepShards, BadShardSpecsAreRefused) {
   }
 }
 
+// An axis may list its values (`--vary PATH=V1,V2,...`): the grid takes them
+// in the order given, each validated at its points, and a listed axis whose
+// values step evenly gives the rows of the range.
+TEST(SweepAxes, ListedValuesRunInTheOrderGiven) {
+  SweepAxis listed = parse_axis("client.retries=5,0,1");
+  EXPECT_EQ(listed.values(), (std::vector<double>{5, 0, 1}));
+  EXPECT_EQ(listed.point_count(), 3);
+  EXPECT_EQ(listed.lowest(), 0);
+  EXPECT_EQ(listed.highest(), 5);
+  EXPECT_EQ(parse_axis("client.retries=2").values(), (std::vector<double>{2}));
+  Scenario s = testing::preset("order-status");
+  std::vector<SweepRow> rows = run_sweep(s, {listed});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].values, (std::vector<double>{5}));
+  std::vector<SweepRow> even = run_sweep(s, {parse_axis("client.retries=0,1,2")});
+  std::vector<SweepRow> range = run_sweep(s, {parse_axis("client.retries=0:2:1")});
+  EXPECT_EQ(sweep_json({listed}, even).dump(), sweep_json({listed}, range).dump());
+  EXPECT_EQ(metrics_json(rows[1].metrics).dump(), metrics_json(range[0].metrics).dump())
+      << "the list's second point (0 retries) is the range's first";
+  for (const char* bad :
+       {"client.retries=1,,2", "client.retries=1,x", "client.retries=", "client.retries=1,nan"})
+    EXPECT_THROW(parse_axis(bad), InputError) << bad;
+  EXPECT_THROW(run_sweep(s, {parse_axis("client.retries=0,-1")}), InputError);
+}
+
+TEST(SweepAxes, ListedAxesShardAndMergeAsRanges) {
+  TempDir dir("sweep_listed");
+  std::vector<std::string> args = {
+      "sweep",    "--vary", "client.retries=3,0,1", "--vary", "incident.duration_s=20,10",
+      "--format", "json"};
+  testing::Outcome whole = run_cli(dir.path(), args);
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  std::vector<std::string> files;
+  for (const char* k : {"2/2", "1/2"}) {
+    std::string file = std::string("listed-") + k[0] + ".json";
+    std::vector<std::string> shard = args;
+    shard.insert(shard.end(), {"--shard", k, "--out", file});
+    ASSERT_EQ(run_cli(dir.path(), shard).status, 0);
+    files.push_back(file);
+  }
+  testing::Outcome merged = run_cli(dir.path(), merge_args(files, {}));
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(merged.out, whole.out);
+  nlohmann::json j = nlohmann::json::parse(whole.out);
+  ASSERT_EQ(j["rows"].size(), 6u);
+  EXPECT_EQ(j["rows"][0]["values"]["client.retries"], 3.0);
+  EXPECT_EQ(j["rows"][0]["values"]["incident.duration_s"], 20.0);
+}
+
 }  // namespace
 }  // namespace retrystorm

@@ -9,7 +9,7 @@ and hands results back as dicts and pandas DataFrames. See docs/python.md.
     r.verdict["headline"], r.series.goodput.max()
 """
 
-from ._core import InputError, Scenario
+from ._core import InputError, Scenario, __version__
 from .api import (
     Result,
     analyze,
@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - only while sweep.py is absent
     pass
 
 __all__ = [
+    "__version__",
     "InputError",
     "Result",
     "Scenario",

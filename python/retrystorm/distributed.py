@@ -48,6 +48,33 @@ def cluster_threads(client):
     return max(1, sum(client.nthreads().values()))
 
 
+def _worker_version():
+    """On a worker: the version of retrystorm it imports (None: it has none)."""
+    try:
+        import retrystorm
+    except ImportError:
+        return None
+    return retrystorm.__version__
+
+
+def check_workers(client):
+    """Raises RuntimeError unless every worker imports this retrystorm version:
+    a worker with another build would give other rows without saying so."""
+    own = _core.__version__
+    versions = client.run(_worker_version)
+    wrong = {worker: v for worker, v in versions.items() if v != own}
+    if wrong:
+        listed = ", ".join(
+            f"{worker} has {'no retrystorm' if v is None else 'retrystorm ' + v}"
+            for worker, v in sorted(wrong.items())
+        )
+        raise RuntimeError(
+            f"rs.distributed: this machine runs retrystorm {own}, but {listed}; install the "
+            "same wheel on every worker (docs/distributed.md, \"Workers\")"
+        )
+    return own
+
+
 def run_batch(scenario, axes, first, count, runs, seed):
     """One task: points [first, first + count) on one thread of a worker (the
     worker's other threads run other tasks; the GIL is released)."""
@@ -118,6 +145,7 @@ def sweep(
     runs = int(runs)
     seed = seed_of(seed)
     grid = grid_of(scenario, axes, runs, seed, allow_large)  # whole grid, before any task
+    check_workers(client)
     points = grid["points"]
     size = task_points or task_points_for(points, cluster_threads(client))
     ranges = ranges_of(points, size)

@@ -19,33 +19,22 @@ from . import _core
 
 
 def listed_axis(path, values):
-    """A list of values (or a 1-d array) -> (path, from, to, step): the grid
-    steps evenly, so the values must too (0, 1, 2 or 0.5, 1.5), each read
-    back exactly from the step."""
+    """A list of values (or a 1-d array) -> the axis (path, 0, 0, 1, values):
+    the grid takes them in the order given, as `--vary PATH=V1,V2,...`."""
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"vary {path}: {values!r} must be numbers, not text")
     try:
-        values = [float(v) for v in values]
+        listed = [float(v) for v in values]
     except (TypeError, ValueError):
         raise ValueError(f"vary {path}: {values!r} must be numbers") from None
-    if not values:
+    if not listed:
         raise ValueError(f"vary {path}: give at least one value")
-    if len(values) == 1:
-        return (str(path), values[0], values[0], 1.0)
-    step = values[1] - values[0]
-    evenly = step > 0 and all(
-        abs(v - (values[0] + i * step)) <= 1e-9 * max(1.0, abs(v)) for i, v in enumerate(values)
-    )
-    if not evenly:
-        raise ValueError(
-            f"vary {path}: the values {values} are not evenly spaced; a sweep's axis steps "
-            "evenly from a first to a last value: give them in increasing order with one step, "
-            "a (from, to, step) tuple, or one sweep per value"
-        )
-    return (str(path), values[0], values[-1], step)
+    return (str(path), 0.0, 0.0, 1.0, listed)
 
 
 def axes_of(vary):
     """vary: {path: (from, to, step)} or {path: [v1, v2, ...]} (a list or
-    array of evenly spaced values) -> the axes as _core takes them, in the
+    array of values, in any order) -> the axes as _core takes them, in the
     given order. A tuple is a range, a list is the values themselves."""
     if not vary:
         raise ValueError("vary: give at least one key to vary")
@@ -61,7 +50,7 @@ def axes_of(vary):
             raise ValueError(
                 f"vary {path}: {spec!r} must be (from, to, step) numbers, or a list of values"
             ) from None
-        axes.append((str(path), start, stop, step))
+        axes.append((str(path), start, stop, step, []))
     return axes
 
 
@@ -112,10 +101,15 @@ def in_notebook():
 
 
 def have_widgets():
-    """Whether notebook widgets can be drawn (ipywidgets is installed)."""
-    import importlib.util
-
-    return importlib.util.find_spec("ipywidgets") is not None
+    """Whether notebook widgets can be drawn: ipywidgets 7 or later, which
+    tqdm's notebook bar and Dask's progress widget need (Debian 12 ships 6,
+    whose bar lacks the `style` tqdm sets: the text bar is drawn instead)."""
+    try:
+        import ipywidgets
+    except ImportError:
+        return False
+    major = str(getattr(ipywidgets, "__version__", "0")).split(".")[0]
+    return major.isdigit() and int(major) >= 7
 
 
 def show_progress(progress):
@@ -166,7 +160,7 @@ def sweep(
 ):
     """Runs every point of the grid on this machine; returns a DataFrame.
 
-    vary: {path: (from, to, step)} or {path: [evenly spaced values]}; runs:
+    vary: {path: (from, to, step)} or {path: [values]}; runs:
     replications per point; seed: None
     (every point starts from the scenario's seed, as `retrystorm sweep`) or a
     base seed S (point i, replication r runs at S + i * runs + r, as

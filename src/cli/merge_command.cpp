@@ -34,7 +34,9 @@ std::string scenario_hash(const Scenario& s) {
 json grid_json(const std::vector<SweepAxis>& axes, size_t points) {
   json vary = json::array();
   for (const SweepAxis& a : axes)
-    vary.push_back({{"path", a.path}, {"from", a.from}, {"to", a.to}, {"step", a.step}});
+    vary.push_back(a.listed.empty()
+                       ? json{{"path", a.path}, {"from", a.from}, {"to", a.to}, {"step", a.step}}
+                       : json{{"path", a.path}, {"values", a.listed}});
   return {{"vary", vary}, {"points", points}};
 }
 

@@ -122,7 +122,8 @@ void add_sweep_command(CLI::App& app, CommandTable& table) {
   auto c = std::make_shared<SweepCommand>();
   auto* cmd = app.add_subcommand("sweep", "a grid of runs over numeric keys, one row each");
   c->scenario.add_to(*cmd);
-  cmd->add_option("--vary", c->vary, "PATH=FROM:TO:STEP (repeatable; the grid is their product)")
+  cmd->add_option("--vary", c->vary,
+                  "PATH=FROM:TO:STEP or PATH=V1,V2,... (repeatable; the grid is their product)")
       ->required();
   cmd->add_option("--format", c->format, "csv | json")->default_str("csv");
   cmd->add_option("--threads", c->threads, "worker threads (default: every core)");

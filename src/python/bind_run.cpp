@@ -36,8 +36,8 @@ app::RunAnswer run_scenario(const Scenario& scenario, std::optional<int> runs,
   o.report.trace = trace;
   o.montecarlo = s.runs > 1;  // as the command line: every engine
   app::CostBudget budget = python_budget(allow_large);
-  py::gil_scoped_release released;  // other Python threads run meanwhile
-  return app::run(s, o, budget);
+  // Other Python threads run meanwhile; Ctrl-C stops it.
+  return interruptible([&] { return app::run(s, o, budget); });
 }
 
 std::string answer_json(const app::RunAnswer& a) {

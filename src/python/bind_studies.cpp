@@ -18,21 +18,15 @@ namespace retrystorm::python {
 namespace {
 
 py::object ladder(const Scenario& s, bool allow_large) {
-  std::vector<LadderResult> rows;
-  {
-    py::gil_scoped_release released;
-    rows = app::ladder(s, python_budget(allow_large));
-  }
+  std::vector<LadderResult> rows =
+      interruptible([&] { return app::ladder(s, python_budget(allow_large)); });
   return json_to_python(ladder_json(rows));
 }
 
 py::object tipping(const Scenario& s, double grid_s, bool allow_large) {
-  std::optional<TippingResult> t;
-  {
-    py::gil_scoped_release released;
-    t = app::tipping(s, grid_s, python_budget(allow_large));
-  }
-  return json_to_python(tipping_json(*t));
+  TippingResult t =
+      interruptible([&] { return app::tipping(s, grid_s, python_budget(allow_large)); });
+  return json_to_python(tipping_json(t));
 }
 
 // A number given to Python, as the app layer reads options: its text reads
@@ -60,11 +54,7 @@ app::AnalyzeRequest analyze_request(std::vector<std::string> paths, std::optiona
 
 // The report of `retrystorm analyze --format json`.
 py::object analyze_report(const app::AnalyzeRequest& request) {
-  nlohmann::json j;
-  {
-    py::gil_scoped_release released;
-    j = analyze_json(app::analyze(request));
-  }
+  nlohmann::json j = interruptible([&] { return analyze_json(app::analyze(request)); });
   return json_to_python(j);
 }
 

@@ -19,11 +19,13 @@ namespace retrystorm::python {
 
 namespace {
 
-using Axis = std::tuple<std::string, double, double, double>;
+// (path, from, to, step, values): values not empty lists the axis's values.
+using Axis = std::tuple<std::string, double, double, double, std::vector<double>>;
 
 std::vector<SweepAxis> axes_of(const std::vector<Axis>& axes) {
   std::vector<SweepAxis> out;
-  for (const auto& [path, from, to, step] : axes) out.push_back({path, from, to, step});
+  for (const auto& [path, from, to, step, listed] : axes)
+    out.push_back({path, from, to, step, listed});
   return out;
 }
 
@@ -41,13 +43,11 @@ py::dict sweep_grid_info(const Scenario& s, const std::vector<Axis>& axes, int r
                          std::optional<double> seed, bool allow_large) {
   SweepOptions o = options_of(runs, seed, 0);
   std::vector<SweepAxis> sweep_axes = axes_of(axes);
-  SweepGrid grid;
-  {
-    py::gil_scoped_release release;
+  SweepGrid grid = interruptible([&] {
     // The whole grid's cost, as `retrystorm sweep` checks it; its batches then run unchecked.
     app::check_sweep_cost(s, sweep_axes, o, python_budget(allow_large));
-    grid = sweep_grid(s, sweep_axes, o);
-  }
+    return sweep_grid(s, sweep_axes, o);
+  });
   py::dict out;
   out["points"] = grid.points;
   py::list paths, figures;
@@ -85,11 +85,8 @@ py::dict sweep_points(const Scenario& s, const std::vector<Axis>& axes, size_t f
   o.first = first;
   o.count = count;
   o.validate_grid = validate_grid;
-  std::vector<SweepRow> rows;
-  {
-    py::gil_scoped_release release;
-    rows = app::sweep(s, sweep_axes, o, python_budget(allow_large));
-  }
+  std::vector<SweepRow> rows =
+      interruptible([&] { return app::sweep(s, sweep_axes, o, python_budget(allow_large)); });
   py::dict out;
   py::array_t<long long> point(static_cast<py::ssize_t>(rows.size()));
   for (size_t i = 0; i < rows.size(); ++i)
@@ -111,7 +108,8 @@ void bind_sweep(py::module_& m) {
   m.def("_sweep_grid", &sweep_grid_info, py::arg("scenario"), py::arg("axes"), py::arg("runs") = 1,
         py::arg("seed") = py::none(), py::arg("allow_large") = false,
         "Checks a sweep's cost, axes, runs and seed and validates every grid point; returns "
-        "{points, paths, figures}. axes: [(path, from, to, step), ...].");
+        "{points, paths, figures}. axes: [(path, from, to, step, values), ...] (values: [] for "
+        "a range).");
   m.def("_sweep_points", &sweep_points, py::arg("scenario"), py::arg("axes"), py::arg("first"),
         py::arg("count"), py::arg("runs") = 1, py::arg("seed") = py::none(), py::arg("threads") = 0,
         py::arg("validate_grid") = false, py::arg("allow_large") = false,

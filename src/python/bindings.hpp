@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
+#include "parallel/cancel.hpp"
 
 namespace retrystorm::python {
 
@@ -19,6 +20,42 @@ nlohmann::json python_to_json(pybind11::handle value);
 // What one call may cost: the command line's limits, or with allow_large
 // those of --allow-large (analysis/cost.hpp).
 app::CostBudget python_budget(bool allow_large);
+
+// Ctrl-C during a call that runs C++ with the GIL released. Python's SIGINT
+// handler runs only when the interpreter has control, so while the call
+// runs a handler of the module's own sets a flag that the engines and pools
+// poll (parallel/cancel.hpp), and the call raises KeyboardInterrupt. Only on
+// the main thread, and only while Python's default handler is in place (a
+// Dask worker's threads and a program with its own handler are left alone).
+class InterruptScope {
+ public:
+  InterruptScope();  // with the GIL held
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+  const CancelCheck& check() const { return check_; }
+  bool interrupted() const;
+
+ private:
+  bool installed_ = false;
+  CancelCheck check_;
+};
+
+// Runs work() with the GIL released, under an InterruptScope: Ctrl-C stops
+// it within a few milliseconds with KeyboardInterrupt.
+template <typename Work>
+auto interruptible(Work&& work) -> decltype(work()) {
+  InterruptScope interrupt;
+  try {
+    CancelScope scope(interrupt.check());
+    pybind11::gil_scoped_release released;
+    return work();
+  } catch (const Cancelled&) {
+    if (!interrupt.interrupted()) throw;
+  }
+  PyErr_SetNone(PyExc_KeyboardInterrupt);
+  throw pybind11::error_already_set();
+}
 
 // Scenario, presets and the key table (src/python/bind_scenario.cpp).
 void bind_scenario(pybind11::module_& m);

@@ -3,6 +3,9 @@
 // python/retrystorm wraps it in pandas and matplotlib.
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <csignal>
+
 #include "analysis/cost.hpp"
 #include "bindings.hpp"
 #include "model/keys.hpp"
@@ -16,11 +19,53 @@ app::CostBudget python_budget(bool allow_large) {
   return {CostLimits{}, "; allow_large=True allows more", {}};
 }
 
+namespace {
+
+std::atomic<bool> interrupt_flag{false};
+struct sigaction python_handler;  // Python's own, restored when the outermost scope ends
+int depth = 0;                    // scopes open (under the GIL: no race)
+
+void on_interrupt(int) {
+  interrupt_flag.store(true);
+}
+
+bool python_handles_interrupts() {
+  py::module_ threading = py::module_::import("threading");
+  if (!threading.attr("current_thread")().is(threading.attr("main_thread")())) return false;
+  py::module_ signal = py::module_::import("signal");
+  return signal.attr("getsignal")(signal.attr("SIGINT")).is(signal.attr("default_int_handler"));
+}
+
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  if (depth > 0 || !python_handles_interrupts()) return;
+  interrupt_flag.store(false);
+  struct sigaction ours {};
+  ours.sa_handler = on_interrupt;
+  sigemptyset(&ours.sa_mask);
+  if (sigaction(SIGINT, &ours, &python_handler) != 0) return;
+  installed_ = true;
+  ++depth;
+  check_ = [] { return interrupt_flag.load(std::memory_order_relaxed); };
+}
+
+InterruptScope::~InterruptScope() {
+  if (!installed_) return;
+  sigaction(SIGINT, &python_handler, nullptr);
+  --depth;
+}
+
+bool InterruptScope::interrupted() const {
+  return installed_ && interrupt_flag.load();
+}
+
 }  // namespace retrystorm::python
 
 PYBIND11_MODULE(_core, m) {
   using namespace retrystorm::python;
   m.doc() = "retrystorm's C++ core (docs/python.md); use the package retrystorm";
+  m.attr("__version__") = RETRYSTORM_VERSION;  // VERSION, as `retrystorm --version`
   // Bad input keeps the core's message, which names the key and the range.
   py::register_exception<retrystorm::InputError>(m, "InputError", PyExc_ValueError);
   bind_scenario(m);

@@ -73,10 +73,13 @@ std::vector<SweepAxis> axes_of(const json& body) {
         a.to = value.get<double>();
       else if (key == "step" && value.is_number())
         a.step = value.get<double>();
+      else if (key == "values" && value.is_array() && !value.empty() && value.size() <= 100000 &&
+               std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_number(); }))
+        a.listed = value.get<std::vector<double>>();
       else
         throw InputError("vary[]." + key +
                          ": unknown field or wrong type; allowed: path "
-                         "(text), from, to, step (numbers)");
+                         "(text), from, to, step (numbers), or values (1 to 100000 numbers)");
     }
     axes.push_back(a);
   }

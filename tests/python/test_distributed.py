@@ -201,3 +201,38 @@ def test_a_notebook_without_ipywidgets_gets_the_text_bar(client, agent, monkeypa
     vary = {"client.retries": (0, 1, 1)}
     frame = rs.distributed.sweep(agent, vary, runs=1, seed=SEED, client=client, progress=True)
     assert frame.equals(rs.sweep(agent, vary, runs=1, seed=SEED))
+
+
+def test_workers_of_another_version_are_refused(client, agent):
+    """A worker that imports another retrystorm (or none) would give other
+    rows silently: the sweep names it and runs nothing."""
+    assert rs.distributed.check_workers(client) == rs.__version__
+    worker = sorted(client.scheduler_info()["workers"])[0]
+
+    def pretend(version):
+        import retrystorm
+
+        retrystorm.__version__ = version
+
+    client.run(pretend, "0.0.0-other", workers=[worker])
+    try:
+        with pytest.raises(RuntimeError, match=f"{worker} has retrystorm 0.0.0-other"):
+            rs.distributed.sweep(agent, VARY, runs=RUNS, seed=SEED, client=client)
+    finally:
+        client.run(pretend, rs.__version__, workers=[worker])
+    assert rs.distributed.check_workers(client) == rs.__version__
+
+
+def test_widgets_need_ipywidgets_7(monkeypatch):
+    """tqdm's notebook bar and Dask's widget need ipywidgets 7 or later;
+    Debian 12's 6 (installed by scripts/setup.sh) gets the text bar."""
+    import sys
+    import types
+
+    from retrystorm.sweep import have_widgets
+
+    for version, expected in (("6.0.0", False), ("7.7.1", True), ("8.1.0", True)):
+        monkeypatch.setitem(sys.modules, "ipywidgets", types.SimpleNamespace(__version__=version))
+        assert have_widgets() is expected
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import fails
+    assert have_widgets() is False

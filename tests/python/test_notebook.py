@@ -1,5 +1,6 @@
 """examples/retry-storms.ipynb runs from top to bottom (nbclient, Debian's
-ipykernel), so the notebook and its checks of the published numbers never rot."""
+ipykernel), so the notebook and its checks of the published numbers never rot;
+one of its sweeps runs on a Dask cluster of two local worker processes."""
 
 import os
 

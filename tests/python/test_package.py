@@ -140,12 +140,20 @@ def test_inputs_are_read_as_the_command_line_reads_them(source_dir, cli):
     assert "server.queue_limit" not in str(e.value)
     done = cli("run", "--preset", "order-status", "--set", "client.retires=3", check=False)
     assert done.returncode == 2 and str(e.value) in done.stderr
-    # A list is the values themselves (evenly spaced), a tuple a range.
+    # A list is the values themselves, in the order given; a tuple a range.
     listed = rs.sweep(s, {"client.retries": [0, 1, 2]})
     assert list(listed["client.retries"]) == [0, 1, 2]
     pd.testing.assert_frame_equal(listed, rs.sweep(s, {"client.retries": (0, 2, 1)}))
-    with pytest.raises(ValueError, match="not evenly spaced"):
-        rs.sweep(s, {"client.retries": [0, 1, 5]})
+    uneven = rs.sweep(s, {"client.retries": np.array([5, 0, 1])})
+    assert list(uneven["client.retries"]) == [5, 0, 1]
+    theirs = cli("sweep", "--preset", "order-status", "--vary", "client.retries=5,0,1").stdout
+    ours = pd.read_csv(io.StringIO(theirs), float_precision="round_trip")
+    ours.index = pd.RangeIndex(len(ours), name="point")
+    pd.testing.assert_frame_equal(uneven, ours, check_dtype=False)
+    with pytest.raises(ValueError, match="must be numbers"):
+        rs.sweep(s, {"client.retries": "0,1"})
+    with pytest.raises(ValueError, match="client.retries"):
+        rs.sweep(s, {"client.retries": [0, -1]})  # each value validated at its point
     with pytest.raises(ValueError, match="grid_s"):
         rs.tipping(s, grid_s=-1)
 

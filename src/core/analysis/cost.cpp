@@ -223,7 +223,7 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
   // with each key in one direction.
   double points = 1;
   for (const SweepAxis& a : axes) {
-    if (!(a.step > 0) || a.to < a.from) return {};  // run_sweep names the axis
+    if (a.listed.empty() && (!(a.step > 0) || a.to < a.from)) return {};  // run_sweep names it
     points *= a.point_count();
   }
   if (points > static_cast<double>(options.max_runs)) return {};  // run_sweep names its limit
@@ -236,7 +236,7 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
     Scenario s = base;
     try {
       for (size_t i = 0; i < axes.size(); ++i)
-        set_key(s, axes[i].path, (corner >> i) & 1 ? axes[i].to : axes[i].from);
+        set_key(s, axes[i].path, (corner >> i) & 1 ? axes[i].highest() : axes[i].lowest());
       validate(s);
     } catch (const InputError&) {
       continue;  // run_sweep names it

@@ -21,16 +21,26 @@ double tidy(double v) {
 }  // namespace
 
 double SweepAxis::point_count() const {
+  if (!listed.empty()) return static_cast<double>(listed.size());
   double n = std::floor((to - from) / step + 1e-9) + 1;
   return std::isfinite(n) ? n : std::numeric_limits<double>::infinity();
 }
 
 std::vector<double> SweepAxis::values() const {
+  if (!listed.empty()) return listed;
   std::vector<double> out;
   auto n = static_cast<size_t>(point_count());  // checked by sweep_grid first
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) out.push_back(tidy(from + static_cast<double>(i) * step));
   return out;
+}
+
+double SweepAxis::lowest() const {
+  return listed.empty() ? from : *std::min_element(listed.begin(), listed.end());
+}
+
+double SweepAxis::highest() const {
+  return listed.empty() ? to : *std::max_element(listed.begin(), listed.end());
 }
 
 std::optional<double> sweep_figure(const SweepRow& row, const MetricField& field) {
@@ -40,27 +50,51 @@ std::optional<double> sweep_figure(const SweepRow& row, const MetricField& field
   return std::nullopt;
 }
 
+namespace {
+
+double axis_number(const std::string& path, const std::string& part) {
+  try {
+    size_t used = 0;
+    double v = std::stod(part, &used);
+    if (used != part.size() || !std::isfinite(v)) throw std::invalid_argument(part);
+    return v;
+  } catch (const std::exception&) {
+    throw InputError("--vary " + path + ": '" + part + "' is not a number");
+  }
+}
+
+// "a,b,c" -> its numbers (a single "a" is a list of one).
+std::vector<double> listed_values(const std::string& path, const std::string& text) {
+  std::vector<double> out;
+  for (size_t pos = 0;;) {
+    size_t comma = text.find(',', pos);
+    out.push_back(axis_number(path, text.substr(pos, comma - pos)));
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
+}
+
+}  // namespace
+
 SweepAxis parse_axis(const std::string& text) {
   auto eq = text.find('=');
   if (eq == std::string::npos)
-    throw InputError("--vary: '" + text + "' must look like PATH=FROM:TO:STEP");
+    throw InputError("--vary: '" + text + "' must look like PATH=FROM:TO:STEP or PATH=V1,V2,...");
   SweepAxis axis;
   axis.path = text.substr(0, eq);
   std::string range = text.substr(eq + 1);
+  if (range.find(':') == std::string::npos) {
+    axis.listed = listed_values(axis.path, range);
+    return axis;
+  }
   double parts[3];
   size_t pos = 0;
   for (int i = 0; i < 3; ++i) {
     size_t colon = i < 2 ? range.find(':', pos) : range.size();
     if (colon == std::string::npos)
-      throw InputError("--vary " + axis.path + ": '" + range + "' must be FROM:TO:STEP");
-    std::string part = range.substr(pos, colon - pos);
-    try {
-      size_t used = 0;
-      parts[i] = std::stod(part, &used);
-      if (used != part.size() || !std::isfinite(parts[i])) throw std::invalid_argument(part);
-    } catch (const std::exception&) {
-      throw InputError("--vary " + axis.path + ": '" + part + "' is not a number");
-    }
+      throw InputError("--vary " + axis.path + ": '" + range +
+                       "' must be FROM:TO:STEP or V1,V2,...");
+    parts[i] = axis_number(axis.path, range.substr(pos, colon - pos));
     pos = colon + 1;
   }
   axis.from = parts[0];
@@ -76,12 +110,25 @@ void check_axis(const SweepAxis& a) {
   KeyType type = is_graph_path(a.path) ? graph_key_type(a.path) : key_or_throw(a.path).type;
   if (type != KeyType::number && type != KeyType::integer)
     throw InputError("vary " + a.path + ": only numeric keys can be varied");
+  if (!a.listed.empty()) {
+    for (double v : a.listed)
+      if (!std::isfinite(v))
+        throw InputError("vary " + a.path + ": the value " + to_string(KeyValue{v}) +
+                         " is not a finite number");
+    return;  // each value is then validated at its grid points
+  }
   if (!(a.step > 0))
     throw InputError("vary " + a.path + ": step " + to_string(KeyValue{a.step}) +
                      " must be above 0");
   if (a.to < a.from)
     throw InputError("vary " + a.path + ": 'to' " + to_string(KeyValue{a.to}) +
                      " is below 'from' " + to_string(KeyValue{a.from}));
+}
+
+std::string axis_text(const SweepAxis& a) {
+  if (!a.listed.empty()) return std::to_string(a.listed.size()) + " listed values";
+  return "step " + to_string(KeyValue{a.step}) + " from " + to_string(KeyValue{a.from}) + " to " +
+         to_string(KeyValue{a.to});
 }
 
 // Replications and the base seed, checked with the keys' own ranges.
@@ -155,10 +202,8 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
     points *= a.point_count();
     if (!(points <= static_cast<double>(options.max_runs)))
       throw InputError("vary " + a.path + ": the grid has more than " +
-                       std::to_string(options.max_runs) + " points (step " +
-                       to_string(KeyValue{a.step}) + " from " + to_string(KeyValue{a.from}) +
-                       " to " + to_string(KeyValue{a.to}) + "); the limit is " +
-                       std::to_string(options.max_runs));
+                       std::to_string(options.max_runs) + " points (" + axis_text(a) +
+                       "); the limit is " + std::to_string(options.max_runs));
   }
   for (const SweepAxis& a : axes) {
     grid.values.push_back(a.values());

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/metrics.hpp"
@@ -21,14 +22,23 @@
 namespace retrystorm {
 
 struct SweepAxis {
+  SweepAxis() = default;
+  SweepAxis(std::string path_, double from_, double to_, double step_,
+            std::vector<double> listed_ = {})
+      : path(std::move(path_)), from(from_), to(to_), step(step_), listed(std::move(listed_)) {}
   std::string path;  // a numeric key, "incident.duration_s"
   double from = 0;
   double to = 0;
   double step = 1;
+  // Explicit values, in the order given (`PATH=V1,V2,...`, a Python list):
+  // when not empty the axis is these and from, to and step are unused.
+  std::vector<double> listed;
   // How many values the axis has, computed without listing them: +inf when
   // the step is so small the count is not a number of points.
   double point_count() const;
-  std::vector<double> values() const;  // from, from+step, ... <= to
+  std::vector<double> values() const;  // from, from+step, ... <= to, or the listed ones
+  double lowest() const;               // the smallest and largest value (the cost's corners)
+  double highest() const;
 };
 
 struct SweepRow {
@@ -83,7 +93,7 @@ std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxi
 // that have it (runs > 1; a flag reads as the share of replications).
 std::optional<double> sweep_figure(const SweepRow& row, const MetricField& field);
 
-// Parses "PATH=FROM:TO:STEP".
+// Parses "PATH=FROM:TO:STEP", or "PATH=V1,V2,..." (one value or more, any order).
 SweepAxis parse_axis(const std::string& text);
 
 }  // namespace retrystorm
