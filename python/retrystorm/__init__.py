@@ -19,6 +19,7 @@ from .api import (
     ladder,
     lint,
     presets,
+    requests,
     run,
     tipping,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "ladder",
     "lint",
     "presets",
+    "requests",
     "run",
     "sweep",
     "tipping",

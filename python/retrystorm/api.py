@@ -27,11 +27,20 @@ class Result:
     session model) with the JSON result's names; .services and .calls: a
     graph's per-service and per-call DataFrames; .band: the Monte Carlo band
     (None for one run); .montecarlo: the Monte Carlo part of the JSON answer;
-    .to_json(): the command line's bytes."""
+    .summary: its figures as a table; .requests(): the per-request log
+    (agent engine); .to_json(): the command line's bytes."""
 
     def __init__(self, answer):
         self._answer = answer
         self._series = None
+        self._sessions = None  # the session model's answer, built once
+
+    def _session_part(self, name):
+        # The session model's parts come from its JSON answer: built on the
+        # first access, not on every one.
+        if self._sessions is None:
+            self._sessions = self._answer.to_dict()
+        return self._sessions.get(name)
 
     @property
     def engine(self):
@@ -44,17 +53,22 @@ class Result:
 
     @property
     def metrics(self):
+        if self.engine == "sessions":
+            return self._session_part("metrics")
         return self._answer.metrics()
 
     @property
     def verdict(self):
+        if self.engine == "sessions":
+            return self._session_part("verdict")
         return self._answer.verdict()
 
     @property
     def series(self):
         # One copy: numpy views over the C++ buffers, consolidated by pandas.
         if self._series is None:
-            self._series = pd.DataFrame(self._answer.series())
+            columns = self._session_part("series") if self.engine == "sessions" else None
+            self._series = pd.DataFrame(columns or self._answer.series())
         return self._series
 
     @property
@@ -82,17 +96,38 @@ class Result:
 
     @property
     def montecarlo(self):
+        if self.engine == "sessions":
+            return self._session_part("montecarlo")
         return self._answer.montecarlo()
 
     @property
     def band(self):
+        """The Monte Carlo band, one row per step (per bucket for the session
+        model): t_s, then <series>_low, _mean, _high; None for one run."""
         mc = self.montecarlo
         if mc is None:
             return None
         band = pd.DataFrame(mc["band"])
-        if self.engine != "sessions":  # one row per step, as the series
-            band.insert(0, "t_s", self.series["t_s"].to_numpy())
+        band.insert(0, "t_s", self.series["t_s"].to_numpy())  # one row per step, as the series
         return band
+
+    @property
+    def summary(self):
+        """The Monte Carlo figures as a table, one row per metric (indexed by
+        name): mean, low, high (the 95% interval of the mean), min, median,
+        max over the seeds, and n (the seeds where it happened); None for one run."""
+        mc = self.montecarlo
+        if mc is None:
+            return None
+        table = pd.DataFrame.from_dict(mc["metrics"], orient="index")
+        table = table[["mean", "low", "high", "min", "median", "max", "n"]]
+        table.index.name = "metric"
+        return table.astype({"n": "int64"})
+
+    def requests(self, max_rows=20_000_000):
+        """The per-request log of this run (the agent engine; the run of its
+        seed, replication 0 with runs > 1), as rs.requests gives it."""
+        return requests(self.scenario, max_rows=max_rows, allow_large=True)
 
     def to_json(self):
         return self._answer.to_json()
@@ -110,6 +145,18 @@ def run(scenario, runs=None, seed=None, *, trace=True, allow_large=False):
     return Result(_core.run(scenario, runs, seed, trace, allow_large))
 
 
+def requests(scenario, seed=None, *, max_rows=20_000_000, allow_large=False):
+    """The per-request log of an agent-engine run (what `retrystorm run --log
+    DIR` writes to requests.csv, docs/log-formats.md): one row per attempt,
+    request_id, attempt, sent_s, done_s (NaN: never answered), outcome (a
+    categorical: ok, late, timeout, ...), layer, and call for a graph. More
+    than max_rows attempts raise ValueError before memory runs out."""
+    columns = _core._request_log(scenario, seed, int(max_rows), allow_large)
+    names = columns.pop("outcomes")
+    columns["outcome"] = pd.Categorical.from_codes(columns["outcome"], categories=names)
+    return pd.DataFrame(columns)
+
+
 def _flat_rows(rows):
     """One flat dict per row: nested dicts become dotted columns."""
     return pd.json_normalize(rows, sep=".")
@@ -117,11 +164,24 @@ def _flat_rows(rows):
 
 def ladder(scenario, *, allow_large=False):
     """The defense ladder (`retrystorm ladder`): one row per rung, its metrics
-    and verdict as columns (metrics.<name>, verdict.recovered, ...)."""
+    and verdict as columns (metrics.<name>, verdict.recovered, ...), one value
+    per cell. Each rung's on-time goodput per second, averaged over at most
+    60 equal buckets of steps (the page's small lines), is in
+    .attrs["goodput_per_s"]: a DataFrame with t_s (each bucket's start) and
+    one column per rung."""
     rows = _core.ladder(scenario, allow_large)["rows"]
+    goodput = {}
     for row in rows:
         row.pop("scenario", None)  # the whole scenario of each rung: in to_dict()
-    return _flat_rows(rows)
+        goodput[row["name"]] = row.pop("goodput_per_s", None)
+    table = _flat_rows(rows)
+    series = pd.DataFrame({name: v for name, v in goodput.items() if v is not None})
+    if len(series.columns):
+        step = scenario.get("step_s")
+        steps, buckets = round(scenario.get("horizon_s") / step), len(series)
+        series.insert(0, "t_s", [(b * steps // buckets) * step for b in range(buckets)])
+    table.attrs["goodput_per_s"] = series
+    return table
 
 
 def tipping(scenario, grid_s=0.0, *, allow_large=False):

@@ -68,10 +68,18 @@ def load_chart(result, ax=None, title=None, band=True):
     ax.set_title(title or result.verdict["headline"], fontsize=10)
     ax.legend(loc="upper right", fontsize=8)
     if ax_backlog is not None:
+        # Two quantities of different units and sizes (a backlog of thousands,
+        # a few failures per second): each on its own labelled axis.
         ax_backlog.fill_between(t, d.backlog, color=COLOURS["backlog"], alpha=0.3, label="Backlog")
-        ax_backlog.plot(t, d.failed, color=COLOURS["failed"], lw=1.2, label="Failed /s")
+        ax_backlog.set_ylabel("backlog (requests)", color=COLOURS["backlog"])
+        ax_failed = ax_backlog.twinx()
+        ax_failed.plot(t, d.failed, color=COLOURS["failed"], lw=1.2, label="Failed /s")
+        ax_failed.set_ylabel("failed per second", color=COLOURS["failed"])
+        ax_failed.set_ylim(bottom=0)
         ax_backlog.set_xlabel("seconds")
-        ax_backlog.legend(loc="upper right", fontsize=8)
+        handles = [*ax_backlog.get_legend_handles_labels()[0],
+                   *ax_failed.get_legend_handles_labels()[0]]
+        ax_backlog.legend(handles=handles, loc="upper right", fontsize=8)
     else:
         ax.set_xlabel("seconds")
     return ax

@@ -9,6 +9,8 @@
 #include <optional>
 
 #include "bindings.hpp"
+#include "engines/agent/agent.hpp"
+#include "engines/engine.hpp"
 #include "engines/graph_series.hpp"
 #include "engines/series.hpp"
 #include "formats/result_json.hpp"
@@ -131,6 +133,65 @@ double time_runs(const Scenario& scenario, int repeats) {
   return spent.count() / std::max(repeats, 1);
 }
 
+// rs.requests: requests.csv's rows (docs/log-formats.md) kept as columns,
+// at most max_rows of them (memory stays bounded whatever the run).
+class RequestColumns : public AttemptSink {
+ public:
+  explicit RequestColumns(size_t max_rows) : max_rows_(max_rows) {}
+  void row(const AttemptRow& r) override {
+    if (request_id.size() >= max_rows_)
+      throw InputError("requests: the run logs more than max_rows=" + std::to_string(max_rows_) +
+                       " attempts; raise max_rows, or shorten horizon_s or lower demand");
+    request_id.push_back(r.request_id);
+    attempt.push_back(r.attempt);
+    sent_s.push_back(r.sent_s);
+    done_s.push_back(r.done_s);
+    outcome.push_back(static_cast<int8_t>(r.outcome));
+    layer.push_back(r.layer);
+    call.push_back(r.call);
+  }
+  std::vector<uint64_t> request_id;
+  std::vector<int> attempt, layer, call;
+  std::vector<double> sent_s, done_s;
+  std::vector<int8_t> outcome;
+
+ private:
+  size_t max_rows_;
+};
+
+template <typename T>
+py::array_t<T> column(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+// The per-request log of the run `run --log DIR` writes: {columns..., outcome
+// as codes, "outcomes": the names of the codes}.
+py::dict request_log_columns(const Scenario& scenario, std::optional<double> seed, size_t max_rows,
+                             bool allow_large) {
+  Scenario s = with_options(scenario, std::nullopt, seed);
+  if (!engine_facts(s).logs || s.engine == Engine::sessions)
+    throw InputError(
+        std::string("requests: needs engine agent (set(\"engine\", \"agent\")); engine ") +
+        engine_name(s.engine) + " has no per-request log");
+  app::check_run_cost(s, python_budget(allow_large));
+  RequestColumns rows(max_rows);
+  interruptible([&] { return run_agent(s, {&rows, nullptr}); });
+  using request_log::Column;
+  py::dict out;
+  out[request_log::column_name(Column::request_id)] = column(rows.request_id);
+  out[request_log::column_name(Column::attempt)] = column(rows.attempt);
+  out[request_log::column_name(Column::sent_s)] = column(rows.sent_s);
+  out[request_log::column_name(Column::done_s)] = column(rows.done_s);
+  out[request_log::column_name(Column::outcome)] = column(rows.outcome);
+  out[request_log::column_name(Column::layer)] = column(rows.layer);
+  if (!s.graph.empty()) out[request_log::kCallColumn] = column(rows.call);
+  py::list names;
+  for (int o = 0; o <= static_cast<int>(request_log::AttemptOutcome::in_flight); ++o)
+    names.append(request_log::outcome_name(static_cast<request_log::AttemptOutcome>(o)));
+  out["outcomes"] = names;
+  return out;
+}
+
 }  // namespace
 
 void bind_run(py::module_& m) {
@@ -157,6 +218,9 @@ void bind_run(py::module_& m) {
   m.def("run", &run_scenario, py::arg("scenario"), py::arg("runs") = py::none(),
         py::arg("seed") = py::none(), py::arg("trace") = true, py::arg("allow_large") = false,
         "Runs a scenario as `retrystorm run` does (GIL released).");
+  m.def("_request_log", &request_log_columns, py::arg("scenario"), py::arg("seed") = py::none(),
+        py::arg("max_rows") = 20'000'000, py::arg("allow_large") = false,
+        "The per-request log of an agent run (requests.csv's columns; GIL released).");
   m.def("_time_runs", &time_runs, py::arg("scenario"), py::arg("repeats"));
 }
 

@@ -280,3 +280,67 @@ def test_tipping_refuses_a_grid_that_is_not_a_number():
     for grid in (float("nan"), float("inf"), -1.0):
         with pytest.raises(ValueError, match="grid_s"):
             rs.tipping(s, grid_s=grid)
+
+
+def test_monte_carlo_summary_is_a_table_of_the_json_figures():
+    r = rs.run(rs.Scenario.preset("primary-failover").set("engine", "agent"), runs=4, seed=3)
+    table = r.summary
+    assert list(table.columns) == ["mean", "low", "high", "min", "median", "max", "n"]
+    figures = r.montecarlo["metrics"]
+    assert list(table.index) == list(figures)
+    for name, row in table.iterrows():
+        for column in table.columns:
+            expected = figures[name][column]  # None (it never happened) is NaN
+            assert row[column] == expected or (expected is None and pd.isna(row[column]))
+    assert table.loc["failed_fraction", "n"] == 4
+    assert rs.run(rs.Scenario.preset("primary-failover")).summary is None
+
+
+def test_ladder_has_one_value_per_cell_and_its_goodput_beside(cli):
+    ladder = rs.ladder(rs.Scenario.preset("primary-failover"))
+    for column in ladder.columns:
+        assert not any(isinstance(v, (list, dict)) for v in ladder[column]), column
+    goodput = ladder.attrs["goodput_per_s"]
+    theirs = json.loads(cli("ladder", "--preset", "primary-failover", "--format", "json").stdout)
+    assert list(goodput.columns) == ["t_s", *[row["name"] for row in theirs["rows"]]]
+    for row in theirs["rows"]:
+        assert list(goodput[row["name"]]) == row["goodput_per_s"]
+    assert goodput["t_s"].iloc[0] == 0 and goodput["t_s"].is_monotonic_increasing
+
+
+def test_the_request_log_is_the_command_lines_requests_csv(cli, tmp_path):
+    s = rs.Scenario.preset("primary-failover").set("engine", "agent").set("horizon_s", 40)
+    s.set("demand.rate_per_s", 60).set("server.capacity_per_s", 100)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(s.to_dict()))
+    cli("run", "--scenario", str(path), "--log", str(tmp_path / "log"))
+    theirs = pd.read_csv(tmp_path / "log" / "requests.csv", float_precision="round_trip")
+    ours = rs.requests(s)
+    assert list(ours.columns) == list(theirs.columns)
+    assert str(ours["outcome"].dtype) == "category"
+    # requests.csv writes times to the millisecond; the DataFrame keeps the doubles.
+    pd.testing.assert_frame_equal(
+        ours.assign(outcome=ours["outcome"].astype(str)), theirs, check_dtype=False,
+        check_exact=False, rtol=0, atol=0.0005 + 1e-9,
+    )
+    assert rs.run(s).requests().equals(ours)
+    with pytest.raises(ValueError, match="max_rows=10"):
+        rs.requests(s, max_rows=10)
+    with pytest.raises(ValueError, match="needs engine agent"):
+        rs.requests(rs.Scenario.preset("primary-failover"))
+    graph = rs.requests(rs.Scenario.preset("three-tier-chain").set("engine", "agent"))
+    assert "call" in graph.columns and graph["call"].min() >= 0
+
+
+def test_session_results_are_built_once_and_their_band_has_t_s():
+    r = rs.run(rs.Scenario.preset("scheduler-429-outage"), runs=2)
+    first = r.metrics
+    started = time.perf_counter()
+    for _ in range(20):
+        assert r.metrics == first and r.verdict["headline"]
+        r.montecarlo
+    assert (time.perf_counter() - started) / 20 < 0.002  # was 5-12 ms per access
+    band = r.band
+    assert list(band.columns)[0] == "t_s"
+    assert band["t_s"].equals(r.series["t_s"])
+    assert r.to_dict()["metrics"] == first

@@ -27,3 +27,15 @@ def test_ladder_bars_one_bar_per_rung():
     ax = rs.plot.ladder_bars(ladder)
     assert len(ax.patches) == len(ladder)
     plt.close("all")
+
+
+def test_load_chart_puts_failures_on_their_own_labelled_axis():
+    import matplotlib.pyplot as plt
+
+    rs.plot.load_chart(rs.run(rs.Scenario.preset("primary-failover")))
+    fig = plt.gcf()
+    labels = {ax.get_ylabel() for ax in fig.axes}
+    assert {"per second", "backlog (requests)", "failed per second"} <= labels
+    failed_axis = next(ax for ax in fig.axes if ax.get_ylabel() == "failed per second")
+    assert failed_axis.get_lines()[0].get_ydata().max() > 0  # visible, not flat at 0
+    plt.close("all")
