@@ -13,6 +13,7 @@ import math
 from . import _core
 from .sweep import (
     axes_of,
+    cost_ranges,
     frame_of,
     grid_of,
     have_widgets,
@@ -129,7 +130,7 @@ def sweep(
 
     client: a dask.distributed.Client (None: this machine, every core).
     task_points: points per task (None: about 16 tasks per worker thread,
-    see task_points_for). retries: how often Dask reruns a task whose worker
+    see task_points_for, of about equal estimated cost each). retries: how often Dask reruns a task whose worker
     died. Ctrl-C cancels the submitted tasks. The result equals rs.sweep's
     (and `retrystorm sweep`'s, sharded or not) for the same arguments.
     allow_large: None lifts the one-machine cost limit with a client (the
@@ -147,8 +148,11 @@ def sweep(
     grid = grid_of(scenario, axes, runs, seed, allow_large)  # whole grid, before any task
     check_workers(client)
     points = grid["points"]
-    size = task_points or task_points_for(points, cluster_threads(client))
-    ranges = ranges_of(points, size)
+    if task_points:
+        ranges = ranges_of(points, task_points)
+    else:  # as many tasks as task_points_for gives, cut by estimated cost
+        size = task_points_for(points, cluster_threads(client))
+        ranges = cost_ranges(scenario, axes, runs, seed, math.ceil(points / size))
     keys = _task_keys(scenario, axes, runs, seed, ranges)
     futures = [
         client.submit(

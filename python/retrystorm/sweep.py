@@ -71,6 +71,14 @@ def ranges_of(points, task_points):
     return [(f, min(task_points, points - f)) for f in range(0, points, task_points)]
 
 
+def cost_ranges(scenario, axes, runs, seed, parts):
+    """The grid cut into about `parts` contiguous ranges of equal estimated
+    cost (as `retrystorm sweep --shard K/N` cuts it), empty ones left out: a
+    costly stretch of the grid gets more, shorter ranges."""
+    ranges = _core._sweep_ranges(scenario, axes, int(runs), seed_of(seed), max(1, int(parts)))
+    return [(first, count) for first, count in ranges if count > 0]
+
+
 def frame_of(batches, grid):
     """One DataFrame from batches of columns (any order), rows in point order.
 
@@ -169,11 +177,15 @@ def sweep(
     axes = axes_of(vary)
     grid = grid_of(scenario, axes, runs, seed, allow_large)
     cores = threads or os.cpu_count() or 1
-    size = task_points or local_task_points(grid["points"], cores)
+    if task_points:
+        ranges = ranges_of(grid["points"], task_points)
+    else:  # batches of about equal cost, each enough points for every core
+        size = local_task_points(grid["points"], cores)
+        ranges = cost_ranges(scenario, axes, runs, seed, math.ceil(grid["points"] / size))
     bar = progress_bar(grid["points"], show_progress(progress))
     batches = []
     try:
-        for first, count in ranges_of(grid["points"], size):
+        for first, count in ranges:
             batches.append(
                 _core._sweep_points(
                     scenario, axes, first, count, int(runs), seed_of(seed), int(threads),

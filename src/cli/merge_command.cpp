@@ -69,10 +69,11 @@ ShardSpec parse_shard(const std::string& text) {
   return shard;
 }
 
-void select_shard(size_t points, const ShardSpec& shard, SweepOptions& options) {
-  ShardRange range = shard_range(points, shard.index, shard.of);
-  options.first = range.first;
-  options.count = range.count;
+void select_shard(const Scenario& base, const std::vector<SweepAxis>& axes, const ShardSpec& shard,
+                  SweepOptions& options) {
+  auto ranges = cost_balanced_ranges(sweep_point_seconds(base, axes, options), shard.of);
+  options.first = ranges[shard.index - 1].first;
+  options.count = ranges[shard.index - 1].second;
 }
 
 std::string shard_text(const Scenario& base, const std::vector<SweepAxis>& axes,

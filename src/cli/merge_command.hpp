@@ -20,9 +20,11 @@ struct ShardSpec {
 // Parses "K/N" (1 <= K <= N). Throws InputError naming --shard.
 ShardSpec parse_shard(const std::string& text);
 
-// Sets options.first and options.count to the shard's points of a grid of
-// `points` points: [(K - 1) * points / N, K * points / N).
-void select_shard(size_t points, const ShardSpec& shard, SweepOptions& options);
+// Sets options.first and options.count to shard K's points: the K-th of N
+// contiguous ranges of about equal estimated cost (cost_balanced_ranges over
+// sweep_point_seconds), so that the shards of a grid end at about the same time.
+void select_shard(const Scenario& base, const std::vector<SweepAxis>& axes, const ShardSpec& shard,
+                  SweepOptions& options);
 
 // The shard file (JSON): the grid, the base scenario and its hash, runs,
 // seed, the shard and its range, and the rows in both output forms.

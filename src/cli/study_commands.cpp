@@ -80,7 +80,7 @@ int sweep(const SweepCommand& c) {
   if (!c.shard.empty()) {
     ShardSpec shard = parse_shard(c.shard);
     size_t points = app::sweep_points(s, axes, options);
-    select_shard(points, shard, options);
+    select_shard(s, axes, shard, options);
     auto rows = app::sweep(s, axes, options, c.scenario.budget());
     emit(shard_text(s, axes, options, points, shard, rows, format), c.out);
     return 0;

@@ -11,11 +11,6 @@ namespace retrystorm {
 
 using nlohmann::json;
 
-ShardRange shard_range(size_t points, size_t index, size_t of) {
-  size_t first = (index - 1) * points / of;
-  return {first, index * points / of - first};
-}
-
 namespace {
 
 // A whole number field of the shard's "shard" object.
@@ -58,20 +53,36 @@ void check_same_sweep(const SweepShard& s, const SweepShard& first) {
                      first.path + " is a shard of " + std::to_string(first.of));
 }
 
-// The shard holds exactly the points `sweep --shard K/N` gives K.
-void check_range(const SweepShard& s, size_t points) {
+// The shard's own range: within the grid, one row per point of it.
+void check_range(SweepShard& s, size_t points) {
   if (s.index < 1 || s.index > s.of)
     throw InputError("merge: " + s.path + ": shard " + std::to_string(s.index) + " of " +
                      std::to_string(s.of) + " (K counts from 1)");
-  ShardRange expected = shard_range(points, s.index, s.of);
-  size_t first = whole_field(s, "shard", "first"), count = whole_field(s, "shard", "count");
-  if (first != expected.first || count != expected.count || s.body.at("rows").size() != count ||
-      s.body.at("csv_rows").size() != count)
-    throw InputError("merge: " + s.path + ": points " + std::to_string(first) + " to " +
-                     std::to_string(first + count) + " overlap or leave a gap: shard " +
-                     std::to_string(s.index) + "/" + std::to_string(s.of) + " of " +
-                     std::to_string(points) + " points holds " + std::to_string(expected.first) +
-                     " to " + std::to_string(expected.first + expected.count));
+  s.first = whole_field(s, "shard", "first");
+  s.count = whole_field(s, "shard", "count");
+  if (s.first > points || s.count > points - s.first || s.body.at("rows").size() != s.count ||
+      s.body.at("csv_rows").size() != s.count)
+    throw InputError("merge: " + s.path + ": points " + std::to_string(s.first) + " to " +
+                     std::to_string(s.first + s.count) + " are not a range of rows of the " +
+                     std::to_string(points) + "-point grid");
+}
+
+// Shard k starts where shard k - 1 ends; the last ends at the grid's end.
+void check_contiguous(const std::vector<SweepShard>& shards) {
+  size_t next = 0;
+  for (const SweepShard& s : shards) {
+    if (s.first != next)
+      throw InputError("merge: " + s.path + ": points " + std::to_string(s.first) + " to " +
+                       std::to_string(s.first + s.count) + " overlap or leave a gap: shard " +
+                       std::to_string(s.index) + "/" + std::to_string(s.of) +
+                       " must start at point " + std::to_string(next) +
+                       ", where the shard before it ends");
+    next = s.first + s.count;
+  }
+  size_t points = whole_field(shards.back(), "grid", "points");
+  if (next != points)
+    throw InputError("merge: " + shards.back().path + ": the shards end at point " +
+                     std::to_string(next) + " of " + std::to_string(points));
 }
 
 }  // namespace
@@ -118,6 +129,7 @@ std::vector<SweepShard> order_sweep_shards(std::vector<SweepShard> shards) {
                        std::to_string(of) + " given)");
     out.push_back(std::move(it->second));
   }
+  if (!out.empty()) check_contiguous(out);
   return out;
 }
 

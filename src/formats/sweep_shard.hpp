@@ -17,17 +17,11 @@ inline constexpr std::uintmax_t kMaxShardBytes = std::uintmax_t{1} << 30;
 // A shard's parsed form takes about this many times its bytes.
 inline constexpr double kMemoryPerShardByte = 12;
 
-// The first point and the count of shard `index` of `of` (from 1) in a grid
-// of `points`: [(K - 1) * points / N, K * points / N).
-struct ShardRange {
-  size_t first = 0, count = 0;
-};
-ShardRange shard_range(size_t points, size_t index, size_t of);
-
 struct SweepShard {
   std::string path;
   nlohmann::json body;
   size_t index = 0, of = 0;
+  size_t first = 0, count = 0;  // its points: [first, first + count) of the grid
 };
 
 // One shard file's text, checked on its own: JSON within the limits of every
@@ -36,7 +30,8 @@ struct SweepShard {
 SweepShard parse_sweep_shard(const std::string& text, const std::string& path);
 
 // The shards in index order, checked together: one sweep, each shard once,
-// none missing.
+// none missing, their ranges one after the other from the grid's first point
+// to its last (the cut itself is sweep's: by cost, cli/merge_command.hpp).
 std::vector<SweepShard> order_sweep_shards(std::vector<SweepShard> shards);
 
 // The rows in shard order, as the unsharded sweep writes them: "json" or "csv".

@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 
+#include "analysis/cost.hpp"
 #include "bindings.hpp"
 #include "formats/text_report.hpp"
 
@@ -102,6 +103,17 @@ py::dict sweep_points(const Scenario& s, const std::vector<Axis>& axes, size_t f
   return out;
 }
 
+// Ranges of about equal estimated cost covering the grid (the cut of
+// `sweep --shard K/N`): [(first, count), ...], `parts` of them.
+std::vector<std::pair<size_t, size_t>> sweep_ranges(const Scenario& s,
+                                                    const std::vector<Axis>& axes, int runs,
+                                                    std::optional<double> seed, size_t parts) {
+  std::vector<SweepAxis> sweep_axes = axes_of(axes);
+  SweepOptions o = options_of(runs, seed, 0);
+  return interruptible(
+      [&] { return cost_balanced_ranges(sweep_point_seconds(s, sweep_axes, o), parts); });
+}
+
 }  // namespace
 
 void bind_sweep(py::module_& m) {
@@ -110,6 +122,10 @@ void bind_sweep(py::module_& m) {
         "Checks a sweep's cost, axes, runs and seed and validates every grid point; returns "
         "{points, paths, figures}. axes: [(path, from, to, step, values), ...] (values: [] for "
         "a range).");
+  m.def("_sweep_ranges", &sweep_ranges, py::arg("scenario"), py::arg("axes"), py::arg("runs"),
+        py::arg("seed"), py::arg("parts"),
+        "The grid cut into `parts` contiguous ranges of about equal estimated cost: "
+        "[(first, count), ...], as `retrystorm sweep --shard K/N` cuts it.");
   m.def("_sweep_points", &sweep_points, py::arg("scenario"), py::arg("axes"), py::arg("first"),
         py::arg("count"), py::arg("runs") = 1, py::arg("seed") = py::none(), py::arg("threads") = 0,
         py::arg("validate_grid") = false, py::arg("allow_large") = false,

@@ -25,7 +25,10 @@ constexpr double kFluidStepS = 150e-9;       // rules, series, metrics of one st
 constexpr double kFluidColumnS = 4e-9;       // one attempt number in one step
 constexpr double kFluidLandingS = 2e-9;      // one landing walked in one step
 constexpr double kReportBytesPerStep = 800;  // a run's report: series, JSON or text, trace
-constexpr double kAgentEventS = 150e-9;      // one event of the agent engine
+// One event of the agent engine: BM_AgentEventRate runs 21-25 M events/s
+// (40-48 ns) on the build machine; 60 ns leaves room for a slower one
+// (tests/cost_calibration_test.cpp holds the estimates to measured runs).
+constexpr double kAgentEventS = 60e-9;
 constexpr double kAgentEventsPerAttempt = 3;
 constexpr double kAgentBytesPerAttempt = 120;  // call, job, timer and heap entry
 constexpr double kSessionEventS = 400e-9;      // one event of the session model
@@ -217,21 +220,13 @@ Cost tipping_cost(const Scenario& s, double grid_s) {
   return c;
 }
 
-Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
-                const SweepOptions& options) {
-  // The most expensive corner of the grid prices every point: costs grow
-  // with each key in one direction.
-  double points = 1;
-  for (const SweepAxis& a : axes) {
-    if (a.listed.empty() && (!(a.step > 0) || a.to < a.from)) return {};  // run_sweep names it
-    points *= a.point_count();
-  }
-  if (points > static_cast<double>(options.max_runs)) return {};  // run_sweep names its limit
-  // A shard or a Dask task pays for its range only, each point for its replications.
-  points = static_cast<double>(sweep_range_end(static_cast<size_t>(points), options) -
-                               std::min(options.first, static_cast<size_t>(points)));
-  double runs = std::max(1, options.runs);
-  Cost worst = engine_run_cost(base);
+namespace {
+
+// The costliest corner of the grid (costs grow with each key in one
+// direction): the price of every point of a grid too large to price one by one.
+Cost corner_cost(const Scenario& base, const std::vector<SweepAxis>& axes) {
+  Cost worst;
+  worst.seconds = worst.bytes = 0;
   for (size_t corner = 0; corner < (size_t{1} << std::min<size_t>(axes.size(), 10)); ++corner) {
     Scenario s = base;
     try {
@@ -244,14 +239,58 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
     Cost c = engine_run_cost(s);
     worst.seconds = std::max(worst.seconds, c.seconds);
     worst.bytes = std::max(worst.bytes, c.bytes);
+    worst.keys = c.keys;
+    worst.size = c.size;
   }
-  double workers = std::min<double>(points, options.threads ? options.threads : cores());
+  return worst;
+}
+
+}  // namespace
+
+std::vector<double> sweep_point_seconds(const Scenario& base, const std::vector<SweepAxis>& axes,
+                                        const SweepOptions& options) {
+  SweepOptions whole = options;
+  whole.validate_grid = false;
+  SweepGrid grid = sweep_grid(base, axes, whole);
+  std::vector<double> out(grid.points);
+  double runs = std::max(1, options.runs);
+  for (size_t i = 0; i < grid.points; ++i)
+    out[i] = runs * engine_run_cost(sweep_point(base, axes, grid, i, whole)).seconds;
+  return out;
+}
+
+Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
+                const SweepOptions& options) {
+  double points = 1;
+  for (const SweepAxis& a : axes) {
+    if (a.listed.empty() && (!(a.step > 0) || a.to < a.from)) return {};  // run_sweep names it
+    points *= a.point_count();
+  }
+  if (points > static_cast<double>(options.max_runs)) return {};  // run_sweep names its limit
+  // A shard or a Dask task pays for its range only, each point for its replications.
+  size_t first = std::min(options.first, static_cast<size_t>(points));
+  size_t end = sweep_range_end(static_cast<size_t>(points), options);
+  double runs = std::max(1, options.runs);
+  Cost worst = corner_cost(base, axes);
+  double seconds = worst.seconds * static_cast<double>(end - first) * runs;
+  if (points <= static_cast<double>(kPricedSweepPoints)) {
+    try {  // each point at its own values: a grid is mostly cheaper than its corner
+      std::vector<double> each = sweep_point_seconds(base, axes, options);
+      seconds = 0;
+      for (size_t i = first; i < end; ++i) seconds += each[i];
+    } catch (const InputError&) {
+      return {};  // run_sweep names it
+    }
+  }
+  double range = static_cast<double>(end - first);
+  double workers = std::min<double>(range, options.threads ? options.threads : cores());
   Cost c;
-  c.seconds = worst.seconds * points * runs;
-  c.bytes = worst.bytes * workers + points * (2 * kScenarioBytes);  // points, rows, output
-  c.keys = "vary (the grid's points), " + worst.keys;
-  c.size = number(points) + " points x " + (runs > 1 ? number(runs) + " runs x " : "") + "(" +
-           worst.size + ")";
+  c.seconds = seconds;
+  c.bytes = worst.bytes * workers + range * (2 * kScenarioBytes);  // points, rows, output
+  c.keys =
+      "vary (the grid's points), " + (worst.keys.empty() ? engine_run_cost(base).keys : worst.keys);
+  c.size = number(range) + " points x " + (runs > 1 ? number(runs) + " runs x " : "") + "(" +
+           (worst.size.empty() ? engine_run_cost(base).size : worst.size) + " at the costliest)";
   return c;
 }
 

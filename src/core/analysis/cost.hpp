@@ -45,6 +45,17 @@ Cost tipping_cost(const Scenario& s, double grid_s = 0);
 Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
                 const SweepOptions& options = {});
 
+// Each point's estimated CPU seconds (its replications included), in grid
+// order, for the whole grid whatever range the options select: what shards
+// and Dask tasks are balanced by (cost_balanced_ranges). It depends on the
+// scenario and the axes only, never on the machine. Throws InputError for
+// axes sweep_grid refuses.
+std::vector<double> sweep_point_seconds(const Scenario& base, const std::vector<SweepAxis>& axes,
+                                        const SweepOptions& options = {});
+// Grids up to this many points are priced point by point; larger ones by the
+// costliest corner of the grid times the points (an upper bound).
+inline constexpr size_t kPricedSweepPoints = 200'000;
+
 // InputError when the cost is above a limit, naming the keys that drive it,
 // the estimate and the limit. `what` names the request ("run", "ladder");
 // `hint` follows the limit ("; --allow-large raises it").

@@ -146,19 +146,6 @@ void check_replications(const Scenario& base, const std::vector<SweepAxis>& axes
       throw InputError("vary seed: a sweep with a base seed derives each point's seed itself");
 }
 
-// Grid point i of the base scenario: the axes' values, and its seed when the
-// sweep has a base seed (never the thread's or the shard's: docs/distributed.md).
-Scenario point_scenario(const Scenario& base, const std::vector<SweepAxis>& axes,
-                        const SweepGrid& grid, size_t i, const SweepOptions& options) {
-  Scenario s = base;
-  std::vector<double> values = grid.point_values(i);
-  for (size_t a = 0; a < axes.size(); ++a) set_key(s, axes[a].path, KeyValue{values[a]});
-  if (options.seed)
-    set_key(s, "seed",
-            KeyValue{*options.seed + static_cast<double>(i) * static_cast<double>(options.runs)});
-  return s;
-}
-
 // One point's row: a run, or run_montecarlo's replications (one thread: the
 // sweep's pool already runs points side by side).
 void run_point(const Scenario& s, int runs, SweepRow& row) {
@@ -212,8 +199,47 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
   check_replications(base, axes, options);
   // Every grid point is built and validated first, so bad input fails before work.
   if (options.validate_grid)
-    for (size_t i = 0; i < grid.points; ++i) validate(point_scenario(base, axes, grid, i, options));
+    for (size_t i = 0; i < grid.points; ++i) validate(sweep_point(base, axes, grid, i, options));
   return grid;
+}
+
+Scenario sweep_point(const Scenario& base, const std::vector<SweepAxis>& axes,
+                     const SweepGrid& grid, size_t i, const SweepOptions& options) {
+  Scenario s = base;
+  std::vector<double> values = grid.point_values(i);
+  for (size_t a = 0; a < axes.size(); ++a) set_key(s, axes[a].path, KeyValue{values[a]});
+  if (options.seed)
+    set_key(s, "seed",
+            KeyValue{*options.seed + static_cast<double>(i) * static_cast<double>(options.runs)});
+  return s;
+}
+
+std::vector<std::pair<size_t, size_t>> cost_balanced_ranges(const std::vector<double>& costs,
+                                                            size_t parts) {
+  parts = std::max<size_t>(parts, 1);
+  size_t n = costs.size();
+  double total = 0;
+  for (double c : costs) total += c;
+  std::vector<size_t> ends(parts);
+  if (!(total > 0) || !std::isfinite(total)) {  // no estimate: equal counts
+    for (size_t k = 0; k < parts; ++k) ends[k] = (k + 1) * n / parts;
+  } else {
+    // Range k ends at the first point whose cost, summed from the start,
+    // reaches (k + 1) / parts of the total: a point belongs to the range
+    // its first half falls in.
+    double sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < parts; ++i) {
+      double middle = sum + costs[i] / 2;
+      while (k < parts - 1 && middle >= total * static_cast<double>(k + 1) / parts) ends[k++] = i;
+      sum += costs[i];
+    }
+    for (; k < parts; ++k) ends[k] = n;
+  }
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t k = 0, first = 0; k < parts; first = ends[k++])
+    out.emplace_back(first, ends[k] - first);
+  return out;
 }
 
 size_t sweep_range_end(size_t points, const SweepOptions& options) {
@@ -230,7 +256,7 @@ std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxi
   std::vector<SweepRow> rows(total);
   points.reserve(total);
   for (size_t i = 0; i < total; ++i) {
-    points.push_back(point_scenario(base, axes, grid, first + i, options));
+    points.push_back(sweep_point(base, axes, grid, first + i, options));
     if (!options.validate_grid) validate(points.back());
     rows[i].point = first + i;
     rows[i].values = grid.point_values(first + i);

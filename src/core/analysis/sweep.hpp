@@ -81,6 +81,18 @@ struct SweepGrid {
 SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
                      const SweepOptions& options = {});
 
+// Grid point i of the base scenario: the axes' values, and its seed when the
+// sweep has a base seed (never the thread's or the shard's).
+Scenario sweep_point(const Scenario& base, const std::vector<SweepAxis>& axes,
+                     const SweepGrid& grid, size_t i, const SweepOptions& options);
+
+// Cuts the points [0, costs.size()) into `parts` contiguous ranges (first,
+// count) of about equal total cost, in order; a range may be empty. Shards
+// and tasks cut so end at about the same time, where equal counts of points
+// end as far apart as the grid's costs (a first axis of client.retries).
+std::vector<std::pair<size_t, size_t>> cost_balanced_ranges(const std::vector<double>& costs,
+                                                            size_t parts);
+
 // The range [first, end) options select from a grid of `points` points.
 size_t sweep_range_end(size_t points, const SweepOptions& options);
 
