@@ -130,8 +130,8 @@ def sweep(
 
     client: a dask.distributed.Client (None: this machine, every core).
     task_points: points per task (None: about 16 tasks per worker thread,
-    see task_points_for, of about equal estimated cost each). retries: how often Dask reruns a task whose worker
-    died. Ctrl-C cancels the submitted tasks. The result equals rs.sweep's
+    see task_points_for, of about equal estimated cost each). retries: how
+    often Dask reruns a task whose worker died. Ctrl-C cancels the submitted tasks. The result equals rs.sweep's
     (and `retrystorm sweep`'s, sharded or not) for the same arguments.
     allow_large: None lifts the one-machine cost limit with a client (the
     cluster is the budget) and keeps it without one."""

@@ -226,7 +226,6 @@ namespace {
 // direction): the price of every point of a grid too large to price one by one.
 Cost corner_cost(const Scenario& base, const std::vector<SweepAxis>& axes) {
   Cost worst;
-  worst.seconds = worst.bytes = 0;
   for (size_t corner = 0; corner < (size_t{1} << std::min<size_t>(axes.size(), 10)); ++corner) {
     Scenario s = base;
     try {
