@@ -2,7 +2,10 @@
 """A 10,000-point agent-engine sweep on Dask with 1 and 2 worker processes
 (one thread each) on this machine: the wall time of each, the speed-up
 (target: at least 1.8x with 2 workers) and a check that both give the same
-DataFrame. Run by `make bench`; PYTHONPATH must hold <build>/python.
+DataFrame; then the cost rs.distributed adds per task (tasks of one point of
+a run of 1 ms, beside the same points run in this process) and
+rs.distributed.run against rs.run on one scenario's Monte Carlo. Run by
+`make bench`; PYTHONPATH must hold <build>/python.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/dask_bench.py [--workers 1,2]
 """
@@ -56,6 +59,49 @@ def timed_sweep(workers):
         return wall, frame
 
 
+def task_overhead(workers=2, tasks=400):
+    """Milliseconds rs.distributed adds per task: `tasks` one-point tasks on
+    `workers` single-thread workers, minus the same points' own run time here
+    (one thread), over the tasks each worker ran."""
+    s = scenario().set("horizon_s", 60)
+    vary = {"incident.duration_s": (1, tasks, 1)}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, host="127.0.0.1") as cluster, \
+            Client(cluster) as client:
+        rs.distributed.sweep(s, {"client.retries": (0, 3, 1)}, client=client, task_points=1,
+                             progress=False)  # warm-up: every worker imports the module
+        started = time.perf_counter()
+        rs.distributed.sweep(s, vary, client=client, task_points=1, progress=False)
+        wall = time.perf_counter() - started
+    started = time.perf_counter()
+    rs.sweep(s, vary, threads=1, progress=False)
+    own = time.perf_counter() - started
+    per_task = (wall * workers - own) / tasks
+    print(f"per-task cost of rs.distributed: {per_task * 1e3:.1f} ms "
+          f"({tasks} one-point tasks on {workers} workers in {wall:.2f} s; "
+          f"the points alone {own:.2f} s on one thread)", flush=True)
+
+
+def distributed_run(workers=2, runs=40):
+    """rs.distributed.run on `workers` single-thread workers beside rs.run on
+    one thread (a cluster of one-thread workers against one local thread is
+    the speed-up the workers give) for an agent-engine Monte Carlo."""
+    s = scenario()
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, host="127.0.0.1") as cluster, \
+            Client(cluster) as client:
+        rs.distributed.run(s, runs=4, seed=SEED, client=client, progress=False)  # warm-up
+        started = time.perf_counter()
+        on_cluster = rs.distributed.run(s, runs=runs, seed=SEED, client=client, progress=False)
+        wall = time.perf_counter() - started
+    started = time.perf_counter()
+    local = rs.run(s, runs=runs, seed=SEED)
+    here = time.perf_counter() - started
+    assert on_cluster.to_json() == local.to_json()
+    print(f"rs.distributed.run, {runs} runs on {workers} workers: {wall:.2f} s; rs.run here "
+          f"(every core): {here:.2f} s; the same answer", flush=True)
+
+
 def local_seconds(threads):
     """The same sweep in this process on C++ threads, no Dask: what the
     machine's cores give right now (other jobs share them)."""
@@ -93,6 +139,8 @@ def main():
             speedup = seconds[1] / seconds[n]
             verdict = "meets" if speedup >= args.target else "misses"
             print(f"speed-up with {n} workers: {speedup:.2f}x ({verdict} the {args.target}x target)")
+    task_overhead()
+    distributed_run()
     return 0
 
 

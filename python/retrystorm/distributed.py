@@ -1,16 +1,21 @@
-"""Grid sweeps on Dask: rs.distributed.sweep(scenario, vary={...}, client=...).
+"""Grid sweeps and Monte Carlo on Dask: rs.distributed.sweep(scenario,
+vary={...}, client=...) and rs.distributed.run(scenario, runs=N, client=...).
 
 The grid is cut into tasks of many points each (one task runs a batch in
 C++, GIL released), submitted to a dask.distributed Client, and gathered
 into the DataFrame rs.sweep gives: each point's seeds come from the base
 seed and the point's number, never from the worker, so the result is the
 same whatever the task size, the workers or the order they finish in.
+A run's replications are cut the same way: replication i has seed
+seed + i wherever it runs, and the summaries are taken in replication order.
 Without a client it runs on this machine. docs/distributed.md has the
 cluster set-ups and how the task size is chosen."""
 
 import math
 
 from . import _core
+from .api import Result
+from .api import run as local_run
 from .sweep import (
     axes_of,
     cost_ranges,
@@ -91,9 +96,11 @@ def _task_keys(scenario, axes, runs, seed, ranges):
     return [f"retrystorm-sweep-{token}-{first}-{count}" for first, count in ranges]
 
 
-def _gather(client, futures, points, progress):
-    """Results as they finish; a terminal bar (tqdm), or Dask's notebook widget
-    where ipywidgets is installed (without it, the text bar)."""
+def _gather(client, futures, total, progress, size_of=lambda batch: len(batch["point"]),
+            unit="point", desc="sweep"):
+    """Results as they finish (size_of(result) of the total each); a terminal
+    bar (tqdm), or Dask's notebook widget where ipywidgets is installed
+    (without it, the text bar)."""
     from dask.distributed import as_completed
 
     enabled = show_progress(progress)
@@ -102,16 +109,16 @@ def _gather(client, futures, points, progress):
 
         dask_progress(futures)  # the widget updates itself; the loop below waits
         enabled = False
-    bar = progress_bar(points, enabled)
-    batches = []
+    bar = progress_bar(total, enabled, unit=unit, desc=desc)
+    results = []
     try:
         for future in as_completed(futures):
-            batch = future.result()  # a task that failed after its retries raises here
-            batches.append(batch)
-            bar.update(len(batch["point"]))
+            result = future.result()  # a task that failed after its retries raises here
+            results.append(result)
+            bar.update(size_of(result))
     finally:
         bar.close()
-    return batches
+    return results
 
 
 def sweep(
@@ -167,3 +174,66 @@ def sweep(
         client.cancel(futures)
         raise
     return frame_of(batches, grid)
+
+
+def run_part(scenario, runs, seed, first, count):
+    """One task of rs.distributed.run: replications [first, first + count),
+    their figures and goodput series (plain values that pickle exactly)."""
+    return _core._montecarlo_part(scenario, runs, seed, first, count, True)
+
+
+def _run_keys(scenario, runs, seed, ranges):
+    from dask.base import tokenize
+
+    token = tokenize(scenario.to_dict(), runs, seed)
+    return [f"retrystorm-run-{token}-{first}-{count}" for first, count in ranges]
+
+
+def run(
+    scenario,
+    runs=None,
+    seed=None,
+    client=None,
+    task_runs=None,
+    *,
+    trace=True,
+    retries=2,
+    progress=None,
+    allow_large=None,
+):
+    """rs.run's Monte Carlo split across a Dask cluster; returns a Result.
+
+    The workers run the replications (task_runs each; None: about four tasks
+    per worker thread), this machine the report of replication 0 (verdict,
+    advice, tipping point) and the summaries. The answer is rs.run's, byte for
+    byte (to_json), for the same runs and seed. client None runs on this
+    machine (rs.run). The session model's Monte Carlo is not split:
+    ValueError. allow_large: None lifts the one-machine cost limit on the
+    workers with a client (the cluster is the budget)."""
+    if allow_large is None:
+        allow_large = client is not None
+    runs = scenario.get("runs") if runs is None else int(runs)
+    seed = seed_of(seed)
+    if scenario.engine == "sessions":
+        raise ValueError(
+            "rs.distributed.run: engine sessions runs its Monte Carlo on one machine; use rs.run"
+        )
+    if client is None or runs <= 1:
+        return local_run(scenario, runs, seed, trace=trace, allow_large=allow_large)
+    # The scenario, runs and seed are checked here, before any task.
+    _core._montecarlo_part(scenario, runs, seed, 0, 0, allow_large)
+    check_workers(client)
+    size = task_runs or max(1, math.ceil(runs / (4 * cluster_threads(client))))
+    ranges = ranges_of(runs, size)
+    futures = [
+        client.submit(run_part, scenario, runs, seed, first, count,
+                      key=key, retries=retries, pure=False)
+        for (first, count), key in zip(ranges, _run_keys(scenario, runs, seed, ranges))
+    ]
+    try:
+        parts = _gather(client, futures, runs, progress, lambda part: len(part["values"]),
+                        unit="run", desc="run")
+    except BaseException:  # Ctrl-C, or a task that failed for good
+        client.cancel(futures)
+        raise
+    return Result(_core._run_of_parts(scenario, runs, seed, parts, trace, allow_large))

@@ -127,7 +127,7 @@ def show_progress(progress):
     return bool(progress)
 
 
-def progress_bar(total, enabled, unit="point"):
+def progress_bar(total, enabled, unit="point", desc="sweep"):
     """A tqdm bar (tqdm.auto in a notebook), or a stand-in that does nothing."""
     if enabled:
         try:
@@ -135,7 +135,7 @@ def progress_bar(total, enabled, unit="point"):
                 from tqdm.auto import tqdm
             else:
                 from tqdm import tqdm
-            return tqdm(total=total, unit=unit, desc="sweep")
+            return tqdm(total=total, unit=unit, desc=desc)
         except ImportError:
             pass
     return _NoBar()

@@ -36,15 +36,40 @@ RunAnswer run(const Scenario& s, const RunOptions& o, const CostBudget& budget) 
     a.sessions = make_session_report(s, o.session_log);
     return a;
   }
-  if (o.montecarlo) check_runs(s, o.max_runs);
-  // Without advice, replication 0 is the run shown: no second run.
-  if (o.montecarlo && !o.report.advice) {
-    a.montecarlo = run_montecarlo(s);
-    a.report = report_of_run(s, std::move(a.montecarlo->first), o.report);
+  if (!o.montecarlo) {
+    a.report = make_report(s, o.report);
     return a;
   }
+  check_runs(s, o.max_runs);
+  // Replication 0 is the run shown: no second run.
+  a.montecarlo = run_montecarlo(s);
+  a.report = report_of_run(s, std::move(a.montecarlo->first), o.report);
+  return a;
+}
+
+RunAnswer run_of_parts(const Scenario& s, const RunOptions& o, const CostBudget& budget,
+                       const std::vector<Replication>& all) {
+  if (!engine_facts(s).run)
+    throw InputError(
+        "engine: sessions runs its Monte Carlo on one machine; only the per-step "
+        "engines (fluid, agent) split theirs");
+  if (all.size() != static_cast<size_t>(replication_count(s, 0)))
+    throw InputError("runs: " + std::to_string(s.runs) + " replications, but " +
+                     std::to_string(all.size()) + " were given");
+  // Parts of another scenario or build would index past their figures.
+  size_t figures = montecarlo_figures(Metrics{}).size();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].figures.size() != figures || all[i].band.size() != all[0].band.size())
+      throw InputError("replication " + std::to_string(i) + ": " +
+                       std::to_string(all[i].figures.size()) + " figures and " +
+                       std::to_string(all[i].band.size()) + " steps, not the " +
+                       std::to_string(figures) + " figures and steps of replication 0");
+  Scenario one = s;
+  one.runs = 1;  // the replications ran elsewhere: here, the report alone
+  check_run_cost(one, budget);
+  RunAnswer a;
   a.report = make_report(s, o.report);
-  if (o.montecarlo) a.montecarlo = run_montecarlo(s);
+  a.montecarlo = montecarlo_of_parts(s, all);
   return a;
 }
 

@@ -47,6 +47,11 @@ struct RunAnswer {
 // too; the command line checks first, before writing its logs).
 void check_run_cost(const Scenario& s, const CostBudget& budget);
 RunAnswer run(const Scenario& s, const RunOptions& options, const CostBudget& budget);
+// run()'s answer with `runs` replications whose figures and goodput ran
+// elsewhere (montecarlo_part, in order): rs.distributed.run. The report runs
+// here. Per-step engines only: the session model's Monte Carlo is refused.
+RunAnswer run_of_parts(const Scenario& s, const RunOptions& options, const CostBudget& budget,
+                       const std::vector<Replication>& all);
 // The JSON answer of `run --format json` and POST /api/run.
 nlohmann::json run_answer_json(const RunAnswer& answer);
 

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <optional>
 
+#include "analysis/cost.hpp"
+#include "analysis/run_montecarlo.hpp"
 #include "bindings.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
@@ -192,6 +194,89 @@ py::dict request_log_columns(const Scenario& scenario, std::optional<double> see
   return out;
 }
 
+// rs.distributed.run's task: replications first .. first + count - 1 of the
+// scenario with `runs` and `seed`, as {"first", "names", "values" (one list
+// per replication, None where a figure never happened), "band" (goodput,
+// count x steps)}: plain values that pickle exactly.
+py::dict montecarlo_part(const Scenario& scenario, int runs, std::optional<double> seed,
+                         size_t first, size_t count, bool allow_large) {
+  Scenario s = with_options(scenario, runs, seed);
+  if (!engine_facts(s).run)
+    throw InputError("engine: sessions runs its Monte Carlo on one machine; use rs.run");
+  if (first > static_cast<size_t>(s.runs) || count > static_cast<size_t>(s.runs) - first)
+    throw InputError("replications " + std::to_string(first) + " + " + std::to_string(count) +
+                     ": past runs=" + std::to_string(s.runs));
+  Scenario part = s;
+  part.runs = 1;
+  Cost cost = engine_run_cost(part);
+  cost.seconds *= static_cast<double>(count);
+  check_cost(cost, python_budget(allow_large).limits, "replications");
+  std::vector<Replication> all = interruptible([&] { return montecarlo_part(s, first, count, 1); });
+  py::list names, values;
+  for (const Figure& f : montecarlo_figures(Metrics{})) names.append(f.name);
+  size_t steps = all.empty() ? 0 : all[0].band.size();
+  py::array_t<double> band({py::ssize_t(all.size()), py::ssize_t(steps)});
+  auto b = band.mutable_unchecked<2>();
+  for (size_t i = 0; i < all.size(); ++i) {
+    py::list row;
+    for (const Figure& f : all[i].figures) row.append(f.value ? py::cast(*f.value) : py::none());
+    values.append(row);
+    for (size_t k = 0; k < steps; ++k) b(py::ssize_t(i), py::ssize_t(k)) = all[i].band[k];
+  }
+  py::dict out;
+  out["first"] = first;
+  out["names"] = names;
+  out["values"] = values;
+  out["band"] = band;
+  return out;
+}
+
+// The replications of parts (montecarlo_part's answers, any order), checked
+// to be runs' replications 0 .. runs - 1, each exactly once.
+std::vector<Replication> replications_of(const py::list& parts, int runs) {
+  std::vector<Figure> names = montecarlo_figures(Metrics{});
+  std::vector<Replication> all(static_cast<size_t>(runs));
+  std::vector<bool> seen(all.size());
+  for (py::handle part : parts) {
+    auto first = part["first"].cast<size_t>();
+    auto values = part["values"].cast<py::list>();
+    auto band = part["band"].cast<py::array_t<double, py::array::c_style | py::array::forcecast>>();
+    if (part["names"].cast<std::vector<std::string>>().size() != names.size() || band.ndim() != 2 ||
+        py::len(values) != size_t(band.shape(0)))
+      throw InputError("parts: a part of another build or scenario (its figures differ)");
+    for (size_t k = 0; k < py::len(values); ++k) {
+      size_t i = first + k;
+      if (i >= all.size() || seen[i])
+        throw InputError("parts: replication " + std::to_string(i) +
+                         " is past runs=" + std::to_string(runs) + " or given twice");
+      seen[i] = true;
+      Replication& r = all[i];
+      r.figures = names;
+      auto row = values[k].cast<py::list>();
+      if (py::len(row) != names.size()) throw InputError("parts: a replication lacks figures");
+      for (size_t f = 0; f < names.size(); ++f)
+        r.figures[f].value = row[f].is_none() ? std::nullopt : std::optional(row[f].cast<double>());
+      const double* data = band.data(py::ssize_t(k), 0);
+      r.band.assign(data, data + band.shape(1));
+    }
+  }
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (!seen[i]) throw InputError("parts: replication " + std::to_string(i) + " is missing");
+  return all;
+}
+
+// rs.distributed.run's answer: the report run here, the Monte Carlo of the parts.
+app::RunAnswer run_of_parts(const Scenario& scenario, int runs, std::optional<double> seed,
+                            const py::list& parts, bool trace, bool allow_large) {
+  Scenario s = with_options(scenario, runs, seed);
+  std::vector<Replication> all = replications_of(parts, s.runs);
+  app::RunOptions o;
+  o.report.trace = trace;
+  o.montecarlo = true;
+  app::CostBudget budget = python_budget(allow_large);
+  return interruptible([&] { return app::run_of_parts(s, o, budget, all); });
+}
+
 }  // namespace
 
 void bind_run(py::module_& m) {
@@ -222,6 +307,13 @@ void bind_run(py::module_& m) {
         py::arg("max_rows") = 20'000'000, py::arg("allow_large") = false,
         "The per-request log of an agent run (requests.csv's columns; GIL released).");
   m.def("_time_runs", &time_runs, py::arg("scenario"), py::arg("repeats"));
+  m.def("_montecarlo_part", &montecarlo_part, py::arg("scenario"), py::arg("runs"), py::arg("seed"),
+        py::arg("first"), py::arg("count"), py::arg("allow_large") = false,
+        "Replications [first, first + count) of a run's Monte Carlo, on one thread "
+        "(rs.distributed.run's task; GIL released).");
+  m.def("_run_of_parts", &run_of_parts, py::arg("scenario"), py::arg("runs"), py::arg("seed"),
+        py::arg("parts"), py::arg("trace") = true, py::arg("allow_large") = false,
+        "rs.run's answer with its Monte Carlo from _montecarlo_part's answers.");
 }
 
 }  // namespace retrystorm::python

@@ -236,3 +236,61 @@ def test_widgets_need_ipywidgets_7(monkeypatch):
         assert have_widgets() is expected
     monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import fails
     assert have_widgets() is False
+
+
+# rs.distributed.run: one scenario's Monte Carlo split across the workers.
+
+
+@pytest.mark.parametrize(
+    "preset,runs,task_runs",
+    [
+        ("order-status", 9, None),  # agent engine; about four tasks per thread
+        ("order-status", 9, 4),  # uneven tasks: 4 + 4 + 1
+        ("three-tier-chain", 5, 1),  # a graph, one replication a task
+    ],
+)
+def test_distributed_run_is_the_local_run(client, preset, runs, task_runs):
+    s = rs.Scenario.preset(preset).set("engine", "agent").set("horizon_s", 120)
+    local = rs.run(s, runs=runs, seed=SEED)
+    got = rs.distributed.run(s, runs=runs, seed=SEED, client=client, task_runs=task_runs)
+    assert got.to_json() == local.to_json()
+    pd.testing.assert_frame_equal(got.summary, local.summary)
+    pd.testing.assert_frame_equal(got.band, local.band)
+
+
+def test_distributed_run_without_client_or_replications_runs_here(client):
+    s = rs.Scenario.preset("order-status").set("engine", "agent")
+    assert rs.distributed.run(s, runs=3, seed=4).to_json() == rs.run(s, runs=3, seed=4).to_json()
+    one = rs.distributed.run(s, runs=1, seed=4, client=client)
+    assert one.montecarlo is None and one.to_json() == rs.run(s, runs=1, seed=4).to_json()
+
+
+def test_distributed_run_refuses_before_any_task(client, monkeypatch):
+    submitted = []
+    monkeypatch.setattr(client, "submit", lambda *a, **k: submitted.append(a))
+    agent = rs.Scenario().set("engine", "agent")
+    with pytest.raises(ValueError, match="runs"):
+        rs.distributed.run(agent, runs=20_000, client=client)
+    with pytest.raises(ValueError, match="seed"):
+        rs.distributed.run(agent, runs=4, seed=0.5, client=client)
+    with pytest.raises(ValueError, match="sessions"):
+        rs.distributed.run(rs.Scenario.preset("scheduler-normal-day"), runs=4, client=client)
+    assert submitted == []
+
+
+def test_parts_must_be_every_replication_once():
+    from retrystorm import _core
+
+    s = rs.Scenario.preset("brief-outage").set("engine", "agent")
+    parts = [_core._montecarlo_part(s, 4, 1.0, 0, 2), _core._montecarlo_part(s, 4, 1.0, 2, 2)]
+    whole = _core._run_of_parts(s, 4, 1.0, parts[::-1]).to_json()  # any order
+    assert whole == rs.run(s, runs=4, seed=1).to_json()
+    with pytest.raises(ValueError, match="replication 2 is missing"):
+        _core._run_of_parts(s, 4, 1.0, parts[:1])
+    with pytest.raises(ValueError, match="given twice"):
+        _core._run_of_parts(s, 4, 1.0, parts + parts[:1])
+    with pytest.raises(ValueError, match="past runs"):
+        _core._montecarlo_part(s, 4, 1.0, 3, 2)
+    short = dict(parts[1], values=[row[:-1] for row in parts[1]["values"]])
+    with pytest.raises(ValueError, match="lacks figures"):
+        _core._run_of_parts(s, 4, 1.0, [parts[0], short])

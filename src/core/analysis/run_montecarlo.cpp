@@ -15,6 +15,14 @@ std::vector<Figure> montecarlo_figures(const Metrics& m) {
   return out;
 }
 
+namespace {
+
+Replication replication_of(const Metrics& m, const RunResult& run) {
+  return {montecarlo_figures(m), {run.series.goodput.begin(), run.series.goodput.end()}};
+}
+
+}  // namespace
+
 MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   MonteCarloResult r;
   r.runs = replication_count(s, runs);
@@ -23,8 +31,7 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   Replicated all = replicate(s, r.runs, threads, [&](size_t i, const Scenario& replica) {
     RunResult run = run_engine(replica);
     r.replications[i] = compute_metrics(run);
-    Replication out{montecarlo_figures(r.replications[i]),
-                    {run.series.goodput.begin(), run.series.goodput.end()}};
+    Replication out = replication_of(r.replications[i], run);
     if (i == 0) r.first = std::move(run);
     return out;
   });
@@ -33,4 +40,21 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   return r;
 }
 
+std::vector<Replication> montecarlo_part(const Scenario& s, size_t first, size_t count,
+                                         unsigned threads) {
+  return run_replications(s, first, count, threads, [](size_t, const Scenario& replica) {
+    RunResult run = run_engine(replica);
+    return replication_of(compute_metrics(run), run);
+  });
+}
+
+MonteCarloResult montecarlo_of_parts(const Scenario& s, const std::vector<Replication>& all) {
+  MonteCarloResult r;
+  r.runs = static_cast<int>(all.size());
+  r.seed = s.seed;
+  Replicated summaries = summarize_replications(all);
+  r.metrics = std::move(summaries.metrics);
+  r.goodput = std::move(summaries.band);
+  return r;
+}
 }  // namespace retrystorm

@@ -26,4 +26,14 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned thread
 // The figures of one replication that Monte Carlo summarises.
 std::vector<Figure> montecarlo_figures(const Metrics& m);
 
+// Monte Carlo in parts (rs.distributed.run, docs/distributed.md): the
+// figures and goodput of replications first .. first + count - 1 of a
+// validated scenario, and the summaries and band of all `runs` of them
+// (given in replication order): run_montecarlo's runs, seed, metrics and
+// goodput, byte for byte, wherever each part ran. `first` and
+// `replications` stay empty.
+std::vector<Replication> montecarlo_part(const Scenario& s, size_t first, size_t count,
+                                         unsigned threads = 0);
+MonteCarloResult montecarlo_of_parts(const Scenario& s, const std::vector<Replication>& all);
+
 }  // namespace retrystorm

@@ -62,14 +62,14 @@ int replication_count(const Scenario& s, int runs) {
 namespace {
 
 // Each figure over the replications that have it, in replication order.
-Summaries summarize_figures(const std::vector<std::vector<Figure>>& figures) {
+Summaries summarize_figures(const std::vector<Replication>& all) {
   Summaries out;
-  if (figures.empty()) return out;
-  for (size_t k = 0; k < figures[0].size(); ++k) {
+  if (all.empty()) return out;
+  for (size_t k = 0; k < all[0].figures.size(); ++k) {
     std::vector<double> values;
-    for (const auto& replication : figures)
-      if (replication[k].value) values.push_back(*replication[k].value);
-    const Figure& first = figures[0][k];
+    for (const Replication& replication : all)
+      if (replication.figures[k].value) values.push_back(*replication.figures[k].value);
+    const Figure& first = all[0].figures[k];
     double floor =
         first.can_be_negative ? -std::numeric_limits<double>::infinity() : floor_of(values);
     out.emplace_back(first.name, summarize(values, floor));
@@ -79,22 +79,30 @@ Summaries summarize_figures(const std::vector<std::vector<Figure>>& figures) {
 
 }  // namespace
 
-Replicated replicate(const Scenario& s, int runs, unsigned threads,
-                     const std::function<Replication(size_t i, const Scenario& replica)>& run_one) {
-  size_t total = static_cast<size_t>(replication_count(s, runs));
-  std::vector<std::vector<Figure>> figures(total);
-  std::vector<std::vector<double>> bands(total);
-  auto run_replication = [&](size_t i) {
+std::vector<Replication> run_replications(const Scenario& s, size_t first, size_t count,
+                                          unsigned threads, const RunReplication& run_one) {
+  std::vector<Replication> out(count);
+  auto run_replication = [&](size_t k) {
     Scenario replica = s;
-    replica.seed = s.seed + static_cast<double>(i);
-    Replication r = run_one(i, replica);
-    figures[i] = std::move(r.figures);
-    bands[i] = std::move(r.band);
+    replica.seed = s.seed + static_cast<double>(first + k);
+    out[k] = run_one(first + k, replica);
   };
   PoolOptions options;
   options.threads = threads;
-  for_each_index(total, run_replication, options);
-  return {summarize_figures(figures), band_of(bands)};
+  for_each_index(count, run_replication, options);
+  return out;
+}
+
+Replicated summarize_replications(const std::vector<Replication>& all) {
+  std::vector<std::vector<double>> bands;
+  bands.reserve(all.size());
+  for (const Replication& r : all) bands.push_back(r.band);
+  return {summarize_figures(all), band_of(bands)};
+}
+
+Replicated replicate(const Scenario& s, int runs, unsigned threads, const RunReplication& run_one) {
+  size_t total = static_cast<size_t>(replication_count(s, runs));
+  return summarize_replications(run_replications(s, 0, total, threads, run_one));
 }
 
 Band band_of(const std::vector<std::vector<double>>& series) {

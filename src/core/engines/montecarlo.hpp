@@ -59,11 +59,20 @@ struct Replicated {
 // The number of replications: `runs`, else the scenario's, at least 1.
 int replication_count(const Scenario& s, int runs);
 
+using RunReplication = std::function<Replication(size_t i, const Scenario& replica)>;
+
 // Runs replication i = 0 .. runs - 1 as run_one(i, the scenario with seed
 // s.seed + i) on `threads` threads (0 = every core), then summarises each
 // figure over the replications that have one.
-Replicated replicate(const Scenario& s, int runs, unsigned threads,
-                     const std::function<Replication(size_t i, const Scenario& replica)>& run_one);
+Replicated replicate(const Scenario& s, int runs, unsigned threads, const RunReplication& run_one);
+
+// The two halves of replicate, for Monte Carlo split across machines
+// (rs.distributed.run): replications first .. first + count - 1, in order;
+// then the summaries of every replication, given in replication order (the
+// same bytes as replicate, wherever each part ran).
+std::vector<Replication> run_replications(const Scenario& s, size_t first, size_t count,
+                                          unsigned threads, const RunReplication& run_one);
+Replicated summarize_replications(const std::vector<Replication>& all);
 
 // Mean and 95% interval of values (Student t with n - 1 degrees of freedom),
 // and their min, median and max. A quantity that cannot be negative (a
