@@ -61,14 +61,17 @@ bench: build
 
 # This tree's benchmarks beside commit REF's, interleaved on this machine
 # (scripts/bench_compare.py): each benchmark's ratio with its spread, then
-# Google Benchmark's compare.py. FILTER narrows them (a regex), ROUNDS (4).
+# Google Benchmark's compare.py. FILTER narrows them (a regex), ROUNDS (4);
+# CLI='run --preset partial-brownout --set engine=agent' also times that
+# command line of both builds (wall time and peak memory).
 REF ?=
 FILTER ?= .
 ROUNDS ?= 4
+CLI ?=
 bench-compare: build
-	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit> [FILTER=regex] [ROUNDS=n]" >&2; exit 2; }
+	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit> [FILTER=regex] [ROUNDS=n] [CLI='run ...']" >&2; exit 2; }
 	/usr/bin/python3 scripts/bench_compare.py --ref '$(REF)' --build $(BUILD) \
-	  --filter '$(FILTER)' --rounds $(ROUNDS) --jobs $(JOBS)
+	  --filter '$(FILTER)' --rounds $(ROUNDS) --jobs $(JOBS) $(if $(CLI),--command '$(CLI)',)
 
 # libFuzzer (clang) on every reader of outside input, FUZZ_SECONDS each: the
 # configuration importers and the scenario reader, the HTTP API bodies, the

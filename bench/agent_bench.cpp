@@ -1,6 +1,7 @@
 // Benchmarks with the targets of the agent engine issue:
 //   the per-request primary-failover ladder (5 runs, ~1.5 M events)  < 100 ms
 //   the engine's own event rate (M/M/1 at load 0.9, one core)         >= 40 M events/s
+//   partial-brownout in the stuck state, the engine alone (issue 32: >= 2x 3f92ed2)
 // Counters: events and events per second; memory: peak entities in flight.
 #include <benchmark/benchmark.h>
 
@@ -35,10 +36,8 @@ static void BM_AgentPrimaryFailoverLadder(benchmark::State& state) {
 }
 BENCHMARK(BM_AgentPrimaryFailoverLadder)->Unit(benchmark::kMillisecond);
 
-static void BM_AgentEventRate(benchmark::State& state) {
-  Scenario s = testing::open_queue(900, 1000, 2000, 1000);
-  s.step_s = 1;
-  validate(s);
+// One run of `s` an iteration, with the engine's counters.
+static void run_each_iteration(benchmark::State& state, const Scenario& s) {
   AgentStats stats;
   for (auto _ : state) {
     stats = {};
@@ -46,4 +45,22 @@ static void BM_AgentEventRate(benchmark::State& state) {
   }
   engine_counters(state, stats);
 }
+
+static void BM_AgentEventRate(benchmark::State& state) {
+  Scenario s = testing::open_queue(900, 1000, 2000, 1000);
+  s.step_s = 1;
+  validate(s);
+  run_each_iteration(state, s);
+}
 BENCHMARK(BM_AgentEventRate)->Unit(benchmark::kMillisecond);
+
+// Where users wait: `run --preset partial-brownout --set engine=agent`'s own
+// run, stuck from the incident on (a queue of tens of thousands, about 4x
+// amplification). The engine alone, without the report's advice and tipping.
+static void BM_AgentStuckPartialBrownout(benchmark::State& state) {
+  Scenario s = preset_or_throw("partial-brownout").scenario;
+  s.engine = Engine::agent;
+  validate(s);
+  run_each_iteration(state, s);
+}
+BENCHMARK(BM_AgentStuckPartialBrownout)->Unit(benchmark::kMillisecond);

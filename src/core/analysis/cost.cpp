@@ -172,6 +172,11 @@ Cost engine_run_cost(const Scenario& s) {
   return fluid_cost(s);
 }
 
+unsigned runs_at_once(const Scenario& s) {
+  double fit = std::floor(CostLimits{}.max_bytes / std::max(1.0, engine_run_cost(s).bytes));
+  return static_cast<unsigned>(std::clamp<double>(fit, 1, cores()));
+}
+
 Cost run_cost(const Scenario& s) {
   Cost c = engine_run_cost(s);
   if (!engine_facts(s).run) return c;  // sessions: its replications are in sessions_cost

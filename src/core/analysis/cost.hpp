@@ -37,6 +37,11 @@ Cost run_cost(const Scenario& s);
 // One run of the engine alone (one replication): what ladders, sweeps and
 // tipping points repeat.
 Cost engine_run_cost(const Scenario& s);
+// How many runs of `s` (or of small changes to it) a report may make at once:
+// every core, but only as many as fit together in one request's memory
+// (CostLimits{}.max_bytes), so running them side by side never lets a
+// request hold more than a single allowed run may.
+unsigned runs_at_once(const Scenario& s);
 Cost ladder_cost(const Scenario& s);
 // grid_s <= 0: the scenario's grid, as tipping_point().
 Cost tipping_cost(const Scenario& s, double grid_s = 0);

@@ -6,7 +6,10 @@
 
 namespace retrystorm {
 
-RunReport report_of_run(const Scenario& s, RunResult run, const ReportOptions& options) {
+namespace {
+
+RunReport report_with_trials(const Scenario& s, RunResult run, const ReportOptions& options,
+                             std::vector<DefenseTrial> trials) {
   RunReport r;
   r.run = std::move(run);
   r.metrics = compute_metrics(r.run);
@@ -16,12 +19,24 @@ RunReport report_of_run(const Scenario& s, RunResult run, const ReportOptions& o
   // A very long run leaves the tipping point to the `tipping` command.
   if (options.tipping && tipping_steps(s) <= kReportTippingSteps)
     r.tipping = options.cache ? options.cache->get(s) : tipping_point(s);
-  if (options.advice) r.advice = advise(r.run, r.metrics, r.tipping);
+  if (options.advice) r.advice = advise(r.run, r.metrics, r.tipping, std::move(trials));
   return r;
 }
 
+}  // namespace
+
+RunReport report_of_run(const Scenario& s, RunResult run, const ReportOptions& options) {
+  std::vector<DefenseTrial> trials;
+  if (options.advice) trials = try_defenses(s);
+  return report_with_trials(s, std::move(run), options, std::move(trials));
+}
+
 RunReport make_report(const Scenario& s, const ReportOptions& options) {
-  return report_of_run(s, run_engine(s), options);
+  if (!options.advice) return report_with_trials(s, run_engine(s), options, {});
+  // The run and the defenses' runs at once: none needs another's result.
+  RunResult run;
+  std::vector<DefenseTrial> trials = try_defenses(s, [&] { run = run_engine(s); });
+  return report_with_trials(s, std::move(run), options, std::move(trials));
 }
 
 }  // namespace retrystorm

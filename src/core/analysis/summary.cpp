@@ -4,12 +4,14 @@
 #include <cmath>
 #include <string_view>
 
+#include "analysis/cost.hpp"
 #include "analysis/graph_report.hpp"
 #include "analysis/ladder.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "model/graph.hpp"
 #include "model/keys.hpp"
+#include "parallel/thread_pool.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -167,26 +169,29 @@ std::vector<std::pair<std::string, KeyValue>> one_layer_change(const Scenario& s
   return change;
 }
 
-// One defense as a change to the scenario, run: kept in `tried` (with its
-// effect in the why) when it helps.
-void try_change(const Scenario& s, const Metrics& m, std::vector<Advice>& tried, std::string title,
-                std::string why, std::vector<std::pair<std::string, KeyValue>> change) {
-  Advice a{std::move(title), std::move(why), std::move(change), std::nullopt, false};
-  Scenario changed = s;
-  for (const auto& [path, value] : a.change) set_key(changed, path, value);
-  validate(changed);
-  Metrics with = compute_metrics(run_engine(changed));
-  a.failed_fraction = with.failed_fraction;
-  a.recovers = with.recovered;
-  bool helps = (a.recovers && !m.recovered) || with.failed_fraction < m.failed_fraction - 0.005;
-  if (!helps) return;
-  auto rec = recovery_time(with, changed);
-  a.why += " In this scenario: " +
-           (rec ? "recovers " + format_seconds(*rec) + " after the incident"
-                : std::string("still not recovered")) +
-           ", " + format_percent(with.failed_fraction) + " of requests fail (now " +
-           format_percent(m.failed_fraction) + ").";
-  tried.push_back(std::move(a));
+// One defense as a change to the scenario, before it runs.
+void add_candidate(std::vector<Advice>& candidates, std::string title, std::string why,
+                   std::vector<std::pair<std::string, KeyValue>> change) {
+  candidates.push_back({std::move(title), std::move(why), std::move(change), std::nullopt, false});
+}
+
+// Keeps, in the trials' order, the defenses that help, with their effect in the why.
+void keep_helping(const Metrics& m, std::vector<DefenseTrial> trials, std::vector<Advice>& tried) {
+  for (DefenseTrial& trial : trials) {
+    Advice& a = trial.advice;
+    const Metrics& with = trial.with;
+    a.failed_fraction = with.failed_fraction;
+    a.recovers = with.recovered;
+    bool helps = (a.recovers && !m.recovered) || with.failed_fraction < m.failed_fraction - 0.005;
+    if (!helps) continue;
+    auto rec = recovery_time(with, trial.changed);
+    a.why += " In this scenario: " +
+             (rec ? "recovers " + format_seconds(*rec) + " after the incident"
+                  : std::string("still not recovered")) +
+             ", " + format_percent(with.failed_fraction) + " of requests fail (now " +
+             format_percent(m.failed_fraction) + ").";
+    tried.push_back(std::move(a));
+  }
 }
 
 // What the run itself says about headroom: the load bound and the tipping point.
@@ -204,61 +209,85 @@ std::string headroom_text(const Metrics& m, const std::optional<TippingResult>& 
 }
 
 // The defenses of one population before one dependency, each tried alone.
-void try_defenses(const Scenario& s, const Metrics& m, std::vector<Advice>& tried) {
+std::vector<Advice> defenses(const Scenario& s) {
+  std::vector<Advice> out;
   if (s.client.retries > 0 && s.client.budget.kind == BudgetKind::none) {
     double window = std::max(s.step_s, std::round(10 / s.step_s) * s.step_s);
-    try_change(s, m, tried, "Cap retries as a share of traffic",
-               "A retry budget (10% of first attempts over a rolling window) keeps sustained "
-               "amplification near 1.1x however many attempts each request may make; retries "
-               "over the budget fail fast instead of joining the queue.",
-               {{"client.budget.kind", std::string("window")},
-                {"client.budget.ratio", 0.1},
-                {"client.budget.window_s", window}});
+    add_candidate(out, "Cap retries as a share of traffic",
+                  "A retry budget (10% of first attempts over a rolling window) keeps sustained "
+                  "amplification near 1.1x however many attempts each request may make; retries "
+                  "over the budget fail fast instead of joining the queue.",
+                  {{"client.budget.kind", std::string("window")},
+                   {"client.budget.ratio", 0.1},
+                   {"client.budget.window_s", window}});
   }
   if (!s.server.shed_abandoned)
-    try_change(s, m, tried, "Stop serving callers who already left",
-               "Propagate deadlines and let the server drop queued work whose caller has timed "
-               "out, so capacity after the trigger goes to requests someone still waits for.",
-               {{"server.shed_abandoned", true}});
+    add_candidate(out, "Stop serving callers who already left",
+                  "Propagate deadlines and let the server drop queued work whose caller has timed "
+                  "out, so capacity after the trigger goes to requests someone still waits for.",
+                  {{"server.shed_abandoned", true}});
   if (s.server.queue_limit == 0) {
     double limit = std::max(1.0, std::round(s.server.capacity_per_s * s.client.timeout_s));
-    try_change(s, m, tried, "Bound the queue to one timeout of work",
-               "A queue longer than capacity x timeout only holds work that will be late; a "
-               "limit of " +
-                   format_amount(limit) +
-                   " turns the excess into fast rejections the client can act on.",
-               {{"server.queue_limit", limit}});
+    add_candidate(out, "Bound the queue to one timeout of work",
+                  "A queue longer than capacity x timeout only holds work that will be late; a "
+                  "limit of " +
+                      format_amount(limit) +
+                      " turns the excess into fast rejections the client can act on.",
+                  {{"server.queue_limit", limit}});
   }
   if (s.retrying_layers() > 1)
-    try_change(s, m, tried, "Retry at one layer only",
-               "Retries at " + std::to_string(s.retrying_layers()) +
-                   " stacked layers multiply to " + std::to_string(s.attempts()) +
-                   " attempts per request at the bottom; keep retries at the layer closest to "
-                   "the user and let the others fail fast.",
-               one_layer_change(s));
+    add_candidate(out, "Retry at one layer only",
+                  "Retries at " + std::to_string(s.retrying_layers()) +
+                      " stacked layers multiply to " + std::to_string(s.attempts()) +
+                      " attempts per request at the bottom; keep retries at the layer closest to "
+                      "the user and let the others fail fast.",
+                  one_layer_change(s));
   if (s.client.retries > 1 && s.client.stack_retries.empty())
-    try_change(s, m, tried, "Fewer attempts per request",
-               "Every extra attempt raises the load a stuck system must carry; one retry is "
-               "usually enough to ride out a lost packet.",
-               {{"client.retries", 1.0}});
+    add_candidate(out, "Fewer attempts per request",
+                  "Every extra attempt raises the load a stuck system must carry; one retry is "
+                  "usually enough to ride out a lost packet.",
+                  {{"client.retries", 1.0}});
+  return out;
 }
 
 // A graph's: each on one edge or one service (analysis/graph_report.hpp).
-void try_graph_defenses(const Scenario& s, const Metrics& m, std::vector<Advice>& tried) {
-  for (const LadderRow& row : graph_defenses(s))
-    try_change(s, m, tried, row.name, row.change, row.set);
+std::vector<Advice> graph_candidates(const Scenario& s) {
+  std::vector<Advice> out;
+  for (const LadderRow& row : graph_defenses(s)) add_candidate(out, row.name, row.change, row.set);
+  return out;
 }
 
 }  // namespace
 
+std::vector<DefenseTrial> try_defenses(const Scenario& s, const std::function<void()>& beside) {
+  std::vector<DefenseTrial> trials;
+  for (Advice& a : s.graph.empty() ? defenses(s) : graph_candidates(s)) {
+    Scenario changed = s;
+    for (const auto& [path, value] : a.change) set_key(changed, path, value);
+    validate(changed);
+    trials.push_back({std::move(a), std::move(changed), {}});
+  }
+  size_t first = beside ? 1 : 0;
+  PoolOptions options;
+  options.threads = runs_at_once(s);
+  for_each_index(
+      trials.size() + first,
+      [&](size_t i) {
+        if (i < first)
+          beside();
+        else
+          trials[i - first].with = compute_metrics(run_engine(trials[i - first].changed));
+      },
+      options);
+  return trials;
+}
+
 std::vector<Advice> advise(const RunResult& run, const Metrics& m,
-                           const std::optional<TippingResult>& tipping) {
+                           const std::optional<TippingResult>& tipping,
+                           std::vector<DefenseTrial> trials) {
   const Scenario& s = run.scenario;
   std::vector<Advice> tried;
-  if (s.graph.empty())
-    try_defenses(s, m, tried);
-  else
-    try_graph_defenses(s, m, tried);
+  keep_helping(m, std::move(trials), tried);
 
   std::stable_sort(tried.begin(), tried.end(), [](const Advice& a, const Advice& b) {
     if (a.recovers != b.recovers) return a.recovers;

@@ -3,6 +3,7 @@
 // ours; numbers come from the run.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,10 +46,22 @@ struct Advice {
   std::optional<double> failed_fraction;                 // with the change, when run
   bool recovers = false;
 };
-// Tries each defense as one change to the scenario and ranks those that
-// help; then adds what the run itself says (backoff alone, headroom).
+// A defense tried as one change to the scenario: the scenario with it and
+// its run's metrics.
+struct DefenseTrial {
+  Advice advice;  // failed_fraction and recovers not yet filled in
+  Scenario changed;
+  Metrics with;
+};
+// Runs each defense advise() tries for `s`, on every core; `beside`, when
+// given, runs first among them (the scenario's own run, the longest), so
+// that the report's runs all start at once.
+std::vector<DefenseTrial> try_defenses(const Scenario& s, const std::function<void()>& beside = {});
+// Ranks the defenses that help (trials: try_defenses(run.scenario)); then
+// adds what the run itself says (backoff alone, headroom).
 std::vector<Advice> advise(const RunResult& run, const Metrics& m,
-                           const std::optional<TippingResult>& tipping);
+                           const std::optional<TippingResult>& tipping,
+                           std::vector<DefenseTrial> trials);
 
 // "12.5", "0.05", "64,170": numbers as the reports print them.
 std::string format_amount(double v);

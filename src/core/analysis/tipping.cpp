@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <vector>
 
+#include "analysis/cost.hpp"
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
+#include "parallel/thread_pool.hpp"
 
 namespace retrystorm {
 
@@ -32,30 +36,76 @@ bool recovers_with_duration(Scenario s, double duration_s) {
   return compute_metrics(run_engine(s)).recovered;
 }
 
+namespace {
+
+// Whether each incident length recovers: the runs at once on every core.
+std::vector<char> recover_all(const Scenario& s, const std::vector<double>& lengths_s,
+                              const CancelCheck& cancelled) {
+  std::vector<char> recovered(lengths_s.size());
+  throw_if_cancelled(cancelled);
+  PoolOptions options;
+  options.threads = runs_at_once(s);
+  options.stop = cancelled;  // polled before each run, as the runs themselves poll
+  for_each_index(
+      lengths_s.size(), [&](size_t k) { recovered[k] = recovers_with_duration(s, lengths_s[k]); },
+      options);
+  throw_if_cancelled(cancelled);
+  return recovered;
+}
+
+// The bisection's next probes from (lo, hi) in steps, as many as the pool is
+// wide: the next midpoint, then the midpoints that follow should each one not
+// recover (a guess; a wrong one costs a run on a core that would be idle).
+std::vector<long> bisection_batch(long lo, long hi, unsigned width) {
+  std::vector<long> out;
+  while (hi - lo > 1 && out.size() < width) {
+    long mid = lo + (hi - lo) / 2;
+    out.push_back(mid);
+    hi = mid;
+  }
+  return out;
+}
+
+}  // namespace
+
+// The scan and the bisection ask the same questions in the same order as one
+// run at a time would; a batch only adds runs the next answers may need, so
+// the answer never depends on the number of cores, only the time does.
 TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck& cancelled) {
   TippingResult r;
   r.grid_s = grid_s > 0 ? grid_s : default_grid_s(s);
   double longest = s.horizon_s - s.incident.start_s;
   long grid_points = static_cast<long>(std::floor(longest / r.grid_s + 1e-9));
+  unsigned width = runs_at_once(s);
   double last_recovering = 0;
-  for (long i = 1; i <= grid_points; ++i) {
-    double d = tidy_seconds(i * r.grid_s);
-    throw_if_cancelled(cancelled);
-    if (!recovers_with_duration(s, d)) {
-      r.on_grid_s = d;
-      break;
+  for (long first = 1; first <= grid_points && !r.on_grid_s; first += width) {
+    std::vector<double> lengths;
+    for (long i = first; i <= std::min<long>(grid_points, first + width - 1); ++i)
+      lengths.push_back(tidy_seconds(i * r.grid_s));
+    std::vector<char> recovered = recover_all(s, lengths, cancelled);
+    for (size_t k = 0; k < lengths.size() && !r.on_grid_s; ++k) {
+      if (!recovered[k])
+        r.on_grid_s = lengths[k];
+      else
+        last_recovering = lengths[k];
     }
-    last_recovering = d;
   }
   if (!r.on_grid_s) return r;
   // Bisection in whole steps between the last grid point that recovers and
   // the first that does not (assumes one tipping point between them).
   long lo = std::lround(last_recovering / s.step_s);
   long hi = std::lround(*r.on_grid_s / s.step_s);
+  std::map<long, bool> known;  // steps -> recovers
   while (hi - lo > 1) {
     long mid = lo + (hi - lo) / 2;
-    throw_if_cancelled(cancelled);
-    if (recovers_with_duration(s, tidy_seconds(mid * s.step_s)))
+    if (!known.count(mid)) {
+      std::vector<long> batch = bisection_batch(lo, hi, width);
+      std::vector<double> lengths;
+      for (long n : batch) lengths.push_back(tidy_seconds(n * s.step_s));
+      std::vector<char> recovered = recover_all(s, lengths, cancelled);
+      for (size_t k = 0; k < batch.size(); ++k) known[batch[k]] = recovered[k];
+    }
+    if (known[mid])
       lo = mid;
     else
       hi = mid;

@@ -157,7 +157,7 @@ class EventQueue {
   }
 
  private:
-  std::vector<Event> heap_;
+  std::vector<Event, LargeAllocator<Event>> heap_;
   uint64_t sequence_ = 0;
   SourceTree* tree_ = nullptr;
   uint16_t id_ = 0;

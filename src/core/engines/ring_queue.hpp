@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "engines/large_allocator.hpp"
+
 namespace retrystorm {
 
 template <typename T>
@@ -49,13 +51,13 @@ class RingQueue {
   static constexpr size_t kFirstSize = 64;
   void grow() {
     size_t size = std::max(kFirstSize, buf_.size() * 2);
-    std::vector<T> next(size);
+    std::vector<T, LargeAllocator<T>> next(size);
     for (size_t i = 0; i < n_; ++i) next[i] = buf_[(head_ + i) & mask_];
     buf_ = std::move(next);
     head_ = 0;
     mask_ = size - 1;
   }
-  std::vector<T> buf_;
+  std::vector<T, LargeAllocator<T>> buf_;
   size_t head_ = 0, n_ = 0, mask_ = 0;
 };
 

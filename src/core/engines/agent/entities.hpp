@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include "engines/large_allocator.hpp"
+
 namespace retrystorm::agent {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
@@ -81,7 +83,7 @@ class Pool {
   uint64_t peak() const { return peak_; }
 
  private:
-  std::vector<T> items_;
+  std::vector<T, LargeAllocator<T>> items_;
   std::vector<uint32_t> free_;
   uint64_t live_ = 0, peak_ = 0;
 };

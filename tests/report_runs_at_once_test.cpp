@@ -1,0 +1,110 @@
+// A report runs its tipping probes and its defenses' runs several at once
+// (analysis/tipping.cpp, analysis/summary.cpp, docs/agent-engine.md,
+// "Performance"): the answers must be those of one run at a time, whatever
+// the number of cores, also where recovery is not monotone in the incident's
+// length (a seeded agent run can recover after a longer incident and not
+// after a shorter one).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "analysis/cost.hpp"
+#include "analysis/report.hpp"
+#include "analysis/tipping.hpp"
+#include "engines/engine.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+namespace {
+
+double tidy(double s) {
+  return std::round(s * 1e9) / 1e9;
+}
+
+// tipping_point as it was written before its runs went side by side: one
+// grid point, then one bisection probe, at a time.
+TippingResult tipping_one_at_a_time(const Scenario& s) {
+  TippingResult r;
+  r.grid_s = default_grid_s(s);
+  long points = static_cast<long>(std::floor((s.horizon_s - s.incident.start_s) / r.grid_s + 1e-9));
+  double last_recovering = 0;
+  for (long i = 1; i <= points; ++i) {
+    double d = tidy(i * r.grid_s);
+    if (!recovers_with_duration(s, d)) {
+      r.on_grid_s = d;
+      break;
+    }
+    last_recovering = d;
+  }
+  if (!r.on_grid_s) return r;
+  long lo = std::lround(last_recovering / s.step_s), hi = std::lround(*r.on_grid_s / s.step_s);
+  while (hi - lo > 1) {
+    long mid = lo + (hi - lo) / 2;
+    (recovers_with_duration(s, tidy(mid * s.step_s)) ? lo : hi) = mid;
+  }
+  r.exact_s = tidy(hi * s.step_s);
+  return r;
+}
+
+Scenario preset_with(const std::string& name, const std::vector<std::string>& sets) {
+  Scenario s = preset_or_throw(name).scenario;
+  for (const std::string& set : sets) {
+    size_t eq = set.find('=');
+    set_key_text(s, set.substr(0, eq), set.substr(eq + 1));
+  }
+  validate(s);
+  return s;
+}
+
+TEST(ReportRunsAtOnce, TippingPointIsTheOneAtATimeAnswer) {
+  std::vector<Scenario> cases = {
+      preset_with("primary-failover", {}),
+      preset_with("order-status", {}),
+      preset_with("brief-outage", {"engine=agent", "seed=3"}),
+      preset_with("brief-outage", {"engine=agent", "seed=11", "tipping.grid_s=0.7"}),
+      preset_with("order-status", {"engine=agent", "horizon_s=200", "tipping.grid_s=7"}),
+  };
+  for (const Scenario& s : cases) {
+    TippingResult expected = tipping_one_at_a_time(s), got = tipping_point(s);
+    EXPECT_EQ(got.grid_s, expected.grid_s) << s.name;
+    EXPECT_EQ(got.on_grid_s, expected.on_grid_s) << s.name;
+    EXPECT_EQ(got.exact_s, expected.exact_s) << s.name;
+  }
+}
+
+// The report's run and its defenses' runs start together; the advice lists
+// the same defenses, in the same order, with the same figures as the report
+// built from a run made first.
+TEST(ReportRunsAtOnce, AdviceIsTheSameWhenTheRunGoesBesideTheDefenses) {
+  for (const char* name : {"order-status", "two-layer-stack", "three-tier-chain"}) {
+    Scenario s = preset_or_throw(name).scenario;
+    ReportOptions o;
+    o.trace = false;
+    o.tipping = false;
+    RunReport together = make_report(s, o);
+    RunReport after = report_of_run(s, run_engine(s), o);
+    ASSERT_EQ(together.advice.size(), after.advice.size()) << name;
+    for (size_t i = 0; i < after.advice.size(); ++i) {
+      EXPECT_EQ(together.advice[i].title, after.advice[i].title) << name;
+      EXPECT_EQ(together.advice[i].why, after.advice[i].why) << name;
+      EXPECT_EQ(together.advice[i].failed_fraction, after.advice[i].failed_fraction) << name;
+    }
+    EXPECT_EQ(together.metrics.failed, after.metrics.failed) << name;
+  }
+}
+
+// Side by side only as many runs as fit together in one request's memory.
+TEST(ReportRunsAtOnce, RunsAtOnceFitInOneRequestsMemory) {
+  Scenario small = preset_or_throw("order-status").scenario;
+  EXPECT_GE(runs_at_once(small), 1u);
+  Scenario big = preset_with(
+      "order-status", {"engine=agent", "demand.rate_per_s=100000", "server.capacity_per_s=150000"});
+  EXPECT_EQ(runs_at_once(big), 1u);
+  EXPECT_LE(runs_at_once(small) * engine_run_cost(small).bytes, CostLimits{}.max_bytes);
+}
+
+}  // namespace
+}  // namespace retrystorm
