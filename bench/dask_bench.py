@@ -82,7 +82,7 @@ def task_overhead(workers=2, tasks=400):
           f"the points alone {own:.2f} s on one thread)", flush=True)
 
 
-def distributed_run(workers=2, runs=40):
+def distributed_run(workers=2, runs=400):
     """rs.distributed.run on `workers` single-thread workers beside rs.run on
     one thread (a cluster of one-thread workers against one local thread is
     the speed-up the workers give) for an agent-engine Monte Carlo."""
