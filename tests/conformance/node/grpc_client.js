@@ -58,8 +58,11 @@ function main() {
   const t0 = process.hrtime.bigint();
   const sinceStart = (t) => Number(t - t0) / 1e6;
   const pass = (b) => b;
+  // A call's number is taken when it is scheduled, not when it starts: two
+  // answers in one turn of the event loop must not both schedule call N.
   let next = 1;
-  let inFlight = 0;
+  let scheduled = 0;
+  let done = 0;
 
   const launch = () => {
     const index = next++;
@@ -69,7 +72,6 @@ function main() {
     const callOptions = {};
     if (o.deadlineMs > 0) callOptions.deadline = new Date(Date.now() + o.deadlineMs);
     const start = process.hrtime.bigint();
-    inFlight++;
     client.makeUnaryRequest(o.method, pass, pass, Buffer.from('x'), md, callOptions, (err) => {
       const end = process.hrtime.bigint();
       const code = err ? err.code : grpc.status.OK;
@@ -78,15 +80,19 @@ function main() {
         message: err ? err.details : '', start_ms: sinceStart(start),
         elapsed_ms: Number(end - start) / 1e6,
       }) + '\n');
-      inFlight--;
-      if (next <= o.calls) {
+      done++;
+      if (scheduled < o.calls) {
+        scheduled++;
         setTimeout(launch, o.gapMs);
-      } else if (inFlight === 0) {
+      } else if (done === o.calls) {
         client.close();
       }
     });
   };
-  while (next <= o.calls && inFlight < o.concurrency) launch();
+  while (scheduled < o.calls && scheduled < o.concurrency) {
+    scheduled++;
+    launch();
+  }
 }
 
 main();
