@@ -40,18 +40,24 @@ struct Call {
   bool after_error;  // the current attempt's retry followed an error, not a timeout
 };
 
-// An attempt at the server.
+// An attempt at the server. 32 bytes: a stuck queue holds a million of them,
+// so what only a job in service needs is kept beside its slot (Serving).
 struct Job {
   double sent_s;
-  double last_s;     // in service: when work_left was brought up to date
-  double work_left;  // in service: seconds of work at full capacity
   uint32_t caller;
   uint32_t caller_gen;
   uint32_t request;
   uint32_t gen;
-  uint32_t slot;  // in service: index in in_service_
+  uint32_t slot;  // in service: its index among the jobs in service
   uint16_t attempt;
   uint8_t state;
+};
+
+// A job in service and the work it has left.
+struct Serving {
+  uint32_t job;
+  double last_s;     // when work_left was brought up to date
+  double work_left;  // seconds of work at full capacity
 };
 
 template <typename T>

@@ -25,12 +25,12 @@ void Server::shed(uint32_t job_id, double now) {
 }
 
 void Server::set_rate(double rate, double now) {
-  for (uint32_t job_id : in_service_) {
-    Job& job = jobs_[job_id];
-    job.work_left = std::max(0.0, job.work_left - (now - job.last_s) * rate_);
-    job.last_s = now;
+  for (Serving& serving : in_service_) {
+    Job& job = jobs_[serving.job];
+    serving.work_left = std::max(0.0, serving.work_left - (now - serving.last_s) * rate_);
+    serving.last_s = now;
     ++job.gen;  // the completion scheduled at the old rate is stale
-    if (rate > 0) events_.push(now + job.work_left / rate, kComplete, {job_id, job.gen});
+    if (rate > 0) events_.push(now + serving.work_left / rate, kComplete, {serving.job, job.gen});
   }
   rate_ = rate;
 }

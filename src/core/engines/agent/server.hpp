@@ -31,7 +31,7 @@ using Events = EventQueue<EntityRef>;
 struct ServerMemory {
   Pool<Job> jobs;
   JobRing queue;
-  std::vector<uint32_t> in_service;  // job ids; Job::slot is the index here
+  std::vector<Serving> in_service;  // Job::slot is the index here
 
   void clear() {
     jobs.clear();
@@ -92,9 +92,9 @@ class Server {
   const Job* end_service(uint32_t job_id, uint32_t gen, double now) {
     Job& job = jobs_[job_id];
     if (job.gen != gen || job.state != kInService) return nullptr;
-    uint32_t moved = in_service_.back();
+    Serving moved = in_service_.back();
     in_service_[job.slot] = moved;
-    jobs_[moved].slot = job.slot;
+    jobs_[moved.job].slot = job.slot;
     in_service_.pop_back();
     --busy_;
     change_in_system(-1, now);
@@ -175,12 +175,10 @@ class Server {
     Job& job = jobs_[job_id];
     job.state = kInService;
     job.slot = static_cast<uint32_t>(in_service_.size());
-    in_service_.push_back(job_id);
     ++busy_;
     double work = draw_service();
     if (spec_.contention > 0) work *= 1 + spec_.contention * (in_system_ - 1);
-    job.work_left = work;
-    job.last_s = now;
+    in_service_.push_back({job_id, now, work});
     wait_sum_s_ += now - job.sent_s;
     ++job.gen;
     events_.push(now + work / rate_, kComplete, {job_id, job.gen});
@@ -188,7 +186,7 @@ class Server {
 
   const ServerSpec& spec_;
   Pool<Job>& jobs_;
-  std::vector<uint32_t>& in_service_;
+  std::vector<Serving>& in_service_;
   Events& events_;
   Rng& rng_;  // the engine's: one stream of draws, so a run is the same bytes
   ServerQueue queue_;
