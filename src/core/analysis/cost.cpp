@@ -95,9 +95,7 @@ double agent_attempts(const Scenario& s) {
 }
 
 Cost agent_cost(const Scenario& s) {
-  double surge = std::max(1.0, s.incident.demand_factor);
-  if (s.demand.process == DemandProcess::bursty) surge *= s.demand.burst_factor;
-  double requests = s.demand.rate_per_s * s.horizon_s * surge;
+  double requests = s.requests_bound();
   double attempts = requests * agent_attempts(s);
   double steps = s.steps();
   Cost c;

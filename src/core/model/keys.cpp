@@ -1103,6 +1103,11 @@ double attempts_of(const std::vector<int>& layer_retries) {
 int Scenario::attempts() const {
   return static_cast<int>(std::min(attempts_of(layer_retries()), 1e9));
 }
+double Scenario::requests_bound() const {
+  double surge = std::max(1.0, incident.demand_factor);
+  if (demand.process == DemandProcess::bursty) surge *= demand.burst_factor;
+  return demand.rate_per_s * horizon_s * surge;
+}
 double Scenario::incident_end_s() const {
   return incident.start_s + incident.duration_s;
 }

@@ -270,9 +270,12 @@ struct Scenario {
   int runs = 1;
 
   // Derived quantities, named as docs/fluid-model.md names them.
-  int steps() const;                       // horizon_s / step_s
-  int timeout_steps() const;               // K = timeout_s / step_s
-  int attempts() const;                    // (retries + 1)^layers, or the stack's product
+  int steps() const;          // horizon_s / step_s
+  int timeout_steps() const;  // K = timeout_s / step_s
+  int attempts() const;       // (retries + 1)^layers, or the stack's product
+  // User requests over the horizon at the demand's largest (the incident's
+  // surge, bursts): what the cost model and the engines' memory plan from.
+  double requests_bound() const;
   int retrying_layers() const;             // layers, or the stack's length
   AnswerSet retried_answers() const;       // client.retry_on read (InputError if malformed)
   std::vector<int> layer_retries() const;  // retries of each layer, outermost first

@@ -174,6 +174,7 @@ class AgentEngine {
         layer_first_(static_cast<size_t>(layers_), 0.0),
         server_(s.server, workspace.server, workspace.events, rng_) {
     w_.reset(static_cast<size_t>(layers_));
+    reserve_jobs(s);
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
     for (int layer = 0; layer < layers_; ++layer)
@@ -188,6 +189,17 @@ class AgentEngine {
       limiters_.assign(static_cast<size_t>(std::llround(s.client.budget.clients)),
                        AdaptiveRateLimiter(0));
     incident_ = steps_of(s);
+  }
+
+  // A queue that never drains keeps every attempt sent as a job: room for
+  // all of them from the start, so that the pool does not double (the old
+  // and the new buffer both held, every job copied) while the run is stuck.
+  // Only for pools that would be mapped (LargeAllocator), at most 1 GiB.
+  void reserve_jobs(const Scenario& s) {
+    double attempts = s.requests_bound() * s.attempts();
+    double bytes = std::min(attempts * sizeof(Job), double(size_t{1} << 30));
+    if (bytes >= double(LargeAllocator<Job>::kMapped))
+      w_.server.jobs.reserve(size_t(bytes / sizeof(Job)));
   }
 
   // retry_ points at policy_: an engine stays where it was built.

@@ -78,6 +78,9 @@ class Pool {
     free_.push_back(i);
     --live_;
   }
+  // Room for n entities without moving the ones made (a buffer this large
+  // is mapped, and its pages are touched only as entities are made).
+  void reserve(size_t n) { items_.reserve(n); }
   T& operator[](uint32_t i) { return items_[i]; }
   const T& operator[](uint32_t i) const { return items_[i]; }
   size_t slots() const { return items_.size(); }
