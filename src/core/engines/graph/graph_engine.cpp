@@ -62,9 +62,10 @@ using TimerLane = EventLane<EntityRef>;
 // made. It sends one attempt at a time; on a hedging edge, a new one while
 // the earlier ones are still out (their generations gen0 to gen).
 struct GCall {
-  double start_s;      // the user request's arrival
-  double sent_s;       // the current attempt's send instant
-  double deadline_at;  // when its deadline fires (an edge with deadline_s)
+  double start_s;        // the user request's arrival
+  double sent_s;         // the current attempt's send instant
+  double deadline_from;  // when its edge's deadline_s started counting: the
+                         // call's own start (after a fault's delay), not the user's
   uint32_t parent;     // the visit that made it, kNone for the user
   uint32_t parent_gen;
   uint32_t gen;
@@ -524,9 +525,15 @@ class GraphEngine {
     return f;
   }
 
+  // What a retry decision counts the edge's deadline from: each edge's client
+  // starts its own deadline when it makes the call (docs/graph.md).
+  double deadline_start(const GCall& call) const {
+    return edges_[call.edge].deadline_s > 0 ? call.deadline_from : call.start_s;
+  }
+
   void arm_deadline(uint32_t call_id) {
     Edge& e = edges_[calls_[call_id].edge];
-    calls_[call_id].deadline_at = now_ + e.deadline_s;
+    calls_[call_id].deadline_from = now_;
     e.deadlines.push(now_ + e.deadline_s, {call_id, calls_[call_id].serial});
     e.deadlines.drop_stale_beyond(static_cast<size_t>(e.attempts_in_flight + 1),
                                   [this](const TimerLane::Event& ev) { return is_live(ev.what); });
@@ -701,7 +708,7 @@ class GraphEngine {
                     .attempt = call.attempt,
                     .timed_out = timed_out,
                     .now_s = now_,
-                    .start_s = call.start_s,
+                    .start_s = deadline_start(call),
                     .answer = answer,
                     .pushback_s = pushback_s};
     RetryOutcome outcome = edge.retry->on_failure(failure, in_flight(edge), draw());
@@ -774,7 +781,7 @@ class GraphEngine {
                 .attempt = call.attempt,
                 .timed_out = true,
                 .now_s = now_,
-                .start_s = call.start_s};
+                .start_s = deadline_start(call)};
     RetryOutcome outcome = edge.retry->on_hedge_due(due, in_flight(edge), draw());
     if (outcome.retries() && outcome.decision.delay_s <= 0)
       send_attempt(call_id);  // from the timer lane: at once
@@ -793,7 +800,7 @@ class GraphEngine {
     Failure failure{.layer = 0,
                     .attempt = call.attempt,
                     .now_s = now_,
-                    .start_s = call.start_s,
+                    .start_s = deadline_start(call),
                     .answer = answer,
                     .pushback_s = pushback_s};
     auto h = edge.retry->on_hedge_failed(failure, gen == call.gen && !call.hedge_due,
@@ -907,7 +914,7 @@ class GraphEngine {
     const Edge& e = edges_[call.edge];
     double give_up = e.hedging != Hedging::none ? std::numeric_limits<double>::infinity()
                                                 : call.sent_s + e.timeout_s;
-    if (e.deadline_s > 0) give_up = std::min(give_up, call.deadline_at);
+    if (e.deadline_s > 0) give_up = std::min(give_up, call.deadline_from + e.deadline_s);
     return now_ + delay <= give_up;
   }
 
