@@ -51,7 +51,7 @@ std::string terminal_chart(const RunResult& run, int width, int height) {
   for (int c = 0; c < width; ++c) {
     size_t from = n * c / width, to = std::max(from + 1, n * (c + 1) / width);
     for (size_t i = from; i < to; ++i) {
-      load[c] += x.first_attempts[i] + x.retries[i];
+      load[c] += attempts_sent(x, i);
       capacity[c] += x.capacity[i];
       goodput[c] += x.goodput[i];
       incident[c] = incident[c] || s.in_incident(static_cast<int>(i));

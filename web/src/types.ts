@@ -69,7 +69,7 @@ export interface Metrics {
 
 export type SeriesName =
   | 't_s' | 'capacity' | 'first_attempts' | 'retries' | 'goodput' | 'served_late'
-  | 'failed' | 'shed' | 'rejected' | 'backlog' | 'gave_up' | 'budget_denied';
+  | 'failed' | 'shed' | 'rejected' | 'backlog' | 'gave_up' | 'budget_denied' | 'refused_locally';
 
 export type Series = Partial<Record<SeriesName, number[]>> & { t_s: number[] };
 

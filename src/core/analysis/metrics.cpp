@@ -83,7 +83,9 @@ double attempts_per_request(const RunResult& run, double from_s, double to_s) {
   size_t from = first_step_at_or_after(run.scenario, from_s);
   size_t to = first_step_at_or_after(run.scenario, to_s);
   double first = sum(run.series.first_attempts, from, to);
-  return first > 0 ? (first + sum(run.series.retries, from, to)) / first : 0;
+  double sent =
+      first + sum(run.series.retries, from, to) - sum(run.series.refused_locally, from, to);
+  return first > 0 ? sent / first : 0;
 }
 
 std::optional<double> recovery_time(const Metrics& m, const Scenario& s) {
@@ -142,8 +144,7 @@ Metrics compute_metrics(const RunResult& run) {
   double share = hit ? calls_per_request(s)[static_cast<size_t>(incident_service(s))] : 1;
   for (size_t i = 0; i < n; ++i) {
     if (x.first_attempts[i] <= 0) continue;
-    double attempts =
-        hit ? hit->first_attempts[i] + hit->retries[i] : x.first_attempts[i] + x.retries[i];
+    double attempts = hit ? hit->first_attempts[i] + hit->retries[i] : attempts_sent(x, i);
     double amplification = attempts / (x.first_attempts[i] * share);
     if (amplification > m.peak_amplification + 1e-12) {
       m.peak_amplification = amplification;

@@ -4,6 +4,7 @@
 #include "engines/fluid.hpp"
 #include "engines/sessions/session_engine.hpp"
 #include "model/graph.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -19,8 +20,28 @@ void refuse_graph(const Scenario& s) {
                      "dependency (docs/graph.md)");
 }
 
+// Injected errors are drawn per attempt, at the instant it reaches the
+// dependency: a per-request engine's.
+// So are a client's breaker and throttle, which judge attempt by attempt.
+void refuse_error_injection(const Scenario& s) {
+  if (s.server.error_share > 0)
+    throw InputError("server.error_share: " + number_text(s.server.error_share) +
+                     " (error injection) runs with engine=agent; engine=" + engine_name(s.engine) +
+                     " has no single attempts to fail");
+  if (s.client.breaker.kind != BreakerKind::none)
+    throw InputError(std::string("client.breaker: ") +
+                     kBreakerKindNames[static_cast<int>(s.client.breaker.kind)] +
+                     " runs with engine=agent; engine=" + engine_name(s.engine) +
+                     " has no single attempts for a breaker to count");
+  if (s.client.throttle.k > 0)
+    throw InputError("client.throttle_k: " + number_text(s.client.throttle.k) +
+                     " runs with engine=agent; engine=" + engine_name(s.engine) +
+                     " has no single attempts to throttle");
+}
+
 void validate_fluid(const Scenario& s, const RunLimits& limits) {
   refuse_graph(s);
+  refuse_error_injection(s);
   validate_step_keys(s, limits);
   // Cohorts have no instant at which one attempt finds the server busy.
   if (s.incident.failure != FailureClass::timeout)
@@ -50,6 +71,7 @@ void validate_agent_scenario(const Scenario& s, const RunLimits& limits) {
 
 void validate_sessions_scenario(const Scenario& s, const RunLimits& limits) {
   refuse_graph(s);
+  refuse_error_injection(s);
   sessions::validate_sessions(s, limits);
 }
 

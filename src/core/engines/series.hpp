@@ -27,6 +27,9 @@ struct Series {
   std::span<double> backlog;        // queued at the end of the step
   std::span<double> gave_up;        // attempts given up by their client
   std::span<double> budget_denied;  // retries the budget did not allow
+  // attempts a client-side defense (breaker, throttle) refused before
+  // sending; counted in first_attempts or retries as well
+  std::span<double> refused_locally;
 
   Series() = default;
   Series(const Series& other) { *this = other; }
@@ -42,6 +45,12 @@ struct Series {
   std::vector<double> storage_;
 };
 
+// Attempts that left the clients in step i: first attempts and retries,
+// less those a client-side defense refused before sending.
+inline double attempts_sent(const Series& x, size_t i) {
+  return x.first_attempts[i] + x.retries[i] - x.refused_locally[i];
+}
+
 // One series: its name (JSON key, CSV column, page) and where it lives.
 struct SeriesField {
   std::string_view name;
@@ -49,7 +58,7 @@ struct SeriesField {
 };
 
 // The order of the CSV columns and of the storage block.
-inline constexpr std::array<SeriesField, 12> kSeriesFields = {{
+inline constexpr std::array<SeriesField, 13> kSeriesFields = {{
     {"t_s", &Series::t_s},
     {"capacity", &Series::capacity},
     {"first_attempts", &Series::first_attempts},
@@ -62,6 +71,7 @@ inline constexpr std::array<SeriesField, 12> kSeriesFields = {{
     {"backlog", &Series::backlog},
     {"gave_up", &Series::gave_up},
     {"budget_denied", &Series::budget_denied},
+    {"refused_locally", &Series::refused_locally},
 }};
 
 }  // namespace retrystorm

@@ -219,6 +219,17 @@ void add_demand_server_keys(std::vector<KeySpec>& keys) {
       "pushback a 503 or 429 rejection carries (Retry-After, grpc-retry-pushback-ms); 0 = none "
       "(agent engine)",
       [](S & s) -> auto& { return s.server.retry_after_s; });
+  g.number(
+      "server.error_share", 0, 1, "", "Error share",
+      "share of attempts that fail with server.error_status whatever the load (error "
+      "injection; agent engine); 0 = none",
+      [](S & s) -> auto& { return s.server.error_share; });
+  g.choice<FailureClass>(
+      "server.error_status", {std::begin(kFailureClassNames), std::begin(kFailureClassNames) + 5},
+      "Injected error",
+      "what an injected error is: 503, 429, refused, reset (answered at once) or timeout (no "
+      "answer: the caller's timer ends it)",
+      [](S & s) -> auto& { return s.server.error_status; });
 }
 
 // A fault on one call of a graph (docs/graph.md, "A fault on a call").
@@ -501,6 +512,68 @@ void add_agent_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.runs; });
 }
 
+// Defenses in the client beside retries and budgets (docs/policies.md,
+// "Circuit breakers" and "Client-side throttling"): agent engine.
+void add_defense_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "client");
+  g.choice<BreakerKind>(
+      "client.breaker", {std::begin(kBreakerKindNames), std::end(kBreakerKindNames)},
+      "Circuit breaker",
+      "agent: a circuit breaker per client (client.budget.clients) before each innermost "
+      "attempt, with the rules of opossum, cockatiel's ConsecutiveBreaker (consecutive) or "
+      "resilience4j; none = no breaker",
+      [](S & s) -> auto& { return s.client.breaker.kind; });
+  g.number(
+      "client.breaker_failure_rate", 0, 1, "", "Breaker failure rate",
+      "opossum, resilience4j: the share of failures that opens the breaker "
+      "(errorThresholdPercentage / 100, failureRateThreshold / 100)",
+      [](S & s) -> auto& { return s.client.breaker.failure_rate; });
+  g.integer(
+      "client.breaker_failures", 1, 1000000, "Breaker failures in a row",
+      "consecutive: the failures in a row that open the breaker",
+      [](S & s) -> auto& { return s.client.breaker.failures; });
+  g.number(
+      "client.breaker_window_s", 0.01, 86400, "s", "Breaker window",
+      "opossum: the rolling window the failure share is counted over (rollingCountTimeout, "
+      "10 buckets)",
+      [](S & s) -> auto& { return s.client.breaker.window_s; });
+  g.integer(
+      "client.breaker_window_calls", 1, 100000, "Breaker window calls",
+      "resilience4j: the last calls the failure share is counted over (slidingWindowSize)",
+      [](S & s) -> auto& { return s.client.breaker.window_calls; });
+  g.integer(
+      "client.breaker_min_calls", 0, 100000, "Breaker minimum calls",
+      "opossum, resilience4j: calls in the window before it may open (volumeThreshold, "
+      "minimumNumberOfCalls); 0 = the library's default (0, 100)",
+      [](S & s) -> auto& { return s.client.breaker.min_calls; });
+  g.number(
+      "client.breaker_open_s", 0, 86400, "s", "Breaker open time",
+      "how long the breaker stays open before trial calls (resetTimeout, halfOpenAfter, "
+      "waitDurationInOpenState); 0 = the library's default (30 s; resilience4j 60 s)",
+      [](S & s) -> auto& { return s.client.breaker.open_s; });
+  g.integer(
+      "client.breaker_trials", 0, 10000, "Breaker trial calls",
+      "resilience4j: calls let through half-open (permittedNumberOfCallsInHalfOpenState); "
+      "opossum and consecutive let one; 0 = the library's default",
+      [](S & s) -> auto& { return s.client.breaker.trials; });
+  g.number(
+      "client.throttle_k", 0, 1000, "", "Throttle K",
+      "agent: client-side adaptive throttling (Google SRE book, gRPC): each client rejects a "
+      "request locally with probability max(0, (requests - K x accepts) / (requests + "
+      "padding)) over the window; 0 = off",
+      [](S & s) -> auto& { return s.client.throttle.k; });
+  g.number(
+      "client.throttle_window_s", 0.1, 86400, "s", "Throttle window",
+      "the history the throttle counts requests and accepts over (the SRE book's 2 minutes; "
+      "gRPC 30 s)",
+      [](S & s) -> auto& { return s.client.throttle.window_s; });
+  g.number(
+      "client.throttle_padding", 0, 1e6, "", "Throttle padding",
+      "added to requests in the throttle's denominator (the SRE book's 1; gRPC's 8)",
+      [](S & s) -> auto& { return s.client.throttle.padding; });
+}
+
 // The session model's scheduler and sessions (docs/sessions.md); other engines
 // ignore them.
 void add_session_scheduler_keys(std::vector<KeySpec>& keys) {
@@ -768,6 +841,7 @@ std::vector<KeySpec> build_keys() {
   add_budget_keys(keys);
   add_recovery_keys(keys);
   add_agent_keys(keys);
+  add_defense_keys(keys);
   add_session_scheduler_keys(keys);
   add_session_fix_keys(keys);
   add_session_api_keys(keys);

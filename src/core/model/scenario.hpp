@@ -58,6 +58,10 @@ inline constexpr const char* kHedgingNames[] = {"retry", "grpc", "envoy"};
 // A client-side rate limiter in front of the innermost layer's attempts
 // (agent engine): AWS adaptive retry mode's (docs/policies.md, "AWS adaptive mode").
 enum class RateLimiter { none, aws_adaptive };
+// Whose circuit breaker rules (docs/policies.md, "Circuit breakers").
+enum class BreakerKind { none, opossum, consecutive, resilience4j };
+inline constexpr const char* kBreakerKindNames[] = {"none", "opossum", "consecutive",
+                                                    "resilience4j"};
 
 // How an attempt fails, as real stacks tell failures apart
 // (docs/policies.md, "Which failures are retried"). The answers come first,
@@ -201,6 +205,11 @@ struct Scenario {
     // The pushback a 503 or 429 rejection carries (Retry-After, gRPC's
     // grpc-retry-pushback-ms), seconds; 0 = none. Agent engine.
     double retry_after_s = 0;
+    // Error injection, whatever the load (agent engine): each attempt that
+    // reaches the dependency fails with error_status with probability
+    // error_share; timeout: it is lost, and its caller's timer ends it.
+    double error_share = 0;
+    FailureClass error_status = FailureClass::http_503;
   } server;
 
   struct {
@@ -244,6 +253,26 @@ struct Scenario {
     // layer), or retry / grpc / envoy per layer, outermost first ("grpc,retry").
     std::string hedging = "none";
     RateLimiter rate_limiter = RateLimiter::none;  // agent engine
+    // Agent engine: a circuit breaker per client instance before the
+    // innermost layer's attempts (policies/circuit_breaker.hpp); 0 in
+    // open_s, trials or min_calls: the library's own default.
+    struct {
+      BreakerKind kind = BreakerKind::none;
+      double failure_rate = 0.5;
+      int failures = 5;
+      double window_s = 10;
+      int window_calls = 100;
+      int min_calls = 0;
+      double open_s = 0;
+      int trials = 0;
+    } breaker;
+    // Agent engine: client-side adaptive throttling per client instance
+    // (policies/adaptive_throttle.hpp); k = 0: off.
+    struct {
+      double k = 0;
+      double window_s = 120;
+      double padding = 1;
+    } throttle;
     Backoff backoff;
     Budget budget;
   } client;

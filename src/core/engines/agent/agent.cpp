@@ -33,7 +33,9 @@
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
 #include "policies/adaptive_limiter.hpp"
+#include "policies/adaptive_throttle.hpp"
 #include "policies/backoff.hpp"
+#include "policies/circuit_breaker.hpp"
 #include "policies/client_policy.hpp"
 #include "policies/retry_state.hpp"
 #include "random/rng.hpp"
@@ -188,6 +190,10 @@ class AgentEngine {
     if (policy_.rate_limiter() == RateLimiter::aws_adaptive)  // one per client instance
       limiters_.assign(static_cast<size_t>(std::llround(s.client.budget.clients)),
                        AdaptiveRateLimiter(0));
+    size_t clients = static_cast<size_t>(std::llround(s.client.budget.clients));
+    if (s.client.breaker.kind != BreakerKind::none)
+      breakers_.assign(clients, CircuitBreaker(breaker_settings(s)));
+    if (s.client.throttle.k > 0) throttles_.assign(clients, AdaptiveThrottle(throttle_settings(s)));
     incident_ = steps_of(s);
   }
 
@@ -450,10 +456,37 @@ class AgentEngine {
   }
 
   // The client heard an answer of the innermost layer's attempt (or gave up
-  // on it): its rate limiter measures and adapts.
-  void heard(const Call& call, bool throttled) {
-    if (limiters_.empty() || call.layer != layers_ - 1) return;
-    limiters_[call.request % limiters_.size()].on_response(now_, throttled);
+  // on it): its rate limiter measures and adapts, its breaker and throttle
+  // count the outcome (`ok`: answered well; `throttled`: a 429).
+  void heard(const Call& call, bool ok, bool throttled = false) {
+    if (call.layer != layers_ - 1) return;
+    if (!limiters_.empty()) limiters_[call.request % limiters_.size()].on_response(now_, throttled);
+    if (!breakers_.empty())
+      breakers_[call.request % breakers_.size()].on_outcome(now_, ok, call.ticket);
+    if (!throttles_.empty()) throttles_[call.request % throttles_.size()].on_answer(now_, ok);
+  }
+
+  // ---- client-side defenses (docs/policies.md, "Circuit breakers") ---------
+  // The client's breaker, then its throttle, may refuse the innermost
+  // attempt before it is sent: it fails at once and its layer does not
+  // retry it (the point of failing fast); the layer above hears a 503.
+  bool refused_by_client(uint32_t call_id) {
+    if (breakers_.empty() && throttles_.empty()) return false;
+    Call& call = calls_[call_id];
+    size_t client = call.request % std::max(breakers_.size(), throttles_.size());
+    bool refused = false;
+    if (!breakers_.empty()) {
+      call.ticket = breakers_[client].admit(now_);
+      refused = call.ticket == 0;
+    }
+    if (!refused && !throttles_.empty())
+      refused = throttles_[client].throttles(now_, rng_.uniform());
+    if (!refused) return false;
+    result_.series.refused_locally[step_] += 1;
+    log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers_);
+    end_attempt(call, call.gen);
+    call_fails(call_id);
+    return true;
   }
 
   // The call's attempt of generation `gen` stopped being in flight.
@@ -700,13 +733,33 @@ class AgentEngine {
 
   void send_job(uint32_t call_id) {
     Call& call = calls_[call_id];
+    if (!(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
+    if (refused_by_client(call_id)) return;
     uint32_t job_id = server_.new_job(call_id, call, now_);
     call.job = job_id;
-    if (!(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
+    if (injects_error()) return inject_error(job_id);
     server_.arrive(job_id, now_, refused(), !fails_fast());
   }
 
-  void refuse(uint32_t job_id) {
+  // ---- error injection (server.error_share; docs/policies.md) ----------------
+  // Drawn only when on, so that every run without it keeps its bytes.
+  bool injects_error() {
+    return s_.server.error_share > 0 &&
+           (s_.server.error_share >= 1 || rng_.uniform() < s_.server.error_share);
+  }
+
+  // The attempt fails whatever the load: answered at once as a rejection
+  // is, or (timeout) never answered, its caller's timer ends it.
+  void inject_error(uint32_t job_id) {
+    if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, true);
+    const Job& job = server_.job(job_id);
+    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::timeout, layers_);
+    calls_[job.caller].job = kNone;
+    server_.release(job_id);
+  }
+
+  // `injected`: an injected error (server.error_status), not the queue's.
+  void refuse(uint32_t job_id, bool injected = false) {
     const Job& job = server_.job(job_id);
     result_.series.rejected[step_] += 1;
     log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers_);
@@ -715,11 +768,15 @@ class AgentEngine {
     Call& call = calls_[call_id];
     if (!awaits(call, caller_gen)) return;
     end_attempt(call, caller_gen);
-    FailureClass answer = fails_fast() ? s_.incident.failure : s_.server.reject_status;
-    heard(call, answer == FailureClass::http_429);
+    FailureClass answer = injected       ? s_.server.error_status
+                          : fails_fast() ? s_.incident.failure
+                                         : s_.server.reject_status;
+    heard(call, false, answer == FailureClass::http_429);
     // A 503 or 429 carries the server's pushback; a refused connection or a
     // reset carries no header.
-    bool pushes_back = answer == FailureClass::http_503 || answer == FailureClass::http_429;
+    // An injected error is a broken part, not a server asking for less.
+    bool pushes_back =
+        !injected && (answer == FailureClass::http_503 || answer == FailureClass::http_429);
     answer_failed(call_id, caller_gen, answer, pushes_back ? s_.server.retry_after_s : 0);
   }
 
@@ -754,7 +811,7 @@ class AgentEngine {
     ++stats_.events;
     const Call& call = calls_[job->caller];
     bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
-    if (to_caller) heard(call, false);
+    if (to_caller) heard(call, true);
     bool to_user = to_caller && deliver_success(job->caller, job->caller_gen, job->sent_s);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
     log(job->request, job->attempt, job->sent_s, now_,
@@ -817,6 +874,8 @@ class AgentEngine {
   bool deadlines_on_ = false;                  // client.deadline_s ends user requests when it fires
   bool late_shed_ = false;                     // shed_abandoned with a server.shed_lag_s
   std::vector<AdaptiveRateLimiter> limiters_;  // client.rate_limiter: one per client
+  std::vector<CircuitBreaker> breakers_;       // client.breaker: one per client
+  std::vector<AdaptiveThrottle> throttles_;    // client.throttle_k: one per client
   std::vector<uint8_t> hedged_;                // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;
@@ -861,7 +920,35 @@ void validate_rate_limiter(const Scenario& s) {
         "makes it hedge (AWS SDKs do not hedge)");
 }
 
+// client.breaker and client.throttle_k: one per client instance, in front
+// of the innermost layer's attempts.
+void validate_client_defenses(const Scenario& s) {
+  const auto& b = s.client.breaker;
+  bool breaker = b.kind != BreakerKind::none, throttle = s.client.throttle.k > 0;
+  if (!breaker && !throttle) return;
+  const char* key = breaker ? "client.breaker" : "client.throttle_k";
+  if (!s.graph.empty())
+    throw InputError(std::string(key) +
+                     ": client-side breakers and throttling run on one population of clients; "
+                     "not on a graph of services yet");
+  constexpr double kMaxClients = 100000;
+  if (s.client.budget.clients > kMaxClients)
+    throw InputError("client.budget.clients: " + number_text(s.client.budget.clients) +
+                     " clients with " + key + ": one per client, at most " +
+                     number_text(kMaxClients));
+  if (s.hedged_layers().back() != Hedging::none)
+    throw InputError(std::string(key) +
+                     ": a breaker or throttle guards an innermost layer that retries; "
+                     "client.hedging makes it hedge");
+  if (breaker && b.kind != BreakerKind::resilience4j && b.trials > 1)
+    throw InputError("client.breaker_trials: " + std::to_string(b.trials) +
+                     " with client.breaker " + kBreakerKindNames[static_cast<int>(b.kind)] +
+                     ", which lets exactly one trial call through half-open; more trials are "
+                     "resilience4j's (permittedNumberOfCallsInHalfOpenState)");
+}
+
 void validate_agent(const Scenario& s, const RunLimits& limits) {
+  validate_client_defenses(s);
   if (!s.graph.empty()) validate_graph_run(s, limits);
   layer_timeouts(s);
   validate_rate_limiter(s);

@@ -38,7 +38,10 @@ struct Call {
   uint8_t state;
   bool first;        // every call above is on its first attempt
   bool after_error;  // the current attempt's retry followed an error, not a timeout
+  uint32_t ticket;   // innermost layer: what the client's breaker let it go with
 };
+
+static_assert(sizeof(Call) == 64, "a call fills one cache line");
 
 // An attempt at the server. 32 bytes: a stuck queue holds a million of them,
 // so what only a job in service needs is kept beside its slot (Serving).

@@ -66,7 +66,7 @@ struct GCall {
   double sent_s;         // the current attempt's send instant
   double deadline_from;  // when its edge's deadline_s started counting: the
                          // call's own start (after a fault's delay), not the user's
-  uint32_t parent;     // the visit that made it, kNone for the user
+  uint32_t parent;       // the visit that made it, kNone for the user
   uint32_t parent_gen;
   uint32_t gen;
   uint32_t gen0;    // the generation of its oldest attempt still counted
@@ -1181,6 +1181,12 @@ void validate_graph_run(const Scenario& s, const RunLimits& limits) {
         "client.layers: a graph has one layer per call; give each hop its own call "
         "(client.layers 1, client.stack_retries and client.layer_timeouts_s empty)");
   for (const GraphCall& call : s.graph.calls) validate_rate_limiter(edge_scenario(s, call));
+  // A graph injects errors with a fault on a call (docs/graph.md).
+  for (const GraphService& service : s.graph.services)
+    if (double share = service_scenario(s, service).server.error_share; share > 0)
+      throw InputError("server.error_share: " + number_text(share) + " at service " + service.name +
+                       "; a graph injects errors with a fault on a call (incident.call with "
+                       "incident.abort_share)");
   // A fault on each attempt holds one attempt of a call at a time: not one of several hedges.
   if (const auto& i = s.incident;
       i.call >= 0 && i.fault_on == FaultOn::attempts &&

@@ -1,0 +1,271 @@
+// Client-side circuit breakers and adaptive throttling (issue 29, parts 1
+// and 4; docs/policies.md, "Circuit breakers", "Client-side throttling"):
+// each state machine against the rules of the code it names.
+//   opossum lib/circuit.js: CircuitBreaker.call (emits 'fire' for every call,
+//     rejects with EOPENBREAKER when !closed && !pendingClose), fail() (after
+//     a failure: volumeThreshold, then failures / fires * 100 >
+//     errorThresholdPercentage, or half-open), _startTimer / _halfOpen
+//     (resetTimeout after open, PENDING_CLOSE lets one call through), the
+//     'success' listener (closes when half-open); lib/status.js Status
+//     (rollingCountBuckets rotated every rollingCountTimeout / buckets ms,
+//     never cleared on open or close).
+//   cockatiel src/CircuitBreakerPolicy.ts execute (Closed: breaker.success /
+//     failure of the state captured when the call started; Open: lazy
+//     half-open once Date.now() - openedAt >= duration), open() (does
+//     nothing when already Open), recordHalfOpenSuccess / Failure (ignored
+//     once the half-open state is gone); src/breaker/ConsecutiveBreaker.ts.
+//   resilience4j CircuitBreakerStateMachine.java (OpenState.tryAcquirePermission:
+//     now.isAfter(retryAfter); HalfOpenState: permittedNumberOfCallsInHalfOpenState
+//     permits, others rejected), CircuitBreakerMetrics.checkIfThresholdsExceeded
+//     (min(minimumNumberOfCalls, window) outcomes, then failure rate >= threshold).
+//   grpc-go balancer/rls/internal/adaptive/adaptive.go: Throttler.ShouldThrottle
+//     ((requests - ratio x accepts) / (requests + padding), a throttled request
+//     counted as a throttle), RegisterBackendResponse.
+// The real opossum and cockatiel, run from npm, are the oracle in
+// tests/conformance (breaker_conformance).
+#include "policies/circuit_breaker.hpp"
+
+#include <gtest/gtest.h>
+
+#include "policies/adaptive_throttle.hpp"
+
+namespace retrystorm {
+namespace {
+
+BreakerSettings opossum(double open_s = 1) {
+  return {.kind = BreakerKind::opossum,
+          .failure_rate = 0.5,
+          .window_s = 10,
+          .buckets = 10,
+          .min_calls = 0,
+          .open_s = open_s,
+          .trials = 1};
+}
+
+TEST(Opossum, OpensOnTheFirstFailureAboveTheRateOfFires) {
+  CircuitBreaker b(opossum());
+  uint32_t t = b.admit(0);
+  ASSERT_NE(t, 0u);
+  b.on_outcome(0.01, false, t);  // 1 failure of 1 fire: 100% > 50%
+  EXPECT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.opened(), 1);
+}
+
+TEST(Opossum, HalfOfTheFiresFailingIsNotAboveTheThreshold) {
+  CircuitBreaker b(opossum());
+  uint32_t a = b.admit(0), c = b.admit(0);
+  b.on_outcome(0.1, true, a);
+  b.on_outcome(0.1, false, c);  // 1 of 2 = 50%: not > 50
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  uint32_t d = b.admit(0.2);
+  b.on_outcome(0.3, false, d);  // 2 of 3
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+// One trial after resetTimeout; a second call meanwhile is rejected; the
+// rejected calls were fires and stay in the window after the close, so the
+// next failure finds 2 failures in 5 fires (40%) and the breaker closed.
+TEST(Opossum, OneTrialAndTheRejectedCallsDiluteTheRateAfterClosing) {
+  CircuitBreaker b(opossum(1));
+  b.on_outcome(0.05, false, b.admit(0));
+  ASSERT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.admit(0.2), 0u);
+  EXPECT_EQ(b.admit(0.4), 0u);
+  uint32_t trial = b.admit(1.1);
+  ASSERT_NE(trial, 0u);
+  EXPECT_EQ(b.state(), BreakerState::half_open);
+  EXPECT_EQ(b.admit(1.15), 0u);  // PENDING_CLOSE was cleared by the trial
+  b.on_outcome(1.2, true, trial);
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  b.on_outcome(1.3, false, b.admit(1.25));
+  // fires: 1 + 2 rejected + trial + the rejected one + this = 6; failures 2.
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  EXPECT_EQ(b.rejected(), 3);
+}
+
+TEST(Opossum, AFailureWhileHalfOpenOpensAgainForAnotherResetTimeout) {
+  CircuitBreaker b(opossum(1));
+  b.on_outcome(0, false, b.admit(0));
+  uint32_t trial = b.admit(1);
+  b.on_outcome(1.5, false, trial);
+  EXPECT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.admit(2.4), 0u);  // opened at 1.5: closed to calls until 2.5
+  EXPECT_NE(b.admit(2.5), 0u);
+  EXPECT_EQ(b.opened(), 2);
+}
+
+// The timer turns it half-open whether or not a call comes: a late answer
+// of a call sent before it opened then decides (the 'success' listener).
+TEST(Opossum, ALateSuccessAfterTheResetTimeoutClosesIt) {
+  CircuitBreaker b(opossum(1));
+  uint32_t early = b.admit(0);
+  b.on_outcome(0.05, false, b.admit(0));  // 1 of 2 fires: not above 50%
+  b.on_outcome(0.1, false, b.admit(0));   // 2 of 3
+  ASSERT_EQ(b.state(), BreakerState::open);
+  b.on_outcome(1.2, true, early);
+  EXPECT_EQ(b.state(), BreakerState::closed);
+}
+
+TEST(Opossum, FailuresOlderThanTheWindowNoLongerCount) {
+  CircuitBreaker b(opossum());
+  for (int i = 0; i < 10; ++i) b.on_outcome(0.5, true, b.admit(0.1 * i));
+  // 10 fires, 0 failures. 11 s later they have rolled out of the window.
+  b.on_outcome(11.2, false, b.admit(11.1));
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+TEST(Opossum, VolumeThresholdHoldsItClosedUntilEnoughFires) {
+  BreakerSettings s = opossum();
+  s.min_calls = 3;
+  CircuitBreaker b(s);
+  b.on_outcome(0, false, b.admit(0));
+  b.on_outcome(0, false, b.admit(0));
+  EXPECT_EQ(b.state(), BreakerState::closed);  // 2 fires < volumeThreshold 3
+  b.on_outcome(0, false, b.admit(0));
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+BreakerSettings consecutive(int n) {
+  return {.kind = BreakerKind::consecutive, .failures = n, .open_s = 2, .trials = 1};
+}
+
+TEST(Consecutive, OpensOnTheNthFailureInARowAndASuccessResetsTheCount) {
+  CircuitBreaker b(consecutive(3));
+  b.on_outcome(0, false, b.admit(0));
+  b.on_outcome(0, false, b.admit(0));
+  b.on_outcome(0, true, b.admit(0));
+  b.on_outcome(0, false, b.admit(0));
+  b.on_outcome(0, false, b.admit(0));
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  b.on_outcome(0, false, b.admit(0));
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+// Lazy: Open until a call comes at openedAt + duration or later, which
+// becomes the trial. A failure of a call sent while closed counts with the
+// closed rule: the count was not reset at open, so it opens a half-open
+// breaker at once, and the trial's answer, arriving later, is ignored.
+TEST(Consecutive, ALateFailureOfAClosedCallReopensAndTheTrialIsThenIgnored) {
+  CircuitBreaker b(consecutive(2));
+  uint32_t slow = b.admit(0);
+  b.on_outcome(0.1, false, b.admit(0));
+  b.on_outcome(0.2, false, b.admit(0));
+  ASSERT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.admit(2.1), 0u) << "opened at 0.2: until 2.2";
+  uint32_t trial = b.admit(2.25);
+  ASSERT_NE(trial, 0u);
+  EXPECT_EQ(b.admit(2.3), 0u) << "one trial (cockatiel makes the others wait; see docs)";
+  b.on_outcome(2.4, false, slow);
+  EXPECT_EQ(b.state(), BreakerState::open);
+  b.on_outcome(2.5, true, trial);
+  EXPECT_EQ(b.state(), BreakerState::open);
+  // A success of the trial of the next half-open state closes it.
+  EXPECT_EQ(b.admit(4.3), 0u) << "opened again at 2.4";
+  uint32_t next = b.admit(4.5);
+  b.on_outcome(4.6, true, next);
+  EXPECT_EQ(b.state(), BreakerState::closed);
+}
+
+BreakerSettings r4j() {
+  return {.kind = BreakerKind::resilience4j,
+          .failure_rate = 0.5,
+          .window_calls = 10,
+          .min_calls = 4,
+          .open_s = 5,
+          .trials = 3};
+}
+
+TEST(Resilience4j, NoVerdictBelowTheMinimumThenFailureRateAtLeastTheThreshold) {
+  CircuitBreaker b(r4j());
+  b.on_outcome(0, false, b.admit(0));
+  b.on_outcome(0, false, b.admit(0));
+  b.on_outcome(0, false, b.admit(0));
+  EXPECT_EQ(b.state(), BreakerState::closed);  // 3 < minimumNumberOfCalls 4
+  b.on_outcome(0, true, b.admit(0));           // 3 of 4 = 75%
+  EXPECT_EQ(b.state(), BreakerState::open);
+  CircuitBreaker even(r4j());
+  for (bool ok : {true, false, true, false}) even.on_outcome(0, ok, even.admit(0));
+  EXPECT_EQ(even.state(), BreakerState::open) << "50% >= 50%";
+}
+
+TEST(Resilience4j, HalfOpenLetsItsPermitsThroughAndJudgesThemOnAFreshWindow) {
+  CircuitBreaker b(r4j());
+  for (int i = 0; i < 4; ++i) b.on_outcome(0, false, b.admit(0));
+  ASSERT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.admit(5), 0u) << "isAfter: strictly after openedAt + wait";
+  uint32_t a = b.admit(5.01), c = b.admit(5.02), d = b.admit(5.03);
+  EXPECT_NE(a * c * d, 0u);
+  EXPECT_EQ(b.admit(5.04), 0u) << "3 permits";
+  b.on_outcome(5.1, true, a);
+  b.on_outcome(5.1, false, c);
+  EXPECT_EQ(b.state(), BreakerState::half_open) << "min(4, 3) = 3 outcomes decide";
+  b.on_outcome(5.2, true, d);  // 1 of 3 failed: 33% < 50%
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  // A fresh closed window: the old failures are gone.
+  for (int i = 0; i < 3; ++i) b.on_outcome(6, false, b.admit(6));
+  EXPECT_EQ(b.state(), BreakerState::closed);
+}
+
+TEST(Resilience4j, TheWindowKeepsTheLastCallsOnly) {
+  CircuitBreaker b(r4j());
+  for (int i = 0; i < 4; ++i) b.on_outcome(0, false, b.admit(0));
+  uint32_t trial[3] = {b.admit(6), b.admit(6), b.admit(6)};
+  for (uint32_t t : trial) b.on_outcome(6, true, t);
+  ASSERT_EQ(b.state(), BreakerState::closed);
+  // 10 successes, then 5 failures: the window of 10 holds 5 of each.
+  for (int i = 0; i < 10; ++i) b.on_outcome(7, true, b.admit(7));
+  for (int i = 0; i < 4; ++i) b.on_outcome(7, false, b.admit(7));
+  EXPECT_EQ(b.state(), BreakerState::closed);  // 4 of 10
+  b.on_outcome(7, false, b.admit(7));
+  EXPECT_EQ(b.state(), BreakerState::open);  // 5 of 10
+}
+
+TEST(BreakerSettings, EachLibrarysDefaultsFillTheZeros) {
+  Scenario s;
+  s.client.breaker.kind = BreakerKind::resilience4j;
+  BreakerSettings r = breaker_settings(s);
+  EXPECT_EQ(r.open_s, 60);  // waitDurationInOpenState
+  EXPECT_EQ(r.trials, 10);  // permittedNumberOfCallsInHalfOpenState
+  EXPECT_EQ(r.min_calls, 100);
+  s.client.breaker.kind = BreakerKind::opossum;
+  BreakerSettings o = breaker_settings(s);
+  EXPECT_EQ(o.open_s, 30);  // resetTimeout
+  EXPECT_EQ(o.trials, 1);
+  EXPECT_EQ(o.min_calls, 0);  // volumeThreshold
+  EXPECT_EQ(o.window_s, 10);  // rollingCountTimeout
+}
+
+// ---- client-side adaptive throttling -------------------------------------
+
+TEST(AdaptiveThrottle, TheProbabilityIsTheSreBooksFormula) {
+  AdaptiveThrottle t({.k = 2, .padding = 1, .window_s = 120, .bins = 100});
+  EXPECT_EQ(t.reject_probability(0), 0);
+  for (int i = 0; i < 30; ++i) t.on_answer(1, true);
+  for (int i = 0; i < 70; ++i) t.on_answer(1, false);
+  // requests 100, accepts 30: (100 - 60) / 101.
+  EXPECT_DOUBLE_EQ(t.reject_probability(2), 40.0 / 101);
+  // A request rejected locally is a throttle: requests 101, accepts 30.
+  EXPECT_TRUE(t.throttles(2, 0.0));
+  EXPECT_DOUBLE_EQ(t.reject_probability(2), 41.0 / 102);
+  EXPECT_FALSE(t.throttles(2, 0.99));
+  EXPECT_EQ(t.rejected(), 1);
+}
+
+TEST(AdaptiveThrottle, NoRejectionWhileAcceptsTimesKCoverTheRequests) {
+  AdaptiveThrottle t({.k = 2, .padding = 8, .window_s = 30, .bins = 100});
+  for (int i = 0; i < 50; ++i) t.on_answer(1, true);
+  for (int i = 0; i < 50; ++i) t.on_answer(1, false);
+  EXPECT_EQ(t.reject_probability(1), 0);  // 100 - 2 x 50 = 0
+  t.on_answer(1, false);
+  EXPECT_DOUBLE_EQ(t.reject_probability(1), 1.0 / 109);  // gRPC's padding 8
+}
+
+TEST(AdaptiveThrottle, HistoryOlderThanTheWindowIsForgotten) {
+  AdaptiveThrottle t({.k = 2, .padding = 1, .window_s = 120, .bins = 100});
+  for (int i = 0; i < 100; ++i) t.on_answer(0, false);
+  EXPECT_GT(t.reject_probability(119), 0.9);
+  EXPECT_EQ(t.reject_probability(121), 0);  // the bin of t = 0 has expired
+}
+
+}  // namespace
+}  // namespace retrystorm
