@@ -208,6 +208,30 @@ std::string headroom_text(const Metrics& m, const std::optional<TippingResult>& 
   return headroom;
 }
 
+// A breaker and adaptive throttling in each client (agent engine; docs/
+// policies.md): each refuses attempts at the client while the server fails.
+void client_side_defenses(const Scenario& s, std::vector<Advice>& out) {
+  bool fits = s.engine == Engine::agent && s.hedged_layers().back() == Hedging::none &&
+              s.client.budget.clients <= 100000;
+  if (!fits) return;
+  if (s.client.breaker.kind == BreakerKind::none)
+    add_candidate(out, "Trip a circuit breaker in each client",
+                  "A breaker that opens when over half of a client's calls in 10 s fail (at "
+                  "least 20 calls; opossum's rules) refuses the client's attempts for 30 s, "
+                  "then lets one through: the server gets room to drain, at the price of "
+                  "failing requests at once while it is open, some that would have succeeded.",
+                  {{"client.breaker", std::string("opossum")}, {"client.breaker_min_calls", 20.0}});
+  if (s.client.throttle.k <= 0)
+    add_candidate(out, "Throttle in each client when the server stops accepting",
+                  "Adaptive throttling (the SRE book's, as gRPC runs it: K = 2 over 30 s) "
+                  "refuses requests locally in proportion to the ones the server did not "
+                  "accept; it needs twice as many accepted as sent to stop, so it lets traffic "
+                  "back one window at a time after the server recovers.",
+                  {{"client.throttle_k", 2.0},
+                   {"client.throttle_window_s", 30.0},
+                   {"client.throttle_padding", 8.0}});
+}
+
 // The defenses of one population before one dependency, each tried alone.
 std::vector<Advice> defenses(const Scenario& s) {
   std::vector<Advice> out;
@@ -242,6 +266,7 @@ std::vector<Advice> defenses(const Scenario& s) {
                       " attempts per request at the bottom; keep retries at the layer closest to "
                       "the user and let the others fail fast.",
                   one_layer_change(s));
+  client_side_defenses(s, out);
   if (s.client.retries > 1 && s.client.stack_retries.empty())
     add_candidate(out, "Fewer attempts per request",
                   "Every extra attempt raises the load a stuck system must carry; one retry is "

@@ -1,0 +1,203 @@
+// Error injection whatever the load and the client-side defenses in the
+// agent engine (issue 29, parts 1, 4 and 6; docs/policies.md, "Circuit
+// breakers", "Client-side throttling", "Error injection"): Brooker's
+// amplification against failure rate (mbrooker/simulator_example,
+// retry_sim/retry_sim.py run_sims: 100 clients, no retries, 3 retries, a
+// 10% token bucket, a breaker), a breaker that rescues a collapsing preset
+// and one that hurts on a brief blip, throttling that rescues but recovers
+// one window at a time, and the messages that refuse what is not modelled.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/ladder.hpp"
+#include "analysis/metrics.hpp"
+#include "engines/engine.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/keys.hpp"
+#include "preset_scenario.hpp"
+
+namespace retrystorm {
+namespace {
+
+// A dependency with room to spare failing a share of attempts: 100 clients,
+// 1,000 requests a second, capacity 5,000/s, no incident.
+Scenario flaky(double share, std::map<std::string, std::string> sets = {}) {
+  Scenario s;
+  s.engine = Engine::agent;
+  s.horizon_s = 60;
+  s.demand.rate_per_s = 1000;
+  s.server.capacity_per_s = 5000;
+  s.server.slots = 50;
+  s.incident.start_s = 10;  // an incident that changes nothing
+  s.incident.capacity_factor = 1;
+  s.client.timeout_s = 1;
+  s.client.retries = 3;
+  s.client.backoff.base_s = 0.01;
+  s.client.budget.clients = 100;
+  s.server.error_share = share;
+  for (const auto& [path, value] : sets) set_key_text(s, path, value);
+  validate(s);
+  return s;
+}
+
+// Attempts that left the clients per user request, over the whole run.
+double sent_per_request(const RunResult& r) {
+  double sent = 0, users = 0;
+  for (size_t i = 0; i < r.series.size(); ++i) {
+    sent += attempts_sent(r.series, i);
+    users += r.series.first_attempts[i];
+  }
+  return sent / users;
+}
+
+TEST(ErrorInjection, AmplificationIsTheGeometricSumOfTheFailureRate) {
+  for (double p : {0.01, 0.1, 0.2, 0.3, 0.5}) {
+    RunResult three = run_engine(flaky(p));
+    double expected = 1 + p + p * p + p * p * p;
+    EXPECT_NEAR(sent_per_request(three), expected, 0.02 * expected) << "p = " << p;
+    EXPECT_NEAR(three.failed / three.user_requests, std::pow(p, 4), 0.2 * std::pow(p, 4) + 0.001)
+        << "p = " << p;
+    RunResult none = run_engine(flaky(p, {{"client.retries", "0"}}));
+    EXPECT_DOUBLE_EQ(sent_per_request(none), 1) << "p = " << p;
+    EXPECT_NEAR(none.failed / none.user_requests, p, 0.05 * p) << "p = " << p;
+  }
+}
+
+TEST(ErrorInjection, AnInjectedTimeoutIsNeverAnsweredAndItsRetryFollowsTheTimeout) {
+  RunResult r = run_engine(flaky(0.2, {{"server.error_status", "timeout"}}));
+  EXPECT_NEAR(sent_per_request(r), 1.248, 0.03);
+  double rejected = 0, gave_up = 0;
+  for (size_t i = 0; i < r.series.size(); ++i)
+    rejected += r.series.rejected[i], gave_up += r.series.gave_up[i];
+  EXPECT_EQ(rejected, 0);  // nothing is answered at once
+  EXPECT_GT(gave_up, 0.19 * r.user_requests);
+  EXPECT_GT(compute_metrics(r).latency_p99_s.value_or(0), 1) << "a retry waits the timeout";
+}
+
+// Brooker's figure: the 10% token bucket holds load near 1.1x at every
+// failure rate; a breaker at 10% follows 3 retries while failures stay
+// below its rate and, above it, sends less than one attempt per request:
+// unlike retry_sim's breaker, which only stops retries (it stays at 1x),
+// a library breaker refuses first attempts as well.
+TEST(ErrorInjection, BrookersFigureBudgetsAndBreakersAgainstTheFailureRate) {
+  auto bucket = [](double p) {
+    return sent_per_request(run_engine(flaky(p, {{"client.budget.kind", "token_bucket"}})));
+  };
+  EXPECT_NEAR(bucket(0.01), 1.0101, 0.005);
+  for (double p : {0.2, 0.5}) EXPECT_LT(bucket(p), 1.13) << "p = " << p;
+  auto breaker = [](double p, const char* volume) {
+    return sent_per_request(run_engine(flaky(p, {{"client.breaker", "opossum"},
+                                                 {"client.breaker_failure_rate", "0.1"},
+                                                 {"client.breaker_min_calls", volume}})));
+  };
+  EXPECT_NEAR(breaker(0.01, "20"), 1.0101, 0.005);
+  for (double p : {0.3, 0.5}) EXPECT_LT(breaker(p, "20"), 1) << "p = " << p;
+  // opossum's default volumeThreshold of 0: one failure among a client's
+  // first few calls is above 10% of its fires, and opens it for 30 s.
+  EXPECT_LT(breaker(0.01, "0"), 0.99);
+}
+
+double failed_share(const Scenario& s) {
+  RunResult r = run_engine(s);
+  return r.failed / r.user_requests;
+}
+
+TEST(CircuitBreaker, RescuesTheCollapsingOrderStatus) {
+  using testing::preset;
+  Metrics stuck = compute_metrics(run_engine(preset("order-status", {{"engine", "agent"}})));
+  ASSERT_FALSE(stuck.recovered);
+  for (const char* kind : {"opossum", "consecutive", "resilience4j"}) {
+    Metrics with = compute_metrics(
+        run_engine(preset("order-status", {{"engine", "agent"}, {"client.breaker", kind}})));
+    EXPECT_TRUE(with.recovered) << kind;
+    EXPECT_LT(with.failed_fraction, stuck.failed_fraction / 2) << kind;
+  }
+}
+
+// A one-second blip of 503s that retries ride out: five failures in a row
+// open each client's breaker for 30 s, which fails requests that would have
+// succeeded. opossum (50% of fires over 10 s) does not open.
+TEST(CircuitBreaker, HurtsOnABriefBlipThatRetriesRideOut) {
+  using testing::preset;
+  std::map<std::string, std::string> blip = {{"engine", "agent"}, {"incident.failure", "503"}};
+  double without = failed_share(preset("brief-outage", blip));
+  EXPECT_LT(without, 0.02);
+  blip["client.breaker"] = "consecutive";
+  EXPECT_GT(failed_share(preset("brief-outage", blip)), 0.3);
+  blip["client.breaker"] = "opossum";
+  EXPECT_DOUBLE_EQ(failed_share(preset("brief-outage", blip)), without);
+}
+
+// The throttle gets order-status out, but its own refusals fade one window
+// at a time: it lets twice the accepts through, so the share it sends
+// doubles per window once the server answers again.
+TEST(AdaptiveThrottling, RescuesOrderStatusAndRecoversFasterWithAShorterWindow) {
+  using testing::preset;
+  std::map<std::string, std::string> set = {{"engine", "agent"}, {"horizon_s", "900"}};
+  ASSERT_FALSE(compute_metrics(run_engine(preset("order-status", set))).recovered);
+  set["client.throttle_k"] = "2";
+  Metrics book = compute_metrics(run_engine(preset("order-status", set)));
+  set["client.throttle_window_s"] = "30";
+  Metrics grpc = compute_metrics(run_engine(preset("order-status", set)));
+  ASSERT_TRUE(book.recovered);
+  ASSERT_TRUE(grpc.recovered);
+  EXPECT_LT(*grpc.goodput_recovery_s * 2, *book.goodput_recovery_s);
+  // docs/policies.md: about 730 s and 160 s after the incident.
+  EXPECT_NEAR(*book.goodput_recovery_s, 730, 40);
+  EXPECT_NEAR(*grpc.goodput_recovery_s, 160, 20);
+}
+
+// examples/flaky-dependency.yaml's ladder, as docs/policies.md reads it.
+TEST(ErrorInjection, TheFlakyDependencyExampleLadder) {
+  std::ifstream in(std::string(RETRYSTORM_SOURCE_DIR) + "/examples/flaky-dependency.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  Scenario s = scenario_from_text(text.str(), "flaky-dependency.yaml");
+  validate(s);
+  std::map<std::string, double> failed;
+  for (const LadderResult& row : run_ladder(s)) failed[row.row.name] = row.metrics.failed_fraction;
+  EXPECT_NEAR(failed["3 retries"], 0.0016, 0.001);  // 0.2^4
+  EXPECT_NEAR(failed["No retries"], 0.2, 0.01);
+  EXPECT_GT(failed["10% token bucket"], failed["3 retries"]);
+  EXPECT_LT(failed["10% token bucket"], failed["No retries"]);
+  EXPECT_GT(failed["Breaker (opossum)"], 0.85) << "a breaker at 10% fails nine in ten";
+}
+
+TEST(ClientDefenses, OffTheirKeysChangeNothing) {
+  Scenario plain = flaky(0.1);
+  Scenario tuned = flaky(0.1, {{"client.breaker_failures", "2"},
+                               {"client.breaker_open_s", "3"},
+                               {"client.throttle_window_s", "5"}});
+  RunResult a = run_engine(plain), b = run_engine(tuned);
+  for (const SeriesField& f : kSeriesFields) {
+    auto x = a.series.*f.member, y = b.series.*f.member;
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin())) << f.name;
+  }
+}
+
+TEST(ClientDefenses, WhatIsNotModelledIsRefusedWithTheKeyNamed) {
+  auto refused = [](std::map<std::string, std::string> sets, const std::string& words) {
+    Scenario s;
+    try {
+      for (const auto& [path, value] : sets) set_key_text(s, path, value);
+      validate(s);
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+      return;
+    }
+    ADD_FAILURE() << "accepted: " << words;
+  };
+  refused({{"client.breaker", "opossum"}}, "client.breaker: opossum runs with engine=agent");
+  refused({{"client.throttle_k", "2"}}, "client.throttle_k: 2 runs with engine=agent");
+  refused({{"server.error_share", "0.1"}}, "server.error_share: 0.1 (error injection)");
+  refused({{"engine", "agent"}, {"client.breaker", "opossum"}, {"client.breaker_trials", "3"}},
+          "client.breaker_trials: 3");
+  refused({{"engine", "agent"}, {"client.breaker", "consecutive"}, {"client.hedging", "grpc"}},
+          "client.hedging makes it hedge");
+}
+
+}  // namespace
+}  // namespace retrystorm
