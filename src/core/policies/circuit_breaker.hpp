@@ -57,6 +57,12 @@ class CircuitBreaker {
   void on_outcome(double now_s, bool ok, uint32_t ticket);
 
   BreakerState state() const { return state_; }
+  // The state a caller would read at now_s: opossum's timer turns it
+  // half-open at open_s whether or not a call comes; the others wait for one.
+  BreakerState state_at(double now_s) const {
+    bool timer = s_.kind == BreakerKind::opossum && state_ == BreakerState::open;
+    return timer && now_s >= open_until_s_ ? BreakerState::half_open : state_;
+  }
   long opened() const { return opened_; }      // times it opened
   long rejected() const { return rejected_; }  // calls it refused
 
