@@ -104,7 +104,9 @@ Cost agent_cost(const Scenario& s) {
   c.bytes = kBaseBytes + 96 * steps + kAgentBytesPerAttempt * attempts +
             16 * budget_ring_steps(s) * static_cast<double>(s.retrying_layers());
   c.seconds = attempts * kAgentEventsPerAttempt * kAgentEventS + steps * kFluidStepS;
-  c.keys = "demand.rate_per_s, horizon_s, incident.demand_factor, " + retry_keys(s);
+  c.keys = std::string(s.demand.clients > 0 ? "demand.clients, demand.think_s"
+                                            : "demand.rate_per_s, incident.demand_factor") +
+           ", horizon_s, " + retry_keys(s);
   c.size = number(requests) + " requests, up to " + number(attempts) + " attempts";
   return c;
 }

@@ -32,6 +32,17 @@ double sum(std::span<const double> v, size_t from, size_t to) {
   return total;
 }
 
+// User requests a second before the incident: the demand's rate, or what
+// closed-loop clients sent before it began (they send less when answers
+// are slow, so the rate is theirs, not a key's).
+double demand_per_s(const RunResult& run) {
+  const Scenario& s = run.scenario;
+  if (s.demand.clients <= 0) return s.demand.rate_per_s;
+  size_t before = std::min(first_step_at_or_after(s, s.incident.start_s), run.series.size());
+  if (before == 0) before = run.series.size();
+  return before > 0 ? sum(run.series.first_attempts, 0, before) / (before * s.step_s) : 0;
+}
+
 // Smallest s >= incident end from which goodput per second stays at or above
 // the fraction of demand in every step to the end.
 std::optional<double> goodput_recovery(const RunResult& run) {
@@ -40,7 +51,7 @@ std::optional<double> goodput_recovery(const RunResult& run) {
   size_t n = goodput.size();
   size_t earliest = first_step_at_or_after(s, s.incident_end_s());
   if (earliest >= n) return std::nullopt;
-  double needed = s.recovery.goodput_fraction * s.demand.rate_per_s * s.step_s;
+  double needed = s.recovery.goodput_fraction * demand_per_s(run) * s.step_s;
   size_t from = n;
   while (from > earliest && goodput[from - 1] >= needed - kDust) --from;
   if (from == n) return std::nullopt;
@@ -178,7 +189,7 @@ Metrics compute_metrics(const RunResult& run) {
   }
 
   m.bound = s.graph.empty() ? Bound{static_cast<double>(s.attempts()), 1.0 / s.attempts(),
-                                    s.demand.rate_per_s / s.server.capacity_per_s}
+                                    demand_per_s(run) / s.server.capacity_per_s}
                             : graph_bound(s);
   return m;
 }

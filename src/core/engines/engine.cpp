@@ -33,6 +33,10 @@ void refuse_error_injection(const Scenario& s) {
                      kBreakerKindNames[static_cast<int>(s.client.breaker.kind)] +
                      " runs with engine=agent; engine=" + engine_name(s.engine) +
                      " has no single attempts for a breaker to count");
+  if (s.demand.clients > 0)
+    throw InputError("demand.clients: " + std::to_string(s.demand.clients) +
+                     " closed-loop clients run with engine=agent; engine=" + engine_name(s.engine) +
+                     " has open-loop demand (demand.rate_per_s)");
   if (s.client.throttle.k > 0)
     throw InputError("client.throttle_k: " + number_text(s.client.throttle.k) +
                      " runs with engine=agent; engine=" + engine_name(s.engine) +

@@ -430,14 +430,25 @@ void add_recovery_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.tipping.grid_s; });
 }
 
-// The agent engine's own keys (docs/agent-engine.md); the fluid engine ignores them.
-void add_agent_keys(std::vector<KeySpec>& keys) {
+// How the agent engine's users arrive: a process, or closed-loop clients
+// (docs/agent-engine.md, "Closed-loop clients").
+void add_agent_demand_keys(KeyGroup& g) {
   using S = Scenario;
-  KeyGroup g(keys, "agent");
   g.choice<DemandProcess>(
       "demand.process", {"deterministic", "poisson", "bursty"}, "Arrivals",
       "agent: evenly spaced, Poisson, or Poisson switching between on and off periods",
       [](S & s) -> auto& { return s.demand.process; });
+  g.integer(
+      "demand.clients", 0, 10000000, "Closed-loop clients",
+      "agent: N clients that each send their next request only after the previous one ended "
+      "(and demand.think_s); 0 = open loop at demand.rate_per_s",
+      [](S & s) -> auto& { return s.demand.clients; });
+  g.number(
+       "demand.think_s", 0, 1e6, "s", "Think time",
+       "agent, closed loop: a client's pause between the end of a request and the next (fixed; "
+       "exponential with demand.process poisson)",
+       [](S & s) -> auto& { return s.demand.think_s; })
+      .above_min();
   g.number(
        "demand.burst_on_s", 0, 1e6, "s", "Burst length", "agent, bursty: length of an on period",
        [](S & s) -> auto& { return s.demand.burst_on_s; })
@@ -450,6 +461,13 @@ void add_agent_keys(std::vector<KeySpec>& keys) {
       "demand.burst_factor", 1, 1000, "x", "Burst factor",
       "agent, bursty: rate multiplier while on; off periods make up the mean when they can",
       [](S & s) -> auto& { return s.demand.burst_factor; });
+}
+
+// The agent engine's own keys (docs/agent-engine.md); the fluid engine ignores them.
+void add_agent_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "agent");
+  add_agent_demand_keys(g);
   g.choice<ServiceDist>(
       "server.service", {"deterministic", "exponential", "lognormal", "two_point"}, "Service time",
       "agent: distribution of service times; mean = slots / capacity",
@@ -1178,6 +1196,9 @@ int Scenario::attempts() const {
   return static_cast<int>(std::min(attempts_of(layer_retries()), 1e9));
 }
 double Scenario::requests_bound() const {
+  // Closed loop: each client sends at most one request per think time (on
+  // average, when the think time is drawn).
+  if (demand.clients > 0) return demand.clients * std::ceil(horizon_s / demand.think_s + 1);
   double surge = std::max(1.0, incident.demand_factor);
   if (demand.process == DemandProcess::bursty) surge *= demand.burst_factor;
   return demand.rate_per_s * horizon_s * surge;

@@ -178,6 +178,11 @@ struct Scenario {
     double burst_on_s = 1;    // bursty: length of an on period
     double burst_off_s = 4;   // bursty: length of an off period
     double burst_factor = 3;  // bursty: rate multiplier while on
+    // Agent engine: closed-loop clients. 0 = open loop (rate_per_s); N > 0:
+    // N clients, each sending its next request think_s after its previous
+    // one ended (fixed, or exponential with demand.process poisson).
+    int clients = 0;
+    double think_s = 1;
   } demand;
 
   struct {

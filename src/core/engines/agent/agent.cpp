@@ -218,6 +218,7 @@ class AgentEngine {
       events_.push(incident_.end * s_.step_s, kRate, {1, 0});
     }
     auto& call = result_.series;
+    if (arrivals_.closed()) arrivals_.start_clients();
     for (int t = 0; t < steps_; ++t) {
       step_ = t;
       bool incident = incident_.contains(t);
@@ -228,7 +229,9 @@ class AgentEngine {
       double first = static_cast<double>(arrivals_.generate(start, end, incident));
       call.first_attempts[t] = first;
       result_.user_requests += first;
-      retry_[0].budget().begin_step(first);
+      // Closed loop: the budget hears the previous step's first attempts.
+      retry_[0].budget().begin_step(arrivals_.closed() ? (t > 0 ? call.first_attempts[t - 1] : 0)
+                                                       : first);
       for (int layer = 1; layer < layers_; ++layer) {  // inner layers: the previous step's calls
         retry_[layer].budget().begin_step(layer_first_[layer]);
         layer_first_[layer] = 0;
@@ -344,6 +347,10 @@ class AgentEngine {
   void on_arrival() {
     ++stats_.events;
     ++live_users_;
+    if (arrivals_.closed()) {  // counted as they come: nobody knows them ahead
+      result_.series.first_attempts[step_] += 1;
+      result_.user_requests += 1;
+    }
     uint32_t request = next_request_++;
     uint32_t call_id = new_call(kNone, 0, 0, request, true, now_);
     if (deadlines_on_) arm_deadline(call_id, request);
@@ -678,6 +685,13 @@ class AgentEngine {
     log(call.request, call.attempt + 1, now_, kNaN, AttemptOutcome::budget_denied, call.layer + 1);
   }
 
+  // A user request ended, at `heard_s` for its client: a closed-loop client
+  // thinks, then sends its next one.
+  void user_done(double heard_s) {
+    --live_users_;
+    if (arrivals_.closed()) arrivals_.client_done(heard_s);
+  }
+
   void call_fails(uint32_t call_id, FailureClass heard = FailureClass::http_503) {
     uint32_t parent = calls_[call_id].parent, parent_gen = calls_[call_id].parent_gen;
     double made = calls_[call_id].made_s;
@@ -685,7 +699,7 @@ class AgentEngine {
     if (parent == kNone) {
       result_.failed += 1;
       result_.series.failed[step_] += 1;
-      --live_users_;
+      user_done(now_);
       return;
     }
     Call& caller = calls_[parent];
@@ -715,7 +729,7 @@ class AgentEngine {
       if (parent == kNone) {
         result_.succeeded += 1;
         result_.success_latency.add(now_ + s_.server.answer_delay_s - started);
-        --live_users_;
+        user_done(now_ + s_.server.answer_delay_s);
         return true;
       }
       if (!awaits(calls_[parent], parent_gen)) return false;
@@ -920,6 +934,19 @@ void validate_rate_limiter(const Scenario& s) {
         "makes it hedge (AWS SDKs do not hedge)");
 }
 
+// demand.clients: each client's requests one after the other.
+void validate_closed_loop(const Scenario& s) {
+  if (s.demand.clients <= 0) return;
+  if (!s.graph.empty())
+    throw InputError(
+        "demand.clients: closed-loop clients run before one dependency; not on a "
+        "graph of services yet");
+  if (s.demand.process == DemandProcess::bursty)
+    throw InputError(
+        "demand.clients: closed-loop clients send when their last request ended; "
+        "demand.process bursty is open loop (use deterministic or poisson)");
+}
+
 // client.breaker and client.throttle_k: one per client instance, in front
 // of the innermost layer's attempts.
 void validate_client_defenses(const Scenario& s) {
@@ -954,9 +981,14 @@ void validate_agent(const Scenario& s, const RunLimits& limits) {
   validate_rate_limiter(s);
   if (s.seed != std::floor(s.seed))
     throw InputError("seed: " + number_text(s.seed) + " must be a whole number");
-  double surge = std::max(1.0, s.incident.demand_factor);
-  if (s.demand.process == DemandProcess::bursty) surge *= s.demand.burst_factor;
-  double requests = s.demand.rate_per_s * s.horizon_s * surge;
+  validate_closed_loop(s);
+  double requests = s.requests_bound();
+  if (requests > limits.max_agent_requests && s.demand.clients > 0)
+    throw InputError("demand.clients: " + std::to_string(s.demand.clients) + " clients thinking " +
+                     number_text(s.demand.think_s) + " s over " + number_text(s.horizon_s) +
+                     " s send up to " + number_text(requests) +
+                     " requests; the agent engine's limit is " +
+                     number_text(limits.max_agent_requests));
   if (requests > limits.max_agent_requests)
     throw InputError("demand.rate_per_s: " + number_text(s.demand.rate_per_s) + " /s over " +
                      number_text(s.horizon_s) + " s is up to " + number_text(requests) +

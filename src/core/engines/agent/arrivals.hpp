@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -21,10 +22,30 @@ class Arrivals {
       : s_(s), rng_(rng), times_(times) {}
 
   double next() const { return times_[next_]; }  // +infinity after the step's last
-  void take() { ++next_; }
+  void take() {
+    if (!closed()) return void(++next_);
+    std::pop_heap(times_.begin(), times_.end(), std::greater<>());
+    times_.pop_back();
+  }
 
-  // The step [start, end)'s arrivals; returns how many.
+  // Closed loop (demand.clients): times_ is a heap of the clients' next
+  // sends, earliest first, over an +infinity that never leaves. Client i
+  // first sends at (i + 1/2) / N of a think time (or a draw of it).
+  bool closed() const { return s_.demand.clients > 0; }
+  void start_clients() {
+    times_.assign(1, std::numeric_limits<double>::infinity());
+    next_ = 0;
+    double n = s_.demand.clients;
+    for (double i = 0; i < n; ++i)
+      add(poisson_think() ? think() : (i + 0.5) / n * s_.demand.think_s);
+  }
+  // A client whose request ended now sends its next one after its think time.
+  void client_done(double now) { add(now + think()); }
+
+  // The step [start, end)'s arrivals; returns how many (closed loop: none
+  // known ahead, the engine counts them as they come).
   size_t generate(double start, double end, bool incident) {
+    if (closed()) return 0;
     times_.clear();
     next_ = 0;
     double rate = s_.demand.rate_per_s * (incident ? s_.incident.demand_factor : 1.0);
@@ -63,6 +84,15 @@ class Arrivals {
   }
 
  private:
+  bool poisson_think() const { return s_.demand.process == DemandProcess::poisson; }
+  double think() {
+    return poisson_think() ? rng_.exponential(s_.demand.think_s) : s_.demand.think_s;
+  }
+  void add(double t) {
+    times_.push_back(t);
+    std::push_heap(times_.begin(), times_.end(), std::greater<>());
+  }
+
   // A Poisson process on [a, b); memoryless, so restarting at a is exact.
   void poisson(double a, double b, double rate) {
     if (rate <= 0) return;
