@@ -166,6 +166,34 @@ TEST(ErrorInjection, TheFlakyDependencyExampleLadder) {
   EXPECT_GT(failed["Breaker (opossum)"], 0.85) << "a breaker at 10% fails nine in ten";
 }
 
+// Envoy's cluster circuit breaker max_requests as a bulkhead: each of the
+// 100 clients holds at most 2 attempts in flight; the ones beyond are
+// answered at once and never retried (Envoy: retry_state_impl.cc,
+// wouldRetryFromReset; upstream_rq_pending_overflow). On order-status
+// (agent) it keeps the queue short: it recovers, and no client ever holds
+// more than its share.
+TEST(Bulkhead, EnvoyMaxRequestsOverflowsAtOnceAndIsNotRetried) {
+  using testing::preset;
+  std::map<std::string, std::string> set = {{"engine", "agent"}, {"client.max_requests", "2"}};
+  RunResult r = run_engine(preset("order-status", set));
+  Metrics m = compute_metrics(r);
+  double refused = 0, backlog = 0;
+  for (size_t i = 0; i < r.series.size(); ++i)
+    refused += r.series.refused_locally[i], backlog = std::max(backlog, r.series.backlog[i]);
+  EXPECT_GT(refused, 0);
+  EXPECT_LE(backlog, 2 * 100) << "100 clients x 2 attempts in flight";
+  EXPECT_TRUE(m.recovered);
+  // A limit no client reaches changes nothing.
+  set["client.max_requests"] = "1000";
+  Scenario roomy = preset("order-status", set);
+  set.erase("client.max_requests");
+  RunResult a = run_engine(roomy), b = run_engine(preset("order-status", set));
+  for (const SeriesField& f : kSeriesFields) {
+    auto x = a.series.*f.member, y = b.series.*f.member;
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin())) << f.name;
+  }
+}
+
 TEST(ClientDefenses, OffTheirKeysChangeNothing) {
   Scenario plain = flaky(0.1);
   Scenario tuned = flaky(0.1, {{"client.breaker_failures", "2"},
@@ -193,6 +221,7 @@ TEST(ClientDefenses, WhatIsNotModelledIsRefusedWithTheKeyNamed) {
   refused({{"client.breaker", "opossum"}}, "client.breaker: opossum runs with engine=agent");
   refused({{"client.throttle_k", "2"}}, "client.throttle_k: 2 runs with engine=agent");
   refused({{"server.error_share", "0.1"}}, "server.error_share: 0.1 (error injection)");
+  refused({{"client.max_requests", "5"}}, "client.max_requests: 5 runs with engine=agent");
   refused({{"engine", "agent"}, {"client.breaker", "opossum"}, {"client.breaker_trials", "3"}},
           "client.breaker_trials: 3");
   refused({{"engine", "agent"}, {"client.breaker", "consecutive"}, {"client.hedging", "grpc"}},

@@ -37,6 +37,10 @@ void refuse_error_injection(const Scenario& s) {
     throw InputError("demand.clients: " + std::to_string(s.demand.clients) +
                      " closed-loop clients run with engine=agent; engine=" + engine_name(s.engine) +
                      " has open-loop demand (demand.rate_per_s)");
+  if (s.client.max_requests > 0)
+    throw InputError("client.max_requests: " + std::to_string(s.client.max_requests) +
+                     " runs with engine=agent; engine=" + engine_name(s.engine) +
+                     " has no attempts in flight to count");
   if (s.client.throttle.k > 0)
     throw InputError("client.throttle_k: " + number_text(s.client.throttle.k) +
                      " runs with engine=agent; engine=" + engine_name(s.engine) +

@@ -575,6 +575,11 @@ void add_defense_keys(std::vector<KeySpec>& keys) {
       "resilience4j: calls let through half-open (permittedNumberOfCallsInHalfOpenState); "
       "opossum and consecutive let one; 0 = the library's default",
       [](S & s) -> auto& { return s.client.breaker.trials; });
+  g.integer(
+      "client.max_requests", 0, 1000000000, "Max requests in flight",
+      "agent: Envoy's cluster circuit_breakers max_requests: each client's attempts in flight "
+      "beyond it are answered 503 at once and not retried (overflow); 0 = no limit",
+      [](S & s) -> auto& { return s.client.max_requests; });
   g.number(
       "client.throttle_k", 0, 1000, "", "Throttle K",
       "agent: client-side adaptive throttling (Google SRE book, gRPC): each client rejects a "

@@ -271,6 +271,9 @@ struct Scenario {
       double open_s = 0;
       int trials = 0;
     } breaker;
+    // Agent engine: Envoy's cluster circuit breaker max_requests per client
+    // instance: attempts in flight beyond it overflow (0 = no limit).
+    int max_requests = 0;
     // Agent engine: client-side adaptive throttling per client instance
     // (policies/adaptive_throttle.hpp); k = 0: off.
     struct {

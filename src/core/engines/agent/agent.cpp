@@ -49,6 +49,9 @@ using namespace agent;  // the entities and the server
 using request_log::AttemptOutcome;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Call::ticket: the innermost attempt holds one of its client's
+// client.max_requests; the other bits are the breaker's ticket.
+constexpr uint32_t kCountedInFlight = uint32_t{1} << 31;
 
 // A deadline goes after every layer's timeout at its instant (those count
 // layers below 2^16), before retries.
@@ -190,10 +193,14 @@ class AgentEngine {
     if (policy_.rate_limiter() == RateLimiter::aws_adaptive)  // one per client instance
       limiters_.assign(static_cast<size_t>(std::llround(s.client.budget.clients)),
                        AdaptiveRateLimiter(0));
-    size_t clients = static_cast<size_t>(std::llround(s.client.budget.clients));
+    clients_ = static_cast<size_t>(std::max(1LL, std::llround(s.client.budget.clients)));
     if (s.client.breaker.kind != BreakerKind::none)
-      breakers_.assign(clients, CircuitBreaker(breaker_settings(s)));
-    if (s.client.throttle.k > 0) throttles_.assign(clients, AdaptiveThrottle(throttle_settings(s)));
+      breakers_.assign(clients_, CircuitBreaker(breaker_settings(s)));
+    if (s.client.throttle.k > 0)
+      throttles_.assign(clients_, AdaptiveThrottle(throttle_settings(s)));
+    if (s.client.max_requests > 0) in_flight_of_.assign(clients_, 0);
+    guards_on_ = !breakers_.empty() || !throttles_.empty() || !in_flight_of_.empty();
+    injects_errors_ = s.server.error_share > 0;
     incident_ = steps_of(s);
   }
 
@@ -406,10 +413,18 @@ class AgentEngine {
     call.state = kBackoff;
     call.first = first;
     call.after_error = false;
+    call.ticket = 0;
     return call_id;
   }
 
-  void free_call(uint32_t call_id) { free_entity(calls_, call_id, kCallFree); }
+  // A call freed while its attempt still held a max_requests slot (its
+  // request ended by a deadline, say) gives the slot back.
+  void free_call(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    if (call.ticket & kCountedInFlight) in_flight_of_[call.request % clients_] -= 1;
+    call.ticket = 0;
+    free_entity(calls_, call_id, kCallFree);
+  }
 
   // `token`: the rate limiter let it go already (client.rate_limiter).
   void send_attempt(uint32_t call_id, bool token = false) {
@@ -469,25 +484,34 @@ class AgentEngine {
     if (call.layer != layers_ - 1) return;
     if (!limiters_.empty()) limiters_[call.request % limiters_.size()].on_response(now_, throttled);
     if (!breakers_.empty())
-      breakers_[call.request % breakers_.size()].on_outcome(now_, ok, call.ticket);
+      breakers_[call.request % breakers_.size()].on_outcome(now_, ok,
+                                                            call.ticket & ~kCountedInFlight);
     if (!throttles_.empty()) throttles_[call.request % throttles_.size()].on_answer(now_, ok);
   }
 
   // ---- client-side defenses (docs/policies.md, "Circuit breakers") ---------
-  // The client's breaker, then its throttle, may refuse the innermost
-  // attempt before it is sent: it fails at once and its layer does not
-  // retry it (the point of failing fast); the layer above hears a 503.
+  // The client's max_requests (Envoy's overflow), breaker, then throttle,
+  // may refuse the innermost attempt before it is sent: it fails at once and
+  // its layer does not retry it (the point of failing fast; Envoy never
+  // retries an overflow: retry_state_impl.cc, wouldRetryFromReset); the
+  // layer above hears a 503.
   bool refused_by_client(uint32_t call_id) {
-    if (breakers_.empty() && throttles_.empty()) return false;
+    if (!guards_on_) return false;
     Call& call = calls_[call_id];
-    size_t client = call.request % std::max(breakers_.size(), throttles_.size());
-    bool refused = false;
-    if (!breakers_.empty()) {
-      call.ticket = breakers_[client].admit(now_);
-      refused = call.ticket == 0;
+    size_t client = call.request % clients_;
+    call.ticket = 0;
+    bool refused = !in_flight_of_.empty() && in_flight_of_[client] >= s_.client.max_requests;
+    if (!refused && !breakers_.empty()) {
+      uint32_t ticket = breakers_[client].admit(now_);
+      refused = ticket == 0;
+      call.ticket = ticket;
     }
     if (!refused && !throttles_.empty())
       refused = throttles_[client].throttles(now_, rng_.uniform());
+    if (!refused && !in_flight_of_.empty()) {
+      in_flight_of_[client] += 1;
+      call.ticket |= kCountedInFlight;
+    }
     if (!refused) return false;
     result_.series.refused_locally[step_] += 1;
     log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers_);
@@ -499,6 +523,10 @@ class AgentEngine {
   // The call's attempt of generation `gen` stopped being in flight.
   void end_attempt(Call& call, uint32_t gen) {
     int attempt = attempt_of(call, gen);
+    if (call.ticket & kCountedInFlight) {  // client.max_requests: its slot is free
+      in_flight_of_[call.request % clients_] -= 1;
+      call.ticket &= ~kCountedInFlight;
+    }
     attempts_in_flight_[call.layer] -= 1;
     if (attempt > 1) retries_in_flight_[call.layer] -= 1;
     if (hedged_[call.layer]) {
@@ -758,7 +786,7 @@ class AgentEngine {
   // ---- error injection (server.error_share; docs/policies.md) ----------------
   // Drawn only when on, so that every run without it keeps its bytes.
   bool injects_error() {
-    return s_.server.error_share > 0 &&
+    return injects_errors_ &&
            (s_.server.error_share >= 1 || rng_.uniform() < s_.server.error_share);
   }
 
@@ -890,6 +918,10 @@ class AgentEngine {
   std::vector<AdaptiveRateLimiter> limiters_;  // client.rate_limiter: one per client
   std::vector<CircuitBreaker> breakers_;       // client.breaker: one per client
   std::vector<AdaptiveThrottle> throttles_;    // client.throttle_k: one per client
+  std::vector<long> in_flight_of_;             // client.max_requests: attempts in flight per client
+  size_t clients_ = 1;                         // client.budget.clients
+  bool guards_on_ = false;                     // max_requests, a breaker or a throttle
+  bool injects_errors_ = false;                // server.error_share
   std::vector<uint8_t> hedged_;                // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;
@@ -952,8 +984,11 @@ void validate_closed_loop(const Scenario& s) {
 void validate_client_defenses(const Scenario& s) {
   const auto& b = s.client.breaker;
   bool breaker = b.kind != BreakerKind::none, throttle = s.client.throttle.k > 0;
-  if (!breaker && !throttle) return;
-  const char* key = breaker ? "client.breaker" : "client.throttle_k";
+  bool bulkhead = s.client.max_requests > 0;
+  if (!breaker && !throttle && !bulkhead) return;
+  const char* key = breaker    ? "client.breaker"
+                    : throttle ? "client.throttle_k"
+                               : "client.max_requests";
   if (!s.graph.empty())
     throw InputError(std::string(key) +
                      ": client-side breakers and throttling run on one population of clients; "

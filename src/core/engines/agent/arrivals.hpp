@@ -19,7 +19,7 @@ class Arrivals {
  public:
   // `times` is the run's workspace; `rng` the engine's one stream of numbers.
   Arrivals(const Scenario& s, Rng& rng, std::vector<double>& times)
-      : s_(s), rng_(rng), times_(times) {}
+      : s_(s), rng_(rng), times_(times), closed_(s.demand.clients > 0) {}
 
   double next() const { return times_[next_]; }  // +infinity after the step's last
   void take() {
@@ -31,7 +31,7 @@ class Arrivals {
   // Closed loop (demand.clients): times_ is a heap of the clients' next
   // sends, earliest first, over an +infinity that never leaves. Client i
   // first sends at (i + 1/2) / N of a think time (or a draw of it).
-  bool closed() const { return s_.demand.clients > 0; }
+  bool closed() const { return closed_; }
   void start_clients() {
     times_.assign(1, std::numeric_limits<double>::infinity());
     next_ = 0;
@@ -105,6 +105,7 @@ class Arrivals {
   Rng& rng_;
   std::vector<double>& times_;
   size_t next_ = 0;
+  const bool closed_;
   double carry_ = 0;  // deterministic demand: the fraction of a request carried over
 };
 
