@@ -482,11 +482,10 @@ class AgentEngine {
   // count the outcome (`ok`: answered well; `throttled`: a 429).
   void heard(const Call& call, bool ok, bool throttled = false) {
     if (call.layer != layers_ - 1) return;
-    if (!limiters_.empty()) limiters_[call.request % limiters_.size()].on_response(now_, throttled);
+    if (!limiters_.empty()) limiters_[call.request % clients_].on_response(now_, throttled);
     if (!breakers_.empty())
-      breakers_[call.request % breakers_.size()].on_outcome(now_, ok,
-                                                            call.ticket & ~kCountedInFlight);
-    if (!throttles_.empty()) throttles_[call.request % throttles_.size()].on_answer(now_, ok);
+      breakers_[call.request % clients_].on_outcome(now_, ok, call.ticket & ~kCountedInFlight);
+    if (!throttles_.empty()) throttles_[call.request % clients_].on_answer(now_, ok);
   }
 
   // ---- client-side defenses (docs/policies.md, "Circuit breakers") ---------
