@@ -16,7 +16,7 @@ done
 
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
           libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools libcpp-httplib-dev clang-format
-          libgrpc++-dev haproxy nginx python3-botocore prometheus libboost-dev
+          libgrpc++-dev haproxy nginx python3-botocore prometheus libboost-dev libeigen3-dev
           pybind11-dev python3-dev python3-pandas python3-numpy python3-matplotlib python3-pytest
           python3-nbclient python3-ipykernel jupyter-nbconvert
           python3-distributed python3-dask python3-tqdm python3-scipy python3-ipywidgets

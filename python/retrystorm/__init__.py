@@ -20,6 +20,7 @@ from .api import (
     lint,
     presets,
     requests,
+    risk,
     run,
     tipping,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "lint",
     "presets",
     "requests",
+    "risk",
     "run",
     "sweep",
     "tipping",

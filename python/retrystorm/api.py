@@ -190,6 +190,31 @@ def tipping(scenario, grid_s=0.0, *, allow_large=False):
     return _core.tipping(scenario, grid_s, allow_large)
 
 
+def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True, vary=None,
+         allow_large=False):
+    """How likely chance tips the scenario into the stuck state and how long it
+    stays (`retrystorm risk --format json`, docs/risk.md): per load, the share
+    of runs that tipped, the mean times to tip and to leave with their 95%
+    intervals, the exact chain where the scenario is one. With
+    vary="client.retries=0,1,2,3" the metastable region over that knob: the
+    answer's "table" is a DataFrame with a row per knob value and load."""
+    answer = _core.risk(scenario, [float(x) for x in loads], int(runs), float(horizon_s),
+                        int(threads), bool(exact), vary or "", allow_large)
+    if vary:
+        answer["table"] = pd.DataFrame(
+            {
+                "value": row["value"],
+                "load": level["load"],
+                "tip_within_day": level["time_to_tip"]["within_day"]["p"],
+                "leave_mean_s": level["time_to_leave"]["mean_s"],
+                "operating": row["value"] == answer["operating_value"] and level["load"] == 1,
+            }
+            for row in answer["rows"]
+            for level in row["levels"]
+        )
+    return answer
+
+
 def _paths(paths):
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]

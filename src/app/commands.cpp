@@ -1,10 +1,12 @@
 #include "app/commands.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engines/engine.hpp"
 #include "formats/result_json.hpp"
 #include "formats/session_report.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::app {
 
@@ -101,6 +103,52 @@ TippingResult tipping(const Scenario& s, double grid_s, const CostBudget& budget
                      " is not a grid; give seconds above 0, or 0 for the default grid");
   check(tipping_cost(s, grid_s), budget, "tipping");
   return tipping_point(s, grid_s, budget.cancelled);
+}
+
+namespace {
+
+// Every load's replications, twice with a push; the loudest load sets the
+// price of each.
+Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
+  const Scenario one = risk_scenario(s, options);
+  const bool pushed = one.incident.duration_s > 0 && one.incident.start_s < one.horizon_s;
+  double loudest = 1;
+  for (double load : options.loads) loudest = std::max(loudest, load);
+  Scenario priced = one;
+  priced.demand.rate_per_s *= loudest;
+  Cost cost = engine_run_cost(priced);
+  const double runs = risk_runs(s, options) * double(options.loads.size()) * (pushed ? 2 : 1);
+  cost.seconds *= runs;
+  cost.seconds *= maps;
+  // The exact chain (single maps only): about 0.1 ms per state on this
+  // project's chains, stationary distribution, two hitting times and the
+  // relaxation time together.
+  std::string why_not;
+  if (options.exact && maps == 1)
+    for (double load : options.loads)
+      if (auto p = chain_params(one, load, why_not))
+        cost.seconds += 1e-4 * markov::chain_states(*p);
+  cost.size = number_text(runs * maps) + " runs of " + cost.size;
+  return cost;
+}
+
+}  // namespace
+
+RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget) {
+  check(risk_cost(s, options, 1), budget, "risk");
+  if (budget.cancelled) options.cancelled = budget.cancelled;
+  return assess_risk(s, options);
+}
+
+RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
+                 const CostBudget& budget) {
+  // The knob's largest value prices every cell: retries and timeouts cost more as they grow.
+  const std::vector<double> values = risk_map_values(knob);
+  Scenario priced = s;
+  set_key(priced, knob.path, KeyValue{*std::max_element(values.begin(), values.end())});
+  check(risk_cost(priced, options, static_cast<double>(values.size())), budget, "risk");
+  if (budget.cancelled) options.cancelled = budget.cancelled;
+  return assess_risk_map(s, knob, options);
 }
 
 void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,

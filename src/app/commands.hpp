@@ -12,6 +12,7 @@
 #include "analysis/cost.hpp"
 #include "analysis/ladder.hpp"
 #include "analysis/report.hpp"
+#include "analysis/risk.hpp"
 #include "analysis/run_montecarlo.hpp"
 #include "analysis/session_report.hpp"
 #include "analysis/sweep.hpp"
@@ -63,6 +64,12 @@ RunReport advice(const Scenario& s, TippingCache* cache, const CostBudget& budge
 std::vector<LadderResult> ladder(const Scenario& s, const CostBudget& budget);
 // grid_s <= 0: the scenario's grid (tipping.grid_s, else ten steps).
 TippingResult tipping(const Scenario& s, double grid_s, const CostBudget& budget);
+// How likely and how long (docs/risk.md): the agent engine's replications
+// at each load, the exact chain beside them.
+RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget);
+RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
+                 const CostBudget& budget);
+
 // InputError when the range of the sweep that options select costs more than
 // the budget (sweep() checks it too; rs.sweep checks the whole grid once).
 void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,

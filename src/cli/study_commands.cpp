@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "cli/merge_command.hpp"
 #include "formats/result_json.hpp"
+#include "formats/risk_report.hpp"
 #include "formats/text_report.hpp"
 #include "model/keys.hpp"
 
@@ -35,6 +36,16 @@ struct SweepCommand : StudyCommand {
   std::string shard;  // "K/N": write shard K of N (docs/distributed.md)
 };
 
+struct RiskCommand : StudyCommand {
+  std::vector<double> loads = {1.0};
+  int runs = 0;
+  double horizon = 0, seed = 0;
+  unsigned threads = 0;
+  bool no_exact = false;
+  std::string vary;  // PATH=V1,V2,... or PATH=FROM:TO:STEP: the metastable region
+  CLI::Option* seed_opt = nullptr;
+};
+
 std::string dump(const nlohmann::json& j) {
   return j.dump(2) + "\n";
 }
@@ -53,6 +64,30 @@ int tipping(const TippingCommand& c) {
   Scenario s = c.scenario.build();
   TippingResult t = app::tipping(s, c.grid, c.scenario.budget());
   emit(c.format == "json" ? dump(tipping_json(t)) : tipping_text(s, t), c.out);
+  return 0;
+}
+
+int risk(const RiskCommand& c) {
+  Scenario s = c.scenario.build();
+  if (c.seed_opt->count()) {
+    if (!(c.seed >= 0 && c.seed <= 9007199254740991.0 && std::floor(c.seed) == c.seed))
+      throw InputError("--seed: " + c.seed_opt->as<std::string>() +
+                       " must be a whole number from 0 to 9007199254740991");
+    s.seed = c.seed;
+  }
+  RiskOptions o;
+  o.loads = c.loads;
+  o.runs = c.runs;
+  o.horizon_s = c.horizon;
+  o.threads = c.threads;
+  o.exact = !c.no_exact;
+  if (!c.vary.empty()) {
+    RiskMap map = app::risk_map(s, parse_axis(c.vary), o, c.scenario.budget());
+    emit(c.format == "json" ? dump(risk_map_json(map)) : risk_map_text(map), c.out);
+    return 0;
+  }
+  RiskResult r = app::risk(s, o, c.scenario.budget());
+  emit(c.format == "json" ? dump(risk_json(r)) : risk_text(r), c.out);
   return 0;
 }
 
@@ -116,6 +151,27 @@ void add_tipping_command(CLI::App& app, CommandTable& table) {
                                 "the scenario's tipping.grid_s, else ten steps)");
   add_text_or_json(*cmd, *c);
   table.add(cmd, [c] { return tipping(*c); });
+}
+
+void add_risk_command(CLI::App& app, CommandTable& table) {
+  auto c = std::make_shared<RiskCommand>();
+  auto* cmd = app.add_subcommand(
+      "risk", "how likely randomness tips the service into the stuck state, and how long it stays");
+  c->scenario.add_to(*cmd);
+  cmd->add_option("--loads", c->loads,
+                  "multiples of demand.rate_per_s to assess, comma-separated (default: 1)")
+      ->delimiter(',');
+  cmd->add_option("--runs", c->runs,
+                  "replications per load, 1 to 100000 (default: the scenario's runs, else 100)");
+  cmd->add_option("--horizon", c->horizon, "seconds each replication watches (default: horizon_s)");
+  c->seed_opt = cmd->add_option("--seed", c->seed, "first seed: replication r runs at seed + r");
+  cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
+  cmd->add_flag("--no-exact", c->no_exact, "leave out the exact Markov chain");
+  cmd->add_option("--vary", c->vary,
+                  "PATH=V1,V2,... or PATH=FROM:TO:STEP: the metastable region over one policy "
+                  "knob and the loads (at most 50 values)");
+  add_text_or_json(*cmd, *c);
+  table.add(cmd, [c] { return risk(*c); });
 }
 
 void add_sweep_command(CLI::App& app, CommandTable& table) {

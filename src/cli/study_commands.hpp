@@ -1,6 +1,7 @@
 // The subcommands that study a scenario over many runs: `ladder` (the
 // defenses one at a time), `tipping` (the shortest incident that does not
-// recover) and `sweep` (a grid of runs over numeric keys).
+// recover), `risk` (how likely randomness tips it, and how long it stays)
+// and `sweep` (a grid of runs over numeric keys).
 #pragma once
 
 #include "cli/common.hpp"
@@ -9,6 +10,7 @@ namespace retrystorm::cli {
 
 void add_ladder_command(CLI::App& app, CommandTable& table);
 void add_tipping_command(CLI::App& app, CommandTable& table);
+void add_risk_command(CLI::App& app, CommandTable& table);
 void add_sweep_command(CLI::App& app, CommandTable& table);
 
 }  // namespace retrystorm::cli

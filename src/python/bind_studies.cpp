@@ -1,5 +1,5 @@
 // The studies beside run, through the app layer as the command line runs
-// them: the defense ladder, the tipping point, incident analysis, and the
+// them: the defense ladder, the tipping point, risk, incident analysis, and the
 // configuration commands import, export and lint.
 // Each answer is the JSON view the command line writes, as Python objects.
 #include <pybind11/stl.h>
@@ -9,6 +9,7 @@
 #include "bindings.hpp"
 #include "formats/analyze_report.hpp"
 #include "formats/result_json.hpp"
+#include "formats/risk_report.hpp"
 #include "text/number.hpp"
 
 namespace py = pybind11;
@@ -27,6 +28,25 @@ py::object tipping(const Scenario& s, double grid_s, bool allow_large) {
   TippingResult t =
       interruptible([&] { return app::tipping(s, grid_s, python_budget(allow_large)); });
   return json_to_python(tipping_json(t));
+}
+
+// `retrystorm risk`: one level per load, or with `vary` the metastable
+// region over that knob (PATH=V1,V2,... or PATH=FROM:TO:STEP).
+py::object risk(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
+                unsigned threads, bool exact, const std::string& vary, bool allow_large) {
+  RiskOptions o;
+  o.loads = std::move(loads);
+  o.runs = runs;
+  o.horizon_s = horizon_s;
+  o.threads = threads;
+  o.exact = exact;
+  if (!vary.empty()) {
+    RiskMap map = interruptible(
+        [&] { return app::risk_map(s, parse_axis(vary), o, python_budget(allow_large)); });
+    return json_to_python(risk_map_json(map));
+  }
+  RiskResult r = interruptible([&] { return app::risk(s, o, python_budget(allow_large)); });
+  return json_to_python(risk_json(r));
 }
 
 // A number given to Python, as the app layer reads options: its text reads
@@ -113,6 +133,8 @@ void bind_studies(py::module_& m) {
   m.def("ladder", &ladder, py::arg("scenario"), py::arg("allow_large") = false);
   m.def("tipping", &tipping, py::arg("scenario"), py::arg("grid_s") = 0.0,
         py::arg("allow_large") = false);
+  m.def("risk", &risk, py::arg("scenario"), py::arg("loads"), py::arg("runs"), py::arg("horizon_s"),
+        py::arg("threads"), py::arg("exact"), py::arg("vary"), py::arg("allow_large"));
   m.def(
       "analyze",
       [](std::vector<std::string> paths, std::optional<double> from_s, std::optional<double> to_s,

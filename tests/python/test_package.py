@@ -345,3 +345,44 @@ def test_session_results_are_built_once_and_their_band_has_t_s():
     assert list(band.columns)[0] == "t_s"
     assert band["t_s"].equals(r.series["t_s"])
     assert r.to_dict()["metrics"] == first
+
+
+def _random_server():
+    s = rs.Scenario.preset("order-status")
+    for key, value in {
+        "engine": "agent",
+        "demand.rate_per_s": 9.5,
+        "demand.process": "poisson",
+        "server.capacity_per_s": 10,
+        "server.service": "exponential",
+        "server.queue_limit": 30,
+        "client.timeout_s": 3,
+        "client.retries": 4,
+        "client.backoff.base_s": 0.2,
+        "incident.duration_s": 0,
+        "horizon_s": 120,
+    }.items():
+        s = s.set(key, value)
+    return s
+
+
+def test_risk_answers_as_the_command_line_does():
+    r = rs.risk(_random_server(), loads=[0.5, 1.0], runs=4)
+    assert [level["load"] for level in r["levels"]] == [0.5, 1.0]
+    assert r["levels"][0]["tipped_within_horizon"]["k"] == 0
+    assert r["levels"][0]["exact"]["states"] > 1000
+    assert "one timeout of work" in r["stuck_rule"]["text"]
+
+
+def test_risk_map_is_a_table_with_the_operating_point():
+    r = rs.risk(_random_server(), loads=[0.5, 1.0], runs=2, vary="client.retries=0,4")
+    table = r["table"]
+    assert list(table.columns) == ["value", "load", "tip_within_day", "leave_mean_s", "operating"]
+    assert len(table) == 4
+    assert table.operating.sum() == 1
+    assert table[table.operating].iloc[0].value == 4
+
+
+def test_risk_refuses_a_scenario_without_randomness():
+    with pytest.raises(ValueError, match="nothing in this scenario is random"):
+        rs.risk(rs.Scenario.preset("order-status"), runs=2)

@@ -119,4 +119,17 @@ Band band_of(const std::vector<std::vector<double>>& series) {
   return band;
 }
 
+Share share_of(int k, int n) {
+  Share s;
+  s.k = k, s.n = n;
+  if (n <= 0) return s;
+  const double z = 1.959963984540054, p = static_cast<double>(k) / n;
+  const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / (1 + z * z / n);
+  s.p = p;
+  s.low = std::max(0.0, centre - half);
+  s.high = std::min(1.0, centre + half);
+  return s;
+}
+
 }  // namespace retrystorm

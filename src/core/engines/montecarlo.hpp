@@ -81,6 +81,13 @@ Replicated summarize_replications(const std::vector<Replication>& all);
 MetricSummary summarize(const std::vector<double>& values,
                         double floor = -std::numeric_limits<double>::infinity());
 
+// A probability from k of n, with Wilson's 95% interval.
+struct Share {
+  int k = 0, n = 0;
+  double p = 0, low = 0, high = 0;
+};
+Share share_of(int k, int n);
+
 // 0 when no value is negative (a count, a duration, a share: the interval
 // of the mean stops at 0), else no floor.
 double floor_of(const std::vector<double>& values);

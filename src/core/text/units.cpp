@@ -25,6 +25,31 @@ std::string human_duration(double s) {
   return out;
 }
 
+namespace {
+
+// Two significant digits: "7.9", "41", "1,200".
+std::string two_digits(double v) {
+  const double unit = std::pow(10.0, std::floor(std::log10(v)) - 1);
+  const double r = std::round(v / unit) * unit;
+  return r >= 100 ? text::grouped_text(r) : text::general_text(r, 2);
+}
+
+}  // namespace
+
+std::string rough_duration(double s) {
+  if (std::isinf(s)) return "never";
+  if (!(s > 0)) return "0 s";
+  struct Unit {
+    double seconds;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {
+      {365.25 * 86400, "years"}, {86400, "days"}, {3600, "h"}, {60, "min"}};
+  for (const Unit& u : kUnits)
+    if (s >= 2 * u.seconds) return two_digits(s / u.seconds) + " " + u.name;
+  return two_digits(s) + " s";
+}
+
 std::string format_percent(double fraction) {
   return text::trimmed_text(fraction * 100, 1) + "%";
 }

@@ -11,6 +11,10 @@ namespace retrystorm {
 // (each number through number_text).
 std::string human_duration(double seconds);
 
+// "41 s", "7.9 h", "3.2 days", "1,200 years": a duration estimated with
+// an error of percents, to two significant digits in the largest unit
+// that keeps it above 2 (up to seconds, minutes, hours, days, years).
+std::string rough_duration(double seconds);
 // "94.1%": a fraction as a percentage with one decimal at most.
 std::string format_percent(double fraction);
 

@@ -1,0 +1,75 @@
+// The targets of docs/risk.md, "Speed": multilevel splitting against plain
+// Monte Carlo on a chance both can estimate (about 0.8%), each with the work
+// that gives it an interval about ±12% wide, so that their times compare the
+// cost of one answer; metafor's example solved exactly; and a 20 x 20
+// metastable-region map.
+#include <benchmark/benchmark.h>
+
+#include "analysis/markov/retry_chain.hpp"
+#include "analysis/markov/splitting.hpp"
+#include "analysis/risk.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/keys.hpp"
+#include "random_server.hpp"
+
+using namespace retrystorm;
+
+namespace {
+
+markov::RetryChain rare_case() {
+  markov::RetryChainParams p;
+  p.arrival_per_s = 4, p.service_per_s = 10, p.queue = 20, p.orbit = 15;
+  p.timeout_s = 1, p.retries = 3, p.retry_delay_s = 0.3;
+  return markov::build_retry_chain(p);
+}
+
+}  // namespace
+
+static void BM_RareTipSplitting(benchmark::State& state) {
+  const markov::RetryChain rc = rare_case();
+  const markov::Walker walker(rc.chain);
+  double width = 0;
+  for (auto _ : state) {
+    auto e = markov::split_reach(walker, 0, rc.backlog, {4, 6, 8, 10, 12, 14, 16, 18, 20}, 20, 300,
+                                 10, 1);
+    width = (e.high - e.low) / e.p;
+    benchmark::DoNotOptimize(e);
+  }
+  state.counters["relative_width"] = width;
+}
+BENCHMARK(BM_RareTipSplitting)->Unit(benchmark::kMillisecond);
+
+static void BM_RareTipPlain(benchmark::State& state) {
+  const markov::RetryChain rc = rare_case();
+  const markov::Walker walker(rc.chain);
+  double width = 0;
+  for (auto _ : state) {
+    auto e = markov::plain_reach(walker, 0, rc.backlog, 20, 20, 80000, 1);
+    width = (e.high - e.low) / e.p;
+    benchmark::DoNotOptimize(e);
+  }
+  state.counters["relative_width"] = width;
+}
+BENCHMARK(BM_RareTipPlain)->Unit(benchmark::kMillisecond);
+
+static void BM_MetaforChainSolved(benchmark::State& state) {
+  markov::RetryChainParams p;
+  p.rules = markov::Rules::metafor;
+  p.bad_from = 90;
+  for (auto _ : state) benchmark::DoNotOptimize(markov::solve_retry_chain(p));
+}
+BENCHMARK(BM_MetaforChainSolved)->Unit(benchmark::kMillisecond);
+
+// 20 loads x 20 retry counts, 10 replications of 5 minutes each: the map
+// of docs/risk.md on the agent engine.
+static void BM_RiskMap20x20(benchmark::State& state) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  for (const auto& [key, value] : testing::random_server_keys()) set_key_text(s, key, value);
+  set_key_text(s, "horizon_s", "300");
+  RiskOptions o;
+  for (int i = 1; i <= 20; ++i) o.loads.push_back(0.05 * i);
+  o.runs = 10;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(assess_risk_map(s, SweepAxis("client.retries", 0, 19, 1), o));
+}
+BENCHMARK(BM_RiskMap20x20)->Unit(benchmark::kMillisecond)->Iterations(1);

@@ -1,0 +1,306 @@
+#include "analysis/risk.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/math/distributions/chi_squared.hpp>
+#include <cmath>
+
+#include "engines/engine.hpp"
+#include "engines/montecarlo.hpp"
+#include "model/keys.hpp"
+#include "text/number.hpp"
+#include "text/units.hpp"
+
+namespace retrystorm {
+
+StuckRule stuck_rule(const Scenario& s) {
+  StuckRule r;
+  r.backlog_above = s.client.timeout_s * s.server.capacity_per_s;
+  r.goodput_below = s.recovery.goodput_fraction;
+  r.window_steps = std::max(1, static_cast<int>(std::lround(s.client.timeout_s / s.step_s)));
+  return r;
+}
+
+std::string describe(const StuckRule& rule, const Scenario& s) {
+  return fmt::format(
+      "stuck: more than {} attempts queued (one timeout of work, {} s x {}/s) and less than {} "
+      "of new requests served in time over the last {} s; healthy again when both are back",
+      number_text(rule.backlog_above), number_text(s.client.timeout_s),
+      number_text(s.server.capacity_per_s), format_percent(rule.goodput_below),
+      number_text(rule.window_steps * s.step_s));
+}
+
+namespace {
+
+// +1 stuck, -1 healthy, 0 neither (the state stays) at the end of step i.
+int judge(const Series& x, size_t i, const StuckRule& rule) {
+  const size_t from =
+      i + 1 >= static_cast<size_t>(rule.window_steps) ? i + 1 - rule.window_steps : 0;
+  double asked = 0, served = 0;
+  for (size_t j = from; j <= i; ++j) asked += x.first_attempts[j], served += x.goodput[j];
+  const double share = asked > 0 ? served / asked : 1.0;
+  const bool deep = x.backlog[i] > rule.backlog_above;
+  if (deep && share < rule.goodput_below) return 1;
+  if (!deep && share >= rule.goodput_below) return -1;
+  return 0;
+}
+
+}  // namespace
+
+Passage read_passage(const RunResult& run, const StuckRule& rule, double from_s) {
+  const Series& x = run.series;
+  const double step = run.scenario.step_s;
+  Passage p;
+  p.end_s = x.size() * step;
+  bool stuck = false, judged_from = from_s <= 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double end = x.t_s[i] + step;
+    if (!judged_from && end > from_s + 1e-9) p.stuck_at_from = stuck, judged_from = true;
+    const int verdict = judge(x, i, rule);
+    if (verdict > 0 && !stuck) {
+      stuck = true;
+      if (!p.enter_s) p.enter_s = end;
+    } else if (verdict < 0 && stuck) {
+      stuck = false;
+      if (p.stuck_at_from && !p.leave_s && end > from_s) p.leave_s = end - from_s;
+      if (!p.left_after_enter_s) p.left_after_enter_s = end - *p.enter_s;
+    }
+  }
+  if (!judged_from) p.stuck_at_from = stuck;
+  return p;
+}
+
+WaitingTime waiting_time(int events, double exposure_s) {
+  using boost::math::chi_squared;
+  using boost::math::quantile;
+  WaitingTime w;
+  w.events = events;
+  w.exposure_s = exposure_s;
+  if (exposure_s <= 0) return w;
+  // Time-censored exponential data: 2 T / mean is chi-squared.
+  w.low_s = 2 * exposure_s / quantile(chi_squared(2.0 * events + 2), 0.975);
+  if (events > 0) {
+    w.mean_s = exposure_s / events;
+    w.high_s = 2 * exposure_s / quantile(chi_squared(2.0 * events), 0.025);
+  }
+  return w;
+}
+
+Share WaitingTime::within(double t_s) const {
+  Share s;
+  auto chance = [t_s](double mean) { return 1 - std::exp(-t_s / mean); };
+  s.k = events;
+  s.p = mean_s ? chance(*mean_s) : 0.0;
+  s.low = high_s ? chance(*high_s) : 0.0;
+  s.high = low_s > 0 ? chance(low_s) : 1.0;
+  return s;
+}
+
+int risk_runs(const Scenario& s, const RiskOptions& o) {
+  if (o.runs > 0) return o.runs;
+  return s.runs > 1 ? s.runs : 100;
+}
+
+Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
+  Scenario r = s;
+  r.engine = Engine::agent;
+  r.runs = 1;
+  if (o.horizon_s > 0) r.horizon_s = o.horizon_s;
+  if (!r.graph.empty() || r.retrying_layers() != 1)
+    throw InputError(
+        "risk: one population of clients before one server (no services, one layer); "
+        "this scenario has " +
+        std::string(r.graph.empty() ? "layers" : "services"));
+  if (r.demand.clients > 0)
+    throw InputError("risk: demand.clients: open-loop arrivals only (demand.clients 0)");
+  if (r.demand.process == DemandProcess::deterministic &&
+      r.server.service == ServiceDist::deterministic)
+    throw InputError(
+        "risk: nothing in this scenario is random: set demand.process poisson (or bursty) or "
+        "server.service exponential (or lognormal, two_point)");
+  for (double load : o.loads)
+    if (!(load > 0 && load <= 100))
+      throw InputError("risk: load " + number_text(load) +
+                       " must be above 0 and at most 100 (a multiple of demand.rate_per_s)");
+  if (o.runs < 0 || o.runs > 100000)
+    throw InputError("risk: runs " + std::to_string(o.runs) + " must be 1 to 100000");
+  if (!(o.horizon_s >= 0 && o.horizon_s <= 1e7))
+    throw InputError("risk: horizon " + number_text(o.horizon_s) +
+                     " must be above 0 s and at most 10000000 s");
+  if (o.loads.empty() || o.loads.size() > 100)
+    throw InputError("risk: 1 to 100 loads, not " + std::to_string(o.loads.size()));
+  validate(r);
+  return r;
+}
+
+std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double load,
+                                                     std::string& why_not) {
+  why_not.clear();
+  if (s.demand.process != DemandProcess::poisson)
+    why_not = "arrivals are not Poisson";
+  else if (s.server.service != ServiceDist::exponential)
+    why_not = "service is not exponential";
+  else if (s.server.queue_limit <= 0)
+    why_not = "the queue has no limit (server.queue_limit)";
+  if (!why_not.empty()) return std::nullopt;
+  markov::RetryChainParams p;
+  p.arrival_per_s = s.demand.rate_per_s * load;
+  p.slots = std::max(1, s.server.slots);
+  p.service_per_s = s.server.capacity_per_s / p.slots;
+  p.queue = p.slots + static_cast<int>(s.server.queue_limit);
+  p.timeout_s = s.client.timeout_s;
+  p.retries = s.client.retries;
+  // The first retry's mean delay: the backoff's first window, as jittered.
+  const double share = s.client.backoff.jitter == Jitter::full    ? 0.5
+                       : s.client.backoff.jitter == Jitter::equal ? 0.75
+                                                                  : 1.0;
+  p.retry_delay_s = std::max(s.step_s * 0.01, s.client.backoff.base_s * share);
+  const double pairs = (p.queue + 1.0) * (p.queue + 2.0) / 2;
+  p.orbit = static_cast<int>(std::min(60.0, std::floor(kRiskChainStates / pairs) - 1));
+  if (p.orbit < 10) {
+    why_not = fmt::format(
+        "with {} places at the server the chain would pass {} states; a smaller "
+        "server.queue_limit has one",
+        p.queue, text::grouped_text(kRiskChainStates));
+    return std::nullopt;
+  }
+  p.bad_from = static_cast<int>(std::floor(stuck_rule(s).backlog_above)) + 1;
+  return p;
+}
+
+namespace {
+
+// The figures each replication hands back, in this order.
+enum PassageFigure { kEnter, kLeaveAfterEnter, kStuckAtEnd, kLeaveAfterPush, kEnd, kFigures };
+
+std::vector<Passage> passages(const Scenario& s, int runs, const StuckRule& rule, double from_s,
+                              const RiskOptions& o) {
+  std::vector<Replication> reps = run_replications(
+      s, 0, static_cast<size_t>(runs), o.threads, [&](size_t, const Scenario& one) {
+        throw_if_cancelled(o.cancelled);
+        const Passage p = read_passage(run_engine(one), rule, from_s);
+        std::vector<Figure> f(kFigures);
+        f[kEnter].value = p.enter_s;
+        f[kLeaveAfterEnter].value = p.left_after_enter_s;
+        f[kStuckAtEnd].value = p.stuck_at_from ? 1.0 : 0.0;
+        f[kLeaveAfterPush].value = p.leave_s;
+        f[kEnd].value = p.end_s;
+        return Replication{std::move(f), {}};
+      });
+  std::vector<Passage> out;
+  for (const Replication& r : reps) {
+    Passage p;
+    p.enter_s = r.figures[kEnter].value;
+    p.left_after_enter_s = r.figures[kLeaveAfterEnter].value;
+    p.stuck_at_from = *r.figures[kStuckAtEnd].value > 0;
+    p.leave_s = r.figures[kLeaveAfterPush].value;
+    p.end_s = *r.figures[kEnd].value;
+    out.push_back(p);
+  }
+  return out;
+}
+
+void estimate_entering(RiskLevel& level, const std::vector<Passage>& runs, double first_seed) {
+  int entered = 0;
+  double exposure = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    exposure += runs[i].enter_s.value_or(runs[i].end_s);
+    if (!runs[i].enter_s) continue;
+    if (!level.tipped_seed) level.tipped_seed = first_seed + static_cast<double>(i);
+    ++entered;
+  }
+  level.enter_within_horizon = share_of(entered, static_cast<int>(runs.size()));
+  level.enter = waiting_time(entered, exposure);
+}
+
+// Leaving, from the pushes' ends (push_end_s > 0) or from random entries.
+void estimate_leaving(RiskLevel& level, const std::vector<Passage>& runs, double push_end_s) {
+  int stuck = 0, left = 0;
+  double exposure = 0;
+  for (const Passage& p : runs) {
+    const bool in = push_end_s > 0 ? p.stuck_at_from : p.enter_s.has_value();
+    if (!in) continue;
+    ++stuck;
+    const std::optional<double> after = push_end_s > 0 ? p.leave_s : p.left_after_enter_s;
+    const double start = push_end_s > 0 ? push_end_s : *p.enter_s;
+    exposure += after.value_or(p.end_s - start);
+    if (after) ++left;
+  }
+  level.pushed = share_of(stuck, static_cast<int>(runs.size()));
+  level.leave_within_horizon = share_of(left, stuck);
+  level.leave = waiting_time(left, exposure);
+}
+
+void add_exact(RiskLevel& level, const Scenario& s) {
+  // `s` runs at this level's demand already: load 1 on it.
+  std::optional<markov::RetryChainParams> p = chain_params(s, 1.0, level.exact_note);
+  if (!p) return;
+  try {
+    level.exact = markov::solve_retry_chain(*p);
+    level.exact_note = fmt::format(
+        "Markov chain: {} places, up to {} requests waiting to retry, timeouts and retry delays "
+        "exponential (means {} s and {} s), a retry after a failure with a chance of {}",
+        p->queue, p->orbit, number_text(p->timeout_s), number_text(p->retry_delay_s),
+        format_percent(p->retries / (p->retries + 1.0)));
+  } catch (const InputError& e) {
+    level.exact_note = e.what();
+  }
+}
+
+}  // namespace
+
+RiskResult assess_risk(const Scenario& base, const RiskOptions& o) {
+  RiskResult out;
+  out.scenario = risk_scenario(base, o);
+  out.rule = stuck_rule(out.scenario);
+  out.runs = risk_runs(base, o);
+  const Scenario& s = out.scenario;
+  const bool pushed = s.incident.duration_s > 0 && s.incident.start_s < s.horizon_s;
+  for (double load : o.loads) {
+    RiskLevel level;
+    level.load = load;
+    // 12 digits: 9.5 x 0.8 is 7.6, not 7.6000000000000005
+    level.demand_per_s = std::stod(fmt::format("{:.12g}", s.demand.rate_per_s * load));
+    Scenario quiet = s;
+    quiet.demand.rate_per_s = level.demand_per_s;
+    quiet.incident.duration_s = 0;
+    const std::vector<Passage> calm = passages(quiet, out.runs, out.rule, 0, o);
+    estimate_entering(level, calm, s.seed);
+    if (pushed) {
+      Scenario push = quiet;
+      push.incident = s.incident;
+      estimate_leaving(level, passages(push, out.runs, out.rule, s.incident_end_s(), o),
+                       s.incident_end_s());
+    } else {
+      estimate_leaving(level, calm, 0);
+    }
+    if (o.exact) add_exact(level, quiet);
+    out.levels.push_back(std::move(level));
+  }
+  return out;
+}
+
+std::vector<double> risk_map_values(const SweepAxis& knob) {
+  const double count = knob.point_count();
+  if (!(count >= 1 && count <= static_cast<double>(kRiskMapValues)))
+    throw InputError(fmt::format("risk --vary {}: {} values; a map takes 1 to {}", knob.path,
+                                 number_text(count), kRiskMapValues));
+  return knob.values();
+}
+
+RiskMap assess_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o) {
+  RiskMap map;
+  map.knob = knob;
+  map.operating_value = get_number(s, knob.path);
+  RiskOptions cells = o;
+  cells.exact = false;  // a chain per cell would cost more than the map's runs
+  for (double v : risk_map_values(knob)) {
+    Scenario one = s;
+    set_key(one, knob.path, KeyValue{v});
+    map.rows.push_back(assess_risk(one, cells));
+  }
+  return map;
+}
+
+}  // namespace retrystorm

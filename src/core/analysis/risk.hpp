@@ -1,0 +1,114 @@
+// How likely and how long (docs/risk.md): at each load, the chance that
+// ordinary randomness tips a service into the stuck state within a horizon,
+// the mean time until it does, and once pushed there, the chance and mean
+// time of leaving it on its own; estimated from replications of the agent
+// engine, with the exact Markov chain beside them where the scenario is one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/markov/retry_chain.hpp"
+#include "analysis/sweep.hpp"
+#include "engines/montecarlo.hpp"
+#include "engines/run_result.hpp"
+#include "model/scenario.hpp"
+#include "parallel/cancel.hpp"
+
+namespace retrystorm {
+
+// Stuck: more than one timeout of work queued and goodput below the
+// recovery fraction of demand over the last timeout; healthy again: both
+// back. In between, the state stays what it was.
+struct StuckRule {
+  double backlog_above = 0;  // attempts queued at the end of a step
+  double goodput_below = 0;  // share of new requests served in time
+  int window_steps = 1;      // goodput is judged over this many steps
+};
+StuckRule stuck_rule(const Scenario& s);
+std::string describe(const StuckRule& rule, const Scenario& s);
+
+// One run read with the rule: when it first became stuck, and when it was
+// healthy again after `from_s` (its push's end) while stuck then.
+struct Passage {
+  std::optional<double> enter_s;
+  bool stuck_at_from = false;
+  std::optional<double> leave_s;             // after from_s, when stuck_at_from
+  std::optional<double> left_after_enter_s;  // healthy again, from enter_s
+  double end_s = 0;
+};
+Passage read_passage(const RunResult& run, const StuckRule& rule, double from_s = 0);
+
+// The mean of an exponential waiting time from runs that saw it (events)
+// or were cut off first, over the time all of them watched (exposure), with
+// its exact 95% interval; no event: the mean is at least `low`.
+struct WaitingTime {
+  int events = 0;
+  double exposure_s = 0;
+  std::optional<double> mean_s;
+  double low_s = 0;
+  std::optional<double> high_s;  // none: not bounded above
+  // P(it happens within t) = 1 - exp(-t / mean), with the interval's ends.
+  Share within(double t_s) const;
+};
+WaitingTime waiting_time(int events, double exposure_s);
+
+struct RiskLevel {
+  double load = 1;  // multiple of the scenario's demand
+  double demand_per_s = 0;
+  Share enter_within_horizon;  // from empty, no scripted incident
+  WaitingTime enter;
+  Share pushed;                // the scripted incident left it stuck
+  Share leave_within_horizon;  // of those pushed, healthy again by the end
+  WaitingTime leave;
+  std::optional<double> tipped_seed;  // the first replication that tipped: replay it
+  std::optional<markov::RetryChainFigures> exact;
+  std::string exact_note;  // why there is no exact chain, or its assumptions
+};
+
+struct RiskOptions {
+  std::vector<double> loads = {1.0};
+  int runs = 0;          // 0: the scenario's runs when above 1, else 100
+  double horizon_s = 0;  // 0: the scenario's horizon
+  unsigned threads = 0;
+  bool exact = true;  // the Markov chain beside, when the scenario is one
+  CancelCheck cancelled;
+};
+
+struct RiskResult {
+  Scenario scenario;  // as run: agent engine, the horizon
+  StuckRule rule;
+  int runs = 0;
+  std::vector<RiskLevel> levels;
+};
+
+// The scenario the estimates run (InputError when nothing in it is random
+// or it is not one open-loop population before one server).
+Scenario risk_scenario(const Scenario& s, const RiskOptions& o);
+RiskResult assess_risk(const Scenario& s, const RiskOptions& o);
+int risk_runs(const Scenario& s, const RiskOptions& o);
+
+// The metastable region: risk at each value of one policy knob (a numeric
+// key: client.retries, client.timeout_s, client.budget.ratio, ...) and each
+// load; the results in the knob's order.
+struct RiskMap {
+  SweepAxis knob;
+  double operating_value = 0;  // the scenario's own value of the knob
+  std::vector<RiskResult> rows;
+};
+RiskMap assess_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o);
+// The knob's values, checked (at most kRiskMapValues).
+std::vector<double> risk_map_values(const SweepAxis& knob);
+constexpr size_t kRiskMapValues = 50;
+
+// The most states of the exact chain printed beside the estimates (a few
+// seconds of solving).
+constexpr double kRiskChainStates = 30000;
+
+// The exact chain's parameters for this scenario at this load, or why it
+// has none.
+std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double load,
+                                                     std::string& why_not);
+
+}  // namespace retrystorm

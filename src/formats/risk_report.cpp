@@ -1,0 +1,201 @@
+#include "formats/risk_report.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "text/number.hpp"
+#include "text/printable.hpp"
+#include "text/units.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+constexpr double kHour = 3600, kDay = 86400;
+
+std::string share_text(const Share& s) {
+  return fmt::format("{} ({} to {})", format_percent(s.p), format_percent(s.low),
+                     format_percent(s.high));
+}
+
+std::string count_text(const Share& s) {
+  return fmt::format("{} of {} ({} to {})", s.k, s.n, format_percent(s.low),
+                     format_percent(s.high));
+}
+
+std::string mean_text(const WaitingTime& w) {
+  if (!w.mean_s) return "more than " + rough_duration(w.low_s);
+  return fmt::format("{} ({} to {})", rough_duration(*w.mean_s), rough_duration(w.low_s),
+                     rough_duration(*w.high_s));
+}
+
+void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l) {
+  const Scenario& s = r.scenario;
+  out << "\nload " << number_text(l.load) << " (" << number_text(l.demand_per_s)
+      << " new requests/s)\n";
+  out << "  tipped within " << rough_duration(s.horizon_s) << ": "
+      << count_text(l.enter_within_horizon) << "\n";
+  out << "  mean time to tip: " << mean_text(l.enter) << "\n";
+  out << "  tips within 1 h: " << share_text(l.enter.within(kHour))
+      << "; within 1 day: " << share_text(l.enter.within(kDay)) << "\n";
+  const bool pushed = s.incident.duration_s > 0;
+  if (pushed) out << "  stuck when the incident ended: " << count_text(l.pushed) << "\n";
+  if (l.pushed.k > 0) {
+    out << "  of those, healthy again by the end: " << count_text(l.leave_within_horizon) << "\n";
+    out << "  mean time to leave" << (pushed ? " after the incident: " : " once stuck: ")
+        << mean_text(l.leave) << "\n";
+  }
+  if (l.tipped_seed)
+    out << "  replay the first run that tipped: --set engine=agent --set seed="
+        << number_text(*l.tipped_seed)
+        << " --set incident.duration_s=0 --set demand.rate_per_s=" << number_text(l.demand_per_s)
+        << " --set horizon_s=" << number_text(s.horizon_s) << "\n";
+  if (!l.exact) {
+    if (!l.exact_note.empty()) out << "  no exact chain: " << l.exact_note << "\n";
+    return;
+  }
+  const markov::RetryChainFigures& x = *l.exact;
+  out << "  exact, " << l.exact_note << " (" << text::grouped_text(x.states) << " states):\n"
+      << "    stuck (" << x.bad_from << " or more at the server) " << format_percent(x.bad_share)
+      << " of the time; from empty to stuck " << rough_duration(x.enter_bad_s)
+      << "; from stuck to empty " << rough_duration(x.leave_bad_s) << "; relaxation "
+      << rough_duration(x.relaxation_s) << "\n";
+}
+
+nlohmann::json share_json(const Share& s) {
+  return {{"k", s.k}, {"n", s.n}, {"p", s.p}, {"low", s.low}, {"high", s.high}};
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json waiting_json(const WaitingTime& w) {
+  return {{"events", w.events},
+          {"exposure_s", w.exposure_s},
+          {"mean_s", optional_json(w.mean_s)},
+          {"low_s", w.low_s},
+          {"high_s", optional_json(w.high_s)},
+          {"within_hour", share_json(w.within(kHour))},
+          {"within_day", share_json(w.within(kDay))}};
+}
+
+nlohmann::json exact_json(const markov::RetryChainFigures& x) {
+  return {{"states", x.states},
+          {"stuck_from", x.bad_from},
+          {"mean_backlog", x.mean_backlog},
+          {"mean_retrying", x.mean_retrying},
+          {"stuck_share", x.bad_share},
+          {"orbit_full_share", x.orbit_full_share},
+          {"enter_s", optional_json(x.enter_bad_s)},
+          {"leave_s", optional_json(x.leave_bad_s)},
+          {"relaxation_s", optional_json(x.relaxation_s)}};
+}
+
+std::string leave_cell(const RiskLevel& l) {
+  if (l.pushed.k == 0) return "-";
+  return l.leave.mean_s ? rough_duration(*l.leave.mean_s) : "> " + rough_duration(l.leave.low_s);
+}
+
+void map_table(std::ostringstream& out, const RiskMap& map, const std::string& title,
+               std::string (*cell)(const RiskLevel&)) {
+  out << "\n" << title << "\n";
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {map.knob.path};
+  for (const RiskLevel& l : map.rows.front().levels) head.push_back("load " + number_text(l.load));
+  rows.push_back(head);
+  const std::vector<double> values = map.knob.values();
+  for (size_t v = 0; v < map.rows.size(); ++v) {
+    std::vector<std::string> row = {number_text(values[v])};
+    for (const RiskLevel& l : map.rows[v].levels) {
+      const bool here = values[v] == map.operating_value && l.load == 1;
+      row.push_back(cell(l) + (here ? " *" : ""));
+    }
+    rows.push_back(row);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    out << " ";
+    for (size_t c = 0; c < row.size(); ++c)
+      out << " " << row[c] << std::string(width[c] - row[c].size() + 1, ' ');
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+std::string risk_map_text(const RiskMap& map) {
+  const RiskResult& first = map.rows.front();
+  const Scenario& s = first.scenario;
+  std::ostringstream out;
+  out << printable(s.name) << ": the metastable region over " << map.knob.path << " and load\n"
+      << "  " << first.runs << " runs of " << rough_duration(s.horizon_s)
+      << " per cell on the agent engine (seeds " << number_text(s.seed) << " to "
+      << number_text(s.seed + first.runs - 1) << "); * marks the scenario as it stands\n"
+      << "  " << describe(first.rule, s) << "\n";
+  map_table(out, map, "chance of tipping within 1 day (by chance, from empty)",
+            [](const RiskLevel& l) { return format_percent(l.enter.within(kDay).p); });
+  map_table(out, map,
+            s.incident.duration_s > 0 ? "mean time to leave after the incident"
+                                      : "mean time to leave once stuck",
+            leave_cell);
+  return out.str();
+}
+
+nlohmann::json risk_map_json(const RiskMap& map) {
+  nlohmann::json rows = nlohmann::json::array();
+  const std::vector<double> values = map.knob.values();
+  for (size_t v = 0; v < map.rows.size(); ++v) {
+    nlohmann::json row = risk_json(map.rows[v]);
+    row["value"] = values[v];
+    rows.push_back(std::move(row));
+  }
+  return {{"knob", map.knob.path}, {"operating_value", map.operating_value}, {"rows", rows}};
+}
+
+std::string risk_text(const RiskResult& r) {
+  const Scenario& s = r.scenario;
+  std::ostringstream out;
+  out << printable(s.name) << ": how likely it tips, and how long it stays\n"
+      << "  " << r.runs << " runs of " << rough_duration(s.horizon_s)
+      << " per load on the agent engine (seeds " << number_text(s.seed) << " to "
+      << number_text(s.seed + r.runs - 1) << "), starting empty, no scripted incident";
+  if (s.incident.duration_s > 0) out << "; then as many with the incident, to time the way out";
+  out << "\n  " << describe(r.rule, s) << "\n"
+      << "  intervals: 95%; within 1 h and 1 day assume a waiting time without memory\n";
+  for (const RiskLevel& l : r.levels) level_text(out, r, l);
+  return out.str();
+}
+
+nlohmann::json risk_json(const RiskResult& r) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const RiskLevel& l : r.levels) {
+    nlohmann::json j = {{"load", l.load},
+                        {"demand_per_s", l.demand_per_s},
+                        {"tipped_within_horizon", share_json(l.enter_within_horizon)},
+                        {"time_to_tip", waiting_json(l.enter)},
+                        {"stuck_to_leave", share_json(l.pushed)},
+                        {"left_within_horizon", share_json(l.leave_within_horizon)},
+                        {"time_to_leave", waiting_json(l.leave)},
+                        {"replay_seed", optional_json(l.tipped_seed)},
+                        {"exact", l.exact ? exact_json(*l.exact) : nlohmann::json(nullptr)},
+                        {"exact_note", l.exact_note}};
+    levels.push_back(std::move(j));
+  }
+  return {{"runs", r.runs},
+          {"horizon_s", r.scenario.horizon_s},
+          {"seed", r.scenario.seed},
+          {"stuck_rule",
+           {{"backlog_above", r.rule.backlog_above},
+            {"goodput_below", r.rule.goodput_below},
+            {"window_s", r.rule.window_steps * r.scenario.step_s},
+            {"text", describe(r.rule, r.scenario)}}},
+          {"levels", std::move(levels)}};
+}
+
+}  // namespace retrystorm

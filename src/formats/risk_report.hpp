@@ -1,0 +1,19 @@
+// The views of `risk` (docs/risk.md): the text report and the JSON answer.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analysis/risk.hpp"
+
+namespace retrystorm {
+
+std::string risk_text(const RiskResult& r);
+nlohmann::json risk_json(const RiskResult& r);
+// The metastable region: one table of the chance of tipping within a day
+// and one of the mean time to leave, knob values by loads, the operating
+// point (the scenario's value at load 1) marked.
+std::string risk_map_text(const RiskMap& map);
+nlohmann::json risk_map_json(const RiskMap& map);
+
+}  // namespace retrystorm

@@ -1,0 +1,273 @@
+// `risk` (docs/risk.md): the stuck rule read from a run, the intervals, the
+// estimators against the exact chain they must agree with, and the agent
+// engine's estimates at loads where the answer is known.
+#include "analysis/risk.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "analysis/markov/chain.hpp"
+#include "analysis/markov/retry_chain.hpp"
+#include "analysis/markov/splitting.hpp"
+#include "model/keys.hpp"
+#include "preset_scenario.hpp"
+#include "random_server.hpp"
+
+namespace retrystorm {
+namespace {
+
+// A run of 1 s steps whose backlog and goodput share follow the lists.
+RunResult synthetic(const std::vector<double>& backlog, const std::vector<double>& share) {
+  RunResult r;
+  r.scenario.step_s = 1;
+  r.series.resize(backlog.size());
+  for (size_t i = 0; i < backlog.size(); ++i) {
+    r.series.t_s[i] = static_cast<double>(i);
+    r.series.backlog[i] = backlog[i];
+    r.series.first_attempts[i] = 10;
+    r.series.goodput[i] = 10 * share[i];
+  }
+  return r;
+}
+
+TEST(Risk, TheStuckRuleHasHysteresis) {
+  StuckRule rule{.backlog_above = 30, .goodput_below = 0.9, .window_steps = 1};
+  // deep and starved at 3 s; deep but served (neither) at 5 s; healthy at 6 s.
+  RunResult run = synthetic({0, 10, 40, 50, 50, 45, 5, 5}, {1, 1, 0.2, 0.1, 0.5, 0.95, 1, 1});
+  Passage p = read_passage(run, rule);
+  ASSERT_TRUE(p.enter_s);
+  EXPECT_EQ(*p.enter_s, 3);
+  ASSERT_TRUE(p.left_after_enter_s);
+  EXPECT_EQ(*p.left_after_enter_s, 7 - 3);
+  EXPECT_EQ(p.end_s, 8);
+  // The leaving clock from 4 s: stuck then, healthy at the end of step 6.
+  p = read_passage(run, rule, 4);
+  EXPECT_TRUE(p.stuck_at_from);
+  ASSERT_TRUE(p.leave_s);
+  EXPECT_EQ(*p.leave_s, 3);
+}
+
+TEST(Risk, GoodputIsJudgedOverOneTimeout) {
+  Scenario s;
+  s.client.timeout_s = 3, s.server.capacity_per_s = 10, s.step_s = 1;
+  const StuckRule rule = stuck_rule(s);
+  EXPECT_EQ(rule.backlog_above, 30);
+  EXPECT_EQ(rule.window_steps, 3);
+  EXPECT_EQ(rule.goodput_below, s.recovery.goodput_fraction);
+  // One starved step among served ones does not make a deep queue stuck.
+  RunResult run = synthetic({40, 40, 40, 40}, {1, 1, 0.8, 1});
+  EXPECT_FALSE(read_passage(run, rule).enter_s);
+}
+
+TEST(Risk, WilsonIntervals) {
+  // Wilson's 95% interval: 0 of 10 is 0 to 27.75%; 5 of 10 is 23.66 to 76.34%.
+  Share none = share_of(0, 10), half = share_of(5, 10);
+  EXPECT_NEAR(none.high, 0.27753, 1e-5);
+  EXPECT_EQ(none.low, 0);
+  EXPECT_NEAR(half.low, 0.23659, 1e-5);
+  EXPECT_NEAR(half.high, 0.76341, 1e-5);
+}
+
+TEST(Risk, ExponentialMeanIntervals) {
+  // 10 events over 100 s: mean 10 s, 95% from 200 / chi2(22, .975) to 200 / chi2(20, .025).
+  WaitingTime w = waiting_time(10, 100);
+  ASSERT_TRUE(w.mean_s && w.high_s);
+  EXPECT_DOUBLE_EQ(*w.mean_s, 10);
+  EXPECT_NEAR(w.low_s, 200 / 36.78071, 1e-4);
+  EXPECT_NEAR(*w.high_s, 200 / 9.590777, 1e-4);
+  // No event: only a lower bound, 200 / chi2(2, .975).
+  WaitingTime never = waiting_time(0, 100);
+  EXPECT_FALSE(never.mean_s);
+  EXPECT_NEAR(never.low_s, 200 / 7.377759, 1e-4);
+  EXPECT_EQ(never.within(3600).low, 0);
+  EXPECT_NEAR(w.within(10).p, 1 - std::exp(-1.0), 1e-12);
+}
+
+// The estimators on walks of the project's own chain agree with its exact
+// answers within their intervals: the chance of tipping within a horizon
+// and the mean time to tip, from empty.
+TEST(Risk, EstimatorsAgreeWithTheExactChain) {
+  markov::RetryChainParams p;
+  p.arrival_per_s = 7, p.service_per_s = 10, p.queue = 14, p.orbit = 14;
+  p.timeout_s = 0.8, p.retries = 3, p.retry_delay_s = 0.3;
+  const markov::RetryChain rc = markov::build_retry_chain(p);
+  std::vector<bool> bad(rc.chain.states());
+  for (int s = 0; s < rc.chain.states(); ++s) bad[s] = rc.backlog[s] >= markov::bad_threshold(p);
+  const double mean = rc.chain.hitting_times(bad)[rc.empty_state];
+  const double horizon = mean;  // about 60% tip
+  const double within = rc.chain.reach_within(bad, horizon)[rc.empty_state];
+  const markov::Walker walker(rc.chain);
+  Rng rng(7);
+  int tipped = 0;
+  const int runs = 2000;
+  double exposure_long = 0;
+  int tipped_long = 0;
+  for (int i = 0; i < runs; ++i) {
+    if (walker.first_passage(rc.empty_state, bad, horizon, rng)) ++tipped;
+    // Watched long enough that few are cut off: the mean's estimate.
+    std::optional<double> t = walker.first_passage(rc.empty_state, bad, 20 * mean, rng);
+    exposure_long += t.value_or(20 * mean);
+    tipped_long += t.has_value();
+  }
+  const Share share = share_of(tipped, runs);
+  EXPECT_LE(share.low, within);
+  EXPECT_GE(share.high, within);
+  const WaitingTime w = waiting_time(tipped_long, exposure_long);
+  EXPECT_LE(w.low_s, mean);
+  EXPECT_GE(*w.high_s, mean);
+  EXPECT_GT(mean, 1);  // the case is not trivial
+}
+
+// Multilevel splitting sees a chance of about 1e-5 that plain Monte Carlo
+// of the same work does not, and holds the exact value in its interval;
+// where both see it, they agree.
+markov::RetryChain small_chain(double lambda) {
+  markov::RetryChainParams p;
+  p.arrival_per_s = lambda, p.service_per_s = 10, p.queue = 20, p.orbit = 15;
+  p.timeout_s = 1, p.retries = 3, p.retry_delay_s = 0.3;
+  return markov::build_retry_chain(p);
+}
+
+double exact_reach(const markov::RetryChain& rc, int level, double horizon_s) {
+  std::vector<bool> bad(rc.chain.states());
+  for (int s = 0; s < rc.chain.states(); ++s) bad[s] = rc.backlog[s] >= level;
+  return rc.chain.reach_within(bad, horizon_s)[rc.empty_state];
+}
+
+TEST(Risk, SplittingFindsARareTipWithinItsInterval) {
+  const markov::RetryChain rc = small_chain(2);
+  const double exact = exact_reach(rc, 20, 60);
+  EXPECT_GT(exact, 5e-6);
+  EXPECT_LT(exact, 5e-5);
+  const markov::Walker walker(rc.chain);
+  const std::vector<int> levels = {4, 6, 8, 10, 12, 14, 16, 18, 20};
+  const markov::RareEstimate split =
+      markov::split_reach(walker, rc.empty_state, rc.backlog, levels, 60, 300, 10, 1);
+  EXPECT_LE(split.low, exact);
+  EXPECT_GE(split.high, exact);
+  EXPECT_LT(split.high / split.low, 2.0);  // a useful interval
+  // Plain Monte Carlo of as many walks as splitting made: no tip seen.
+  const markov::RareEstimate plain =
+      markov::plain_reach(walker, rc.empty_state, rc.backlog, 20, 60, 3000, 1);
+  EXPECT_EQ(plain.p, 0);
+  // The same seed, the same estimate.
+  const markov::RareEstimate again =
+      markov::split_reach(walker, rc.empty_state, rc.backlog, levels, 60, 300, 10, 1);
+  EXPECT_EQ(again.p, split.p);
+}
+
+TEST(Risk, SplittingAndPlainMonteCarloAgreeWhereBothWork) {
+  const markov::RetryChain rc = small_chain(5);
+  const double exact = exact_reach(rc, 18, 20);  // about 9%
+  const markov::Walker walker(rc.chain);
+  const markov::RareEstimate split = markov::split_reach(
+      walker, rc.empty_state, rc.backlog, {4, 6, 8, 10, 12, 14, 16, 18}, 20, 300, 10, 3);
+  const markov::RareEstimate plain =
+      markov::plain_reach(walker, rc.empty_state, rc.backlog, 18, 20, 20000, 3);
+  EXPECT_LE(split.low, exact);
+  EXPECT_GE(split.high, exact);
+  EXPECT_LE(plain.low, exact);
+  EXPECT_GE(plain.high, exact);
+}
+
+Scenario metafor_like(std::map<std::string, std::string> sets = {}) {
+  std::map<std::string, std::string> keys = testing::random_server_keys();
+  for (auto& [k, v] : sets) keys[k] = v;
+  return testing::preset("order-status", keys);
+}
+
+RiskOptions quick(std::vector<double> loads, int runs) {
+  RiskOptions o;
+  o.loads = std::move(loads);
+  o.runs = runs;
+  o.exact = false;
+  return o;
+}
+
+TEST(Risk, HalfLoadNeverTipsAndFullLoadUsuallyDoes) {
+  const RiskResult r = assess_risk(metafor_like(), quick({0.5, 1.0}, 20));
+  ASSERT_EQ(r.levels.size(), 2u);
+  EXPECT_EQ(r.levels[0].enter_within_horizon.k, 0);
+  EXPECT_FALSE(r.levels[0].enter.mean_s);
+  EXPECT_GT(r.levels[0].enter.low_s, 1200);  // 20 runs of 20 min watched without a tip
+  EXPECT_GE(r.levels[1].enter_within_horizon.k, 15);
+  ASSERT_TRUE(r.levels[1].tipped_seed);
+  // Once stuck at 95% load, it stays: few leave within the horizon.
+  EXPECT_LE(r.levels[1].leave_within_horizon.p, 0.25);
+}
+
+// A service at half load (5 requests/s against 10/s, 4 retries at once,
+// 100 places, a 3 s timeout) after a 10 s spike to 20/s. On the agent
+// engine the spike leaves every run stuck and none comes back within
+// 15 minutes: each request that finds the queue full or times out sends
+// its next attempt at once, so the 5 requests/s keep up to 25 attempts/s
+// coming and every attempt that gets in waits 10 s behind orphans. A chain
+// that caps the requests waiting to retry (metafor's, at 20) drains in
+// 6.8 minutes on average, because the cap throws retries away.
+TEST(Risk, ASpikeLeavesItStuckWhereACappedChainDrains) {
+  const Scenario s = metafor_like({{"demand.rate_per_s", "5"},
+                                   {"client.backoff.base_s", "0"},
+                                   {"server.queue_limit", "100"},
+                                   {"incident.start_s", "60"},
+                                   {"incident.duration_s", "10"},
+                                   {"incident.capacity_factor", "1"},
+                                   {"incident.demand_factor", "4"},
+                                   {"horizon_s", "900"}});
+  const RiskResult r = assess_risk(s, quick({1.0}, 20));
+  const RiskLevel& l = r.levels[0];
+  EXPECT_EQ(l.enter_within_horizon.k, 0);  // never by chance at half load
+  EXPECT_EQ(l.pushed.k, 20);               // the spike does it every time
+  EXPECT_EQ(l.leave_within_horizon.k, 0);
+  EXPECT_FALSE(l.leave.mean_s);
+  EXPECT_GT(l.leave.low_s, 3600);  // at least an hour, on this evidence
+
+  markov::RetryChainParams p;
+  p.rules = markov::Rules::metafor;
+  p.arrival_per_s = 5, p.queue = 100, p.orbit = 20;
+  const markov::RetryChain rc = markov::build_retry_chain(p);
+  std::vector<bool> empty(rc.chain.states());
+  for (int i = 0; i < rc.chain.states(); ++i) empty[i] = rc.backlog[i] == 0 && rc.retrying[i] == 0;
+  // From a full queue and a full orbit to empty: 409.6025 s, as metafor's
+  // own SingleServerCTMC.time_to_drain computes it (numpy, same chain).
+  const double drain = rc.chain.hitting_times(empty)[rc.chain.states() - 1];
+  EXPECT_NEAR(drain, 409.6025, 1e-3);
+}
+
+TEST(Risk, TheSameSeedGivesTheSameAnswerOnAnyThreads) {
+  RiskOptions one = quick({1.0}, 8), two = one;
+  one.threads = 1, two.threads = 2;
+  const RiskResult a = assess_risk(metafor_like({{"horizon_s", "300"}}), one);
+  const RiskResult b = assess_risk(metafor_like({{"horizon_s", "300"}}), two);
+  EXPECT_EQ(a.levels[0].enter.exposure_s, b.levels[0].enter.exposure_s);
+  EXPECT_EQ(a.levels[0].enter.events, b.levels[0].enter.events);
+  EXPECT_EQ(a.levels[0].tipped_seed, b.levels[0].tipped_seed);
+}
+
+TEST(Risk, RefusesWhatItCannotEstimate) {
+  EXPECT_THROW(assess_risk(testing::preset("order-status"), quick({1.0}, 2)), InputError);
+  EXPECT_THROW(assess_risk(metafor_like(), quick({0.0}, 2)), InputError);
+  EXPECT_THROW(assess_risk(metafor_like(), quick({1.0}, 200000)), InputError);
+  EXPECT_THROW(assess_risk(metafor_like({{"demand.clients", "10"}}), quick({1.0}, 2)), InputError);
+  EXPECT_THROW(assess_risk(metafor_like({{"client.layers", "2"}}), quick({1.0}, 2)), InputError);
+}
+
+TEST(Risk, TheExactChainIsPrintedBesideWhenTheScenarioIsOne) {
+  RiskOptions o = quick({0.8}, 4);
+  o.exact = true;
+  const RiskResult r = assess_risk(
+      metafor_like({{"server.queue_limit", "30"}, {"horizon_s", "60"}, {"incident.start_s", "10"}}),
+      o);
+  ASSERT_TRUE(r.levels[0].exact) << r.levels[0].exact_note;
+  EXPECT_EQ(r.levels[0].exact->bad_from, 31);
+  const RiskResult none = assess_risk(
+      metafor_like(
+          {{"server.service", "deterministic"}, {"horizon_s", "60"}, {"incident.start_s", "10"}}),
+      o);
+  EXPECT_FALSE(none.levels[0].exact);
+  EXPECT_EQ(none.levels[0].exact_note, "service is not exponential");
+}
+
+}  // namespace
+}  // namespace retrystorm
