@@ -235,6 +235,27 @@ TEST(Risk, ASpikeLeavesItStuckWhereACappedChainDrains) {
   EXPECT_NEAR(drain, 409.6025, 1e-3);
 }
 
+TEST(Risk, TheHysteresisLoopIsReadAcrossTheLoads) {
+  RiskResult r;
+  auto level = [](double load, int tipped, int stuck, int left) {
+    RiskLevel l;
+    l.load = load;
+    l.enter_within_horizon = share_of(tipped, 10);
+    l.pushed = share_of(stuck, 10);
+    l.leave_within_horizon = share_of(left, stuck);
+    return l;
+  };
+  r.levels = {level(0.5, 0, 10, 9), level(0.7, 2, 10, 5), level(0.9, 6, 10, 1),
+              level(1, 10, 10, 0)};
+  Hysteresis h = hysteresis_of(r);
+  ASSERT_TRUE(h.tipping_load && h.recovery_load);
+  EXPECT_EQ(*h.tipping_load, 0.9);
+  EXPECT_EQ(*h.recovery_load, 0.7);
+  r.levels = {level(1, 0, 0, 0)};
+  h = hysteresis_of(r);
+  EXPECT_FALSE(h.tipping_load || h.recovery_load);
+}
+
 TEST(Risk, TheSameSeedGivesTheSameAnswerOnAnyThreads) {
   RiskOptions one = quick({1.0}, 8), two = one;
   one.threads = 1, two.threads = 2;

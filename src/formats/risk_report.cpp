@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -63,6 +64,24 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
       << " of the time; from empty to stuck " << rough_duration(x.enter_bad_s)
       << "; from stuck to empty " << rough_duration(x.leave_bad_s) << "; relaxation "
       << rough_duration(x.relaxation_s) << "\n";
+}
+
+void hysteresis_text(std::ostringstream& out, const RiskResult& r) {
+  const Hysteresis h = hysteresis_of(r);
+  const std::string within = rough_duration(r.scenario.horizon_s);
+  out << "\nhysteresis: ";
+  if (h.tipping_load)
+    out << "half the runs or more tip by chance within " << within << " from load "
+        << number_text(*h.tipping_load);
+  else
+    out << "fewer than half the runs tip by chance within " << within << " at every load";
+  if (h.recovery_load)
+    out << "; once stuck, half or more are healthy again within the horizon at load "
+        << number_text(*h.recovery_load) << " and below";
+  else if (std::any_of(r.levels.begin(), r.levels.end(),
+                       [](const RiskLevel& l) { return l.pushed.k > 0; }))
+    out << "; once stuck, fewer than half come back within the horizon at every load";
+  out << "\n";
 }
 
 nlohmann::json share_json(const Share& s) {
@@ -169,6 +188,7 @@ std::string risk_text(const RiskResult& r) {
   out << "\n  " << describe(r.rule, s) << "\n"
       << "  intervals: 95%; within 1 h and 1 day assume a waiting time without memory\n";
   for (const RiskLevel& l : r.levels) level_text(out, r, l);
+  if (r.levels.size() > 1) hysteresis_text(out, r);
   return out.str();
 }
 
@@ -187,8 +207,12 @@ nlohmann::json risk_json(const RiskResult& r) {
                         {"exact_note", l.exact_note}};
     levels.push_back(std::move(j));
   }
+  const Hysteresis h = hysteresis_of(r);
   return {{"runs", r.runs},
           {"horizon_s", r.scenario.horizon_s},
+          {"hysteresis",
+           {{"tipping_load", optional_json(h.tipping_load)},
+            {"recovery_load", optional_json(h.recovery_load)}}},
           {"seed", r.scenario.seed},
           {"stuck_rule",
            {{"backlog_above", r.rule.backlog_above},

@@ -281,6 +281,18 @@ RiskResult assess_risk(const Scenario& base, const RiskOptions& o) {
   return out;
 }
 
+Hysteresis hysteresis_of(const RiskResult& r) {
+  Hysteresis h;
+  for (const RiskLevel& l : r.levels) {
+    if (l.enter_within_horizon.p >= 0.5 && (!h.tipping_load || l.load < *h.tipping_load))
+      h.tipping_load = l.load;
+    if (l.pushed.k > 0 && l.leave_within_horizon.p >= 0.5 &&
+        (!h.recovery_load || l.load > *h.recovery_load))
+      h.recovery_load = l.load;
+  }
+  return h;
+}
+
 std::vector<double> risk_map_values(const SweepAxis& knob) {
   const double count = knob.point_count();
   if (!(count >= 1 && count <= static_cast<double>(kRiskMapValues)))

@@ -83,6 +83,16 @@ struct RiskResult {
   std::vector<RiskLevel> levels;
 };
 
+// The hysteresis loop across the loads: going up, the lowest load at which
+// at least half the runs tip by chance within the horizon; coming down
+// after a push, the highest load at which at least half of those stuck are
+// healthy again by the horizon. None when no load qualifies.
+struct Hysteresis {
+  std::optional<double> tipping_load;
+  std::optional<double> recovery_load;
+};
+Hysteresis hysteresis_of(const RiskResult& r);
+
 // The scenario the estimates run (InputError when nothing in it is random
 // or it is not one open-loop population before one server).
 Scenario risk_scenario(const Scenario& s, const RiskOptions& o);
