@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engines/engine.hpp"
+#include "engines/incident_window.hpp"
 #include "model/graph.hpp"
 
 namespace retrystorm {
@@ -51,9 +52,15 @@ std::optional<double> goodput_recovery(const RunResult& run) {
   size_t n = goodput.size();
   size_t earliest = first_step_at_or_after(s, s.incident_end_s());
   if (earliest >= n) return std::nullopt;
-  double needed = s.recovery.goodput_fraction * demand_per_s(run) * s.step_s;
+  const double needed = s.recovery.goodput_fraction * demand_per_s(run) * s.step_s;
+  // With a demand profile, the fraction of the demand of each step.
+  const StepProfiles profiles(s);
+  auto needed_at = [&](size_t i) {
+    if (profiles.demand.empty()) return needed;
+    return needed * profiles.demand_at(step_span(s, static_cast<int>(i), static_cast<int>(n)));
+  };
   size_t from = n;
-  while (from > earliest && goodput[from - 1] >= needed - kDust) --from;
+  while (from > earliest && goodput[from - 1] >= needed_at(from - 1) - kDust) --from;
   if (from == n) return std::nullopt;
   return tidy_seconds(from * s.step_s - s.incident_end_s());
 }

@@ -70,7 +70,8 @@ class FluidEngine {
         policy_(ClientPolicy::of(s, Engine::fluid)),
         attempts_(policy_.attempts()),
         retry_(policy_, RetryBudget(policy_, s.demand.rate_per_s, s.step_s)),
-        shape_(fluid_shape(s)) {
+        shape_(fluid_shape(s)),
+        profiles_(s) {
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
     incident_ = steps_of(s);
@@ -140,9 +141,11 @@ class FluidEngine {
   // Rule 1. Capacity of the step; first attempts of the step.
   double capacity_and_demand(int t) {
     bool incident = incident_.contains(t);
-    double capacity =
-        s_.server.capacity_per_s * s_.step_s * (incident ? s_.incident.capacity_factor : 1.0);
-    double first = s_.demand.rate_per_s * s_.step_s * (incident ? s_.incident.demand_factor : 1.0);
+    const StepSpan span = step_span(s_, t, steps_);
+    double capacity = s_.server.capacity_per_s * s_.step_s *
+                      (incident ? s_.incident.capacity_factor : 1.0) * profiles_.capacity_at(span);
+    double first = s_.demand.rate_per_s * s_.step_s * (incident ? s_.incident.demand_factor : 1.0) *
+                   profiles_.demand_at(span);
     result_.series.capacity[t] = capacity;
     result_.series.first_attempts[t] = first;
     result_.user_requests += first;
@@ -384,6 +387,7 @@ class FluidEngine {
   CohortQueue queue_;
   size_t abandoned_at_head_ = 0;  // given-up cohorts still queued (no shedding)
   IncidentWindow incident_;       // the incident as steps
+  StepProfiles profiles_;         // demand and capacity over time
   double queued_ = 0;
   std::vector<Cohort> sending_;  // this step's sends, in enqueue order
   RunResult result_;

@@ -1,5 +1,6 @@
 // The incident as whole steps, computed once for every engine that steps
-// through time (fluid, agent): the steps Scenario::in_incident names.
+// through time (fluid, agent): the steps Scenario::in_incident names; and
+// the load profiles per step.
 #pragma once
 
 #include "model/scenario.hpp"
@@ -20,6 +21,16 @@ struct StepSpan {
 inline StepSpan step_span(const Scenario& s, int t, int steps) {
   return {t * s.step_s, t + 1 == steps ? s.horizon_s : (t + 1) * s.step_s};
 }
+
+// The load profiles' multipliers of a step (model/profile.hpp), read at the
+// step's middle so that a ramp's step gets its mean; 1 without a profile.
+struct StepProfiles {
+  Profile demand, capacity;
+  explicit StepProfiles(const Scenario& s)
+      : demand(s.demand_profile()), capacity(s.capacity_profile_over_time()) {}
+  double demand_at(StepSpan span) const { return demand.at((span.start + span.end) / 2); }
+  double capacity_at(StepSpan span) const { return capacity.at((span.start + span.end) / 2); }
+};
 
 inline IncidentWindow steps_of(const Scenario& s) {
   IncidentWindow w;

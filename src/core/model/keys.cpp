@@ -189,6 +189,29 @@ void add_run_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.service_completes; });
 }
 
+// Load profiles (model/profile.hpp): demand and capacity over time.
+void add_profile_keys(KeyGroup& g) {
+  using S = Scenario;
+  g.text(
+      "demand.profile", "Demand profile",
+      "demand.rate_per_s multiplied over time: points T:F (seconds:factor) joined by lines, "
+      "a step where two share a time (\"0:1,600:1,600:2\"); empty = 1",
+      [](S & s) -> auto& { return s.demand.profile; });
+  g.number(
+      "demand.profile_period_s", 0, 1e7, "s", "Demand period",
+      "demand.profile repeats every this many seconds (86400: a daily curve); 0 = once",
+      [](S & s) -> auto& { return s.demand.profile_period_s; });
+  g.text(
+      "server.capacity_profile", "Capacity profile",
+      "server.capacity_per_s multiplied over time, as demand.profile (repeated faults, a "
+      "capacity that ramps); empty = 1",
+      [](S & s) -> auto& { return s.server.capacity_profile; });
+  g.number(
+      "server.capacity_profile_period_s", 0, 1e7, "s", "Capacity period",
+      "server.capacity_profile repeats every this many seconds; 0 = once",
+      [](S & s) -> auto& { return s.server.capacity_profile_period_s; });
+}
+
 // Demand and the server (the fluid and agent engines).
 void add_demand_server_keys(std::vector<KeySpec>& keys) {
   using S = Scenario;
@@ -230,6 +253,7 @@ void add_demand_server_keys(std::vector<KeySpec>& keys) {
       "what an injected error is: 503, 429, refused, reset (answered at once) or timeout (no "
       "answer: the caller's timer ends it)",
       [](S & s) -> auto& { return s.server.error_status; });
+  add_profile_keys(g);
 }
 
 // A fault on one call of a graph (docs/graph.md, "A fault on a call").
@@ -1100,6 +1124,12 @@ void validate_step_keys(const Scenario& s, const RunLimits& limits) {
   }
   s.retried_answers();  // checks client.retry_on
   s.hedged_layers();    // checks client.hedging
+  s.demand_profile();   // checks demand.profile and server.capacity_profile
+  s.capacity_profile_over_time();
+  if (!s.graph.empty() && !(s.demand.profile.empty() && s.server.capacity_profile.empty()))
+    throw InputError(
+        "demand.profile, server.capacity_profile: not with services yet; give the graph's "
+        "load with incident.demand_factor and its capacity with each service's keys");
   if (s.client.budget.kind == BudgetKind::ratio_ttl &&
       !whole_multiple(s.client.budget.ttl_s, s.step_s))
     throw InputError("client.budget.ttl_s: " + number_text(s.client.budget.ttl_s) +
@@ -1204,9 +1234,19 @@ double Scenario::requests_bound() const {
   // Closed loop: each client sends at most one request per think time (on
   // average, when the think time is drawn).
   if (demand.clients > 0) return demand.clients * std::ceil(horizon_s / demand.think_s + 1);
-  double surge = std::max(1.0, incident.demand_factor);
+  double surge =
+      std::max(1.0, incident.demand_factor) *
+      std::max(1.0,
+               parse_profile(demand.profile, demand.profile_period_s, "demand.profile").highest());
   if (demand.process == DemandProcess::bursty) surge *= demand.burst_factor;
   return demand.rate_per_s * horizon_s * surge;
+}
+Profile Scenario::demand_profile() const {
+  return parse_profile(demand.profile, demand.profile_period_s, "demand.profile");
+}
+Profile Scenario::capacity_profile_over_time() const {
+  return parse_profile(server.capacity_profile, server.capacity_profile_period_s,
+                       "server.capacity_profile");
 }
 double Scenario::incident_end_s() const {
   return incident.start_s + incident.duration_s;

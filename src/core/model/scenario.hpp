@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/profile.hpp"
 #include "model/sessions_scenario.hpp"
 
 namespace retrystorm {
@@ -183,6 +184,9 @@ struct Scenario {
     // one ended (fixed, or exponential with demand.process poisson).
     int clients = 0;
     double think_s = 1;
+    // A multiplier over time (model/profile.hpp): "T:F,..."; empty = 1.
+    std::string profile;
+    double profile_period_s = 0;  // 0 = once
   } demand;
 
   struct {
@@ -215,6 +219,9 @@ struct Scenario {
     // error_share; timeout: it is lost, and its caller's timer ends it.
     double error_share = 0;
     FailureClass error_status = FailureClass::http_503;
+    // A multiplier of capacity over time, as demand.profile.
+    std::string capacity_profile;
+    double capacity_profile_period_s = 0;
   } server;
 
   struct {
@@ -319,6 +326,9 @@ struct Scenario {
   // client.hedging read, one flag per layer (InputError if malformed).
   std::vector<Hedging> hedged_layers() const;
   double incident_end_s() const;  // start_s + duration_s
+  // The load profiles, read (InputError names the key).
+  Profile demand_profile() const;
+  Profile capacity_profile_over_time() const;
   bool in_incident(int step) const;
 };
 

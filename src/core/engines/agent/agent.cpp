@@ -202,6 +202,20 @@ class AgentEngine {
     guards_on_ = !breakers_.empty() || !throttles_.empty() || !in_flight_of_.empty();
     injects_errors_ = s.server.error_share > 0;
     incident_ = steps_of(s);
+    if (!profiles_.capacity.empty()) capacity_steps();
+  }
+
+  // With a capacity profile: each step's capacity multiplier, the incident's
+  // included, and a rate change wherever it differs from the step before.
+  void capacity_steps() {
+    double before = 1;
+    for (int t = 0; t < steps_; ++t) {
+      const double f = (incident_.contains(t) ? s_.incident.capacity_factor : 1.0) *
+                       profiles_.capacity_at(step_span(s_, t, steps_));
+      rate_of_step_.push_back(f);
+      if (f != before) events_.push(t * s_.step_s, kRate, {static_cast<uint32_t>(t), 0});
+      before = f;
+    }
   }
 
   // A queue that never drains keeps every attempt sent as a job: room for
@@ -220,7 +234,7 @@ class AgentEngine {
   AgentEngine& operator=(const AgentEngine&) = delete;
 
   RunResult run() {
-    if (!incident_.empty() && s_.incident.capacity_factor != 1) {
+    if (rate_of_step_.empty() && !incident_.empty() && s_.incident.capacity_factor != 1) {
       events_.push(incident_.first * s_.step_s, kRate, {0, 0});
       events_.push(incident_.end * s_.step_s, kRate, {1, 0});
     }
@@ -231,9 +245,12 @@ class AgentEngine {
       bool incident = incident_.contains(t);
       auto [start, end] = step_span(s_, t, steps_);
       call.t_s[t] = start;
-      call.capacity[t] =
-          s_.server.capacity_per_s * s_.step_s * (incident ? s_.incident.capacity_factor : 1.0);
-      double first = static_cast<double>(arrivals_.generate(start, end, incident));
+      call.capacity[t] = s_.server.capacity_per_s * s_.step_s *
+                         (rate_of_step_.empty() ? (incident ? s_.incident.capacity_factor : 1.0)
+                                                : rate_of_step_[t]);
+      const double demand =
+          (incident ? s_.incident.demand_factor : 1.0) * profiles_.demand_at(StepSpan{start, end});
+      double first = static_cast<double>(arrivals_.generate(start, end, demand));
       call.first_attempts[t] = first;
       result_.user_requests += first;
       // Closed loop: the budget hears the previous step's first attempts.
@@ -300,7 +317,10 @@ class AgentEngine {
         on_complete(event.what.index, event.what.generation);
         break;
       case kRate:
-        on_rate(event.what.index == 0 ? s_.incident.capacity_factor : 1.0);
+        if (!rate_of_step_.empty())
+          on_rate(rate_of_step_[event.what.index]);
+        else
+          on_rate(event.what.index == 0 ? s_.incident.capacity_factor : 1.0);
         break;
       default:
         on_retry(event.what.index, event.what.generation);
@@ -941,6 +961,8 @@ class AgentEngine {
 
   Server server_;
   IncidentWindow incident_;  // the incident as steps
+  StepProfiles profiles_{s_};
+  std::vector<double> rate_of_step_;  // with a capacity profile: each step's multiplier
 };
 
 }  // namespace

@@ -42,13 +42,14 @@ class Arrivals {
   // A client whose request ended now sends its next one after its think time.
   void client_done(double now) { add(now + think()); }
 
-  // The step [start, end)'s arrivals; returns how many (closed loop: none
+  // The step [start, end)'s arrivals at demand.rate_per_s x `factor` (the
+  // incident's and the profile's); returns how many (closed loop: none
   // known ahead, the engine counts them as they come).
-  size_t generate(double start, double end, bool incident) {
+  size_t generate(double start, double end, double factor) {
     if (closed()) return 0;
     times_.clear();
     next_ = 0;
-    double rate = s_.demand.rate_per_s * (incident ? s_.incident.demand_factor : 1.0);
+    double rate = s_.demand.rate_per_s * factor;
     switch (s_.demand.process) {
       case DemandProcess::deterministic: {
         // Evenly spaced; the fraction carries over, so each step gets the

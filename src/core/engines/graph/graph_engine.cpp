@@ -184,7 +184,8 @@ class GraphEngine {
       out.t_s[t] = start;
       out.capacity[t] = hit.scenario.server.capacity_per_s * s_.step_s *
                         (incident && hits_service_ ? s_.incident.capacity_factor : 1.0);
-      double first = static_cast<double>(arrivals_.generate(start, end, incident));
+      double first = static_cast<double>(
+          arrivals_.generate(start, end, incident ? s_.incident.demand_factor : 1.0));
       sources_.touch(kArrivalSource);
       out.first_attempts[t] = first;
       result_.user_requests += first;
