@@ -442,6 +442,37 @@ TEST_F(Server, SweepOverTheRunLimitIs400) {
   expect_error(post("/api/sweep", json{{"preset", "order-status"}}), 400, "vary");
 }
 
+// POST /api/risk: `retrystorm risk` in JSON; the map with vary; bad fields 400.
+TEST_F(Server, RiskAnswersPerLoadAndAsAMap) {
+  json random = {
+      {"engine", "agent"},        {"demand.process", "poisson"}, {"server.service", "exponential"},
+      {"server.queue_limit", 10}, {"incident.duration_s", 0},    {"horizon_s", 120}};
+  json j = ok_json(
+      post("/api/risk",
+           json{{"preset", "order-status"}, {"set", random}, {"loads", {0.5, 1}}, {"runs", 3}}));
+  ASSERT_EQ(j["levels"].size(), 2u);
+  EXPECT_EQ(j["levels"][0]["tipped_within_horizon"]["n"], 3);
+  EXPECT_TRUE(j["stuck_rule"]["text"].is_string());
+  json m = ok_json(post("/api/risk", json{{"preset", "order-status"},
+                                          {"set", random},
+                                          {"loads", {1}},
+                                          {"runs", 2},
+                                          {"exact", false},
+                                          {"vary", "client.retries=0,3"}}));
+  EXPECT_EQ(m["knob"], "client.retries");
+  EXPECT_EQ(m["rows"].size(), 2u);
+  expect_error(post("/api/risk", json{{"preset", "order-status"}}), 400, "random");
+  expect_error(post("/api/risk", json{{"preset", "order-status"}, {"set", random}, {"runs", -1}}),
+               400, "runs");
+  expect_error(post("/api/risk", json{{"preset", "order-status"}, {"set", random}, {"loads", "x"}}),
+               400, "loads");
+  expect_error(post("/api/risk", json{{"preset", "order-status"},
+                                      {"set", random},
+                                      {"runs", 100000},
+                                      {"horizon_s", 100000}}),
+               400, "risk");
+}
+
 TEST_F(Server, TippingGridTooFineIs400) {
   expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", 0.001}}), 400,
                "grid_s");

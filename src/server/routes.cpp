@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -16,6 +17,7 @@
 #include "engines/engine.hpp"
 #include "formats/input_text.hpp"
 #include "formats/result_json.hpp"
+#include "formats/risk_report.hpp"
 #include "formats/scenario_io.hpp"
 #include "formats/session_report.hpp"
 #include "model/graph.hpp"
@@ -270,6 +272,44 @@ json sweep_route(const std::string&, const json& body, const ServerLimits& limit
   return sweep_json(axes, app::sweep(s, axes, options, budget_of(limits)));
 }
 
+// A number field of a request body: its value, or `fallback` when absent.
+double number_field(const json& body, const char* name, double fallback) {
+  if (!body.contains(name)) return fallback;
+  if (!body[name].is_number())
+    throw InputError(std::string("body.") + name + ": must be a number, not " + body[name].dump());
+  return body[name].get<double>();
+}
+
+// POST /api/risk (docs/http-api.md): `retrystorm risk` with loads, runs,
+// horizon_s, exact and vary ("PATH=V1,V2,..." for the metastable region).
+json risk_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body, {"loads", "runs", "horizon_s", "exact", "vary"}, limits);
+  RiskOptions o;
+  if (body.contains("loads")) {
+    if (!body["loads"].is_array() || body["loads"].empty())
+      throw InputError("body.loads: must be a list of numbers, multiples of demand.rate_per_s");
+    o.loads.clear();
+    for (const json& v : body["loads"]) {
+      if (!v.is_number()) throw InputError("body.loads: " + v.dump() + " is not a number");
+      o.loads.push_back(v.get<double>());
+    }
+  }
+  const double runs = number_field(body, "runs", 0);
+  if (!(runs >= 0 && runs <= 100000 && runs == std::floor(runs)))
+    throw InputError("body.runs: " + number_text(runs) + " must be a whole number, 1 to 100000");
+  o.runs = static_cast<int>(runs);
+  o.horizon_s = number_field(body, "horizon_s", 0);
+  o.exact = flag_of(body, "exact");
+  o.threads = limits.sweep_threads;
+  if (body.contains("vary")) {
+    if (!body["vary"].is_string())
+      throw InputError("body.vary: must be a text PATH=V1,V2,... or PATH=FROM:TO:STEP");
+    return risk_map_json(
+        app::risk_map(s, parse_axis(body["vary"].get<std::string>()), o, budget_of(limits)));
+  }
+  return risk_json(app::risk(s, o, budget_of(limits)));
+}
+
 const std::string kExportPrefix = "/api/export/";
 
 json export_route(const std::string& path, const json& body, const ServerLimits& limits) {
@@ -297,7 +337,8 @@ constexpr PostRoute kPosts[] = {
     {"/api/run", true, run_route},         {"/api/trace", true, trace_route},
     {"/api/advice", true, advice_route},   {"/api/ladder", true, ladder_route},
     {"/api/tipping", true, tipping_route}, {"/api/sweep", true, sweep_route},
-    {"/api/import", false, configs_route}, {"/api/lint", true, configs_route},  // --simulate
+    {"/api/risk", true, risk_route},       {"/api/import", false, configs_route},
+    {"/api/lint", true, configs_route},  // --simulate
 };
 
 std::vector<http::Route> route_table() {
