@@ -256,6 +256,22 @@ async function issue17(page, presets, context, base) {
     check(/swapped/.test(st) && !/failed/.test(st), 'a reversed range is swapped and said so', st);
   }
 
+  log('\n# 4b. risk: the metastable region over retries and load');
+  {
+    await selectPreset(page, 'order-status');
+    await H(page, () => { window.__retrystorm.riskReady = false; });
+    await testid(page, 'risk-draw').click();
+    await page.waitForFunction(() => window.__retrystorm.riskReady || /failed/.test(document.getElementById('risk-status').textContent), null, { timeout: 120000 });
+    const st = await testid(page, 'risk-status').textContent();
+    check(!/failed/.test(st) && /Poisson/.test(st), 'risk draws on order-status, saying its arrivals were made Poisson', st);
+    const cells = await page.locator('[data-testid="risk-table"] tbody td').count();
+    check(cells === 5 * 6, 'a cell per retry count (0 to 4) and load (6)', String(cells));
+    const marked = await page.locator('[data-testid="risk-table"] tbody td', { hasText: '●' }).count();
+    check(marked === 1, 'the scenario as it stands is marked once', String(marked));
+    const none = await page.locator('[data-testid="risk-table"] tbody tr').first().locator('td').nth(4).textContent();
+    check(/s$/.test(none.trim()), 'without retries it comes back after the incident in seconds', none);
+  }
+
   log('\n# 5. a link with bad keys says what was ignored, and never shows a stale result');
   {
     const p2 = await context.newPage();

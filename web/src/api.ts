@@ -1,7 +1,7 @@
 // Calls to the HTTP API of `retrystorm serve` (same origin). Each kind of call
 // keeps one AbortController so a newer request cancels the stale one.
 
-import type { LadderRow, Preset, RunResult, Scenario, SchemaKey, SweepRow, Tipping, TraceStep } from './types';
+import type { LadderRow, Preset, RiskMap, RunResult, Scenario, SchemaKey, SweepRow, Tipping, TraceStep } from './types';
 
 /** What POST /api/import answers: scenario keys, and what it noticed. */
 export interface ImportResult {
@@ -72,6 +72,9 @@ export const api = {
   tipping: (sc: Scenario) => latest('tipping', (s) => call<Tipping>('POST', 'tipping', body(sc), s)),
   sweep: (sc: Scenario, vary: { path: string; from: number; to: number; step: number }[]) =>
     latest('sweep', (s) => call<{ rows: SweepRow[] }>('POST', 'sweep', body(sc, { vary }), s)),
+  /** The metastable region: risk at each load and each value of one knob (POST /api/risk). */
+  risk: (sc: Scenario, loads: number[], runs: number, vary: string) =>
+    latest('risk', (s) => call<RiskMap>('POST', 'risk', body(sc, { loads, runs, vary, exact: false }), s)),
   envoy: (sc: Scenario) => call<{ yaml: string }>('POST', 'export/envoy', body(sc)),
   /** The client policy as envoy, grpc, istio, linkerd or aws configuration; of one call of a graph. */
   exportConfig: (system: string, sc: Scenario, callIndex?: number) =>

@@ -11,6 +11,7 @@ import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './pha
 import { OccupancyChart } from './occupancy';
 import { GraphView, type ColourBy } from './graphview';
 import { makeView, PhaseMap } from './phasemap';
+import { retryValues, RISK_LOADS, RISK_RUNS, riskScenario, riskTable } from './risk';
 import { clone, getPath, isHidden, setPath } from './paths';
 import { loadData } from './series';
 import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
@@ -35,6 +36,7 @@ interface Hooks {
   lastPhaseMs: number | null; // "Draw phase map" click to canvas drawn
   phaseCells: number;
   phaseReady: boolean;
+  riskReady: boolean;
   ladderReady: boolean;
   tippingReady: boolean;
   traceReady: boolean;
@@ -90,7 +92,7 @@ const S = {
 };
 
 const hooks: Hooks = {
-  ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false,
+  ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false, riskReady: false,
   ladderReady: false, tippingReady: false, traceReady: false, preset: '', engine: '', error: null,
   bandShown: () => document.getElementById('occupancy-chart')?.dataset.band === 'true' && S.sessions,
   goodputBandShown: () => document.getElementById('chart')?.dataset.band === 'true' && !S.sessions && !!charts.load,
@@ -604,6 +606,44 @@ async function drawPhase() {
 }
 const label = (k: SchemaKey) => `${k.label ?? k.path}${k.unit ? ` (${k.unit})` : ''}`;
 
+// ---------- risk: the metastable region ----------
+async function drawRisk() {
+  const sent = S.sent;
+  if (!sent) return;
+  const t0 = performance.now();
+  hooks.riskReady = false;
+  const { scenario, note } = riskScenario(sent);
+  const current = Number(getPath(scenario, 'client.retries'));
+  const vary = `client.retries=${retryValues(current).join(',')}`;
+  $('risk-status').textContent = `${note}Running ${RISK_RUNS} runs at each of ${RISK_LOADS.length} loads and each retry count…`;
+  $('risk-draw').setAttribute('aria-busy', 'true');
+  try {
+    const map = await api.risk(scenario, RISK_LOADS, RISK_RUNS, vary);
+    const t = riskTable(map);
+    const th = (text: string) => Object.assign(document.createElement('th'), { scope: 'col', textContent: text });
+    const headRow = document.createElement('tr');
+    headRow.append(...t.head.map(th));
+    $('risk-table').querySelector('thead')!.replaceChildren(headRow);
+    const rows = t.rows.map((r) => {
+      const tr = document.createElement('tr');
+      tr.append(Object.assign(document.createElement('th'), { scope: 'row', textContent: r.label }));
+      for (const c of r.cells) {
+        const td = Object.assign(document.createElement('td'), { textContent: c.here ? `● ${c.text}` : c.text, title: c.title });
+        td.style.background = `color-mix(in srgb, var(--bad, #c0392b) ${Math.round(c.tone * 60)}%, transparent)`;
+        tr.append(td);
+      }
+      return tr;
+    });
+    $('risk-table').querySelector('tbody')!.replaceChildren(...rows);
+    hooks.riskReady = true;
+    $('risk-status').textContent = `${note}Each cell: the chance of tipping within a day by chance · the mean time back after the incident. ${t.rows.length * t.head.length - t.rows.length} cells in ${(performance.now() - t0).toFixed(0)} ms.`;
+  } catch (e) {
+    if (!isAbort(e)) $('risk-status').textContent = `Risk failed: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    $('risk-draw').removeAttribute('aria-busy');
+  }
+}
+
 // ---------- exports ----------
 function exportData() {
   const r = S.result;
@@ -781,6 +821,7 @@ function wire() {
     if (i !== undefined) { S.trace = traceSeek(S.trace, Number(i) + 1); showTrace(); }
   });
   $('phase-draw').addEventListener('click', () => void drawPhase());
+  $('risk-draw').addEventListener('click', () => void drawRisk());
   for (const w of ['x', 'y'] as const) {
     $(`phase-${w}`).addEventListener('change', () => { if (S.scenario) fillAxisInputs(w, S.scenario); });
   }

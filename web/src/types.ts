@@ -126,6 +126,20 @@ export interface Tipping { grid_s: number; on_grid_s: number | null; exact_s: nu
 
 export interface SweepRow { values: Record<string, number>; metrics: Metrics }
 
+/** One load of POST /api/risk (docs/risk.md): shares with 95% intervals, waiting times in seconds. */
+export interface RiskShare { k: number; n: number; p: number; low: number; high: number }
+export interface RiskWait { events: number; exposure_s: number; mean_s: number | null; low_s: number; high_s: number | null; within_hour: RiskShare; within_day: RiskShare }
+export interface RiskLevel {
+  load: number;
+  demand_per_s: number;
+  tipped_within_horizon: RiskShare;
+  time_to_tip: RiskWait;
+  stuck_to_leave: RiskShare;
+  left_within_horizon: RiskShare;
+  time_to_leave: RiskWait;
+}
+export interface RiskMap { knob: string; operating_value: number; rows: { value: number; levels: RiskLevel[] }[] }
+
 /** Mean and 95% interval of one figure over Monte Carlo replications (null: never happened). */
 export interface MetricInterval {
   mean: number | null;

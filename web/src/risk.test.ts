@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { retryValues, riskCell, riskScenario, roughTime } from './risk';
+import type { RiskLevel, Scenario } from './types';
+
+const share = (k: number, n: number, p: number) => ({ k, n, p, low: p / 2, high: Math.min(1, p * 2) });
+const wait = (mean: number | null, low: number) => ({ events: mean ? 1 : 0, exposure_s: 100, mean_s: mean, low_s: low, high_s: mean ? mean * 2 : null, within_hour: share(0, 0, 0.1), within_day: share(0, 0, 0.75) });
+
+describe('risk view', () => {
+  it('writes waiting times to two digits in the largest unit above 2', () => {
+    expect(roughTime(41.2)).toBe('41 s');
+    expect(roughTime(4680)).toBe('78 min');
+    expect(roughTime(28440)).toBe('7.9 h');
+    expect(roughTime(3 * 86400)).toBe('3 days');
+  });
+  it('a cell says the day chance and the way back, or a lower bound', () => {
+    const level: RiskLevel = { load: 1, demand_per_s: 9.5, tipped_within_horizon: share(3, 20, 0.15), time_to_tip: wait(600, 300), stuck_to_leave: share(20, 20, 1), left_within_horizon: share(0, 20, 0), time_to_leave: wait(null, 9000) };
+    const c = riskCell(level, true);
+    expect(c.text).toBe('75% · > 2.5 h');
+    expect(c.here).toBe(true);
+    expect(c.title).toContain('3 of 20 runs tipped');
+  });
+  it('rows of retries include the scenario own value', () => {
+    expect(retryValues(3)).toEqual([0, 1, 2, 3, 4]);
+    expect(retryValues(7)).toEqual([0, 1, 2, 3, 4, 7]);
+  });
+  it('fixed arrivals are made Poisson, random ones kept', () => {
+    const sc = { engine: 'fluid', demand: { process: 'deterministic' }, server: { service: 'deterministic' } } as unknown as Scenario;
+    const r = riskScenario(sc);
+    expect((r.scenario as unknown as { engine: string }).engine).toBe('agent');
+    expect((r.scenario as unknown as { demand: { process: string } }).demand.process).toBe('poisson');
+    expect(r.note).not.toBe('');
+    const random = { engine: 'agent', demand: { process: 'deterministic' }, server: { service: 'exponential' } } as unknown as Scenario;
+    expect(riskScenario(random).note).toBe('');
+  });
+});

@@ -1,0 +1,57 @@
+// The page's view of POST /api/risk (docs/risk.md): the metastable region
+// as a table, knob values down, loads across; each cell the chance of
+// tipping within a day by chance and the mean time to come back.
+
+import { fmtNum, fmtPct } from './format';
+import type { RiskLevel, RiskMap, Scenario } from './types';
+
+export const RISK_LOADS = [0.5, 0.7, 0.8, 0.9, 1, 1.1];
+export const RISK_RUNS = 20;
+
+/** The scenario risk runs: the agent engine, and Poisson arrivals when nothing else is random. */
+export function riskScenario(sc: Scenario): { scenario: Scenario; note: string } {
+  const next = JSON.parse(JSON.stringify(sc)) as Scenario;
+  const s = next as unknown as { engine: string; demand: { process: string }; server: { service: string } };
+  s.engine = 'agent';
+  let note = '';
+  if (s.demand.process === 'deterministic' && (s.server.service ?? 'deterministic') === 'deterministic') {
+    s.demand.process = 'poisson';
+    note = 'Arrivals made Poisson (the scenario has nothing random). ';
+  }
+  return { scenario: next, note };
+}
+
+/** The retry counts of the map's rows: 0 to 4 and the scenario's own. */
+export function retryValues(current: number): number[] {
+  const v = new Set([0, 1, 2, 3, 4, current]);
+  return [...v].filter((x) => x >= 0 && x <= 20).sort((a, b) => a - b);
+}
+
+/** "3.2 h", "41 s": a mean waiting time to two digits; "> 3 h" when none was seen. */
+export function roughTime(s: number): string {
+  const units: [number, string][] = [[86400 * 365.25, 'years'], [86400, 'days'], [3600, 'h'], [60, 'min']];
+  for (const [size, name] of units) if (s >= 2 * size) return `${fmtNum(Number((s / size).toPrecision(2)), 1)} ${name}`;
+  return `${fmtNum(Number(s.toPrecision(2)), 1)} s`;
+}
+
+export interface RiskCell { text: string; title: string; here: boolean; tone: number }
+
+export function riskCell(l: RiskLevel, here: boolean): RiskCell {
+  const day = l.time_to_tip.within_day;
+  const leave = l.stuck_to_leave.k === 0 ? '–' : l.time_to_leave.mean_s !== null ? roughTime(l.time_to_leave.mean_s) : `> ${roughTime(l.time_to_leave.low_s)}`;
+  return {
+    text: `${fmtPct(day.p, 0)} · ${leave}`,
+    title: `Tips within a day by chance: ${fmtPct(day.p, 1)} (95%: ${fmtPct(day.low, 1)} to ${fmtPct(day.high, 1)}); ${l.tipped_within_horizon.k} of ${l.tipped_within_horizon.n} runs tipped. Mean time back after being stuck: ${leave}.`,
+    here,
+    tone: day.p,
+  };
+}
+
+export function riskTable(map: RiskMap): { head: string[]; rows: { label: string; cells: RiskCell[] }[] } {
+  const head = ['Retries ↓ · load →', ...map.rows[0].levels.map((l) => `${fmtNum(l.load, 2)}×`)];
+  const rows = map.rows.map((r) => ({
+    label: String(r.value),
+    cells: r.levels.map((l) => riskCell(l, r.value === map.operating_value && l.load === 1)),
+  }));
+  return { head, rows };
+}
