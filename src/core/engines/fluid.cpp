@@ -141,11 +141,14 @@ class FluidEngine {
   // Rule 1. Capacity of the step; first attempts of the step.
   double capacity_and_demand(int t) {
     bool incident = incident_.contains(t);
-    const StepSpan span = step_span(s_, t, steps_);
-    double capacity = s_.server.capacity_per_s * s_.step_s *
-                      (incident ? s_.incident.capacity_factor : 1.0) * profiles_.capacity_at(span);
-    double first = s_.demand.rate_per_s * s_.step_s * (incident ? s_.incident.demand_factor : 1.0) *
-                   profiles_.demand_at(span);
+    double capacity =
+        s_.server.capacity_per_s * s_.step_s * (incident ? s_.incident.capacity_factor : 1.0);
+    double first = s_.demand.rate_per_s * s_.step_s * (incident ? s_.incident.demand_factor : 1.0);
+    if (profiles_.any) {
+      const StepSpan span = step_span(s_, t, steps_);
+      capacity *= profiles_.capacity_at(span);
+      first *= profiles_.demand_at(span);
+    }
     result_.series.capacity[t] = capacity;
     result_.series.first_attempts[t] = first;
     result_.user_requests += first;

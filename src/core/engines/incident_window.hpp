@@ -24,10 +24,14 @@ inline StepSpan step_span(const Scenario& s, int t, int steps) {
 
 // The load profiles' multipliers of a step (model/profile.hpp), read at the
 // step's middle so that a ramp's step gets its mean; 1 without a profile.
+// Without a profile no step pays for one: `any` is checked first.
 struct StepProfiles {
   Profile demand, capacity;
+  bool any;
   explicit StepProfiles(const Scenario& s)
-      : demand(s.demand_profile()), capacity(s.capacity_profile_over_time()) {}
+      : demand(s.demand_profile()),
+        capacity(s.capacity_profile_over_time()),
+        any(!demand.empty() || !capacity.empty()) {}
   double demand_at(StepSpan span) const { return demand.at((span.start + span.end) / 2); }
   double capacity_at(StepSpan span) const { return capacity.at((span.start + span.end) / 2); }
 };

@@ -248,8 +248,8 @@ class AgentEngine {
       call.capacity[t] = s_.server.capacity_per_s * s_.step_s *
                          (rate_of_step_.empty() ? (incident ? s_.incident.capacity_factor : 1.0)
                                                 : rate_of_step_[t]);
-      const double demand =
-          (incident ? s_.incident.demand_factor : 1.0) * profiles_.demand_at(StepSpan{start, end});
+      double demand = incident ? s_.incident.demand_factor : 1.0;
+      if (profiles_.any) demand *= profiles_.demand_at(StepSpan{start, end});
       double first = static_cast<double>(arrivals_.generate(start, end, demand));
       call.first_attempts[t] = first;
       result_.user_requests += first;
