@@ -1,5 +1,7 @@
 #include "formats/result_json.hpp"
 
+#include <cmath>
+
 #include "formats/scenario_io.hpp"
 #include "model/graph.hpp"
 
@@ -7,10 +9,11 @@ namespace retrystorm {
 
 using nlohmann::json;
 
-namespace {
 json optional_json(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
+  return v && std::isfinite(*v) ? json(*v) : json(nullptr);
 }
+
+namespace {
 
 // A number, null when missing, or true / false.
 json figure_json(const MetricField& field, const Metrics& m) {

@@ -15,6 +15,10 @@
 
 namespace retrystorm {
 
+// A figure that may be missing: null when absent or not finite (an
+// expected time beyond what can be computed), else the number.
+nlohmann::json optional_json(const std::optional<double>& v);
+
 nlohmann::json metrics_json(const Metrics& m);
 nlohmann::json series_json(const Series& s);
 // A graph's run per service and per edge: totals and series (docs/graph.md).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/result_json.hpp"
 #include "text/number.hpp"
 #include "text/printable.hpp"
 #include "text/units.hpp"
@@ -86,10 +87,6 @@ void hysteresis_text(std::ostringstream& out, const RiskResult& r) {
 
 nlohmann::json share_json(const Share& s) {
   return {{"k", s.k}, {"n", s.n}, {"p", s.p}, {"low", s.low}, {"high", s.high}};
-}
-
-nlohmann::json optional_json(const std::optional<double>& v) {
-  return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 nlohmann::json waiting_json(const WaitingTime& w) {
