@@ -3,7 +3,7 @@
 // that gives it an interval about ±12% wide (32,000 plain walks; ten
 // splitting runs of 300 walks per level), so that their times compare the
 // cost of one answer; metafor's example solved exactly; and a 20 x 20
-// metastable-region map.
+// metastable-region map; and a one-in-a-million tip on the agent engine.
 #include <benchmark/benchmark.h>
 
 #include "analysis/markov/retry_chain.hpp"
@@ -74,3 +74,23 @@ static void BM_RiskMap20x20(benchmark::State& state) {
     benchmark::DoNotOptimize(assess_risk_map(s, SweepAxis("client.retries", 0, 19, 1), o));
 }
 BENCHMARK(BM_RiskMap20x20)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The target for rare tips on the agent engine: a chance of about
+// one in a million per hour (45% load, 1 h) by splitting, in seconds: 100
+// walks per stage, 8 splitting runs.
+static void BM_AgentRareTipSplitting(benchmark::State& state) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  for (const auto& [key, value] : testing::random_server_keys()) set_key_text(s, key, value);
+  set_key_text(s, "horizon_s", "3600");
+  RiskOptions o;
+  o.loads = {0.45};
+  o.runs = 2;
+  o.exact = false;
+  o.splitting = true;
+  o.split_effort = 100;
+  for (auto _ : state) {
+    const RiskResult r = assess_risk(s, o);
+    state.counters["p_per_hour"] = r.levels[0].rare->p;
+  }
+}
+BENCHMARK(BM_AgentRareTipSplitting)->Unit(benchmark::kMillisecond)->Iterations(1);

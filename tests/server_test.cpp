@@ -471,6 +471,26 @@ TEST_F(Server, RiskAnswersPerLoadAndAsAMap) {
                                       {"runs", 100000},
                                       {"horizon_s", 100000}}),
                400, "risk");
+  json split = ok_json(post("/api/risk", json{{"preset", "order-status"},
+                                              {"set", random},
+                                              {"runs", 2},
+                                              {"exact", false},
+                                              {"splitting", true},
+                                              {"split_effort", 4},
+                                              {"split_runs", 2},
+                                              {"split_levels", 2}}));
+  EXPECT_EQ(split["levels"][0]["splitting"]["effort"], 4);
+  EXPECT_EQ(split["levels"][0]["splitting"]["levels"].size(), 2u);
+  expect_error(post("/api/risk", json{{"preset", "order-status"},
+                                      {"set", random},
+                                      {"splitting", true},
+                                      {"split_effort", 1.5}}),
+               400, "split_effort");
+  expect_error(post("/api/risk", json{{"preset", "order-status"},
+                                      {"set", random},
+                                      {"splitting", true},
+                                      {"vary", "client.retries=0,3"}}),
+               400, "not a map");
 }
 
 TEST_F(Server, TippingGridTooFineIs400) {

@@ -191,15 +191,18 @@ def tipping(scenario, grid_s=0.0, *, allow_large=False):
 
 
 def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True, vary=None,
-         allow_large=False):
+         splitting=False, split_effort=40, split_runs=8, split_levels=8, allow_large=False):
     """How likely chance tips the scenario into the stuck state and how long it
     stays (`retrystorm risk --format json`, docs/risk.md): per load, the share
     of runs that tipped, the mean times to tip and to leave with their 95%
     intervals, the exact chain where the scenario is one. With
-    vary="client.retries=0,1,2,3" the metastable region over that knob: the
-    answer's "table" is a DataFrame with a row per knob value and load."""
+    splitting=True each level also has "splitting": the chance of tipping
+    estimated by multilevel splitting, for tips too rare for `runs` to see.
+    With vary="client.retries=0,1,2,3" the metastable region over that knob:
+    the answer's "table" is a DataFrame with a row per knob value and load."""
+    split = [int(split_effort), int(split_runs), int(split_levels)] if splitting else []
     answer = _core.risk(scenario, [float(x) for x in loads], int(runs), float(horizon_s),
-                        int(threads), bool(exact), vary or "", allow_large)
+                        int(threads), bool(exact), vary or "", allow_large, split)
     if vary:
         answer["table"] = pd.DataFrame(
             {

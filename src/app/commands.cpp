@@ -128,7 +128,10 @@ Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
     for (double load : options.loads)
       if (auto p = chain_params(one, load, why_not))
         cost.seconds += 1e-4 * markov::chain_states(*p);
-  cost.size = number_text(runs * maps) + " runs of " + cost.size;
+  // Splitting: at most its walks per load, each a run of the horizon.
+  const double walks = options.splitting ? split_engine_runs(options) * options.loads.size() : 0;
+  cost.seconds += walks * engine_run_cost(priced).seconds;
+  cost.size = number_text(runs * maps + walks) + " runs of " + cost.size;
   return cost;
 }
 
@@ -143,6 +146,8 @@ RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget
 RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
                  const CostBudget& budget) {
   // The knob's largest value prices every cell: retries and timeouts cost more as they grow.
+  if (options.splitting)
+    throw InputError("risk: splitting estimates one scenario's loads, not a map (--vary)");
   const std::vector<double> values = risk_map_values(knob);
   Scenario priced = s;
   set_key(priced, knob.path, KeyValue{*std::max_element(values.begin(), values.end())});

@@ -42,6 +42,8 @@ struct RiskCommand : StudyCommand {
   double horizon = 0, seed = 0;
   unsigned threads = 0;
   bool no_exact = false;
+  bool splitting = false;
+  int split_effort = 40, split_runs = 8, split_levels = 8;
   std::string vary;  // PATH=V1,V2,... or PATH=FROM:TO:STEP: the metastable region
   CLI::Option* seed_opt = nullptr;
 };
@@ -81,6 +83,10 @@ int risk(const RiskCommand& c) {
   o.horizon_s = c.horizon;
   o.threads = c.threads;
   o.exact = !c.no_exact;
+  o.splitting = c.splitting;
+  o.split_effort = c.split_effort;
+  o.split_runs = c.split_runs;
+  o.split_levels = c.split_levels;
   if (!c.vary.empty()) {
     RiskMap map = app::risk_map(s, parse_axis(c.vary), o, c.scenario.budget());
     emit(c.format == "json" ? dump(risk_map_json(map)) : risk_map_text(map), c.out);
@@ -167,6 +173,16 @@ void add_risk_command(CLI::App& app, CommandTable& table) {
   c->seed_opt = cmd->add_option("--seed", c->seed, "first seed: replication r runs at seed + r");
   cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
   cmd->add_flag("--no-exact", c->no_exact, "leave out the exact Markov chain");
+  cmd->add_flag("--splitting", c->splitting,
+                "also estimate the chance of tipping by multilevel splitting on the agent engine: "
+                "for tips too rare for --runs to see (not with --vary)");
+  cmd->add_option("--split-effort", c->split_effort,
+                  "splitting: walks per stage, 2 to 100000 (default 40)");
+  cmd->add_option("--split-runs", c->split_runs,
+                  "splitting: independent splitting runs, 2 to 1000 (default 8)");
+  cmd->add_option("--split-levels", c->split_levels,
+                  "splitting: levels of attempts at the server up to the stuck backlog, 1 to 100 "
+                  "(default 8)");
   cmd->add_option("--vary", c->vary,
                   "PATH=V1,V2,... or PATH=FROM:TO:STEP: the metastable region over one policy "
                   "knob and the loads (at most 50 values)");

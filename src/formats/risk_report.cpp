@@ -30,8 +30,32 @@ std::string count_text(const Share& s) {
 
 std::string mean_text(const WaitingTime& w) {
   if (!w.mean_s) return "more than " + rough_duration(w.low_s);
+  if (!w.high_s)  // the interval's low chance is 0: no upper bound
+    return fmt::format("{} (at least {})", rough_duration(*w.mean_s), rough_duration(w.low_s));
   return fmt::format("{} ({} to {})", rough_duration(*w.mean_s), rough_duration(w.low_s),
                      rough_duration(*w.high_s));
+}
+
+// A chance as a percentage, or in powers of ten when `scale` (the largest
+// of the figures written together) is too small for one.
+std::string chance_text(double p, double scale) {
+  return scale >= 0.001 || p == 0 ? format_percent(p) : text::general_text(p, 2);
+}
+std::string chance_text(double p) {
+  return chance_text(p, p);
+}
+
+void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
+  std::string levels;
+  for (int64_t level : t.levels) levels += (levels.empty() ? "" : ", ") + std::to_string(level);
+  out << "  by splitting: tips within " << rough_duration(r.scenario.horizon_s) << ": "
+      << chance_text(t.p, t.high) << " (" << chance_text(t.low, t.high) << " to "
+      << chance_text(t.high) << "); mean time to tip " << mean_text(t.enter) << "\n"
+      << "    tips within 1 h: " << chance_text(t.enter.within(kHour).p)
+      << "; within 1 day: " << chance_text(t.enter.within(kDay).p) << "\n"
+      << "    stages: attempts at the server reaching " << levels << ", then the stuck rule; "
+      << t.effort << " walks per stage, " << t.runs << " independent splitting runs, "
+      << text::grouped_text(double(t.engine_runs)) << " runs of the engine in all\n";
 }
 
 void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l) {
@@ -43,6 +67,7 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
   out << "  mean time to tip: " << mean_text(l.enter) << "\n";
   out << "  tips within 1 h: " << share_text(l.enter.within(kHour))
       << "; within 1 day: " << share_text(l.enter.within(kDay)) << "\n";
+  if (l.rare) rare_text(out, r, *l.rare);
   const bool pushed = s.incident.duration_s > 0;
   if (pushed) out << "  stuck when the incident ended: " << count_text(l.pushed) << "\n";
   if (l.pushed.k > 0) {
@@ -97,6 +122,22 @@ nlohmann::json waiting_json(const WaitingTime& w) {
           {"high_s", optional_json(w.high_s)},
           {"within_hour", share_json(w.within(kHour))},
           {"within_day", share_json(w.within(kDay))}};
+}
+
+nlohmann::json rare_json(const RareTip& t) {
+  nlohmann::json path = nlohmann::json::array();
+  for (const Reseed& r : t.tipped_path)
+    path.push_back({{"after_events", r.after_events}, {"seed", r.seed}});
+  return {{"p", t.p},
+          {"low", t.low},
+          {"high", t.high},
+          {"time_to_tip", waiting_json(t.enter)},
+          {"levels", t.levels},
+          {"factors", t.factors},
+          {"effort", t.effort},
+          {"runs", t.runs},
+          {"engine_runs", t.engine_runs},
+          {"tipped_path", std::move(path)}};
 }
 
 nlohmann::json exact_json(const markov::RetryChainFigures& x) {
@@ -202,6 +243,7 @@ nlohmann::json risk_json(const RiskResult& r) {
                         {"replay_seed", optional_json(l.tipped_seed)},
                         {"exact", l.exact ? exact_json(*l.exact) : nlohmann::json(nullptr)},
                         {"exact_note", l.exact_note}};
+    if (l.rare) j["splitting"] = rare_json(*l.rare);
     levels.push_back(std::move(j));
   }
   const Hysteresis h = hysteresis_of(r);

@@ -32,9 +32,15 @@ py::object tipping(const Scenario& s, double grid_s, bool allow_large) {
 
 // `retrystorm risk`: one level per load, or with `vary` the metastable
 // region over that knob (PATH=V1,V2,... or PATH=FROM:TO:STEP).
+// `split` holds effort, runs and levels for splitting, or is empty.
 py::object risk(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
-                unsigned threads, bool exact, const std::string& vary, bool allow_large) {
+                unsigned threads, bool exact, const std::string& vary, bool allow_large,
+                std::vector<int> split) {
   RiskOptions o;
+  if (split.size() == 3) {
+    o.splitting = true;
+    o.split_effort = split[0], o.split_runs = split[1], o.split_levels = split[2];
+  }
   o.loads = std::move(loads);
   o.runs = runs;
   o.horizon_s = horizon_s;
@@ -134,7 +140,8 @@ void bind_studies(py::module_& m) {
   m.def("tipping", &tipping, py::arg("scenario"), py::arg("grid_s") = 0.0,
         py::arg("allow_large") = false);
   m.def("risk", &risk, py::arg("scenario"), py::arg("loads"), py::arg("runs"), py::arg("horizon_s"),
-        py::arg("threads"), py::arg("exact"), py::arg("vary"), py::arg("allow_large"));
+        py::arg("threads"), py::arg("exact"), py::arg("vary"), py::arg("allow_large"),
+        py::arg("split"));
   m.def(
       "analyze",
       [](std::vector<std::string> paths, std::optional<double> from_s, std::optional<double> to_s,

@@ -1,5 +1,7 @@
 #include "server/routes.hpp"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -280,10 +282,16 @@ double number_field(const json& body, const char* name, double fallback) {
   return body[name].get<double>();
 }
 
-// POST /api/risk (docs/http-api.md): `retrystorm risk` with loads, runs,
-// horizon_s, exact and vary ("PATH=V1,V2,..." for the metastable region).
-json risk_route(const std::string&, const json& body, const ServerLimits& limits) {
-  Scenario s = scenario_of(body, {"loads", "runs", "horizon_s", "exact", "vary"}, limits);
+// A whole-number field of a request body within [low, high], or `fallback`.
+int whole_field(const json& body, const char* name, int fallback, int low, int high) {
+  const double v = number_field(body, name, fallback);
+  if (!(v >= low && v <= high && v == std::floor(v)))
+    throw InputError(fmt::format("body.{}: {} must be a whole number, {} to {}", name,
+                                 number_text(v), low, high));
+  return static_cast<int>(v);
+}
+
+RiskOptions risk_options_of(const json& body, const ServerLimits& limits) {
   RiskOptions o;
   if (body.contains("loads")) {
     if (!body["loads"].is_array() || body["loads"].empty())
@@ -294,13 +302,26 @@ json risk_route(const std::string&, const json& body, const ServerLimits& limits
       o.loads.push_back(v.get<double>());
     }
   }
-  const double runs = number_field(body, "runs", 0);
-  if (!(runs >= 0 && runs <= 100000 && runs == std::floor(runs)))
-    throw InputError("body.runs: " + number_text(runs) + " must be a whole number, 1 to 100000");
-  o.runs = static_cast<int>(runs);
+  o.runs = whole_field(body, "runs", 0, 0, 100000);
   o.horizon_s = number_field(body, "horizon_s", 0);
   o.exact = flag_of(body, "exact");
+  o.splitting = body.contains("splitting") && flag_of(body, "splitting");
+  o.split_effort = whole_field(body, "split_effort", o.split_effort, 2, 100000);
+  o.split_runs = whole_field(body, "split_runs", o.split_runs, 2, 1000);
+  o.split_levels = whole_field(body, "split_levels", o.split_levels, 1, 100);
   o.threads = limits.sweep_threads;
+  return o;
+}
+
+// POST /api/risk (docs/http-api.md): `retrystorm risk` with loads, runs,
+// horizon_s, exact, splitting (split_effort, split_runs, split_levels) and
+// vary ("PATH=V1,V2,..." for the metastable region).
+json risk_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body,
+                           {"loads", "runs", "horizon_s", "exact", "vary", "splitting",
+                            "split_effort", "split_runs", "split_levels"},
+                           limits);
+  const RiskOptions o = risk_options_of(body, limits);
   if (body.contains("vary")) {
     if (!body["vary"].is_string())
       throw InputError("body.vary: must be a text PATH=V1,V2,... or PATH=FROM:TO:STEP");

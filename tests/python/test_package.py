@@ -386,3 +386,15 @@ def test_risk_map_is_a_table_with_the_operating_point():
 def test_risk_refuses_a_scenario_without_randomness():
     with pytest.raises(ValueError, match="nothing in this scenario is random"):
         rs.risk(rs.Scenario.preset("order-status"), runs=2)
+
+
+def test_risk_by_splitting_sees_what_few_runs_cannot():
+    r = rs.risk(_random_server(), loads=[0.5], runs=4, exact=False, splitting=True,
+                split_effort=10, split_runs=3, split_levels=4)
+    level = r["levels"][0]
+    assert level["tipped_within_horizon"]["k"] == 0
+    split = level["splitting"]
+    assert split["effort"] == 10 and split["runs"] == 3
+    assert split["levels"] == [8, 16, 24, 31]
+    assert 0 <= split["low"] <= split["p"] <= split["high"] < 0.01
+    assert split["engine_runs"] <= 3 * 10 * 5

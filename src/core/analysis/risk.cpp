@@ -128,6 +128,13 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
   if (!(o.horizon_s >= 0 && o.horizon_s <= 1e7))
     throw InputError("risk: horizon " + number_text(o.horizon_s) +
                      " must be above 0 s and at most 10000000 s");
+  auto within = [](const char* what, int v, int low, int high) {
+    if (v < low || v > high)
+      throw InputError(fmt::format("risk: {} {} must be {} to {}", what, v, low, high));
+  };
+  within("split effort", o.split_effort, 2, 100000);
+  within("split runs", o.split_runs, 2, 1000);
+  within("split levels", o.split_levels, 1, 100);
   if (o.loads.empty() || o.loads.size() > 100)
     throw InputError("risk: 1 to 100 loads, not " + std::to_string(o.loads.size()));
   validate(r);
@@ -276,6 +283,7 @@ RiskResult assess_risk(const Scenario& base, const RiskOptions& o) {
       estimate_leaving(level, calm, 0);
     }
     if (o.exact) add_exact(level, quiet);
+    if (o.splitting) level.rare = split_tipping(quiet, out.rule, o);
     out.levels.push_back(std::move(level));
   }
   return out;

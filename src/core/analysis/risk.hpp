@@ -11,6 +11,7 @@
 
 #include "analysis/markov/retry_chain.hpp"
 #include "analysis/sweep.hpp"
+#include "engines/agent/agent.hpp"
 #include "engines/montecarlo.hpp"
 #include "engines/run_result.hpp"
 #include "model/scenario.hpp"
@@ -53,6 +54,22 @@ struct WaitingTime {
   Share within(double t_s) const;
 };
 WaitingTime waiting_time(int events, double exposure_s);
+// The same from the chance of it happening within horizon_s (and that
+// chance's 95% interval), assuming no memory: mean = horizon / -ln(1 - p).
+WaitingTime waiting_time_from_chance(double p, double low, double high, double horizon_s);
+
+// Tipping by chance, estimated by multilevel splitting on the agent engine
+// (docs/risk.md, "Rare tipping"): stages up levels of attempts at the server
+// to the stuck rule's backlog, then a last stage judged by the rule itself.
+struct RareTip {
+  double p = 0, low = 0, high = 0;  // the chance of tipping within the horizon, 95%
+  WaitingTime enter;                // the mean time to tip, from that chance
+  std::vector<int64_t> levels;      // attempts at the server, stage by stage
+  std::vector<double> factors;      // per stage (and the rule's), the mean share that made it
+  int effort = 0, runs = 0;         // walks per stage; independent splitting runs
+  long engine_runs = 0;             // the work: walks run in all
+  std::vector<Reseed> tipped_path;  // a walk that tipped: its reseeds (seed hashed from --seed)
+};
 
 struct RiskLevel {
   double load = 1;  // multiple of the scenario's demand
@@ -64,7 +81,8 @@ struct RiskLevel {
   WaitingTime leave;
   std::optional<double> tipped_seed;  // the first replication that tipped: replay it
   std::optional<markov::RetryChainFigures> exact;
-  std::string exact_note;  // why there is no exact chain, or its assumptions
+  std::string exact_note;       // why there is no exact chain, or its assumptions
+  std::optional<RareTip> rare;  // with RiskOptions::splitting
 };
 
 struct RiskOptions {
@@ -73,6 +91,11 @@ struct RiskOptions {
   double horizon_s = 0;  // 0: the scenario's horizon
   unsigned threads = 0;
   bool exact = true;  // the Markov chain beside, when the scenario is one
+  // Multilevel splitting beside plain Monte Carlo, for tips too rare to see.
+  bool splitting = false;
+  int split_effort = 40;  // walks per stage
+  int split_runs = 8;     // independent splitting runs (the interval's spread)
+  int split_levels = 8;   // stages up to the stuck backlog, before the rule's own
   CancelCheck cancelled;
 };
 
@@ -98,6 +121,15 @@ Hysteresis hysteresis_of(const RiskResult& r);
 Scenario risk_scenario(const Scenario& s, const RiskOptions& o);
 RiskResult assess_risk(const Scenario& s, const RiskOptions& o);
 int risk_runs(const Scenario& s, const RiskOptions& o);
+
+// The chance that `quiet` (a risk scenario at one load, no incident) tips
+// within its horizon, by fixed-effort splitting over replayed agent runs.
+RareTip split_tipping(const Scenario& quiet, const StuckRule& rule, const RiskOptions& o);
+// The stages' levels of attempts at the server: `count` steps up to the
+// first backlog the rule calls deep.
+std::vector<int64_t> split_levels(const StuckRule& rule, int count);
+// Agent runs one splitting estimate takes at most.
+double split_engine_runs(const RiskOptions& o);
 
 // The metastable region: risk at each value of one policy knob (a numeric
 // key: client.retries, client.timeout_s, client.budget.ratio, ...) and each

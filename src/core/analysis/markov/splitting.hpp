@@ -9,9 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "analysis/markov/chain.hpp"
+#include "engines/montecarlo.hpp"
+#include "model/keys.hpp"
+#include "parallel/thread_pool.hpp"
+#include "random/rng.hpp"
 
 namespace retrystorm::markov {
 
@@ -20,8 +25,66 @@ struct RareEstimate {
   double low = 0;  // 95% interval
   double high = 0;
   std::vector<double> factors;  // per level, the mean share that made it
-  long moves = 0;               // the work: moves walked in all
+  long moves = 0;               // the work: moves walked in all (chain walks)
 };
+
+// One walk's seed: its own stream, whatever order the walks run in (each
+// number hashed in turn, so that no two walks share a stream).
+uint64_t walk_seed(uint64_t seed, uint64_t replica, uint64_t stage, uint64_t walk);
+
+struct SplitPlan {
+  size_t stages = 1;
+  int effort = 2;    // walks per stage
+  int replicas = 2;  // independent splitting runs: the interval is their spread
+  uint64_t seed = 1;
+  unsigned threads = 1;  // the walks of one stage side by side
+};
+
+// The mean and interval of the replicas' products (each one unbiased; the
+// stages of one replica share their walks' entries, so the interval comes
+// from the replicas, not from the factors).
+RareEstimate combine_replicas(const std::vector<double>& products,
+                              const std::vector<std::vector<double>>& factors);
+
+// Fixed-effort splitting over any walk: climb(from, stage, rng) walks from an
+// entry of the stage before (or `start`) and answers its entry into this
+// stage's level, or none when the horizon passed first. The same plan gives
+// the same estimate whatever the threads. `reached`, when given, gets the
+// last stage's entries of the first replica that had any.
+template <class Entry, class Climb>
+RareEstimate split_fixed_effort(const Entry& start, const SplitPlan& plan, Climb&& climb,
+                                std::vector<Entry>* reached = nullptr) {
+  if (plan.effort < 2 || plan.replicas < 2 || plan.stages == 0)
+    throw InputError("splitting: at least 2 walks per level, 2 replicas and one level");
+  std::vector<double> products;
+  std::vector<std::vector<double>> factors;
+  for (int r = 0; r < plan.replicas; ++r) {
+    std::vector<Entry> entries = {start};
+    std::vector<double> f;
+    double p = 1;
+    for (size_t k = 0; k < plan.stages && p > 0; ++k) {
+      std::vector<std::optional<Entry>> walks(static_cast<size_t>(plan.effort));
+      auto walk = [&](size_t i) {
+        Rng rng(walk_seed(plan.seed, static_cast<uint64_t>(r), k, i));
+        const Entry& from = entries[static_cast<size_t>(rng.uniform() * entries.size())];
+        walks[i] = climb(from, k, rng);
+      };
+      PoolOptions pool;
+      pool.threads = plan.threads;
+      for_each_index(walks.size(), walk, pool);
+      std::vector<Entry> next;
+      for (auto& w : walks)
+        if (w) next.push_back(std::move(*w));
+      f.push_back(static_cast<double>(next.size()) / plan.effort);
+      p *= f.back();
+      entries = std::move(next);
+    }
+    if (reached && reached->empty() && p > 0) *reached = entries;
+    products.push_back(p);
+    factors.push_back(std::move(f));
+  }
+  return combine_replicas(products, factors);
+}
 
 // P(importance reaches levels.back() within horizon_s, from `start`), with
 // levels increasing and above importance[start]: the mean of `replicas`

@@ -167,6 +167,7 @@ class AgentEngine {
         rng_(static_cast<uint64_t>(s.seed)),
         log_(options.log),
         stats_out_(options.stats),
+        split_(options.split),
         events_(workspace.events),
         timers_(workspace.timers),
         deadlines_(workspace.deadlines),
@@ -234,6 +235,9 @@ class AgentEngine {
   AgentEngine& operator=(const AgentEngine&) = delete;
 
   RunResult run() {
+    // A walk whose path starts with a reseed before any event: its own stream.
+    if (split_ && !split_->reseeds.empty() && split_->reseeds[0].after_events == 0)
+      rng_ = Rng(split_->reseeds[next_reseed_++].seed);
     if (rate_of_step_.empty() && !incident_.empty() && s_.incident.capacity_factor != 1) {
       events_.push(incident_.first * s_.step_s, kRate, {0, 0});
       events_.push(incident_.end * s_.step_s, kRate, {1, 0});
@@ -262,6 +266,7 @@ class AgentEngine {
       }
       run_until(end);
       call.backlog[t] = static_cast<double>(server_.in_system());
+      if (stopped_) break;
     }
     finish();
     return std::move(result_);
@@ -306,7 +311,26 @@ class AgentEngine {
       } else {
         fire_timeout(source - kFromTimers);
       }
+      if (split_ && split_event()) [[unlikely]]
+        return;
     }
+  }
+
+  // After each event of a splitting walk: restart the generator where its
+  // path says, and stop once past its last reseed at the backlog asked for
+  // (the walk's earlier stretch is a replay and stayed below it).
+  bool split_event() {
+    ++split_events_;
+    const std::vector<Reseed>& path = split_->reseeds;
+    if (next_reseed_ < path.size() && path[next_reseed_].after_events == split_events_)
+      rng_ = Rng(path[next_reseed_++].seed);
+    if (split_->stop_at_backlog <= 0 || next_reseed_ < path.size() ||
+        static_cast<int64_t>(server_.in_system()) < split_->stop_at_backlog)
+      return false;
+    split_->stopped_after_events = split_events_;
+    split_->stopped_s = now_;
+    stopped_ = true;
+    return true;
   }
 
   void fire_queued() {
@@ -928,7 +952,11 @@ class AgentEngine {
   // tell apart from the engine's own numbers would cost a reload per event.
   AgentStats stats_;
   AgentStats* stats_out_;
-  CancelPoll poll_;  // the server's deadline (parallel/cancel.hpp)
+  SplitControl* split_;  // a splitting walk, or none
+  uint64_t split_events_ = 0;
+  size_t next_reseed_ = 0;
+  bool stopped_ = false;  // the walk reached its backlog
+  CancelPoll poll_;       // the server's deadline (parallel/cancel.hpp)
   RunResult result_;
   std::vector<RetryState> retry_;  // per layer: its budget, asked with policy_
   bool budget_on_ = false;

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "engines/run_result.hpp"
 #include "model/scenario.hpp"
@@ -43,9 +45,27 @@ struct AgentStats {
   uint64_t peak_jobs = 0;
 };
 
+// Multilevel splitting on the agent engine (docs/risk.md, "Rare tipping"):
+// a walk is its scenario's seed plus reseeds, each restarting the generator
+// after a given number of events, so that any point of any walk can be
+// reached again by replaying it, and continued with fresh randomness.
+struct Reseed {
+  uint64_t after_events = 0;  // events processed before the generator restarts
+  uint64_t seed = 0;
+};
+struct SplitControl {
+  std::vector<Reseed> reseeds;  // in event order
+  int64_t stop_at_backlog = 0;  // stop after the first event that leaves this many attempts
+                                // at the server (once past the last reseed); 0 = never
+  // Filled in when the run stopped there.
+  std::optional<uint64_t> stopped_after_events;
+  double stopped_s = 0;
+};
+
 struct AgentOptions {
-  AttemptSink* log = nullptr;   // requests.csv rows, when wanted
-  AgentStats* stats = nullptr;  // filled in when the run ends
+  AttemptSink* log = nullptr;     // requests.csv rows, when wanted
+  AgentStats* stats = nullptr;    // filled in when the run ends
+  SplitControl* split = nullptr;  // a splitting walk: its reseeds and where it stops
 };
 
 // Runs a validated scenario (validate()) with the agent engine.

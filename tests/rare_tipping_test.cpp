@@ -1,0 +1,181 @@
+// Multilevel splitting on the agent engine (docs/risk.md, "Rare tipping"):
+// a walk replays its path exactly, the estimate agrees with plain Monte
+// Carlo where both see tips, does not depend on the threads, and sees a
+// chance of about one in a million per hour in seconds where plain Monte
+// Carlo sees nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "analysis/risk.hpp"
+#include "cli_run.hpp"
+#include "engines/agent/agent.hpp"
+#include "preset_scenario.hpp"
+#include "random_server.hpp"
+
+namespace retrystorm {
+namespace {
+
+std::vector<double> values(std::span<const double> s) {
+  return {s.begin(), s.end()};
+}
+
+Scenario random_server(std::map<std::string, std::string> sets) {
+  std::map<std::string, std::string> keys = testing::random_server_keys();
+  for (auto& [k, v] : sets) keys[k] = v;
+  return testing::preset("order-status", keys);
+}
+
+RiskOptions splitting_only(double load, int effort, int runs) {
+  RiskOptions o;
+  o.loads = {load};
+  o.runs = 2;
+  o.exact = false;
+  o.splitting = true;
+  o.split_effort = effort;
+  o.split_runs = runs;
+  return o;
+}
+
+TEST(RareTipping, AWalkWithoutReseedsIsTheRunItself) {
+  const Scenario s = random_server({{"horizon_s", "300"}});
+  SplitControl none;
+  const RunResult a = run_agent(s), b = run_agent(s, {.split = &none});
+  EXPECT_EQ(values(a.series.backlog), values(b.series.backlog));
+  EXPECT_EQ(values(a.series.goodput), values(b.series.goodput));
+  EXPECT_FALSE(none.stopped_after_events);
+}
+
+TEST(RareTipping, AContinuedWalkReplaysItsParentUpToTheEntry) {
+  const Scenario s = random_server({{"horizon_s", "600"}});
+  SplitControl parent;
+  parent.reseeds = {{0, 12345}};
+  parent.stop_at_backlog = 20;
+  const RunResult first = run_agent(s, {.split = &parent});
+  ASSERT_TRUE(parent.stopped_after_events) << "9.5/s against 10/s reaches 20 within 10 minutes";
+  // The same path stops at the same event, at the same time.
+  SplitControl again = parent;
+  again.stopped_after_events.reset();
+  run_agent(s, {.split = &again});
+  EXPECT_EQ(again.stopped_after_events, parent.stopped_after_events);
+  EXPECT_EQ(again.stopped_s, parent.stopped_s);
+  // Two children that go on from the entry with their own seeds: every whole
+  // step before the entry is the parent's, and they then part ways.
+  auto child = [&](uint64_t seed) {
+    SplitControl c;
+    c.reseeds = {{0, 12345}, {*parent.stopped_after_events, seed}};
+    return run_agent(s, {.split = &c});
+  };
+  const RunResult x = child(1), y = child(2);
+  const auto entry_step = static_cast<size_t>(parent.stopped_s / s.step_s);
+  for (size_t i = 0; i < entry_step; ++i) {
+    EXPECT_EQ(x.series.backlog[i], first.series.backlog[i]) << i;
+    EXPECT_EQ(y.series.goodput[i], first.series.goodput[i]) << i;
+  }
+  EXPECT_NE(values(x.series.backlog), values(y.series.backlog));
+}
+
+TEST(RareTipping, SplittingAndPlainMonteCarloAgreeWhereBothWork) {
+  // 8 of 10 requests/s for 5 minutes: about one run in ten tips.
+  const Scenario s = random_server({{"horizon_s", "300"}});
+  RiskOptions o = splitting_only(0.85, 40, 10);
+  o.runs = 1000;
+  const RiskResult r = assess_risk(s, o);
+  const RiskLevel& l = r.levels[0];
+  ASSERT_TRUE(l.rare);
+  EXPECT_GT(l.enter_within_horizon.k, 20);
+  // The two 95% intervals overlap, and each holds the other's estimate or
+  // nearly: the same quantity, by two roads.
+  EXPECT_LE(l.rare->low, l.enter_within_horizon.high);
+  EXPECT_GE(l.rare->high, l.enter_within_horizon.low);
+  EXPECT_NEAR(l.rare->p, l.enter_within_horizon.p, 0.5 * l.enter_within_horizon.p);
+  ASSERT_FALSE(l.rare->tipped_path.empty());
+  EXPECT_EQ(l.rare->tipped_path.front().after_events, 0u);
+}
+
+TEST(RareTipping, TheSameSeedGivesTheSameEstimateOnAnyThreads) {
+  const Scenario s = random_server({{"horizon_s", "300"}});
+  RiskOptions one = splitting_only(0.8, 10, 3), two = one;
+  one.threads = 1, two.threads = 2;
+  const RareTip a = *assess_risk(s, one).levels[0].rare;
+  const RareTip b = *assess_risk(s, two).levels[0].rare;
+  EXPECT_EQ(a.p, b.p);
+  EXPECT_EQ(a.factors, b.factors);
+  EXPECT_EQ(a.engine_runs, b.engine_runs);
+  ASSERT_EQ(a.tipped_path.size(), b.tipped_path.size());
+  for (size_t i = 0; i < a.tipped_path.size(); ++i)
+    EXPECT_EQ(a.tipped_path[i].seed, b.tipped_path[i].seed);
+}
+
+TEST(RareTipping, AChanceOfAboutOneInAMillionPerHourInSeconds) {
+  // Half load for an hour: plain Monte Carlo's 20 runs see nothing, and
+  // would need millions; splitting puts the chance near 1e-6 to 1e-4.
+  const Scenario s = random_server({{"horizon_s", "3600"}});
+  RiskOptions o = splitting_only(0.5, 40, 8);
+  o.runs = 20;
+  const RiskLevel l = assess_risk(s, o).levels[0];
+  EXPECT_EQ(l.enter_within_horizon.k, 0);
+  ASSERT_TRUE(l.rare);
+  EXPECT_GT(l.rare->p, 1e-7);
+  EXPECT_LT(l.rare->p, 1e-4);
+  EXPECT_LT(l.rare->engine_runs, 8 * 40 * 9 + 1);
+  ASSERT_TRUE(l.rare->enter.mean_s);
+  EXPECT_GT(*l.rare->enter.mean_s, 365 * 86400.0 / 12);  // a month or more
+}
+
+TEST(RareTipping, LevelsClimbToTheStuckBacklog) {
+  StuckRule rule{.backlog_above = 30, .goodput_below = 0.9, .window_steps = 3};
+  EXPECT_EQ(split_levels(rule, 8), (std::vector<int64_t>{4, 8, 12, 16, 20, 24, 28, 31}));
+  EXPECT_EQ(split_levels(rule, 1), (std::vector<int64_t>{31}));
+  rule.backlog_above = 2.5;
+  EXPECT_EQ(split_levels(rule, 8), (std::vector<int64_t>{1, 2, 3}));
+}
+
+TEST(RareTipping, RefusesBadSettingsBeforeAnyWork) {
+  const Scenario s = random_server({{"horizon_s", "120"}});
+  RiskOptions o = splitting_only(1, 1, 4);
+  EXPECT_THROW(assess_risk(s, o), InputError);
+  o = splitting_only(1, 10, 1);
+  EXPECT_THROW(assess_risk(s, o), InputError);
+  o = splitting_only(1, 10, 4);
+  o.split_levels = 0;
+  EXPECT_THROW(assess_risk(s, o), InputError);
+}
+
+TEST(RareTipping, AChanceIsAMeanWaitWithoutMemory) {
+  const WaitingTime w = waiting_time_from_chance(0.5, 0.25, 0.75, 3600);
+  ASSERT_TRUE(w.mean_s && w.high_s);
+  EXPECT_NEAR(*w.mean_s, 3600 / std::log(2.0), 1e-9);
+  EXPECT_NEAR(w.within(3600).p, 0.5, 1e-12);
+  EXPECT_LT(w.low_s, *w.mean_s);
+  EXPECT_GT(*w.high_s, *w.mean_s);
+  const WaitingTime none = waiting_time_from_chance(0, 0, 0, 60);
+  EXPECT_FALSE(none.mean_s);
+  EXPECT_EQ(none.low_s, 60);
+}
+
+TEST(RareTipping, TheCommandLinePrintsItBesideTheRuns) {
+  testing::TempDir dir("risk_splitting");
+  const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  const testing::Outcome o =
+      testing::run_cli(dir.path(), {"risk", "--scenario", example, "--loads", "0.6", "--runs", "5",
+                                    "--horizon", "300", "--no-exact", "--splitting",
+                                    "--split-effort", "10", "--split-runs", "3"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("by splitting: tips within 5 min:"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("10 walks per stage, 3 independent splitting runs"), std::string::npos);
+  const testing::Outcome bad = testing::run_cli(
+      dir.path(), {"risk", "--scenario", example, "--splitting", "--split-runs", "1"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("split runs 1 must be 2 to 1000"), std::string::npos) << bad.err;
+  const testing::Outcome map = testing::run_cli(
+      dir.path(), {"risk", "--scenario", example, "--splitting", "--vary", "client.retries=0,1"});
+  EXPECT_EQ(map.status, 2);
+  EXPECT_NE(map.err.find("not a map"), std::string::npos) << map.err;
+}
+
+}  // namespace
+}  // namespace retrystorm
