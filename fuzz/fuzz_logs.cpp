@@ -3,7 +3,8 @@
 // replay scenario. The reader comes from FUZZ_FORMAT: sessions, events,
 // requests, client_log, per_second, or time (the time, clock and number parsers
 // and the terminal escaping on the raw text); shard (a `sweep --shard` file
-// through `merge`); prom_answer (a Prometheus
+// through `merge`); risk_shard (a `risk --shard` file through `merge`);
+// prom_answer (a Prometheus
 // /api/v1/query_range answer through `analyze --prometheus`: the series, the
 // diagnosis, the reports and the replay) or prom_mapping (a --metrics file). Bad input must end in
 // InputError; anything else (a crash, another exception, a sanitizer report,
@@ -18,6 +19,7 @@
 #include "analysis/incident/accumulator.hpp"
 #include "formats/analyze_report.hpp"
 #include "formats/observed_report.hpp"
+#include "formats/risk_shard.hpp"
 #include "formats/scenario_io.hpp"
 #include "formats/sweep_shard.hpp"
 #include "logs/line_reader.hpp"
@@ -116,6 +118,16 @@ void fuzz_shard(const std::string& text) {
   for (const char* format : {"csv", "json"}) check_printable(merged_sweep_text(shards, format));
 }
 
+// A `risk --shard` file through `merge`: parsed, checked, the estimates
+// taken both ways (the exact chain left out: seconds each, priced by merge).
+void fuzz_risk_shard(const std::string& text) {
+  auto no_chains = [](const RiskRequest& r) {
+    if (r.options.exact) throw InputError("fuzz: exact chains are priced by merge");
+  };
+  for (const char* format : {"text", "json"})
+    check_printable(merged_risk_text({{"fuzz", text}}, format, no_chains));
+}
+
 void fuzz_prom_mapping(const std::string& text) {
   MetricsMapping m = mapping_from_text(text, "fuzz");
   std::string matchers = selector_matchers("{job=\"x\"}");
@@ -141,6 +153,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz_prom_mapping(text);
     else if (format == "shard")
       fuzz_shard(text);
+    else if (format == "risk_shard")
+      fuzz_risk_shard(text);
     else
       fuzz_log(data, size);
   } catch (const InputError&) {

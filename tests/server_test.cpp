@@ -493,6 +493,29 @@ TEST_F(Server, RiskAnswersPerLoadAndAsAMap) {
                400, "not a map");
 }
 
+TEST_F(Server, StepDownAnswersTheLoop) {
+  json random = {{"engine", "agent"},
+                 {"demand.process", "poisson"},
+                 {"demand.rate_per_s", 9.5},
+                 {"server.capacity_per_s", 10},
+                 {"server.service", "exponential"},
+                 {"server.queue_limit", 99},
+                 {"client.timeout_s", 3},
+                 {"client.retries", 4},
+                 {"client.backoff.base_s", 0.2}};
+  json j = ok_json(post(
+      "/api/step-down",
+      json{{"preset", "order-status"}, {"set", random}, {"from", 0.1}, {"to", 1.2}, {"runs", 3}}));
+  EXPECT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["loads"].size(), 23u);
+  EXPECT_TRUE(j["series"]["backlog"].is_array());
+  expect_error(post("/api/step-down", json{{"preset", "order-status"}, {"step", 0}}), 400, "step");
+  expect_error(post("/api/step-down", json{{"preset", "order-status"}, {"runs", 0.5}}), 400,
+               "runs");
+  expect_error(post("/api/step-down", json{{"preset", "order-status"}, {"stairs", 3}}), 400,
+               "stairs");
+}
+
 TEST_F(Server, TippingGridTooFineIs400) {
   expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", 0.001}}), 400,
                "grid_s");

@@ -21,6 +21,7 @@ from .api import (
     presets,
     requests,
     risk,
+    step_down,
     run,
     tipping,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "presets",
     "requests",
     "risk",
+    "step_down",
     "run",
     "sweep",
     "tipping",

@@ -203,6 +203,11 @@ def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True
     split = [int(split_effort), int(split_runs), int(split_levels)] if splitting else []
     answer = _core.risk(scenario, [float(x) for x in loads], int(runs), float(horizon_s),
                         int(threads), bool(exact), vary or "", allow_large, split)
+    return with_risk_table(answer, vary)
+
+
+def with_risk_table(answer, vary):
+    """rs.risk's answer with, for a map (vary), its "table" DataFrame."""
     if vary:
         answer["table"] = pd.DataFrame(
             {
@@ -215,6 +220,24 @@ def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True
             for row in answer["rows"]
             for level in row["levels"]
         )
+    return answer
+
+
+def step_down(scenario, *, from_load=0.5, to_load=1.5, step=0.1, hold_s=0.0, runs=0, threads=0,
+              allow_large=False):
+    """The hysteresis loop (`retrystorm step-down --format json`, docs/risk.md):
+    the load climbs from from_load to to_load by step, holding each for
+    hold_s (0: 40 timeouts, at least 60 s), then comes back down; the answer
+    gives where each run became stuck going up and healthy again coming
+    down, their medians, and run 0's series. "table" is a DataFrame of the
+    runs."""
+    answer = _core.step_down(scenario, float(from_load), float(to_load), float(step),
+                             float(hold_s), int(runs), int(threads), allow_large)
+    answer["table"] = pd.DataFrame(
+        answer["runs"],
+        columns=["seed", "tipped_s", "tipped_load", "stuck_at_top", "recovered_s",
+                 "recovered_load"],
+    )
     return answer
 
 

@@ -1,5 +1,6 @@
-"""Grid sweeps and Monte Carlo on Dask: rs.distributed.sweep(scenario,
-vary={...}, client=...) and rs.distributed.run(scenario, runs=N, client=...).
+"""Grid sweeps, Monte Carlo and risk on Dask: rs.distributed.sweep(scenario,
+vary={...}, client=...), rs.distributed.run(scenario, runs=N, client=...) and
+rs.distributed.risk(scenario, loads, runs=N, client=...).
 
 The grid is cut into tasks of many points each (one task runs a batch in
 C++, GIL released), submitted to a dask.distributed Client, and gathered
@@ -15,7 +16,9 @@ import math
 
 from . import _core
 from .api import Result
+from .api import risk as local_risk
 from .api import run as local_run
+from .api import with_risk_table
 from .sweep import (
     axes_of,
     cost_ranges,
@@ -237,3 +240,62 @@ def run(
         client.cancel(futures)
         raise
     return Result(_core._run_of_parts(scenario, runs, seed, parts, trace, allow_large))
+
+
+def risk_part(scenario, request, first, count):
+    """One task of rs.distributed.risk: replications [first, first + count)
+    of every load (and knob value), as what each run saw (plain values that
+    pickle exactly)."""
+    loads, runs, horizon_s, exact, vary = request
+    return first, _core._risk_part(scenario, loads, runs, horizon_s, exact, vary, first, count,
+                                   True)
+
+
+def risk(
+    scenario,
+    loads=(1.0,),
+    *,
+    runs=0,
+    horizon_s=0.0,
+    exact=True,
+    vary=None,
+    client=None,
+    task_runs=None,
+    retries=2,
+    progress=None,
+    allow_large=None,
+):
+    """rs.risk's replications split across a Dask cluster; the same answer,
+    value for value, for the same arguments (replication r runs at the
+    scenario's seed + r wherever it runs; the estimates are taken here, in
+    replication order, with the exact chain). Splitting runs on one machine
+    (rs.risk(splitting=True)). client None runs on this machine."""
+    if allow_large is None:
+        allow_large = client is not None
+    if client is None:
+        return local_risk(scenario, loads, runs=runs, horizon_s=horizon_s, exact=exact,
+                          vary=vary, allow_large=allow_large)
+    request = ([float(x) for x in loads], int(runs), float(horizon_s), bool(exact), vary or "")
+    # Checked and priced here, before any task: the runs, resolved.
+    total = _core._risk_part(scenario, *request, 0, 0, allow_large)
+    check_workers(client)
+    size = task_runs or max(1, math.ceil(total / (4 * cluster_threads(client))))
+    ranges = ranges_of(total, size)
+    from dask.base import tokenize
+
+    token = tokenize(scenario.to_dict(), request)
+    futures = [
+        client.submit(risk_part, scenario, request, first, count,
+                      key=f"retrystorm-risk-{token}-{first}-{count}", retries=retries, pure=False)
+        for first, count in ranges
+    ]
+    try:
+        parts = _gather(client, futures, total, progress,
+                        lambda part: sum(count for f, count in ranges if f == part[0]),
+                        unit="run", desc="risk")
+    except BaseException:  # Ctrl-C, or a task that failed for good
+        client.cancel(futures)
+        raise
+    parts.sort(key=lambda part: part[0])
+    answer = _core._risk_of_parts(scenario, *request, [evidence for _, evidence in parts])
+    return with_risk_table(answer, vary)

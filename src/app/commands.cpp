@@ -109,6 +109,17 @@ namespace {
 
 // Every load's replications, twice with a push; the loudest load sets the
 // price of each.
+// The exact chain: about 0.1 ms per state on this project's chains,
+// stationary distribution, two hitting times and the relaxation time together.
+double exact_chain_seconds(const Scenario& one, const RiskOptions& options) {
+  double seconds = 0;
+  std::string why_not;
+  if (options.exact)
+    for (double load : options.loads)
+      if (auto p = chain_params(one, load, why_not)) seconds += 1e-4 * markov::chain_states(*p);
+  return seconds;
+}
+
 Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
   const Scenario one = risk_scenario(s, options);
   const bool pushed = one.incident.duration_s > 0 && one.incident.start_s < one.horizon_s;
@@ -120,14 +131,7 @@ Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
   const double runs = risk_runs(s, options) * double(options.loads.size()) * (pushed ? 2 : 1);
   cost.seconds *= runs;
   cost.seconds *= maps;
-  // The exact chain (single maps only): about 0.1 ms per state on this
-  // project's chains, stationary distribution, two hitting times and the
-  // relaxation time together.
-  std::string why_not;
-  if (options.exact && maps == 1)
-    for (double load : options.loads)
-      if (auto p = chain_params(one, load, why_not))
-        cost.seconds += 1e-4 * markov::chain_states(*p);
+  if (maps == 1) cost.seconds += exact_chain_seconds(one, options);
   // Splitting: at most its walks per load, each a run of the horizon.
   const double walks = options.splitting ? split_engine_runs(options) * options.loads.size() : 0;
   cost.seconds += walks * engine_run_cost(priced).seconds;
@@ -141,6 +145,38 @@ RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget
   check(risk_cost(s, options, 1), budget, "risk");
   if (budget.cancelled) options.cancelled = budget.cancelled;
   return assess_risk(s, options);
+}
+
+void check_risk_shard(const RiskRequest& r, size_t count, const CostBudget& budget) {
+  RiskOptions o = r.options;
+  o.runs = static_cast<int>(std::max<size_t>(count, 1));
+  double maps = 1;
+  Scenario priced = r.scenario;
+  if (r.knob) {
+    const std::vector<double> values = risk_map_values(*r.knob);
+    set_key(priced, r.knob->path, KeyValue{*std::max_element(values.begin(), values.end())});
+    maps = static_cast<double>(values.size());
+    o.exact = false;
+  }
+  check(risk_cost(priced, o, maps), budget, "risk");
+}
+
+void check_risk_merge(const RiskRequest& r, const CostBudget& budget) {
+  Cost cost;
+  if (!r.knob) cost.seconds = exact_chain_seconds(risk_scenario(r.scenario, r.options), r.options);
+  cost.size = "the exact chains of " + number_text(double(r.options.loads.size())) + " loads";
+  check(cost, budget, "merge");
+}
+
+StepDown step_down(const Scenario& s, StepDownOptions options, const CostBudget& budget) {
+  const Scenario one = step_down_scenario(s, options);
+  Cost cost = engine_run_cost(one);
+  const double runs = step_down_runs(s, options);
+  cost.seconds *= runs;
+  cost.size = number_text(runs) + " runs of " + cost.size;
+  check(cost, budget, "step-down");
+  if (budget.cancelled) options.cancelled = budget.cancelled;
+  return run_step_down(s, options);
 }
 
 RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,

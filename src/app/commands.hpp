@@ -15,9 +15,11 @@
 #include "analysis/risk.hpp"
 #include "analysis/run_montecarlo.hpp"
 #include "analysis/session_report.hpp"
+#include "analysis/step_down.hpp"
 #include "analysis/sweep.hpp"
 #include "analysis/tipping.hpp"
 #include "engines/montecarlo.hpp"
+#include "formats/risk_shard.hpp"
 #include "parallel/cancel.hpp"
 
 namespace retrystorm::app {
@@ -67,6 +69,15 @@ TippingResult tipping(const Scenario& s, double grid_s, const CostBudget& budget
 // How likely and how long (docs/risk.md): the agent engine's replications
 // at each load, the exact chain beside them.
 RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget);
+// One shard's replications of a risk request priced: `count` runs per load
+// (and knob value), before any of them starts.
+void check_risk_shard(const RiskRequest& r, size_t count, const CostBudget& budget);
+// What merging a risk's shards costs: its exact chains, priced.
+void check_risk_merge(const RiskRequest& r, const CostBudget& budget);
+
+// The step-down experiment (docs/risk.md, "The hysteresis loop"): its runs
+// priced before any of them starts.
+StepDown step_down(const Scenario& s, StepDownOptions options, const CostBudget& budget);
 RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
                  const CostBudget& budget);
 

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   add_ladder_command(app, table);
   add_tipping_command(app, table);
   add_risk_command(app, table);
+  add_step_down_command(app, table);
   add_sweep_command(app, table);
   add_merge_command(app, table);  // joins `sweep --shard K/N` files
   add_serve_command(app, table);

@@ -11,8 +11,10 @@
 #include <sstream>
 
 #include "analysis/cost.hpp"
+#include "app/commands.hpp"
 #include "formats/input_text.hpp"
 #include "formats/result_json.hpp"
+#include "formats/risk_shard.hpp"
 #include "formats/scenario_io.hpp"
 #include "formats/sweep_shard.hpp"
 #include "formats/text_report.hpp"
@@ -140,15 +142,33 @@ void check_merge_memory(const std::vector<std::string>& files, const CostLimits&
         bytes / (1 << 20), needed / (1 << 30), limits.max_bytes / (1 << 30), hint));
 }
 
+// Whether the first file names itself a risk shard (the rest must agree).
+bool risk_shards(const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::string& text = files.front().second;
+  return text.find(kRiskShardFormat) != std::string::npos &&
+         is_risk_shard(parse_json_text(text, "merge: " + files.front().first, kMaxShardBytes));
+}
+
 int merge(const MergeCommand& c) {
-  if (!c.format.empty()) check_format(c.format, {"csv", "json"});
   if (c.allow_large)
     check_merge_memory(c.files, large_cost_limits(), "");
   else
     check_merge_memory(c.files, CostLimits{}, "; --allow-large allows more");
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const std::string& path : c.files) files.emplace_back(path, read_shard_bytes(path));
+  if (risk_shards(files)) {
+    if (!c.format.empty()) check_format(c.format, {"text", "json"});
+    app::CostBudget budget;
+    budget.limits = c.allow_large ? large_cost_limits() : CostLimits{};
+    if (!c.allow_large) budget.hint = "; --allow-large allows more";
+    emit(merged_risk_text(files, c.format,
+                          [&](const RiskRequest& r) { app::check_risk_merge(r, budget); }),
+         c.out);
+    return 0;
+  }
+  if (!c.format.empty()) check_format(c.format, {"csv", "json"});
   std::vector<SweepShard> shards;
-  for (const std::string& path : c.files)
-    shards.push_back(parse_sweep_shard(read_shard_bytes(path), path));
+  for (const auto& [path, text] : files) shards.push_back(parse_sweep_shard(text, path));
   shards = order_sweep_shards(std::move(shards));
   std::string format = c.format;
   if (format.empty()) format = shards.front().body.value("output", "csv");
@@ -166,9 +186,11 @@ int merge(const MergeCommand& c) {
 void add_merge_command(CLI::App& app, CommandTable& table) {
   auto c = std::make_shared<MergeCommand>();
   auto* cmd = app.add_subcommand(
-      "merge", "join the shards of `sweep --shard K/N` into the unsharded sweep's output");
+      "merge",
+      "join the shards of `sweep --shard K/N` or `risk --shard K/N` into the unsharded output");
   cmd->add_option("files", c->files, "shard files, any order")->required();
-  cmd->add_option("--format", c->format, "csv | json (default: the sweep's --format)");
+  cmd->add_option("--format", c->format,
+                  "csv | json for a sweep, text | json for risk (default: the shards' --format)");
   cmd->add_option("--out", c->out, "write to FILE (atomically)");
   cmd->add_flag("--allow-large", c->allow_large,
                 "merge shards that need more than 1 GiB of memory (about 12 times their size), "

@@ -9,6 +9,8 @@
 #include "cli/merge_command.hpp"
 #include "formats/result_json.hpp"
 #include "formats/risk_report.hpp"
+#include "formats/risk_shard.hpp"
+#include "formats/step_down_report.hpp"
 #include "formats/text_report.hpp"
 #include "model/keys.hpp"
 
@@ -44,7 +46,14 @@ struct RiskCommand : StudyCommand {
   bool no_exact = false;
   bool splitting = false;
   int split_effort = 40, split_runs = 8, split_levels = 8;
-  std::string vary;  // PATH=V1,V2,... or PATH=FROM:TO:STEP: the metastable region
+  std::string vary;   // PATH=V1,V2,... or PATH=FROM:TO:STEP: the metastable region
+  std::string shard;  // K/N: evidence for `merge` (docs/distributed.md)
+  CLI::Option* seed_opt = nullptr;
+};
+
+struct StepDownCommand : StudyCommand {
+  StepDownOptions options;
+  double seed = 0;
   CLI::Option* seed_opt = nullptr;
 };
 
@@ -69,14 +78,41 @@ int tipping(const TippingCommand& c) {
   return 0;
 }
 
+// --seed, when given: the first replication's seed.
+void apply_seed(Scenario& s, double seed, const CLI::Option* given) {
+  if (!given->count()) return;
+  if (!(seed >= 0 && seed <= 9007199254740991.0 && std::floor(seed) == seed))
+    throw InputError("--seed: " + given->as<std::string>() +
+                     " must be a whole number from 0 to 9007199254740991");
+  s.seed = seed;
+}
+
+int step_down(const StepDownCommand& c) {
+  Scenario s = c.scenario.build();
+  apply_seed(s, c.seed, c.seed_opt);
+  StepDown d = app::step_down(s, c.options, c.scenario.budget());
+  emit(c.format == "json" ? dump(step_down_json(d)) : step_down_text(d), c.out);
+  return 0;
+}
+
+// risk --shard K/N: replications of shard K's range as evidence for `merge`.
+int risk_shard(const RiskCommand& c, const Scenario& s, const RiskOptions& o) {
+  if (o.splitting)
+    throw InputError("--shard: splitting runs on one machine; leave out --splitting");
+  const ShardSpec shard = parse_shard(c.shard);
+  RiskRequest r{s, o, std::nullopt};
+  if (!c.vary.empty()) r.knob = parse_axis(c.vary);
+  const ShardRange range =
+      risk_shard_range(shard.index, shard.of, static_cast<size_t>(risk_runs(s, o)));
+  app::check_risk_shard(r, range.count, c.scenario.budget());
+  const auto cells = gather_risk_cells(r, range.first, range.count);
+  emit(risk_shard_text(r, range, cells, c.format), c.out);
+  return 0;
+}
+
 int risk(const RiskCommand& c) {
   Scenario s = c.scenario.build();
-  if (c.seed_opt->count()) {
-    if (!(c.seed >= 0 && c.seed <= 9007199254740991.0 && std::floor(c.seed) == c.seed))
-      throw InputError("--seed: " + c.seed_opt->as<std::string>() +
-                       " must be a whole number from 0 to 9007199254740991");
-    s.seed = c.seed;
-  }
+  apply_seed(s, c.seed, c.seed_opt);
   RiskOptions o;
   o.loads = c.loads;
   o.runs = c.runs;
@@ -87,6 +123,7 @@ int risk(const RiskCommand& c) {
   o.split_effort = c.split_effort;
   o.split_runs = c.split_runs;
   o.split_levels = c.split_levels;
+  if (!c.shard.empty()) return risk_shard(c, s, o);
   if (!c.vary.empty()) {
     RiskMap map = app::risk_map(s, parse_axis(c.vary), o, c.scenario.budget());
     emit(c.format == "json" ? dump(risk_map_json(map)) : risk_map_text(map), c.out);
@@ -186,8 +223,30 @@ void add_risk_command(CLI::App& app, CommandTable& table) {
   cmd->add_option("--vary", c->vary,
                   "PATH=V1,V2,... or PATH=FROM:TO:STEP: the metastable region over one policy "
                   "knob and the loads (at most 50 values)");
+  cmd->add_option("--shard", c->shard,
+                  "K/N: run shard K (from 1) of N's replications and write them for `merge`");
   add_text_or_json(*cmd, *c);
   table.add(cmd, [c] { return risk(*c); });
+}
+
+void add_step_down_command(CLI::App& app, CommandTable& table) {
+  auto c = std::make_shared<StepDownCommand>();
+  auto* cmd = app.add_subcommand(
+      "step-down",
+      "the hysteresis loop: the load stepped up until it tips, then down until it recovers");
+  c->scenario.add_to(*cmd);
+  StepDownOptions& o = c->options;
+  cmd->add_option("--from", o.from, "first and last load, a multiple of demand.rate_per_s (0.5)");
+  cmd->add_option("--to", o.to, "the top load (1.5)");
+  cmd->add_option("--step", o.step, "the load's step (0.1)");
+  cmd->add_option("--hold", o.hold_s, "seconds at each load (default: 40 timeouts, at least 60 s)");
+  cmd->add_option("--runs", o.runs,
+                  "agent engine: runs, each with its own seed (default: the scenario's runs, "
+                  "else 10); the fluid engine runs once");
+  c->seed_opt = cmd->add_option("--seed", c->seed, "first seed: run r runs at seed + r");
+  cmd->add_option("--threads", o.threads, "worker threads (default: every core)");
+  add_text_or_json(*cmd, *c);
+  table.add(cmd, [c] { return step_down(*c); });
 }
 
 void add_sweep_command(CLI::App& app, CommandTable& table) {

@@ -11,6 +11,7 @@ namespace retrystorm::cli {
 void add_ladder_command(CLI::App& app, CommandTable& table);
 void add_tipping_command(CLI::App& app, CommandTable& table);
 void add_risk_command(CLI::App& app, CommandTable& table);
+void add_step_down_command(CLI::App& app, CommandTable& table);
 void add_sweep_command(CLI::App& app, CommandTable& table);
 
 }  // namespace retrystorm::cli

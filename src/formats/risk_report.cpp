@@ -215,6 +215,13 @@ nlohmann::json risk_map_json(const RiskMap& map) {
   return {{"knob", map.knob.path}, {"operating_value", map.operating_value}, {"rows", rows}};
 }
 
+nlohmann::json stuck_rule_json(const StuckRule& rule, const Scenario& s) {
+  return {{"backlog_above", rule.backlog_above},
+          {"goodput_below", rule.goodput_below},
+          {"window_s", rule.window_steps * s.step_s},
+          {"text", describe(rule, s)}};
+}
+
 std::string risk_text(const RiskResult& r) {
   const Scenario& s = r.scenario;
   std::ostringstream out;
@@ -253,11 +260,7 @@ nlohmann::json risk_json(const RiskResult& r) {
            {{"tipping_load", optional_json(h.tipping_load)},
             {"recovery_load", optional_json(h.recovery_load)}}},
           {"seed", r.scenario.seed},
-          {"stuck_rule",
-           {{"backlog_above", r.rule.backlog_above},
-            {"goodput_below", r.rule.goodput_below},
-            {"window_s", r.rule.window_steps * r.scenario.step_s},
-            {"text", describe(r.rule, r.scenario)}}},
+          {"stuck_rule", stuck_rule_json(r.rule, r.scenario)},
           {"levels", std::move(levels)}};
 }
 

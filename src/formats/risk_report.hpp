@@ -10,6 +10,8 @@ namespace retrystorm {
 
 std::string risk_text(const RiskResult& r);
 nlohmann::json risk_json(const RiskResult& r);
+// The stuck rule as risk and step-down state it.
+nlohmann::json stuck_rule_json(const StuckRule& rule, const Scenario& s);
 // The metastable region: one table of the chance of tipping within a day
 // and one of the mean time to leave, knob values by loads, the operating
 // point (the scenario's value at load 1) marked.

@@ -10,6 +10,8 @@
 #include "formats/analyze_report.hpp"
 #include "formats/result_json.hpp"
 #include "formats/risk_report.hpp"
+#include "formats/risk_shard.hpp"
+#include "formats/step_down_report.hpp"
 #include "text/number.hpp"
 
 namespace py = pybind11;
@@ -135,6 +137,68 @@ void bind_configs(py::module_& m) {
 
 }  // namespace
 
+// A risk request from rs.risk's arguments (its runs resolved).
+RiskRequest risk_request(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
+                         bool exact, const std::string& vary) {
+  RiskRequest r{s, {}, std::nullopt};
+  r.options.loads = std::move(loads);
+  r.options.runs = runs;
+  r.options.horizon_s = horizon_s;
+  r.options.exact = exact;
+  r.options.threads = 1;  // a task runs on one worker thread
+  if (!vary.empty()) r.knob = parse_axis(vary);
+  r.options.runs = risk_runs(s, r.options);
+  return r;
+}
+
+// rs.distributed.risk's task: replications [first, first + count) as
+// evidence (count 0: only the checks and the cost, before any task).
+py::object risk_part(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
+                     bool exact, const std::string& vary, size_t first, size_t count,
+                     bool allow_large) {
+  const RiskRequest r = risk_request(s, std::move(loads), runs, horizon_s, exact, vary);
+  if (count == 0) {
+    app::check_risk_shard(r, static_cast<size_t>(r.options.runs), python_budget(allow_large));
+    return py::int_(r.options.runs);
+  }
+  nlohmann::json cells = nlohmann::json::array();
+  auto gathered = interruptible([&] { return gather_risk_cells(r, first, count); });
+  for (const auto& cell : gathered) cells.push_back(evidence_json(cell));
+  return json_to_python(cells);
+}
+
+// rs.risk's answer from the tasks' evidence, given in replication order.
+py::object risk_of_parts(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
+                         bool exact, const std::string& vary, const py::list& parts) {
+  const RiskRequest r = risk_request(s, std::move(loads), runs, horizon_s, exact, vary);
+  std::vector<std::vector<RiskEvidence>> cells;
+  for (const py::handle part : parts) {
+    const nlohmann::json j = python_to_json(part);
+    if (!j.is_array() || (!cells.empty() && j.size() != cells.size()))
+      throw InputError("rs.distributed.risk: a task's evidence has another number of cells");
+    cells.resize(j.size());
+    for (size_t c = 0; c < j.size(); ++c) {
+      std::vector<RiskEvidence> loads_seen = evidence_of(j[c], "rs.distributed.risk");
+      if (cells[c].empty()) cells[c].resize(loads_seen.size());
+      for (size_t l = 0; l < loads_seen.size() && l < cells[c].size(); ++l) {
+        auto& to = cells[c][l];
+        to.calm.insert(to.calm.end(), loads_seen[l].calm.begin(), loads_seen[l].calm.end());
+        to.pushed.insert(to.pushed.end(), loads_seen[l].pushed.begin(), loads_seen[l].pushed.end());
+      }
+    }
+  }
+  return json_to_python(risk_answer_json(r, cells));
+}
+
+// `retrystorm step-down`: the hysteresis loop as one staircase of loads.
+py::object step_down(const Scenario& s, double from, double to, double step, double hold_s,
+                     int runs, unsigned threads, bool allow_large) {
+  StepDownOptions o;
+  o.from = from, o.to = to, o.step = step, o.hold_s = hold_s, o.runs = runs, o.threads = threads;
+  StepDown d = interruptible([&] { return app::step_down(s, o, python_budget(allow_large)); });
+  return json_to_python(step_down_json(d));
+}
+
 void bind_studies(py::module_& m) {
   m.def("ladder", &ladder, py::arg("scenario"), py::arg("allow_large") = false);
   m.def("tipping", &tipping, py::arg("scenario"), py::arg("grid_s") = 0.0,
@@ -142,6 +206,14 @@ void bind_studies(py::module_& m) {
   m.def("risk", &risk, py::arg("scenario"), py::arg("loads"), py::arg("runs"), py::arg("horizon_s"),
         py::arg("threads"), py::arg("exact"), py::arg("vary"), py::arg("allow_large"),
         py::arg("split"));
+  m.def("_risk_part", &risk_part, py::arg("scenario"), py::arg("loads"), py::arg("runs"),
+        py::arg("horizon_s"), py::arg("exact"), py::arg("vary"), py::arg("first"), py::arg("count"),
+        py::arg("allow_large"));
+  m.def("_risk_of_parts", &risk_of_parts, py::arg("scenario"), py::arg("loads"), py::arg("runs"),
+        py::arg("horizon_s"), py::arg("exact"), py::arg("vary"), py::arg("parts"));
+  m.def("step_down", &step_down, py::arg("scenario"), py::arg("from_load"), py::arg("to_load"),
+        py::arg("step"), py::arg("hold_s"), py::arg("runs"), py::arg("threads"),
+        py::arg("allow_large"));
   m.def(
       "analyze",
       [](std::vector<std::string> paths, std::optional<double> from_s, std::optional<double> to_s,

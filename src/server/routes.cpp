@@ -22,6 +22,7 @@
 #include "formats/risk_report.hpp"
 #include "formats/scenario_io.hpp"
 #include "formats/session_report.hpp"
+#include "formats/step_down_report.hpp"
 #include "model/graph.hpp"
 
 namespace retrystorm {
@@ -313,6 +314,20 @@ RiskOptions risk_options_of(const json& body, const ServerLimits& limits) {
   return o;
 }
 
+// POST /api/step-down (docs/http-api.md): `retrystorm step-down` with from,
+// to, step, hold_s and runs.
+json step_down_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body, {"from", "to", "step", "hold_s", "runs"}, limits);
+  StepDownOptions o;
+  o.from = number_field(body, "from", o.from);
+  o.to = number_field(body, "to", o.to);
+  o.step = number_field(body, "step", o.step);
+  o.hold_s = number_field(body, "hold_s", o.hold_s);
+  o.runs = whole_field(body, "runs", 0, 0, 10000);
+  o.threads = limits.sweep_threads;
+  return step_down_json(app::step_down(s, o, budget_of(limits)));
+}
+
 // POST /api/risk (docs/http-api.md): `retrystorm risk` with loads, runs,
 // horizon_s, exact, splitting (split_effort, split_runs, split_levels) and
 // vary ("PATH=V1,V2,..." for the metastable region).
@@ -358,8 +373,8 @@ constexpr PostRoute kPosts[] = {
     {"/api/run", true, run_route},         {"/api/trace", true, trace_route},
     {"/api/advice", true, advice_route},   {"/api/ladder", true, ladder_route},
     {"/api/tipping", true, tipping_route}, {"/api/sweep", true, sweep_route},
-    {"/api/risk", true, risk_route},       {"/api/import", false, configs_route},
-    {"/api/lint", true, configs_route},  // --simulate
+    {"/api/risk", true, risk_route},       {"/api/step-down", true, step_down_route},
+    {"/api/import", false, configs_route}, {"/api/lint", true, configs_route},  // --simulate
 };
 
 std::vector<http::Route> route_table() {

@@ -35,3 +35,33 @@ def cli():
         return done
 
     return run
+
+
+RANDOM_SERVER = {
+    "engine": "agent",
+    "demand.rate_per_s": 9.5,
+    "demand.process": "poisson",
+    "server.capacity_per_s": 10,
+    "server.service": "exponential",
+    "server.queue_limit": 30,
+    "client.timeout_s": 3,
+    "client.retries": 4,
+    "client.backoff.base_s": 0.2,
+    "incident.duration_s": 0,
+    "horizon_s": 120,
+}
+
+
+@pytest.fixture(scope="session")
+def random_server():
+    """One server with random arrivals and service (the scenario of `risk`'s
+    tests, docs/risk.md): random_server(key=value, ...) sets more keys."""
+    import retrystorm as rs
+
+    def make(**overrides):
+        s = rs.Scenario.preset("order-status")
+        for key, value in {**RANDOM_SERVER, **{k.replace("__", "."): v for k, v in overrides.items()}}.items():
+            s = s.set(key, value)
+        return s
+
+    return make

@@ -294,3 +294,26 @@ def test_parts_must_be_every_replication_once():
     short = dict(parts[1], values=[row[:-1] for row in parts[1]["values"]])
     with pytest.raises(ValueError, match="lacks figures"):
         _core._run_of_parts(s, 4, 1.0, [parts[0], short])
+
+
+@pytest.mark.parametrize("vary,task_runs", [(None, 4), ("client.retries=0,4", 3)])
+def test_distributed_risk_is_the_local_risk(client, random_server, vary, task_runs):
+    s = random_server(server__queue_limit=99, incident__start_s=60, incident__duration_s=30,
+                      incident__capacity_factor=0.3, horizon_s=300)
+    local = rs.risk(s, [0.8, 1.0], runs=10, vary=vary)
+    got = rs.distributed.risk(s, [0.8, 1.0], runs=10, vary=vary, client=client,
+                              task_runs=task_runs)
+    table_local, table_got = local.pop("table", None), got.pop("table", None)
+    assert got == local
+    if vary:
+        pd.testing.assert_frame_equal(table_got, table_local)
+
+
+def test_distributed_risk_refuses_before_any_task(client, monkeypatch, random_server):
+    submitted = []
+    monkeypatch.setattr(client, "submit", lambda *a, **k: submitted.append(a))
+    with pytest.raises(ValueError, match="nothing in this scenario is random"):
+        rs.distributed.risk(rs.Scenario.preset("order-status"), runs=4, client=client)
+    with pytest.raises(ValueError, match="load 0"):
+        rs.distributed.risk(random_server(), [0], runs=4, client=client)
+    assert submitted == []

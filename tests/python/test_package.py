@@ -347,35 +347,16 @@ def test_session_results_are_built_once_and_their_band_has_t_s():
     assert r.to_dict()["metrics"] == first
 
 
-def _random_server():
-    s = rs.Scenario.preset("order-status")
-    for key, value in {
-        "engine": "agent",
-        "demand.rate_per_s": 9.5,
-        "demand.process": "poisson",
-        "server.capacity_per_s": 10,
-        "server.service": "exponential",
-        "server.queue_limit": 30,
-        "client.timeout_s": 3,
-        "client.retries": 4,
-        "client.backoff.base_s": 0.2,
-        "incident.duration_s": 0,
-        "horizon_s": 120,
-    }.items():
-        s = s.set(key, value)
-    return s
-
-
-def test_risk_answers_as_the_command_line_does():
-    r = rs.risk(_random_server(), loads=[0.5, 1.0], runs=4)
+def test_risk_answers_as_the_command_line_does(random_server):
+    r = rs.risk(random_server(), loads=[0.5, 1.0], runs=4)
     assert [level["load"] for level in r["levels"]] == [0.5, 1.0]
     assert r["levels"][0]["tipped_within_horizon"]["k"] == 0
     assert r["levels"][0]["exact"]["states"] > 1000
     assert "one timeout of work" in r["stuck_rule"]["text"]
 
 
-def test_risk_map_is_a_table_with_the_operating_point():
-    r = rs.risk(_random_server(), loads=[0.5, 1.0], runs=2, vary="client.retries=0,4")
+def test_risk_map_is_a_table_with_the_operating_point(random_server):
+    r = rs.risk(random_server(), loads=[0.5, 1.0], runs=2, vary="client.retries=0,4")
     table = r["table"]
     assert list(table.columns) == ["value", "load", "tip_within_day", "leave_mean_s", "operating"]
     assert len(table) == 4
@@ -388,8 +369,8 @@ def test_risk_refuses_a_scenario_without_randomness():
         rs.risk(rs.Scenario.preset("order-status"), runs=2)
 
 
-def test_risk_by_splitting_sees_what_few_runs_cannot():
-    r = rs.risk(_random_server(), loads=[0.5], runs=4, exact=False, splitting=True,
+def test_risk_by_splitting_sees_what_few_runs_cannot(random_server):
+    r = rs.risk(random_server(), loads=[0.5], runs=4, exact=False, splitting=True,
                 split_effort=10, split_runs=3, split_levels=4)
     level = r["levels"][0]
     assert level["tipped_within_horizon"]["k"] == 0
@@ -398,3 +379,16 @@ def test_risk_by_splitting_sees_what_few_runs_cannot():
     assert split["levels"] == [8, 16, 24, 31]
     assert 0 <= split["low"] <= split["p"] <= split["high"] < 0.01
     assert split["engine_runs"] <= 3 * 10 * 5
+
+
+def test_step_down_finds_the_loop(random_server):
+    r = rs.step_down(random_server(server__queue_limit=99), from_load=0.1, to_load=1.2,
+                     runs=4)
+    assert r["hold_s"] == 120
+    assert len(r["loads"]) == 23
+    assert list(r["table"].columns) == [
+        "seed", "tipped_s", "tipped_load", "stuck_at_top", "recovered_s", "recovered_load"
+    ]
+    assert r["recovery_load"] < r["tipping_load"]
+    with pytest.raises(ValueError, match="step"):
+        rs.step_down(random_server(), step=0)

@@ -272,6 +272,19 @@ async function issue17(page, presets, context, base) {
     check(/s$/.test(none.trim()), 'without retries it comes back after the incident in seconds', none);
   }
 
+  log('\n# 4c. the step-down experiment: the load up and back down');
+  {
+    await H(page, () => { window.__retrystorm.stepDownReady = false; });
+    await testid(page, 'stepdown-draw').click();
+    await page.waitForFunction(() => window.__retrystorm.stepDownReady || /failed/.test(document.getElementById('stepdown-status').textContent), null, { timeout: 120000 });
+    const st = await testid(page, 'stepdown-status').textContent();
+    check(/It tips at 1\.3× going up and does not come back, even at 0\.2× \(the run\)/.test(st), 'order-status tips at 1.3× and stays stuck all the way down', st);
+    const points = await testid(page, 'stepdown-chart').getAttribute('data-points');
+    check(Number(points) > 1000, 'the staircase is drawn step by step', points);
+    const label = await testid(page, 'stepdown-chart').getAttribute('aria-label');
+    check(label && /tips at 1\.3×/.test(label), 'the chart says what it shows to a screen reader', label);
+  }
+
   log('\n# 5. a link with bad keys says what was ignored, and never shows a stale result');
   {
     const p2 = await context.newPage();

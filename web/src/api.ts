@@ -1,7 +1,7 @@
 // Calls to the HTTP API of `retrystorm serve` (same origin). Each kind of call
 // keeps one AbortController so a newer request cancels the stale one.
 
-import type { LadderRow, Preset, RiskMap, RunResult, Scenario, SchemaKey, SweepRow, Tipping, TraceStep } from './types';
+import type { LadderRow, Preset, RiskMap, RunResult, StepDownResult, Scenario, SchemaKey, SweepRow, Tipping, TraceStep } from './types';
 
 /** What POST /api/import answers: scenario keys, and what it noticed. */
 export interface ImportResult {
@@ -75,6 +75,9 @@ export const api = {
   /** The metastable region: risk at each load and each value of one knob (POST /api/risk). */
   risk: (sc: Scenario, loads: number[], runs: number, vary: string) =>
     latest('risk', (s) => call<RiskMap>('POST', 'risk', body(sc, { loads, runs, vary, exact: false }), s)),
+  /** The hysteresis loop: the load stepped up until it tips and back down (POST /api/step-down). */
+  stepDown: (sc: Scenario, opts: { from: number; to: number; step: number; runs: number }) =>
+    latest('step-down', (s) => call<StepDownResult>('POST', 'step-down', body(sc, opts), s)),
   envoy: (sc: Scenario) => call<{ yaml: string }>('POST', 'export/envoy', body(sc)),
   /** The client policy as envoy, grpc, istio, linkerd or aws configuration; of one call of a graph. */
   exportConfig: (system: string, sc: Scenario, callIndex?: number) =>

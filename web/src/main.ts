@@ -11,7 +11,8 @@ import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './pha
 import { OccupancyChart } from './occupancy';
 import { GraphView, type ColourBy } from './graphview';
 import { makeView, PhaseMap } from './phasemap';
-import { retryValues, RISK_LOADS, RISK_RUNS, riskScenario, riskTable } from './risk';
+import { retryValues, RISK_LOADS, RISK_RUNS, riskScenario, riskTable, STEP_DOWN, stepDownSummary } from './risk';
+import { StepDownChart } from './stepdownchart';
 import { clone, getPath, isHidden, setPath } from './paths';
 import { loadData } from './series';
 import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
@@ -37,6 +38,7 @@ interface Hooks {
   phaseCells: number;
   phaseReady: boolean;
   riskReady: boolean;
+  stepDownReady: boolean;
   ladderReady: boolean;
   tippingReady: boolean;
   traceReady: boolean;
@@ -92,7 +94,7 @@ const S = {
 };
 
 const hooks: Hooks = {
-  ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false, riskReady: false,
+  ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false, riskReady: false, stepDownReady: false,
   ladderReady: false, tippingReady: false, traceReady: false, preset: '', engine: '', error: null,
   bandShown: () => document.getElementById('occupancy-chart')?.dataset.band === 'true' && S.sessions,
   goodputBandShown: () => document.getElementById('chart')?.dataset.band === 'true' && !S.sessions && !!charts.load,
@@ -644,6 +646,30 @@ async function drawRisk() {
   }
 }
 
+// ---------- the step-down experiment ----------
+let stepDownChart: StepDownChart | null = null;
+async function drawStepDown() {
+  const sent = S.sent;
+  if (!sent) return;
+  hooks.stepDownReady = false;
+  const t0 = performance.now();
+  $('stepdown-status').textContent = 'Stepping the load up and back down…';
+  $('stepdown-draw').setAttribute('aria-busy', 'true');
+  try {
+    const d = await api.stepDown(sent, STEP_DOWN);
+    stepDownChart ??= new StepDownChart($('stepdown-chart'));
+    stepDownChart.render(d);
+    const summary = stepDownSummary(d);
+    $('stepdown-chart').setAttribute('aria-label', summary);
+    $('stepdown-status').textContent = `${summary} ${fmtNum(d.hold_s, 0)} s at each load; ${(performance.now() - t0).toFixed(0)} ms.`;
+    hooks.stepDownReady = true;
+  } catch (e) {
+    if (!isAbort(e)) $('stepdown-status').textContent = `Step-down failed: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    $('stepdown-draw').removeAttribute('aria-busy');
+  }
+}
+
 // ---------- exports ----------
 function exportData() {
   const r = S.result;
@@ -822,6 +848,7 @@ function wire() {
   });
   $('phase-draw').addEventListener('click', () => void drawPhase());
   $('risk-draw').addEventListener('click', () => void drawRisk());
+  $('stepdown-draw').addEventListener('click', () => void drawStepDown());
   for (const w of ['x', 'y'] as const) {
     $(`phase-${w}`).addEventListener('change', () => { if (S.scenario) fillAxisInputs(w, S.scenario); });
   }

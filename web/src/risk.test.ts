@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryValues, riskCell, riskScenario, roughTime } from './risk';
+import { retryValues, riskCell, riskScenario, roughTime, stepDownColumns, stepDownSummary } from './risk';
 import type { RiskLevel, Scenario } from './types';
 
 const share = (k: number, n: number, p: number) => ({ k, n, p, low: p / 2, high: Math.min(1, p * 2) });
@@ -31,5 +31,30 @@ describe('risk view', () => {
     expect(r.note).not.toBe('');
     const random = { engine: 'agent', demand: { process: 'deterministic' }, server: { service: 'exponential' } } as unknown as Scenario;
     expect(riskScenario(random).note).toBe('');
+  });
+});
+
+const stairs = (tip: number | null, back: number | null, stuckAtTop = true) => ({
+  loads: [0.5, 1, 1.5, 1, 0.5], hold_s: 2, horizon_s: 10, engine: 'agent',
+  stuck_rule: { backlog_above: 30, goodput_below: 0.9, window_s: 3, text: '' },
+  tipping_load: tip, recovery_load: back,
+  runs: [{ seed: 1, tipped_s: tip ? 3 : null, tipped_load: tip, stuck_at_top: stuckAtTop, recovered_s: back ? 9 : null, recovered_load: back },
+         { seed: 2, tipped_s: null, tipped_load: null, stuck_at_top: false, recovered_s: null, recovered_load: null }],
+  series: { t_s: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], backlog: [0, 0, 5, 40, 60, 70, 50, 40, 20, 0] },
+});
+
+describe('step-down view', () => {
+  it('says where it tips and where it comes back, from the run itself', () => {
+    expect(stepDownSummary(stairs(1, 0.5))).toBe('It tips at 1× going up and comes back only at 0.5× coming down (the medians of 2 runs): between the two, it stays as it was.');
+    expect(stepDownSummary(stairs(1, null))).toBe('It tips at 1× going up and does not come back, even at 0.5× (the medians of 2 runs).');
+    expect(stepDownSummary(stairs(null, null))).toBe('It never became stuck, even at 1.5×: the load alone does not tip it here.');
+    expect(stepDownSummary(stairs(1.5, 1.5))).toContain('no loop at these steps');
+    expect(stepDownSummary(stairs(1, null, false))).toContain('healthy again before the top');
+  });
+  it('draws the demand step by step beside the backlog', () => {
+    const [t, load, backlog] = stepDownColumns(stairs(1, 0.5));
+    expect(t.length).toBe(10);
+    expect(load).toEqual([0.5, 0.5, 1, 1, 1.5, 1.5, 1, 1, 0.5, 0.5]);
+    expect(backlog[5]).toBe(70);
   });
 });

@@ -3,7 +3,7 @@
 // tipping within a day by chance and the mean time to come back.
 
 import { fmtNum, fmtPct } from './format';
-import type { RiskLevel, RiskMap, Scenario } from './types';
+import type { RiskLevel, RiskMap, Scenario, StepDownResult } from './types';
 
 export const RISK_LOADS = [0.5, 0.7, 0.8, 0.9, 1, 1.1];
 export const RISK_RUNS = 20;
@@ -54,4 +54,36 @@ export function riskTable(map: RiskMap): { head: string[]; rows: { label: string
     cells: r.levels.map((l) => riskCell(l, r.value === map.operating_value && l.load === 1)),
   }));
   return { head, rows };
+}
+
+// ---------- the step-down experiment (POST /api/step-down) ----------
+
+/** The page's staircase: from a fifth of the demand to 1.5x and back, by tenths. */
+export const STEP_DOWN = { from: 0.2, to: 1.5, step: 0.1, runs: 5 };
+
+const times = (x: number) => `${fmtNum(x, 2)}×`;
+
+/** What the staircase found, in one sentence (medians over the runs). */
+export function stepDownSummary(d: StepDownResult): string {
+  const n = d.runs.length;
+  const runs = n === 1 ? 'the run' : `the medians of ${n} runs`;
+  const top = times(d.loads[Math.floor(d.loads.length / 2)]);
+  if (d.tipping_load === null) return `It never became stuck, even at ${top}: the load alone does not tip it here.`;
+  const stuckAtTop = d.runs.filter((r) => r.stuck_at_top).length;
+  if (d.recovery_load === null) {
+    if (stuckAtTop === 0) return `It tips at ${times(d.tipping_load)} going up but was healthy again before the top (${runs}).`;
+    return `It tips at ${times(d.tipping_load)} going up and does not come back, even at ${times(d.loads[d.loads.length - 1])} (${runs}).`;
+  }
+  if (d.recovery_load < d.tipping_load)
+    return `It tips at ${times(d.tipping_load)} going up and comes back only at ${times(d.recovery_load)} coming down (${runs}): between the two, it stays as it was.`;
+  return `It tips at ${times(d.tipping_load)} going up and comes back at ${times(d.recovery_load)} (${runs}): no loop at these steps.`;
+}
+
+/** The chart's columns: time, the demand multiple of each step, and run 0's backlog. */
+export function stepDownColumns(d: StepDownResult): [number[], number[], number[]] {
+  const t = d.series.t_s;
+  const backlog = d.series.backlog ?? t.map(() => 0);
+  const step = t.length > 1 ? t[1] - t[0] : d.hold_s;
+  const load = t.map((s) => d.loads[Math.min(d.loads.length - 1, Math.floor((s + step / 2) / d.hold_s))]);
+  return [t, load, backlog];
 }

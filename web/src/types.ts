@@ -138,6 +138,29 @@ export interface RiskLevel {
   left_within_horizon: RiskShare;
   time_to_leave: RiskWait;
 }
+/** One run of the step-down experiment (POST /api/step-down). */
+export interface StepDownRun {
+  seed: number;
+  tipped_s: number | null;
+  tipped_load: number | null;
+  stuck_at_top: boolean;
+  recovered_s: number | null;
+  recovered_load: number | null;
+}
+
+/** The hysteresis loop: the load stepped up and back down (docs/risk.md). */
+export interface StepDownResult {
+  loads: number[];
+  hold_s: number;
+  horizon_s: number;
+  engine: string;
+  stuck_rule: { backlog_above: number; goodput_below: number; window_s: number; text: string };
+  tipping_load: number | null;
+  recovery_load: number | null;
+  runs: StepDownRun[];
+  series: Series;
+}
+
 export interface RiskMap { knob: string; operating_value: number; rows: { value: number; levels: RiskLevel[] }[] }
 
 /** Mean and 95% interval of one figure over Monte Carlo replications (null: never happened). */

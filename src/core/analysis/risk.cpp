@@ -181,10 +181,10 @@ namespace {
 // The figures each replication hands back, in this order.
 enum PassageFigure { kEnter, kLeaveAfterEnter, kStuckAtEnd, kLeaveAfterPush, kEnd, kFigures };
 
-std::vector<Passage> passages(const Scenario& s, int runs, const StuckRule& rule, double from_s,
-                              const RiskOptions& o) {
-  std::vector<Replication> reps = run_replications(
-      s, 0, static_cast<size_t>(runs), o.threads, [&](size_t, const Scenario& one) {
+std::vector<Passage> passages(const Scenario& s, size_t first, size_t count, const StuckRule& rule,
+                              double from_s, const RiskOptions& o) {
+  std::vector<Replication> reps =
+      run_replications(s, first, count, o.threads, [&](size_t, const Scenario& one) {
         throw_if_cancelled(o.cancelled);
         const Passage p = read_passage(run_engine(one), rule, from_s);
         std::vector<Figure> f(kFigures);
@@ -257,36 +257,80 @@ void add_exact(RiskLevel& level, const Scenario& s) {
 
 }  // namespace
 
-RiskResult assess_risk(const Scenario& base, const RiskOptions& o) {
+namespace {
+
+// One load's scenarios: without the incident, and with it when it has one.
+struct AtLoad {
+  double demand_per_s = 0;
+  Scenario quiet;
+  std::optional<Scenario> push;
+};
+
+AtLoad at_load(const Scenario& s, double load) {
+  AtLoad a;
+  // 12 digits: 9.5 x 0.8 is 7.6, not 7.6000000000000005
+  a.demand_per_s = std::stod(fmt::format("{:.12g}", s.demand.rate_per_s * load));
+  a.quiet = s;
+  a.quiet.demand.rate_per_s = a.demand_per_s;
+  a.quiet.incident.duration_s = 0;
+  if (s.incident.duration_s > 0 && s.incident.start_s < s.horizon_s) {
+    a.push = a.quiet;
+    a.push->incident = s.incident;
+  }
+  return a;
+}
+
+}  // namespace
+
+std::vector<RiskEvidence> gather_risk(const Scenario& base, const RiskOptions& o, size_t first,
+                                      size_t count) {
+  const Scenario s = risk_scenario(base, o);
+  const StuckRule rule = stuck_rule(s);
+  std::vector<RiskEvidence> out;
+  for (double load : o.loads) {
+    const AtLoad a = at_load(s, load);
+    RiskEvidence e;
+    e.calm = passages(a.quiet, first, count, rule, 0, o);
+    if (a.push) e.pushed = passages(*a.push, first, count, rule, s.incident_end_s(), o);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+RiskResult summarize_risk(const Scenario& base, const RiskOptions& o,
+                          const std::vector<RiskEvidence>& evidence) {
   RiskResult out;
   out.scenario = risk_scenario(base, o);
   out.rule = stuck_rule(out.scenario);
   out.runs = risk_runs(base, o);
   const Scenario& s = out.scenario;
-  const bool pushed = s.incident.duration_s > 0 && s.incident.start_s < s.horizon_s;
-  for (double load : o.loads) {
+  if (evidence.size() != o.loads.size())
+    throw InputError(
+        fmt::format("risk: evidence for {} loads, not {}", evidence.size(), o.loads.size()));
+  for (size_t i = 0; i < o.loads.size(); ++i) {
+    const AtLoad a = at_load(s, o.loads[i]);
+    const RiskEvidence& e = evidence[i];
+    if (e.calm.size() != size_t(out.runs) || e.pushed.size() != (a.push ? size_t(out.runs) : 0))
+      throw InputError(fmt::format("risk: load {}: {} runs of evidence, not {}",
+                                   number_text(o.loads[i]), e.calm.size(), out.runs));
     RiskLevel level;
-    level.load = load;
-    // 12 digits: 9.5 x 0.8 is 7.6, not 7.6000000000000005
-    level.demand_per_s = std::stod(fmt::format("{:.12g}", s.demand.rate_per_s * load));
-    Scenario quiet = s;
-    quiet.demand.rate_per_s = level.demand_per_s;
-    quiet.incident.duration_s = 0;
-    const std::vector<Passage> calm = passages(quiet, out.runs, out.rule, 0, o);
-    estimate_entering(level, calm, s.seed);
-    if (pushed) {
-      Scenario push = quiet;
-      push.incident = s.incident;
-      estimate_leaving(level, passages(push, out.runs, out.rule, s.incident_end_s(), o),
-                       s.incident_end_s());
-    } else {
-      estimate_leaving(level, calm, 0);
-    }
-    if (o.exact) add_exact(level, quiet);
-    if (o.splitting) level.rare = split_tipping(quiet, out.rule, o);
+    level.load = o.loads[i];
+    level.demand_per_s = a.demand_per_s;
+    estimate_entering(level, e.calm, s.seed);
+    if (a.push)
+      estimate_leaving(level, e.pushed, s.incident_end_s());
+    else
+      estimate_leaving(level, e.calm, 0);
+    if (o.exact) add_exact(level, a.quiet);
+    if (o.splitting) level.rare = split_tipping(a.quiet, out.rule, o);
     out.levels.push_back(std::move(level));
   }
   return out;
+}
+
+RiskResult assess_risk(const Scenario& base, const RiskOptions& o) {
+  const auto runs = static_cast<size_t>(risk_runs(base, o));
+  return summarize_risk(base, o, gather_risk(base, o, 0, runs));
 }
 
 Hysteresis hysteresis_of(const RiskResult& r) {
@@ -309,18 +353,51 @@ std::vector<double> risk_map_values(const SweepAxis& knob) {
   return knob.values();
 }
 
-RiskMap assess_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o) {
+namespace {
+
+// Each value of the knob as its own scenario; cells without the exact chain
+// (a chain per cell would cost more than the map's runs).
+std::vector<Scenario> map_cells(const Scenario& s, const SweepAxis& knob, RiskOptions& cells) {
+  cells.exact = false;
+  std::vector<Scenario> out;
+  for (double v : risk_map_values(knob)) {
+    Scenario one = s;
+    set_key(one, knob.path, KeyValue{v});
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<RiskEvidence>> gather_risk_map(const Scenario& s, const SweepAxis& knob,
+                                                       const RiskOptions& o, size_t first,
+                                                       size_t count) {
+  RiskOptions cells = o;
+  std::vector<std::vector<RiskEvidence>> out;
+  for (const Scenario& one : map_cells(s, knob, cells))
+    out.push_back(gather_risk(one, cells, first, count));
+  return out;
+}
+
+RiskMap summarize_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o,
+                           const std::vector<std::vector<RiskEvidence>>& evidence) {
   RiskMap map;
   map.knob = knob;
   map.operating_value = get_number(s, knob.path);
   RiskOptions cells = o;
-  cells.exact = false;  // a chain per cell would cost more than the map's runs
-  for (double v : risk_map_values(knob)) {
-    Scenario one = s;
-    set_key(one, knob.path, KeyValue{v});
-    map.rows.push_back(assess_risk(one, cells));
-  }
+  const std::vector<Scenario> scenarios = map_cells(s, knob, cells);
+  if (evidence.size() != scenarios.size())
+    throw InputError(fmt::format("risk: evidence for {} values of {}, not {}", evidence.size(),
+                                 knob.path, scenarios.size()));
+  for (size_t v = 0; v < scenarios.size(); ++v)
+    map.rows.push_back(summarize_risk(scenarios[v], cells, evidence[v]));
   return map;
+}
+
+RiskMap assess_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o) {
+  const auto runs = static_cast<size_t>(risk_runs(s, o));
+  return summarize_risk_map(s, knob, o, gather_risk_map(s, knob, o, 0, runs));
 }
 
 }  // namespace retrystorm

@@ -116,6 +116,22 @@ struct Hysteresis {
 };
 Hysteresis hysteresis_of(const RiskResult& r);
 
+// What one load's replications saw, apart from the estimates, so that a
+// range of replications can run anywhere (a shard, a Dask worker) and the
+// estimates be taken once over all of them, in replication order: the same
+// answer as one machine's.
+struct RiskEvidence {
+  std::vector<Passage> calm;    // per replication, no incident
+  std::vector<Passage> pushed;  // per replication, with the incident (none without one)
+};
+// Replications [first, first + count) at each load of o.loads, in order.
+std::vector<RiskEvidence> gather_risk(const Scenario& base, const RiskOptions& o, size_t first,
+                                      size_t count);
+// The estimates from every replication's evidence (per load, replication 0
+// first), with the exact chain and splitting as asked.
+RiskResult summarize_risk(const Scenario& base, const RiskOptions& o,
+                          const std::vector<RiskEvidence>& evidence);
+
 // The scenario the estimates run (InputError when nothing in it is random
 // or it is not one open-loop population before one server).
 Scenario risk_scenario(const Scenario& s, const RiskOptions& o);
@@ -140,6 +156,12 @@ struct RiskMap {
   std::vector<RiskResult> rows;
 };
 RiskMap assess_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o);
+// The same in parts, as gather_risk and summarize_risk: per knob value.
+std::vector<std::vector<RiskEvidence>> gather_risk_map(const Scenario& s, const SweepAxis& knob,
+                                                       const RiskOptions& o, size_t first,
+                                                       size_t count);
+RiskMap summarize_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o,
+                           const std::vector<std::vector<RiskEvidence>>& evidence);
 // The knob's values, checked (at most kRiskMapValues).
 std::vector<double> risk_map_values(const SweepAxis& knob);
 constexpr size_t kRiskMapValues = 50;

@@ -1,0 +1,160 @@
+#include "analysis/step_down.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engines/engine.hpp"
+#include "engines/montecarlo.hpp"
+#include "model/keys.hpp"
+#include "text/number.hpp"
+
+namespace retrystorm {
+
+namespace {
+
+// The loads up from `from` to `to` by `step`, then back down, rounded to
+// 9 decimals so that 0.1 steps land on 0.7, not 0.7000000000000001.
+std::vector<double> staircase(const StepDownOptions& o) {
+  std::vector<double> up;
+  const int n = static_cast<int>(std::floor((o.to - o.from) / o.step + 1e-9));
+  for (int i = 0; i <= n; ++i) up.push_back(std::round((o.from + i * o.step) * 1e9) / 1e9);
+  std::vector<double> loads = up;
+  for (int i = n - 1; i >= 0; --i) loads.push_back(up[static_cast<size_t>(i)]);
+  return loads;
+}
+
+double hold_of(const Scenario& s, const StepDownOptions& o) {
+  double hold = o.hold_s > 0 ? o.hold_s : std::max(60.0, 40 * s.client.timeout_s);
+  return std::ceil(hold / s.step_s - 1e-9) * s.step_s;  // whole steps
+}
+
+// "T:F" points holding each load for hold_s: two points per hold, a step
+// between holds.
+std::string profile_text(const std::vector<double>& loads, double hold_s) {
+  std::string text;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    const std::string f = number_text(loads[i]);
+    text += fmt::format("{}{}:{},{}:{}", i ? "," : "", number_text(i * hold_s), f,
+                        number_text((i + 1) * hold_s), f);
+  }
+  return text;
+}
+
+void check(const StepDownOptions& o) {
+  auto load = [](const char* what, double v) {
+    if (!(v > 0 && v <= 100))
+      throw InputError(
+          fmt::format("step-down: {} {} must be above 0 and at most 100 (a multiple "
+                      "of demand.rate_per_s)",
+                      what, number_text(v)));
+  };
+  load("from", o.from);
+  load("to", o.to);
+  if (!(o.to > o.from))
+    throw InputError("step-down: to " + number_text(o.to) + " must be above from " +
+                     number_text(o.from));
+  if (!(o.step > 0 && (o.to - o.from) / o.step <= kStepDownHolds / 2))
+    throw InputError(
+        fmt::format("step-down: step {} must be above 0 and give at most {} loads "
+                    "between from and to",
+                    number_text(o.step), kStepDownHolds / 2));
+  if (!(o.hold_s >= 0 && o.hold_s <= 1e6))
+    throw InputError("step-down: hold " + number_text(o.hold_s) + " must be 0 to 1000000 s");
+  if (o.runs < 0 || o.runs > 10000)
+    throw InputError("step-down: runs " + std::to_string(o.runs) + " must be 1 to 10000");
+}
+
+// The hold a time falls in (a step ending at a hold's end belongs to it).
+size_t hold_at(double t_s, double hold_s, size_t holds) {
+  const auto i = static_cast<size_t>(std::max(0.0, std::ceil(t_s / hold_s - 1e-9) - 1));
+  return std::min(i, holds - 1);
+}
+
+// Going up, the first time it became stuck; coming down (from the top
+// hold's end), the first time it was healthy again, when stuck there.
+StepDownRun read_staircase(const RunResult& run, const StepDown& d, double seed) {
+  const size_t holds = d.loads.size();
+  const double top_end = d.hold_s * static_cast<double>(holds / 2 + 1);
+  const Passage up = read_passage(run, d.rule);
+  const Passage down = read_passage(run, d.rule, top_end);
+  StepDownRun r;
+  r.seed = seed;
+  if (up.enter_s && *up.enter_s <= top_end) {
+    r.tipped_s = up.enter_s;
+    r.tipped_load = d.loads[hold_at(*up.enter_s, d.hold_s, holds)];
+  }
+  r.stuck_at_top = down.stuck_at_from;
+  if (down.stuck_at_from && down.leave_s) {
+    r.recovered_s = top_end + *down.leave_s;
+    r.recovered_load = d.loads[hold_at(*r.recovered_s, d.hold_s, holds)];
+  }
+  return r;
+}
+
+std::optional<double> median_of(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+}  // namespace
+
+int step_down_runs(const Scenario& s, const StepDownOptions& o) {
+  if (s.engine != Engine::agent) return 1;
+  if (o.runs > 0) return o.runs;
+  return s.runs > 1 ? s.runs : 10;
+}
+
+Scenario step_down_scenario(const Scenario& s, const StepDownOptions& o) {
+  check(o);
+  if (!s.graph.empty())
+    throw InputError("step-down: one population of clients before one server (no services)");
+  if (!s.demand.profile.empty())
+    throw InputError("step-down: demand.profile is the staircase itself; leave it empty");
+  if (s.engine == Engine::sessions)
+    throw InputError("step-down: engine fluid or agent (the session model has no load to step)");
+  Scenario r = s;
+  const std::vector<double> loads = staircase(o);
+  const double hold = hold_of(s, o);
+  r.demand.profile = profile_text(loads, hold);
+  r.demand.profile_period_s = 0;
+  r.incident.duration_s = 0;
+  r.horizon_s = hold * static_cast<double>(loads.size());
+  r.runs = 1;
+  validate(r);
+  return r;
+}
+
+StepDown run_step_down(const Scenario& s, const StepDownOptions& o) {
+  StepDown out;
+  out.scenario = step_down_scenario(s, o);
+  out.rule = stuck_rule(out.scenario);
+  out.loads = staircase(o);
+  out.hold_s = hold_of(s, o);
+  const int runs = step_down_runs(s, o);
+  std::vector<RunResult> firsts(1);
+  std::vector<StepDownRun> all(static_cast<size_t>(runs));
+  run_replications(out.scenario, 0, static_cast<size_t>(runs), o.threads,
+                   [&](size_t i, const Scenario& one) {
+                     throw_if_cancelled(o.cancelled);
+                     RunResult run = run_engine(one);
+                     all[i] = read_staircase(run, out, one.seed);
+                     if (i == 0) firsts[0] = std::move(run);
+                     return Replication{};
+                   });
+  out.first = std::move(firsts[0]);
+  out.runs = std::move(all);
+  std::vector<double> tipped, recovered;
+  for (const StepDownRun& r : out.runs) {
+    if (r.tipped_load) tipped.push_back(*r.tipped_load);
+    if (r.recovered_load) recovered.push_back(*r.recovered_load);
+  }
+  out.tipping_load = median_of(tipped);
+  out.recovery_load = median_of(recovered);
+  return out;
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,270 @@
+#include "formats/risk_shard.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "formats/input_text.hpp"
+#include "formats/risk_report.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/sweep_shard.hpp"
+#include "model/keys.hpp"
+
+namespace retrystorm {
+
+using nlohmann::json;
+
+namespace {
+
+enum PassageField { kEnter, kLeftAfterEnter, kStuckAtPushEnd, kLeave, kEnd, kFields };
+
+json time_json(const std::optional<double>& t) {
+  return t ? json(*t) : json(nullptr);
+}
+
+std::optional<double> time_of(const json& v, const std::string& where) {
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw InputError(where + ": " + v.dump().substr(0, 40) +
+                     " is not a time; a passage holds seconds (0 or more) or null");
+  return v.get<double>();
+}
+
+json passages_json(const std::vector<Passage>& ps) {
+  json out = json::array();
+  for (const Passage& p : ps)
+    out.push_back({time_json(p.enter_s), time_json(p.left_after_enter_s), p.stuck_at_from ? 1 : 0,
+                   time_json(p.leave_s), p.end_s});
+  return out;
+}
+
+std::vector<Passage> passages_of(const json& j, const std::string& where) {
+  if (!j.is_array()) throw InputError(where + ": not a list of passages");
+  std::vector<Passage> out;
+  for (const json& row : j) {
+    if (!row.is_array() || row.size() != kFields)
+      throw InputError(where + ": a passage is a list of " + std::to_string(kFields) + " figures");
+    Passage p;
+    p.enter_s = time_of(row[kEnter], where);
+    p.left_after_enter_s = time_of(row[kLeftAfterEnter], where);
+    const std::optional<double> stuck = time_of(row[kStuckAtPushEnd], where);
+    if (!stuck || (*stuck != 0 && *stuck != 1))
+      throw InputError(where + ": stuck at the push's end must be 0 or 1");
+    p.stuck_at_from = *stuck == 1;
+    p.leave_s = time_of(row[kLeave], where);
+    const std::optional<double> end = time_of(row[kEnd], where);
+    if (!end) throw InputError(where + ": a passage's end is a time, not null");
+    p.end_s = *end;
+    out.push_back(p);
+  }
+  return out;
+}
+
+json request_json(const RiskRequest& r) {
+  const RiskOptions& o = r.options;
+  json knob = nullptr;
+  if (r.knob) knob = {{"path", r.knob->path}, {"values", r.knob->values()}};
+  return {{"loads", o.loads},
+          {"runs", risk_runs(r.scenario, o)},
+          {"horizon_s", o.horizon_s},
+          {"exact", o.exact},
+          {"knob", knob},
+          {"scenario", scenario_to_json(r.scenario)}};
+}
+
+RiskRequest request_of(const json& j) {
+  RiskRequest r;
+  r.scenario = scenario_from_json(j.at("scenario"));
+  r.options.loads = j.at("loads").get<std::vector<double>>();
+  r.options.runs = j.at("runs").get<int>();
+  r.options.horizon_s = j.at("horizon_s").get<double>();
+  r.options.exact = j.at("exact").get<bool>();
+  if (!j.at("knob").is_null())
+    r.knob = SweepAxis(j["knob"].at("path").get<std::string>(), 0, 0, 1,
+                       j["knob"].at("values").get<std::vector<double>>());
+  risk_scenario(r.scenario, r.options);  // the same checks as `risk` makes
+  if (r.knob) risk_map_values(*r.knob);
+  return r;
+}
+
+struct RiskShard {
+  std::string path;
+  json body;
+  ShardRange range;
+};
+
+size_t whole(const json& v, const std::string& where) {
+  if (!v.is_number_unsigned()) throw InputError(where + ": not a whole number");
+  return v.get<size_t>();
+}
+
+RiskShard parse_risk_shard(const std::string& path, const std::string& text) {
+  RiskShard s{path, parse_json_text(text, "merge: " + path, kMaxShardBytes), {}};
+  const std::string where = "merge: " + path;
+  if (!is_risk_shard(s.body) || s.body.value("version", 0) != 1)
+    throw InputError(where + ": not a retrystorm risk shard (`risk --shard K/N`)");
+  const json& shard = s.body.at("shard");
+  s.range = {whole(shard.at("index"), where), whole(shard.at("of"), where),
+             whole(shard.at("first"), where), whole(shard.at("count"), where)};
+  return s;
+}
+
+// The shards in index order, of one risk, each once, none missing, their
+// replications one after the other from the first to the last.
+std::vector<RiskShard> order_risk_shards(std::vector<RiskShard> shards) {
+  std::map<size_t, RiskShard> by_index;
+  for (RiskShard& s : shards) {
+    const RiskShard* first = by_index.empty() ? nullptr : &by_index.begin()->second;
+    if (first &&
+        (s.body.at("request") != first->body.at("request") || s.range.of != first->range.of))
+      throw InputError("merge: " + s.path + ": its request or shard count differs from " +
+                       first->path + "'s; merge only the shards of one risk");
+    const std::string path = s.path;
+    auto [at, added] = by_index.emplace(s.range.index, std::move(s));
+    if (!added)
+      throw InputError("merge: " + path + ": shard " + std::to_string(at->second.range.index) +
+                       " again (also " + at->second.path + ")");
+  }
+  std::vector<RiskShard> out;
+  const size_t of = by_index.begin()->second.range.of;
+  for (size_t k = 1; k <= of; ++k) {
+    auto it = by_index.find(k);
+    if (it == by_index.end())
+      throw InputError(fmt::format("merge: risk shard {}/{} is missing ({} of {} given)", k, of,
+                                   by_index.size(), of));
+    out.push_back(std::move(it->second));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_risk_shard(const json& body) {
+  return body.is_object() && body.value("format", "") == kRiskShardFormat;
+}
+
+json evidence_json(const std::vector<RiskEvidence>& per_load) {
+  json out = json::array();
+  for (const RiskEvidence& e : per_load)
+    out.push_back({{"calm", passages_json(e.calm)}, {"pushed", passages_json(e.pushed)}});
+  return out;
+}
+
+std::vector<RiskEvidence> evidence_of(const json& j, const std::string& where) {
+  if (!j.is_array()) throw InputError(where + ": the evidence is a list, one entry per load");
+  std::vector<RiskEvidence> out;
+  for (const json& load : j) {
+    if (!load.is_object()) throw InputError(where + ": a load's evidence is an object");
+    out.push_back({passages_of(load.value("calm", json()), where),
+                   passages_of(load.value("pushed", json()), where)});
+  }
+  return out;
+}
+
+ShardRange risk_shard_range(size_t index, size_t of, size_t runs) {
+  const size_t first = (index - 1) * runs / of, end = index * runs / of;
+  return {index, of, first, end - first};
+}
+
+std::vector<std::vector<RiskEvidence>> gather_risk_cells(const RiskRequest& r, size_t first,
+                                                         size_t count) {
+  if (r.knob) return gather_risk_map(r.scenario, *r.knob, r.options, first, count);
+  return {gather_risk(r.scenario, r.options, first, count)};
+}
+
+namespace {
+
+template <class View>
+auto risk_answer(const RiskRequest& r, const std::vector<std::vector<RiskEvidence>>& cells,
+                 View&& view) {
+  if (r.knob) return view(summarize_risk_map(r.scenario, *r.knob, r.options, cells));
+  if (cells.size() != 1) throw InputError("risk: evidence for one scenario, not a map");
+  return view(summarize_risk(r.scenario, r.options, cells.front()));
+}
+
+struct AsJson {
+  json operator()(const RiskMap& m) const { return risk_map_json(m); }
+  json operator()(const RiskResult& r) const { return risk_json(r); }
+};
+struct AsText {
+  std::string operator()(const RiskMap& m) const { return risk_map_text(m); }
+  std::string operator()(const RiskResult& r) const { return risk_text(r); }
+};
+
+}  // namespace
+
+json risk_answer_json(const RiskRequest& r, const std::vector<std::vector<RiskEvidence>>& cells) {
+  return risk_answer(r, cells, AsJson{});
+}
+
+std::string risk_answer_text(const RiskRequest& r,
+                             const std::vector<std::vector<RiskEvidence>>& cells,
+                             const std::string& format) {
+  if (format == "json") return risk_answer_json(r, cells).dump(2) + "\n";
+  return risk_answer(r, cells, AsText{});
+}
+
+std::string risk_shard_text(const RiskRequest& r, const ShardRange& range,
+                            const std::vector<std::vector<RiskEvidence>>& cells,
+                            const std::string& output) {
+  json evidence = json::array();
+  for (const auto& cell : cells) evidence.push_back(evidence_json(cell));
+  json j = {
+      {"format", kRiskShardFormat},
+      {"version", 1},
+      {"shard",
+       {{"index", range.index}, {"of", range.of}, {"first", range.first}, {"count", range.count}}},
+      {"request", request_json(r)},
+      {"output", output},
+      {"cells", std::move(evidence)}};
+  return j.dump() + "\n";
+}
+
+std::string merged_risk_text(const std::vector<std::pair<std::string, std::string>>& files,
+                             const std::string& format,
+                             const std::function<void(const RiskRequest&)>& check) {
+  std::vector<RiskShard> shards;
+  try {
+    for (const auto& [path, text] : files) shards.push_back(parse_risk_shard(path, text));
+    shards = order_risk_shards(std::move(shards));
+    const RiskShard& first = shards.front();
+    const RiskRequest r = request_of(first.body.at("request"));
+    if (check) check(r);
+    const auto runs = static_cast<size_t>(risk_runs(r.scenario, r.options));
+    std::vector<std::vector<RiskEvidence>> cells;
+    size_t next = 0;
+    for (const RiskShard& s : shards) {
+      const std::string where = "merge: " + s.path;
+      if (s.range.first != next || s.range != risk_shard_range(s.range.index, s.range.of, runs))
+        throw InputError(fmt::format("{}: replications {} to {} are not shard {}/{} of {} runs",
+                                     where, s.range.first, s.range.first + s.range.count,
+                                     s.range.index, s.range.of, runs));
+      next += s.range.count;
+      const json& part = s.body.at("cells");
+      if (!part.is_array() || (!cells.empty() && part.size() != cells.size()))
+        throw InputError(where + ": its cells differ in number from the first shard's");
+      cells.resize(part.size());
+      for (size_t c = 0; c < part.size(); ++c) {
+        std::vector<RiskEvidence> loads = evidence_of(part[c], where);
+        if (cells[c].empty()) cells[c].resize(loads.size());
+        if (loads.size() != cells[c].size())
+          throw InputError(where + ": its loads differ in number from the first shard's");
+        for (size_t l = 0; l < loads.size(); ++l) {
+          auto& to = cells[c][l];
+          to.calm.insert(to.calm.end(), loads[l].calm.begin(), loads[l].calm.end());
+          to.pushed.insert(to.pushed.end(), loads[l].pushed.begin(), loads[l].pushed.end());
+        }
+      }
+    }
+    if (next != runs)
+      throw InputError(fmt::format("merge: {}: the shards end at replication {} of {}",
+                                   shards.back().path, next, runs));
+    const std::string out = format.empty() ? first.body.value("output", "text") : format;
+    return risk_answer_text(r, cells, out == "json" ? "json" : "text");
+  } catch (const json::exception& e) {
+    throw InputError("merge: not a retrystorm risk shard (" + std::string(e.what()) + ")");
+  }
+}
+
+}  // namespace retrystorm

@@ -1,0 +1,129 @@
+// `risk --shard K/N` and `merge` (docs/distributed.md): the replications cut
+// into shards anywhere give, merged, the unsharded answer byte for byte; a
+// shard that does not belong is refused by name.
+#include "formats/risk_shard.hpp"
+
+#include <gtest/gtest.h>
+
+#include "cli_run.hpp"
+#include "formats/risk_report.hpp"
+#include "model/keys.hpp"
+#include "preset_scenario.hpp"
+#include "random_server.hpp"
+
+namespace retrystorm {
+namespace {
+
+using testing::Outcome;
+using testing::run_cli;
+
+Scenario random_server() {
+  auto keys = testing::random_server_keys();
+  keys["horizon_s"] = "300";
+  keys["incident.start_s"] = "60";
+  keys["incident.duration_s"] = "30";
+  keys["incident.capacity_factor"] = "0.3";
+  return testing::preset("order-status", keys);
+}
+
+TEST(RiskShard, EvidenceInPiecesGivesTheWholeAnswer) {
+  RiskOptions o;
+  o.loads = {0.8, 1.0};
+  o.runs = 12;
+  o.exact = false;
+  const Scenario s = random_server();
+  std::vector<RiskEvidence> a = gather_risk(s, o, 0, 5), b = gather_risk(s, o, 5, 7);
+  for (size_t l = 0; l < a.size(); ++l) {
+    a[l].calm.insert(a[l].calm.end(), b[l].calm.begin(), b[l].calm.end());
+    a[l].pushed.insert(a[l].pushed.end(), b[l].pushed.begin(), b[l].pushed.end());
+  }
+  EXPECT_EQ(risk_json(summarize_risk(s, o, a)), risk_json(assess_risk(s, o)));
+  // Through JSON and back, as a shard file carries it.
+  EXPECT_EQ(risk_json(summarize_risk(s, o, evidence_of(evidence_json(a), "test"))),
+            risk_json(assess_risk(s, o)));
+}
+
+TEST(RiskShard, TheRangesCoverEveryRunOnce) {
+  size_t next = 0;
+  for (size_t k = 1; k <= 7; ++k) {
+    const ShardRange r = risk_shard_range(k, 7, 100);
+    EXPECT_EQ(r.first, next);
+    next += r.count;
+  }
+  EXPECT_EQ(next, 100u);
+  EXPECT_EQ(risk_shard_range(2, 5, 2).count, 0u);  // more shards than runs: some empty
+}
+
+TEST(RiskShard, EvidenceFromAFileIsChecked) {
+  EXPECT_THROW(
+      evidence_of(nlohmann::json::parse(R"([{"calm": [[null, null, 0, null, -1]]}])"), "f"),
+      InputError);
+  EXPECT_THROW(evidence_of(nlohmann::json::parse(R"([{"calm": [[null, null, 2, null, 1]]}])"), "f"),
+               InputError);
+  EXPECT_THROW(evidence_of(nlohmann::json::parse(R"([{"calm": [[1, 2]]}])"), "f"), InputError);
+  EXPECT_THROW(evidence_of(nlohmann::json::parse(R"({"calm": []})"), "f"), InputError);
+}
+
+class RiskShardCli : public ::testing::Test {
+ protected:
+  testing::TempDir dir{"risk_shard"};
+  std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+
+  Outcome risk(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"risk", "--scenario", example, "--loads", "0.8,1", "--runs",
+                                     "9",    "--horizon",  "300",   "--seed",  "7"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(dir.path(), args);
+  }
+};
+
+TEST_F(RiskShardCli, MergedShardsAreTheUnshardedAnswer) {
+  for (const std::string format : {"json", "text"}) {
+    const Outcome whole = risk({"--format", format});
+    ASSERT_EQ(whole.status, 0) << whole.err;
+    for (const std::string k : {"1", "2", "3", "4"})
+      ASSERT_EQ(risk({"--format", format, "--shard", k + "/4", "--out", k + ".json"}).status, 0);
+    const Outcome merged = run_cli(dir.path(), {"merge", "3.json", "1.json", "4.json", "2.json"});
+    ASSERT_EQ(merged.status, 0) << merged.err;
+    EXPECT_EQ(merged.out, whole.out) << format;
+  }
+}
+
+TEST_F(RiskShardCli, AMapMergesToo) {
+  const Outcome whole = risk({"--vary", "client.retries=0,4", "--format", "json"});
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  for (const std::string k : {"1", "2"})
+    ASSERT_EQ(risk({"--vary", "client.retries=0,4", "--format", "json", "--shard", k + "/2",
+                    "--out", k + ".json"})
+                  .status,
+              0);
+  const Outcome merged = run_cli(dir.path(), {"merge", "1.json", "2.json"});
+  EXPECT_EQ(merged.out, whole.out);
+}
+
+TEST_F(RiskShardCli, ShardsThatDoNotBelongAreRefused) {
+  ASSERT_EQ(risk({"--shard", "1/2", "--out", "1.json"}).status, 0);
+  ASSERT_EQ(risk({"--shard", "2/2", "--out", "2.json"}).status, 0);
+  ASSERT_EQ(run_cli(dir.path(),
+                    {"risk", "--scenario", example, "--loads", "0.9", "--runs", "9", "--horizon",
+                     "300", "--seed", "7", "--shard", "2/2", "--out", "other.json"})
+                .status,
+            0);
+  auto refused = [&](std::vector<std::string> args, const std::string& says) {
+    const Outcome o = run_cli(dir.path(), args);
+    EXPECT_EQ(o.status, 2) << o.out;
+    EXPECT_NE(o.err.find(says), std::string::npos) << o.err;
+  };
+  refused({"merge", "1.json"}, "shard 2/2 is missing");
+  refused({"merge", "1.json", "1.json", "2.json"}, "shard 1 again");
+  refused({"merge", "1.json", "other.json"}, "merge only the shards of one risk");
+  refused({"merge", "1.json", "2.json", "--format", "csv"}, "csv");
+  testing::write_file(dir.path() / "bad.json",
+                      testing::read_all(dir.path() / "2.json").replace(0, 1, "["));
+  refused({"merge", "1.json", "bad.json"}, "bad.json");
+  refused({"risk", "--scenario", example, "--splitting", "--shard", "1/2"}, "one machine");
+  refused({"risk", "--scenario", example, "--shard", "3/2"}, "--shard");
+}
+
+}  // namespace
+}  // namespace retrystorm

@@ -1,0 +1,125 @@
+// The step-down experiment (docs/risk.md, "The hysteresis loop"): the load
+// climbs and comes back down the same steps; the service of
+// examples/random-tipping.yaml tips near full load and comes back only far
+// below it.
+#include "analysis/step_down.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cli_run.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/step_down_report.hpp"
+#include "model/keys.hpp"
+#include "preset_scenario.hpp"
+#include "random_server.hpp"
+
+namespace retrystorm {
+namespace {
+
+Scenario random_server() {
+  return testing::preset("order-status", testing::random_server_keys());
+}
+
+StepDownOptions wide() {
+  StepDownOptions o;
+  o.from = 0.1, o.to = 1.2, o.step = 0.1, o.runs = 10;
+  return o;
+}
+
+TEST(StepDown, TheLoadClimbsAndComesBackDownTheSameSteps) {
+  const StepDown d = run_step_down(random_server(), wide());
+  ASSERT_EQ(d.loads.size(), 23u);  // 0.1 .. 1.2 and back
+  EXPECT_EQ(d.loads.front(), 0.1);
+  EXPECT_EQ(d.loads[11], 1.2);
+  EXPECT_EQ(d.loads[7], 0.8);  // 9 decimals: not 0.7999999999999999
+  EXPECT_EQ(d.loads.back(), 0.1);
+  EXPECT_EQ(d.hold_s, 120);  // 40 timeouts of 3 s
+  EXPECT_EQ(d.scenario.horizon_s, 23 * 120);
+  EXPECT_EQ(d.scenario.incident.duration_s, 0);
+  EXPECT_EQ(d.scenario.demand.profile_period_s, 0);
+  EXPECT_EQ(d.scenario.demand_profile().at(121), 0.2);
+  EXPECT_EQ(d.runs.size(), 10u);
+  EXPECT_EQ(d.first.series.size(), 23u * 120);
+}
+
+TEST(StepDown, ItTipsNearFullLoadAndComesBackFarBelow) {
+  const StepDown d = run_step_down(random_server(), wide());
+  ASSERT_TRUE(d.tipping_load && d.recovery_load);
+  // Going up, chance tips it within two minutes somewhere from 80% to 110%;
+  // coming down, it stays stuck until the demand is a third or less.
+  EXPECT_GE(*d.tipping_load, 0.8);
+  EXPECT_LE(*d.tipping_load, 1.1);
+  EXPECT_LE(*d.recovery_load, 0.3);
+  for (const StepDownRun& r : d.runs) {
+    EXPECT_TRUE(r.stuck_at_top);
+    ASSERT_TRUE(r.tipped_load && r.recovered_load);
+    EXPECT_LT(*r.recovered_load, *r.tipped_load);
+    EXPECT_LT(*r.tipped_s, *r.recovered_s);
+  }
+  const std::string text = step_down_text(d);
+  EXPECT_NE(text.find("comes back only at 0.2x"), std::string::npos) << text;
+}
+
+TEST(StepDown, TheSameSeedGivesTheSameStairsOnAnyThreads) {
+  StepDownOptions one = wide(), two = wide();
+  one.threads = 1, two.threads = 2;
+  EXPECT_EQ(step_down_json(run_step_down(random_server(), one)),
+            step_down_json(run_step_down(random_server(), two)));
+}
+
+TEST(StepDown, TheFluidEngineRunsOnce) {
+  StepDownOptions o;
+  o.to = 2;
+  const StepDown d = run_step_down(testing::preset("order-status"), o);
+  ASSERT_EQ(d.runs.size(), 1u);
+  // order-status tips once the load is well above capacity and its retries
+  // hold it there all the way down (the fluid model has no chance to help).
+  ASSERT_TRUE(d.tipping_load);
+  EXPECT_GT(*d.tipping_load, 1.0);
+  EXPECT_TRUE(d.runs[0].stuck_at_top);
+  EXPECT_FALSE(d.recovery_load);
+}
+
+TEST(StepDown, RefusesWhatItCannotStep) {
+  const Scenario s = random_server();
+  StepDownOptions o;
+  o.to = 0.4;  // below from
+  EXPECT_THROW(step_down_scenario(s, o), InputError);
+  o = {};
+  o.step = 0;
+  EXPECT_THROW(step_down_scenario(s, o), InputError);
+  o = {};
+  o.step = 0.0001;  // 10,000 loads
+  EXPECT_THROW(step_down_scenario(s, o), InputError);
+  o = {};
+  o.from = 0;
+  EXPECT_THROW(step_down_scenario(s, o), InputError);
+  Scenario profiled = s;
+  profiled.demand.profile = "0:1,60:2";
+  EXPECT_THROW(step_down_scenario(profiled, {}), InputError);
+  EXPECT_THROW(step_down_scenario(testing::preset("three-tier-chain"), {}), InputError);
+}
+
+TEST(StepDown, TheCommandLineAnswersInTextAndJson) {
+  testing::TempDir dir("step_down");
+  const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  const testing::Outcome json_out =
+      testing::run_cli(dir.path(), {"step-down", "--scenario", example, "--from", "0.1", "--to",
+                                    "1.2", "--runs", "4", "--format", "json"});
+  ASSERT_EQ(json_out.status, 0) << json_out.err;
+  const auto j = nlohmann::json::parse(json_out.out);
+  EXPECT_EQ(j["runs"].size(), 4u);
+  EXPECT_TRUE(j["tipping_load"].is_number());
+  EXPECT_TRUE(j["recovery_load"].is_number());
+  EXPECT_EQ(j["hold_s"], 120);
+  EXPECT_EQ(j["series"]["t_s"].size(), 23u * 120);
+  const testing::Outcome bad =
+      testing::run_cli(dir.path(), {"step-down", "--scenario", example, "--step", "-1"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("step -1 must be above 0"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace retrystorm
