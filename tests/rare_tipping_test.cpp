@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "analysis/markov/retry_chain.hpp"
 #include "analysis/risk.hpp"
 #include "cli_run.hpp"
 #include "engines/agent/agent.hpp"
@@ -124,6 +125,69 @@ TEST(RareTipping, AChanceOfAboutOneInAMillionPerHourInSeconds) {
   EXPECT_LT(l.rare->engine_runs, 8 * 40 * 9 + 1);
   ASSERT_TRUE(l.rare->enter.mean_s);
   EXPECT_GT(*l.rare->enter.mean_s, 365 * 86400.0 / 12);  // a month or more
+}
+
+// Where the agent engine and the project's own chain share their
+// semantics — no timeout fires (1,000 s) and no request retries — the
+// attempts at the server are the same birth-death process in both, and the
+// engine's estimates must hold the chain's exact answers in their intervals.
+Scenario markov_case(const std::string& rate, const std::string& queue_limit,
+                     const std::string& horizon) {
+  return random_server({{"demand.rate_per_s", rate},
+                        {"server.queue_limit", queue_limit},
+                        {"client.timeout_s", "1000"},
+                        {"client.retries", "0"},
+                        {"horizon_s", horizon},
+                        {"incident.start_s", "0"}});
+}
+
+markov::RetryChain chain_of(const Scenario& s) {
+  std::string why;
+  const auto p = chain_params(s, 1.0, why);
+  EXPECT_TRUE(p) << why;
+  return markov::build_retry_chain(*p);
+}
+
+std::vector<bool> backlog_at_least(const markov::RetryChain& rc, int level) {
+  std::vector<bool> target(rc.chain.states());
+  for (int i = 0; i < rc.chain.states(); ++i) target[i] = rc.backlog[i] >= level;
+  return target;
+}
+
+TEST(RareTipping, TheAgentEngineFillsItsQueueWhenItsChainSays) {
+  // 8 requests/s against 10/s, 10 places: from empty to full.
+  const Scenario s = markov_case("8", "9", "7200");
+  const markov::RetryChain rc = chain_of(s);
+  const double exact = rc.chain.hitting_times(backlog_at_least(rc, 10))[rc.empty_state];
+  std::vector<double> times;
+  for (uint64_t i = 0; i < 400; ++i) {
+    SplitControl walk;
+    walk.reseeds = {{0, 1000 + i}};
+    walk.stop_at_backlog = 10;
+    run_agent(s, {.split = &walk});
+    ASSERT_TRUE(walk.stopped_after_events) << "not full within 2 h: " << i;
+    times.push_back(walk.stopped_s);
+  }
+  const MetricSummary m = summarize(times, 0);
+  EXPECT_LE(m.low, exact);
+  EXPECT_GE(m.high, exact);
+  EXPECT_LT(m.high - m.low, 0.3 * exact);  // a useful interval
+}
+
+TEST(RareTipping, SplittingOnTheAgentEngineHoldsTheChainsRareAnswer) {
+  // 3 requests/s against 10/s, 12 places: full within a minute is rare.
+  const Scenario s = markov_case("3", "11", "60");
+  const markov::RetryChain rc = chain_of(s);
+  const double exact = rc.chain.reach_within(backlog_at_least(rc, 12), 60)[rc.empty_state];
+  EXPECT_GT(exact, 1e-4);  // 1.5e-4
+  EXPECT_LT(exact, 2e-4);
+  RiskOptions o;
+  o.split_effort = 100;
+  o.split_runs = 10;
+  const RareTip tip = split_backlog(s, {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, o);
+  EXPECT_LE(tip.low, exact);
+  EXPECT_GE(tip.high, exact);
+  EXPECT_LT(tip.high, 3 * exact) << tip.p << " from " << tip.low;
 }
 
 TEST(RareTipping, LevelsClimbToTheStuckBacklog) {

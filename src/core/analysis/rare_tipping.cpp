@@ -22,24 +22,50 @@ struct Walk {
   uint64_t entered_after = 0;  // the event that reached the stage's level
 };
 
-// One walk of stage k from `from`: to the stage's level, or (the last
-// stage) to the horizon, judged by the stuck rule.
-std::optional<Walk> climb(const Scenario& s, const StuckRule& rule,
+// One walk of stage k from `from`: to the stage's level, or, with a rule,
+// at the last stage to the horizon, judged by the stuck rule.
+std::optional<Walk> climb(const Scenario& s, const StuckRule* rule,
                           const std::vector<int64_t>& levels, const Walk& from, size_t k, Rng& rng,
                           const CancelCheck& cancelled) {
   throw_if_cancelled(cancelled);
   SplitControl walk;
   walk.reseeds = from.path;
   walk.reseeds.push_back({from.entered_after, rng.next()});
-  const bool last = k == levels.size();
-  walk.stop_at_backlog = last ? 0 : levels[k];
+  const bool judged = k == levels.size();
+  walk.stop_at_backlog = judged ? 0 : levels[k];
   const RunResult run = run_agent(s, {.split = &walk});
-  if (last) {
-    if (!read_passage(run, rule).enter_s) return std::nullopt;
+  if (judged) {
+    if (!read_passage(run, *rule).enter_s) return std::nullopt;
     return Walk{std::move(walk.reseeds), 0};
   }
   if (!walk.stopped_after_events) return std::nullopt;
   return Walk{std::move(walk.reseeds), *walk.stopped_after_events};
+}
+
+// Fixed effort up `levels`, then (with a rule) the rule's own stage.
+RareTip split_agent(const Scenario& quiet, const std::vector<int64_t>& levels,
+                    const StuckRule* rule, const RiskOptions& o) {
+  RareTip tip;
+  tip.levels = levels;
+  tip.effort = o.split_effort;
+  tip.runs = o.split_runs;
+  const markov::SplitPlan plan{levels.size() + (rule ? 1 : 0), o.split_effort, o.split_runs,
+                               static_cast<uint64_t>(quiet.seed), o.threads};
+  std::vector<Walk> reached;
+  std::atomic<long> walks{0};
+  const markov::RareEstimate e = markov::split_fixed_effort(
+      Walk{}, plan,
+      [&](const Walk& from, size_t k, Rng& rng) {
+        walks.fetch_add(1, std::memory_order_relaxed);
+        return climb(quiet, rule, levels, from, k, rng, o.cancelled);
+      },
+      &reached);
+  tip.p = e.p, tip.low = e.low, tip.high = e.high;
+  tip.factors = e.factors;
+  tip.engine_runs = walks.load();
+  tip.enter = waiting_time_from_chance(tip.p, tip.low, tip.high, quiet.horizon_s);
+  if (!reached.empty()) tip.tipped_path = reached.front().path;
+  return tip;
 }
 
 }  // namespace
@@ -69,27 +95,13 @@ WaitingTime waiting_time_from_chance(double p, double low, double high, double h
 }
 
 RareTip split_tipping(const Scenario& quiet, const StuckRule& rule, const RiskOptions& o) {
-  RareTip tip;
-  tip.levels = split_levels(rule, o.split_levels);
-  tip.effort = o.split_effort;
-  tip.runs = o.split_runs;
-  const markov::SplitPlan plan{tip.levels.size() + 1, o.split_effort, o.split_runs,
-                               static_cast<uint64_t>(quiet.seed), o.threads};
-  std::vector<Walk> tipped;
-  std::atomic<long> walks{0};
-  const markov::RareEstimate e = markov::split_fixed_effort(
-      Walk{}, plan,
-      [&](const Walk& from, size_t k, Rng& rng) {
-        walks.fetch_add(1, std::memory_order_relaxed);
-        return climb(quiet, rule, tip.levels, from, k, rng, o.cancelled);
-      },
-      &tipped);
-  tip.p = e.p, tip.low = e.low, tip.high = e.high;
-  tip.factors = e.factors;
-  tip.engine_runs = walks.load();
-  tip.enter = waiting_time_from_chance(tip.p, tip.low, tip.high, quiet.horizon_s);
-  if (!tipped.empty()) tip.tipped_path = tipped.front().path;
-  return tip;
+  return split_agent(quiet, split_levels(rule, o.split_levels), &rule, o);
+}
+
+RareTip split_backlog(const Scenario& quiet, const std::vector<int64_t>& levels,
+                      const RiskOptions& o) {
+  if (levels.empty()) throw InputError("splitting: at least one level");
+  return split_agent(quiet, levels, nullptr, o);
 }
 
 }  // namespace retrystorm

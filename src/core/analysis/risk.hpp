@@ -141,6 +141,11 @@ int risk_runs(const Scenario& s, const RiskOptions& o);
 // The chance that `quiet` (a risk scenario at one load, no incident) tips
 // within its horizon, by fixed-effort splitting over replayed agent runs.
 RareTip split_tipping(const Scenario& quiet, const StuckRule& rule, const RiskOptions& o);
+// The chance that the attempts at the server reach levels.back() within
+// the horizon, by the same splitting without the rule's stage: what the
+// exact chain answers too (tests/rare_tipping_test.cpp).
+RareTip split_backlog(const Scenario& quiet, const std::vector<int64_t>& levels,
+                      const RiskOptions& o);
 // The stages' levels of attempts at the server: `count` steps up to the
 // first backlog the rule calls deep.
 std::vector<int64_t> split_levels(const StuckRule& rule, int count);

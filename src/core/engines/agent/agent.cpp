@@ -252,9 +252,7 @@ class AgentEngine {
       call.capacity[t] = s_.server.capacity_per_s * s_.step_s *
                          (rate_of_step_.empty() ? (incident ? s_.incident.capacity_factor : 1.0)
                                                 : rate_of_step_[t]);
-      double demand = incident ? s_.incident.demand_factor : 1.0;
-      if (profiles_.any) demand *= profiles_.demand_at(StepSpan{start, end});
-      double first = static_cast<double>(arrivals_.generate(start, end, demand));
+      double first = static_cast<double>(arrivals_.generate(start, end, demand_factor(t)));
       call.first_attempts[t] = first;
       result_.user_requests += first;
       // Closed loop: the budget hears the previous step's first attempts.
@@ -316,14 +314,31 @@ class AgentEngine {
     }
   }
 
+  // Step t's demand multiplier: the incident's and the profile's.
+  double demand_factor(int t) const {
+    double demand = incident_.contains(t) ? s_.incident.demand_factor : 1.0;
+    if (profiles_.any) demand *= profiles_.demand_at(step_span(s_, t, steps_));
+    return demand;
+  }
+
+  // A reseeded walk draws the rest of the step's arrivals anew.
+  void redraw_arrivals() {
+    const double end = step_span(s_, step_, steps_).end;
+    const auto more = static_cast<double>(arrivals_.redraw_from(now_, end, demand_factor(step_)));
+    result_.series.first_attempts[step_] += more;
+    result_.user_requests += more;
+  }
+
   // After each event of a splitting walk: restart the generator where its
   // path says, and stop once past its last reseed at the backlog asked for
   // (the walk's earlier stretch is a replay and stayed below it).
   bool split_event() {
     ++split_events_;
     const std::vector<Reseed>& path = split_->reseeds;
-    if (next_reseed_ < path.size() && path[next_reseed_].after_events == split_events_)
+    if (next_reseed_ < path.size() && path[next_reseed_].after_events == split_events_) {
       rng_ = Rng(path[next_reseed_++].seed);
+      redraw_arrivals();
+    }
     if (split_->stop_at_backlog <= 0 || next_reseed_ < path.size() ||
         static_cast<int64_t>(server_.in_system()) < split_->stop_at_backlog)
       return false;

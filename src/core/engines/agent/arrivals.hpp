@@ -49,6 +49,29 @@ class Arrivals {
     if (closed()) return 0;
     times_.clear();
     next_ = 0;
+    fill(start, end, factor);
+    size_t count = times_.size();
+    times_.push_back(std::numeric_limits<double>::infinity());  // none before the end
+    return count;
+  }
+
+  // A splitting walk that goes on with fresh numbers (docs/risk.md, "Rare
+  // tipping"): the step's arrivals not yet taken are drawn again from `now`
+  // with the new stream, so that walks from one entry share none of their
+  // future. Returns how many more (or fewer) the step now has.
+  long redraw_from(double now, double end, double factor) {
+    if (closed() || s_.demand.process == DemandProcess::deterministic) return 0;
+    const auto before = static_cast<long>(times_.size()) - 1 - static_cast<long>(next_);
+    times_.resize(next_);
+    fill(now, end, factor);
+    const auto after = static_cast<long>(times_.size() - next_);
+    times_.push_back(std::numeric_limits<double>::infinity());
+    return after - before;
+  }
+
+ private:
+  // Appends [start, end)'s arrivals at demand.rate_per_s x factor.
+  void fill(double start, double end, double factor) {
     double rate = s_.demand.rate_per_s * factor;
     switch (s_.demand.process) {
       case DemandProcess::deterministic: {
@@ -79,12 +102,8 @@ class Arrivals {
         break;
       }
     }
-    size_t count = times_.size();
-    times_.push_back(std::numeric_limits<double>::infinity());  // none before the end
-    return count;
   }
 
- private:
   bool poisson_think() const { return s_.demand.process == DemandProcess::poisson; }
   double think() {
     return poisson_think() ? rng_.exponential(s_.demand.think_s) : s_.demand.think_s;
