@@ -5,6 +5,7 @@
 // Carlo sees nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <span>
@@ -95,6 +96,12 @@ TEST(RareTipping, SplittingAndPlainMonteCarloAgreeWhereBothWork) {
   EXPECT_NEAR(l.rare->p, l.enter_within_horizon.p, 0.5 * l.enter_within_horizon.p);
   ASSERT_FALSE(l.rare->tipped_path.empty());
   EXPECT_EQ(l.rare->tipped_path.front().after_events, 0u);
+  // The walk that tipped, replayed, tips.
+  Scenario quiet = risk_scenario(s, o);
+  quiet.demand.rate_per_s = l.demand_per_s;
+  SplitControl replay;
+  replay.reseeds = l.rare->tipped_path;
+  EXPECT_TRUE(read_passage(run_agent(quiet, {.split = &replay}), r.rule).enter_s);
 }
 
 TEST(RareTipping, TheSameSeedGivesTheSameEstimateOnAnyThreads) {
@@ -227,14 +234,29 @@ TEST(RareTipping, TheCommandLinePrintsItBesideTheRuns) {
   const testing::Outcome o =
       testing::run_cli(dir.path(), {"risk", "--scenario", example, "--loads", "0.6", "--runs", "5",
                                     "--horizon", "300", "--no-exact", "--splitting",
-                                    "--split-effort", "10", "--split-runs", "3"});
+                                    "--split-effort", "40", "--split-runs", "3"});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.out.find("by splitting: tips within 5 min:"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("10 walks per stage, 3 independent splitting runs"), std::string::npos);
+  EXPECT_NE(o.out.find("40 walks per stage, 3 independent splitting runs"), std::string::npos);
   const testing::Outcome bad = testing::run_cli(
       dir.path(), {"risk", "--scenario", example, "--splitting", "--split-runs", "1"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("split runs 1 must be 2 to 1000"), std::string::npos) << bad.err;
+  // The printed replay runs, and tips (its peak backlog above the rule's 30).
+  const size_t at = o.out.find("--walk ");
+  ASSERT_NE(at, std::string::npos) << o.out;
+  const std::string walk = o.out.substr(at + 7, o.out.find('\n', at) - at - 7);
+  const testing::Outcome replay =
+      testing::run_cli(dir.path(), {"run", "--scenario", example, "--set", "incident.duration_s=0",
+                                    "--set", "demand.rate_per_s=5.7", "--set", "horizon_s=300",
+                                    "--walk", walk, "--format", "json"});
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  const auto backlog = nlohmann::json::parse(replay.out)["series"]["backlog"];
+  EXPECT_GT(*std::max_element(backlog.begin(), backlog.end()), 30) << walk;
+  const testing::Outcome bad_walk =
+      testing::run_cli(dir.path(), {"run", "--scenario", example, "--walk", "9:1,3:2"});
+  EXPECT_EQ(bad_walk.status, 2);
+  EXPECT_NE(bad_walk.err.find("the events must grow"), std::string::npos) << bad_walk.err;
   const testing::Outcome map = testing::run_cli(
       dir.path(), {"risk", "--scenario", example, "--splitting", "--vary", "client.retries=0,1"});
   EXPECT_EQ(map.status, 2);

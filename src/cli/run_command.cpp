@@ -5,9 +5,11 @@
 #include <memory>
 
 #include "app/commands.hpp"
+#include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "formats/metrics_out.hpp"
 #include "formats/result_json.hpp"
+#include "formats/risk_report.hpp"
 #include "formats/session_report.hpp"
 #include "formats/text_report.hpp"
 #include "logs/requests_csv_writer.hpp"
@@ -27,7 +29,8 @@ struct RunCommand {
   std::optional<double> seed;
   std::string log_dir;
   std::string metrics_out, metrics_as = "envoy", metrics_start;
-  std::string per;  // csv of a graph: "service" or "call" rows
+  std::string per;   // csv of a graph: "service" or "call" rows
+  std::string walk;  // a splitting walk of `risk --splitting`, replayed
 };
 
 std::string dump(const nlohmann::json& j) {
@@ -122,10 +125,30 @@ Scenario scenario_of(const RunCommand& c) {
   return s;
 }
 
+// --walk: one walk of `risk --splitting` replayed (docs/risk.md): the agent
+// run whose generator restarts where the walk says. Its own run: no advice
+// or tipping point (they would run other seeds).
+int run_walk(const RunCommand& c, const Scenario& s) {
+  if (s.engine != Engine::agent || !s.graph.empty() || s.runs > 1)
+    throw InputError("--walk: one run of the agent engine without services (engine agent, runs 1)");
+  if (!c.log_dir.empty() || !c.metrics_out.empty() || !c.per.empty())
+    throw InputError(
+        "--walk: the report or the series only (not with --log, --metrics-out, --per)");
+  SplitControl walk;
+  walk.reseeds = parse_walk(c.walk);
+  RunResult r = run_agent(s, {.split = &walk});
+  if (c.format == "csv") return emit(series_csv(r.series), c.out), 0;
+  const RunReport report =
+      report_of_run(s, std::move(r), {.advice = false, .tipping = false, .trace = !c.no_trace});
+  emit(c.format == "json" ? dump(run_json(report)) : run_text(report), c.out);
+  return 0;
+}
+
 int run(const RunCommand& c) {
   Scenario s = scenario_of(c);
   app::CostBudget budget = c.scenario.budget();
   app::check_run_cost(s, budget);  // before any log is written
+  if (!c.walk.empty()) return run_walk(c, s);
   if (!c.metrics_out.empty() && !engine_facts(s).run)
     throw InputError("--metrics-out: needs a per-step engine (fluid or agent), not sessions");
   if (!engine_facts(s).run) return run_sessions(c, s, budget);
@@ -172,6 +195,9 @@ void add_run_command(CLI::App& app, CommandTable& table) {
       ->check(CLI::Range(1, 10000));
   cmd->add_option("--seed", c->seed,
                   "seed of the agent engine or session model (default: seed key)");
+  cmd->add_option("--walk", c->walk,
+                  "EVENTS:SEED,...: replay a walk of `risk --splitting` (its tipped_path): "
+                  "the generator restarts with SEED after EVENTS events (docs/risk.md)");
   cmd->add_option("--log", c->log_dir,
                   "agent engine: write DIR/requests.csv, one row per attempt; sessions: "
                   "DIR/sessions.csv and DIR/events.jsonl");

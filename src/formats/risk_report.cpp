@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formats/result_json.hpp"
+#include "model/keys.hpp"
 #include "text/number.hpp"
 #include "text/printable.hpp"
 #include "text/units.hpp"
@@ -67,7 +68,14 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
   out << "  mean time to tip: " << mean_text(l.enter) << "\n";
   out << "  tips within 1 h: " << share_text(l.enter.within(kHour))
       << "; within 1 day: " << share_text(l.enter.within(kDay)) << "\n";
-  if (l.rare) rare_text(out, r, *l.rare);
+  if (l.rare) {
+    rare_text(out, r, *l.rare);
+    if (!l.rare->tipped_path.empty())
+      out << "    replay a walk that tipped: --set engine=agent --set incident.duration_s=0 "
+             "--set demand.rate_per_s="
+          << number_text(l.demand_per_s) << " --set horizon_s=" << number_text(s.horizon_s)
+          << " --walk " << walk_text(l.rare->tipped_path) << "\n";
+  }
   const bool pushed = s.incident.duration_s > 0;
   if (pushed) out << "  stuck when the incident ended: " << count_text(l.pushed) << "\n";
   if (l.pushed.k > 0) {
@@ -213,6 +221,42 @@ nlohmann::json risk_map_json(const RiskMap& map) {
     rows.push_back(std::move(row));
   }
   return {{"knob", map.knob.path}, {"operating_value", map.operating_value}, {"rows", rows}};
+}
+
+std::string walk_text(const std::vector<Reseed>& path) {
+  std::string text;
+  for (const Reseed& r : path)
+    text += fmt::format("{}{}:{}", text.empty() ? "" : ",", r.after_events, r.seed);
+  return text;
+}
+
+std::vector<Reseed> parse_walk(const std::string& text) {
+  std::vector<Reseed> path;
+  auto whole = [&](const std::string& part, const std::string& digits) {
+    if (digits.empty() || digits.size() > 20 ||
+        digits.find_first_not_of("0123456789") != std::string::npos ||
+        (digits.size() == 20 && digits > "18446744073709551615"))
+      throw InputError("--walk: '" + printable(part) +
+                       "' must be EVENTS:SEED, two whole numbers (0 to 2^64 - 1)");
+    return std::stoull(digits);
+  };
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, comma - at);
+    const size_t colon = part.find(':');
+    if (colon == std::string::npos)
+      throw InputError("--walk: '" + printable(part) + "' must be EVENTS:SEED");
+    const Reseed r{whole(part, part.substr(0, colon)), whole(part, part.substr(colon + 1))};
+    if (!path.empty() && r.after_events <= path.back().after_events)
+      throw InputError("--walk: '" + printable(part) +
+                       "': the events must grow from one pair to the next");
+    path.push_back(r);
+    if (path.size() > kWalkReseeds)
+      throw InputError(fmt::format("--walk: more than {} pairs", kWalkReseeds));
+    at = comma + 1;
+  }
+  return path;
 }
 
 nlohmann::json stuck_rule_json(const StuckRule& rule, const Scenario& s) {
