@@ -232,6 +232,21 @@ void client_side_defenses(const Scenario& s, std::vector<Advice>& out) {
                    {"client.throttle_padding", 8.0}});
 }
 
+// Envoy's adaptive concurrency filter before the server (agent engine;
+// docs/policies.md, "Adaptive concurrency").
+void server_side_defenses(const Scenario& s, std::vector<Advice>& out) {
+  if (s.engine != Engine::agent || !s.graph.empty() ||
+      s.server.concurrency.kind != ConcurrencyLimiter::none)
+    return;
+  add_candidate(out, "Limit concurrency at the server adaptively",
+                "Envoy's adaptive concurrency filter keeps the attempts in flight near what "
+                "the server turns round at its lowest latency, sampled every 100 ms, and "
+                "answers the rest 503 at once: no attempt waits out a timeout in a queue. "
+                "It starts at 3 in flight and drops back to 3 every minute to measure that "
+                "latency again, which fails requests on a service whose answers are slow.",
+                {{"server.adaptive_concurrency", std::string("envoy")}});
+}
+
 // The defenses of one population before one dependency, each tried alone.
 std::vector<Advice> defenses(const Scenario& s) {
   std::vector<Advice> out;
@@ -267,6 +282,7 @@ std::vector<Advice> defenses(const Scenario& s) {
                       "the user and let the others fail fast.",
                   one_layer_change(s));
   client_side_defenses(s, out);
+  server_side_defenses(s, out);
   if (s.client.retries > 1 && s.client.stack_retries.empty())
     add_candidate(out, "Fewer attempts per request",
                   "Every extra attempt raises the load a stuck system must carry; one retry is "

@@ -213,6 +213,56 @@ void add_profile_keys(KeyGroup& g) {
 }
 
 // Demand and the server (the fluid and agent engines).
+
+// Envoy's adaptive concurrency filter (docs/policies.md, "Adaptive concurrency").
+void add_concurrency_keys(KeyGroup& g) {
+  using S = Scenario;
+  g.choice<ConcurrencyLimiter>(
+      "server.adaptive_concurrency",
+      {std::begin(kConcurrencyLimiterNames), std::end(kConcurrencyLimiterNames)},
+      "Adaptive concurrency",
+      "agent: envoy = Envoy's adaptive concurrency filter in front of the server: beyond its "
+      "limit, computed from sampled latencies, an attempt is answered 503 at once; none = off",
+      [](S & s) -> auto& { return s.server.concurrency.kind; });
+  g.number(
+      "server.concurrency_update_s", 0.001, 3600, "s", "Concurrency update interval",
+      "envoy: how often the limit is recomputed from the sampled latencies "
+      "(concurrency_update_interval)",
+      [](S & s) -> auto& { return s.server.concurrency.update_interval_s; });
+  g.number(
+      "server.min_rtt_interval_s", 0.01, 86400, "s", "minRTT interval",
+      "envoy: how often the latency without queueing is measured again (min_rtt_calc_params."
+      "interval)",
+      [](S & s) -> auto& { return s.server.concurrency.min_rtt_interval_s; });
+  g.number(
+      "server.min_rtt_jitter", 0, 1, "", "minRTT jitter",
+      "envoy: up to this share of the interval is added at random (min_rtt_calc_params.jitter)",
+      [](S & s) -> auto& { return s.server.concurrency.jitter; });
+  g.number(
+      "server.min_rtt_buffer", 0, 10, "", "minRTT buffer",
+      "envoy: the latency above minRTT that still counts as no queueing (min_rtt_calc_params."
+      "buffer)",
+      [](S & s) -> auto& { return s.server.concurrency.buffer; });
+  g.number(
+      "server.concurrency_percentile", 0.01, 1, "", "Latency percentile",
+      "envoy: the percentile of the sampled latencies the limit follows "
+      "(sample_aggregate_percentile)",
+      [](S & s) -> auto& { return s.server.concurrency.percentile; });
+  g.integer(
+      "server.min_rtt_requests", 1, 100000, "minRTT requests",
+      "envoy: answers sampled to measure minRTT (min_rtt_calc_params.request_count)",
+      [](S & s) -> auto& { return s.server.concurrency.min_rtt_requests; });
+  g.integer(
+      "server.min_concurrency", 1, 1000000, "Minimum concurrency",
+      "envoy: the lowest limit, and the limit while minRTT is measured (min_rtt_calc_params."
+      "min_concurrency)",
+      [](S & s) -> auto& { return s.server.concurrency.min_concurrency; });
+  g.integer(
+      "server.max_concurrency", 1, 1000000, "Maximum concurrency",
+      "envoy: the highest limit (concurrency_limit_params.max_concurrency_limit)",
+      [](S & s) -> auto& { return s.server.concurrency.max_concurrency; });
+}
+
 void add_demand_server_keys(std::vector<KeySpec>& keys) {
   using S = Scenario;
   KeyGroup g(keys, "demand_server");
@@ -254,6 +304,7 @@ void add_demand_server_keys(std::vector<KeySpec>& keys) {
       "answer: the caller's timer ends it)",
       [](S & s) -> auto& { return s.server.error_status; });
   add_profile_keys(g);
+  add_concurrency_keys(g);
 }
 
 // A fault on one call of a graph (docs/graph.md, "A fault on a call").

@@ -63,6 +63,10 @@ enum class RateLimiter { none, aws_adaptive };
 enum class BreakerKind { none, opossum, consecutive, resilience4j };
 inline constexpr const char* kBreakerKindNames[] = {"none", "opossum", "consecutive",
                                                     "resilience4j"};
+// A concurrency limiter in front of the server (docs/policies.md, "Adaptive
+// concurrency"): none, or Envoy's adaptive concurrency filter.
+enum class ConcurrencyLimiter { none, envoy };
+inline constexpr const char* kConcurrencyLimiterNames[] = {"none", "envoy"};
 
 // How an attempt fails, as real stacks tell failures apart
 // (docs/policies.md, "Which failures are retried"). The answers come first,
@@ -219,6 +223,20 @@ struct Scenario {
     // error_share; timeout: it is lost, and its caller's timer ends it.
     double error_share = 0;
     FailureClass error_status = FailureClass::http_503;
+    // Envoy's adaptive concurrency filter in front of the server (agent
+    // engine; policies/adaptive_concurrency.hpp): beyond its limit an attempt
+    // is answered 503 at once.
+    struct {
+      ConcurrencyLimiter kind = ConcurrencyLimiter::none;
+      double update_interval_s = 0.1;
+      double min_rtt_interval_s = 60;
+      double jitter = 0.15;
+      double buffer = 0.25;
+      double percentile = 0.5;
+      int min_rtt_requests = 50;
+      int min_concurrency = 3;
+      int max_concurrency = 1000;
+    } concurrency;
     // A multiplier of capacity over time, as demand.profile.
     std::string capacity_profile;
     double capacity_profile_period_s = 0;

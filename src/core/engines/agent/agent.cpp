@@ -32,6 +32,7 @@
 #include "engines/incident_window.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
+#include "policies/adaptive_concurrency.hpp"
 #include "policies/adaptive_limiter.hpp"
 #include "policies/adaptive_throttle.hpp"
 #include "policies/backoff.hpp"
@@ -202,6 +203,10 @@ class AgentEngine {
     if (s.client.max_requests > 0) in_flight_of_.assign(clients_, 0);
     guards_on_ = !breakers_.empty() || !throttles_.empty() || !in_flight_of_.empty();
     injects_errors_ = s.server.error_share > 0;
+    // Its own stream (the minRTT jitter), so that every other run keeps its bytes.
+    if (s.server.concurrency.kind == ConcurrencyLimiter::envoy)
+      concurrency_.emplace(gradient_settings(s),
+                           static_cast<uint64_t>(s.seed) ^ 0x9e3779b97f4a7c15ULL);
     incident_ = steps_of(s);
     if (!profiles_.capacity.empty()) capacity_steps();
   }
@@ -837,8 +842,19 @@ class AgentEngine {
     if (refused_by_client(call_id)) return;
     uint32_t job_id = server_.new_job(call_id, call, now_);
     call.job = job_id;
+    if (concurrency_ && !concurrency_->admit(now_)) return refuse(job_id, Refusal::limit);
     if (injects_error()) return inject_error(job_id);
     server_.arrive(job_id, now_, refused(), !fails_fast());
+  }
+
+  // Envoy's adaptive concurrency filter hears how an attempt it let through
+  // ended: an answer (a sample of its latency) or none.
+  void filter_heard(const Job& job, bool answered) {
+    if (!concurrency_) return;
+    if (answered)
+      concurrency_->on_answer(now_, job.sent_s);
+    else
+      concurrency_->on_cancel(now_);
   }
 
   // ---- error injection (server.error_share; docs/policies.md) ----------------
@@ -851,16 +867,21 @@ class AgentEngine {
   // The attempt fails whatever the load: answered at once as a rejection
   // is, or (timeout) never answered, its caller's timer ends it.
   void inject_error(uint32_t job_id) {
-    if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, true);
+    if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, Refusal::injected);
     const Job& job = server_.job(job_id);
+    filter_heard(job, false);
     log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::timeout, layers_);
     calls_[job.caller].job = kNone;
     server_.release(job_id);
   }
 
-  // `injected`: an injected error (server.error_status), not the queue's.
-  void refuse(uint32_t job_id, bool injected = false) {
+  // Who refused: the queue (full, CoDel, an incident that fails fast), an
+  // injected error (server.error_status), or the concurrency filter.
+  enum class Refusal { queue, injected, limit };
+  void refuse(uint32_t job_id, Refusal why = Refusal::queue) {
     const Job& job = server_.job(job_id);
+    const bool injected = why == Refusal::injected, limited = why == Refusal::limit;
+    if (!limited) filter_heard(job, true);  // a refusal behind the filter is an answer
     result_.series.rejected[step_] += 1;
     log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers_);
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
@@ -869,14 +890,15 @@ class AgentEngine {
     if (!awaits(call, caller_gen)) return;
     end_attempt(call, caller_gen);
     FailureClass answer = injected       ? s_.server.error_status
+                          : limited      ? FailureClass::http_503  // a local reply
                           : fails_fast() ? s_.incident.failure
                                          : s_.server.reject_status;
     heard(call, false, answer == FailureClass::http_429);
     // A 503 or 429 carries the server's pushback; a refused connection or a
     // reset carries no header.
     // An injected error is a broken part, not a server asking for less.
-    bool pushes_back =
-        !injected && (answer == FailureClass::http_503 || answer == FailureClass::http_429);
+    bool pushes_back = !injected && !limited &&
+                       (answer == FailureClass::http_503 || answer == FailureClass::http_429);
     answer_failed(call_id, caller_gen, answer, pushes_back ? s_.server.retry_after_s : 0);
   }
 
@@ -890,6 +912,7 @@ class AgentEngine {
     const Job& job = server_.job(job_id);
     result_.series.shed[step_] += 1;
     log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed, layers_);
+    filter_heard(job, false);
     server_.shed(job_id, now_);
   }
 
@@ -909,6 +932,7 @@ class AgentEngine {
     const Job* job = server_.end_service(job_id, gen, now_);
     if (!job) return;
     ++stats_.events;
+    filter_heard(*job, true);
     const Call& call = calls_[job->caller];
     bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
     if (to_caller) heard(call, true);
@@ -984,7 +1008,8 @@ class AgentEngine {
   size_t clients_ = 1;                         // client.budget.clients
   bool guards_on_ = false;                     // max_requests, a breaker or a throttle
   bool injects_errors_ = false;                // server.error_share
-  std::vector<uint8_t> hedged_;                // per layer: its Hedging, 0 = none (client.hedging)
+  std::optional<GradientController> concurrency_;  // server.adaptive_concurrency
+  std::vector<uint8_t> hedged_;  // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;
   double now_ = 0;

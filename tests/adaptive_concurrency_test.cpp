@@ -1,0 +1,204 @@
+// Envoy's adaptive concurrency filter (issue 29, part 3; docs/policies.md,
+// "Adaptive concurrency"). The state machine against the rules of
+// envoy/source/extensions/filters/http/adaptive_concurrency/controller/
+// gradient_controller.cc (GradientController::calculateNewLimit,
+// forwardingDecision, recordLatencySample, enterMinRTTSamplingWindow,
+// updateMinRTT, updateConcurrencyLimit, applyJitter), then a run where the
+// filter rescues the collapsing order-status and one where it hurts a
+// healthy service whose latency is long.
+#include "policies/adaptive_concurrency.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "analysis/ladder.hpp"
+#include "analysis/metrics.hpp"
+#include "cli_run.hpp"
+#include "engines/engine.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/keys.hpp"
+#include "preset_scenario.hpp"
+
+namespace retrystorm {
+namespace {
+
+GradientSettings quick() {
+  GradientSettings g;
+  g.min_rtt_requests = 4;
+  g.jitter = 0;
+  return g;
+}
+
+// Answers `n` requests sent at `sent` with the latency given, at `at`.
+void answer(GradientController& c, int n, double sent, double at) {
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(c.admit(sent));
+    c.on_answer(at, sent);
+  }
+}
+
+TEST(AdaptiveConcurrency, StartsByMeasuringMinRttAtTheMinimum) {
+  GradientController c(quick(), 1);
+  EXPECT_TRUE(c.measuring_min_rtt());
+  EXPECT_EQ(c.limit(), 3);  // concurrency_limit_ starts at min_concurrency
+  // forwardingDecision: forward while outstanding < limit, else block.
+  EXPECT_TRUE(c.admit(0.001));
+  EXPECT_TRUE(c.admit(0.001));
+  EXPECT_TRUE(c.admit(0.001));
+  EXPECT_FALSE(c.admit(0.001));
+  EXPECT_EQ(c.blocked(), 1);
+  EXPECT_EQ(c.outstanding(), 3);
+  for (int i = 0; i < 3; ++i) c.on_answer(0.011, 0.001);  // 10 ms each
+  EXPECT_TRUE(c.measuring_min_rtt());                     // 3 of 4 samples
+  answer(c, 1, 0.011, 0.021);
+  // updateMinRTT: the percentile of the window's samples; the limit goes
+  // back to the deferred value (the minimum it started with).
+  EXPECT_FALSE(c.measuring_min_rtt());
+  EXPECT_NEAR(c.min_rtt_s(), 0.010, 1e-12);
+  EXPECT_EQ(c.limit(), 3);
+}
+
+TEST(AdaptiveConcurrency, TheLimitFollowsTheGradientWithItsHeadroom) {
+  GradientController c(quick(), 1);
+  answer(c, 4, 0, 0.010);  // minRTT 10 ms, at 0.010 s; the next update at 0.110 s
+  // Latency at minRTT: gradient = min(2, 10 x 1.25 / 10) = 1.25;
+  // limit 3 x 1.25 = 3.75, + sqrt(3.75) = 5.69, truncated: 5.
+  answer(c, 3, 0.05, 0.06);
+  ASSERT_TRUE(c.admit(0.111));  // the update fires first
+  EXPECT_EQ(c.limit(), 5);
+  c.on_cancel(0.111);
+  // Much slower answers: the gradient is clamped at 0.5; 5 x 0.5 = 2.5, + 1.58
+  // = 4.08: 4.
+  answer(c, 3, 0.15, 0.19);
+  c.admit(0.211);
+  EXPECT_EQ(c.limit(), 4);
+  c.on_cancel(0.211);
+  // Fast again: clamped at 2: 4 x 2 = 8, + 2.83: 10.
+  answer(c, 3, 0.3, 0.301);
+  c.admit(0.311);
+  EXPECT_EQ(c.limit(), 10);
+  c.on_cancel(0.311);
+  // A window without answers leaves the limit as it was.
+  c.admit(0.411);
+  EXPECT_EQ(c.limit(), 10);
+}
+
+TEST(AdaptiveConcurrency, TheLimitStaysWithinItsBounds) {
+  GradientSettings g = quick();
+  g.max_concurrency = 12;
+  GradientController c(g, 1);
+  answer(c, 4, 0, 0.010);
+  for (double t = 0.02; t < 2; t += 0.1) {
+    answer(c, 2, t, t + 0.001);  // ever faster than minRTT: gradient 2
+    EXPECT_LE(c.limit(), 12);
+  }
+  EXPECT_EQ(c.limit(), 12);
+}
+
+TEST(AdaptiveConcurrency, MinRttIsMeasuredAgainAfterItsIntervalWithJitter) {
+  GradientSettings g = quick();
+  g.min_rtt_interval_s = 10;
+  g.jitter = 0.15;  // applyJitter: 10 s + (random % 1,500 ms)
+  GradientController c(g, 7);
+  answer(c, 4, 0, 0.010);
+  answer(c, 2, 5, 5.001);
+  c.admit(5.05);
+  const int before = c.limit();
+  ASSERT_GT(before, 3);
+  c.on_cancel(5.05);
+  c.admit(11.6);  // by 11.51 s a new window has begun
+  EXPECT_TRUE(c.measuring_min_rtt());
+  EXPECT_EQ(c.limit(), 3);
+  // Answers to requests sent before the window began are not samples.
+  c.on_answer(11.7, 9.0);
+  answer(c, 3, 11.7, 11.72);
+  EXPECT_TRUE(c.measuring_min_rtt());
+  answer(c, 1, 11.7, 11.72);
+  EXPECT_FALSE(c.measuring_min_rtt());
+  EXPECT_NEAR(c.min_rtt_s(), 0.02, 1e-9);
+}
+
+TEST(AdaptiveConcurrency, FiveUpdatesInARowAtTheMinimumMeasureMinRttAgain) {
+  GradientController c(quick(), 1);
+  answer(c, 4, 0, 0.010);
+  // Answers ten times slower than minRTT keep the limit at 3: 3 x 0.5 = 1.5
+  // + 1.22 = 2, clamped to 3.
+  double t = 0.011;
+  for (int window = 0; window < 5 && !c.measuring_min_rtt(); ++window, t += 0.1)
+    answer(c, 1, t, t + 0.1);
+  c.admit(t + 0.1);
+  EXPECT_TRUE(c.measuring_min_rtt());
+}
+
+Metrics run_with(const char* preset, std::map<std::string, std::string> sets) {
+  sets["engine"] = "agent";
+  return compute_metrics(run_engine(testing::preset(preset, sets)));
+}
+
+// order-status at 80% load loses 60% of its capacity for 20 s: the queue
+// fills with attempts whose callers gave up and stays that way. The filter
+// keeps the work in flight near what the server turns round in minRTT, and
+// answers the rest 503 at once: no attempt waits out its timeout.
+TEST(AdaptiveConcurrency, RescuesTheCollapsingOrderStatus) {
+  const Metrics stuck = run_with("order-status", {});
+  ASSERT_FALSE(stuck.recovered);
+  const Metrics with = run_with("order-status", {{"server.adaptive_concurrency", "envoy"}});
+  EXPECT_TRUE(with.recovered);
+  EXPECT_LT(with.failed_fraction, 0.05);
+  EXPECT_GT(stuck.failed_fraction, 0.6);
+  EXPECT_LT(with.wasted_fraction, 0.01);
+}
+
+// A healthy service whose answers take a second (100 slots, 80 requests a
+// second in flight): the filter starts at 3 and holds 3 until 50 answers
+// are in, 17 s at a second each, answering everything else 503; requests
+// that would all have succeeded fail. Envoy's defaults fit fast services.
+TEST(AdaptiveConcurrency, HurtsAHealthyServiceWhoseAnswersAreSlow) {
+  std::map<std::string, std::string> healthy = {
+      {"server.slots", "100"}, {"incident.duration_s", "0"}, {"client.retries", "0"}};
+  EXPECT_EQ(run_with("order-status", healthy).failed_fraction, 0);
+  healthy["server.adaptive_concurrency"] = "envoy";
+  EXPECT_GT(run_with("order-status", healthy).failed_fraction, 0.1);
+}
+
+// examples/adaptive-concurrency.yaml's ladder: the filter does better than
+// every other single defense on this incident, and fails a quarter of the
+// requests of a healthy service whose answers take a second.
+TEST(AdaptiveConcurrency, TheExampleLadder) {
+  Scenario s = scenario_from_text(
+      testing::read_all(std::string(RETRYSTORM_SOURCE_DIR) + "/examples/adaptive-concurrency.yaml"),
+      "adaptive-concurrency.yaml");
+  validate(s);
+  std::map<std::string, Metrics> row;
+  for (const LadderResult& r : run_ladder(s)) row[r.row.name] = r.metrics;
+  ASSERT_EQ(row.size(), 6u);
+  EXPECT_FALSE(row["As it stands"].recovered);
+  const Metrics& filter = row["Adaptive concurrency (Envoy)"];
+  EXPECT_TRUE(filter.recovered);
+  for (const char* other :
+       {"As it stands", "Shed abandoned work", "Breaker (opossum)", "Adaptive throttling"})
+    EXPECT_LT(filter.failed_fraction, row[other].failed_fraction) << other;
+  EXPECT_GT(row["Filter, slow healthy service"].failed_fraction, 0.15);
+}
+
+TEST(AdaptiveConcurrency, OtherEnginesAndGraphsRefuseItByName) {
+  auto refused = [](Scenario s) {
+    try {
+      validate(s);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  Scenario fluid = testing::preset("order-status");
+  fluid.server.concurrency.kind = ConcurrencyLimiter::envoy;
+  EXPECT_NE(refused(fluid).find("server.adaptive_concurrency"), std::string::npos);
+  Scenario graph = testing::preset("three-tier-chain", {{"engine", "agent"}});
+  graph.server.concurrency.kind = ConcurrencyLimiter::envoy;
+  EXPECT_NE(refused(graph).find("server.adaptive_concurrency"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace retrystorm
