@@ -16,6 +16,7 @@
 #include "analysis/ladder.hpp"
 #include "analysis/metrics.hpp"
 #include "cli_run.hpp"
+#include "configs_helpers.hpp"
 #include "engines/engine.hpp"
 #include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
@@ -181,6 +182,37 @@ TEST(AdaptiveConcurrency, TheExampleLadder) {
        {"As it stands", "Shed abandoned work", "Breaker (opossum)", "Adaptive throttling"})
     EXPECT_LT(filter.failed_fraction, row[other].failed_fraction) << other;
   EXPECT_GT(row["Filter, slow healthy service"].failed_fraction, 0.15);
+}
+
+// Envoy's own configuration: the filter's gradient_controller_config (the
+// v3 AdaptiveConcurrency proto's fields) and the cluster's max_requests
+// become the keys, each naming its line; they need the agent engine, which
+// the import sets.
+TEST(AdaptiveConcurrency, ImportedFromAnEnvoyConfig) {
+  using namespace configs::testing;
+  const configs::ImportResult r =
+      configs::import_configs({fixture("envoy/adaptive-concurrency.yaml")});
+  EXPECT_EQ(str(r, "server.adaptive_concurrency"), "envoy");
+  EXPECT_EQ(num(r, "server.concurrency_update_s"), 0.2);
+  EXPECT_EQ(num(r, "server.max_concurrency"), 500);
+  EXPECT_EQ(num(r, "server.concurrency_percentile"), 0.9);
+  EXPECT_EQ(num(r, "server.min_rtt_interval_s"), 30);
+  EXPECT_EQ(num(r, "server.min_rtt_requests"), 20);
+  EXPECT_EQ(num(r, "server.min_rtt_jitter"), 0.1);
+  EXPECT_EQ(num(r, "server.min_rtt_buffer"), 0.5);
+  EXPECT_EQ(num(r, "server.min_concurrency"), 5);
+  EXPECT_EQ(num(r, "client.max_requests"), 64);
+  EXPECT_EQ(str(r, "engine"), "agent");
+  for (const auto& k : r.keys) {
+    if (k.path == "server.min_rtt_requests") {
+      EXPECT_NE(k.from.find(".yaml:22:"), std::string::npos) << k.from;
+    }
+  }
+  // The keys run: the imported scenario validates and runs on the agent engine.
+  Scenario s = testing::preset("order-status");
+  configs::apply_keys(s, r.keys);
+  validate(s);
+  EXPECT_GT(compute_metrics(run_engine(s)).failed_fraction, -1);
 }
 
 TEST(AdaptiveConcurrency, OtherEnginesAndGraphsRefuseItByName) {

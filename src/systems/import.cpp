@@ -191,6 +191,7 @@ void LayerPolicy::finalize() {
       if (pushback == Pushback::envoy) put_key("client.pushback_max_s");
     }
   }
+  for (const auto& [path, v] : extra) put(path, v);
   if (has_retry_policy || has_budget_part) {
     put_key("client.budget.kind");
     std::vector<std::string> given = budget_given;
@@ -515,6 +516,21 @@ void add_instances(ImportResult& out, const std::vector<Instances>& found) {
 
 }  // namespace
 
+namespace {
+
+// Envoy's max_requests and adaptive concurrency filter count single
+// attempts: the agent engine runs them, so the import says so.
+void add_engine_for_extras(ImportResult& out) {
+  for (const ImportedKey& k : out.keys)
+    if (k.path == "server.adaptive_concurrency" || k.path == "client.max_requests") {
+      out.keys.push_back({"engine", std::string("agent"),
+                          k.path + " (" + k.from + ") counts single attempts: the agent engine"});
+      return;
+    }
+}
+
+}  // namespace
+
 ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
   if (files.empty()) throw InputError("import: give at least one file");
   ImportResult out;
@@ -544,6 +560,7 @@ ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
     add_stack_keys(out, retrying);
   if (out.instances)
     out.keys.push_back({"client.budget.clients", out.instances->count, out.instances->from});
+  add_engine_for_extras(out);
   sort_keys(out.keys);
   if (check) check_runnable(out);
   return out;

@@ -104,6 +104,10 @@ struct LayerPolicy {
   std::map<std::string, std::string> from;
   std::vector<ImportedKey> keys;   // this layer's keys, filled by finalize()
   std::vector<std::string> notes;  // what the mapping approximates
+  // Keys beyond the retry policy the file sets, by scenario path: Envoy's
+  // cluster max_requests (client.max_requests), its adaptive concurrency
+  // filter (server.adaptive_concurrency, ...). `from` says where each was read.
+  std::map<std::string, KeyValue> extra;
   // The fault the route injects, if any (Istio, Envoy).
   std::optional<RouteFault> fault;
   // The client instances a Kubernetes workload beside the settings runs.

@@ -1,6 +1,7 @@
 // Envoy: route (timeout, retry_policy) and cluster (circuit_breakers) fragments,
 // in YAML or JSON, snake_case or lowerCamelCase (proto3 JSON allows both).
 #include <algorithm>
+#include <span>
 #include <sstream>
 
 #include "systems/envoy/fault.hpp"
@@ -148,6 +149,20 @@ void read_threshold(const YAML::Node& t, const std::string& tk, Reader& r) {
                   at(r.file, tk, t).text() + ": max_retries left out (Envoy default 3)");
   }
   if (rb) read_retry_budget(rb, tk + ".retry_budget", static_cast<bool>(mr), r);
+  // max_requests as a bulkhead per Envoy instance (client.max_requests); left
+  // out, Envoy's 1,024 is not set: it rarely binds one client.
+  if (YAML::Node mq = get(t, "max_requests")) {
+    Where w = at(r.file, tk + ".max_requests", mq);
+    const long long n = wrapped_whole(mq, w, 1, 1000000000);
+    l.extra["client.max_requests"] = static_cast<double>(n);
+    l.from["client.max_requests"] =
+        w.text() + ": " + std::to_string(n) +
+        " attempts in flight per Envoy instance; beyond them answered 503 at once";
+  }
+  for (const char* field : {"max_pending_requests", "max_connections"})
+    if (get(t, field))
+      l.notes.push_back(tk + "." + field +
+                        ": the connection pool's queue and connections are not modelled");
 }
 
 void read_budget(const std::vector<Found>& breakers, Reader& r) {
@@ -542,26 +557,31 @@ void read_rate_limited_back_off(const RetryPolicyAt& p, Reader& r) {
   }
 }
 
-}  // namespace
-
-// Maps that are an HTTPFault (by their @type), bounded as collect is.
-void collect_faults(const YAML::Node& n, const std::string& path, std::vector<Found>& out,
-                    int depth, int& budget) {
+// Maps whose @type ends with `suffix`, bounded as collect is.
+void collect_typed(const YAML::Node& n, const std::string& path, const std::string& suffix,
+                   std::vector<Found>& out, int depth, int& budget) {
   if (depth > 40 || --budget < 0) return;
   if (n.IsMap()) {
     YAML::Node type = n["@type"];
-    std::string suffix = "envoy.extensions.filters.http.fault.v3.HTTPFault";
     if (type && type.IsScalar() && type.Scalar().size() >= suffix.size() &&
         type.Scalar().compare(type.Scalar().size() - suffix.size(), suffix.size(), suffix) == 0)
       out.push_back({n, path});
     for (const auto& kv : n) {
       std::string k = key_of(kv.first);
-      collect_faults(kv.second, path.empty() ? k : path + "." + k, out, depth + 1, budget);
+      collect_typed(kv.second, path.empty() ? k : path + "." + k, suffix, out, depth + 1, budget);
     }
   } else if (n.IsSequence()) {
     for (size_t i = 0; i < n.size(); ++i)
-      collect_faults(n[i], path + "[" + std::to_string(i) + "]", out, depth + 1, budget);
+      collect_typed(n[i], path + "[" + std::to_string(i) + "]", suffix, out, depth + 1, budget);
   }
+}
+
+}  // namespace
+
+// Maps that are an HTTPFault (by their @type), bounded as collect is.
+void collect_faults(const YAML::Node& n, const std::string& path, std::vector<Found>& out,
+                    int depth, int& budget) {
+  collect_typed(n, path, "envoy.extensions.filters.http.fault.v3.HTTPFault", out, depth, budget);
 }
 
 // The fault filter of the route read: the route's own typed_per_filter_config
@@ -585,6 +605,109 @@ void read_route_fault(const std::vector<YAML::Node>& docs, const RetryPolicyAt& 
   envoy::read_fault(pick->map, pick->path, r);
 }
 
+namespace {
+
+// A Percent ({value: 25}) as a share.
+double percent_share(const YAML::Node& n, const Where& w) {
+  const double v = wrapped_number(n, w);
+  if (!(v >= 0 && v <= 100)) fail(w, number_text(v) + " is out of range; allowed 0 to 100");
+  return v / 100;
+}
+
+// The gradient controller's fields (the v3 GradientControllerConfig proto's)
+// and the keys they become.
+enum class FieldKind { whole, percent, duration };
+struct GradientField {
+  const char* field;
+  const char* key;
+  FieldKind kind;
+  const char* shown;
+};
+constexpr GradientField kTopFields[] = {
+    {"sample_aggregate_percentile", "server.concurrency_percentile", FieldKind::percent,
+     "the latency percentile the limit follows"},
+};
+constexpr GradientField kLimitFields[] = {
+    {"max_concurrency_limit", "server.max_concurrency", FieldKind::whole, "the highest limit"},
+    {"concurrency_update_interval", "server.concurrency_update_s", FieldKind::duration,
+     "the limit's update"},
+};
+constexpr GradientField kMinRttFields[] = {
+    {"interval", "server.min_rtt_interval_s", FieldKind::duration,
+     "minRTT measured again every interval"},
+    {"request_count", "server.min_rtt_requests", FieldKind::whole,
+     "answers per minRTT measurement"},
+    {"jitter", "server.min_rtt_jitter", FieldKind::percent, "jitter of the interval"},
+    {"min_concurrency", "server.min_concurrency", FieldKind::whole, "the lowest limit"},
+    {"buffer", "server.min_rtt_buffer", FieldKind::percent, "latency buffer over minRTT"},
+};
+
+// The fields of `table` that `m` sets, each as its key with where it was read.
+void read_gradient_fields(const YAML::Node& m, const std::string& mk,
+                          std::span<const GradientField> table, Reader& r) {
+  for (const GradientField& f : table) {
+    YAML::Node n = get(m, f.field);
+    if (!n) continue;
+    const std::string key = mk + "." + f.field;
+    Where w = at(r.file, key, n);
+    const double v = f.kind == FieldKind::whole     ? double(wrapped_whole(n, w, 1, 1000000))
+                     : f.kind == FieldKind::percent ? percent_share(n, w)
+                                                    : envoy_duration(r, n, key);
+    r.layer.extra[f.key] = v;  // the key's own range is checked when the keys apply
+    r.layer.from[f.key] = w.text() + ": " + f.shown;
+  }
+}
+
+// Envoy's adaptive concurrency filter, when the file configures one (the
+// server's own proxy): server.adaptive_concurrency and its gradient's keys.
+void read_adaptive_concurrency(const std::vector<YAML::Node>& docs, Reader& r) {
+  std::vector<Found> found;
+  for (const auto& d : docs) {
+    int budget = 50000;
+    collect_typed(d, "",
+                  "envoy.extensions.filters.http.adaptive_concurrency.v3.AdaptiveConcurrency",
+                  found, 0, budget);
+  }
+  if (found.empty()) return;
+  const Found& f = found.front();
+  if (found.size() > 1)
+    r.warn(at(r.file, f.path, f.map),
+           std::to_string(found.size()) + " adaptive concurrency filters; the first is read");
+  r.check_fields(f.map, f.path, {"@type", "gradient_controller_config", "enabled"}, true);
+  if (YAML::Node e = get(f.map, "enabled");
+      e && get(e, "default_value") &&
+      !boolean(get(e, "default_value"), at(r.file, f.path + ".enabled", e))) {
+    r.layer.notes.push_back(f.path + ": the adaptive concurrency filter is disabled");
+    return;
+  }
+  const std::string gk = join(f.path, "gradient_controller_config");
+  YAML::Node g = get(f.map, "gradient_controller_config");
+  if (!g || !g.IsMap()) fail(at(r.file, gk, g), "must be an object (the gradient controller)");
+  r.layer.extra["server.adaptive_concurrency"] = std::string("envoy");
+  r.layer.from["server.adaptive_concurrency"] =
+      at(r.file, f.path, f.map).text() + ": Envoy's adaptive concurrency filter";
+  r.check_fields(g, gk,
+                 {"sample_aggregate_percentile", "concurrency_limit_params", "min_rtt_calc_params"},
+                 true);
+  read_gradient_fields(g, gk, kTopFields, r);
+  if (YAML::Node c = get(g, "concurrency_limit_params")) {
+    const std::string ck = gk + ".concurrency_limit_params";
+    r.check_fields(c, ck, {"max_concurrency_limit", "concurrency_update_interval"}, true);
+    read_gradient_fields(c, ck, kLimitFields, r);
+  }
+  if (YAML::Node m = get(g, "min_rtt_calc_params")) {
+    const std::string mk = gk + ".min_rtt_calc_params";
+    r.check_fields(
+        m, mk, {"interval", "fixed_value", "request_count", "jitter", "min_concurrency", "buffer"},
+        true);
+    if (get(m, "fixed_value"))
+      r.layer.notes.push_back(mk + ".fixed_value: a fixed minRTT is not modelled; it is measured");
+    read_gradient_fields(m, mk, kMinRttFields, r);
+  }
+}
+
+}  // namespace
+
 void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   LayerPolicy& l = r.layer;
   EnvoyParts parts = collect_parts(docs, r);
@@ -593,6 +716,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
              : has_route                          ? "Envoy route"
                                                   : "Envoy cluster";
   read_budget(parts.breakers, r);
+  read_adaptive_concurrency(docs, r);
   if (!has_route) {
     if (parts.breakers.empty())
       fail({r.file, "", docs.empty() ? 0 : line_of(docs[0])},
