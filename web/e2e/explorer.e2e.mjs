@@ -285,6 +285,19 @@ async function issue17(page, presets, context, base) {
     check(label && /tips at 1\.3×/.test(label), 'the chart says what it shows to a screen reader', label);
   }
 
+  log('\n# 4d. amplification against the failure rate, four policies');
+  {
+    await H(page, () => { window.__retrystorm.ampReady = false; });
+    await testid(page, 'amp-draw').click();
+    await page.waitForFunction(() => window.__retrystorm.ampReady || /failed/.test(document.getElementById('amp-status').textContent), null, { timeout: 120000 });
+    const st = await testid(page, 'amp-status').textContent();
+    const m = /As it stands ([0-9.]+)×, No retries ([0-9.]+)×, 10% token bucket ([0-9.]+)×, Breaker \(opossum\) ([0-9.]+)×/.exec(st);
+    check(m && Math.abs(Number(m[1]) - 1.875) < 0.05, 'three retries at 50% failing send about 1 + 1/2 + 1/4 + 1/8 attempts', st);
+    check(m && Number(m[2]) === 1 && Number(m[3]) < Number(m[1]) && Number(m[4]) < Number(m[1]), 'no retries send one; a bucket and a breaker fewer than three retries', st);
+    const lines = await testid(page, 'amp-chart').getAttribute('data-lines');
+    check(lines === '4', 'a line per policy', lines);
+  }
+
   log('\n# 5. a link with bad keys says what was ignored, and never shows a stale result');
   {
     const p2 = await context.newPage();

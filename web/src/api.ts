@@ -72,6 +72,9 @@ export const api = {
   tipping: (sc: Scenario) => latest('tipping', (s) => call<Tipping>('POST', 'tipping', body(sc), s)),
   sweep: (sc: Scenario, vary: { path: string; from: number; to: number; step: number }[]) =>
     latest('sweep', (s) => call<{ rows: SweepRow[] }>('POST', 'sweep', body(sc, { vary }), s)),
+  /** One policy's attempts per request against an injected failure rate (POST /api/sweep). */
+  amplification: (sc: Scenario, policy: number, shares: { from: number; to: number; step: number }) =>
+    latest(`amplification-${policy}`, (s) => call<{ rows: SweepRow[] }>('POST', 'sweep', body(sc, { vary: [{ path: 'server.error_share', ...shares }] }), s)),
   /** The metastable region: risk at each load and each value of one knob (POST /api/risk). */
   risk: (sc: Scenario, loads: number[], runs: number, vary: string) =>
     latest('risk', (s) => call<RiskMap>('POST', 'risk', body(sc, { loads, runs, vary, exact: false }), s)),

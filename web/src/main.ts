@@ -13,6 +13,8 @@ import { GraphView, type ColourBy } from './graphview';
 import { makeView, PhaseMap } from './phasemap';
 import { retryValues, RISK_LOADS, RISK_RUNS, riskScenario, riskTable, STEP_DOWN, stepDownSummary } from './risk';
 import { StepDownChart } from './stepdownchart';
+import { AmpChart } from './ampchart';
+import { AMP_POLICIES, ampScenario, ampSeries, ampSummary, SHARES } from './amplification';
 import { clone, getPath, isHidden, setPath } from './paths';
 import { loadData } from './series';
 import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
@@ -39,6 +41,7 @@ interface Hooks {
   phaseReady: boolean;
   riskReady: boolean;
   stepDownReady: boolean;
+  ampReady: boolean;
   ladderReady: boolean;
   tippingReady: boolean;
   traceReady: boolean;
@@ -94,7 +97,7 @@ const S = {
 };
 
 const hooks: Hooks = {
-  ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false, riskReady: false, stepDownReady: false,
+  ready: false, lastRenderMs: null, lastFetchMs: null, lastDrawMs: null, renders: 0, runs: 0, lastPhaseMs: null, phaseCells: 0, phaseReady: false, riskReady: false, stepDownReady: false, ampReady: false,
   ladderReady: false, tippingReady: false, traceReady: false, preset: '', engine: '', error: null,
   bandShown: () => document.getElementById('occupancy-chart')?.dataset.band === 'true' && S.sessions,
   goodputBandShown: () => document.getElementById('chart')?.dataset.band === 'true' && !S.sessions && !!charts.load,
@@ -670,6 +673,32 @@ async function drawStepDown() {
   }
 }
 
+// ---------- amplification against the failure rate ----------
+let ampChart: AmpChart | null = null;
+async function drawAmplification() {
+  const sent = S.sent;
+  if (!sent) return;
+  hooks.ampReady = false;
+  const t0 = performance.now();
+  $('amp-status').textContent = `Injecting failures from 0% to 50% under ${AMP_POLICIES.length} policies…`;
+  $('amp-draw').setAttribute('aria-busy', 'true');
+  try {
+    const answers = await Promise.all(AMP_POLICIES.map((p, i) => api.amplification(ampScenario(sent, p), i, SHARES)));
+    const series = answers.map((a) => ampSeries(a.rows));
+    const names = AMP_POLICIES.map((p) => p.name);
+    ampChart ??= new AmpChart($('amp-chart'));
+    ampChart.render(names, series[0].shares, series.map((s) => s.attempts));
+    const summary = ampSummary(names, series.map((s) => s.attempts), series[0].shares);
+    $('amp-chart').setAttribute('aria-label', summary);
+    $('amp-status').textContent = `${summary} ${(performance.now() - t0).toFixed(0)} ms.`;
+    hooks.ampReady = true;
+  } catch (e) {
+    if (!isAbort(e)) $('amp-status').textContent = `Amplification failed: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    $('amp-draw').removeAttribute('aria-busy');
+  }
+}
+
 // ---------- exports ----------
 function exportData() {
   const r = S.result;
@@ -849,6 +878,7 @@ function wire() {
   $('phase-draw').addEventListener('click', () => void drawPhase());
   $('risk-draw').addEventListener('click', () => void drawRisk());
   $('stepdown-draw').addEventListener('click', () => void drawStepDown());
+  $('amp-draw').addEventListener('click', () => void drawAmplification());
   for (const w of ['x', 'y'] as const) {
     $(`phase-${w}`).addEventListener('change', () => { if (S.scenario) fillAxisInputs(w, S.scenario); });
   }
