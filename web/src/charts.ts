@@ -146,7 +146,7 @@ export class Charts {
       ctx.fillText(text, (box.x + 4) * dpr, (box.y + 11.5) * dpr);
     };
     const colours: Record<string, string> = {
-      incident: css('--fg-muted'), overload: css('--c-late'), 'give-up': css('--c-failed'), budget: css('--c-bound'),
+      incident: css('--fg-muted'), overload: css('--c-late'), 'give-up': css('--c-late'), failed: css('--c-failed'), budget: css('--c-bound'),
       'incident-end': css('--fg-muted'), recovery: css('--c-good'), never: css('--c-failed'),
     };
     for (const m of moments(r)) {

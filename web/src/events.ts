@@ -4,7 +4,7 @@
 import { criterionOf, fmtNum, recoveryOf } from './format';
 import type { RunResult } from './types';
 
-export type MomentKind = 'incident' | 'overload' | 'give-up' | 'budget' | 'incident-end' | 'recovery' | 'never' | 'peak';
+export type MomentKind = 'incident' | 'overload' | 'give-up' | 'failed' | 'budget' | 'incident-end' | 'recovery' | 'never' | 'peak';
 
 export interface Moment { kind: MomentKind; t: number; label: string; text: string }
 
@@ -33,7 +33,12 @@ export function moments(r: RunResult): Moment[] {
   if (over >= 0) out.push({ kind: 'overload', t: s.t_s[over], label: 'queue > 1 timeout', text: `The queue passes one timeout of work (${fmtNum(work, 0)}): from here every answer comes too late and becomes a retry.` });
   const gave = s.gave_up ?? [];
   const g = firstIndex(n, (i) => (gave[i] ?? 0) > 0);
-  if (g >= 0) out.push({ kind: 'give-up', t: s.t_s[g], label: 'first give-up', text: 'The first callers give up after their last retry.' });
+  // gave_up counts attempts whose caller stopped waiting (most are retried);
+  // failed counts requests that ran out of attempts: two different moments.
+  if (g >= 0) out.push({ kind: 'give-up', t: s.t_s[g], label: 'first timeouts', text: 'The first attempts time out: their callers stop waiting and retry while they have retries left.' });
+  const failed = s.failed ?? [];
+  const f = firstIndex(n, (i) => (failed[i] ?? 0) > 0);
+  if (f >= 0) out.push({ kind: 'failed', t: s.t_s[f], label: 'first failures', text: 'The first requests fail: their last attempt went unanswered or was refused.' });
   const denied = s.budget_denied ?? [];
   const d = firstIndex(n, (i) => (denied[i] ?? 0) > 0);
   if (d >= 0) out.push({ kind: 'budget', t: s.t_s[d], label: 'budget denies', text: 'The retry budget starts refusing retries.' });

@@ -88,6 +88,15 @@ describe('the moments of the story (items 8, 10)', () => {
     expect(moments(r).map((m) => m.kind)).toEqual(['incident', 'overload', 'incident-end', 'give-up', 'never']);
     expect(moments(r)[1].t).toBe(70); // 600 >= 100/s × 5 s
   });
+  it('tells an attempt timing out (retried) from a request failing (out of attempts)', () => {
+    const r = run({}, { gave_up: [0, 0, 3, 3, 3, 3], failed: [0, 0, 0, 0, 2, 2] });
+    const list = moments(r);
+    const timeout = list.find((m) => m.kind === 'give-up')!;
+    const failure = list.find((m) => m.kind === 'failed')!;
+    expect(timeout).toMatchObject({ t: 70, label: 'first timeouts' });
+    expect(timeout.text).not.toMatch(/last retry/);
+    expect(failure).toMatchObject({ t: 90, label: 'first failures' });
+  });
   it('marks recovery after the end, and walks to the next moment', () => {
     const r = run({ failure_recovery_s: 19 }, {});
     const list = moments(r);

@@ -57,6 +57,15 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
     if (*rec == 0)
       v.headline = goodput ? "Absorbed: goodput held up as soon as the incident ended"
                            : "Absorbed: no user failed after the incident ended";
+  } else if (s.incident_end_s() >= s.horizon_s) {
+    // The run ends inside the incident: nothing after it to judge.
+    v.headline = "Still in the incident when the run ends at " + format_seconds(s.horizon_s) +
+                 ": it would end at " + format_seconds(s.incident_end_s()) +
+                 "; lengthen horizon_s to see what follows";
+  } else if (m.failed == 0 && !m.backlog_growing) {
+    v.headline = "Not judged by " + format_seconds(s.horizon_s) + ": the run ends " +
+                 format_seconds(s.horizon_s - s.incident_end_s()) +
+                 " after the incident, too soon to tell, and no request failed";
   } else {
     v.headline = "Not recovered by " + format_seconds(s.horizon_s) + ": the incident ended at " +
                  format_seconds(s.incident_end_s());
