@@ -611,78 +611,81 @@ async function drawPhase() {
 }
 const label = (k: SchemaKey) => `${k.label ?? k.path}${k.unit ? ` (${k.unit})` : ''}`;
 
-// ---------- risk: the metastable region ----------
+// ---------- the panels behind a button: risk, step-down, amplification ----------
+/** Runs a panel's work with its button busy; the status line gets the
+ * work's answer, or what failed (an aborted request says nothing). */
+async function runPanel(name: string, busy: string, what: string, work: (t0: number) => Promise<string>) {
+  const t0 = performance.now();
+  $(`${name}-status`).textContent = busy;
+  $(`${name}-draw`).setAttribute('aria-busy', 'true');
+  try {
+    $(`${name}-status`).textContent = await work(t0);
+  } catch (e) {
+    if (!isAbort(e)) $(`${name}-status`).textContent = `${what} failed: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    $(`${name}-draw`).removeAttribute('aria-busy');
+  }
+}
+const since = (t0: number) => `${(performance.now() - t0).toFixed(0)} ms`;
+
+function drawRiskTable(t: ReturnType<typeof riskTable>) {
+  const th = (text: string) => Object.assign(document.createElement('th'), { scope: 'col', textContent: text });
+  const headRow = document.createElement('tr');
+  headRow.append(...t.head.map(th));
+  $('risk-table').querySelector('thead')!.replaceChildren(headRow);
+  const rows = t.rows.map((r) => {
+    const tr = document.createElement('tr');
+    tr.append(Object.assign(document.createElement('th'), { scope: 'row', textContent: r.label }));
+    for (const c of r.cells) {
+      const td = Object.assign(document.createElement('td'), { textContent: c.here ? `● ${c.text}` : c.text, title: c.title });
+      td.style.background = `color-mix(in srgb, var(--bad, #c0392b) ${Math.round(c.tone * 60)}%, transparent)`;
+      tr.append(td);
+    }
+    return tr;
+  });
+  $('risk-table').querySelector('tbody')!.replaceChildren(...rows);
+}
+
+// The metastable region.
 async function drawRisk() {
   const sent = S.sent;
   if (!sent) return;
-  const t0 = performance.now();
   hooks.riskReady = false;
   const { scenario, note } = riskScenario(sent);
   const current = Number(getPath(scenario, 'client.retries'));
   const vary = `client.retries=${retryValues(current).join(',')}`;
-  $('risk-status').textContent = `${note}Running ${RISK_RUNS} runs at each of ${RISK_LOADS.length} loads and each retry count…`;
-  $('risk-draw').setAttribute('aria-busy', 'true');
-  try {
-    const map = await api.risk(scenario, RISK_LOADS, RISK_RUNS, vary);
-    const t = riskTable(map);
-    const th = (text: string) => Object.assign(document.createElement('th'), { scope: 'col', textContent: text });
-    const headRow = document.createElement('tr');
-    headRow.append(...t.head.map(th));
-    $('risk-table').querySelector('thead')!.replaceChildren(headRow);
-    const rows = t.rows.map((r) => {
-      const tr = document.createElement('tr');
-      tr.append(Object.assign(document.createElement('th'), { scope: 'row', textContent: r.label }));
-      for (const c of r.cells) {
-        const td = Object.assign(document.createElement('td'), { textContent: c.here ? `● ${c.text}` : c.text, title: c.title });
-        td.style.background = `color-mix(in srgb, var(--bad, #c0392b) ${Math.round(c.tone * 60)}%, transparent)`;
-        tr.append(td);
-      }
-      return tr;
-    });
-    $('risk-table').querySelector('tbody')!.replaceChildren(...rows);
+  await runPanel('risk', `${note}Running ${RISK_RUNS} runs at each of ${RISK_LOADS.length} loads and each retry count…`, 'Risk', async (t0) => {
+    const t = riskTable(await api.risk(scenario, RISK_LOADS, RISK_RUNS, vary));
+    drawRiskTable(t);
     hooks.riskReady = true;
-    $('risk-status').textContent = `${note}Each cell: the chance of tipping within a day by chance · the mean time back after the incident. ${t.rows.length * t.head.length - t.rows.length} cells in ${(performance.now() - t0).toFixed(0)} ms.`;
-  } catch (e) {
-    if (!isAbort(e)) $('risk-status').textContent = `Risk failed: ${e instanceof Error ? e.message : String(e)}`;
-  } finally {
-    $('risk-draw').removeAttribute('aria-busy');
-  }
+    return `${note}Each cell: the chance of tipping within a day by chance · the mean time back after the incident. ${t.rows.length * t.head.length - t.rows.length} cells in ${since(t0)}.`;
+  });
 }
 
-// ---------- the step-down experiment ----------
+// The step-down experiment.
 let stepDownChart: StepDownChart | null = null;
 async function drawStepDown() {
   const sent = S.sent;
   if (!sent) return;
   hooks.stepDownReady = false;
-  const t0 = performance.now();
-  $('stepdown-status').textContent = 'Stepping the load up and back down…';
-  $('stepdown-draw').setAttribute('aria-busy', 'true');
-  try {
+  await runPanel('stepdown', 'Stepping the load up and back down…', 'Step-down', async (t0) => {
     const d = await api.stepDown(sent, STEP_DOWN);
     stepDownChart ??= new StepDownChart($('stepdown-chart'));
     stepDownChart.render(d);
     const summary = stepDownSummary(d);
     $('stepdown-chart').setAttribute('aria-label', summary);
-    $('stepdown-status').textContent = `${summary} ${fmtNum(d.hold_s, 0)} s at each load; ${(performance.now() - t0).toFixed(0)} ms.`;
     hooks.stepDownReady = true;
-  } catch (e) {
-    if (!isAbort(e)) $('stepdown-status').textContent = `Step-down failed: ${e instanceof Error ? e.message : String(e)}`;
-  } finally {
-    $('stepdown-draw').removeAttribute('aria-busy');
-  }
+    return `${summary} ${fmtNum(d.hold_s, 0)} s at each load; ${since(t0)}.`;
+  });
 }
 
-// ---------- amplification against the failure rate ----------
+// Amplification against the failure rate.
 let ampChart: AmpChart | null = null;
 async function drawAmplification() {
   const sent = S.sent;
   if (!sent) return;
   hooks.ampReady = false;
-  const t0 = performance.now();
-  $('amp-status').textContent = `Injecting failures from 0% to 50% under ${AMP_POLICIES.length} policies…`;
-  $('amp-draw').setAttribute('aria-busy', 'true');
-  try {
+  await runPanel('amp', `Injecting failures from 0% to 50% under ${AMP_POLICIES.length} policies…`, 'Amplification', async (t0) => {
     const answers = await Promise.all(AMP_POLICIES.map((p, i) => api.amplification(ampScenario(sent, p), i, SHARES)));
     const series = answers.map((a) => ampSeries(a.rows));
     const names = AMP_POLICIES.map((p) => p.name);
@@ -690,13 +693,9 @@ async function drawAmplification() {
     ampChart.render(names, series[0].shares, series.map((s) => s.attempts));
     const summary = ampSummary(names, series.map((s) => s.attempts), series[0].shares);
     $('amp-chart').setAttribute('aria-label', summary);
-    $('amp-status').textContent = `${summary} ${(performance.now() - t0).toFixed(0)} ms.`;
     hooks.ampReady = true;
-  } catch (e) {
-    if (!isAbort(e)) $('amp-status').textContent = `Amplification failed: ${e instanceof Error ? e.message : String(e)}`;
-  } finally {
-    $('amp-draw').removeAttribute('aria-busy');
-  }
+    return `${summary} ${since(t0)}.`;
+  });
 }
 
 // ---------- exports ----------
