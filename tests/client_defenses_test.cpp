@@ -206,6 +206,14 @@ TEST(ClientDefenses, OffTheirKeysChangeNothing) {
   }
 }
 
+// The breaker, throttle and bulkhead are one per client: the number of
+// clients matters to them without a budget, and is not called ignored.
+TEST(ClientDefenses, TheirClientCountIsNotWarnedAsIgnored) {
+  Scenario s = flaky(0.1, {{"client.breaker", "consecutive"}, {"client.budget.clients", "4"}});
+  EXPECT_TRUE(ignored_keys(s, {"client.budget.clients"}).empty());
+  EXPECT_NE(run_engine(s).series.refused_locally.size(), 0u);
+}
+
 TEST(ClientDefenses, WhatIsNotModelledIsRefusedWithTheKeyNamed) {
   auto refused = [](std::map<std::string, std::string> sets, const std::string& words) {
     Scenario s;

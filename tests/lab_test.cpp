@@ -62,7 +62,10 @@ bool kept_time(const json& j) {
 
 // The report's shape, every process stopped, and measured vs predicted
 // within the tolerances of docs/lab.md.
-json run_and_check(const std::string& name, const std::vector<std::string>& extra, bool recovers) {
+// `fluid_runs`: false where the fluid engine refuses the scenario (the
+// client's breaker or throttle), whose column is then null.
+json run_and_check(const std::string& name, const std::vector<std::string>& extra, bool recovers,
+                   bool fluid_runs = true) {
   TempDir dir(name);
   auto o = run_cli(dir.path(), lab_args(extra));
   EXPECT_EQ(o.status, 0) << o.err;
@@ -73,7 +76,11 @@ json run_and_check(const std::string& name, const std::vector<std::string>& extr
     EXPECT_TRUE(j[block]["metrics"].contains("peak_amplification"));
     EXPECT_EQ(j[block]["series"]["goodput"].size(), 36u);  // 18 s in 0.5 s bins
   }
-  EXPECT_TRUE(j["predicted_fluid"]["metrics"].contains("failed_fraction"));
+  if (fluid_runs) {
+    EXPECT_TRUE(j["predicted_fluid"]["metrics"].contains("failed_fraction"));
+  } else {
+    EXPECT_TRUE(j["predicted_fluid"].is_null());
+  }
   if (!kept_time(j)) return j;
   for (const auto& pid : j["lab"]["pids"]) EXPECT_TRUE(process_gone(pid.get<int>())) << pid;
   const auto &m = j["measured"]["metrics"], &p = j["predicted"]["metrics"];
@@ -193,6 +200,22 @@ TEST(LabCommand, RefusesConfigWithoutAProxy) {
   EXPECT_EQ(o.status, 2);
   EXPECT_NE(o.err.find("--config: needs --through haproxy, nginx or grpc"), std::string::npos)
       << o.err;
+}
+
+// The client's breaker, throttle and max_requests run in the lab's own
+// client; a proxy in front would retry past them.
+TEST(LabCommand, RefusesClientGuardsBehindAProxy) {
+  TempDir dir("lab_guards_proxy");
+  for (const char* key :
+       {"client.breaker=consecutive", "client.throttle_k=2", "client.max_requests=5"}) {
+    auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--through", "haproxy",
+                                  "--set", "engine=agent", "--set", key});
+    EXPECT_EQ(o.status, 2) << key;
+    std::string name = std::string(key).substr(0, std::string(key).find('='));
+    EXPECT_NE(o.err.find("lab: " + name + " runs in the lab's own client (--through direct)"),
+              std::string::npos)
+        << o.err;
+  }
 }
 
 // The backend's counts and the run the lab builds from them share one table:
@@ -423,6 +446,46 @@ TEST(LabRun, GrpcThrottlingRecoveryAgreesWithTheAgentEngine) {
   EXPECT_NE(
       j["lab"]["imported_policy"].get<std::string>().find("client.budget.kind = grpc_throttling"),
       std::string::npos);
+}
+
+// The client's own guards in the lab's direct client, through the same
+// state machines the agent engine runs (policies/client_guards.hpp): where
+// retries alone keep primary-failover stuck (DirectCollapse above), they
+// refuse attempts locally and the backlog drains. Refused attempts are
+// counted by the generator (they never reach the backend) and agree with the
+// prediction within 10%.
+void check_refused(const json& j) {
+  auto total = [&](const char* block) {
+    double sum = 0;
+    for (const auto& v : j[block]["series"]["refused_locally"]) sum += v.get<double>();
+    return sum;
+  };
+  EXPECT_GT(total("predicted"), 0);
+  EXPECT_NEAR(total("measured"), total("predicted"), 0.1 * total("predicted"));
+}
+
+// A consecutive-failure breaker (cockatiel's ConsecutiveBreaker,
+// src/breaker/ConsecutiveBreaker.ts: open on the 5th failure in a row; one
+// trial call after halfOpenAfter), 4 clients, open 1 s.
+TEST(LabRun, DirectBreakerRecoveryAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  auto j = run_and_check("lab_direct_breaker",
+                         {"--set", "engine=agent", "--set", "client.breaker=consecutive", "--set",
+                          "client.budget.clients=4", "--set", "client.breaker_open_s=1"},
+                         true, false);
+  check_refused(j);
+}
+
+// Client-side adaptive throttling (the SRE book's rule as grpc-go's
+// balancer/rls/internal/adaptive/adaptive.go ShouldThrottle draws it): K = 2
+// over a 1 s window, one client.
+TEST(LabRun, DirectThrottleRecoveryAgreesWithTheAgentEngine) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  auto j = run_and_check("lab_direct_throttle",
+                         {"--set", "engine=agent", "--set", "client.throttle_k=2", "--set",
+                          "client.budget.clients=1", "--set", "client.throttle_window_s=1"},
+                         true, false);
+  check_refused(j);
 }
 
 // Ctrl-C mid-run: the report so far, exit 130, backend and proxy stopped.

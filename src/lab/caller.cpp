@@ -6,6 +6,7 @@
 #include "lab/backend.hpp"
 #include "lab/grpc_layer.hpp"
 #include "lab/http.hpp"
+#include "policies/client_guards.hpp"
 #include "policies/client_policy.hpp"
 #include "policies/retry_state.hpp"
 
@@ -40,6 +41,7 @@ struct Attempt {
   bool deadline_cut = false;  // the timer is the request's deadline, not the timeout
   bool reused = false;        // on a kept-alive connection the far end may have closed
   double give_up_s = 0;       // when its timer is due (s from time zero)
+  uint32_t ticket = 0;        // what the client's guards let it go with
 };
 using AttemptPtr = std::shared_ptr<Attempt>;
 
@@ -53,13 +55,14 @@ class HttpCaller::State {
         s_(o_.scenario),
         policy_(ClientPolicy::of(s_, Engine::agent)),
         retry_(policy_, RetryBudget(policy_, s_.demand.rate_per_s, s_.step_s)),
+        guards_(s_),
         rng_(o.seed),
         endpoint_(asio::ip::address_v4::loopback(), static_cast<unsigned short>(o.port)),
         bins_(bin_count(s_.horizon_s, o.bin_s)) {
     if (!o.grpc_service_config.empty())
       grpc_ = std::make_unique<GrpcCaller>(io, o.port, o.grpc_service_config);
     for (auto* v : {&series.failed, &series.gave_up, &series.budget_denied, &series.first_sent,
-                    &series.retries_sent})
+                    &series.retries_sent, &series.refused, &series.refused_retries})
       v->assign(bins_, 0.0);
   }
   State(const State&) = delete;
@@ -100,13 +103,17 @@ class HttpCaller::State {
   void succeed(const RequestPtr& r);
   void fail(const RequestPtr& r);
   void release(const RequestPtr& r);
+  bool refused_by_guards(const AttemptPtr& a, double now);
+  void heard(const AttemptPtr& a, bool ok);
+  size_t client_of(const RequestPtr& r) const { return r->context.id % guards_.clients(); }
   InFlight in_flight() const { return {open_attempts_, held_retries_}; }
 
   asio::io_context& io_;
   CallerOptions o_;
   const Scenario& s_;
   ClientPolicy policy_;
-  RetryState retry_;  // the budget's admission with the policy's decision; points at policy_
+  RetryState retry_;     // the budget's admission with the policy's decision; points at policy_
+  ClientGuards guards_;  // max_requests, breaker, throttle: per client, as the agent engine's
   std::mt19937_64 rng_;
   tcp::endpoint endpoint_;
   size_t bins_ = 0;
@@ -120,6 +127,7 @@ void HttpCaller::State::send(const RequestPtr& r) {
   ++r->attempt;
   add(r->attempt == 1 ? series.first_sent : series.retries_sent, now);
   auto a = std::make_shared<Attempt>(io_, r);
+  if (refused_by_guards(a, now)) return;
   double timeout = o_.retries ? policy_.timeout_s() : o_.patience_s;
   if (o_.retries && policy_.deadline_s() > 0) {
     double left = r->context.start_s + policy_.deadline_s() - now;
@@ -140,6 +148,27 @@ void HttpCaller::State::send(const RequestPtr& r) {
     return write(a);
   }
   connect(a);
+}
+
+// The client's max_requests, breaker and throttle, asked as the agent engine
+// asks them (policies/client_guards.hpp): a refused attempt fails at once and
+// is not retried.
+bool HttpCaller::State::refused_by_guards(const AttemptPtr& a, double now) {
+  if (!o_.retries || !guards_.on()) return false;
+  auto uniform = [this] { return std::uniform_real_distribution<double>(0, 1)(rng_); };
+  if (guards_.admit(client_of(a->request), now, uniform, a->ticket)) return false;
+  add(series.refused, now);
+  if (a->request->attempt > 1) add(series.refused_retries, now);
+  fail(a->request);
+  return true;
+}
+
+// The attempt's outcome reaches the client's guards, and its slot is free.
+void HttpCaller::State::heard(const AttemptPtr& a, bool ok) {
+  if (!o_.retries || !guards_.on()) return;
+  size_t client = client_of(a->request);
+  guards_.heard(client, now_s(), ok, a->ticket);
+  guards_.release(client, a->ticket);
 }
 
 void HttpCaller::State::connect(const AttemptPtr& a) {
@@ -243,6 +272,7 @@ void HttpCaller::State::on_answer(const AttemptPtr& a, int status, bool reusable
   a->done = true;
   open_attempts_ -= 1;
   a->timer.cancel();
+  heard(a, status == 200);
   if (reusable && status != 0)
     idle_.push_back(std::move(a->connection));
   else
@@ -260,6 +290,7 @@ void HttpCaller::State::on_timeout(const AttemptPtr& a) {
   if (a->done) return;
   a->done = true;
   open_attempts_ -= 1;
+  heard(a, false);
   boost::system::error_code ignored;
   if (a->connection) {
     a->connection->socket.set_option(asio::socket_base::linger(true, 0), ignored);

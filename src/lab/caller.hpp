@@ -35,6 +35,9 @@ struct CallerOptions {
 // What the caller counted, per bin (from the instant it happened).
 struct CallerSeries {
   std::vector<double> first_sent, retries_sent, gave_up, failed, budget_denied;
+  // Attempts the client's guards refused (max_requests, breaker, throttle),
+  // and the retries among them.
+  std::vector<double> refused, refused_retries;
 };
 
 // A call, as the caller's owner sees it: where it came from on the path of

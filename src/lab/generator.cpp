@@ -44,6 +44,8 @@ class Generator {
     r_.budget_denied = c.budget_denied;
     r_.first_sent = c.first_sent;
     r_.retries_sent = c.retries_sent;
+    r_.refused = c.refused;
+    r_.refused_retries = c.refused_retries;
     r_.connection_errors = caller_.connection_errors();
     r_.arrival_error = lateness_.summary();
     r_.answer_transit = caller_.answer_transit();

@@ -34,6 +34,7 @@ struct GeneratorOptions {
 
 struct GeneratorResult {
   std::vector<double> failed, gave_up, budget_denied, first_sent, retries_sent;  // per bin
+  std::vector<double> refused, refused_retries;  // per bin: by the client's guards
   std::vector<double> succeeded_per_bin;
   double user_requests = 0, succeeded = 0, failed_total = 0, in_flight = 0;
   double connection_errors = 0;

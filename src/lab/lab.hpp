@@ -70,7 +70,7 @@ struct LabResult {
   LabRun measured;                 // the processes
   LabRun predicted;                // the agent engine, same scaled scenario and seed, step bin_s
   LabRun fluid;                    // the fluid engine on the scaled scenario
-  bool fluid_ran = true;           // false for a graph (the fluid engine runs none)
+  bool fluid_ran = true;           // false where the fluid engine refuses (a graph, a breaker)
   std::vector<HopAgreement> hops;  // a chain: per service
   TimingError generator_error, backend_error;
   // --through grpc: from the generator starting a call to the backend

@@ -167,12 +167,17 @@ void read_edge(EdgeSeries& out, const GraphCall& call, const CallerSeries& c, si
 
 CallerSeries call_series(const nlohmann::json& b, size_t n) {
   const nlohmann::json& c = b.contains("call") ? b["call"] : nlohmann::json::object();
-  return {series_of(c, "first_sent", n), series_of(c, "retries_sent", n),
-          series_of(c, "gave_up", n), series_of(c, "failed", n), series_of(c, "budget_denied", n)};
+  return {series_of(c, "first_sent", n),
+          series_of(c, "retries_sent", n),
+          series_of(c, "gave_up", n),
+          series_of(c, "failed", n),
+          series_of(c, "budget_denied", n),
+          {},
+          {}};
 }
 
 CallerSeries generator_series(const GeneratorResult& g) {
-  return {g.first_sent, g.retries_sent, g.gave_up, g.failed, g.budget_denied};
+  return {g.first_sent, g.retries_sent, g.gave_up, g.failed, g.budget_denied, {}, {}};
 }
 
 // The run's top-level series as the graph engine's are (docs/graph.md,

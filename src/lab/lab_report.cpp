@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <numeric>
 #include <span>
 #include <sstream>
 
@@ -99,7 +100,7 @@ std::string amplification(double v) {
 std::string table(const LabResult& r) {
   const Metrics &m = r.measured.metrics, &p = r.predicted.metrics, &f = r.fluid.metrics;
   const Scenario& s = r.scaled;
-  // A graph has no fluid run (the fluid engine runs none): its column says so.
+  // Where the fluid engine refuses (a graph, a breaker), its column says so.
   auto fluid = [&](const std::string& v) { return r.fluid_ran ? v : std::string("-"); };
   std::ostringstream o;
   table_row(o, "", "measured", "predicted", "difference", "fluid engine");
@@ -120,6 +121,14 @@ std::string table(const LabResult& r) {
             difference_of_recovery(m, p, s), fluid(recovery_text(f, s)));
   table_row(o, "user requests", format_amount(m.user_requests), format_amount(p.user_requests), "",
             fluid(format_amount(f.user_requests)));
+  // The client's breaker, throttle or max_requests (the fluid engine runs none).
+  auto refused = [](const LabRun& x) {
+    const auto& v = x.run.series.refused_locally;
+    return std::accumulate(v.begin(), v.end(), 0.0);
+  };
+  if (refused(r.measured) > 0 || refused(r.predicted) > 0)
+    table_row(o, "refused by the client", format_amount(refused(r.measured)),
+              format_amount(refused(r.predicted)), "", "-");
   return o.str();
 }
 

@@ -97,6 +97,11 @@ RunResult measured_run(const Scenario& s, const nlohmann::json& b, const Generat
   for (size_t i = 0; i < x.size(); ++i) {
     x.failed[i] = g.failed[i];
     x.budget_denied[i] = g.budget_denied[i];
+    // Attempts the client's guards refused never reached the backend; the
+    // engine counts them sent and refused (series.hpp, attempts_sent).
+    x.refused_locally[i] = g.refused[i];
+    x.first_attempts[i] += g.refused[i] - g.refused_retries[i];
+    x.retries[i] += g.refused_retries[i];
     // Behind a proxy the generator sees no attempt time out; the server's
     // late and shed attempts are the ones whose caller gave up.
     x.gave_up[i] = generator_retries ? g.gave_up[i] : x.served_late[i] + x.shed[i];
@@ -241,7 +246,8 @@ void read_measurement(LabResult& r, const nlohmann::json& b, const GeneratorResu
 }
 
 // The agent engine with the delays measured between caller and backend; the
-// fluid engine for reference.
+// fluid engine for reference, where it runs the scenario (it refuses the
+// client's breaker, throttle and max_requests, which need single attempts).
 void predict(LabResult& r, Scenario lab) {
   measure_delays(r);
   apply_delays(r, lab);
@@ -249,6 +255,12 @@ void predict(LabResult& r, Scenario lab) {
   r.predicted = view(run_engine(lab));
   Scenario fluid = r.scaled;
   fluid.engine = Engine::fluid;
+  try {
+    validate(fluid);
+  } catch (const InputError&) {
+    r.fluid_ran = false;
+    return;
+  }
   r.fluid = view(run_engine(fluid));
 }
 
@@ -296,7 +308,7 @@ GeneratorResult run_users(const LabOptions& o, GeneratorOptions g) {
   if (gr.failed.empty()) {
     size_t bins = bin_count(horizon, o.bin_s);
     for (auto* v : {&gr.failed, &gr.gave_up, &gr.budget_denied, &gr.first_sent, &gr.retries_sent,
-                    &gr.succeeded_per_bin})
+                    &gr.refused, &gr.refused_retries, &gr.succeeded_per_bin})
       v->assign(bins, 0.0);
     gr.interrupted = true;
   }

@@ -901,8 +901,9 @@ void set_when_rules(std::vector<KeySpec>& keys) {
       {"client.budget.success_reward", {"aws_quota"}},
       {"client.budget.min_retries_per_s", {"ratio_ttl"}},
       {"client.budget.ttl_s", {"ratio_ttl"}},
-      {"client.budget.clients", {"envoy_concurrency", "grpc_throttling", "aws_quota", "ratio_ttl"}},
   };
+  // client.budget.clients has no rule: besides the per-client budgets it
+  // counts the clients of the rate limiter, breaker, throttle and max_requests.
   for (KeySpec& k : keys) {
     if (k.group == "agent") {  // the agent engine's own keys
       k.when_path = "engine";

@@ -37,6 +37,7 @@
 #include "policies/adaptive_throttle.hpp"
 #include "policies/backoff.hpp"
 #include "policies/circuit_breaker.hpp"
+#include "policies/client_guards.hpp"
 #include "policies/client_policy.hpp"
 #include "policies/retry_state.hpp"
 #include "random/rng.hpp"
@@ -50,9 +51,6 @@ using namespace agent;  // the entities and the server
 using request_log::AttemptOutcome;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-// Call::ticket: the innermost attempt holds one of its client's
-// client.max_requests; the other bits are the breaker's ticket.
-constexpr uint32_t kCountedInFlight = uint32_t{1} << 31;
 
 // A deadline goes after every layer's timeout at its instant (those count
 // layers below 2^16), before retries.
@@ -169,6 +167,7 @@ class AgentEngine {
         log_(options.log),
         stats_out_(options.stats),
         split_(options.split),
+        guards_(s),
         events_(workspace.events),
         timers_(workspace.timers),
         deadlines_(workspace.deadlines),
@@ -195,13 +194,8 @@ class AgentEngine {
     if (policy_.rate_limiter() == RateLimiter::aws_adaptive)  // one per client instance
       limiters_.assign(static_cast<size_t>(std::llround(s.client.budget.clients)),
                        AdaptiveRateLimiter(0));
-    clients_ = static_cast<size_t>(std::max(1LL, std::llround(s.client.budget.clients)));
-    if (s.client.breaker.kind != BreakerKind::none)
-      breakers_.assign(clients_, CircuitBreaker(breaker_settings(s)));
-    if (s.client.throttle.k > 0)
-      throttles_.assign(clients_, AdaptiveThrottle(throttle_settings(s)));
-    if (s.client.max_requests > 0) in_flight_of_.assign(clients_, 0);
-    guards_on_ = !breakers_.empty() || !throttles_.empty() || !in_flight_of_.empty();
+    clients_ = guards_.clients();
+    guards_on_ = guards_.on();
     injects_errors_ = s.server.error_share > 0;
     // Its own stream (the minRTT jitter), so that every other run keeps its bytes.
     if (s.server.concurrency.kind == ConcurrencyLimiter::envoy)
@@ -485,7 +479,7 @@ class AgentEngine {
   // request ended by a deadline, say) gives the slot back.
   void free_call(uint32_t call_id) {
     Call& call = calls_[call_id];
-    if (call.ticket & kCountedInFlight) in_flight_of_[call.request % clients_] -= 1;
+    if (guards_on_) guards_.release(call.request % clients_, call.ticket);
     call.ticket = 0;
     free_entity(calls_, call_id, kCallFree);
   }
@@ -547,9 +541,7 @@ class AgentEngine {
   void heard(const Call& call, bool ok, bool throttled = false) {
     if (call.layer != layers_ - 1) return;
     if (!limiters_.empty()) limiters_[call.request % clients_].on_response(now_, throttled);
-    if (!breakers_.empty())
-      breakers_[call.request % clients_].on_outcome(now_, ok, call.ticket & ~kCountedInFlight);
-    if (!throttles_.empty()) throttles_[call.request % clients_].on_answer(now_, ok);
+    if (guards_on_) guards_.heard(call.request % clients_, now_, ok, call.ticket);
   }
 
   // ---- client-side defenses (docs/policies.md, "Circuit breakers") ---------
@@ -561,21 +553,8 @@ class AgentEngine {
   bool refused_by_client(uint32_t call_id) {
     if (!guards_on_) return false;
     Call& call = calls_[call_id];
-    size_t client = call.request % clients_;
-    call.ticket = 0;
-    bool refused = !in_flight_of_.empty() && in_flight_of_[client] >= s_.client.max_requests;
-    if (!refused && !breakers_.empty()) {
-      uint32_t ticket = breakers_[client].admit(now_);
-      refused = ticket == 0;
-      call.ticket = ticket;
-    }
-    if (!refused && !throttles_.empty())
-      refused = throttles_[client].throttles(now_, rng_.uniform());
-    if (!refused && !in_flight_of_.empty()) {
-      in_flight_of_[client] += 1;
-      call.ticket |= kCountedInFlight;
-    }
-    if (!refused) return false;
+    auto uniform = [this] { return rng_.uniform(); };
+    if (guards_.admit(call.request % clients_, now_, uniform, call.ticket)) return false;
     result_.series.refused_locally[step_] += 1;
     log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers_);
     end_attempt(call, call.gen);
@@ -586,10 +565,7 @@ class AgentEngine {
   // The call's attempt of generation `gen` stopped being in flight.
   void end_attempt(Call& call, uint32_t gen) {
     int attempt = attempt_of(call, gen);
-    if (call.ticket & kCountedInFlight) {  // client.max_requests: its slot is free
-      in_flight_of_[call.request % clients_] -= 1;
-      call.ticket &= ~kCountedInFlight;
-    }
+    if (guards_on_) guards_.release(call.request % clients_, call.ticket);  // max_requests
     attempts_in_flight_[call.layer] -= 1;
     if (attempt > 1) retries_in_flight_[call.layer] -= 1;
     if (hedged_[call.layer]) {
@@ -1002,9 +978,7 @@ class AgentEngine {
   bool deadlines_on_ = false;                  // client.deadline_s ends user requests when it fires
   bool late_shed_ = false;                     // shed_abandoned with a server.shed_lag_s
   std::vector<AdaptiveRateLimiter> limiters_;  // client.rate_limiter: one per client
-  std::vector<CircuitBreaker> breakers_;       // client.breaker: one per client
-  std::vector<AdaptiveThrottle> throttles_;    // client.throttle_k: one per client
-  std::vector<long> in_flight_of_;             // client.max_requests: attempts in flight per client
+  ClientGuards guards_;                        // max_requests, breaker, throttle: per client
   size_t clients_ = 1;                         // client.budget.clients
   bool guards_on_ = false;                     // max_requests, a breaker or a throttle
   bool injects_errors_ = false;                // server.error_share
