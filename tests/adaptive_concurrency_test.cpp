@@ -21,6 +21,7 @@
 #include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "preset_scenario.hpp"
+#include "systems/export.hpp"
 
 namespace retrystorm {
 namespace {
@@ -202,6 +203,9 @@ TEST(AdaptiveConcurrency, ImportedFromAnEnvoyConfig) {
   EXPECT_EQ(num(r, "server.min_rtt_buffer"), 0.5);
   EXPECT_EQ(num(r, "server.min_concurrency"), 5);
   EXPECT_EQ(num(r, "client.max_requests"), 64);
+  // max_pending_requests without max_connections: Envoy's 1,024 connections.
+  EXPECT_EQ(num(r, "client.max_pending_requests"), 32);
+  EXPECT_EQ(num(r, "client.max_connections"), 1024);
   EXPECT_EQ(str(r, "engine"), "agent");
   for (const auto& k : r.keys) {
     if (k.path == "server.min_rtt_requests") {
@@ -213,6 +217,51 @@ TEST(AdaptiveConcurrency, ImportedFromAnEnvoyConfig) {
   configs::apply_keys(s, r.keys);
   validate(s);
   EXPECT_GT(compute_metrics(run_engine(s)).failed_fraction, -1);
+}
+
+// A cluster's HTTP/1 pool thresholds become the client's connection pool,
+// each naming its line; a cluster that may speak HTTP/2 (many attempts on
+// one connection) keeps them as a note instead.
+TEST(AdaptiveConcurrency, ImportsTheConnectionPoolOfAnHttp1ClusterOnly) {
+  using namespace configs::testing;
+  const std::string cluster =
+      "static_resources:\n"
+      "  clusters:\n"
+      "  - name: backend\n"
+      "    circuit_breakers:\n"
+      "      thresholds:\n"
+      "      - max_connections: 4\n"
+      "        max_pending_requests: 8\n";
+  const configs::ImportResult r = configs::import_configs({{"envoy.yaml", cluster}});
+  EXPECT_EQ(num(r, "client.max_connections"), 4);
+  EXPECT_EQ(num(r, "client.max_pending_requests"), 8);
+  EXPECT_EQ(str(r, "engine"), "agent");
+  for (const auto& k : r.keys)
+    if (k.path == "client.max_pending_requests") {
+      EXPECT_NE(k.from.find("envoy.yaml:7:"), std::string::npos) << k.from;
+    }
+  const configs::ImportResult h2 =
+      configs::import_configs({{"envoy.yaml", cluster + "    http2_protocol_options: {}\n"}});
+  for (const auto& k : h2.keys) EXPECT_NE(k.path, "client.max_connections");
+  std::string notes;
+  for (const auto& layer : h2.layers)
+    for (const auto& n : layer.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("may speak HTTP/2"), std::string::npos) << notes;
+}
+
+// The export writes the bulkheads into the cluster's DEFAULT threshold, and
+// the import reads them back.
+TEST(AdaptiveConcurrency, TheBulkheadsRoundTripThroughAnEnvoyCluster) {
+  using namespace configs::testing;
+  Scenario s = testing::preset("order-status", {{"engine", "agent"},
+                                                {"client.max_requests", "50"},
+                                                {"client.max_connections", "4"},
+                                                {"client.max_pending_requests", "8"}});
+  const configs::ExportResult e = configs::export_config(s, "envoy");
+  const configs::ImportResult r = configs::import_configs({{"envoy.yaml", e.text}});
+  EXPECT_EQ(num(r, "client.max_requests"), 50);
+  EXPECT_EQ(num(r, "client.max_connections"), 4);
+  EXPECT_EQ(num(r, "client.max_pending_requests"), 8);
 }
 
 TEST(AdaptiveConcurrency, OtherEnginesAndGraphsRefuseItByName) {

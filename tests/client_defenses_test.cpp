@@ -17,6 +17,7 @@
 #include "engines/engine.hpp"
 #include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
+#include "policies/client_guards.hpp"
 #include "preset_scenario.hpp"
 
 namespace retrystorm {
@@ -194,6 +195,94 @@ TEST(Bulkhead, EnvoyMaxRequestsOverflowsAtOnceAndIsNotRetried) {
   }
 }
 
+// Envoy's HTTP/1 connection pool (source/common/conn_pool/conn_pool_base.cc):
+// newStream attaches to a ready connection, else queues the stream while
+// pendingRequests().canCreate(), else overflows (upstream_rq_pending_overflow);
+// onUpstreamReady hands a freed connection to the oldest pending stream
+// ("pushed onto the front, so pull from the back").
+TEST(ConnectionPool, GoesWaitsInOrderAndOverflows) {
+  Scenario s;
+  s.client.budget.clients = 1;
+  s.client.max_connections = 2;
+  s.client.max_pending_requests = 2;
+  ClientGuards pool(s);
+  using Answer = ClientGuards::PoolAnswer;
+  uint32_t t[6] = {};
+  EXPECT_EQ(pool.ask_connection(0, 1, t[1]), Answer::go);
+  EXPECT_EQ(pool.ask_connection(0, 2, t[2]), Answer::go);
+  EXPECT_EQ(pool.ask_connection(0, 3, t[3]), Answer::wait);
+  EXPECT_EQ(pool.ask_connection(0, 4, t[4]), Answer::wait);
+  EXPECT_EQ(pool.ask_connection(0, 5, t[5]), Answer::overflow);
+  auto all = [](uint64_t) { return true; };
+  EXPECT_EQ(pool.release(0, t[1], all), std::optional<uint64_t>(3));  // the oldest first
+  // Waiter 4 leaves (its request's route timeout): the next connection skips
+  // it and is idle again, and the queue has room for two.
+  pool.left_pending(0);
+  auto not_four = [](uint64_t w) { return w != 4; };
+  EXPECT_EQ(pool.release(0, t[2], not_four), std::nullopt);
+  EXPECT_EQ(pool.ask_connection(0, 6, t[0]), Answer::go);
+  EXPECT_TRUE(ClientGuards::holds_connection(t[0]));
+}
+
+// With no room to wait, the pool is max_requests: the same run, byte for byte.
+TEST(ConnectionPool, WithoutPendingRoomItIsMaxRequests) {
+  using testing::preset;
+  RunResult a = run_engine(preset("order-status", {{"engine", "agent"},
+                                                   {"client.max_connections", "2"},
+                                                   {"client.max_pending_requests", "0"}}));
+  RunResult b =
+      run_engine(preset("order-status", {{"engine", "agent"}, {"client.max_requests", "2"}}));
+  for (const SeriesField& f : kSeriesFields) {
+    auto x = a.series.*f.member, y = b.series.*f.member;
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin())) << f.name;
+  }
+}
+
+// Envoy arms the per-try timeout when the pool hands the attempt a
+// connection (source/common/router/upstream_request.cc,
+// UpstreamRequest::onPoolReady -> setupPerTryTimeout), so time spent pending
+// is not timed by it. On order-status, two connections per client hold the
+// server's queue to 200: no attempt waits there past its 5 s timeout, every
+// request succeeds, and the wait moves to the clients (p99 above 5 s). The
+// route timeout (client.deadline_s) bounds that wait: past 10 s a waiting
+// request fails, none succeeds later.
+TEST(ConnectionPool, WaitingIsNotTimedByThePerTryTimeoutButByTheRoute) {
+  using testing::preset;
+  std::map<std::string, std::string> set = {{"engine", "agent"},
+                                            {"client.max_connections", "2"},
+                                            {"client.max_pending_requests", "1024"}};
+  RunResult pooled = run_engine(preset("order-status", set));
+  Metrics m = compute_metrics(pooled);
+  EXPECT_FALSE(
+      compute_metrics(run_engine(preset("order-status", {{"engine", "agent"}}))).recovered);
+  EXPECT_TRUE(m.recovered);
+  EXPECT_EQ(m.failed, 0);
+  EXPECT_GT(*pooled.success_latency.quantile(0.99), 5.0);
+  double backlog = 0;
+  for (size_t i = 0; i < pooled.series.size(); ++i)
+    backlog = std::max(backlog, pooled.series.backlog[i]);
+  EXPECT_LE(backlog, 2 * 100);
+  set["client.deadline_s"] = "10";
+  RunResult routed = run_engine(preset("order-status", set));
+  Metrics r = compute_metrics(routed);
+  EXPECT_GT(r.failed, 0);
+  EXPECT_LE(*routed.success_latency.quantile(1.0), 10.0 + 1e-9);
+  EXPECT_NEAR(r.succeeded + r.failed + r.in_flight, r.user_requests, 1e-9);
+}
+
+// Where retries ride a one-second outage out (brief-outage: nothing fails),
+// one connection per client without room to wait fails 1.4% of requests: the
+// overflow is never retried.
+TEST(ConnectionPool, HurtsOnABlipWithoutRoomToWait) {
+  using testing::preset;
+  Metrics base = compute_metrics(run_engine(preset("brief-outage", {{"engine", "agent"}})));
+  RunResult tight = run_engine(preset("brief-outage", {{"engine", "agent"},
+                                                       {"client.max_connections", "1"},
+                                                       {"client.max_pending_requests", "0"}}));
+  EXPECT_EQ(base.failed, 0);
+  EXPECT_GT(compute_metrics(tight).failed_fraction, 0.01);
+}
+
 TEST(ClientDefenses, OffTheirKeysChangeNothing) {
   Scenario plain = flaky(0.1);
   Scenario tuned = flaky(0.1, {{"client.breaker_failures", "2"},
@@ -230,6 +319,9 @@ TEST(ClientDefenses, WhatIsNotModelledIsRefusedWithTheKeyNamed) {
   refused({{"client.throttle_k", "2"}}, "client.throttle_k: 2 runs with engine=agent");
   refused({{"server.error_share", "0.1"}}, "server.error_share: 0.1 (error injection)");
   refused({{"client.max_requests", "5"}}, "client.max_requests: 5 runs with engine=agent");
+  refused({{"client.max_connections", "5"}}, "client.max_connections: 5 runs with engine=agent");
+  refused({{"engine", "agent"}, {"client.max_connections", "2"}, {"client.hedging", "envoy"}},
+          "client.hedging makes it hedge");
   refused({{"engine", "agent"}, {"client.breaker", "opossum"}, {"client.breaker_trials", "3"}},
           "client.breaker_trials: 3");
   refused({{"engine", "agent"}, {"client.breaker", "consecutive"}, {"client.hedging", "grpc"}},

@@ -175,11 +175,44 @@ Scenario draw_hedged(std::mt19937& rng, int index) {
   return s;
 }
 
-enum class AgentSet { retrying, hedging };
+// The same scenarios behind the client's guards (docs/policies.md): Envoy's
+// connection pool with a little or no room to wait, max_requests, a breaker
+// or a throttle in turn, and a route timeout in one of two, so that requests
+// also end while they wait for a connection.
+Scenario draw_guarded(std::mt19937& rng, int index) {
+  Scenario s = draw_agent(rng, index);
+  Draws d{rng};
+  auto set = [&](const std::string& path, KeyValue v) { set_key(s, path, v); };
+  set("client.budget.clients", double(d.uniform_int(1, 8)));
+  switch (index % 4) {
+    case 0:
+      set("client.max_connections", double(d.uniform_int(1, 6)));
+      set("client.max_pending_requests", double(d.uniform_int(0, 20)));
+      break;
+    case 1:
+      set("client.max_requests", double(d.uniform_int(1, 6)));
+      break;
+    case 2:
+      set("client.breaker", std::string(index % 8 == 2 ? "consecutive" : "opossum"));
+      set("client.breaker_open_s", 1.0);
+      break;
+    default:
+      set("client.throttle_k", 2.0);
+      set("client.throttle_window_s", 5.0);
+  }
+  if ((index / 4) % 2) set("client.deadline_s", tidy(3 * s.client.timeout_s));
+  return s;
+}
+
+enum class AgentSet { retrying, hedging, guarded };
 
 const std::vector<Case>& agent_cases(AgentSet set = AgentSet::retrying) {
   static const std::vector<Case> retrying = run_cases(kSeed + 1, draw_agent);
   if (set == AgentSet::retrying) return retrying;
+  if (set == AgentSet::guarded) {
+    static const std::vector<Case> guarded = run_cases(kSeed + 1, draw_guarded);
+    return guarded;
+  }
   static const std::vector<Case> hedging = run_cases(kSeed + 1, draw_hedged);
   return hedging;
 }
@@ -224,8 +257,12 @@ std::string at(size_t step, double got, double want) {
   return o.str();
 }
 
+// Attempts that left the clients: those the client's guards refused never
+// reach the server (series.hpp, attempts_sent), nor those still waiting for
+// a connection at the end.
 double attempts_sent(const Series& x) {
-  return sum(x.first_attempts) + sum(x.retries);
+  double waiting = x.size() ? x.pooled[x.size() - 1] : 0;
+  return sum(x.first_attempts) + sum(x.retries) - sum(x.refused_locally) - waiting;
 }
 
 // Served (on time or late), shed, rejected, or at the server at the end.
@@ -609,6 +646,19 @@ TEST_P(AgentInvariants, GeneratedScenariosAreVariedAndValid) {
   EXPECT_GT(limited, 20) << "too few scenarios fill a bounded queue";
 }
 
+// The guarded set exercises what it is for: attempts waiting for a
+// connection, and attempts refused at the client.
+TEST(GuardedInvariants, ThePoolAndTheGuardsAreExercised) {
+  int waited = 0, refused = 0;
+  for (const auto& c : agent_cases(AgentSet::guarded)) {
+    const Series& x = c.run.series;
+    waited += *std::max_element(x.pooled.begin(), x.pooled.end()) > 0;
+    refused += sum(x.refused_locally) > 0;
+  }
+  EXPECT_GT(waited, 20) << "too few scenarios wait for a connection";
+  EXPECT_GT(refused, 60) << "too few scenarios refuse attempts at the client";
+}
+
 // Whole requests: the counts are exact.
 TEST_P(AgentInvariants, EveryRequestEndsAsSuccessFailureOrInFlight) {
   Violations v("user_requests == succeeded + failed + in_flight");
@@ -639,7 +689,9 @@ TEST_P(AgentInvariants, ServedIsOnTimePlusLate) {
 // Every attempt sent is served, shed or rejected, or is still at the server
 // at the end (the last step's backlog).
 TEST_P(AgentInvariants, AttemptsAreConservedThroughTheServer) {
-  Violations v("first + retries == served + shed + rejected + final backlog");
+  Violations v(
+      "first + retries - refused locally - final pooled == served + shed + rejected + final "
+      "backlog");
   for (const auto& c : all()) {
     const Series& x = c.run.series;
     double sent = attempts_sent(x), gone = attempts_accounted_for(x);
@@ -703,9 +755,12 @@ TEST_P(AgentInvariants, SameSeedGivesByteIdenticalJson) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sets, AgentInvariants,
-                         ::testing::Values(AgentSet::retrying, AgentSet::hedging),
+                         ::testing::Values(AgentSet::retrying, AgentSet::hedging,
+                                           AgentSet::guarded),
                          [](const auto& info) {
-                           return info.param == AgentSet::retrying ? "retrying" : "hedging";
+                           return info.param == AgentSet::retrying  ? "retrying"
+                                  : info.param == AgentSet::hedging ? "hedging"
+                                                                    : "guarded";
                          });
 
 }  // namespace

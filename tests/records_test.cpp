@@ -140,7 +140,7 @@ TEST(Records, SeriesTableDrivesTheCsvAndTheJson) {
   std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_EQ(header,
             "t_s,capacity,first_attempts,retries,goodput,served_late,failed,shed,rejected,backlog,"
-            "gave_up,budget_denied,refused_locally");
+            "gave_up,budget_denied,refused_locally,pooled");
   nlohmann::json j = series_json(run.series);
   EXPECT_EQ(j.size(), kSeriesFields.size());
   for (const SeriesField& f : kSeriesFields) {

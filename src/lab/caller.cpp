@@ -168,7 +168,7 @@ void HttpCaller::State::heard(const AttemptPtr& a, bool ok) {
   if (!o_.retries || !guards_.on()) return;
   size_t client = client_of(a->request);
   guards_.heard(client, now_s(), ok, a->ticket);
-  guards_.release(client, a->ticket);
+  guards_.release(client, a->ticket, [](uint64_t) { return true; });  // no pool here (lab.cpp)
 }
 
 void HttpCaller::State::connect(const AttemptPtr& a) {

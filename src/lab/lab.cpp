@@ -99,6 +99,10 @@ void check_client_guards(const LabOptions& o) {
                     : s.client.throttle.k > 0                  ? "client.throttle_k"
                     : s.client.max_requests > 0                ? "client.max_requests"
                                                                : nullptr;
+  if (s.client.max_connections > 0)
+    throw InputError(
+        "lab: client.max_connections (Envoy's connection pool) is not run by the "
+        "lab's client; the engines run it");
   if (!key) return;
   if (!s.graph.empty())
     throw InputError(std::string("lab: ") + key +

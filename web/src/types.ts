@@ -69,7 +69,8 @@ export interface Metrics {
 
 export type SeriesName =
   | 't_s' | 'capacity' | 'first_attempts' | 'retries' | 'goodput' | 'served_late'
-  | 'failed' | 'shed' | 'rejected' | 'backlog' | 'gave_up' | 'budget_denied' | 'refused_locally';
+  | 'failed' | 'shed' | 'rejected' | 'backlog' | 'gave_up' | 'budget_denied' | 'refused_locally'
+  | 'pooled';
 
 export type Series = Partial<Record<SeriesName, number[]>> & { t_s: number[] };
 

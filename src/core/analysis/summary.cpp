@@ -184,6 +184,17 @@ void add_candidate(std::vector<Advice>& candidates, std::string title, std::stri
   candidates.push_back({std::move(title), std::move(why), std::move(change), std::nullopt, false});
 }
 
+// A defense that buys its failures back with waiting (a connection pool's
+// queue at the client) says what the slowest successes then cost: when
+// their p99 at least doubles and grows by over a second.
+std::string slower_text(const Metrics& now, const Metrics& with) {
+  if (!with.latency_p99_s || !now.latency_p99_s) return "";
+  double a = *now.latency_p99_s, b = *with.latency_p99_s;
+  if (b < 2 * a || b - a < 1) return "";
+  return ", but the slowest 1% of successes take " + format_seconds(b) + " (now " +
+         format_seconds(a) + ")";
+}
+
 // Keeps, in the trials' order, the defenses that help, with their effect in the why.
 void keep_helping(const Metrics& m, std::vector<DefenseTrial> trials, std::vector<Advice>& tried) {
   for (DefenseTrial& trial : trials) {
@@ -198,7 +209,7 @@ void keep_helping(const Metrics& m, std::vector<DefenseTrial> trials, std::vecto
              (rec ? "recovers " + format_seconds(*rec) + " after the incident"
                   : std::string("still not recovered")) +
              ", " + format_percent(with.failed_fraction) + " of requests fail (now " +
-             format_percent(m.failed_fraction) + ").";
+             format_percent(m.failed_fraction) + ")" + slower_text(m, with) + ".";
     tried.push_back(std::move(a));
   }
 }
@@ -230,6 +241,22 @@ void client_side_defenses(const Scenario& s, std::vector<Advice>& out) {
                   "then lets one through: the server gets room to drain, at the price of "
                   "failing requests at once while it is open, some that would have succeeded.",
                   {{"client.breaker", std::string("opossum")}, {"client.breaker_min_calls", 20.0}});
+  if (s.client.max_connections == 0 && s.client.max_requests == 0) {
+    // Half of one timeout's work at full capacity on the wire, shared by the
+    // clients: the server's queue stays short even when capacity halves.
+    double per_client =
+        std::max(1.0, std::floor(s.server.capacity_per_s * s.client.timeout_s / 2 /
+                                 std::max(1.0, std::round(s.client.budget.clients))));
+    add_candidate(out, "Hold each client to a few connections",
+                  "Envoy's connection pool with max_connections " + format_amount(per_client) +
+                      " per client (HTTP/1) keeps the attempts on the wire to half of one "
+                      "timeout's work, so the server's queue never outlasts a timeout; the "
+                      "others wait at the client, where the per-try timeout has not started. "
+                      "The price is latency: that wait is bounded only by the route timeout "
+                      "(client.deadline_s) and by max_pending_requests, beyond which requests "
+                      "fail at once.",
+                  {{"client.max_connections", per_client}});
+  }
   if (s.client.throttle.k <= 0)
     add_candidate(out, "Throttle in each client when the server stops accepting",
                   "Adaptive throttling (the SRE book's, as gRPC runs it: K = 2 over 30 s) "

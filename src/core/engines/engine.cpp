@@ -45,6 +45,10 @@ void refuse_error_injection(const Scenario& s) {
     throw InputError("client.max_requests: " + std::to_string(s.client.max_requests) +
                      " runs with engine=agent; engine=" + engine_name(s.engine) +
                      " has no attempts in flight to count");
+  if (s.client.max_connections > 0)
+    throw InputError("client.max_connections: " + std::to_string(s.client.max_connections) +
+                     " runs with engine=agent; engine=" + engine_name(s.engine) +
+                     " has no attempts to hold in a connection pool");
   if (s.client.throttle.k > 0)
     throw InputError("client.throttle_k: " + number_text(s.client.throttle.k) +
                      " runs with engine=agent; engine=" + engine_name(s.engine) +

@@ -30,6 +30,10 @@ struct Series {
   // attempts a client-side defense (breaker, throttle) refused before
   // sending; counted in first_attempts or retries as well
   std::span<double> refused_locally;
+  // attempts waiting at their client for a connection at the end of the
+  // step (client.max_connections); counted in first_attempts or retries
+  // when they arrived, not yet sent
+  std::span<double> pooled;
 
   Series() = default;
   Series(const Series& other) { *this = other; }
@@ -58,7 +62,7 @@ struct SeriesField {
 };
 
 // The order of the CSV columns and of the storage block.
-inline constexpr std::array<SeriesField, 13> kSeriesFields = {{
+inline constexpr std::array<SeriesField, 14> kSeriesFields = {{
     {"t_s", &Series::t_s},
     {"capacity", &Series::capacity},
     {"first_attempts", &Series::first_attempts},
@@ -72,6 +76,7 @@ inline constexpr std::array<SeriesField, 13> kSeriesFields = {{
     {"gave_up", &Series::gave_up},
     {"budget_denied", &Series::budget_denied},
     {"refused_locally", &Series::refused_locally},
+    {"pooled", &Series::pooled},
 }};
 
 }  // namespace retrystorm

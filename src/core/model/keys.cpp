@@ -655,6 +655,18 @@ void add_defense_keys(std::vector<KeySpec>& keys) {
       "agent: Envoy's cluster circuit_breakers max_requests: each client's attempts in flight "
       "beyond it are answered 503 at once and not retried (overflow); 0 = no limit",
       [](S & s) -> auto& { return s.client.max_requests; });
+  g.integer(
+      "client.max_connections", 0, 1000000000, "Max connections",
+      "agent: Envoy's cluster circuit_breakers max_connections (HTTP/1, one attempt per "
+      "connection): each client's attempts beyond it wait for a connection, their per-try "
+      "timeout not yet running; 0 = no connection pool",
+      [](S & s) -> auto& { return s.client.max_connections; });
+  g.integer(
+      "client.max_pending_requests", 0, 1000000000, "Max pending requests",
+      "agent, with client.max_connections: Envoy's max_pending_requests: attempts that may wait "
+      "for a connection per client; beyond it they are answered 503 at once and not retried "
+      "(upstream_rq_pending_overflow)",
+      [](S & s) -> auto& { return s.client.max_pending_requests; });
   g.number(
       "client.throttle_k", 0, 1000, "", "Throttle K",
       "agent: client-side adaptive throttling (Google SRE book, gRPC): each client rejects a "

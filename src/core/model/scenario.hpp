@@ -299,6 +299,11 @@ struct Scenario {
     // Agent engine: Envoy's cluster circuit breaker max_requests per client
     // instance: attempts in flight beyond it overflow (0 = no limit).
     int max_requests = 0;
+    // Agent engine: Envoy's HTTP/1 connection pool per client instance: at
+    // most max_connections attempts on the wire (0 = no pool); the others
+    // wait, at most max_pending_requests of them, and the rest overflow.
+    int max_connections = 0;
+    int max_pending_requests = 1024;
     // Agent engine: client-side adaptive throttling per client instance
     // (policies/adaptive_throttle.hpp); k = 0: off.
     struct {

@@ -12,6 +12,19 @@ using namespace kit;  // the exporters' shared pieces
 
 namespace {
 
+// The same threshold's bulkheads, where the scenario sets them (left out,
+// Envoy allows 1,024 of each).
+void envoy_bulkheads(YAML::Emitter& c, const Scenario& s) {
+  if (s.client.max_requests > 0)
+    entry(c, "max_requests", std::to_string(s.client.max_requests),
+          "attempts in flight per Envoy; beyond them 503 at once, not retried");
+  if (s.client.max_connections <= 0) return;
+  entry(c, "max_connections", std::to_string(s.client.max_connections),
+        "HTTP/1 connections per Envoy; attempts beyond them wait for one");
+  entry(c, "max_pending_requests", std::to_string(s.client.max_pending_requests),
+        "attempts that may wait for a connection; beyond them 503 at once");
+}
+
 // The cluster's circuit breaker: the retry budget.
 void envoy_cluster(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
   auto& notes = fit.notes;
@@ -53,6 +66,7 @@ void envoy_cluster(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
       notes.push_back("the scenario's '" + budget_kind_name(b.kind) +
                       "' budget has no Envoy equivalent; written without a limit");
   }
+  envoy_bulkheads(c, s);
   c << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
 }
 

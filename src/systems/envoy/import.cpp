@@ -136,8 +136,55 @@ void read_retry_budget(const YAML::Node& rb, const std::string& rk, bool has_max
     l.notes.push_back(rk + ": retry_budget replaces max_retries; max_retries is ignored");
 }
 
+// Whether a cluster may speak HTTP/2 upstream (http2_protocol_options, or
+// HttpProtocolOptions' explicit http2 or auto_config), where one connection
+// carries many attempts and the HTTP/1 pool's rule does not hold.
+bool may_use_http2(const YAML::Node& node, int depth = 0) {
+  if (depth > 8 || !node.IsMap()) return false;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string& k = kv.first.Scalar();
+    if (k == "http2_protocol_options" || k == "auto_config") return true;
+    if (may_use_http2(kv.second, depth + 1)) return true;
+  }
+  return false;
+}
+
+// max_connections and max_pending_requests as the client's HTTP/1
+// connection pool per Envoy instance (client.max_connections,
+// client.max_pending_requests); Envoy's 1,024 each where one is left out.
+void read_pool(const YAML::Node& t, const std::string& tk, bool http2, Reader& r) {
+  LayerPolicy& l = r.layer;
+  YAML::Node mc = get(t, "max_connections"), mp = get(t, "max_pending_requests");
+  if (!mc && !mp) return;
+  if (http2) {
+    l.notes.push_back(tk + ": max_connections and max_pending_requests are not modelled for a " +
+                      "cluster that may speak HTTP/2 (many attempts share one connection)");
+    return;
+  }
+  long long connections = 1024;
+  std::string where = at(r.file, tk, t).text() + ": max_connections left out (Envoy default 1024)";
+  if (mc) {
+    Where w = at(r.file, tk + ".max_connections", mc);
+    connections = wrapped_whole(mc, w, 1, 1000000000);
+    where = w.text();
+  }
+  l.extra["client.max_connections"] = static_cast<double>(connections);
+  l.from["client.max_connections"] =
+      where + ": " + std::to_string(connections) +
+      " HTTP/1 connections per Envoy instance; attempts beyond them wait for one";
+  if (mp) {
+    Where w = at(r.file, tk + ".max_pending_requests", mp);
+    const long long pending = wrapped_whole(mp, w, 0, 1000000000);
+    l.extra["client.max_pending_requests"] = static_cast<double>(pending);
+    l.from["client.max_pending_requests"] =
+        w.text() + ": " + std::to_string(pending) +
+        " attempts may wait for a connection; beyond them answered 503 at once";
+  }
+}
+
 // The DEFAULT priority's threshold (Envoy reads the first one of a priority).
-void read_threshold(const YAML::Node& t, const std::string& tk, Reader& r) {
+void read_threshold(const YAML::Node& t, const std::string& tk, bool http2, Reader& r) {
   LayerPolicy& l = r.layer;
   YAML::Node rb = get(t, "retry_budget");
   YAML::Node mr = get(t, "max_retries");
@@ -159,10 +206,7 @@ void read_threshold(const YAML::Node& t, const std::string& tk, Reader& r) {
         w.text() + ": " + std::to_string(n) +
         " attempts in flight per Envoy instance; beyond them answered 503 at once";
   }
-  for (const char* field : {"max_pending_requests", "max_connections"})
-    if (get(t, field))
-      l.notes.push_back(tk + "." + field +
-                        ": the connection pool's queue and connections are not modelled");
+  read_pool(t, tk, http2, r);
 }
 
 void read_budget(const std::vector<Found>& breakers, Reader& r) {
@@ -205,7 +249,7 @@ void read_budget(const std::vector<Found>& breakers, Reader& r) {
       continue;
     }
     seen_default = true;
-    read_threshold(t, tk, r);
+    read_threshold(t, tk, may_use_http2(f.map), r);
   }
   l.budget_from = l.from["client.budget.kind"];
 }

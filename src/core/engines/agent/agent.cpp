@@ -196,6 +196,7 @@ class AgentEngine {
                        AdaptiveRateLimiter(0));
     clients_ = guards_.clients();
     guards_on_ = guards_.on();
+    pool_on_ = guards_.pool_on();
     injects_errors_ = s.server.error_share > 0;
     // Its own stream (the minRTT jitter), so that every other run keeps its bytes.
     if (s.server.concurrency.kind == ConcurrencyLimiter::envoy)
@@ -263,6 +264,7 @@ class AgentEngine {
       }
       run_until(end);
       call.backlog[t] = static_cast<double>(server_.in_system());
+      call.pooled[t] = static_cast<double>(pooled_);
       if (stopped_) break;
     }
     finish();
@@ -448,6 +450,14 @@ class AgentEngine {
       abandon_attempt(call_id);
     } else if (call.state == kBackoff) {
       retries_in_backoff_[call.layer] -= 1;  // the retry in backoff gives its slot back
+    } else if (call.state == kPooled) {
+      // Never sent: the pool held it (or had just handed it a connection,
+      // which its release passes on).
+      result_.series.refused_locally[step_] += 1;
+      if (!ClientGuards::holds_connection(call.ticket)) {
+        guards_.left_pending(call.request % clients_);  // no longer waits for a connection
+        pooled_ -= 1;
+      }
     }
     call_fails(call_id);
   }
@@ -479,14 +489,17 @@ class AgentEngine {
   // request ended by a deadline, say) gives the slot back.
   void free_call(uint32_t call_id) {
     Call& call = calls_[call_id];
-    if (guards_on_) guards_.release(call.request % clients_, call.ticket);
+    if (guards_on_) release_guards(call);
     call.ticket = 0;
     free_entity(calls_, call_id, kCallFree);
   }
 
-  // `token`: the rate limiter let it go already (client.rate_limiter).
-  void send_attempt(uint32_t call_id, bool token = false) {
-    if (!token && !limiters_.empty() && held_for_token(call_id)) return;
+  // What the innermost attempt already has: its rate limiter's token
+  // (client.rate_limiter), then a connection of its pool (client.max_connections).
+  enum class Ready { none, token, connection };
+  void send_attempt(uint32_t call_id, Ready ready = Ready::none) {
+    if (ready == Ready::none && !limiters_.empty() && held_for_token(call_id)) return;
+    if (ready != Ready::connection && pool_on_ && held_for_connection(call_id)) return;
     Call& call = calls_[call_id];
     ++call.attempt;
     ++call.gen;
@@ -519,6 +532,48 @@ class AgentEngine {
     uint32_t child = new_call(call_id, gen, layer + 1, request, first, start);  // call may move
     layer_first_[layer + 1] += 1;
     send_attempt(child);
+  }
+
+  // ---- Envoy's connection pool (docs/policies.md, "Envoy's cluster
+  // thresholds as bulkheads") ----
+  // The innermost layer's attempt asks its client's pool for a connection:
+  // true when it waits for one (kPooled; the connection's release sends it).
+  // An overflow goes on, to be refused in send_job like max_requests'.
+  bool held_for_connection(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    if (call.layer != layers_ - 1) return false;
+    uint64_t waiter = (uint64_t{call_id} << 32) | (call.gen + 1);
+    switch (guards_.ask_connection(call.request % clients_, waiter, call.ticket)) {
+      case ClientGuards::PoolAnswer::go:
+        return false;
+      case ClientGuards::PoolAnswer::overflow:
+        pool_overflow_ = true;
+        return false;
+      case ClientGuards::PoolAnswer::wait:
+        break;
+    }
+    // A retry is counted when it waits (it passed the budget); send_job
+    // does not count it again when the connection comes.
+    if (!(call.first && call.attempt == 0)) result_.series.retries[step_] += 1;
+    ++call.gen;
+    call.state = kPooled;
+    pooled_ += 1;
+    return true;
+  }
+
+  // An attempt let its client's max_requests slot and connection go; the
+  // connection goes to the oldest attempt still waiting for one, at once.
+  void release_guards(Call& call) {
+    auto live = [this](uint64_t waiter) {
+      const Call& c = calls_[static_cast<uint32_t>(waiter >> 32)];
+      return c.state == kPooled && c.gen == static_cast<uint32_t>(waiter);
+    };
+    auto next = guards_.release(call.request % clients_, call.ticket, live);
+    if (!next) return;
+    uint32_t id = static_cast<uint32_t>(*next >> 32);
+    ClientGuards::hand_connection(calls_[id].ticket);
+    pooled_ -= 1;
+    events_.push(now_, kRetry, {id, static_cast<uint32_t>(*next)});
   }
 
   // ---- AWS adaptive mode (docs/policies.md, "AWS adaptive mode") -----------
@@ -554,7 +609,9 @@ class AgentEngine {
     if (!guards_on_) return false;
     Call& call = calls_[call_id];
     auto uniform = [this] { return rng_.uniform(); };
-    if (guards_.admit(call.request % clients_, now_, uniform, call.ticket)) return false;
+    bool overflow = std::exchange(pool_overflow_, false);  // the pool's queue was full
+    if (!overflow && guards_.admit(call.request % clients_, now_, uniform, call.ticket))
+      return false;
     result_.series.refused_locally[step_] += 1;
     log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers_);
     end_attempt(call, call.gen);
@@ -565,7 +622,7 @@ class AgentEngine {
   // The call's attempt of generation `gen` stopped being in flight.
   void end_attempt(Call& call, uint32_t gen) {
     int attempt = attempt_of(call, gen);
-    if (guards_on_) guards_.release(call.request % clients_, call.ticket);  // max_requests
+    if (guards_on_) release_guards(call);  // max_requests, the connection
     attempts_in_flight_[call.layer] -= 1;
     if (attempt > 1) retries_in_flight_[call.layer] -= 1;
     if (hedged_[call.layer]) {
@@ -710,9 +767,11 @@ class AgentEngine {
   void on_retry(uint32_t call_id, uint32_t gen) {
     Call& call = calls_[call_id];
     if (call.gen == gen && call.hedge_due) return send_due_hedge(call_id);
-    if (call.gen == gen && call.state == kHeld) {
+    if (call.gen == gen && (call.state == kHeld || call.state == kPooled)) {
       ++stats_.events;
-      return send_attempt(call_id, true);
+      bool pooled = call.state == kPooled;
+      counted_ = pooled;  // counted when it began to wait
+      return send_attempt(call_id, pooled ? Ready::connection : Ready::token);
     }
     if (call.gen != gen || call.state != kBackoff) return;
     ++stats_.events;
@@ -814,7 +873,8 @@ class AgentEngine {
 
   void send_job(uint32_t call_id) {
     Call& call = calls_[call_id];
-    if (!(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
+    bool counted = std::exchange(counted_, false);  // at the pool (held_for_connection)
+    if (!counted && !(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
     if (refused_by_client(call_id)) return;
     uint32_t job_id = server_.new_job(call_id, call, now_);
     call.job = job_id;
@@ -981,6 +1041,10 @@ class AgentEngine {
   ClientGuards guards_;                        // max_requests, breaker, throttle: per client
   size_t clients_ = 1;                         // client.budget.clients
   bool guards_on_ = false;                     // max_requests, a breaker or a throttle
+  bool pool_on_ = false;                       // client.max_connections
+  bool pool_overflow_ = false;                 // the attempt being sent found the pool's queue full
+  int64_t pooled_ = 0;                         // attempts waiting for a connection, all clients
+  bool counted_ = false;                       // the attempt being sent was counted at the pool
   bool injects_errors_ = false;                // server.error_share
   std::optional<GradientController> concurrency_;  // server.adaptive_concurrency
   std::vector<uint8_t> hedged_;  // per layer: its Hedging, 0 = none (client.hedging)
@@ -1047,11 +1111,13 @@ void validate_closed_loop(const Scenario& s) {
 void validate_client_defenses(const Scenario& s) {
   const auto& b = s.client.breaker;
   bool breaker = b.kind != BreakerKind::none, throttle = s.client.throttle.k > 0;
-  bool bulkhead = s.client.max_requests > 0;
+  bool pool = s.client.max_connections > 0;
+  bool bulkhead = s.client.max_requests > 0 || pool;
   if (!breaker && !throttle && !bulkhead) return;
-  const char* key = breaker    ? "client.breaker"
-                    : throttle ? "client.throttle_k"
-                               : "client.max_requests";
+  const char* key = breaker                     ? "client.breaker"
+                    : throttle                  ? "client.throttle_k"
+                    : s.client.max_requests > 0 ? "client.max_requests"
+                                                : "client.max_connections";
   if (!s.graph.empty())
     throw InputError(std::string(key) +
                      ": client-side breakers and throttling run on one population of clients; "

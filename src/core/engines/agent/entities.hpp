@@ -14,7 +14,8 @@ namespace retrystorm::agent {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-enum : uint8_t { kCallFree, kWaiting, kBackoff, kHeld };  // Call::state (kHeld: for a token)
+// Call::state (kHeld: for a token; kPooled: for a connection, client.max_connections)
+enum : uint8_t { kCallFree, kWaiting, kBackoff, kHeld, kPooled };
 enum : uint8_t { kJobFree, kQueued, kInService, kShed };  // Job::state
 
 // A call made to a retrying layer: a user request at layer 0, or a call of
