@@ -150,37 +150,37 @@ bool may_use_http2(const YAML::Node& node, int depth = 0) {
   return false;
 }
 
+// One whole-number threshold as a scenario key, naming its line.
+void read_limit(const YAML::Node& t, const std::string& tk, const char* field,
+                const std::string& key, long long lo, const std::string& meaning, Reader& r) {
+  YAML::Node v = get(t, field);
+  if (!v) return;
+  Where w = at(r.file, tk + "." + field, v);
+  const long long n = wrapped_whole(v, w, lo, 1000000000);
+  r.layer.extra[key] = static_cast<double>(n);
+  r.layer.from[key] = w.text() + ": " + std::to_string(n) + " " + meaning;
+}
+
 // max_connections and max_pending_requests as the client's HTTP/1
 // connection pool per Envoy instance (client.max_connections,
 // client.max_pending_requests); Envoy's 1,024 each where one is left out.
 void read_pool(const YAML::Node& t, const std::string& tk, bool http2, Reader& r) {
   LayerPolicy& l = r.layer;
-  YAML::Node mc = get(t, "max_connections"), mp = get(t, "max_pending_requests");
-  if (!mc && !mp) return;
+  if (!get(t, "max_connections") && !get(t, "max_pending_requests")) return;
   if (http2) {
     l.notes.push_back(tk + ": max_connections and max_pending_requests are not modelled for a " +
                       "cluster that may speak HTTP/2 (many attempts share one connection)");
     return;
   }
-  long long connections = 1024;
-  std::string where = at(r.file, tk, t).text() + ": max_connections left out (Envoy default 1024)";
-  if (mc) {
-    Where w = at(r.file, tk + ".max_connections", mc);
-    connections = wrapped_whole(mc, w, 1, 1000000000);
-    where = w.text();
+  if (!get(t, "max_connections")) {
+    l.extra["client.max_connections"] = 1024.0;
+    l.from["client.max_connections"] =
+        at(r.file, tk, t).text() + ": max_connections left out (Envoy default 1024)";
   }
-  l.extra["client.max_connections"] = static_cast<double>(connections);
-  l.from["client.max_connections"] =
-      where + ": " + std::to_string(connections) +
-      " HTTP/1 connections per Envoy instance; attempts beyond them wait for one";
-  if (mp) {
-    Where w = at(r.file, tk + ".max_pending_requests", mp);
-    const long long pending = wrapped_whole(mp, w, 0, 1000000000);
-    l.extra["client.max_pending_requests"] = static_cast<double>(pending);
-    l.from["client.max_pending_requests"] =
-        w.text() + ": " + std::to_string(pending) +
-        " attempts may wait for a connection; beyond them answered 503 at once";
-  }
+  read_limit(t, tk, "max_connections", "client.max_connections", 1,
+             "HTTP/1 connections per Envoy instance; attempts beyond them wait for one", r);
+  read_limit(t, tk, "max_pending_requests", "client.max_pending_requests", 0,
+             "attempts may wait for a connection; beyond them answered 503 at once", r);
 }
 
 // The DEFAULT priority's threshold (Envoy reads the first one of a priority).
@@ -198,14 +198,8 @@ void read_threshold(const YAML::Node& t, const std::string& tk, bool http2, Read
   if (rb) read_retry_budget(rb, tk + ".retry_budget", static_cast<bool>(mr), r);
   // max_requests as a bulkhead per Envoy instance (client.max_requests); left
   // out, Envoy's 1,024 is not set: it rarely binds one client.
-  if (YAML::Node mq = get(t, "max_requests")) {
-    Where w = at(r.file, tk + ".max_requests", mq);
-    const long long n = wrapped_whole(mq, w, 1, 1000000000);
-    l.extra["client.max_requests"] = static_cast<double>(n);
-    l.from["client.max_requests"] =
-        w.text() + ": " + std::to_string(n) +
-        " attempts in flight per Envoy instance; beyond them answered 503 at once";
-  }
+  read_limit(t, tk, "max_requests", "client.max_requests", 1,
+             "attempts in flight per Envoy instance; beyond them answered 503 at once", r);
   read_pool(t, tk, http2, r);
 }
 
