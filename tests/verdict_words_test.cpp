@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "analysis/metrics.hpp"
+#include "analysis/report.hpp"
 #include "analysis/summary.hpp"
 #include "engines/engine.hpp"
+#include "formats/scenario_io.hpp"
+#include "formats/text_report.hpp"
 #include "preset_scenario.hpp"
 
 namespace retrystorm {
@@ -41,6 +44,34 @@ TEST(VerdictWords, TooSoonAfterTheIncidentWithoutFailuresIsNotJudged) {
   EXPECT_EQ(h,
             "Not judged by 300 s: the run ends 5 s after the incident, too soon to tell, and "
             "no request failed");
+}
+
+// A ratio is printed as one: "1.00 attempts per request", never "1 attempts".
+TEST(VerdictWords, AttemptsPerRequestIsARatio) {
+  const Scenario s = testing::preset("brief-outage");
+  const std::string text = run_text(make_report(s, {.advice = false, .tipping = false}));
+  EXPECT_NE(text.find(".00 attempts per request"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" 1 attempts"), std::string::npos) << text;
+}
+
+// Each incident key changed: the report no longer tells the preset's
+// incident ("A 20 s slowdown to 40% capacity ...") but the keys as they are.
+TEST(VerdictWords, AChangedIncidentIsNotDescribedByThePresetsWords) {
+  const Preset& preset = preset_or_throw("order-status");
+  for (const auto& [path, value] : std::map<std::string, std::string>{
+           {"incident.start_s", "40"},
+           {"incident.duration_s", "25"},
+           {"incident.capacity_factor", "0.5"},
+           {"incident.demand_factor", "1.5"},
+           {"demand.rate_per_s", "70"}}) {
+    const Scenario s = testing::preset("order-status", {{path, value}});
+    const std::string text = run_text(make_report(s, {.advice = false, .tipping = false}));
+    EXPECT_EQ(text.find(preset.description), std::string::npos) << path << "\n" << text;
+    EXPECT_NE(text.find(path + " = " + value), std::string::npos) << path << "\n" << text;
+  }
+  const std::string same =
+      run_text(make_report(testing::preset("order-status"), {.advice = false, .tipping = false}));
+  EXPECT_NE(same.find(preset.description), std::string::npos);
 }
 
 TEST(VerdictWords, AStuckRunIsStillNotRecovered) {

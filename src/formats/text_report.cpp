@@ -147,11 +147,34 @@ std::string dependency_name(const RunResult& run) {
 
 }  // namespace
 
+namespace {
+
+// The preset's description tells of its own incident and load; once the
+// scenario has left the preset, the keys it changed are said instead, so
+// that no sentence states a value the run no longer has.
+std::string scenario_line(const Scenario& s) {
+  const Preset* preset = nullptr;
+  for (const Preset& p : presets())
+    if (p.name == s.name) preset = &p;
+  if (!preset || s.description != preset->description) return s.description;
+  std::string changed;
+  for (const KeySpec& k : scenario_keys()) {
+    if (k.path == "name" || k.path == "description") continue;
+    std::string now = to_string(k.get(s));
+    if (now == to_string(k.get(preset->scenario))) continue;
+    changed += (changed.empty() ? "" : ", ") + k.path + " = " + printable(now);
+  }
+  if (changed.empty()) return s.description;
+  return "the preset with " + changed + " (its own description no longer applies)";
+}
+
+}  // namespace
+
 std::string run_text(const RunReport& r) {
   const Scenario& s = r.run.scenario;
   const Metrics& m = r.metrics;
   std::ostringstream out;
-  out << printable(s.name) << ": " << s.description << "\n\n";
+  out << printable(s.name) << ": " << scenario_line(s) << "\n\n";
   out << "  " << r.verdict.headline << "\n\n";
   out << "Key metrics\n";
   out << "  failed requests     " << format_percent(m.failed_fraction) << "  ("
@@ -169,7 +192,8 @@ std::string run_text(const RunReport& r) {
   out << "  last " << format_seconds(m.last_window.seconds) << "         goodput "
       << format_amount(m.last_window.goodput_per_s) << "/s, utilization "
       << format_percent(m.last_window.utilization) << ", "
-      << format_amount(m.last_window.attempts_per_request) << " attempts per request\n";
+      << text::fixed_text(m.last_window.attempts_per_request, 2)
+      << " attempts per request\n";  // "1.00", never "1 attempts"
   if (!r.tipping)
     out << "  tipping point       not computed for a run this long; see `retrystorm tipping`\n";
   if (r.tipping)

@@ -201,6 +201,16 @@ async function issue17(page, presets, context, base) {
     check(v === '6' && sc === 6, '↑ on Timeout (step 1 s) gives 6 and the chart follows', `field ${v}, chart ${sc}`);
     check(await notApplied(page) === null, 'no "not applied" after ↑');
   }
+  {
+    // The description follows the scenario: a changed incident is not told in the preset's words.
+    await selectPreset(page, 'order-status');
+    const before = await testid(page, 'preset-desc').textContent();
+    await setControl(page, 'incident.duration_s', 45);
+    const after = await testid(page, 'preset-desc').textContent();
+    check(after !== before && /= 45/.test(after) && !/20 s/.test(after), 'a changed incident replaces the preset\'s description', after);
+    await selectPreset(page, 'order-status');
+    check(await testid(page, 'preset-desc').textContent() === before, 'back to the preset, its description again');
+  }
 
   log('\n# 2. invalid inputs are refused before sending, marked, the chart greyed, the link clean');
   for (const [key, text, why] of [['client.retries', '101', /at most 100/], ['demand.rate_per_s', '1e12', /too large/], ['client.retries', '2.5', /whole number/], ['server.capacity_per_s', '0', /above 0/], ['client.timeout_s', '0', /above 0|too small/]]) {
@@ -254,6 +264,17 @@ async function issue17(page, presets, context, base) {
     await page.waitForFunction(() => window.__retrystorm.phaseReady || /failed/.test(document.getElementById('phase-status').textContent), null, { timeout: 60000 });
     const st = await testid(page, 'phase-status').textContent();
     check(/swapped/.test(st) && !/failed/.test(st), 'a reversed range is swapped and said so', st);
+  }
+  {
+    // Only keys this engine reads, and no frame of the run (its length, seed).
+    const offered = async () => testid(page, 'phase-x').evaluate((s) => [...s.options].map((o) => o.value));
+    const fluid = await offered();
+    check(!fluid.includes('sessions.poll_s') && !fluid.includes('horizon_s') && !fluid.includes('seed') && fluid.includes('client.timeout_s'),
+      'the phase map offers only keys the fluid engine reads', fluid.join(' '));
+    await setControl(page, 'engine', 'agent');
+    const agent = await offered();
+    check(agent.includes('server.slots') && !fluid.includes('server.slots'), 'the agent engine\'s own keys appear with it', agent.filter((k) => !fluid.includes(k)).join(' '));
+    await selectPreset(page, 'order-status');
   }
 
   log('\n# 4b. risk: the metastable region over retries and load');
@@ -475,7 +496,23 @@ async function issue17(page, presets, context, base) {
     const z2 = await H(page, () => window.__retrystorm.xRange());
     check(z1 && z2 && z1[1] - z1[0] < 200 && Math.abs(z1[0] - z2[0]) < 1e-6 && Math.abs(z1[1] - z2[1]) < 1e-6, 'zoom kept across a change', `${z1} -> ${z2}`);
     check(await H(page, () => window.__retrystorm.chartsAligned()), 'load and backlog charts share aligned x axes');
+    if (has('primary-failover')) {
+      await selectPreset(page, 'primary-failover');
+      const z3 = await H(page, () => window.__retrystorm.xRange());
+      const horizon = await H(page, () => window.__retrystorm.scenario().horizon_s);
+      check(z3 && z3[0] <= 1e-6 && z3[1] >= horizon - 1, 'zoom reset when the preset changes', `${z3} of ${horizon} s`);
+      await selectPreset(page, 'order-status');
+    }
     await testid(page, 'chart').locator('.u-over').dblclick();
+    // The keyboard steps through time and the values are read out.
+    await testid(page, 'chart').focus();
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    const said = await testid(page, 'chart-live').textContent();
+    const step = await H(page, () => window.__retrystorm.scenario().step_s);
+    const t = Number(said.split(' s:')[0]);
+    check(Math.abs(t - 11 * step) < 1e-6 && /capacity/.test(said), 'arrow keys step the chart through time and read the values out', said);
   }
 
   log('\n# 7. the ladder stays a fixed comparison');
@@ -506,6 +543,36 @@ async function issue17(page, presets, context, base) {
     const curIdx = await testid(page, `ladder-row-${idx}`).getAttribute('class');
     check(cur === 1 && /current/.test(curIdx ?? ''), 'the loaded row is the one marked current');
     check(await testid(page, 'ladder').locator('svg.spark polyline').count() === names.length, 'every row has a goodput sparkline');
+  }
+
+  log('\n# 7b. "Try it" keeps the ladder in place; Enter on Load keeps the focus');
+  if (has('order-status')) {
+    await selectPreset(page, 'order-status');
+    await waitSecondary(page);
+    const apply = testid(page, 'advice-apply-0');
+    await scrollIntoView(apply);
+    // The ladder's panel: its own note above the table may change with the policy.
+    const tops = () => H(page, () => [document.querySelector('[data-testid="advice"]'), document.querySelector('[data-testid="ladder"]').closest('section')].map((e) => e.getBoundingClientRect().top));
+    const top0 = await tops();
+    let n = await runsNow();
+    await apply.click();
+    await waitRun(page, n);
+    await waitSecondary(page);
+    await sleep(300);
+    const top1 = await tops();
+    check(Math.abs(top1[1] - top0[1]) < 2 && Math.abs(top1[0] - top0[0]) < 2, '"Try it" leaves the advice and the ladder where they were',
+      `advice ${top0[0].toFixed(0)} -> ${top1[0].toFixed(0)} px, ladder ${top0[1].toFixed(0)} -> ${top1[1].toFixed(0)} px`);
+    await selectPreset(page, 'order-status');
+    await waitSecondary(page);
+    const load = testid(page, 'ladder-load-1');
+    await scrollIntoView(load);
+    await load.focus();
+    n = await runsNow();
+    await page.keyboard.press('Enter');
+    await waitRun(page, n);
+    await waitSecondary(page);
+    const focused = await H(page, () => document.activeElement?.dataset?.testid ?? document.activeElement?.tagName);
+    check(focused === 'ladder-load-1', 'Enter on a ladder Load keeps the focus on it', String(focused));
   }
 
   log('\n# 11. a peak above the bound is explained');

@@ -62,6 +62,40 @@ export class Charts {
   constructor(private loadEl: HTMLElement, private backlogEl: HTMLElement, private ctx: ChartCtx) {
     this.ro = new ResizeObserver(() => this.resize());
     this.ro.observe(loadEl);
+    for (const el of [loadEl, backlogEl]) el.addEventListener('keydown', (e) => this.onKey(e));
+  }
+
+  /** The step the keyboard cursor is on (-1: none yet). */
+  keyIndex = -1;
+
+  /**
+   * Arrow keys step the cursor through time (Shift: ten steps; Home and End:
+   * the ends), and the values at the cursor are read out (#chart-live).
+   */
+  private onKey(e: KeyboardEvent) {
+    const d = this.ctx.data;
+    if (!d || !d.t.length) return;
+    const last = d.t.length - 1;
+    const by = e.shiftKey ? 10 : 1;
+    const at = this.keyIndex < 0 ? 0 : this.keyIndex;
+    const next = e.key === 'ArrowRight' ? Math.min(last, at + (this.keyIndex < 0 ? 0 : by))
+      : e.key === 'ArrowLeft' ? Math.max(0, at - by)
+        : e.key === 'Home' ? 0 : e.key === 'End' ? last : null;
+    if (next === null) return;
+    e.preventDefault();
+    this.keyIndex = next;
+    this.cursorTo(d.t[next]);
+    this.ctx.traceT = null; // a keyboard cursor is not a trace step
+    const live = document.getElementById('chart-live');
+    if (live) live.textContent = this.describeStep(next);
+  }
+
+  /** One step's values in words, for a screen reader. */
+  describeStep(i: number): string {
+    const d = this.ctx.data!;
+    return `${fmtNum(d.t[i], 2)} s: ${fmtVal(d.first[i])} first attempts and ${fmtVal(d.retries[i])} retries per second ` +
+      `against a capacity of ${fmtVal(d.capacity[i])}; ${fmtVal(d.goodput[i])} answered in time, ${fmtVal(d.late[i])} late; ` +
+      `backlog ${fmtVal(d.backlog[i])}.`;
   }
 
   private incidentHook = (u: uPlot) => {
@@ -362,6 +396,11 @@ export class Charts {
     const bound = this.ctx.result ? `Bound: ${fmtAmp(this.ctx.result.metrics.bound.max_amplification)} demand` : 'Bound';
     const lbl = this.loadEl.querySelectorAll<HTMLElement>('.u-legend .u-series th .u-label')[6];
     if (lbl) lbl.textContent = bound;
+  }
+
+  /** Forgets the user's zoom: a new preset is a new time line, shown whole. */
+  resetZoom() {
+    this.zoom = null;
   }
 
   /** The x range shown (zoomed or whole). */

@@ -4,7 +4,7 @@
 import './style.css';
 import { api, ApiError, isAbort } from './api';
 import { Charts } from './charts';
-import { Controls } from './controls';
+import { Controls, isRelevant } from './controls';
 import { debounce } from './debounce';
 import { criterionOf, fmtAmp, fmtNum, fmtPct } from './format';
 import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './phaseaxes';
@@ -185,6 +185,16 @@ function syncUrl() {
   if (hash !== location.hash) history.replaceState(null, '', hash || location.pathname + location.search);
 }
 
+/** The preset's description tells of its own incident: once changed, the changes are said instead. */
+function describeScenario() {
+  if (!S.preset || !S.scenario) return;
+  const set = diffScenario(S.preset.scenario, S.scenario, S.schema);
+  const label = (path: string) => S.schema.find((k) => k.path === path)?.label ?? path;
+  $('preset-desc').textContent = set.length
+    ? `${S.preset.name} with ${set.slice(0, 6).map(([p, v]) => `${label(p)} = ${String(v)}`).join(', ')}${set.length > 6 ? ` and ${set.length - 6} more` : ''} (the preset's own description no longer applies).`
+    : describeText(S.preset.description, S.schema);
+}
+
 // ---------- runs ----------
 let ruleMarks = new Set<string>();
 async function runNow() {
@@ -273,7 +283,36 @@ function setMode(sessions: boolean) {
   if (sessions) $('import-panel').hidden = true;
 }
 
+// "Try it" keeps what is under the pointer where it is: the advice list
+// holds its height until the user's next change of their own, so the list
+// growing shorter with the new run does not pull the ladder up the screen.
+// Text above it changing length (the verdict, the bound) is made up for by
+// scrolling, so the list's top stays at the same place on the screen.
+let adviceTop: number | null = null;
+// The panel is pinned, not the list: the list's last margin collapses
+// through it only while its height is its content's.
+const advicePanel = () => $('advice').closest('section') as HTMLElement;
+function pinAdvice() {
+  const panel = advicePanel();
+  panel.style.minHeight = `${panel.getBoundingClientRect().height}px`;
+  adviceTop = $('advice').getBoundingClientRect().top;
+}
+function unpinAdvice() {
+  advicePanel().style.minHeight = '';
+  adviceTop = null;
+}
+/** The tipping point's card, above the advice: its new height is made up for. */
+function showTipping(t: Parameters<typeof renderTipping>[0]) {
+  renderTipping(t);
+  keepAdviceInPlace();
+}
+function keepAdviceInPlace() {
+  if (adviceTop === null) return;
+  const moved = $('advice').getBoundingClientRect().top - adviceTop;
+  if (Math.abs(moved) >= 0.5) window.scrollBy(0, moved);
+}
 const applyChange = (change: Record<string, unknown>) => {
+  pinAdvice();
   const next = clone(S.scenario!);
   for (const [p, v] of Object.entries(change)) setPath(next as Record<string, unknown>, p, v);
   loadScenario(next);
@@ -335,6 +374,7 @@ function renderResult(r: RunResult) {
   if (!$('envoy-panel').hidden) void refreshExport();
   if (S.ladder.length) drawLadder();
   markPhaseCurrent();
+  keepAdviceInPlace();
 }
 
 const runSoon = debounce(() => void runNow(), 60, { leading: true });
@@ -356,24 +396,25 @@ const secondary = debounce(() => {
   const baseKey = JSON.stringify(base);
   if (baseKey !== S.ladderBase || !S.ladder.length) {
     S.ladderBase = baseKey;
-    api.ladder(base).then((l) => { S.ladder = l.rows; drawLadder(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; drawLadder(); hooks.ladderReady = true; } });
+    api.ladder(base).then((l) => { S.ladder = l.rows; drawLadder(); keepAdviceInPlace(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; drawLadder(); hooks.ladderReady = true; } });
   } else { drawLadder(); hooks.ladderReady = true; }
   const inRun = S.result && !isSessions(S.result) ? S.result.tipping : undefined;
   if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema).length === 0) {
     S.tipping = inRun;
-    renderTipping(inRun);
+    showTipping(inRun);
     hooks.tippingReady = true;
     return;
   }
-  renderTipping(null);
-  const tippingAlone = () => api.tipping(sc).then((t) => { S.tipping = t; renderTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { renderTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
+  showTipping(null);
+  const tippingAlone = () => api.tipping(sc).then((t) => { S.tipping = t; showTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { showTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
   // Advice (and the tipping point it uses) come after the chart: /api/run is asked without them.
   const r = S.result;
   api.advice(sc).then((a) => {
     if (S.result !== r || !r || isSessions(r)) return;
     r.advice = a.advice;
     renderAdvice(r, applyChange);
-    if (a.tipping) { S.tipping = a.tipping; renderTipping(a.tipping); hooks.tippingReady = true; } else void tippingAlone();
+    keepAdviceInPlace();
+    if (a.tipping) { S.tipping = a.tipping; showTipping(a.tipping); hooks.tippingReady = true; } else void tippingAlone();
   }).catch((e) => { if (!isAbort(e)) void tippingAlone(); });
 }, 250);
 
@@ -385,15 +426,20 @@ function changed(t0: number, keepLadder = false) {
   hooks.tippingReady = false;
   hooks.traceReady = false;
   syncUrl();
+  describeScenario();
   runSoon();
 }
 
 function onControl(path: string, value: unknown, ev: Event) {
   if (!S.scenario) return;
+  unpinAdvice();
   const t0 = ev.timeStamp > 0 && ev.timeStamp <= performance.now() ? ev.timeStamp : performance.now();
   setPath(S.scenario as Record<string, unknown>, path, value);
   // Keys shown only for some values of this one (engine, budget kind) appear or go.
-  if (S.schema.some((k) => k.when?.path === path)) controls?.set(S.scenario, true);
+  if (S.schema.some((k) => k.when?.path === path)) {
+    controls?.set(S.scenario, true);
+    fillPhaseKeys(S.scenario); // the phase map offers only the keys that now matter
+  }
   if (path === 'step_s') controls?.set(S.scenario, true);
   if (path === 'recovery.criterion') markPhaseStale();
   if (path === 'items.notification_at_s') notificationHint();
@@ -415,12 +461,14 @@ function selectPreset(name: string, set: [string, unknown][] = []) {
   if (!p) return;
   S.preset = p;
   hooks.preset = p.name;
+  unpinAdvice();
   $<HTMLSelectElement>('preset-select').value = p.name;
   $('preset-desc').textContent = describeText(p.description, S.schema);
   S.ladder = [];
   S.ladderBase = '';
   drawLadder();
   resetPhaseAxes(p.scenario);
+  charts.resetZoom(); // zoom is kept across changes of one scenario, not across presets
   loadScenario(applySet(p.scenario, set as [string, string | number | boolean][]));
 }
 
@@ -544,7 +592,29 @@ function fillAxisInputs(which: 'x' | 'y', sc: Scenario) {
   $<HTMLInputElement>(`phase-${which}-from`).value = String(a.from);
   $<HTMLInputElement>(`phase-${which}-to`).value = String(a.to);
 }
+// The run's frame (its length, step, seed, replications, tipping grid) is
+// not a result to map: changing it changes what is measured, not the system.
+const FRAME_KEYS = new Set(['horizon_s', 'step_s', 'seed', 'runs', 'tipping.grid_s']);
+/** The keys a phase map may sweep: numeric, read by this scenario's engine and budget. */
+function phaseKeys(sc: Scenario) {
+  return numericKeys().filter((k) => !FRAME_KEYS.has(k.path) && isRelevant(k, sc));
+}
+/** Each axis's key as the user chose it: a scenario that does not offer it leaves it to the next that does. */
+const phaseChoice = { x: 'incident.duration_s', y: 'demand.rate_per_s' };
+/** Offers the phase keys of `sc`, each axis on the user's key where it is offered. */
+function fillPhaseKeys(sc: Scenario) {
+  const keys = phaseKeys(sc);
+  const offered = (path: string) => keys.some((k) => k.path === path);
+  for (const w of ['x', 'y'] as const) {
+    const s = $<HTMLSelectElement>(`phase-${w}`);
+    const was = s.value;
+    s.replaceChildren(...keys.map((k) => { const o = document.createElement('option'); o.value = k.path; o.textContent = k.label ?? k.path; return o; }));
+    s.value = offered(phaseChoice[w]) ? phaseChoice[w] : keys[w === 'x' ? 0 : 1]?.path ?? '';
+    if (s.value !== was) fillAxisInputs(w, sc);
+  }
+}
 function resetPhaseAxes(sc: Scenario) {
+  fillPhaseKeys(sc);
   fillAxisInputs('x', sc);
   fillAxisInputs('y', sc);
   markPhaseStale();
@@ -879,7 +949,10 @@ function wire() {
   $('stepdown-draw').addEventListener('click', () => void drawStepDown());
   $('amp-draw').addEventListener('click', () => void drawAmplification());
   for (const w of ['x', 'y'] as const) {
-    $(`phase-${w}`).addEventListener('change', () => { if (S.scenario) fillAxisInputs(w, S.scenario); });
+    $(`phase-${w}`).addEventListener('change', () => {
+      phaseChoice[w] = $<HTMLSelectElement>(`phase-${w}`).value;
+      if (S.scenario) fillAxisInputs(w, S.scenario);
+    });
   }
   const pm = $('phase-map');
   pm.addEventListener('focus', () => phaseMap.draw());
@@ -916,13 +989,6 @@ async function start() {
   graphs.append(...S.presets.filter((p) => isGraph(p.scenario)).map(option));
   sel.replaceChildren(...S.presets.filter((p) => !isGraph(p.scenario)).map(option), ...(graphs.children.length ? [graphs] : []));
   controls = new Controls($('controls'), S.schema, onControl, markInvalid);
-  const nk = numericKeys();
-  for (const w of ['x', 'y'] as const) {
-    const s = $<HTMLSelectElement>(`phase-${w}`);
-    s.replaceChildren(...nk.map((k) => { const o = document.createElement('option'); o.value = k.path; o.textContent = k.label ?? k.path; return o; }));
-    const want = w === 'x' ? 'incident.duration_s' : 'demand.rate_per_s';
-    s.value = nk.some((k) => k.path === want) ? want : nk[w === 'x' ? 0 : 1]?.path ?? '';
-  }
   if (!S.presets.length) { showError('The server has no presets.'); return; }
   const st = linkState() ?? { preset: S.presets[0].name, set: [] };
   selectPreset(st.preset, st.set);

@@ -80,6 +80,18 @@ export function renderStack(sc: Scenario, r: RunResult | null) {
   $('bound').textContent = r ? boundSentence(r.metrics, sc) : '';
 }
 
+/**
+ * Replaces `el`'s children; the control that had the focus inside it (found
+ * again by its data-testid) keeps it, so a keyboard user is not sent back to
+ * the top of the page when a list is redrawn under them.
+ */
+export function replaceKeepingFocus(el: Element, ...children: Node[]) {
+  const active = document.activeElement as HTMLElement | null;
+  const id = active && el.contains(active) ? active.dataset.testid : undefined;
+  el.replaceChildren(...children);
+  if (id) el.querySelector<HTMLElement>(`[data-testid="${id}"]`)?.focus({ preventScroll: true });
+}
+
 export function renderAdvice(r: Pick<RunResult, 'advice'>, onApply: (change: Record<string, unknown>) => void, empty = 'Nothing to change: this policy recovers on its own.') {
   const items = (r.advice ?? []).map((a, i) => {
     const li = h('li', {}, h('b', {}, a.title), h('span', {}, ` ${a.why}`));
@@ -90,7 +102,7 @@ export function renderAdvice(r: Pick<RunResult, 'advice'>, onApply: (change: Rec
     }
     return li;
   });
-  $('advice').replaceChildren(...(items.length ? items : [h('li', {}, empty)]));
+  replaceKeepingFocus($('advice'), ...(items.length ? items : [h('li', {}, empty)]));
 }
 
 export function renderGoodputTable(r: RunResult) {
@@ -139,7 +151,7 @@ export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, curr
     );
     return tr;
   });
-  $('ladder').querySelector('tbody')!.replaceChildren(...trs);
+  replaceKeepingFocus($('ladder').querySelector('tbody')!, ...trs);
 }
 
 let traceFor: TraceStep[] | null = null;
