@@ -58,12 +58,12 @@ TEST(VerdictWords, AttemptsPerRequestIsARatio) {
 // incident ("A 20 s slowdown to 40% capacity ...") but the keys as they are.
 TEST(VerdictWords, AChangedIncidentIsNotDescribedByThePresetsWords) {
   const Preset& preset = preset_or_throw("order-status");
-  for (const auto& [path, value] : std::map<std::string, std::string>{
-           {"incident.start_s", "40"},
-           {"incident.duration_s", "25"},
-           {"incident.capacity_factor", "0.5"},
-           {"incident.demand_factor", "1.5"},
-           {"demand.rate_per_s", "70"}}) {
+  for (const auto& [path, value] :
+       std::map<std::string, std::string>{{"incident.start_s", "40"},
+                                          {"incident.duration_s", "25"},
+                                          {"incident.capacity_factor", "0.5"},
+                                          {"incident.demand_factor", "1.5"},
+                                          {"demand.rate_per_s", "70"}}) {
     const Scenario s = testing::preset("order-status", {{path, value}});
     const std::string text = run_text(make_report(s, {.advice = false, .tipping = false}));
     EXPECT_EQ(text.find(preset.description), std::string::npos) << path << "\n" << text;
