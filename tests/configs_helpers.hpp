@@ -33,7 +33,6 @@ inline std::vector<Preset> exportable_presets() {
   return out;
 }
 
-
 inline std::string fixture_path(const std::string& rel) {
   return std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/configs/" + rel;
 }
