@@ -28,6 +28,7 @@ ClientGuards::PoolAnswer ClientGuards::ask_connection(size_t client, uint64_t wa
   }
   if (pool.pending >= max_pending_) return PoolAnswer::overflow;
   pool.pending += 1;
+  waiting_ += 1;
   pool.waiters.push_back(waiter);
   return PoolAnswer::wait;
 }

@@ -39,7 +39,12 @@ class ClientGuards {
   enum class PoolAnswer { go, wait, overflow };
   PoolAnswer ask_connection(size_t client, uint64_t waiter, uint32_t& ticket);
   // A waiter left the queue without a connection (its request ended).
-  void left_pending(size_t client) { pools_[client].pending -= 1; }
+  void left_pending(size_t client) {
+    pools_[client].pending -= 1;
+    waiting_ -= 1;
+  }
+  // Attempts waiting for a connection, all clients together.
+  long waiting() const { return waiting_; }
   // The connection handed to a waiter that release() returned.
   static void hand_connection(uint32_t& ticket) { ticket |= kHoldsConnection; }
   static bool holds_connection(uint32_t ticket) { return ticket & kHoldsConnection; }
@@ -85,6 +90,7 @@ class ClientGuards {
       pool.waiters.pop_front();
       if (!live(next)) continue;  // it left, and was counted out then
       pool.pending -= 1;
+      waiting_ -= 1;
       return next;
     }
     pool.busy -= 1;
@@ -111,6 +117,7 @@ class ClientGuards {
   long max_requests_ = 0;
   long max_connections_ = 0, max_pending_ = 0;
   std::vector<Pool> pools_;  // client.max_connections
+  long waiting_ = 0;         // the pools' pending, summed
   bool on_ = false;
   std::vector<CircuitBreaker> breakers_;     // client.breaker
   std::vector<AdaptiveThrottle> throttles_;  // client.throttle_k

@@ -264,7 +264,7 @@ class AgentEngine {
       }
       run_until(end);
       call.backlog[t] = static_cast<double>(server_.in_system());
-      call.pooled[t] = static_cast<double>(pooled_);
+      call.pooled[t] = static_cast<double>(guards_.waiting());
       if (stopped_) break;
     }
     finish();
@@ -456,7 +456,6 @@ class AgentEngine {
       result_.series.refused_locally[step_] += 1;
       if (!ClientGuards::holds_connection(call.ticket)) {
         guards_.left_pending(call.request % clients_);  // no longer waits for a connection
-        pooled_ -= 1;
       }
     }
     call_fails(call_id);
@@ -557,7 +556,6 @@ class AgentEngine {
     if (!(call.first && call.attempt == 0)) result_.series.retries[step_] += 1;
     ++call.gen;
     call.state = kPooled;
-    pooled_ += 1;
     return true;
   }
 
@@ -572,7 +570,6 @@ class AgentEngine {
     if (!next) return;
     uint32_t id = static_cast<uint32_t>(*next >> 32);
     ClientGuards::hand_connection(calls_[id].ticket);
-    pooled_ -= 1;
     events_.push(now_, kRetry, {id, static_cast<uint32_t>(*next)});
   }
 
@@ -1043,7 +1040,6 @@ class AgentEngine {
   bool guards_on_ = false;                     // max_requests, a breaker or a throttle
   bool pool_on_ = false;                       // client.max_connections
   bool pool_overflow_ = false;                 // the attempt being sent found the pool's queue full
-  int64_t pooled_ = 0;                         // attempts waiting for a connection, all clients
   bool counted_ = false;                       // the attempt being sent was counted at the pool
   bool injects_errors_ = false;                // server.error_share
   std::optional<GradientController> concurrency_;  // server.adaptive_concurrency
