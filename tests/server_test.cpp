@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "analysis/tipping.hpp"
+#include "app/montecarlo_batches.hpp"
 #include "formats/result_json.hpp"
 #include "formats/scenario_io.hpp"
 #include "free_port.hpp"
@@ -798,6 +799,84 @@ TEST(HandleApi, AgentRunsGiveIntervalsAndABand) {
   a = handle_api("/api/run",
                  R"({"preset": "primary-failover", "set": {"engine": "agent", "runs": 500}})");
   EXPECT_EQ(a.status, 400);
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// The page's Monte Carlo in batches (POST /api/montecarlo): the single first
+// run, then batches until every replication is done; the last summary is
+// /api/run's Monte Carlo, byte for byte, and every batch's is the Monte Carlo
+// of that many runs.
+TEST(HandleApi, MonteCarloInBatchesEndsAtTheRunsMonteCarlo) {
+  const json set = {{"engine", "agent"}, {"runs", 5}, {"horizon_s", 60}};
+  json one = set;
+  one["runs"] = 1;
+  ApiAnswer first = handle_api(
+      "/api/run",
+      json{{"preset", "primary-failover"}, {"set", one}, {"trace", false}, {"advice", false}}
+          .dump());
+  ASSERT_EQ(first.status, 200) << first.body.dump();
+  int done = 1, batches = 0;
+  json last;
+  while (done < 5) {
+    ApiAnswer b =
+        handle_api("/api/montecarlo",
+                   json{{"preset", "primary-failover"}, {"set", set}, {"done", done}}.dump());
+    ASSERT_EQ(b.status, 200) << b.body.dump();
+    EXPECT_EQ(b.body["runs"], 5);
+    ASSERT_GT(b.body["done"].get<int>(), done) << "every batch makes progress";
+    done = b.body["done"].get<int>();
+    EXPECT_EQ(b.body["montecarlo"]["runs"], done);
+    json partial = set;
+    partial["runs"] = done;
+    ApiAnswer whole = handle_api(
+        "/api/run",
+        json{{"preset", "primary-failover"}, {"set", partial}, {"trace", false}, {"advice", false}}
+            .dump());
+    EXPECT_EQ(b.body["montecarlo"].dump(), whole.body["montecarlo"].dump()) << done << " runs";
+    last = b.body;
+    ++batches;
+  }
+  EXPECT_EQ(done, 5);
+  EXPECT_LE(batches, 4);
+}
+
+TEST(HandleApi, MonteCarloInBatchesRefusesWhatHasNone) {
+  struct Case {
+    const char* body;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {R"({"preset": "order-status", "set": {"runs": 5}})", "agent engine"},
+      {R"({"preset": "order-status", "set": {"engine": "agent", "runs": 1}})", "runs of 2"},
+      {R"({"preset": "order-status", "set": {"engine": "agent", "runs": 5}, "done": 6})", "done"},
+      {R"({"preset": "order-status", "set": {"engine": "agent", "runs": 5}, "done": -1})", "done"},
+      {R"({"preset": "order-status", "set": {"engine": "agent", "runs": 5}, "done": 1.5})", "done"},
+      {R"({"preset": "order-status", "set": {"engine": "agent", "runs": 500}})", "runs"},
+  };
+  for (const auto& c : cases) {
+    ApiAnswer a = handle_api("/api/montecarlo", c.body);
+    EXPECT_EQ(a.status, 400) << c.body;
+    EXPECT_NE(a.body.value("error", "").find(c.needle), std::string::npos) << a.body.dump();
+  }
+}
+
+// The cache keeps the newest scenario whole and forgets the oldest first.
+TEST(ReplicationCache, ForgetsTheLeastRecentlyUsedScenario) {
+  app::ReplicationCache cache(10);
+  Scenario a = preset_or_throw("order-status").scenario, b = a;
+  b.seed = a.seed + 100;
+  cache.keep(a, 0, {{}, std::vector<double>(6, 1.0)});
+  cache.keep(b, 0, {{}, std::vector<double>(6, 2.0)});
+  EXPECT_EQ(cache.values(), 6u) << "a went when b came";
+  cache.keep(b, 0, {{}, std::vector<double>(6, 2.0)});
+  EXPECT_EQ(cache.values(), 6u) << "a replication kept twice counts once";
+  cache.keep(b, 1, {{}, std::vector<double>(6, 2.0)});
+  EXPECT_EQ(cache.values(), 12u) << "the newest scenario stays, however large";
 }
 
 }  // namespace

@@ -16,15 +16,14 @@ void check(const Cost& cost, const CostBudget& budget, const std::string& what) 
   check_cost(cost, budget.limits, what, budget.hint);
 }
 
-// Refuses, before any work, more replications than allowed.
+}  // namespace
+
 void check_runs(const Scenario& s, int limit) {
   if (limit > 0 && s.runs > limit)
     throw InputError("runs: " + std::to_string(s.runs) + " replications; the server's limit for " +
                      "engine " + engine_name(s.engine) + " is " + std::to_string(limit) +
                      " (use the command line for more)");
 }
-
-}  // namespace
 
 void check_run_cost(const Scenario& s, const CostBudget& budget) {
   check(run_cost(s), budget, "run");

@@ -46,6 +46,8 @@ struct RunAnswer {
   std::optional<MonteCarloResult> montecarlo;
 };
 
+// Refuses, before any work, more replications than `limit` (0: any).
+void check_runs(const Scenario& s, int limit);
 // InputError when a run of `s` costs more than the budget (run() checks it
 // too; the command line checks first, before writing its logs).
 void check_run_cost(const Scenario& s, const CostBudget& budget);

@@ -15,6 +15,7 @@
 #include "analysis/tipping.hpp"
 #include "app/commands.hpp"
 #include "app/configs.hpp"
+#include "app/montecarlo_batches.hpp"
 #include "app/scenario_request.hpp"
 #include "engines/engine.hpp"
 #include "formats/input_text.hpp"
@@ -172,6 +173,13 @@ TippingCache& tipping_cache() {
   return cache;
 }
 
+// The page's Monte Carlo in batches (POST /api/montecarlo): what earlier
+// batches and the single first run ran is not run again.
+app::ReplicationCache& replication_cache() {
+  static app::ReplicationCache cache;
+  return cache;
+}
+
 // What one request may cost, and the check that stops it when its client has gone.
 app::CostBudget budget_of(const ServerLimits& limits) {
   return {limits.cost, "", limits.cancelled};
@@ -188,7 +196,11 @@ json run_answer(const Scenario& s, const json& body, const ServerLimits& limits)
   bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
   o.montecarlo = engine_facts(s).random && s.runs > 1;
   o.max_runs = engine_facts(s).run ? limits.max_agent_runs : limits.max_session_runs;
-  json answer = app::run_answer_json(app::run(s, o, budget_of(limits)));
+  app::RunAnswer a = app::run(s, o, budget_of(limits));
+  // The page's first run of an agent Monte Carlo: replication 0 of its batches.
+  if (engine_facts(s).random && s.runs == 1 && a.report)
+    replication_cache().keep(s, 0, replication_of(a.report->metrics, a.report->run));
+  json answer = app::run_answer_json(a);
   if (!rows && !engine_facts(s).run) answer.erase("sessions");
   return answer;
 }
@@ -292,6 +304,15 @@ int whole_field(const json& body, const char* name, int fallback, int low, int h
   return static_cast<int>(v);
 }
 
+// POST /api/montecarlo (docs/http-api.md): the next batch of an agent Monte
+// Carlo after `done` replications, and the summary of all done so far.
+json montecarlo_route(const std::string&, const json& body, const ServerLimits& limits) {
+  Scenario s = scenario_of(body, {"done"}, limits);
+  const int done = whole_field(body, "done", 0, 0, 1000000);
+  return app::montecarlo_batch_json(app::montecarlo_batch(s, done, limits.max_agent_runs,
+                                                          replication_cache(), budget_of(limits)));
+}
+
 RiskOptions risk_options_of(const json& body, const ServerLimits& limits) {
   RiskOptions o;
   if (body.contains("loads")) {
@@ -370,11 +391,17 @@ struct PostRoute {
   Handler handle;
 };
 constexpr PostRoute kPosts[] = {
-    {"/api/run", true, run_route},         {"/api/trace", true, trace_route},
-    {"/api/advice", true, advice_route},   {"/api/ladder", true, ladder_route},
-    {"/api/tipping", true, tipping_route}, {"/api/sweep", true, sweep_route},
-    {"/api/risk", true, risk_route},       {"/api/step-down", true, step_down_route},
-    {"/api/import", false, configs_route}, {"/api/lint", true, configs_route},  // --simulate
+    {"/api/run", true, run_route},
+    {"/api/montecarlo", true, montecarlo_route},
+    {"/api/trace", true, trace_route},
+    {"/api/advice", true, advice_route},
+    {"/api/ladder", true, ladder_route},
+    {"/api/tipping", true, tipping_route},
+    {"/api/sweep", true, sweep_route},
+    {"/api/risk", true, risk_route},
+    {"/api/step-down", true, step_down_route},
+    {"/api/import", false, configs_route},
+    {"/api/lint", true, configs_route},  // --simulate
 };
 
 std::vector<http::Route> route_table() {

@@ -1,7 +1,7 @@
 // Calls to the HTTP API of `retrystorm serve` (same origin). Each kind of call
 // keeps one AbortController so a newer request cancels the stale one.
 
-import type { LadderRow, Preset, RiskMap, RunResult, StepDownResult, Scenario, SchemaKey, SweepRow, Tipping, TraceStep } from './types';
+import type { LadderRow, MonteCarloBatch, Preset, RiskMap, RunResult, StepDownResult, Scenario, SchemaKey, SweepRow, Tipping, TraceStep } from './types';
 
 /** What POST /api/import answers: scenario keys, and what it noticed. */
 export interface ImportResult {
@@ -63,8 +63,10 @@ export const api = {
   schema: () => call<{ keys: SchemaKey[] }>('GET', 'schema').then((r) => r.keys),
   /** The run without its trace (the chart needs none); see trace(). */
   run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false, sessions: false, advice: false }), s)),
-  /** The whole Monte Carlo of an agent run (the page has drawn replication 0 already). */
-  montecarlo: (sc: Scenario) => latest('montecarlo', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false, sessions: false, advice: false }), s)),
+  /** The next batch of an agent Monte Carlo after `done` runs (the page has drawn replication 0 already). */
+  montecarlo: (sc: Scenario, done: number) => latest('montecarlo', (s) => call<MonteCarloBatch>('POST', 'montecarlo', body(sc, { done }), s)),
+  /** Stops the Monte Carlo under way: the server stops the batch whose caller has gone. */
+  stopMonteCarlo: () => controllers.get('montecarlo')?.abort(),
   /** Advice and the tipping point of a run, asked after its chart is drawn. */
   advice: (sc: Scenario) => latest('advice', (s) => call<{ advice: NonNullable<RunResult['advice']>; tipping?: Tipping }>('POST', 'advice', body(sc), s)),
   trace: (sc: Scenario) => latest('trace', (s) => call<{ trace: TraceStep[] }>('POST', 'trace', body(sc), s).then((r) => r.trace)),

@@ -374,7 +374,7 @@ export class Charts {
     this.syncing = true;
     // The band's series come and go with the answer: rebuild the load chart then.
     const band = this.ctx.data.goodputBand;
-    const key = band ? `band|${band.runs}` : 'none';
+    const key = band ? 'band' : 'none'; // not its run count: a Monte Carlo arriving batch by batch redraws in place
     if (this.load && key !== this.key) {
       this.load.destroy();
       this.load = null;
@@ -394,8 +394,9 @@ export class Charts {
     this.zoom = z;
     this.syncing = false;
     const bound = this.ctx.result ? `Bound: ${fmtAmp(this.ctx.result.metrics.bound.max_amplification)} demand` : 'Bound';
-    const lbl = this.loadEl.querySelectorAll<HTMLElement>('.u-legend .u-series th .u-label')[6];
-    if (lbl) lbl.textContent = bound;
+    const labels = this.loadEl.querySelectorAll<HTMLElement>('.u-legend .u-series th .u-label');
+    if (labels[6]) labels[6].textContent = bound;
+    if (band && labels[BAND_LOW]) labels[BAND_LOW].textContent = goodputBandLabel(band.runs);
   }
 
   /** Forgets the user's zoom: a new preset is a new time line, shown whole. */

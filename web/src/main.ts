@@ -59,6 +59,7 @@ interface Hooks {
   traceT: () => number | null; // time of the current trace step
   error: string | null;
   lastMonteCarloMs: number | null; // input event to the Monte Carlo band and intervals drawn (agent, runs > 1)
+  mcDone: number | null; // runs of the Monte Carlo on screen while it arrives (null: none under way)
   notApplied: () => string | null; // why the result on screen does not match the inputs (null: it does)
   serverDown: boolean;
   linkIgnored: Ignored[]; // set entries of the link the page dropped, with the reason
@@ -105,7 +106,7 @@ const hooks: Hooks = {
   exportData: () => exportData(), urlHash: () => location.hash,
   cursorT: () => { const u = charts.load; const l = u?.cursor.left; return u && l !== undefined && l >= 0 ? u.posToVal(l, 'x') : null; },
   traceT: () => chartCtx.traceT,
-  notApplied: () => notAppliedReason(), serverDown: false, lastMonteCarloMs: null, linkIgnored: [],
+  notApplied: () => notAppliedReason(), serverDown: false, lastMonteCarloMs: null, mcDone: null, linkIgnored: [],
   labels: () => charts.labels, boundY: () => charts.boundY, xRange: () => charts.xRange(), chartsAligned: () => charts.aligned(),
   timeoutLinePx: () => charts.timeoutLinePx(),
   fillsOverSeries: () => (charts.load as unknown as { bands?: unknown[] } | null)?.bands?.length ?? 0,
@@ -207,6 +208,8 @@ async function runNow() {
   ruleMarks = new Set(rules.keys());
   if (rules.size) { S.pendingT0 = null; showStale(); return; }
   const seq = ++S.seq;
+  api.stopMonteCarlo(); // the band under way is of other inputs
+  showProgress(null);
   document.body.dataset.busy = 'true';
   const t0 = S.pendingT0 ?? performance.now();
   // An agent Monte Carlo draws replication 0 at once (a run of its own with the same seed
@@ -230,15 +233,7 @@ async function runNow() {
     hooks.engine = isSessions(r) ? 'sessions' : String(r.scenario?.engine ?? 'fluid');
     if (isSessions(r)) renderSessionResult(r);
     else renderResult(r);
-    if (monteCarlo) {
-      const mc = await api.montecarlo(sc);
-      if (seq !== S.seq || S.result !== r) return;
-      r.montecarlo = mc.montecarlo;
-      chartCtx.data = loadData(r);
-      charts.render();
-      renderVerdict(r);
-      hooks.lastMonteCarloMs = performance.now() - t0;
-    }
+    if (monteCarlo) await monteCarloBatches(sc, r, seq, t0);
   } catch (e) {
     if (isAbort(e)) return;
     if (seq === S.seq) {
@@ -263,6 +258,51 @@ async function runNow() {
     if (seq === S.seq) document.body.dataset.busy = 'false';
   }
   secondary();
+}
+
+/** "k of N runs" above the chart while a Monte Carlo arrives (null: none under way). */
+function showProgress(done: number | null, total = 0, stopped = false) {
+  const p = $('mc-progress');
+  p.hidden = done === null;
+  hooks.mcDone = done;
+  if (done === null) return;
+  const bar = $<HTMLProgressElement>('mc-bar');
+  bar.max = total;
+  bar.value = done;
+  bar.hidden = stopped;
+  $('mc-stop').hidden = stopped;
+  $('mc-text').textContent = stopped
+    ? `Stopped after ${done} of ${total} runs: the band and the intervals are of those ${done}.`
+    : `Monte Carlo: ${done} of ${total} runs; the band and the intervals grow as runs arrive.`;
+  p.dataset.state = stopped ? 'stopped' : done < total ? 'running' : 'done';
+}
+
+/**
+ * An agent Monte Carlo batch by batch (POST /api/montecarlo, one run per server core):
+ * the band and the intervals are redrawn as each batch arrives. A newer change, or
+ * Stop, aborts the batch under way, and the server stops its runs.
+ */
+async function monteCarloBatches(sc: Scenario, r: RunResult, seq: number, t0: number) {
+  const total = Number(sc.runs);
+  let done = 1; // replication 0 is on screen
+  showProgress(done, total);
+  try {
+    while (done < total) {
+      const b = await api.montecarlo(sc, done);
+      if (seq !== S.seq || S.result !== r) return;
+      done = b.done;
+      r.montecarlo = b.montecarlo;
+      chartCtx.data = loadData(r);
+      charts.render();
+      renderVerdict(r);
+      showProgress(done, total);
+    }
+    hooks.lastMonteCarloMs = performance.now() - t0;
+    showProgress(null);
+  } catch (e) {
+    if (!isAbort(e) || seq !== S.seq) throw e;
+    showProgress(done, total, true); // Stop: what arrived stays, said to be partial
+  }
 }
 
 /** Shows the session model's view or the fluid/agent one (panels, exports). */
@@ -944,6 +984,7 @@ function wire() {
     const i = (e.target as HTMLElement).closest<HTMLElement>('button.trace-time')?.dataset.i;
     if (i !== undefined) { S.trace = traceSeek(S.trace, Number(i) + 1); showTrace(); }
   });
+  $('mc-stop').addEventListener('click', () => api.stopMonteCarlo());
   $('phase-draw').addEventListener('click', () => void drawPhase());
   $('risk-draw').addEventListener('click', () => void drawRisk());
   $('stepdown-draw').addEventListener('click', () => void drawStepDown());

@@ -186,6 +186,13 @@ export interface MonteCarlo {
   headline_claim?: { claim: string; seeds: number; runs: number };
 }
 
+/** POST /api/montecarlo: the next batch of an agent Monte Carlo and the summary of the first `done` runs. */
+export interface MonteCarloBatch {
+  runs: number;
+  done: number;
+  montecarlo: MonteCarlo;
+}
+
 /** POST /api/run for `engine: sessions` (docs/http-api.md). NaN figures arrive as null. */
 export interface SessionMetrics {
   launched: number;

@@ -15,13 +15,9 @@ std::vector<Figure> montecarlo_figures(const Metrics& m) {
   return out;
 }
 
-namespace {
-
 Replication replication_of(const Metrics& m, const RunResult& run) {
   return {montecarlo_figures(m), {run.series.goodput.begin(), run.series.goodput.end()}};
 }
-
-}  // namespace
 
 MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   MonteCarloResult r;

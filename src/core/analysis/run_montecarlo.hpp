@@ -25,6 +25,8 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned thread
 
 // The figures of one replication that Monte Carlo summarises.
 std::vector<Figure> montecarlo_figures(const Metrics& m);
+// What Monte Carlo keeps of one replication: its figures and its goodput.
+Replication replication_of(const Metrics& m, const RunResult& run);
 
 // Monte Carlo in parts (rs.distributed.run, docs/distributed.md): the
 // figures and goodput of replications first .. first + count - 1 of a

@@ -1,0 +1,96 @@
+#include "app/montecarlo_batches.hpp"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+#include "engines/engine.hpp"
+#include "formats/result_json.hpp"
+#include "formats/scenario_io.hpp"
+
+namespace retrystorm::app {
+
+std::string ReplicationCache::key_of(const Scenario& s) {
+  Scenario one = s;
+  one.runs = 1;  // replication i is the same run whatever the count
+  return scenario_to_json(one).dump();
+}
+
+size_t ReplicationCache::values() const {
+  std::lock_guard lock(mutex_);
+  return values_;
+}
+
+void ReplicationCache::keep_locked(const std::string& key, size_t i, Replication r) {
+  auto it =
+      std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
+  if (it == entries_.end()) {
+    entries_.push_front({key, {}});
+    it = entries_.begin();
+  } else {
+    entries_.splice(entries_.begin(), entries_, it);
+  }
+  values_ += values_of(r);
+  auto [at, fresh] = it->runs.try_emplace(i, std::move(r));
+  if (!fresh) values_ -= values_of(r);  // kept already: the same numbers
+  // The newest scenario stays, however large: its batches must make progress.
+  while (values_ > max_values_ && entries_.size() > 1) {
+    for (const auto& [k, old] : entries_.back().runs) values_ -= values_of(old);
+    entries_.pop_back();
+  }
+}
+
+void ReplicationCache::keep(const Scenario& s, size_t i, Replication r) {
+  std::string key = key_of(s);
+  std::lock_guard lock(mutex_);
+  keep_locked(key, i, std::move(r));
+}
+
+std::vector<Replication> ReplicationCache::prefix(const Scenario& s, size_t count,
+                                                  const CancelCheck& cancelled) {
+  std::string key = key_of(s);
+  std::vector<Replication> out(count);
+  size_t kept = 0;  // replications 0 .. kept - 1 are here
+  {
+    std::lock_guard lock(mutex_);
+    for (const Entry& e : entries_)
+      if (e.key == key)
+        while (kept < count && e.runs.count(kept)) out[kept] = e.runs.at(kept), ++kept;
+  }
+  if (kept == count) return out;
+  throw_if_cancelled(cancelled);
+  std::vector<Replication> fresh = montecarlo_part(s, kept, count - kept);
+  std::lock_guard lock(mutex_);
+  for (size_t k = 0; k < fresh.size(); ++k) {
+    out[kept + k] = fresh[k];
+    keep_locked(key, kept + k, std::move(fresh[k]));
+  }
+  return out;
+}
+
+MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, ReplicationCache& cache,
+                                 const CostBudget& budget) {
+  if (!engine_facts(s).random || s.runs < 2)
+    throw InputError("runs: " + std::to_string(s.runs) + " with engine " + engine_name(s.engine) +
+                     "; a Monte Carlo in batches needs the agent engine and runs of 2 or more");
+  check_runs(s, max_runs);
+  if (done < 0 || done > s.runs)
+    throw InputError("done: " + std::to_string(done) + " must be 0 to runs (" +
+                     std::to_string(s.runs) + ")");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  MonteCarloBatch b;
+  b.runs = s.runs;
+  b.done = std::min(s.runs, std::max(done + cores, 2));  // a band needs two runs
+  Scenario batch = s;
+  batch.runs = b.done - done;  // at most this many runs: those not kept
+  check_run_cost(batch, budget);
+  b.montecarlo =
+      montecarlo_of_parts(s, cache.prefix(s, static_cast<size_t>(b.done), budget.cancelled));
+  return b;
+}
+
+nlohmann::json montecarlo_batch_json(const MonteCarloBatch& b) {
+  return {{"runs", b.runs}, {"done", b.done}, {"montecarlo", montecarlo_json(b.montecarlo)}};
+}
+
+}  // namespace retrystorm::app

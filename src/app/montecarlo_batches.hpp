@@ -1,0 +1,60 @@
+// A Monte Carlo answered in batches (POST /api/montecarlo, docs/http-api.md):
+// the page draws replication 0 at once, then asks for the band batch by
+// batch, each answer the summary of every replication done so far. Kept
+// replications are not run again, so the whole band costs what one
+// `runs = N` run costs; replication i has seed + i whatever N, so the last
+// batch's summary is the Monte Carlo of POST /api/run, byte for byte.
+#pragma once
+
+#include <list>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "analysis/run_montecarlo.hpp"
+#include "app/commands.hpp"
+
+namespace retrystorm::app {
+
+// Replications of the scenarios asked for lately, by scenario (its `runs`
+// aside) and replication index; the least recently used scenario goes
+// first once more than `max_values` numbers are kept.
+class ReplicationCache {
+ public:
+  explicit ReplicationCache(size_t max_values = 8'000'000) : max_values_(max_values) {}
+  // Replications 0 .. count - 1 of a validated scenario: those kept, the
+  // others run now (on every core) and kept.
+  std::vector<Replication> prefix(const Scenario& s, size_t count, const CancelCheck& cancelled);
+  // Keeps replication i of s, run elsewhere (POST /api/run's single run).
+  void keep(const Scenario& s, size_t i, Replication r);
+  size_t values() const;
+
+ private:
+  struct Entry {
+    std::string key;
+    std::map<size_t, Replication> runs;
+  };
+  static std::string key_of(const Scenario& s);
+  static size_t values_of(const Replication& r) { return r.figures.size() + r.band.size(); }
+  void keep_locked(const std::string& key, size_t i, Replication r);
+  size_t max_values_;
+  size_t values_ = 0;
+  mutable std::mutex mutex_;
+  std::list<Entry> entries_;  // most recent first
+};
+
+struct MonteCarloBatch {
+  int runs = 0;  // the scenario's replications
+  int done = 0;  // replications summarised in `montecarlo`
+  MonteCarloResult montecarlo;
+};
+
+// The next batch after `done` replications (as many as there are cores, at
+// least one) and the summary of all done so far. The scenario must be the
+// agent engine's with runs > 1; `max_runs` as in RunOptions.
+MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, ReplicationCache& cache,
+                                 const CostBudget& budget);
+nlohmann::json montecarlo_batch_json(const MonteCarloBatch& b);
+
+}  // namespace retrystorm::app
