@@ -115,6 +115,11 @@ TEST(PageTypes, RunAnswerOfEachStepEngine) {
   expect_matches(ts, "MonteCarlo", agent["montecarlo"]);
   for (const auto& [figure, interval] : agent["montecarlo"]["metrics"].items())
     expect_matches(ts, "MetricInterval", interval);
+  json batch =
+      api("/api/montecarlo", {{"preset", "primary-failover"},
+                              {"set", {{"engine", "agent"}, {"runs", 3}, {"horizon_s", 60}}}});
+  expect_matches(ts, "MonteCarloBatch", batch);
+  expect_matches(ts, "MonteCarlo", batch["montecarlo"]);
 }
 
 TEST(PageTypes, SessionAnswer) {

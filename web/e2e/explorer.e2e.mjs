@@ -655,6 +655,176 @@ async function issue17(page, presets, context, base) {
   for (const [name, med, p90] of latencies) log(`       ${name.padEnd(40)} median ${med.toFixed(1).padStart(7)}   p90 ${p90.toFixed(1).padStart(7)}`);
 }
 
+
+/** Issue 30: undo and redo, pins, and an agent Monte Carlo that shows it is working. */
+async function issue30(page, presets, context) {
+  const has = (n) => presets.some((p) => p.name === n);
+  const scenarioOf = () => H(page, () => { const s = window.__retrystorm.scenario(); return { retries: s.client.retries, jitter: s.client.backoff.jitter, name: window.__retrystorm.preset }; });
+  const waitIdle = () => page.waitForFunction(() => document.body.dataset.busy === 'false', null, { timeout: 20000 });
+  const navigate = async (how) => {
+    const n = await runs(page);
+    await how();
+    await waitRun(page, n).catch(() => {});
+    await waitIdle();
+  };
+
+  log('\n# 30.1 undo, redo and the browser\'s Back step through the states');
+  if (has('order-status') && has('primary-failover')) {
+    await selectPreset(page, 'order-status');
+    const start = await scenarioOf();
+    await setControl(page, 'client.retries', 0);
+    await setControl(page, 'client.backoff.jitter', start.jitter === 'full' ? 'equal' : 'full');
+    const changed = await scenarioOf();
+    await navigate(() => testid(page, 'preset-select').selectOption('primary-failover'));
+    check((await scenarioOf()).name === 'primary-failover', 'a preset change is on screen');
+    await navigate(() => testid(page, 'undo').click());
+    check(JSON.stringify(await scenarioOf()) === JSON.stringify(changed), 'Undo brings back the scenario before the preset change', JSON.stringify(await scenarioOf()));
+    await navigate(() => testid(page, 'undo').click());
+    const one = await scenarioOf();
+    check(one.retries === 0 && one.jitter === start.jitter, 'a second Undo takes back the jitter change only', JSON.stringify(one));
+    await navigate(() => testid(page, 'redo').click());
+    check(JSON.stringify(await scenarioOf()) === JSON.stringify(changed), 'Redo applies it again');
+    await navigate(() => page.goBack());
+    check(JSON.stringify(await scenarioOf()) === JSON.stringify(one), 'the browser\'s Back is Undo, within the page', page.url());
+    await navigate(() => page.goForward());
+    await navigate(() => testid(page, 'reset').click());
+    check((await scenarioOf()).retries === start.retries, 'Reset goes back to the preset');
+    await navigate(() => testid(page, 'undo').click());
+    check(JSON.stringify(await scenarioOf()) === JSON.stringify(changed), 'Undo after Reset brings the user\'s own scenario back');
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await navigate(() => page.keyboard.press('Control+z'));
+    check(JSON.stringify(await scenarioOf()) === JSON.stringify(one), 'Ctrl+Z undoes outside a field');
+    await navigate(() => page.keyboard.press('Control+Shift+z'));
+    check(JSON.stringify(await scenarioOf()) === JSON.stringify(changed), 'Ctrl+Shift+Z redoes');
+    // Typing one number is one step, not one per keystroke.
+    const before = await H(page, () => window.__retrystorm.history().index);
+    const field = testid(page, 'ctl-client.retries');
+    await field.fill('');
+    await field.pressSequentially('12', { delay: 40 });
+    await waitIdle();
+    await sleep(300);
+    const after = await H(page, () => window.__retrystorm.history());
+    check(after.index === before + 1 && after.top === after.index, 'typing "12" in one field makes one step', `${before} -> ${JSON.stringify(after)}`);
+    await selectPreset(page, 'order-status');
+  }
+
+  log('\n# 30.1b pins: kept, drawn, compared, through a reload and a link');
+  if (has('order-status') && has('primary-failover')) {
+    await selectPreset(page, 'order-status');
+    await testid(page, 'pin-add').click();
+    await setControl(page, 'client.retries', 0);
+    await testid(page, 'pin-add').click();
+    await navigate(() => testid(page, 'preset-select').selectOption('primary-failover'));
+    await testid(page, 'pin-add').click();
+    await testid(page, 'pin-add').click(); // a fourth: refused
+    const pins = await H(page, () => window.__retrystorm.pins());
+    check(pins.length === 3, 'three pins at most', JSON.stringify(pins.map((p) => p.name)));
+    check(pins[0].name === 'order-status' && /Retries.* 0/.test(pins[1].name) && pins[2].name === 'primary-failover', 'pins are named after what they are', pins.map((p) => p.name).join(' | '));
+    const legend = await page.locator('#chart .u-legend .u-series .u-label').allTextContents();
+    check(legend.filter((t) => /pinned/.test(t)).length === 3, 'each pin is a line on the load chart', legend.join(' | '));
+    const backlogLegend = await page.locator('#backlog-chart .u-legend .u-series .u-label').allTextContents();
+    check(backlogLegend.filter((t) => /pinned/.test(t)).length === 3, 'and on the backlog chart', backlogLegend.join(' | '));
+    const table = async (pg) => pg.locator('[data-testid="pins-table"] tbody tr').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+    const rows = await table(page);
+    const failed = rows.find((r) => r[0] === 'Failed requests');
+    check(rows.length >= 6 && failed?.length === 5 && failed[2] !== failed[3], 'the table sets the run on screen beside each pin', JSON.stringify(failed));
+    check(/pin=/.test(page.url()), 'the link carries the pins', page.url());
+    // Renamed, then through a reload.
+    await testid(page, 'pin-name-1').fill('no retries');
+    await testid(page, 'pin-name-1').press('Enter');
+    await sleep(100);
+    check(/pin=no%20retries;/.test(page.url()), 'a renamed pin is renamed in the link', page.url());
+    await page.reload();
+    await waitReady(page);
+    await page.waitForFunction(() => window.__retrystorm.pins().length === 3 && window.__retrystorm.pins().every((p) => p.ready), null, { timeout: 20000 });
+    check(JSON.stringify(await table(page)) === JSON.stringify(rows.map((r) => r)), 'pins survive a reload with the same figures');
+    check((await H(page, () => window.__retrystorm.pins()))[1].name === 'no retries', 'and their names');
+    const p2 = await context.newPage();
+    await p2.goto(page.url());
+    await waitReady(p2);
+    await p2.waitForFunction(() => window.__retrystorm.pins().length === 3 && window.__retrystorm.pins().every((p) => p.ready), null, { timeout: 20000 });
+    check(JSON.stringify(await table(p2)) === JSON.stringify(rows), 'a shared link shows the same pins and figures');
+    await p2.close();
+    // Load a pin: its inputs on screen, as a step Undo takes back.
+    await navigate(() => testid(page, 'pin-load-1').click());
+    const loaded = await scenarioOf();
+    check(loaded.name === 'order-status' && loaded.retries === 0, 'Load makes a pin\'s inputs the ones on screen', JSON.stringify(loaded));
+    check(await H(page, () => document.activeElement?.dataset?.testid) === 'pin-load-1', 'the focus stays on the pin\'s Load');
+    await navigate(() => testid(page, 'undo').click());
+    check((await scenarioOf()).name === 'primary-failover', 'Undo takes the Load back');
+    for (let i = 2; i >= 0; i--) await testid(page, `pin-remove-${i}`).click();
+    check((await H(page, () => window.__retrystorm.pins().length)) === 0 && await testid(page, 'pins-panel').isHidden(), 'Remove takes every pin away');
+    check(!/pin=/.test(page.url()), 'and out of the link', page.url());
+  }
+
+  log('\n# 30.2 an agent Monte Carlo of 20 runs: progress, then the band, for every preset');
+  {
+    const cores = os.cpus().length;
+    const rows = [];
+    await page.locator('details[data-group="run"]').evaluate((d) => { d.open = true; }); // closed again by the reload above
+    for (const p of presets.filter((x) => x.scenario.engine !== 'sessions')) {
+      await selectPreset(page, p.name);
+      await setControl(page, 'engine', 'agent');
+      await setControl(page, 'runs', 20);
+      await page.waitForFunction(() => window.__retrystorm.lastMonteCarloMs !== null && window.__retrystorm.mcDone === null, null, { timeout: 60000 });
+      const first = [];
+      const whole = [];
+      let sawProgress = false;
+      const d0 = Number(await testid(page, 'ctl-incident.duration_s').inputValue());
+      for (const delta of [1, 2, 0]) {
+        await H(page, () => { window.__retrystorm.lastMonteCarloMs = null; window.__retrystorm.mcSteps = []; });
+        const [ms] = await timedChange(page, 'incident.duration_s', d0 + delta); // returns once all runs are in
+        first.push(ms);
+        const steps = await H(page, () => window.__retrystorm.mcSteps);
+        if (steps.some((d) => d > 1 && d < 20)) sawProgress = true;
+        whole.push(await H(page, () => window.__retrystorm.lastMonteCarloMs));
+      }
+      const runsShown = await H(page, () => window.__retrystorm.result().montecarlo?.runs);
+      check(runsShown === 20 && await H(page, () => window.__retrystorm.goodputBandShown()), `${p.name}: the band of all 20 runs is drawn`, String(runsShown));
+      const f = stats(first);
+      const w = stats(whole);
+      rows.push([p.name, f, w, sawProgress]);
+      latencies.push([`${p.name} agent, first chart`, f.med, f.p90], [`${p.name} agent, all 20 runs`, w.med, w.p90]);
+      // The targets of issue 30 (first chart 300 ms, all 20 runs 2 s) mean something only on cores of our own;
+      // a ceiling far above them catches a page that stopped drawing as runs arrive.
+      check(w.med < 20000 && f.med < 3000, `${p.name}: first chart and band within the ceilings (3 s, 20 s)`, `${f.med.toFixed(0)} ms, ${w.med.toFixed(0)} ms`);
+    }
+    log(`       per preset, agent engine, 20 runs, ${cores} cores, load average ${os.loadavg()[0].toFixed(1)} (targets: first chart 300 ms, all runs 2000 ms):`);
+    for (const [name, f, w, saw] of rows) {
+      const met = (v, t) => (v <= t ? 'met' : 'NOT MET');
+      log(`       ${name.padEnd(20)} first chart median ${f.med.toFixed(0).padStart(5)} p90 ${f.p90.toFixed(0).padStart(5)} (${met(f.med, 300)})   all 20 median ${w.med.toFixed(0).padStart(6)} p90 ${w.p90.toFixed(0).padStart(6)} (${met(w.med, 2000)})${saw ? '   progress shown' : ''}`);
+    }
+    const slow = rows.filter(([, , w]) => w.med > 800);
+    check(slow.every(([, , , saw]) => saw), 'every Monte Carlo longer than 0.8 s shows its progress as runs arrive', slow.filter((r) => !r[3]).map((r) => r[0]).join(', '));
+  }
+
+  log('\n# 30.2b Stop, and a change that cancels the runs under way');
+  if (has('partial-brownout')) {
+    await selectPreset(page, 'partial-brownout');
+    await setControl(page, 'engine', 'agent');
+    await testid(page, 'ctl-runs').fill('20'); // not waited for: the runs are stopped while they arrive
+    await page.waitForFunction(() => window.__retrystorm.mcDone !== null && window.__retrystorm.mcDone > 1, null, { timeout: 20000 });
+    await testid(page, 'mc-stop').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="mc-progress"]').dataset.state === 'stopped', null, { timeout: 5000 }).catch(() => {});
+    const text = await testid(page, 'mc-progress').textContent();
+    const shown = await H(page, () => window.__retrystorm.result().montecarlo?.runs);
+    check(/Stopped after \d+ of 20 runs/.test(text) && shown < 20, 'Stop keeps the runs that arrived and says how many', `${text} (${shown})`);
+    const legend = await page.locator('#chart .u-legend .u-series .u-label').allTextContents();
+    check(legend.some((t) => t.includes(`(${shown} runs)`)), 'the band\'s legend names the runs it is of', legend.join(' | '));
+    // A change while runs arrive: the old Monte Carlo stops, the new one completes.
+    const d0 = Number(await testid(page, 'ctl-incident.duration_s').inputValue());
+    await H(page, () => { window.__retrystorm.lastMonteCarloMs = null; });
+    await testid(page, 'ctl-incident.duration_s').fill(String(d0 + 1));
+    await page.waitForFunction(() => window.__retrystorm.mcDone !== null && window.__retrystorm.mcDone > 1, null, { timeout: 20000 });
+    await testid(page, 'ctl-incident.duration_s').fill(String(d0 + 2));
+    await page.waitForFunction(() => window.__retrystorm.lastMonteCarloMs !== null, null, { timeout: 60000 });
+    const sc = await H(page, () => [window.__retrystorm.result().scenario.incident.duration_s, window.__retrystorm.result().montecarlo?.runs]);
+    check(sc[0] === d0 + 2 && sc[1] === 20, 'after a change mid-way, the band is of the new inputs and all 20 runs', JSON.stringify(sc));
+    await setControl(page, 'runs', 1);
+    await setControl(page, 'engine', 'fluid');
+  }
+}
+
 // ---------- main ----------
 /** A graph preset from a link: the graph view's boxes, arrows, figures and scrubber. */
 async function graphView(context, base, preset) {
@@ -1129,6 +1299,7 @@ async function main() {
     }
 
     await issue17(page, presets, context, base);
+    await issue30(page, presets, context);
 
     log('\n# screenshots');
     await selectPreset(page, presets.some((p) => p.name === 'primary-failover') ? 'primary-failover' : presets[0].name);

@@ -63,6 +63,8 @@ export const api = {
   schema: () => call<{ keys: SchemaKey[] }>('GET', 'schema').then((r) => r.keys),
   /** The run without its trace (the chart needs none); see trace(). */
   run: (sc: Scenario) => latest('run', (s) => call<RunResult>('POST', 'run', body(sc, { trace: false, sessions: false, advice: false }), s)),
+  /** A pinned run made again from its inputs (a pin from the link): the run alone, as the chart needs it. */
+  pinRun: (sc: Scenario, id: string) => latest(`pin-${id}`, (s) => call<RunResult>('POST', 'run', body({ ...sc, runs: 1 }, { trace: false, sessions: false, advice: false }), s)),
   /** The next batch of an agent Monte Carlo after `done` runs (the page has drawn replication 0 already). */
   montecarlo: (sc: Scenario, done: number) => latest('montecarlo', (s) => call<MonteCarloBatch>('POST', 'montecarlo', body(sc, { done }), s)),
   /** Stops the Monte Carlo under way: the server stops the batch whose caller has gone. */

@@ -14,9 +14,16 @@ export interface PlacedLabel extends Box { kind: string; text: string }
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 
+/** A pinned run drawn over the charts: its goodput and backlog on the time line of the run on screen (pins.ts). */
+export interface PinLine { name: string; goodput: (number | null)[]; backlog: (number | null)[] }
+
+/** Each pin's line: its own colour and its own dash, so that colour is not the only difference. */
+export const PIN_DASH = [[8, 3], [2, 3], [10, 3, 2, 3]];
+
 export interface ChartCtx {
   result: RunResult | null;
   data: LoadData | null;
+  pins: PinLine[];
   traceT: number | null; // time of the current trace step
   onDrawn: () => void;
 }
@@ -331,14 +338,22 @@ export class Charts {
         if (i === BAND_LOW && o.show !== undefined && u.series[BAND_HIGH].show !== o.show) u.setSeries(BAND_HIGH, { show: o.show });
       }];
     }
+    this.pinSeries(opts, 'goodput');
     return opts;
+  }
+
+  /** One dashed line per pinned run, after the run's own series. */
+  private pinSeries(opts: uPlot.Options, what: 'goodput' | 'backlog') {
+    this.ctx.pins.forEach((p, i) => opts.series.push({
+      label: `${p.name} (pinned${what === 'goodput' ? ', on time' : ''})`, stroke: css(`--c-pin${i + 1}`), width: 2, dash: PIN_DASH[i], value: (_u, v) => fmtVal(v),
+    }));
   }
 
   private backlogOpts(): uPlot.Options {
     const axisColor = css('--fg-muted');
     const grid = css('--grid');
     const axis = (label: string): uPlot.Axis => ({ stroke: axisColor, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, label, labelSize: 18 });
-    return {
+    const opts: uPlot.Options = {
       ...size(this.backlogEl, true),
       cursor: { sync: { key: SYNC }, drag: { x: true, y: false } },
       // A compressed (asinh) scale: one timeout of work stays visible beside a backlog a hundred times larger.
@@ -352,18 +367,21 @@ export class Charts {
       ],
       hooks: { drawClear: [this.incidentHook], setScale: [this.scaleHook] },
     };
+    this.pinSeries(opts, 'backlog');
+    return opts;
   }
 
   private loadArrays(): uPlot.AlignedData {
     const d = this.ctx.data!;
     const data: (number | null)[][] = [d.t, d.first, d.stackTop, d.capacity, d.goodput, d.late, d.bound];
     if (d.goodputBand) data.push(d.goodputBand.low, d.goodputBand.high);
+    for (const p of this.ctx.pins) data.push(p.goodput);
     return data as uPlot.AlignedData;
   }
 
   private backlogArrays(): uPlot.AlignedData {
     const d = this.ctx.data!;
-    return [d.t, d.backlog, d.timeoutWork, d.failed];
+    return [d.t, d.backlog, d.timeoutWork, d.failed, ...this.ctx.pins.map((p) => p.backlog)] as uPlot.AlignedData;
   }
 
   /** Draws the current data; creates the charts on first use. */
@@ -374,10 +392,12 @@ export class Charts {
     this.syncing = true;
     // The band's series come and go with the answer: rebuild the load chart then.
     const band = this.ctx.data.goodputBand;
-    const key = band ? 'band' : 'none'; // not its run count: a Monte Carlo arriving batch by batch redraws in place
-    if (this.load && key !== this.key) {
-      this.load.destroy();
-      this.load = null;
+    // Not the band's run count: a Monte Carlo arriving batch by batch redraws in place.
+    const key = `${band ? 'band' : 'none'}|${this.ctx.pins.map((p) => p.name).join('|')}`;
+    if (key !== this.key) {
+      this.load?.destroy();
+      this.backlog?.destroy();
+      this.load = this.backlog = null;
     }
     this.key = key;
     if (!this.load) {

@@ -3,7 +3,7 @@
 
 import './style.css';
 import { api, ApiError, isAbort } from './api';
-import { Charts } from './charts';
+import { Charts, PIN_DASH, type PinLine } from './charts';
 import { Controls, isRelevant } from './controls';
 import { debounce } from './debounce';
 import { criterionOf, fmtAmp, fmtNum, fmtPct } from './format';
@@ -21,7 +21,8 @@ import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceSta
 import { renderHours, renderSessionVerdict } from './sessionview';
 import { pickWindow, windowHours } from './sessions';
 import { isSessions, type AnyResult, type LadderRow, type Preset, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
-import { applySet, decodeState, diffScenario, encodeState } from './urlstate';
+import { applySet, decodeState, diffScenario, encodeState, type PinState } from './urlstate';
+import { MAX_PINS, onTimeLine, pinName, pinRows, type Pin } from './pins';
 import { moments, nextMoment, timeoutWork } from './events';
 import { checkScenario, errorPath, filterSet, type Ignored } from './validate';
 import { clockOfDay, describeText, plural } from './format';
@@ -60,6 +61,7 @@ interface Hooks {
   error: string | null;
   lastMonteCarloMs: number | null; // input event to the Monte Carlo band and intervals drawn (agent, runs > 1)
   mcDone: number | null; // runs of the Monte Carlo on screen while it arrives (null: none under way)
+  mcSteps: number[]; // every count of runs the progress line has shown (the tests clear it)
   notApplied: () => string | null; // why the result on screen does not match the inputs (null: it does)
   serverDown: boolean;
   linkIgnored: Ignored[]; // set entries of the link the page dropped, with the reason
@@ -72,6 +74,8 @@ interface Hooks {
   exportText: () => string;
   exportFor: () => string; // the scenario (JSON) the export text was made for
   graphAt: () => ReturnType<GraphView['current']>; // the graph view's figures (null: no graph on screen)
+  pins: () => { name: string; preset: string; set: PinState['set']; ready: boolean }[];
+  history: () => { index: number; top: number }; // this page's place in the browser's history (undo/redo)
 }
 
 declare global {
@@ -94,7 +98,9 @@ const S = {
   invalid: new Map<string, string>(), // fields holding values the page does not send
   failed: null as string | null, // the last request's error, while its result is not on screen
   sent: null as Scenario | null, // the scenario of the result on screen
+  sentPreset: null as Preset | null, // the preset it was made from (the link lists the keys that differ from it)
   ladderBase: '', // the scenario (JSON) the ladder rows were computed on
+  pins: [] as Pin[], // runs kept as named snapshots (pins.ts)
 };
 
 const hooks: Hooks = {
@@ -106,12 +112,14 @@ const hooks: Hooks = {
   exportData: () => exportData(), urlHash: () => location.hash,
   cursorT: () => { const u = charts.load; const l = u?.cursor.left; return u && l !== undefined && l >= 0 ? u.posToVal(l, 'x') : null; },
   traceT: () => chartCtx.traceT,
-  notApplied: () => notAppliedReason(), serverDown: false, lastMonteCarloMs: null, mcDone: null, linkIgnored: [],
+  notApplied: () => notAppliedReason(), serverDown: false, lastMonteCarloMs: null, mcDone: null, mcSteps: [], linkIgnored: [],
   labels: () => charts.labels, boundY: () => charts.boundY, xRange: () => charts.xRange(), chartsAligned: () => charts.aligned(),
   timeoutLinePx: () => charts.timeoutLinePx(),
   fillsOverSeries: () => (charts.load as unknown as { bands?: unknown[] } | null)?.bands?.length ?? 0,
   exportText: () => $<HTMLTextAreaElement>('envoy-yaml').value, exportFor: () => $('envoy-panel').dataset.for ?? '',
   graphAt: () => (S.result && !isSessions(S.result) && S.result.graph ? graphView.current() : null),
+  pins: () => S.pins.map((p) => ({ name: p.name, preset: p.preset, set: p.set, ready: !!p.result })),
+  history: () => ({ index: nav.index, top: nav.top }),
 };
 window.__retrystorm = hooks;
 
@@ -119,6 +127,7 @@ const chartCtx = {
   result: null as RunResult | null,
   data: null as ReturnType<typeof loadData> | null,
   traceT: null as number | null,
+  pins: [] as PinLine[],
   drawT0: null as number | null,
   onDrawn: () => {
     hooks.renders++;
@@ -178,12 +187,37 @@ function toast(msg: string) {
 
 // ---------- URL ----------
 const types = () => Object.fromEntries(S.schema.map((k) => [k.path, k.type]));
-/** The link holds the inputs of the result on screen: never a value the server refused. */
-function syncUrl() {
+// Undo and redo are the browser's own history of this page: each change the
+// user makes becomes an entry once its result is on screen, so Back and
+// Forward step through the states too. Keystrokes in one field within a
+// second are one step; moving through the history makes no new entry.
+const nav = { index: 0, top: 0, step: false, lastPath: '', lastAt: 0 };
+/** The next result on screen is a step of its own (path: the field typed in, null: a whole new scenario). */
+function newStep(path: string | null = null) {
+  const now = performance.now();
+  const sameField = path !== null && path === nav.lastPath && now - nav.lastAt < 1000;
+  nav.lastPath = path ?? '';
+  nav.lastAt = now;
+  if (!sameField) nav.step = true;
+}
+function showHistory() {
+  $<HTMLButtonElement>('undo').disabled = nav.index <= 0;
+  $<HTMLButtonElement>('redo').disabled = nav.index >= nav.top;
+}
+const pinStates = (): PinState[] => S.pins.map(({ name, preset, set }) => ({ name, preset, set }));
+/** The link holds the inputs of the result on screen (never a value the server refused) and the pins. */
+function syncUrl(ranNow = false) {
   const sc = S.sent;
-  if (!S.preset || !sc) return;
-  const hash = encodeState({ preset: S.preset.name, set: diffScenario(S.preset.scenario, sc, S.schema) });
-  if (hash !== location.hash) history.replaceState(null, '', hash || location.pathname + location.search);
+  const preset = S.sentPreset;
+  if (!preset || !sc) return;
+  const hash = encodeState({ preset: preset.name, set: diffScenario(preset.scenario, sc, S.schema), pins: pinStates() });
+  const url = hash || location.pathname + location.search;
+  if (ranNow && nav.step && hash !== location.hash) {
+    history.pushState({ rs: ++nav.index }, '', url);
+    nav.top = nav.index;
+  } else if (hash !== location.hash || history.state?.rs !== nav.index) history.replaceState({ rs: nav.index }, '', url);
+  if (ranNow) nav.step = false;
+  showHistory();
 }
 
 /** The preset's description tells of its own incident: once changed, the changes are said instead. */
@@ -208,6 +242,7 @@ async function runNow() {
   ruleMarks = new Set(rules.keys());
   if (rules.size) { S.pendingT0 = null; showStale(); return; }
   const seq = ++S.seq;
+  const preset = S.preset;
   api.stopMonteCarlo(); // the band under way is of other inputs
   showProgress(null);
   document.body.dataset.busy = 'true';
@@ -228,7 +263,8 @@ async function runNow() {
     hooks.serverDown = false;
     delete document.body.dataset.server;
     S.sent = clone(sc);
-    syncUrl();
+    S.sentPreset = preset;
+    syncUrl(true);
     S.result = r;
     hooks.engine = isSessions(r) ? 'sessions' : String(r.scenario?.engine ?? 'fluid');
     if (isSessions(r)) renderSessionResult(r);
@@ -266,6 +302,7 @@ function showProgress(done: number | null, total = 0, stopped = false) {
   p.hidden = done === null;
   hooks.mcDone = done;
   if (done === null) return;
+  hooks.mcSteps.push(done);
   const bar = $<HTMLProgressElement>('mc-bar');
   bar.max = total;
   bar.value = done;
@@ -287,10 +324,13 @@ async function monteCarloBatches(sc: Scenario, r: RunResult, seq: number, t0: nu
   let done = 1; // replication 0 is on screen
   showProgress(done, total);
   try {
+    let next = api.montecarlo(sc, done);
     while (done < total) {
-      const b = await api.montecarlo(sc, done);
+      const b = await next;
       if (seq !== S.seq || S.result !== r) return;
       done = b.done;
+      // The server runs the next batch while this one is drawn.
+      if (done < total) next = api.montecarlo(sc, done);
       r.montecarlo = b.montecarlo;
       chartCtx.data = loadData(r);
       charts.render();
@@ -353,6 +393,7 @@ function keepAdviceInPlace() {
 }
 const applyChange = (change: Record<string, unknown>) => {
   pinAdvice();
+  newStep();
   const next = clone(S.scenario!);
   for (const [p, v] of Object.entries(change)) setPath(next as Record<string, unknown>, p, v);
   loadScenario(next);
@@ -399,8 +440,10 @@ function renderResult(r: RunResult) {
   showGraph(r);
   chartCtx.result = r;
   chartCtx.data = loadData(r);
+  chartCtx.pins = pinLines();
   chartCtx.traceT = null;
   charts.render();
+  renderPins();
   renderVerdict(r);
   renderStack(r.scenario ?? S.scenario!, r);
   if (r.advice?.length) renderAdvice(r, applyChange);
@@ -465,7 +508,8 @@ function changed(t0: number, keepLadder = false) {
   hooks.ladderReady = keepLadder && S.ladder.length > 0;
   hooks.tippingReady = false;
   hooks.traceReady = false;
-  syncUrl();
+  // The link changes once the result is on screen (runNow): here it would
+  // write the old result over the history entry being shown.
   describeScenario();
   runSoon();
 }
@@ -473,6 +517,7 @@ function changed(t0: number, keepLadder = false) {
 function onControl(path: string, value: unknown, ev: Event) {
   if (!S.scenario) return;
   unpinAdvice();
+  newStep(path);
   const t0 = ev.timeStamp > 0 && ev.timeStamp <= performance.now() ? ev.timeStamp : performance.now();
   setPath(S.scenario as Record<string, unknown>, path, value);
   // Keys shown only for some values of this one (engine, budget kind) appear or go.
@@ -512,6 +557,128 @@ function selectPreset(name: string, set: [string, unknown][] = []) {
   loadScenario(applySet(p.scenario, set as [string, string | number | boolean][]));
 }
 
+// ---------- pins ----------
+/** Each pin's on-time responses and backlog on the time line of the run on screen. */
+function pinLines(): PinLine[] {
+  const d = chartCtx.data;
+  if (!d) return [];
+  return S.pins.filter((p) => p.result).map((p) => {
+    const pd = loadData(p.result!);
+    return { name: p.name, goodput: onTimeLine(d.t, pd.t, pd.goodput), backlog: onTimeLine(d.t, pd.t, pd.backlog) };
+  });
+}
+/** Redraws the pins: their lines over the charts and the table that compares them. */
+function showPins() {
+  chartCtx.pins = pinLines();
+  charts.render();
+  renderPins();
+  syncUrl();
+}
+function renderPins() {
+  const panel = $('pins-panel');
+  panel.hidden = S.sessions || !S.pins.length;
+  const add = $<HTMLButtonElement>('pin-add');
+  add.disabled = !S.result || isSessions(S.result);
+  add.textContent = S.pins.length >= MAX_PINS ? `Pin this run (${MAX_PINS} pinned)` : 'Pin this run';
+  if (panel.hidden) return;
+  const table = $<HTMLTableElement>('pins-table');
+  // The table is built anew: the control the user acted on keeps the focus.
+  const focused = table.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.testid : undefined;
+  const cell = (tag: 'th' | 'td', text: string) => Object.assign(document.createElement(tag), { textContent: text });
+  const head = document.createElement('tr');
+  head.append(cell('th', ''), Object.assign(cell('th', 'On screen'), { scope: 'col' }));
+  S.pins.forEach((p, i) => {
+    const th = document.createElement('th');
+    th.scope = 'col';
+    const swatch = Object.assign(document.createElement('span'), { className: 'pin-swatch' });
+    swatch.style.borderTopColor = `var(--c-pin${i + 1})`;
+    swatch.style.borderTopStyle = PIN_DASH[i].length > 2 ? 'dotted' : 'dashed';
+    const name = Object.assign(document.createElement('input'), { className: 'pin-name', value: p.name, type: 'text' });
+    name.dataset.testid = `pin-name-${i}`;
+    name.dataset.i = String(i);
+    name.setAttribute('aria-label', `Name of pin ${i + 1}`);
+    const load = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Load', title: 'Make these inputs the ones on screen (Undo goes back)' });
+    load.dataset.testid = `pin-load-${i}`;
+    load.dataset.i = String(i);
+    load.dataset.act = 'load';
+    const remove = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Remove' });
+    remove.dataset.testid = `pin-remove-${i}`;
+    remove.dataset.i = String(i);
+    remove.dataset.act = 'remove';
+    remove.setAttribute('aria-label', `Remove pin ${p.name}`);
+    th.append(swatch, name, ' ', load, ' ', remove);
+    head.append(th);
+  });
+  table.tHead!.replaceChildren(head);
+  const current = S.result && !isSessions(S.result) ? S.result : null;
+  table.tBodies[0].replaceChildren(...pinRows(current, S.pins).map(([label, ...values]) => {
+    const tr = document.createElement('tr');
+    tr.append(Object.assign(cell('th', label), { scope: 'row' }), ...values.map((v) => cell('td', v)));
+    return tr;
+  }));
+  if (focused) table.querySelector<HTMLElement>(`[data-testid="${focused}"]`)?.focus();
+}
+function addPin() {
+  const r = S.result;
+  if (!r || isSessions(r) || !S.sentPreset || !S.sent) return;
+  if (S.pins.length >= MAX_PINS) { toast(`${MAX_PINS} pins at most: remove one first`); return; }
+  const set = diffScenario(S.sentPreset.scenario, S.sent, S.schema);
+  const name = pinName(S.sentPreset.name, set, S.schema, S.pins.map((p) => p.name));
+  S.pins.push({ name, preset: S.sentPreset.name, set, result: r });
+  showPins();
+  toast(`Pinned: ${name}`);
+}
+function wirePins() {
+  const table = $('pins-table');
+  table.addEventListener('click', (e) => {
+    const b = (e.target as HTMLElement).closest<HTMLButtonElement>('button[data-act]');
+    if (!b) return;
+    const i = Number(b.dataset.i);
+    const pin = S.pins[i];
+    if (!pin) return;
+    if (b.dataset.act === 'remove') {
+      S.pins.splice(i, 1);
+      showPins();
+      const next = S.pins.length ? table.querySelector<HTMLElement>(`[data-testid="pin-remove-${Math.min(i, S.pins.length - 1)}"]`) : null;
+      (next ?? $('pin-add')).focus(); // the focus stays near where the user acted
+      toast(`Removed: ${pin.name}`);
+      return;
+    }
+    newStep();
+    if (pin.preset !== S.preset?.name) selectPreset(pin.preset, pin.set);
+    else loadScenario(applySet(S.preset.scenario, pin.set));
+    toast(`Loaded: ${pin.name}`);
+  });
+  table.addEventListener('change', (e) => {
+    const input = (e.target as HTMLElement).closest<HTMLInputElement>('input.pin-name');
+    const pin = input && S.pins[Number(input.dataset.i)];
+    if (!input || !pin) return;
+    const name = input.value.trim();
+    if (!name || S.pins.some((p) => p !== pin && p.name === name)) { input.value = pin.name; toast('A pin needs a name of its own'); return; }
+    pin.name = name;
+    showPins();
+  });
+}
+/** The pins of the link (a reload, a shared link): their inputs now, their runs made again. */
+function pinsFromLink() {
+  if (!location.hash) return;
+  const st = decodeState(location.hash, types());
+  for (const p of (st.pins ?? []).slice(0, MAX_PINS)) {
+    const preset = S.presets.find((x) => x.name === p.preset);
+    if (!preset) { hooks.linkIgnored.push({ path: 'pin', value: p.name, why: `no such preset: ${p.preset}` }); continue; }
+    const { kept, ignored } = filterSet(p.set, S.schema, preset.scenario);
+    hooks.linkIgnored.push(...ignored);
+    const pin: Pin = { name: p.name, preset: p.preset, set: kept, result: null };
+    S.pins.push(pin);
+    api.pinRun(applySet(preset.scenario, kept), pin.name).then((r) => {
+      if (!S.pins.includes(pin)) return;
+      pin.result = r;
+      showPins();
+    }).catch((e) => { if (!isAbort(e)) { S.pins.splice(S.pins.indexOf(pin), 1); showPins(); showError(`Pin ${pin.name}: ${e instanceof Error ? e.message : String(e)}`); } });
+  }
+  if (hooks.linkIgnored.length) showLinkNote([...hooks.linkIgnored]);
+}
+
 // ---------- ladder ----------
 /** The keys the ladder's rows set (they are the policy it compares). */
 function ladderKeys(): Set<string> {
@@ -545,6 +712,7 @@ function drawLadder() {
     }
     // Keep the preset's ladder so the table stays the same.
     (next as Record<string, unknown>).ladder = clone(S.scenario!.ladder);
+    newStep();
     loadScenario(next, performance.now(), true);
     toast(`Loaded: ${row.name}`);
     // Show what was loaded: the chart, scrolled into view (the table keeps its rows' heights).
@@ -895,6 +1063,18 @@ function setTheme(t: 'light' | 'dark', save = true) {
   phaseMap.draw();
 }
 
+/** Shows the state of the link: a step through the history, or a link typed in. Makes no new step. */
+function applyLink() {
+  nav.step = false;
+  showHistory();
+  const st = linkState();
+  if (!st) return;
+  const preset = S.presets.find((p) => p.name === st.preset)!;
+  const want = applySet(preset.scenario, st.set);
+  if (st.preset !== S.preset?.name) selectPreset(st.preset, st.set);
+  else if (!S.scenario || diffScenario(want, S.scenario, S.schema).length) loadScenario(want); // the same preset: zoom and ladder stay
+}
+
 /** A scenario with services and calls (docs/graph.md). */
 const isGraph = (s: Scenario) => s.services !== undefined || s.calls !== undefined;
 
@@ -936,8 +1116,19 @@ function notificationHint() {
 
 // ---------- start ----------
 function wire() {
-  $<HTMLSelectElement>('preset-select').addEventListener('change', (e) => selectPreset((e.target as HTMLSelectElement).value));
-  $('reset').addEventListener('click', () => { if (S.preset) { selectPreset(S.preset.name); toast('Back to the preset'); } });
+  $<HTMLSelectElement>('preset-select').addEventListener('change', (e) => { newStep(); selectPreset((e.target as HTMLSelectElement).value); });
+  $('reset').addEventListener('click', () => { if (S.preset) { newStep(); selectPreset(S.preset.name); toast('Back to the preset: Undo brings your changes back'); } });
+  $('undo').addEventListener('click', () => { if (nav.index > 0) history.back(); });
+  $('redo').addEventListener('click', () => { if (nav.index < nav.top) history.forward(); });
+  document.addEventListener('keydown', (e) => {
+    // Fields keep their own undo of what is typed in them.
+    if (!(e.ctrlKey || e.metaKey) || (e.target as HTMLElement).closest('input, textarea, select')) return;
+    const k = e.key.toLowerCase();
+    if (k === 'z' && !e.shiftKey && nav.index > 0) { e.preventDefault(); history.back(); }
+    else if (((k === 'z' && e.shiftKey) || k === 'y') && nav.index < nav.top) { e.preventDefault(); history.forward(); }
+  });
+  $('pin-add').addEventListener('click', addPin);
+  wirePins();
   $('share').addEventListener('click', async () => {
     syncUrl();
     toast((await copyText(location.href)) ? 'Link copied' : 'Link is in the address bar');
@@ -998,12 +1189,13 @@ function wire() {
   const pm = $('phase-map');
   pm.addEventListener('focus', () => phaseMap.draw());
   pm.addEventListener('blur', () => phaseMap.draw());
-  window.addEventListener('hashchange', () => {
-    const st = linkState();
-    if (!st) return;
-    const want = applySet(S.presets.find((p) => p.name === st.preset)!.scenario, st.set);
-    if (!S.scenario || st.preset !== S.preset?.name || diffScenario(want, S.scenario, S.schema).length) selectPreset(st.preset, st.set);
+  // Back, Forward, Undo, Redo and a link typed into the address bar.
+  window.addEventListener('popstate', (e) => {
+    const rs = (e.state as { rs?: unknown } | null)?.rs;
+    if (typeof rs === 'number') nav.index = rs;
+    applyLink();
   });
+  window.addEventListener('hashchange', applyLink);
   matchMedia('(prefers-color-scheme: dark)').addEventListener('change', (e) => {
     let saved: string | null = null;
     try { saved = localStorage.getItem('retrystorm-theme'); } catch { /* ignore */ }
@@ -1032,6 +1224,9 @@ async function start() {
   controls = new Controls($('controls'), S.schema, onControl, markInvalid);
   if (!S.presets.length) { showError('The server has no presets.'); return; }
   const st = linkState() ?? { preset: S.presets[0].name, set: [] };
+  const rs = (history.state as { rs?: unknown } | null)?.rs;
+  if (typeof rs === 'number') nav.index = nav.top = rs; // a reload keeps the steps before it
+  pinsFromLink();
   selectPreset(st.preset, st.set);
   // Ready once the first result is on screen.
   const t = setInterval(() => {
@@ -1077,6 +1272,7 @@ function wireImport() {
       for (const [p, v] of Object.entries(r.keys)) setPath(next as Record<string, unknown>, p, v);
       line(`Read ${r.formats.join(', ')}: ${Object.keys(r.keys).length} keys applied.`);
       for (const w of r.warnings) line(w, 'warn');
+      newStep();
       loadScenario(next);
     } catch (e) {
       line(`Import failed: ${e instanceof Error ? e.message : String(e)}`, 'error');

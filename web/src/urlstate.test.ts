@@ -22,6 +22,21 @@ const keys: SchemaKey[] = [
 const types = Object.fromEntries(keys.map((k) => [k.path, k.type]));
 
 describe('URL state', () => {
+  it('carries pinned runs, names with any characters', () => {
+    const st = {
+      preset: 'order-status', set: [['client.retries', 0]] as [string, number | boolean | string][],
+      pins: [
+        { name: 'no retries; 50% & more', preset: 'primary-failover', set: [['client.retries', 0], ['client.backoff.jitter', 'full']] as [string, number | boolean | string][] },
+        { name: 'as it was', preset: 'order-status', set: [] as [string, number | boolean | string][] },
+      ],
+    };
+    const hash = encodeState(st);
+    expect(hash).toBe('#preset=order-status&set=client.retries:0&pin=no%20retries%3B%2050%25%20%26%20more;primary-failover;client.retries:0,client.backoff.jitter:full&pin=as%20it%20was;order-status;');
+    expect(decodeState(hash, types)).toEqual(st);
+    // A pin without its preset is dropped, not guessed.
+    expect(decodeState('#preset=order-status&pin=x', types).pins).toBeUndefined();
+  });
+
   it('round-trips preset and changes', () => {
     const st = { preset: 'order-status', set: [['client.retries', 0], ['server.shed_abandoned', true], ['client.backoff.jitter', 'full'], ['incident.capacity_factor', 0.25]] as [string, number | boolean | string][] };
     const hash = encodeState(st);

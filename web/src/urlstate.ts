@@ -1,11 +1,26 @@
 // The shareable link: `#preset=NAME&set=path:value,path:value` lists the
-// preset and only the keys that differ from it, so links stay short.
+// preset and only the keys that differ from it, so links stay short; each
+// pinned run adds `&pin=NAME;PRESET;path:value,...` the same way.
 
 import { clone, getPath, isHidden, setPath } from './paths';
 import type { Scenario, SchemaKey } from './types';
 
 export type Value = number | boolean | string;
-export interface UrlState { preset: string | null; set: [string, Value][] }
+/** A pinned run: its name and the inputs that make it again. */
+export interface PinState { name: string; preset: string; set: [string, Value][] }
+export interface UrlState { preset: string | null; set: [string, Value][]; pins?: PinState[] }
+
+const encodeSet = (set: [string, Value][]) => set.map(([p, v]) => `${p}:${encodeValue(v)}`).join(',');
+function decodeSet(text: string, types: Record<string, string>): [string, Value][] {
+  const out: [string, Value][] = [];
+  for (const item of text.split(',')) {
+    const c = item.indexOf(':');
+    if (c <= 0) continue;
+    const path = decodePart(item.slice(0, c));
+    out.push([path, decodeValue(item.slice(c + 1), types[path])]);
+  }
+  return out;
+}
 
 /**
  * decodeURIComponent that never throws: a link with a malformed escape
@@ -37,7 +52,8 @@ export function decodeValue(text: string, type?: string): Value {
 export function encodeState(st: UrlState): string {
   const parts: string[] = [];
   if (st.preset) parts.push(`preset=${encodeURIComponent(st.preset)}`);
-  if (st.set.length) parts.push(`set=${st.set.map(([p, v]) => `${p}:${encodeValue(v)}`).join(',')}`);
+  if (st.set.length) parts.push(`set=${encodeSet(st.set)}`);
+  for (const pin of st.pins ?? []) parts.push(`pin=${encodeURIComponent(pin.name)};${encodeURIComponent(pin.preset)};${encodeSet(pin.set)}`);
   return parts.length ? `#${parts.join('&')}` : '';
 }
 
@@ -51,13 +67,10 @@ export function decodeState(hash: string, types: Record<string, string> = {}): U
     const k = part.slice(0, eq);
     const v = part.slice(eq + 1);
     if (k === 'preset') out.preset = decodePart(v);
-    else if (k === 'set' && v) {
-      for (const item of v.split(',')) {
-        const c = item.indexOf(':');
-        if (c <= 0) continue;
-        const path = decodePart(item.slice(0, c));
-        out.set.push([path, decodeValue(item.slice(c + 1), types[path])]);
-      }
+    else if (k === 'set' && v) out.set.push(...decodeSet(v, types));
+    else if (k === 'pin') {
+      const [name, preset, set = ''] = v.split(';');
+      if (name !== undefined && preset) (out.pins ??= []).push({ name: decodePart(name), preset: decodePart(preset), set: decodeSet(set, types) });
     }
   }
   return out;
