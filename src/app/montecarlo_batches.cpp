@@ -1,6 +1,7 @@
 #include "app/montecarlo_batches.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -9,6 +10,10 @@
 #include "formats/scenario_io.hpp"
 
 namespace retrystorm::app {
+
+namespace {
+constexpr std::chrono::milliseconds kAnswerEvery{250};
+}  // namespace
 
 std::string ReplicationCache::key_of(const Scenario& s) {
   Scenario one = s;
@@ -78,14 +83,22 @@ MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, Repl
     throw InputError("done: " + std::to_string(done) + " must be 0 to runs (" +
                      std::to_string(s.runs) + ")");
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto start = std::chrono::steady_clock::now();
   MonteCarloBatch b;
   b.runs = s.runs;
-  b.done = std::min(s.runs, std::max(done + cores, 2));  // a band needs two runs
-  Scenario batch = s;
-  batch.runs = b.done - done;  // at most this many runs: those not kept
-  check_run_cost(batch, budget);
-  b.montecarlo =
-      montecarlo_of_parts(s, cache.prefix(s, static_cast<size_t>(b.done), budget.cancelled));
+  b.done = done;
+  std::vector<Replication> all;
+  // Quick runs are answered several batches at a time: an answer (and a
+  // redraw of the page) about every kAnswerEvery, not one per batch.
+  do {
+    const int upto = std::min(s.runs, std::max(b.done + cores, 2));  // a band needs two runs
+    Scenario batch = s;
+    batch.runs = upto - b.done;  // at most this many runs: those not kept
+    check_run_cost(batch, budget);
+    all = cache.prefix(s, static_cast<size_t>(upto), budget.cancelled);
+    b.done = upto;
+  } while (b.done < s.runs && std::chrono::steady_clock::now() - start < kAnswerEvery);
+  b.montecarlo = montecarlo_of_parts(s, all);
   return b;
 }
 

@@ -788,6 +788,7 @@ async function issue30(page, presets, context) {
       // The targets of issue 30 (first chart 300 ms, all 20 runs 2 s) mean something only on cores of our own;
       // a ceiling far above them catches a page that stopped drawing as runs arrive.
       check(w.med < 20000 && f.med < 3000, `${p.name}: first chart and band within the ceilings (3 s, 20 s)`, `${f.med.toFixed(0)} ms, ${w.med.toFixed(0)} ms`);
+      await waitSecondary(page, 120000); // the next preset's timings start on an idle server
     }
     log(`       per preset, agent engine, 20 runs, ${cores} cores, load average ${os.loadavg()[0].toFixed(1)} (targets: first chart 300 ms, all runs 2000 ms):`);
     for (const [name, f, w, saw] of rows) {
@@ -802,8 +803,12 @@ async function issue30(page, presets, context) {
   if (has('partial-brownout')) {
     await selectPreset(page, 'partial-brownout');
     await setControl(page, 'engine', 'agent');
+    await setControl(page, 'seed', 4242); // runs the server has not kept from 30.2
+    await waitSecondary(page, 120000);
     await testid(page, 'ctl-runs').fill('20'); // not waited for: the runs are stopped while they arrive
-    await page.waitForFunction(() => window.__retrystorm.mcDone !== null && window.__retrystorm.mcDone > 1, null, { timeout: 20000 });
+    const arriving = () => page.waitForFunction(() => window.__retrystorm.mcDone !== null && window.__retrystorm.mcDone > 1, null, { timeout: 20000 })
+      .catch(async (e) => { throw new Error(`${e.message}; page error: ${await H(page, () => window.__retrystorm.error)}`); });
+    await arriving();
     await testid(page, 'mc-stop').click();
     await page.waitForFunction(() => document.querySelector('[data-testid="mc-progress"]').dataset.state === 'stopped', null, { timeout: 5000 }).catch(() => {});
     const text = await testid(page, 'mc-progress').textContent();
@@ -815,13 +820,54 @@ async function issue30(page, presets, context) {
     const d0 = Number(await testid(page, 'ctl-incident.duration_s').inputValue());
     await H(page, () => { window.__retrystorm.lastMonteCarloMs = null; });
     await testid(page, 'ctl-incident.duration_s').fill(String(d0 + 1));
-    await page.waitForFunction(() => window.__retrystorm.mcDone !== null && window.__retrystorm.mcDone > 1, null, { timeout: 20000 });
+    await arriving();
     await testid(page, 'ctl-incident.duration_s').fill(String(d0 + 2));
     await page.waitForFunction(() => window.__retrystorm.lastMonteCarloMs !== null, null, { timeout: 60000 });
     const sc = await H(page, () => [window.__retrystorm.result().scenario.incident.duration_s, window.__retrystorm.result().montecarlo?.runs]);
     check(sc[0] === d0 + 2 && sc[1] === 20, 'after a change mid-way, the band is of the new inputs and all 20 runs', JSON.stringify(sc));
     await setControl(page, 'runs', 1);
     await setControl(page, 'engine', 'fluid');
+  }
+
+  log('\n# 30.3 phone: the inputs in a sheet below the chart; labels that leave the chart readable');
+  if (has('order-status')) {
+    await selectPreset(page, 'order-status');
+    const vp = page.viewportSize();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await sleep(250);
+    const labelShare = () => H(page, () => {
+      const c = document.querySelector('#chart canvas').getBoundingClientRect();
+      const ls = window.__retrystorm.labels();
+      return { share: ls.reduce((a, l) => a + l.w * l.h, 0) / (c.width * c.height), texts: ls.map((l) => l.text) };
+    });
+    const ls = await labelShare();
+    check(ls.share < 0.06, 'phone: the chart\'s labels cover little of it (numbers of the story table)', `${(ls.share * 100).toFixed(1)}% covered: ${ls.texts.join(' | ')}`);
+    const story = await testid(page, 'chart-summary').locator('tbody tr').first().textContent();
+    check(/1\. /.test(story), 'phone: the story table carries the numbers the chart shows', story);
+    await testid(page, 'sheet-toggle').click();
+    await sleep(200);
+    const onScreen = () => H(page, () => {
+      const c = document.getElementById('chart').getBoundingClientRect();
+      const sheet = document.getElementById('controls').getBoundingClientRect();
+      return { chartTop: c.top, chartBottom: c.bottom, sheetTop: sheet.top, sheetBottom: sheet.bottom, h: innerHeight };
+    });
+    let o = await onScreen();
+    check(o.chartTop >= 0 && o.chartBottom <= o.sheetTop + 1 && o.sheetBottom <= o.h + 1, 'phone: with the sheet open, the chart and the inputs share the screen', JSON.stringify(o));
+    await page.screenshot({ path: path.join(SHOTS, 'explorer-phone-sheet.png') });
+    const n = await runs(page);
+    const field = testid(page, 'ctl-client.retries');
+    await field.scrollIntoViewIfNeeded();
+    await field.fill('0');
+    await waitRun(page, n);
+    o = await onScreen();
+    const inSheet = await field.evaluate((e) => { const r = e.getBoundingClientRect(); const s = document.getElementById('controls').getBoundingClientRect(); return r.top >= s.top && r.bottom <= s.bottom; });
+    check(inSheet && o.chartTop >= 0 && o.chartBottom <= o.sheetTop + 1, 'phone: a change in the sheet redraws the chart in view', JSON.stringify(o));
+    await page.keyboard.press('Escape');
+    check(await H(page, () => document.body.dataset.sheet) === 'closed' && await testid(page, 'sheet-toggle').evaluate((b) => b.getAttribute('aria-expanded')) === 'false', 'phone: Escape closes the sheet');
+    await page.setViewportSize(vp);
+    await sleep(200);
+    check(await testid(page, 'sheet-toggle').isHidden(), 'wide screen: no sheet button');
+    await selectPreset(page, 'order-status');
   }
 }
 

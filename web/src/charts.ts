@@ -39,6 +39,9 @@ function size(el: HTMLElement, small: boolean) {
   return { width: w, height: small ? (narrow ? 130 : 160) : narrow ? 240 : 320 };
 }
 
+/** Below this plot width (CSS px) the chart's labels are the numbers of the story table. */
+export const NARROW_PLOT_PX = 420;
+
 /** Series indices of the goodput band's edges on the load chart (present only with a band). */
 const BAND_LOW = 7;
 const BAND_HIGH = 8;
@@ -190,10 +193,13 @@ export class Charts {
       incident: css('--fg-muted'), overload: css('--c-late'), 'give-up': css('--c-late'), failed: css('--c-failed'), budget: css('--c-bound'),
       'incident-end': css('--fg-muted'), recovery: css('--c-good'), never: css('--c-failed'),
     };
-    for (const m of moments(r)) {
+    // A phone-wide plot has no room for sentences: each line gets its number in
+    // the story table below the charts, and the peak its figure alone.
+    const narrow = area.w < NARROW_PLOT_PX;
+    moments(r).forEach((m, k) => {
       // "never" belongs at the run's end, which can sit just past the last sample.
       const x = m.kind === 'never' ? Math.min(u.valToPos(m.t, 'x', true), left + width) : u.valToPos(m.t, 'x', true);
-      if (x < left - 1 || x > left + width + 1) continue;
+      if (x < left - 1 || x > left + width + 1) return;
       if (m.kind !== 'incident' && m.kind !== 'never') {
         ctx.strokeStyle = colours[m.kind];
         ctx.lineWidth = 1.2 * dpr;
@@ -204,9 +210,10 @@ export class Charts {
         ctx.stroke();
         ctx.setLineDash([]);
       }
-      const lx = m.kind === 'never' ? x / dpr - 200 : x / dpr + 3;
-      draw(m.kind, m.label, lx, area.y + 2, colours[m.kind]);
-    }
+      const text = narrow ? String(k + 1) : m.label;
+      const lx = m.kind === 'never' ? x / dpr - (narrow ? 20 : 200) : x / dpr + 3;
+      draw(m.kind, text, lx, area.y + 2, colours[m.kind]);
+    });
     // Peak marker: a ring on the stack, its label boxed beside it.
     const pt = r.metrics.peak_step_t_s;
     let i = pt !== undefined ? nearestIndex(d.t, pt) : -1;
@@ -224,7 +231,7 @@ export class Charts {
       ctx.stroke();
       const ring: Box = { x: x / dpr - 6, y: y / dpr - 6, w: 12, h: 12 };
       taken.push(ring);
-      draw('peak', `peak ${fmtAmp(r.metrics.peak_amplification)}`, x / dpr + 9, Math.max(area.y + 2, y / dpr - 8), css('--c-peak'));
+      draw('peak', narrow ? fmtAmp(r.metrics.peak_amplification) : `peak ${fmtAmp(r.metrics.peak_amplification)}`, x / dpr + 9, Math.max(area.y + 2, y / dpr - 8), css('--c-peak'));
     }
     ctx.restore();
     this.labels = labels;

@@ -765,12 +765,12 @@ function traceToNextEvent() {
 
 /** The chart's story as a table (screen readers, keyboards, a phone). */
 function renderSummary(r: RunResult) {
-  const rows = moments(r).map((m) => {
+  const rows = moments(r).map((m, k) => {
     const tr = document.createElement('tr');
     const a = document.createElement('td');
     a.textContent = `${fmtNum(m.t, 2)} s`;
     const b = document.createElement('td');
-    b.textContent = m.text;
+    b.textContent = `${k + 1}. ${m.text}`; // a phone's chart labels its lines by these numbers
     tr.append(a, b);
     return tr;
   });
@@ -789,6 +789,7 @@ const phaseMap = new PhaseMap($<HTMLCanvasElement>('phase-map'), $('phase-tip'),
   if (!S.scenario) return;
   const next = clone(S.scenario);
   for (const [p, v] of Object.entries(values)) setPath(next as Record<string, unknown>, p, v);
+  newStep();
   loadScenario(next);
   toast('Loaded the phase-map cell');
 });
@@ -1063,6 +1064,22 @@ function setTheme(t: 'light' | 'dark', save = true) {
   phaseMap.draw();
 }
 
+/**
+ * A phone's inputs as a sheet over the lower half of the screen; opening it
+ * brings the chart to the top, so a change and its effect are on one screen.
+ */
+function setSheet(open: boolean) {
+  const b = $('sheet-toggle');
+  document.body.dataset.sheet = open ? 'open' : 'closed';
+  b.setAttribute('aria-expanded', String(open));
+  b.textContent = open ? 'Close inputs' : 'Inputs';
+  if (!open) { b.focus(); return; }
+  const chart = [...document.querySelectorAll<HTMLElement>('#chart, #occupancy-chart')].find((e) => e.offsetParent !== null);
+  if (chart) window.scrollBy(0, chart.getBoundingClientRect().top - 8);
+  $('controls').scrollTop = 0;
+  $('controls').querySelector<HTMLElement>('input, select')?.focus({ preventScroll: true });
+}
+
 /** Shows the state of the link: a step through the history, or a link typed in. Makes no new step. */
 function applyLink() {
   nav.step = false;
@@ -1128,6 +1145,8 @@ function wire() {
     else if (((k === 'z' && e.shiftKey) || k === 'y') && nav.index < nav.top) { e.preventDefault(); history.forward(); }
   });
   $('pin-add').addEventListener('click', addPin);
+  $('sheet-toggle').addEventListener('click', () => setSheet(document.body.dataset.sheet !== 'open'));
+  document.addEventListener('keydown', (e) => { if (e.key === 'Escape' && document.body.dataset.sheet === 'open') setSheet(false); });
   wirePins();
   $('share').addEventListener('click', async () => {
     syncUrl();
