@@ -91,7 +91,9 @@ MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, Repl
   // Quick runs are answered several batches at a time: an answer (and a
   // redraw of the page) about every kAnswerEvery, not one per batch.
   do {
-    const int upto = std::min(s.runs, std::max(b.done + cores, 2));  // a band needs two runs
+    // Two runs per core: a batch waits for its slowest run, and more runs
+    // per batch leave the cores less time idle. A band needs two runs.
+    const int upto = std::min(s.runs, std::max(b.done + 2 * cores, 2));
     Scenario batch = s;
     batch.runs = upto - b.done;  // at most this many runs: those not kept
     check_run_cost(batch, budget);

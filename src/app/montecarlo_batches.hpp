@@ -50,8 +50,8 @@ struct MonteCarloBatch {
   MonteCarloResult montecarlo;
 };
 
-// The next batches after `done` replications (as many runs as there are
-// cores, at least up to two; batches follow in the same answer until about
+// The next batches after `done` replications (two runs per core, at least
+// up to two; batches follow in the same answer until about
 // 250 ms have passed) and the summary of all done so far. The scenario must be the
 // agent engine's with runs > 1; `max_runs` as in RunOptions.
 MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, ReplicationCache& cache,

@@ -69,6 +69,8 @@ export const api = {
   montecarlo: (sc: Scenario, done: number) => latest('montecarlo', (s) => call<MonteCarloBatch>('POST', 'montecarlo', body(sc, { done }), s)),
   /** Stops the Monte Carlo under way: the server stops the batch whose caller has gone. */
   stopMonteCarlo: () => controllers.get('montecarlo')?.abort(),
+  /** Aborts the calls of these kinds under way: their answers are of inputs no longer on screen. */
+  abort: (...kinds: string[]) => { for (const k of kinds) controllers.get(k)?.abort(); },
   /** Advice and the tipping point of a run, asked after its chart is drawn. */
   advice: (sc: Scenario) => latest('advice', (s) => call<{ advice: NonNullable<RunResult['advice']>; tipping?: Tipping }>('POST', 'advice', body(sc), s)),
   trace: (sc: Scenario) => latest('trace', (s) => call<{ trace: TraceStep[] }>('POST', 'trace', body(sc), s).then((r) => r.trace)),

@@ -20,7 +20,7 @@ import { loadData } from './series';
 import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
 import { renderHours, renderSessionVerdict } from './sessionview';
 import { pickWindow, windowHours } from './sessions';
-import { isSessions, type AnyResult, type LadderRow, type Preset, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
+import { isSessions, type AnyResult, type MonteCarloBatch, type LadderRow, type Preset, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
 import { applySet, decodeState, diffScenario, encodeState, type PinState } from './urlstate';
 import { MAX_PINS, onTimeLine, pinName, pinRows, type Pin } from './pins';
 import { moments, nextMoment, timeoutWork } from './events';
@@ -243,7 +243,10 @@ async function runNow() {
   if (rules.size) { S.pendingT0 = null; showStale(); return; }
   const seq = ++S.seq;
   const preset = S.preset;
-  api.stopMonteCarlo(); // the band under way is of other inputs
+  // What is under way for the result on screen is of other inputs now: the
+  // server stops the runs of a caller that has gone, and the cores are free.
+  api.stopMonteCarlo();
+  api.abort('ladder', 'advice', 'tipping', 'trace');
   showProgress(null);
   document.body.dataset.busy = 'true';
   const t0 = S.pendingT0 ?? performance.now();
@@ -254,6 +257,8 @@ async function runNow() {
     const tf = performance.now();
     const r = await api.run(monteCarlo ? { ...clone(sc), runs: 1 } : sc);
     if (seq !== S.seq) return;
+    // The server runs the first batch of the band while the chart is drawn.
+    const firstBatch = monteCarlo ? api.montecarlo(sc, 1) : null;
     if (monteCarlo) r.scenario.runs = sc.runs;
     hooks.lastFetchMs = performance.now() - tf;
     chartCtx.drawT0 = performance.now();
@@ -269,7 +274,7 @@ async function runNow() {
     hooks.engine = isSessions(r) ? 'sessions' : String(r.scenario?.engine ?? 'fluid');
     if (isSessions(r)) renderSessionResult(r);
     else renderResult(r);
-    if (monteCarlo) await monteCarloBatches(sc, r, seq, t0);
+    if (firstBatch) await monteCarloBatches(sc, r, seq, t0, firstBatch);
   } catch (e) {
     if (isAbort(e)) return;
     if (seq === S.seq) {
@@ -319,12 +324,12 @@ function showProgress(done: number | null, total = 0, stopped = false) {
  * the band and the intervals are redrawn as each batch arrives. A newer change, or
  * Stop, aborts the batch under way, and the server stops its runs.
  */
-async function monteCarloBatches(sc: Scenario, r: RunResult, seq: number, t0: number) {
+async function monteCarloBatches(sc: Scenario, r: RunResult, seq: number, t0: number, first: Promise<MonteCarloBatch>) {
   const total = Number(sc.runs);
   let done = 1; // replication 0 is on screen
   showProgress(done, total);
   try {
-    let next = api.montecarlo(sc, done);
+    let next = first;
     while (done < total) {
       const b = await next;
       if (seq !== S.seq || S.result !== r) return;
@@ -463,6 +468,7 @@ function renderResult(r: RunResult) {
 const runSoon = debounce(() => void runNow(), 60, { leading: true });
 
 // Ladder and tipping point: slower, after the chart.
+let ladderAsked = 0;
 const secondary = debounce(() => {
   // For the result on screen: the inputs may since hold a value that is not applied.
   const sc = S.sent;
@@ -479,7 +485,11 @@ const secondary = debounce(() => {
   const baseKey = JSON.stringify(base);
   if (baseKey !== S.ladderBase || !S.ladder.length) {
     S.ladderBase = baseKey;
-    api.ladder(base).then((l) => { S.ladder = l.rows; drawLadder(); keepAdviceInPlace(); hooks.ladderReady = true; }).catch((e) => { if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; drawLadder(); hooks.ladderReady = true; } });
+    const asked = ++ladderAsked;
+    api.ladder(base).then((l) => { S.ladder = l.rows; drawLadder(); keepAdviceInPlace(); hooks.ladderReady = true; }).catch((e) => {
+      if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; drawLadder(); hooks.ladderReady = true; }
+      else if (asked === ladderAsked) S.ladderBase = ''; // stopped by a change: the next result asks again
+    });
   } else { drawLadder(); hooks.ladderReady = true; }
   const inRun = S.result && !isSessions(S.result) ? S.result.tipping : undefined;
   if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema).length === 0) {
