@@ -829,6 +829,20 @@ async function issue30(page, presets, context) {
     await setControl(page, 'engine', 'fluid');
   }
 
+  log('\n# 29. a client connection pool: the attempts waiting for a connection on the backlog chart');
+  if (has('order-status')) {
+    await selectPreset(page, 'order-status');
+    await setControl(page, 'engine', 'agent');
+    const none = await page.locator('#backlog-chart .u-legend .u-label').allTextContents();
+    check(!none.includes('Waiting for a connection'), 'no pool: no waiting line', none.join(' | '));
+    await setControl(page, 'client.max_connections', 2);
+    const legend = await page.locator('#backlog-chart .u-legend .u-label').allTextContents();
+    check(legend.includes('Waiting for a connection'), 'a pool of 2 connections draws the attempts waiting for one', legend.join(' | '));
+    const exported = await H(page, () => window.__retrystorm.exportData().series.waiting_for_connection);
+    check(Array.isArray(exported) && exported.some((v) => v > 0), 'Export JSON carries them');
+    await selectPreset(page, 'order-status');
+  }
+
   log('\n# 30.3 phone: the inputs in a sheet below the chart; labels that leave the chart readable');
   if (has('order-status')) {
     await selectPreset(page, 'order-status');

@@ -374,6 +374,8 @@ export class Charts {
       ],
       hooks: { drawClear: [this.incidentHook], setScale: [this.scaleHook] },
     };
+    // Client connection pools (client.max_connections): attempts that wait before they are sent.
+    if (this.ctx.data?.pooled) opts.series.push({ label: 'Waiting for a connection', stroke: css('--c-first'), width: 1.5, dash: [4, 2], value: (_u, v) => fmtVal(v) });
     this.pinSeries(opts, 'backlog');
     return opts;
   }
@@ -388,7 +390,7 @@ export class Charts {
 
   private backlogArrays(): uPlot.AlignedData {
     const d = this.ctx.data!;
-    return [d.t, d.backlog, d.timeoutWork, d.failed, ...this.ctx.pins.map((p) => p.backlog)] as uPlot.AlignedData;
+    return [d.t, d.backlog, d.timeoutWork, d.failed, ...(d.pooled ? [d.pooled] : []), ...this.ctx.pins.map((p) => p.backlog)] as uPlot.AlignedData;
   }
 
   /** Draws the current data; creates the charts on first use. */
@@ -400,7 +402,7 @@ export class Charts {
     // The band's series come and go with the answer: rebuild the load chart then.
     const band = this.ctx.data.goodputBand;
     // Not the band's run count: a Monte Carlo arriving batch by batch redraws in place.
-    const key = `${band ? 'band' : 'none'}|${this.ctx.pins.map((p) => p.name).join('|')}`;
+    const key = `${band ? 'band' : 'none'}|${this.ctx.data.pooled ? 'pooled' : ''}|${this.ctx.pins.map((p) => p.name).join('|')}`;
     if (key !== this.key) {
       this.load?.destroy();
       this.backlog?.destroy();

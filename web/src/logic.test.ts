@@ -29,6 +29,10 @@ describe('per-second conversion', () => {
     expect(d.bound).toEqual([1800, 1800]);
     expect(d.backlog).toEqual([0, 450]); // an amount, not a rate
     expect(d.timeoutWork).toEqual([1000, 1000]);
+    expect(d.pooled).toBeNull(); // no connection pool: no line
+    const pooled = loadData({ ...r, series: { ...r.series, pooled: [0, 12] } });
+    expect(pooled.pooled).toEqual([0, 12]); // a level, like the backlog
+    expect(loadData({ ...r, series: { ...r.series, pooled: [0, 0] } }).pooled).toBeNull();
   });
 
   it('converts the Monte Carlo goodput band to per-second rates like goodput', () => {

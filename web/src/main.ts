@@ -1005,6 +1005,7 @@ function exportData() {
   const series = d ? {
     t_s: d.t, first_attempts_per_s: d.first, retries_per_s: d.retries, capacity_per_s: d.capacity, goodput_per_s: d.goodput,
     served_late_per_s: d.late, failed_per_s: d.failed, backlog: d.backlog,
+    ...(d.pooled ? { waiting_for_connection: d.pooled } : {}),
     ...(d.goodputBand ? { goodput_low_per_s: d.goodputBand.low, goodput_high_per_s: d.goodputBand.high } : {}),
   } : null;
   return { ...base, series, trace: r?.trace ?? [], goodput_table: r?.goodput_table ?? [] };

@@ -26,6 +26,8 @@ export interface LoadData {
   backlog: number[];
   timeoutWork: number[]; // backlog level above which every response is late
   failed: number[];
+  /** Attempts waiting at their client for a connection (a level, like the backlog); null when none ever waits. */
+  pooled: number[] | null;
   goodputBand: GoodputBand | null; // agent runs > 1: 95% interval of the mean goodput
 }
 
@@ -89,6 +91,7 @@ export function loadData(r: RunResult): LoadData {
     backlog: (s.backlog ?? new Array<number>(n).fill(0)).slice(),
     timeoutWork: new Array<number>(n).fill(r.scenario.server.capacity_per_s * r.scenario.client.timeout_s),
     failed: perSecond(s.failed, step, n),
+    pooled: s.pooled?.some((v) => v > 0) ? s.pooled.slice() : null,
     goodputBand: goodputBand(r),
   };
 }

@@ -119,6 +119,36 @@ void rule_adaptive_limiter(const Context& c, size_t index) {
   c.out.push_back(f);
 }
 
+// Envoy's HTTP/1 pool with the route timeout disabled (timeout: 0s): an
+// attempt that waits for a connection has no timer at all. The router starts
+// its per-try timer only once the pool hands it a connection
+// (UpstreamRequest::onPoolReady calls setupPerTryTimeout,
+// source/common/router/upstream_request.cc), so the
+// wait ends only when a connection frees or max_pending_requests overflows.
+void rule_pool_wait_unbounded(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  auto pool = l.extra.find("client.max_connections");
+  if (l.system != System::envoy || pool == l.extra.end() || l.deadline_s.value_or(1) > 0) return;
+  auto pending_at = l.extra.find("client.max_pending_requests");
+  const double pending = pending_at == l.extra.end() ? 1024 : std::get<double>(pending_at->second);
+  if (pending <= 0) return;  // nothing waits: overflow is answered at once
+  const double connections = std::get<double>(pool->second);
+  Finding f = finding(Severity::warning, "pool-wait-unbounded", l.file);
+  f.message = "the route timeout is disabled (timeout: 0s) and the cluster holds " +
+              plural(static_cast<long long>(connections), "connection", "connections") +
+              " with room for " +
+              plural(static_cast<long long>(pending), "waiting request", "waiting requests") +
+              ": an attempt waiting for a connection has no timer (Envoy starts the per-try "
+              "timeout only once a connection is ready), so in an overload requests wait until "
+              "a connection frees, long after their callers gave up, and each one's retries "
+              "wait behind them";
+  f.fix =
+      "set the route's timeout (Envoy's default is 15s) so that waiting ends with the request; "
+      "or lower max_pending_requests so that overflow is answered at once";
+  f.numbers = {{"max_connections", connections}, {"max_pending_requests", pending}};
+  c.out.push_back(f);
+}
+
 // botocore before 1.34.107 caps each delay after the jitter in its standard
 // and adaptive modes, min(U(0, 1) x 2^(n-1), 20) s (ExponentialBackoff.
 // delay_amount in botocore/retries/standard.py): from retry 6 on, a share of
