@@ -224,14 +224,7 @@ TEST(AdaptiveConcurrency, ImportedFromAnEnvoyConfig) {
 // one connection) keeps them as a note instead.
 TEST(AdaptiveConcurrency, ImportsTheConnectionPoolOfAnHttp1ClusterOnly) {
   using namespace configs::testing;
-  const std::string cluster =
-      "static_resources:\n"
-      "  clusters:\n"
-      "  - name: backend\n"
-      "    circuit_breakers:\n"
-      "      thresholds:\n"
-      "      - max_connections: 4\n"
-      "        max_pending_requests: 8\n";
+  const std::string cluster = envoy_pool_cluster(4, 8);
   const configs::ImportResult r = configs::import_configs({{"envoy.yaml", cluster}});
   EXPECT_EQ(num(r, "client.max_connections"), 4);
   EXPECT_EQ(num(r, "client.max_pending_requests"), 8);

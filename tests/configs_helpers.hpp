@@ -17,6 +17,19 @@
 
 namespace retrystorm::configs::testing {
 
+// An Envoy cluster "backend" whose DEFAULT thresholds hold an HTTP/1
+// connection pool; max_pending_requests is on line 7.
+inline std::string envoy_pool_cluster(int connections, int pending) {
+  return "static_resources:\n"
+         "  clusters:\n"
+         "  - name: backend\n"
+         "    circuit_breakers:\n"
+         "      thresholds:\n"
+         "      - max_connections: " +
+         std::to_string(connections) +
+         "\n        max_pending_requests: " + std::to_string(pending) + "\n";
+}
+
 // The presets as export takes them: a graph's each call on its own
 // (`export --call N`), named "preset calls[N]".
 inline std::vector<Preset> exportable_presets() {

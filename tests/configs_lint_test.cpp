@@ -674,21 +674,11 @@ using namespace testing;
 // upstream_request.cc calls setupPerTryTimeout only once a connection is
 // ready). With a route timeout, or with no room to wait, nothing to say.
 TEST(ConfigsLint, APoolWithoutARouteTimeoutWaitsWithoutBound) {
-  const std::string cluster =
-      "static_resources:\n"
-      "  clusters:\n"
-      "  - name: backend\n"
-      "    circuit_breakers:\n"
-      "      thresholds:\n"
-      "      - max_connections: 4\n"
-      "        max_pending_requests: PENDING\n";
-  auto config = [&](const std::string& timeout, const std::string& pending) {
-    std::string c = cluster;
-    c.replace(c.find("PENDING"), 7, pending);
-    return c + "route:\n  timeout: " + timeout +
+  auto config = [&](const std::string& timeout, int pending) {
+    return envoy_pool_cluster(4, pending) + "route:\n  timeout: " + timeout +
            "\n  retry_policy:\n    retry_on: 5xx\n    num_retries: 2\n";
   };
-  LintReport open = lint_configs({{"e.yaml", config("0s", "64")}});
+  LintReport open = lint_configs({{"e.yaml", config("0s", 64)}});
   const Finding* f = nullptr;
   for (const Finding& x : open.findings)
     if (x.rule == "pool-wait-unbounded") f = &x;
@@ -697,7 +687,7 @@ TEST(ConfigsLint, APoolWithoutARouteTimeoutWaitsWithoutBound) {
   EXPECT_NE(f->message.find("4 connections with room for 64 waiting requests"), std::string::npos)
       << f->message;
   EXPECT_EQ(f->numbers["max_pending_requests"], 64);
-  for (const auto& [timeout, pending] : {std::pair{"15s", "64"}, std::pair{"0s", "0"}}) {
+  for (const auto& [timeout, pending] : {std::pair{"15s", 64}, std::pair{"0s", 0}}) {
     LintReport fine = lint_configs({{"e.yaml", config(timeout, pending)}});
     for (const Finding& x : fine.findings)
       EXPECT_NE(x.rule, "pool-wait-unbounded") << timeout << " " << pending;
