@@ -14,7 +14,8 @@ namespace {
 const char* const kPaths[] = {"/api/run",         "/api/trace",        "/api/ladder",
                               "/api/tipping",     "/api/sweep",        "/api/export/envoy",
                               "/api/export/grpc", "/api/export/istio", "/api/export/linkerd",
-                              "/api/export/aws",  "/api/import",       "/api/lint"};
+                              "/api/export/aws",  "/api/import",       "/api/lint",
+                              "/api/montecarlo"};
 
 retrystorm::ServerLimits small_limits() {
   retrystorm::ServerLimits l;

@@ -19,10 +19,10 @@ namespace retrystorm::app {
 
 // Replications of the scenarios asked for lately, by scenario (its `runs`
 // aside) and replication index; the least recently used scenario goes
-// first once more than `max_values` numbers are kept.
+// first once more than `max_values` numbers (32 MB) are kept.
 class ReplicationCache {
  public:
-  explicit ReplicationCache(size_t max_values = 8'000'000) : max_values_(max_values) {}
+  explicit ReplicationCache(size_t max_values = 4'000'000) : max_values_(max_values) {}
   // Replications 0 .. count - 1 of a validated scenario: those kept, the
   // others run now (on every core) and kept.
   std::vector<Replication> prefix(const Scenario& s, size_t count, const CancelCheck& cancelled);
