@@ -142,6 +142,23 @@ json advice_json(const std::vector<Advice>& list) {
   return advice;
 }
 
+namespace {
+
+// Per host of a dependency with server.hosts (docs/cli.md, "hosts").
+json hosts_json(const std::vector<HostTotals>& hosts) {
+  json out = json::array();
+  for (size_t h = 0; h < hosts.size(); ++h)
+    out.push_back({{"host", h},
+                   {"attempts", hosts[h].attempts},
+                   {"served", hosts[h].served},
+                   {"refused", hosts[h].refused},
+                   {"ejected_s", hosts[h].ejected_s},
+                   {"ejections", hosts[h].ejections}});
+  return out;
+}
+
+}  // namespace
+
 json run_json(const RunReport& r) {
   json goodput = json::array();
   for (const auto& g : r.goodput)
@@ -159,6 +176,7 @@ json run_json(const RunReport& r) {
   if (!r.trace.empty()) out["trace"] = trace_json(r.trace);
   if (r.tipping) out["tipping"] = tipping_json(*r.tipping);
   if (!r.run.graph.empty()) out["graph"] = graph_json(r.run);
+  if (!r.run.hosts.empty()) out["hosts"] = hosts_json(r.run.hosts);
   return out;
 }
 

@@ -241,7 +241,7 @@ void client_side_defenses(const Scenario& s, std::vector<Advice>& out) {
                   "then lets one through: the server gets room to drain, at the price of "
                   "failing requests at once while it is open, some that would have succeeded.",
                   {{"client.breaker", std::string("opossum")}, {"client.breaker_min_calls", 20.0}});
-  if (s.client.max_connections == 0 && s.client.max_requests == 0) {
+  if (s.client.max_connections == 0 && s.client.max_requests == 0 && s.server.hosts == 1) {
     // Half of one timeout's work at full capacity on the wire, shared by the
     // clients: the server's queue stays short even when capacity halves.
     double per_client =
@@ -271,7 +271,7 @@ void client_side_defenses(const Scenario& s, std::vector<Advice>& out) {
 // Envoy's adaptive concurrency filter before the server (agent engine;
 // docs/policies.md, "Adaptive concurrency").
 void server_side_defenses(const Scenario& s, std::vector<Advice>& out) {
-  if (s.engine != Engine::agent || !s.graph.empty() ||
+  if (s.engine != Engine::agent || !s.graph.empty() || s.server.hosts > 1 ||
       s.server.concurrency.kind != ConcurrencyLimiter::none)
     return;
   add_candidate(out, "Limit concurrency at the server adaptively",

@@ -53,6 +53,14 @@ void refuse_error_injection(const Scenario& s) {
     throw InputError("client.throttle_k: " + number_text(s.client.throttle.k) +
                      " runs with engine=agent; engine=" + engine_name(s.engine) +
                      " has no single attempts to throttle");
+  if (s.server.hosts > 1)
+    throw InputError("server.hosts: " + std::to_string(s.server.hosts) +
+                     " hosts run with engine=agent; engine=" + engine_name(s.engine) +
+                     " has one queue and no attempts to send to one host or another");
+  if (s.client.outlier.consecutive_5xx > 0)
+    throw InputError("client.outlier_5xx: " + std::to_string(s.client.outlier.consecutive_5xx) +
+                     " (outlier detection) runs with engine=agent; engine=" +
+                     engine_name(s.engine) + " has no single answers to count");
 }
 
 void validate_fluid(const Scenario& s, const RunLimits& limits) {

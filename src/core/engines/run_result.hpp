@@ -10,6 +10,15 @@
 
 namespace retrystorm {
 
+// One of a dependency's hosts over a run (server.hosts > 1, agent engine).
+struct HostTotals {
+  double attempts = 0;   // sent to it
+  double served = 0;     // answered (in time or late)
+  double refused = 0;    // answered at once with a failure (full queue, incident, injected)
+  double ejected_s = 0;  // seconds ejected by outlier detection, the clients' mean
+  double ejections = 0;  // ejections, all clients together
+};
+
 struct RunResult {
   Scenario scenario;
   Series series;
@@ -22,6 +31,8 @@ struct RunResult {
   LatencyHistogram success_latency;
   // A graph of services (agent engine): per service and per edge.
   GraphResult graph;
+  // A dependency of several hosts (server.hosts): per host; empty otherwise.
+  std::vector<HostTotals> hosts;
 };
 
 }  // namespace retrystorm

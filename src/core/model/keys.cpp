@@ -684,6 +684,52 @@ void add_defense_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.client.throttle.padding; });
 }
 
+// A dependency of several hosts and Envoy's outlier detection in each
+// client (docs/policies.md, "Outlier detection"): agent engine.
+void add_host_keys(std::vector<KeySpec>& keys) {
+  using S = Scenario;
+  KeyGroup g(keys, "client");
+  g.integer(
+      "server.hosts", 1, 100, "Hosts",
+      "agent: the dependency's hosts; capacity_per_s, queue_limit and slots are split evenly "
+      "among them, each with its own queue; each client picks hosts round robin (Envoy's "
+      "default)",
+      [](S & s) -> auto& { return s.server.hosts; });
+  g.integer(
+      "incident.hosts", 0, 100, "Hosts hit",
+      "with server.hosts: the incident hits this many of the hosts; 0 = all",
+      [](S & s) -> auto& { return s.incident.hosts; });
+  g.integer(
+      "client.outlier_5xx", 0, 1000000, "Outlier: 5xx in a row",
+      "agent: Envoy's outlier detection in each client: this many 5xx in a row from a host (a "
+      "timeout counts as 504, a refused connection or a reset as 5xx, a 429 ends the run) eject "
+      "it (consecutive_5xx); 0 = off",
+      [](S & s) -> auto& { return s.client.outlier.consecutive_5xx; });
+  g.number(
+      "client.outlier_interval_s", 0.01, 86400, "s", "Outlier interval",
+      "how often ejected hosts whose time is up come back (interval)",
+      [](S & s) -> auto& { return s.client.outlier.interval_s; });
+  g.number(
+      "client.outlier_ejection_s", 0.001, 86400, "s", "Outlier ejection time",
+      "how long a first ejection lasts; the nth lasts n times longer (base_ejection_time)",
+      [](S & s) -> auto& { return s.client.outlier.ejection_s; });
+  g.number(
+      "client.outlier_max_ejection_s", 0.001, 86400, "s", "Outlier longest ejection",
+      "the longest an ejection lasts (max_ejection_time); at least client.outlier_ejection_s",
+      [](S & s) -> auto& { return s.client.outlier.max_ejection_s; });
+  g.number(
+      "client.outlier_max_percent", 0, 100, "%", "Outlier max ejected",
+      "the most hosts ejected at once, in percent of all; an ejection beyond it does not happen "
+      "(max_ejection_percent: Envoy's and Istio's default 10 ejects none of fewer than 10 "
+      "hosts)",
+      [](S & s) -> auto& { return s.client.outlier.max_percent; });
+  g.number(
+      "client.outlier_panic_percent", 0, 100, "%", "Panic threshold",
+      "below this percent of hosts not ejected, a client sends to every host "
+      "(healthy_panic_threshold: Envoy 50, Istio's minHealthPercent 0 = never)",
+      [](S & s) -> auto& { return s.client.outlier.panic_percent; });
+}
+
 // The session model's scheduler and sessions (docs/sessions.md); other engines
 // ignore them.
 void add_session_scheduler_keys(std::vector<KeySpec>& keys) {
@@ -953,6 +999,7 @@ std::vector<KeySpec> build_keys() {
   add_recovery_keys(keys);
   add_agent_keys(keys);
   add_defense_keys(keys);
+  add_host_keys(keys);
   add_session_scheduler_keys(keys);
   add_session_fix_keys(keys);
   add_session_api_keys(keys);

@@ -168,6 +168,17 @@ struct Graph {
   bool empty() const { return services.empty() && calls.empty(); }
 };
 
+// Envoy's outlier detection, as a cluster's outlier_detection and its load
+// balancer's healthy_panic_threshold set it (policies/outlier_detection.hpp).
+struct OutlierSettings {
+  int consecutive_5xx = 0;  // 0: no detection, round robin over every host
+  double interval_s = 10;
+  double ejection_s = 30;       // base_ejection_time
+  double max_ejection_s = 300;  // max_ejection_time
+  double max_percent = 10;      // max_ejection_percent
+  double panic_percent = 50;    // healthy_panic_threshold
+};
+
 struct Scenario {
   std::string name = "custom";
   std::string description;
@@ -240,6 +251,10 @@ struct Scenario {
     // A multiplier of capacity over time, as demand.profile.
     std::string capacity_profile;
     double capacity_profile_period_s = 0;
+    // Agent engine: the dependency's hosts; capacity_per_s, queue_limit and
+    // slots are split evenly among them, each host with its own queue;
+    // clients pick hosts round robin (docs/policies.md, "Outlier detection").
+    int hosts = 1;
   } server;
 
   struct {
@@ -266,6 +281,8 @@ struct Scenario {
     double abort_share = 0;
     FailureClass abort_status = FailureClass::http_503;
     FaultOn fault_on = FaultOn::attempts;
+    // With server.hosts: the incident hits the first this many hosts (0 = all).
+    int hosts = 0;
   } incident;
 
   struct {
@@ -311,6 +328,9 @@ struct Scenario {
       double window_s = 120;
       double padding = 1;
     } throttle;
+    // Agent engine, with server.hosts: Envoy's outlier detection per client
+    // instance (policies/outlier_detection.hpp); consecutive_5xx = 0: off.
+    OutlierSettings outlier;
     Backoff backoff;
     Budget budget;
   } client;

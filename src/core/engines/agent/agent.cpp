@@ -39,6 +39,7 @@
 #include "policies/circuit_breaker.hpp"
 #include "policies/client_guards.hpp"
 #include "policies/client_policy.hpp"
+#include "policies/outlier_detection.hpp"
 #include "policies/retry_state.hpp"
 #include "random/rng.hpp"
 #include "text/number.hpp"
@@ -81,6 +82,7 @@ RetryCause cause_of(bool after_error) {
 struct Workspace {
   Pool<Call> calls;
   ServerMemory server;
+  std::vector<ServerMemory> hosts;  // the other hosts' queues and slots (server.hosts)
   Events events;
   std::vector<TimerLane> timers;
   TimerLane deadlines;
@@ -90,6 +92,7 @@ struct Workspace {
   void reset(size_t layers) {
     calls.clear();
     server.clear();
+    for (ServerMemory& host : hosts) host.clear();
     events.clear();
     if (timers.size() < layers) timers.resize(layers);
     for (size_t layer = 0; layer < timers.size(); ++layer) {  // inner layers' timeouts first
@@ -177,9 +180,9 @@ class AgentEngine {
         attempts_in_flight_(static_cast<size_t>(layers_), 0),
         retries_in_flight_(static_cast<size_t>(layers_), 0),
         retries_in_backoff_(static_cast<size_t>(layers_), 0),
-        layer_first_(static_cast<size_t>(layers_), 0.0),
-        server_(s.server, workspace.server, workspace.events, rng_) {
+        layer_first_(static_cast<size_t>(layers_), 0.0) {
     w_.reset(static_cast<size_t>(layers_));
+    build_hosts(s);
     reserve_jobs(s);
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
@@ -207,16 +210,108 @@ class AgentEngine {
   }
 
   // With a capacity profile: each step's capacity multiplier, the incident's
-  // included, and a rate change wherever it differs from the step before.
+  // included, and a rate change wherever it differs from the step before
+  // (with hosts, also where the hosts the incident spares change).
   void capacity_steps() {
-    double before = 1;
+    double before = 1, spared_before = 1;
     for (int t = 0; t < steps_; ++t) {
-      const double f = (incident_.contains(t) ? s_.incident.capacity_factor : 1.0) *
-                       profiles_.capacity_at(step_span(s_, t, steps_));
+      const double f = capacity_factor(t, true), spared = capacity_factor(t, false);
       rate_of_step_.push_back(f);
-      if (f != before) events_.push(t * s_.step_s, kRate, {static_cast<uint32_t>(t), 0});
+      if (f != before || (servers_.size() > 1 && spared != spared_before))
+        events_.push(t * s_.step_s, kRate, {static_cast<uint32_t>(t), 0});
       before = f;
+      spared_before = spared;
     }
+  }
+
+  // Step t's capacity multiplier at a host the incident hits, or spares.
+  double capacity_factor(int t, bool hit) const {
+    double f = hit && incident_.contains(t) ? s_.incident.capacity_factor : 1.0;
+    if (!profiles_.capacity.empty()) f *= profiles_.capacity_at(step_span(s_, t, steps_));
+    return f;
+  }
+
+  // Step t's capacity over the dependency's, all hosts together.
+  double capacity_share(int t, bool incident) const {
+    if (servers_.size() == 1)
+      return rate_of_step_.empty() ? (incident ? s_.incident.capacity_factor : 1.0)
+                                   : rate_of_step_[t];
+    const double hit = double(hit_hosts_) / double(servers_.size());
+    return hit * capacity_factor(t, true) + (1 - hit) * capacity_factor(t, false);
+  }
+
+  // ---- the dependency's hosts (server.hosts; docs/policies.md, "Outlier
+  // detection") ----
+  // One server per host, each with its share of the capacity, queue and
+  // slots; the jobs of all live in one pool. One host: the server as it was.
+  void build_hosts(const Scenario& s) {
+    const int n = s.server.hosts;
+    hit_hosts_ = static_cast<uint8_t>(s.incident.hosts > 0 ? std::min(s.incident.hosts, n) : n);
+    if (n <= 1) {
+      servers_.emplace_back(s.server, w_.server, w_.events, rng_);
+      return;
+    }
+    host_specs_.assign(static_cast<size_t>(n), s.server);
+    for (ServerSpec& spec : host_specs_) {
+      spec.capacity_per_s /= n;
+      if (spec.queue_limit > 0) spec.queue_limit = std::max(1.0, std::ceil(spec.queue_limit / n));
+      spec.slots /= n;  // a multiple of n (validate_hosts); 0: one slot each
+    }
+    if (w_.hosts.size() + 1 < size_t(n)) w_.hosts.resize(size_t(n) - 1);
+    servers_.reserve(size_t(n));
+    servers_.emplace_back(host_specs_[0], w_.server, w_.events, rng_);
+    for (size_t h = 1; h < size_t(n); ++h)
+      servers_.emplace_back(host_specs_[h], w_.hosts[h - 1], w_.server.jobs, w_.events, rng_);
+    for (size_t c = 0; c < guards_.clients(); ++c) pickers_.emplace_back(s.client.outlier, n, c);
+    outlier_on_ = s.client.outlier.consecutive_5xx > 0;
+    host_totals_.assign(size_t(n), {});
+  }
+
+  // Host 0 answers for the pool of jobs every host shares.
+  Server& jobs() { return servers_[0]; }
+
+  long in_system() const {
+    long n = 0;
+    for (const Server& server : servers_) n += server.in_system();
+    return n;
+  }
+
+  // The call's client picks the host of its next attempt: false when no
+  // host is left to pick.
+  bool pick_host(Call& call) {
+    int host = pickers_[call.request % pickers_.size()].pick(now_);
+    if (host < 0) return false;
+    host_totals_[size_t(host)].attempts += 1;
+    call.host = static_cast<uint8_t>(host);
+    return true;
+  }
+
+  // Every host ejected, and no panic: Envoy answers 503 ("no healthy
+  // upstream") at once and its router does not retry it (router.cc,
+  // Filter::doRetry); the layer above hears a 503.
+  void no_healthy_host(uint32_t call_id) {
+    Call& call = calls_[call_id];
+    result_.series.refused_locally[step_] += 1;
+    log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers_);
+    end_attempt(call, call.gen);
+    call_fails(call_id);
+  }
+
+  // The client's outlier detection hears how its attempt at a host ended
+  // (`five_xx`: a 5xx, a timeout, a refused connection or a reset).
+  void outlier_heard(const Call& call, bool five_xx) {
+    if (outlier_on_) pickers_[call.request % pickers_.size()].heard(call.host, five_xx, now_);
+  }
+
+  // Per host at the end: ejected time (the clients' mean) and ejections (all clients').
+  void host_totals() {
+    for (size_t h = 0; h < host_totals_.size(); ++h) {
+      for (OutlierDetector& picker : pickers_) {
+        host_totals_[h].ejected_s += picker.ejected_s(int(h), now_) / double(pickers_.size());
+        host_totals_[h].ejections += double(picker.ejections(int(h)));
+      }
+    }
+    result_.hosts = std::move(host_totals_);
   }
 
   // A queue that never drains keeps every attempt sent as a job: room for
@@ -249,9 +344,7 @@ class AgentEngine {
       bool incident = incident_.contains(t);
       auto [start, end] = step_span(s_, t, steps_);
       call.t_s[t] = start;
-      call.capacity[t] = s_.server.capacity_per_s * s_.step_s *
-                         (rate_of_step_.empty() ? (incident ? s_.incident.capacity_factor : 1.0)
-                                                : rate_of_step_[t]);
+      call.capacity[t] = s_.server.capacity_per_s * s_.step_s * capacity_share(t, incident);
       double first = static_cast<double>(arrivals_.generate(start, end, demand_factor(t)));
       call.first_attempts[t] = first;
       result_.user_requests += first;
@@ -263,7 +356,7 @@ class AgentEngine {
         layer_first_[layer] = 0;
       }
       run_until(end);
-      call.backlog[t] = static_cast<double>(server_.in_system());
+      call.backlog[t] = static_cast<double>(in_system());
       call.pooled[t] = static_cast<double>(guards_.waiting());
       if (stopped_) break;
     }
@@ -341,7 +434,7 @@ class AgentEngine {
       redraw_arrivals();
     }
     if (split_->stop_at_backlog <= 0 || next_reseed_ < path.size() ||
-        static_cast<int64_t>(server_.in_system()) < split_->stop_at_backlog)
+        static_cast<int64_t>(in_system()) < split_->stop_at_backlog)
       return false;
     split_->stopped_after_events = split_events_;
     split_->stopped_s = now_;
@@ -357,7 +450,11 @@ class AgentEngine {
         on_complete(event.what.index, event.what.generation);
         break;
       case kRate:
-        if (!rate_of_step_.empty())
+        if (servers_.size() > 1)
+          on_rate_of_step(rate_of_step_.empty()
+                              ? (event.what.index == 0 ? incident_.first : incident_.end)
+                              : static_cast<int>(event.what.index));
+        else if (!rate_of_step_.empty())
           on_rate(rate_of_step_[event.what.index]);
         else
           on_rate(event.what.index == 0 ? s_.incident.capacity_factor : 1.0);
@@ -380,7 +477,7 @@ class AgentEngine {
   void fire_shed() {
     EntityRef job = sheds_.front().what;
     sheds_.pop();
-    if (server_.still_queued(job.index, job.generation)) shed_job(job.index);
+    if (jobs().still_queued(job.index, job.generation)) shed_job(job.index);
   }
 
   void fire_timeout(int layer) {
@@ -446,6 +543,7 @@ class AgentEngine {
     if (call.state == kWaiting && hedged_[call.layer]) {
       cancel_hedges(call_id);
     } else if (call.state == kWaiting) {
+      if (call.layer == layers_ - 1) outlier_heard(call, true);  // Envoy: a timeout, 504
       end_attempt(call, call.gen);
       abandon_attempt(call_id);
     } else if (call.state == kBackoff) {
@@ -480,6 +578,7 @@ class AgentEngine {
     call.state = kBackoff;
     call.first = first;
     call.after_error = false;
+    call.host = 0;
     call.ticket = 0;
     return call_id;
   }
@@ -592,6 +691,7 @@ class AgentEngine {
   // count the outcome (`ok`: answered well; `throttled`: a 429).
   void heard(const Call& call, bool ok, bool throttled = false) {
     if (call.layer != layers_ - 1) return;
+    outlier_heard(call, !ok && !throttled);  // a 429 is not a 5xx
     if (!limiters_.empty()) limiters_[call.request % clients_].on_response(now_, throttled);
     if (guards_on_) guards_.heard(call.request % clients_, now_, ok, call.ticket);
   }
@@ -652,10 +752,10 @@ class AgentEngine {
   void shed_if_queued(uint32_t call_id) {
     const Call& call = calls_[call_id];
     if (!s_.server.shed_abandoned || call.job == kNone ||
-        !server_.queued_for(call.job, call_id, call.gen))
+        !jobs().queued_for(call.job, call_id, call.gen))
       return;
     if (late_shed_)
-      sheds_.push(now_ + s_.server.shed_lag_s, {call.job, server_.job(call.job).gen});
+      sheds_.push(now_ + s_.server.shed_lag_s, {call.job, jobs().job(call.job).gen});
     else
       shed_job(call.job);
   }
@@ -873,11 +973,14 @@ class AgentEngine {
     bool counted = std::exchange(counted_, false);  // at the pool (held_for_connection)
     if (!counted && !(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
     if (refused_by_client(call_id)) return;
-    uint32_t job_id = server_.new_job(call_id, call, now_);
+    if (servers_.size() > 1 && !pick_host(call)) return no_healthy_host(call_id);
+    uint32_t job_id = jobs().new_job(call_id, call, now_);
     call.job = job_id;
+    jobs().job(job_id).host = call.host;
     if (concurrency_ && !concurrency_->admit(now_)) return refuse(job_id, Refusal::limit);
     if (injects_error()) return inject_error(job_id);
-    server_.arrive(job_id, now_, refused(), !fails_fast());
+    uint8_t host = call.host;
+    servers_[host].arrive(job_id, now_, refused(), !fails_fast(host));
   }
 
   // Envoy's adaptive concurrency filter hears how an attempt it let through
@@ -901,31 +1004,33 @@ class AgentEngine {
   // is, or (timeout) never answered, its caller's timer ends it.
   void inject_error(uint32_t job_id) {
     if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, Refusal::injected);
-    const Job& job = server_.job(job_id);
+    const Job& job = jobs().job(job_id);
     filter_heard(job, false);
     log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::timeout, layers_);
     calls_[job.caller].job = kNone;
-    server_.release(job_id);
+    jobs().release(job_id);
   }
 
   // Who refused: the queue (full, CoDel, an incident that fails fast), an
   // injected error (server.error_status), or the concurrency filter.
   enum class Refusal { queue, injected, limit };
   void refuse(uint32_t job_id, Refusal why = Refusal::queue) {
-    const Job& job = server_.job(job_id);
+    const Job& job = jobs().job(job_id);
     const bool injected = why == Refusal::injected, limited = why == Refusal::limit;
     if (!limited) filter_heard(job, true);  // a refusal behind the filter is an answer
     result_.series.rejected[step_] += 1;
     log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers_);
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
-    server_.release(job_id);
+    const uint8_t host = job.host;
+    if (!host_totals_.empty()) host_totals_[host].refused += 1;
+    jobs().release(job_id);
     Call& call = calls_[call_id];
     if (!awaits(call, caller_gen)) return;
     end_attempt(call, caller_gen);
-    FailureClass answer = injected       ? s_.server.error_status
-                          : limited      ? FailureClass::http_503  // a local reply
-                          : fails_fast() ? s_.incident.failure
-                                         : s_.server.reject_status;
+    FailureClass answer = injected           ? s_.server.error_status
+                          : limited          ? FailureClass::http_503  // a local reply
+                          : fails_fast(host) ? s_.incident.failure
+                                             : s_.server.reject_status;
     heard(call, false, answer == FailureClass::http_429);
     // A 503 or 429 carries the server's pushback; a refused connection or a
     // reset carries no header.
@@ -937,16 +1042,17 @@ class AgentEngine {
 
   // incident.failure other than timeout: during the incident an attempt that
   // cannot start at once is answered at once with that class.
-  bool fails_fast() const {
-    return s_.incident.failure != FailureClass::timeout && incident_.contains(step_);
+  bool fails_fast(uint8_t host) const {
+    return s_.incident.failure != FailureClass::timeout && incident_.contains(step_) &&
+           host < hit_hosts_;
   }
 
   void shed_job(uint32_t job_id) {
-    const Job& job = server_.job(job_id);
+    const Job& job = jobs().job(job_id);
     result_.series.shed[step_] += 1;
     log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed, layers_);
     filter_heard(job, false);
-    server_.shed(job_id, now_);
+    servers_[job.host].shed(job_id, now_);
   }
 
   // server.answer_delay_s: the answer must reach the caller before it gives
@@ -962,9 +1068,11 @@ class AgentEngine {
   }
 
   void on_complete(uint32_t job_id, uint32_t gen) {
-    const Job* job = server_.end_service(job_id, gen, now_);
+    Server& server = servers_[jobs().job(job_id).host];
+    const Job* job = server.end_service(job_id, gen, now_);
     if (!job) return;
     ++stats_.events;
+    if (!host_totals_.empty()) host_totals_[job->host].served += 1;
     filter_heard(*job, true);
     const Call& call = calls_[job->caller];
     bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
@@ -973,26 +1081,38 @@ class AgentEngine {
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
     log(job->request, job->attempt, job->sent_s, now_,
         to_caller ? AttemptOutcome::ok : AttemptOutcome::late, layers_);
-    server_.release(job_id);
-    server_.dispatch(now_, refused());
+    server.release(job_id);
+    server.dispatch(now_, refused());
+  }
+
+  // A capacity change at step t's start, host by host.
+  void on_rate_of_step(int t) {
+    ++stats_.events;
+    for (size_t h = 0; h < servers_.size(); ++h) {
+      double rate = capacity_factor(t, h < hit_hosts_);
+      if (rate == servers_[h].rate()) continue;
+      servers_[h].set_rate(rate, now_);
+      servers_[h].dispatch(now_, refused());
+    }
   }
 
   void on_rate(double rate) {
     ++stats_.events;
-    server_.set_rate(rate, now_);
-    server_.dispatch(now_, refused());
+    servers_[0].set_rate(rate, now_);
+    servers_[0].dispatch(now_, refused());
   }
 
   // ---- the end --------------------------------------------------------------
   void finish() {
     now_ = s_.horizon_s;
-    server_.finish(now_, stats_);
+    for (Server& server : servers_) server.finish(now_, stats_);
+    if (servers_.size() > 1) host_totals();
     result_.in_flight = static_cast<double>(live_users_);
     stats_.peak_calls = calls_.peak();
     if (stats_out_) *stats_out_ = stats_;
     if (!log_) return;
     // Attempts still out at the end: at the server, or with a layer below.
-    server_.for_each_in_flight([this](const Job& job) {
+    jobs().for_each_in_flight([this](const Job& job) {
       const Call& call = calls_[job.caller];
       bool waited = awaits(call, job.caller_gen);
       log(job.request, job.attempt, job.sent_s, kNaN,
@@ -1039,6 +1159,7 @@ class AgentEngine {
   size_t clients_ = 1;                         // client.budget.clients
   bool guards_on_ = false;                     // max_requests, a breaker or a throttle
   bool pool_on_ = false;                       // client.max_connections
+  bool outlier_on_ = false;                    // client.outlier_5xx, with server.hosts
   bool pool_overflow_ = false;                 // the attempt being sent found the pool's queue full
   bool counted_ = false;                       // the attempt being sent was counted at the pool
   bool injects_errors_ = false;                // server.error_share
@@ -1061,8 +1182,12 @@ class AgentEngine {
   uint32_t next_request_ = 0;
   uint64_t live_users_ = 0;
 
-  Server server_;
-  IncidentWindow incident_;  // the incident as steps
+  std::vector<ServerSpec> host_specs_;    // server.hosts > 1: each host's share
+  std::vector<Server> servers_;           // the dependency's hosts; one without server.hosts
+  uint8_t hit_hosts_ = 1;                 // the hosts the incident hits (incident.hosts)
+  std::vector<OutlierDetector> pickers_;  // server.hosts > 1: each client's round robin
+  std::vector<HostTotals> host_totals_;   // per host: attempts, served, ejected time
+  IncidentWindow incident_;               // the incident as steps
   StepProfiles profiles_{s_};
   std::vector<double> rate_of_step_;  // with a capacity profile: each step's multiplier
 };
@@ -1134,8 +1259,45 @@ void validate_client_defenses(const Scenario& s) {
                      "resilience4j's (permittedNumberOfCallsInHalfOpenState)");
 }
 
+// server.hosts and outlier detection: one dependency of several hosts, each
+// client with its own round robin and detector.
+void validate_hosts(const Scenario& s) {
+  const int n = s.server.hosts;
+  const OutlierSettings& o = s.client.outlier;
+  if (s.incident.hosts > n)
+    throw InputError("incident.hosts: " + std::to_string(s.incident.hosts) + " hosts hit of " +
+                     std::to_string(n) + " (server.hosts); at most server.hosts, 0 = all");
+  if (o.consecutive_5xx > 0 && o.max_ejection_s < o.ejection_s)
+    throw InputError("client.outlier_max_ejection_s: " + number_text(o.max_ejection_s) +
+                     " s is shorter than client.outlier_ejection_s " + number_text(o.ejection_s) +
+                     " s; Envoy refuses a max_ejection_time below base_ejection_time");
+  if (n <= 1) return;
+  if (!s.graph.empty())
+    throw InputError("server.hosts: " + std::to_string(n) +
+                     " hosts behind one dependency; not on a graph of services yet");
+  if (s.server.slots % n != 0)
+    throw InputError("server.slots: " + std::to_string(s.server.slots) +
+                     " slots are split evenly among server.hosts " + std::to_string(n) +
+                     "; give a multiple of it (0 = one slot per host)");
+  const char* unsupported = s.client.max_connections > 0 ? "client.max_connections"
+                            : s.server.concurrency.kind != ConcurrencyLimiter::none
+                                ? "server.adaptive_concurrency"
+                            : s.hedged_layers().back() != Hedging::none ? "client.hedging"
+                                                                        : nullptr;
+  if (unsupported)
+    throw InputError(std::string(unsupported) + " with server.hosts " + std::to_string(n) +
+                     ": a connection pool, a concurrency filter or a hedge per host is not "
+                     "modelled; run them with server.hosts 1");
+  constexpr double kMaxPickers = 1e6;
+  if (s.client.budget.clients * n > kMaxPickers)
+    throw InputError("client.budget.clients: " + number_text(s.client.budget.clients) +
+                     " clients each balancing over server.hosts " + std::to_string(n) +
+                     " hosts; clients x hosts at most " + number_text(kMaxPickers));
+}
+
 void validate_agent(const Scenario& s, const RunLimits& limits) {
   validate_client_defenses(s);
+  validate_hosts(s);
   if (!s.graph.empty()) validate_graph_run(s, limits);
   layer_timeouts(s);
   validate_rate_limiter(s);

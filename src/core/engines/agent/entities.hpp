@@ -39,6 +39,7 @@ struct Call {
   uint8_t state;
   bool first;        // every call above is on its first attempt
   bool after_error;  // the current attempt's retry followed an error, not a timeout
+  uint8_t host;      // innermost layer: the host of its current attempt (server.hosts)
   uint32_t ticket;   // innermost layer: what the client's breaker let it go with
 };
 
@@ -55,6 +56,7 @@ struct Job {
   uint32_t slot;  // in service: its index among the jobs in service
   uint16_t attempt;
   uint8_t state;
+  uint8_t host;  // which of the dependency's hosts (server.hosts) serves it
 };
 
 // A job in service and the work it has left.

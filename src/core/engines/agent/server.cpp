@@ -5,13 +5,14 @@
 
 namespace retrystorm::agent {
 
-Server::Server(const ServerSpec& spec, ServerMemory& memory, Events& events, Rng& rng)
+Server::Server(const ServerSpec& spec, ServerMemory& memory, Pool<Job>& jobs, Events& events,
+               Rng& rng)
     : spec_(spec),
-      jobs_(memory.jobs),
+      jobs_(jobs),
       in_service_(memory.in_service),
       events_(events),
       rng_(rng),
-      queue_(spec, memory.queue, memory.jobs) {
+      queue_(spec, memory.queue, jobs) {
   slots_ = spec.slots > 0 ? spec.slots : 1;
   mean_service_s_ = slots_ / spec.capacity_per_s;  // each slot serves capacity / slots
   sigma_ = spec.service_sigma;

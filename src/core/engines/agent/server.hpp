@@ -42,10 +42,16 @@ struct ServerMemory {
 
 class Server {
  public:
-  Server(const ServerSpec& spec, ServerMemory& memory, Events& events, Rng& rng);
+  Server(const ServerSpec& spec, ServerMemory& memory, Events& events, Rng& rng)
+      : Server(spec, memory, memory.jobs, events, rng) {}
+  // One of a dependency's hosts (server.hosts): its own queue and slots in
+  // `memory`, its jobs in the pool every host shares, so that a job's number
+  // names it whichever host serves it.
+  Server(const ServerSpec& spec, ServerMemory& memory, Pool<Job>& jobs, Events& events, Rng& rng);
 
   Job& job(uint32_t job_id) { return jobs_[job_id]; }
   long in_system() const { return in_system_; }  // queued and in service
+  double rate() const { return rate_; }          // the capacity factor now
   uint64_t peak_jobs() const { return jobs_.peak(); }
 
   // A job for the caller's current attempt, not yet arrived.
@@ -62,6 +68,7 @@ class Server {
     job.caller_gen = caller_gen;
     job.request = request;
     job.attempt = attempt;
+    job.host = 0;
     ++job.gen;
     return job_id;
   }
