@@ -103,6 +103,11 @@ void check_client_guards(const LabOptions& o) {
     throw InputError(
         "lab: client.max_connections (Envoy's connection pool) is not run by the "
         "lab's client; the engines run it");
+  if (s.server.hosts > 1 || s.client.outlier.consecutive_5xx > 0)
+    throw InputError(std::string("lab: ") +
+                     (s.server.hosts > 1 ? "server.hosts" : "client.outlier_5xx") +
+                     ": the lab runs one backend per service, so there are no hosts to balance "
+                     "or eject; the agent engine runs them");
   if (!key) return;
   if (!s.graph.empty())
     throw InputError(std::string("lab: ") + key +

@@ -518,12 +518,14 @@ void add_instances(ImportResult& out, const std::vector<Instances>& found) {
 
 namespace {
 
-// Envoy's max_requests, connection pool and adaptive concurrency filter count
-// single attempts: the agent engine runs them, so the import says so.
+// Envoy's max_requests, connection pool, adaptive concurrency filter and
+// outlier detection count single attempts, and hosts take single attempts:
+// the agent engine runs them, so the import says so.
 void add_engine_for_extras(ImportResult& out) {
   for (const ImportedKey& k : out.keys)
     if (k.path == "server.adaptive_concurrency" || k.path == "client.max_requests" ||
-        k.path == "client.max_connections") {
+        k.path == "client.max_connections" || k.path == "client.outlier_5xx" ||
+        k.path == "server.hosts") {
       out.keys.push_back({"engine", std::string("agent"),
                           k.path + " (" + k.from + ") counts single attempts: the agent engine"});
       return;

@@ -268,6 +268,27 @@ void client_side_defenses(const Scenario& s, std::vector<Advice>& out) {
                    {"client.throttle_padding", 8.0}});
 }
 
+// Envoy's outlier detection when the incident hits some of the hosts only
+// (agent engine; docs/policies.md, "Outlier detection").
+void host_defenses(const Scenario& s, std::vector<Advice>& out) {
+  const int hosts = s.server.hosts, hit = s.incident.hosts;
+  if (s.engine != Engine::agent || hosts <= 1 || hit <= 0 || hit >= hosts ||
+      s.client.outlier.consecutive_5xx > 0)
+    return;
+  const double percent = std::ceil(100.0 * hit / hosts);
+  add_candidate(out, "Eject the failing hosts in each client",
+                "Envoy's outlier detection takes a host out of each client's rotation after 5 "
+                "5xx in a row (a timeout counts) for 30 s, longer each time; with "
+                "max_ejection_percent " +
+                    format_amount(percent) + " it may eject " +
+                    (hit == 1 ? std::string("the host") : "the " + std::to_string(hit) + " hosts") +
+                    " the incident hits (the default 10 ejects none of fewer than 10 "
+                    "hosts). The price: an ejected host's capacity is out of use until it "
+                    "is let back, and when every host is overloaded it ejects busy ones unless "
+                    "the panic threshold keeps them in.",
+                {{"client.outlier_5xx", 5.0}, {"client.outlier_max_percent", percent}});
+}
+
 // Envoy's adaptive concurrency filter before the server (agent engine;
 // docs/policies.md, "Adaptive concurrency").
 void server_side_defenses(const Scenario& s, std::vector<Advice>& out) {
@@ -318,6 +339,7 @@ std::vector<Advice> defenses(const Scenario& s) {
                       "the user and let the others fail fast.",
                   one_layer_change(s));
   client_side_defenses(s, out);
+  host_defenses(s, out);
   server_side_defenses(s, out);
   if (s.client.retries > 1 && s.client.stack_retries.empty())
     add_candidate(out, "Fewer attempts per request",

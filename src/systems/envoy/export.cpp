@@ -25,6 +25,33 @@ void envoy_bulkheads(YAML::Emitter& c, const Scenario& s) {
         "attempts that may wait for a connection; beyond them 503 at once");
 }
 
+// The cluster's outlier detection (consecutive 5xx, the only kind the model
+// runs) and the load balancer's panic threshold, when the scenario sets them.
+void envoy_outlier(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
+  const OutlierSettings& o = s.client.outlier;
+  if (o.consecutive_5xx <= 0) return;
+  begin_map(c, "outlier_detection",
+            "eject a host after consecutive 5xx (a timeout counts as 504); success-rate "
+            "ejection, on by default from 5 hosts, is not modelled");
+  entry(c, "consecutive_5xx", std::to_string(o.consecutive_5xx));
+  entry(c, "interval",
+        proto_duration(fit.duration(o.interval_s, "client.outlier_interval_s", "interval")));
+  entry(c, "base_ejection_time",
+        proto_duration(
+            fit.duration(o.ejection_s, "client.outlier_ejection_s", "base_ejection_time")));
+  entry(c, "max_ejection_time",
+        proto_duration(
+            fit.duration(o.max_ejection_s, "client.outlier_max_ejection_s", "max_ejection_time")));
+  entry(c, "max_ejection_percent",
+        number_text(fit.whole(o.max_percent, 0, 100, "max_ejection_percent")));
+  c << YAML::EndMap;
+  begin_map(c, "common_lb_config");
+  begin_map(c, "healthy_panic_threshold",
+            "below this percent of hosts not ejected, every host takes traffic");
+  entry(c, "value", number_text(o.panic_percent));
+  c << YAML::EndMap << YAML::EndMap;
+}
+
 // The cluster's circuit breaker: the retry budget.
 void envoy_cluster(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
   auto& notes = fit.notes;
@@ -67,7 +94,9 @@ void envoy_cluster(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
                       "' budget has no Envoy equivalent; written without a limit");
   }
   envoy_bulkheads(c, s);
-  c << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  c << YAML::EndMap << YAML::EndSeq << YAML::EndMap;
+  envoy_outlier(c, s, fit);
+  c << YAML::EndMap;
 }
 
 // retry_policy's backoff: Envoy always uses full jitter and doubles the window.

@@ -655,22 +655,22 @@ double percent_share(const YAML::Node& n, const Where& w) {
 // The gradient controller's fields (the v3 GradientControllerConfig proto's)
 // and the keys they become.
 enum class FieldKind { whole, percent, duration };
-struct GradientField {
+struct FieldRule {
   const char* field;
   const char* key;
   FieldKind kind;
   const char* shown;
 };
-constexpr GradientField kTopFields[] = {
+constexpr FieldRule kTopFields[] = {
     {"sample_aggregate_percentile", "server.concurrency_percentile", FieldKind::percent,
      "the latency percentile the limit follows"},
 };
-constexpr GradientField kLimitFields[] = {
+constexpr FieldRule kLimitFields[] = {
     {"max_concurrency_limit", "server.max_concurrency", FieldKind::whole, "the highest limit"},
     {"concurrency_update_interval", "server.concurrency_update_s", FieldKind::duration,
      "the limit's update"},
 };
-constexpr GradientField kMinRttFields[] = {
+constexpr FieldRule kMinRttFields[] = {
     {"interval", "server.min_rtt_interval_s", FieldKind::duration,
      "minRTT measured again every interval"},
     {"request_count", "server.min_rtt_requests", FieldKind::whole,
@@ -681,9 +681,9 @@ constexpr GradientField kMinRttFields[] = {
 };
 
 // The fields of `table` that `m` sets, each as its key with where it was read.
-void read_gradient_fields(const YAML::Node& m, const std::string& mk,
-                          std::span<const GradientField> table, Reader& r) {
-  for (const GradientField& f : table) {
+void read_fields(const YAML::Node& m, const std::string& mk, std::span<const FieldRule> table,
+                 Reader& r) {
+  for (const FieldRule& f : table) {
     YAML::Node n = get(m, f.field);
     if (!n) continue;
     const std::string key = mk + "." + f.field;
@@ -694,6 +694,123 @@ void read_gradient_fields(const YAML::Node& m, const std::string& mk,
     r.layer.extra[f.key] = v;  // the key's own range is checked when the keys apply
     r.layer.from[f.key] = w.text() + ": " + f.shown;
   }
+}
+
+// A cluster's outlier_detection (config.cluster.v3.OutlierDetection) and the
+// keys it becomes; max_ejection_percent (0 allowed) is read on its own.
+constexpr FieldRule kOutlierFields[] = {
+    {"consecutive_5xx", "client.outlier_5xx", FieldKind::whole, "5xx in a row eject a host"},
+    {"interval", "client.outlier_interval_s", FieldKind::duration,
+     "how often ejected hosts are let back"},
+    {"base_ejection_time", "client.outlier_ejection_s", FieldKind::duration,
+     "a first ejection's length"},
+    {"max_ejection_time", "client.outlier_max_ejection_s", FieldKind::duration,
+     "the longest ejection"},
+};
+
+// The fields of OutlierDetection Envoy knows, modelled or not.
+void check_outlier_fields(const YAML::Node& od, const std::string& key, const Reader& r) {
+  r.check_fields(od, key,
+                 {"consecutive_5xx",
+                  "interval",
+                  "base_ejection_time",
+                  "max_ejection_percent",
+                  "enforcing_consecutive_5xx",
+                  "enforcing_success_rate",
+                  "success_rate_minimum_hosts",
+                  "success_rate_request_volume",
+                  "success_rate_stdev_factor",
+                  "consecutive_gateway_failure",
+                  "enforcing_consecutive_gateway_failure",
+                  "split_external_local_origin_errors",
+                  "consecutive_local_origin_failure",
+                  "enforcing_consecutive_local_origin_failure",
+                  "enforcing_local_origin_success_rate",
+                  "failure_percentage_threshold",
+                  "enforcing_failure_percentage",
+                  "enforcing_failure_percentage_local_origin",
+                  "failure_percentage_minimum_hosts",
+                  "failure_percentage_request_volume",
+                  "max_ejection_time",
+                  "max_ejection_time_jitter",
+                  "successful_active_health_check_uneject_host",
+                  "monitors",
+                  "always_eject_one_host"},
+                 true);
+}
+
+// The cluster's static endpoints (load_assignment) as server.hosts.
+void read_endpoints(const YAML::Node& cluster, const std::string& ck, Reader& r) {
+  YAML::Node la = get(cluster, "load_assignment");
+  YAML::Node eps = la && la.IsMap() ? get(la, "endpoints") : missing();
+  if (!eps || !eps.IsSequence()) return;
+  size_t hosts = 0;
+  for (size_t i = 0; i < eps.size(); ++i)
+    if (YAML::Node lb = eps[i].IsMap() ? get(eps[i], "lb_endpoints") : missing();
+        lb && lb.IsSequence())
+      hosts += lb.size();
+  if (hosts < 2) return;
+  const size_t kept = std::min<size_t>(hosts, 100);
+  r.layer.extra["server.hosts"] = double(kept);
+  r.layer.from["server.hosts"] = at(r.file, ck + ".load_assignment", la).text() + ": " +
+                                 std::to_string(hosts) + " endpoints" +
+                                 (kept < hosts ? " (the model runs at most 100)" : "");
+}
+
+// max_ejection_percent and the load balancer's healthy_panic_threshold.
+void read_ejection_limits(const YAML::Node& cluster, const YAML::Node& od, const std::string& ok,
+                          const std::string& ck, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (YAML::Node m = get(od, "max_ejection_percent")) {
+    Where w = at(r.file, ok + ".max_ejection_percent", m);
+    l.extra["client.outlier_max_percent"] = double(wrapped_whole(m, w, 0, 100));
+    l.from["client.outlier_max_percent"] = w.text() + ": the most hosts ejected at once, percent";
+  } else {
+    l.extra["client.outlier_max_percent"] = 10.0;
+    l.from["client.outlier_max_percent"] =
+        at(r.file, ok, od).text() + ": max_ejection_percent left out (Envoy default 10)";
+  }
+  YAML::Node lb = get(cluster, "common_lb_config");
+  if (YAML::Node p = lb && lb.IsMap() ? get(lb, "healthy_panic_threshold") : missing()) {
+    Where w = at(r.file, ck + ".common_lb_config.healthy_panic_threshold", p);
+    l.extra["client.outlier_panic_percent"] = 100 * percent_share(p, w);
+    l.from["client.outlier_panic_percent"] = w.text() + ": below it every host takes traffic";
+  }
+}
+
+// A cluster's outlier detection: consecutive 5xx ejection (the only kind
+// modelled), its timing and limits, and the cluster's endpoints as hosts.
+void read_outlier_detection(const std::vector<YAML::Node>& docs, Reader& r) {
+  std::vector<Found> found;
+  for (const auto& d : docs) {
+    int budget = 50000;
+    collect(d, "outlier_detection", "", found, 0, budget);
+  }
+  if (found.empty()) return;
+  const Found& f = found.front();
+  if (found.size() > 1)
+    r.warn(at(r.file, f.path, f.map),
+           std::to_string(found.size()) + " clusters with outlier_detection; the first is read");
+  const std::string ok = join(f.path, "outlier_detection");
+  YAML::Node od = get(f.map, "outlier_detection");
+  if (!od.IsMap())
+    fail(at(r.file, ok, od), "must be an object (config.cluster.v3.OutlierDetection)");
+  check_outlier_fields(od, ok, r);
+  LayerPolicy& l = r.layer;
+  l.extra["client.outlier_5xx"] = 5.0;
+  l.from["client.outlier_5xx"] = at(r.file, ok, od).text() + ": consecutive_5xx (Envoy default 5)";
+  read_fields(od, ok, kOutlierFields, r);
+  if (YAML::Node e = get(od, "enforcing_consecutive_5xx");
+      e && wrapped_whole(e, at(r.file, ok + ".enforcing_consecutive_5xx", e), 0, 100) == 0) {
+    l.extra["client.outlier_5xx"] = 0.0;
+    l.from["client.outlier_5xx"] =
+        at(r.file, ok + ".enforcing_consecutive_5xx", e).text() + ": 0, never ejects on 5xx";
+  }
+  read_ejection_limits(f.map, od, ok, f.path, r);
+  read_endpoints(f.map, f.path, r);
+  l.notes.push_back(ok +
+                    ": success-rate and failure-percentage ejection are not modelled (Envoy "
+                    "enforces success rate from 5 hosts with 100 requests each per interval)");
 }
 
 // Envoy's adaptive concurrency filter, when the file configures one (the
@@ -727,11 +844,11 @@ void read_adaptive_concurrency(const std::vector<YAML::Node>& docs, Reader& r) {
   r.check_fields(g, gk,
                  {"sample_aggregate_percentile", "concurrency_limit_params", "min_rtt_calc_params"},
                  true);
-  read_gradient_fields(g, gk, kTopFields, r);
+  read_fields(g, gk, kTopFields, r);
   if (YAML::Node c = get(g, "concurrency_limit_params")) {
     const std::string ck = gk + ".concurrency_limit_params";
     r.check_fields(c, ck, {"max_concurrency_limit", "concurrency_update_interval"}, true);
-    read_gradient_fields(c, ck, kLimitFields, r);
+    read_fields(c, ck, kLimitFields, r);
   }
   if (YAML::Node m = get(g, "min_rtt_calc_params")) {
     const std::string mk = gk + ".min_rtt_calc_params";
@@ -740,7 +857,7 @@ void read_adaptive_concurrency(const std::vector<YAML::Node>& docs, Reader& r) {
         true);
     if (get(m, "fixed_value"))
       r.layer.notes.push_back(mk + ".fixed_value: a fixed minRTT is not modelled; it is measured");
-    read_gradient_fields(m, mk, kMinRttFields, r);
+    read_fields(m, mk, kMinRttFields, r);
   }
 }
 
@@ -755,8 +872,9 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
                                                   : "Envoy cluster";
   read_budget(parts.breakers, r);
   read_adaptive_concurrency(docs, r);
+  read_outlier_detection(docs, r);
   if (!has_route) {
-    if (parts.breakers.empty())
+    if (parts.breakers.empty() && !r.layer.extra.contains("client.outlier_5xx"))
       fail({r.file, "", docs.empty() ? 0 : line_of(docs[0])},
            "no Envoy retry_policy or circuit_breakers found");
     return;

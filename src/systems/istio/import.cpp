@@ -429,6 +429,49 @@ YAML::Node max_retries_of(const YAML::Node& tp) {
              : missing();
 }
 
+// A trafficPolicy's outlierDetection as Istio writes it for Envoy
+// (applyOutlierDetection, pilot/pkg/networking/core/cluster_traffic_policy.go):
+// consecutive5xxErrors left out keeps Envoy's 5; maxEjectionPercent 0 or left
+// out keeps Envoy's 10; minHealthPercent becomes healthy_panic_threshold even
+// when 0 (so by default a client never panics); success rate is turned off.
+void read_outlier_detection(const YAML::Node& od, const std::string& key, Reader& r) {
+  LayerPolicy& l = r.layer;
+  if (!od.IsMap()) fail(at(r.file, key, od), "must be an object");
+  r.check_fields(od, key,
+                 {"consecutive5xxErrors", "consecutiveGatewayErrors", "consecutiveErrors",
+                  "interval", "baseEjectionTime", "maxEjectionPercent", "minHealthPercent",
+                  "splitExternalLocalOriginErrors", "consecutiveLocalOriginFailures"});
+  auto whole_at = [&](const char* field, double fallback, long long hi, const char* shown) {
+    const std::string k = key + "." + field;
+    YAML::Node n = od[field];
+    double v = n ? static_cast<double>(whole(n, at(r.file, k, n), 0, hi)) : fallback;
+    std::string from = n ? at(r.file, k, n).text() + ": " + shown
+                         : at(r.file, key, od).text() + ": " + field + " left out";
+    return std::pair{v, from};
+  };
+  auto [fives, fives_from] = whole_at("consecutive5xxErrors", 5, 1LL << 32, "5xx in a row eject");
+  l.extra["client.outlier_5xx"] = fives;
+  l.from["client.outlier_5xx"] = fives_from + (od["consecutive5xxErrors"] ? "" : " (Envoy's 5)");
+  auto [most, most_from] = whole_at("maxEjectionPercent", 10, 100, "the most hosts ejected, %");
+  l.extra["client.outlier_max_percent"] = most > 0 ? most : 10.0;
+  l.from["client.outlier_max_percent"] = most_from + (most > 0 ? "" : " (Envoy's 10)");
+  auto [panic, panic_from] =
+      whole_at("minHealthPercent", 0, 100, "below it every host takes traffic");
+  l.extra["client.outlier_panic_percent"] = panic;
+  l.from["client.outlier_panic_percent"] =
+      panic_from + (od["minHealthPercent"] ? "" : " (0: never)");
+  for (auto [field, path] : {std::pair{"interval", "client.outlier_interval_s"},
+                             std::pair{"baseEjectionTime", "client.outlier_ejection_s"}}) {
+    if (YAML::Node n = od[field]) {
+      Where w = at(r.file, key + "." + field, n);
+      l.extra[path] = istio_duration(n, w);
+      l.from[path] = w.text();
+    }
+  }
+  if (od["consecutiveGatewayErrors"] || od["consecutiveErrors"])
+    l.notes.push_back(key + ": gateway-error ejection is not modelled; 5xx ejection is");
+}
+
 // The budget of one trafficPolicy (the top level's or a subset's) into the
 // layer: retryBudget, else a maxRetries cap; `key` names it in messages.
 void read_traffic_policy(const YAML::Node& tp, const std::string& key, Reader& r) {
@@ -483,6 +526,8 @@ void read_destination_rule(const YAML::Node& d, Reader& r) {
       at(r.file, "spec", spec).text() +
       ": no retryBudget or maxRetries; Istio lifts Envoy's retry limit, so nothing limits retries";
   if (tp) read_traffic_policy(tp, "spec.trafficPolicy", r);
+  if (tp && tp.IsMap() && tp["outlierDetection"])
+    read_outlier_detection(tp["outlierDetection"], "spec.trafficPolicy.outlierDetection", r);
   l.budget_from = l.from["client.budget.kind"];
   read_subset_budgets(spec, l, r);
 }

@@ -91,6 +91,7 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o,
     rule_nginx(c, i);
     rule_adaptive_limiter(c, i);
     rule_pool_wait_unbounded(c, i);
+    rule_outlier_never_ejects(c, i);
     rule_aws_cap_after_jitter(c, i);
   }
   rule_layers(c);

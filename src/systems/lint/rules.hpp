@@ -169,6 +169,7 @@ void rule_hedging(const Context& c, size_t index);
 void rule_hedging_layers(const Context& c);
 void rule_adaptive_limiter(const Context& c, size_t index);
 void rule_pool_wait_unbounded(const Context& c, size_t index);
+void rule_outlier_never_ejects(const Context& c, size_t index);
 void rule_aws_cap_after_jitter(const Context& c, size_t index);
 void rule_haproxy(const Context& c, size_t index);
 void rule_nginx(const Context& c, size_t index);

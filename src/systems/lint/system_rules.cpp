@@ -1,3 +1,4 @@
+#include <cmath>
 #include <sstream>
 
 #include "systems/lint/rules.hpp"
@@ -146,6 +147,40 @@ void rule_pool_wait_unbounded(const Context& c, size_t index) {
       "set the route's timeout (Envoy's default is 15s) so that waiting ends with the request; "
       "or lower max_pending_requests so that overflow is answered at once";
   f.numbers = {{"max_connections", connections}, {"max_pending_requests", pending}};
+  c.out.push_back(f);
+}
+
+// Outlier detection whose max_ejection_percent is below one host's share:
+// Envoy ejects only while 100 x (ejected + 1) / hosts <= max_ejection_percent
+// (DetectorImpl::ejectHost, source/common/upstream/outlier_detection_impl.cc),
+// so with the default 10 a cluster of fewer than 10 hosts never ejects any.
+void rule_outlier_never_ejects(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  auto fives = l.extra.find("client.outlier_5xx");
+  auto most = l.extra.find("client.outlier_max_percent");
+  if (fives == l.extra.end() || most == l.extra.end() || std::get<double>(fives->second) <= 0)
+    return;
+  const double percent = std::get<double>(most->second);
+  const double needed = percent > 0 ? std::ceil(100 / percent - 1e-9) : INFINITY;
+  auto hosts_at = l.extra.find("server.hosts");
+  const double hosts = hosts_at == l.extra.end() ? 0 : std::get<double>(hosts_at->second);
+  if (needed <= 1 || (hosts > 0 && hosts >= needed)) return;
+  Finding f =
+      finding(hosts > 0 ? Severity::warning : Severity::info, "outlier-never-ejects", l.file);
+  f.message =
+      "max_ejection_percent " + number_text(percent) +
+      ": Envoy ejects a host only while the hosts ejected, this one included, stay within " +
+      number_text(percent) + "% of the cluster, so " +
+      (hosts > 0 ? "these " + plural(static_cast<long long>(hosts), "host", "hosts") +
+                       " are never ejected"
+                 : "a cluster of fewer than " + number_text(needed) + " hosts never ejects one") +
+      ", however many 5xx a broken host answers";
+  f.fix = "raise max_ejection_percent to at least " +
+          number_text(hosts > 0 ? std::ceil(100 / hosts) : 100 / std::max(1.0, needed - 1)) +
+          " (one host's share), and keep a panic threshold so that a cluster-wide overload does "
+          "not eject its healthy hosts (text only)";
+  f.numbers = {{"max_ejection_percent", percent}, {"hosts_needed", needed}};
+  if (hosts > 0) f.numbers.push_back({"hosts", hosts});
   c.out.push_back(f);
 }
 
