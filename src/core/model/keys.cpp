@@ -971,6 +971,17 @@ void set_when_rules(std::vector<KeySpec>& keys) {
       k.when_path = "engine";
       k.when_values = {"sessions"};
     }
+    // A dependency of several hosts is the agent engine's; what hits or
+    // ejects hosts matters only with more than one.
+    if (k.path == "server.hosts") {
+      k.when_path = "engine";
+      k.when_values = {"agent"};
+    }
+    if (k.path == "incident.hosts" || k.path.starts_with("client.outlier_")) {
+      k.when_path = "server.hosts";
+      k.when_values.clear();
+      for (int n = 2; n <= 100; ++n) k.when_values.push_back(std::to_string(n));
+    }
     // Keys of the per-step engines only (the session model has its own).
     static const std::set<std::string> step_only = {
         "service_completes",       "client.timeout_s",          "client.layers",
