@@ -13,6 +13,7 @@
 #include "analysis/ladder.hpp"
 #include "analysis/report.hpp"
 #include "analysis/sweep.hpp"
+#include "analysis/tipping.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "formats/result_json.hpp"
@@ -159,6 +160,23 @@ TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
       if (stack_log.text(i) != chain_log.text(i)) break;
     }
   }
+}
+
+// The server's tipping cache tells graphs apart by their services and
+// calls, which are not keys of the table: a graph that differs there only
+// gets its own answer, not the one cached for the other.
+TEST(Graph, TheTippingCacheKeepsGraphsThatDifferOnlyInTheirServicesApart) {
+  Scenario base = preset_or_throw("shared-database").scenario;
+  Scenario bigger = base, calmer = base;
+  set_graph_key(bigger, "services.db.capacity_per_s", 900.0);
+  set_graph_key(calmer, "calls[4].retries", 0.0);
+  TippingCache cache;
+  TippingResult a = cache.get(base), b = cache.get(bigger), c = cache.get(calmer);
+  EXPECT_EQ(a.exact_s, tipping_point(base).exact_s);
+  EXPECT_EQ(b.exact_s, tipping_point(bigger).exact_s);
+  EXPECT_EQ(c.exact_s, tipping_point(calmer).exact_s);
+  EXPECT_NE(a.exact_s, b.exact_s);
+  EXPECT_NE(a.exact_s, c.exact_s);
 }
 
 TEST(Graph, WithoutServicesAScenarioIsTodaysModel) {

@@ -114,11 +114,35 @@ TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck&
   return r;
 }
 
+namespace {
+
+// A graph's services and calls as text: they change the answer, and they are
+// not keys of the table.
+std::string graph_text(const Graph& g) {
+  std::string out;
+  auto settings = [&out](const KeySettings& kv) {
+    for (const auto& [path, value] : kv) out += "," + path + "=" + to_string(value);
+  };
+  for (const GraphService& v : g.services) {
+    out += "|service " + v.name + " " + kCallPatternNames[static_cast<int>(v.pattern)];
+    settings(v.server);
+  }
+  for (const GraphCall& c : g.calls) {
+    out += "|call " + c.from + ">" + c.to + " " + std::to_string(c.count) + " " +
+           std::to_string(c.optional) + std::to_string(c.propagate_deadline);
+    settings(c.client);
+  }
+  return out;
+}
+
+}  // namespace
+
 TippingResult TippingCache::get(const Scenario& s, double grid_s) {
   std::string key = std::to_string(grid_s);
   for (const KeySpec& k : scenario_keys())
     if (k.path != "incident.duration_s" && k.path != "name" && k.path != "description")
       key += "|" + to_string(k.get(s));
+  key += graph_text(s.graph);
   {
     std::lock_guard lock(mutex_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
