@@ -8,9 +8,11 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "engines/ring_queue.hpp"
@@ -37,6 +39,21 @@ inline bool before(EventKey a, EventKey b) {
 
 inline constexpr EventKey kNever{std::numeric_limits<double>::infinity(),
                                  std::numeric_limits<uint64_t>::max()};
+
+// An event key as one unsigned 128-bit number with the same order as
+// before(): instants are never negative, and the bits of a non-negative
+// double order as the doubles do (the heap stores -0 as +0). One
+// comparison, no branch: the heap's pop picks the least of four children
+// with it.
+__extension__ using KeyRank = unsigned __int128;
+inline KeyRank rank_of(EventKey k) {
+  return static_cast<KeyRank>(std::bit_cast<uint64_t>(k.t)) << 64 | k.order;
+}
+// `right` when `pick_right`, else `left`, as arithmetic (a select the
+// compiler cannot turn into a branch).
+inline size_t select_index(bool pick_right, size_t left, size_t right) {
+  return left ^ ((left ^ right) & (size_t{0} - static_cast<size_t>(pick_right)));
+}
 
 // An entity as an event names it; stale once the entity's generation moved on.
 struct EntityRef {
@@ -115,7 +132,7 @@ class EventQueue {
   }
 
   void push(double t, uint64_t priority, const Payload& what) {
-    Event e{{t, order_of(priority, sequence_++)}, what};
+    Event e{{t + 0.0, order_of(priority, sequence_++)}, what};  // -0 as +0 (rank_of)
     if (tree_ && (heap_.empty() || before(e.key, heap_.front().key))) tree_->touch(id_);
     heap_.push_back(e);
     size_t i = heap_.size() - 1;
@@ -134,19 +151,33 @@ class EventQueue {
     heap_.pop_back();
     size_t n = heap_.size();
     if (n == 0) return;
+    const KeyRank last_rank = rank_of(last.key);
     size_t i = 0;
     for (;;) {
       size_t first = 4 * i + 1;
       if (first >= n) break;
-      size_t best = first;
-      size_t end = std::min(first + 4, n);
-      for (size_t c = first + 1; c < end; ++c)
-        if (before(heap_[c].key, heap_[best].key)) best = c;
-      if (!before(heap_[best].key, last.key)) break;
+      auto [best, best_rank] = least_child(first, n);
+      if (!(best_rank < last_rank)) break;
       heap_[i] = heap_[best];
       i = best;
     }
     heap_[i] = last;
+  }
+
+  // The least of the children first .. first + 3 (those below n) and its
+  // rank: with all four, two pairs and their winners, selected without a
+  // branch (which child wins is a coin toss, and a branch on it mispredicts).
+  std::pair<size_t, KeyRank> least_child(size_t first, size_t n) const {
+    auto rank = [this](size_t i) { return rank_of(heap_[i].key); };
+    size_t best = first;
+    if (first + 3 < n) {
+      size_t a = first + (rank(first + 1) < rank(first));
+      size_t b = first + 2 + (rank(first + 3) < rank(first + 2));
+      best = select_index(rank(b) < rank(a), a, b);
+    } else {
+      for (size_t c = first + 1; c < n; ++c) best = select_index(rank(c) < rank(best), best, c);
+    }
+    return {best, rank(best)};
   }
 
   // Empties the queue and restarts the sequence; keeps the memory for the next run.
