@@ -42,12 +42,13 @@ inline constexpr EventKey kNever{std::numeric_limits<double>::infinity(),
 
 // An event key as one unsigned 128-bit number with the same order as
 // before(): instants are never negative, and the bits of a non-negative
-// double order as the doubles do (the heap stores -0 as +0). One
+// double order as the doubles do (the sign bit cleared, -0 ranks as +0). One
 // comparison, no branch: the heap's pop picks the least of four children
 // with it.
 __extension__ using KeyRank = unsigned __int128;
 inline KeyRank rank_of(EventKey k) {
-  return static_cast<KeyRank>(std::bit_cast<uint64_t>(k.t)) << 64 | k.order;
+  constexpr uint64_t kMagnitude = ~(uint64_t{1} << 63);
+  return static_cast<KeyRank>(std::bit_cast<uint64_t>(k.t) & kMagnitude) << 64 | k.order;
 }
 // `right` when `pick_right`, else `left`, as arithmetic (a select the
 // compiler cannot turn into a branch).
@@ -132,7 +133,7 @@ class EventQueue {
   }
 
   void push(double t, uint64_t priority, const Payload& what) {
-    Event e{{t + 0.0, order_of(priority, sequence_++)}, what};  // -0 as +0 (rank_of)
+    Event e{{t, order_of(priority, sequence_++)}, what};
     if (tree_ && (heap_.empty() || before(e.key, heap_.front().key))) tree_->touch(id_);
     heap_.push_back(e);
     size_t i = heap_.size() - 1;
