@@ -17,6 +17,7 @@
 #include "analysis/summary.hpp"
 #include "configs_helpers.hpp"
 #include "engines/engine.hpp"
+#include "formats/scenario_io.hpp"
 #include "model/keys.hpp"
 #include "preset_scenario.hpp"
 #include "systems/export.hpp"
@@ -242,6 +243,39 @@ TEST(OutlierDetection, AdviceEjectsTheHostTheIncidentHits) {
       << advice[0].why;
   EXPECT_NE(advice[0].why.find("1.4% of requests fail (now 10%)"), std::string::npos)
       << advice[0].why;
+}
+
+// Which keys matter: the hosts' keys with more than one host, a graph's
+// incident keys on a graph only; the schema tells the page the same.
+TEST(OutlierDetection, KeysThatMatterOnlyWithHostsOrAGraph) {
+  Scenario one = testing::preset("order-status", {{"engine", "agent"}});
+  Scenario five = testing::preset("order-status", {{"engine", "agent"}, {"server.hosts", "5"}});
+  EXPECT_TRUE(configs::key_applies(one, "server.hosts"));
+  EXPECT_FALSE(configs::key_applies(one, "client.outlier_5xx"));
+  EXPECT_TRUE(configs::key_applies(five, "client.outlier_5xx"));
+  EXPECT_TRUE(configs::key_applies(five, "incident.hosts"));
+  EXPECT_FALSE(configs::key_applies(one, "incident.call"));
+  EXPECT_TRUE(configs::key_applies(preset_or_throw("shared-database").scenario, "incident.call"));
+  five.client.outlier.consecutive_5xx = 5;
+  bool imported = false;
+  for (const auto& k : configs::import_scenario(five, "s.yaml").keys)
+    imported = imported || k.path == "client.outlier_5xx";
+  EXPECT_TRUE(imported);
+  Scenario set = one;
+  set.client.outlier.consecutive_5xx = 5;
+  set.incident.call = 2;
+  EXPECT_EQ(ignored_keys(set, {"client.outlier_5xx", "incident.call"}),
+            (std::vector<std::string>{
+                "client.outlier_5xx: ignored: it applies when server.hosts is above 1, and here "
+                "server.hosts is 1",
+                "incident.call: ignored: it applies when the scenario has services (a graph), and "
+                "here it has none"}));
+  nlohmann::json schema = schema_json();
+  for (const auto& k : schema["keys"])
+    if (k["path"] == "incident.call") {
+      EXPECT_EQ(k["when"]["path"], "services");
+      EXPECT_EQ(k["when"]["present"], true);
+    }
 }
 
 TEST(OutlierDetection, OneHostAndNoDetectionChangeNothing) {

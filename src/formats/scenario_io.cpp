@@ -315,7 +315,10 @@ json schema_json() {
       if (whole_steps.count(k.path)) entry["multiple_of"] = "step_s";
     }
     if (k.type == KeyType::choice) entry["values"] = k.choices;
-    if (!k.when_path.empty()) entry["when"] = {{"path", k.when_path}, {"values", k.when_values}};
+    if (k.when_present)
+      entry["when"] = {{"path", k.when_path}, {"present", true}};
+    else if (!k.when_path.empty())
+      entry["when"] = {{"path", k.when_path}, {"values", k.when_values}};
     keys.push_back(entry);
   }
   return {{"keys", keys}};

@@ -227,10 +227,11 @@ std::vector<DelayRange> LayerPolicy::ladder() const {
 bool key_applies(const Scenario& s, const std::string& path) {
   const KeySpec& k = key_or_throw(path);
   if (k.when_path.empty()) return true;
-  KeyValue v = key_or_throw(k.when_path).get(s);
-  const std::string* name = std::get_if<std::string>(&v);
-  return name && key_applies(s, k.when_path) &&
-         std::find(k.when_values.begin(), k.when_values.end(), *name) != k.when_values.end();
+  if (k.when_present) return !s.graph.empty();  // when_path "services"
+  // The value as text, as the page reads it: a choice's name, a number's digits.
+  const std::string value = to_string(key_or_throw(k.when_path).get(s));
+  return key_applies(s, k.when_path) &&
+         std::find(k.when_values.begin(), k.when_values.end(), value) != k.when_values.end();
 }
 
 ImportResult import_scenario(const Scenario& s, const std::string& source) {

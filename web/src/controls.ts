@@ -3,7 +3,7 @@
 
 import { getPath, isHidden } from './paths';
 import type { Scenario, SchemaKey } from './types';
-import { checkValue, stepOnto } from './validate';
+import { checkValue, isRelevant, stepOnto } from './validate';
 
 export const GROUPS: [string, string][] = [
   ['incident', 'Incident'],
@@ -57,11 +57,8 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
   return e;
 }
 
-/** Whether a key matters for this scenario (budget parameters of another budget do not). */
-export function isRelevant(key: SchemaKey, sc: Scenario): boolean {
-  if (!key.when) return true;
-  return key.when.values.includes(String(getPath(sc, key.when.path)));
-}
+/** Whether a key matters for this scenario (validate.ts): here for the page's callers. */
+export { isRelevant };
 
 export class Controls {
   private inputs = new Map<string, { key: SchemaKey; main: HTMLInputElement | HTMLSelectElement; range?: HTMLInputElement; row: HTMLElement; err: HTMLElement }>();

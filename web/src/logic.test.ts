@@ -219,5 +219,12 @@ describe('isRelevant', () => {
     expect(isRelevant(key, { client: { budget: { kind: 'grpc_throttling' } } } as never)).toBe(true);
     expect(isRelevant(key, { client: { budget: { kind: 'window' } } } as never)).toBe(false);
     expect(isRelevant({ path: 'client.retries', type: 'integer' }, {} as never)).toBe(true);
+    const graphOnly = { path: 'incident.call', type: 'integer', when: { path: 'services', present: true } } as never;
+    expect(isRelevant(graphOnly, {} as never)).toBe(false);
+    expect(isRelevant(graphOnly, { services: {} } as never)).toBe(false);
+    expect(isRelevant(graphOnly, { services: { db: { capacity_per_s: 100 } } } as never)).toBe(true);
+    const hosts = { path: 'client.outlier_5xx', type: 'integer', when: { path: 'server.hosts', values: ['2', '3'] } } as never;
+    expect(isRelevant(hosts, { server: { hosts: 3 } } as never)).toBe(true);
+    expect(isRelevant(hosts, { server: { hosts: 1 } } as never)).toBe(false);
   });
 });

@@ -38,8 +38,8 @@ export interface SchemaKey {
   label?: string;
   help?: string;
   values?: string[];
-  /** Shown only when the key at `when.path` has one of `when.values`. */
-  when?: { path: string; values: string[] };
+  /** Shown only when the key at `when.path` has one of `when.values`, or (`present`) when that part of the scenario is not empty. */
+  when?: { path: string; values?: string[]; present?: boolean };
 }
 
 export interface Metrics {

@@ -56,6 +56,14 @@ export function checkValue(key: SchemaKey, raw: unknown, sc: Scenario | null): C
   return { ok: true, value: n };
 }
 
+/** Whether the key matters for `sc` (its `when` rule; the server's key_applies). */
+export function isRelevant(key: SchemaKey, sc: Scenario): boolean {
+  if (!key.when) return true;
+  const v = getPath(sc, key.when.path);
+  if (key.when.present) return v != null && (typeof v !== 'object' || Object.keys(v as object).length > 0);
+  return (key.when.values ?? []).includes(String(v));
+}
+
 /** Rules that tie keys together, as validate() on the server: path -> why. */
 export function checkScenario(sc: Scenario, keys: SchemaKey[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -64,7 +72,7 @@ export function checkScenario(sc: Scenario, keys: SchemaKey[]): Map<string, stri
     if (!k.multiple_of || (!perStep && k.path !== 'horizon_s')) continue;
     const v = getPath(sc, k.path);
     if (typeof v !== 'number') continue;
-    if (k.when && !k.when.values.includes(String(getPath(sc, k.when.path)))) continue;
+    if (!isRelevant(k, sc)) continue;
     const c = checkValue(k, v, sc);
     if (!c.ok) out.set(k.path, c.error);
   }

@@ -981,6 +981,7 @@ void set_when_rules(std::vector<KeySpec>& keys) {
       k.when_path = "server.hosts";
       k.when_values.clear();
       for (int n = 2; n <= 100; ++n) k.when_values.push_back(std::to_string(n));
+      k.when_text = "server.hosts is above 1";
     }
     // Keys of the per-step engines only (the session model has its own).
     static const std::set<std::string> step_only = {
@@ -991,6 +992,16 @@ void set_when_rules(std::vector<KeySpec>& keys) {
     if (k.group == "incident" || k.group == "demand_server" || step_only.count(k.path)) {
       k.when_path = "engine";
       k.when_values = {"fluid", "agent"};
+    }
+    // The incident's service and a fault on a call: a graph's only.
+    static const std::set<std::string> graph_only = {
+        "incident.service",     "incident.call",         "incident.delay_s", "incident.delay_share",
+        "incident.abort_share", "incident.abort_status", "incident.fault_on"};
+    if (graph_only.count(k.path)) {
+      k.when_path = "services";
+      k.when_values.clear();
+      k.when_present = true;
+      k.when_text = "the scenario has services (a graph)";
     }
     auto it = budget_uses.find(k.path);
     if (it == budget_uses.end()) continue;
@@ -1178,6 +1189,16 @@ void set_key_text(Scenario& s, const std::string& path, const std::string& text)
   }
 }
 
+namespace {
+
+// The key at k's when_path has one of k's when_values.
+bool key_holds(const KeySpec& k, const Scenario& s) {
+  const std::string now = to_string(key_or_throw(k.when_path).get(s));
+  return std::find(k.when_values.begin(), k.when_values.end(), now) != k.when_values.end();
+}
+
+}  // namespace
+
 std::vector<std::string> ignored_keys(const Scenario& s, const std::vector<std::string>& given) {
   static const Scenario defaults;
   std::vector<std::string> out;
@@ -1185,14 +1206,15 @@ std::vector<std::string> ignored_keys(const Scenario& s, const std::vector<std::
   for (const std::string& path : given) {
     const KeySpec* k = find_key(path);
     if (!k || k->when_path.empty() || !seen.insert(path).second) continue;
-    std::string now = to_string(key_or_throw(k->when_path).get(s));
-    const auto& when = k->when_values;
-    if (std::find(when.begin(), when.end(), now) != when.end()) continue;
+    if (k->when_present ? !s.graph.empty() : key_holds(*k, s)) continue;
     if (to_string(k->get(s)) == to_string(k->get(defaults))) continue;
     std::string list;
-    for (const auto& v : when) list += (list.empty() ? "" : ", ") + v;
-    out.push_back(path + ": ignored: it applies when " + k->when_path + " is " + list +
-                  ", and here " + k->when_path + " is " + now);
+    for (const auto& v : k->when_values) list += (list.empty() ? "" : ", ") + v;
+    const std::string when = k->when_text.empty() ? k->when_path + " is " + list : k->when_text;
+    const std::string now =
+        k->when_present ? std::string("it has none")
+                        : k->when_path + " is " + to_string(key_or_throw(k->when_path).get(s));
+    out.push_back(path + ": ignored: it applies when " + when + ", and here " + now);
   }
   return out;
 }

@@ -40,6 +40,12 @@ struct KeySpec {
   // (the page hides it otherwise); empty: always.
   std::string when_path;
   std::vector<std::string> when_values;
+  // Instead of values: the key matters only when the part of the scenario at
+  // when_path is not empty ("services": a graph of services).
+  bool when_present = false;
+  // The condition in words for messages ("server.hosts is above 1"); empty:
+  // "<when_path> is <when_values>".
+  std::string when_text = {};
 };
 
 const std::vector<KeySpec>& scenario_keys();
