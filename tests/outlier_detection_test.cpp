@@ -409,6 +409,11 @@ TEST(OutlierDetection, LintFindsAMaxEjectionPercentBelowOneHost) {
   LintReport enough =
       lint_configs({{"e.yaml", envoy_outlier_cluster(4, "      max_ejection_percent: 25\n")}});
   EXPECT_EQ(rule(enough), nullptr);
+  LintReport none =
+      lint_configs({{"e.yaml", envoy_outlier_cluster(4, "      max_ejection_percent: 0\n")}});
+  ASSERT_NE(rule(none), nullptr);
+  EXPECT_NE(rule(none)->message.find("no host is ever ejected"), std::string::npos);
+  EXPECT_NE(rule(four)->fix.find("rounded up (25)"), std::string::npos) << rule(four)->fix;
 }
 
 }  // namespace

@@ -161,25 +161,30 @@ void rule_outlier_never_ejects(const Context& c, size_t index) {
   if (fives == l.extra.end() || most == l.extra.end() || std::get<double>(fives->second) <= 0)
     return;
   const double percent = std::get<double>(most->second);
-  const double needed = percent > 0 ? std::ceil(100 / percent - 1e-9) : INFINITY;
   auto hosts_at = l.extra.find("server.hosts");
   const double hosts = hosts_at == l.extra.end() ? 0 : std::get<double>(hosts_at->second);
-  if (needed <= 1 || (hosts > 0 && hosts >= needed)) return;
+  // The fewest hosts of which one may be ejected: 100 / hosts <= percent.
+  const double needed = percent > 0 ? std::ceil(100 / percent - 1e-9) : 0;
+  if (percent > 0 && (needed <= 1 || (hosts > 0 && hosts >= needed))) return;
   Finding f =
       finding(hosts > 0 ? Severity::warning : Severity::info, "outlier-never-ejects", l.file);
-  f.message =
-      "max_ejection_percent " + number_text(percent) +
-      ": Envoy ejects a host only while the hosts ejected, this one included, stay within " +
-      number_text(percent) + "% of the cluster, so " +
-      (hosts > 0 ? "these " + plural(static_cast<long long>(hosts), "host", "hosts") +
-                       " are never ejected"
-                 : "a cluster of fewer than " + number_text(needed) + " hosts never ejects one") +
-      ", however many 5xx a broken host answers";
-  f.fix = "raise max_ejection_percent to at least " +
-          number_text(hosts > 0 ? std::ceil(100 / hosts) : 100 / std::max(1.0, needed - 1)) +
-          " (one host's share), and keep a panic threshold so that a cluster-wide overload does "
-          "not eject its healthy hosts (text only)";
-  f.numbers = {{"max_ejection_percent", percent}, {"hosts_needed", needed}};
+  const std::string who =
+      percent <= 0 ? "no host is ever ejected"
+      : hosts > 0
+          ? "these " + plural(static_cast<long long>(hosts), "host", "hosts") + " are never ejected"
+          : "a cluster of fewer than " + number_text(needed) + " hosts never ejects one";
+  f.message = "max_ejection_percent " + number_text(percent) +
+              ": Envoy ejects a host only while the hosts ejected, this one included, stay "
+              "within " +
+              number_text(percent) + "% of the cluster, so " + who +
+              ", however many 5xx a broken host answers";
+  f.fix = "raise max_ejection_percent to one host's share, 100 / hosts rounded up" +
+          (hosts > 0 ? " (" + number_text(std::ceil(100 / hosts)) + ")"
+                     : std::string(" (34 for 3 hosts, 25 for 4)")) +
+          ", and keep a panic threshold so that a cluster-wide overload does not eject its "
+          "healthy hosts (text only)";
+  f.numbers = {{"max_ejection_percent", percent}};
+  if (percent > 0) f.numbers.push_back({"hosts_needed", needed});
   if (hosts > 0) f.numbers.push_back({"hosts", hosts});
   c.out.push_back(f);
 }
