@@ -54,7 +54,6 @@ void OutlierDetector::eject(size_t host, double now) {
     ++h.multiplier;
   ++h.ejections;
   ++ejected_count_;
-  ++ejections_;
   healthy_.erase(std::find(healthy_.begin(), healthy_.end(), static_cast<int>(host)));
 }
 

@@ -46,8 +46,6 @@ class OutlierDetector {
   void heard(int host, bool five_xx, double now);
 
   bool ejected(int host) const { return hosts_[static_cast<size_t>(host)].ejected; }
-  int ejected_now() const { return ejected_count_; }
-  uint64_t ejections() const { return ejections_; }  // hosts ejected so far
   uint64_t ejections(int host) const { return hosts_[static_cast<size_t>(host)].ejections; }
   // Seconds host `host` spent ejected up to `now`.
   double ejected_s(int host, double now);
@@ -76,7 +74,6 @@ class OutlierDetector {
   uint64_t rr_healthy_, rr_all_;
   double next_tick_;
   int ejected_count_ = 0;
-  uint64_t ejections_ = 0;
 };
 
 }  // namespace retrystorm
