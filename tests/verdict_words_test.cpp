@@ -10,6 +10,7 @@
 #include "formats/scenario_io.hpp"
 #include "formats/text_report.hpp"
 #include "preset_scenario.hpp"
+#include "random_server.hpp"
 
 namespace retrystorm {
 namespace {
@@ -76,6 +77,14 @@ TEST(VerdictWords, AChangedIncidentIsNotDescribedByThePresetsWords) {
 
 TEST(VerdictWords, AStuckRunIsStillNotRecovered) {
   EXPECT_EQ(headline({}).rfind("Not recovered by 300 s: the incident ended at 80 s", 0), 0u);
+}
+
+// No incident at all (a run that chance tips, as `risk` replays one): no
+// sentence about an incident that never happened.
+TEST(VerdictWords, WithoutAnIncidentNoneIsSaidToHaveEnded) {
+  const std::string h = headline(testing::random_server_keys());
+  EXPECT_EQ(h.find("the incident ended"), std::string::npos) << h;
+  EXPECT_EQ(h.rfind("Not recovered by 1200 s: no incident was scripted", 0), 0u) << h;
 }
 
 }  // namespace

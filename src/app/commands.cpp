@@ -121,7 +121,7 @@ double exact_chain_seconds(const Scenario& one, const RiskOptions& options) {
 
 Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
   const Scenario one = risk_scenario(s, options);
-  const bool pushed = one.incident.duration_s > 0 && one.incident.start_s < one.horizon_s;
+  const bool pushed = scripted_push(one);
   double loudest = 1;
   for (double load : options.loads) loudest = std::max(loudest, load);
   Scenario priced = one;

@@ -59,6 +59,25 @@ void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
       << text::grouped_text(double(t.engine_runs)) << " runs of the engine in all\n";
 }
 
+// The keys that replay one quiet run: without the scripted incident, or
+// with the incidents at random as they were.
+std::string quiet_sets(const Scenario& s) {
+  return s.incident.random_per_h > 0 ? "" : " --set incident.duration_s=0";
+}
+
+// What the runs meet besides chance.
+std::string incident_text(const Scenario& s) {
+  if (s.incident.random_per_h > 0)
+    return fmt::format(
+        "with incidents at random: {} per hour on average, each {} s at {}x capacity and {}x "
+        "demand",
+        number_text(s.incident.random_per_h), number_text(s.incident.duration_s),
+        number_text(s.incident.capacity_factor), number_text(s.incident.demand_factor));
+  return scripted_push(s) ? "no scripted incident; then as many with the incident, to time the "
+                            "way out"
+                          : "no scripted incident";
+}
+
 void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l) {
   const Scenario& s = r.scenario;
   out << "\nload " << number_text(l.load) << " (" << number_text(l.demand_per_s)
@@ -71,12 +90,12 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
   if (l.rare) {
     rare_text(out, r, *l.rare);
     if (!l.rare->tipped_path.empty())
-      out << "    replay a walk that tipped: --set engine=agent --set incident.duration_s=0 "
-             "--set demand.rate_per_s="
-          << number_text(l.demand_per_s) << " --set horizon_s=" << number_text(s.horizon_s)
-          << " --walk " << walk_text(l.rare->tipped_path) << "\n";
+      out << "    replay a walk that tipped: --set engine=agent" << quiet_sets(s)
+          << " --set demand.rate_per_s=" << number_text(l.demand_per_s)
+          << " --set horizon_s=" << number_text(s.horizon_s) << " --walk "
+          << walk_text(l.rare->tipped_path) << "\n";
   }
-  const bool pushed = s.incident.duration_s > 0;
+  const bool pushed = scripted_push(s);
   if (pushed) out << "  stuck when the incident ended: " << count_text(l.pushed) << "\n";
   if (l.pushed.k > 0) {
     out << "  of those, healthy again by the end: " << count_text(l.leave_within_horizon) << "\n";
@@ -85,8 +104,8 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
   }
   if (l.tipped_seed)
     out << "  replay the first run that tipped: --set engine=agent --set seed="
-        << number_text(*l.tipped_seed)
-        << " --set incident.duration_s=0 --set demand.rate_per_s=" << number_text(l.demand_per_s)
+        << number_text(*l.tipped_seed) << quiet_sets(s)
+        << " --set demand.rate_per_s=" << number_text(l.demand_per_s)
         << " --set horizon_s=" << number_text(s.horizon_s) << "\n";
   if (!l.exact) {
     if (!l.exact_note.empty()) out << "  no exact chain: " << l.exact_note << "\n";
@@ -205,10 +224,10 @@ std::string risk_map_text(const RiskMap& map) {
       << "  " << describe(first.rule, s) << "\n";
   map_table(out, map, "chance of tipping within 1 day (by chance, from empty)",
             [](const RiskLevel& l) { return format_percent(l.enter.within(kDay).p); });
-  map_table(out, map,
-            s.incident.duration_s > 0 ? "mean time to leave after the incident"
-                                      : "mean time to leave once stuck",
-            leave_cell);
+  map_table(
+      out, map,
+      scripted_push(s) ? "mean time to leave after the incident" : "mean time to leave once stuck",
+      leave_cell);
   return out.str();
 }
 
@@ -272,8 +291,7 @@ std::string risk_text(const RiskResult& r) {
   out << printable(s.name) << ": how likely it tips, and how long it stays\n"
       << "  " << r.runs << " runs of " << rough_duration(s.horizon_s)
       << " per load on the agent engine (seeds " << number_text(s.seed) << " to "
-      << number_text(s.seed + r.runs - 1) << "), starting empty, no scripted incident";
-  if (s.incident.duration_s > 0) out << "; then as many with the incident, to time the way out";
+      << number_text(s.seed + r.runs - 1) << "), starting empty, " << incident_text(s);
   out << "\n  " << describe(r.rule, s) << "\n"
       << "  intervals: 95%; within 1 h and 1 day assume a waiting time without memory\n";
   for (const RiskLevel& l : r.levels) level_text(out, r, l);

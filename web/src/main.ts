@@ -815,8 +815,10 @@ function fillAxisInputs(which: 'x' | 'y', sc: Scenario) {
 // not a result to map: changing it changes what is measured, not the system.
 const FRAME_KEYS = new Set(['horizon_s', 'step_s', 'seed', 'runs', 'tipping.grid_s']);
 /** The keys a phase map may sweep: numeric, read by this scenario's engine and budget. */
+/** Read by the risk view only: a run's verdict, which the phase map colours, refuses it. */
+const RISK_ONLY_KEYS = new Set(['incident.random_per_h']);
 function phaseKeys(sc: Scenario) {
-  return numericKeys().filter((k) => !FRAME_KEYS.has(k.path) && isRelevant(k, sc));
+  return numericKeys().filter((k) => !FRAME_KEYS.has(k.path) && !RISK_ONLY_KEYS.has(k.path) && isRelevant(k, sc));
 }
 /** Each axis's key as the user chose it: a scenario that does not offer it leaves it to the next that does. */
 const phaseChoice = { x: 'incident.duration_s', y: 'demand.rate_per_s' };

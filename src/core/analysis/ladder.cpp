@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "analysis/graph_report.hpp"
+#include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
 
@@ -87,6 +88,7 @@ std::vector<double> spark_of(const RunResult& run) {
 }  // namespace
 
 std::vector<LadderResult> run_ladder(const Scenario& s, const CancelCheck& cancelled) {
+  require_scripted_incident(s, "the ladder of defenses");
   Ladder ladder = ladder_of(s);
   std::vector<LadderResult> out;
   Scenario current = s;

@@ -1,5 +1,7 @@
 #include "analysis/metrics.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -8,6 +10,8 @@
 #include "engines/engine.hpp"
 #include "engines/incident_window.hpp"
 #include "model/graph.hpp"
+#include "model/keys.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -134,8 +138,17 @@ const ServiceSeries* incident_series(const RunResult& run) {
 
 }  // namespace
 
+void require_scripted_incident(const Scenario& s, std::string_view what) {
+  if (s.incident.random_per_h > 0)
+    throw InputError(fmt::format(
+        "incident.random_per_h: {}: {} measures recovery from one incident's end; incidents at "
+        "random are read by `retrystorm risk` (set incident.random_per_h 0 here)",
+        number_text(s.incident.random_per_h), what));
+}
+
 Metrics compute_metrics(const RunResult& run) {
   const Scenario& s = run.scenario;
+  require_scripted_incident(s, "a run's report");
   const Series& x = run.series;
   size_t n = x.size();
   Metrics m;

@@ -54,6 +54,11 @@ struct Metrics {
 
 Metrics compute_metrics(const RunResult& run);
 
+// InputError for incidents at random (incident.random_per_h): `what` (a run's
+// report, a ladder, a tipping point) measures recovery from the scripted
+// incident's end; `retrystorm risk` is what reads them.
+void require_scripted_incident(const Scenario& s, std::string_view what);
+
 // How a figure reads: a number, a number or null, true or false.
 enum class FigureKind { number, optional, flag };
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 
 namespace retrystorm {
@@ -26,12 +27,14 @@ RunReport report_with_trials(const Scenario& s, RunResult run, const ReportOptio
 }  // namespace
 
 RunReport report_of_run(const Scenario& s, RunResult run, const ReportOptions& options) {
+  require_scripted_incident(s, "a run's report");
   std::vector<DefenseTrial> trials;
   if (options.advice) trials = try_defenses(s);
   return report_with_trials(s, std::move(run), options, std::move(trials));
 }
 
 RunReport make_report(const Scenario& s, const ReportOptions& options) {
+  require_scripted_incident(s, "a run's report");
   if (!options.advice) return report_with_trials(s, run_engine(s), options, {});
   // The run and the defenses' runs at once: none needs another's result.
   RunResult run;

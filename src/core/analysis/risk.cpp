@@ -97,6 +97,11 @@ Share WaitingTime::within(double t_s) const {
   return s;
 }
 
+bool scripted_push(const Scenario& s) {
+  return s.incident.random_per_h <= 0 && s.incident.duration_s > 0 &&
+         s.incident.start_s < s.horizon_s;
+}
+
 int risk_runs(const Scenario& s, const RiskOptions& o) {
   if (o.runs > 0) return o.runs;
   return s.runs > 1 ? s.runs : 100;
@@ -115,10 +120,15 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
   if (r.demand.clients > 0)
     throw InputError("risk: demand.clients: open-loop arrivals only (demand.clients 0)");
   if (r.demand.process == DemandProcess::deterministic &&
-      r.server.service == ServiceDist::deterministic)
+      r.server.service == ServiceDist::deterministic && r.incident.random_per_h <= 0)
     throw InputError(
         "risk: nothing in this scenario is random: set demand.process poisson (or bursty) or "
-        "server.service exponential (or lognormal, two_point)");
+        "server.service exponential (or lognormal, two_point), or incident.random_per_h above 0");
+  if (o.splitting && r.incident.random_per_h > 0)
+    throw InputError(
+        "risk --splitting: incident.random_per_h: the incidents at random are drawn when a run "
+        "starts, so every walk split from it would meet the same ones; estimate them with plain "
+        "Monte Carlo (no --splitting)");
   for (double load : o.loads)
     if (!(load > 0 && load <= 100))
       throw InputError("risk: load " + number_text(load) +
@@ -144,7 +154,9 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
 std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double load,
                                                      std::string& why_not) {
   why_not.clear();
-  if (s.demand.process != DemandProcess::poisson)
+  if (s.incident.random_per_h > 0)
+    why_not = "incidents at random (incident.random_per_h) are not in the chain";
+  else if (s.demand.process != DemandProcess::poisson)
     why_not = "arrivals are not Poisson";
   else if (s.server.service != ServiceDist::exponential)
     why_not = "service is not exponential";
@@ -272,8 +284,9 @@ AtLoad at_load(const Scenario& s, double load) {
   a.demand_per_s = std::stod(fmt::format("{:.12g}", s.demand.rate_per_s * load));
   a.quiet = s;
   a.quiet.demand.rate_per_s = a.demand_per_s;
+  if (s.incident.random_per_h > 0) return a;  // the randomness the quiet runs meet
   a.quiet.incident.duration_s = 0;
-  if (s.incident.duration_s > 0 && s.incident.start_s < s.horizon_s) {
+  if (scripted_push(s)) {
     a.push = a.quiet;
     a.push->incident = s.incident;
   }

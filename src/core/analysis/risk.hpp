@@ -132,6 +132,10 @@ std::vector<RiskEvidence> gather_risk(const Scenario& base, const RiskOptions& o
 RiskResult summarize_risk(const Scenario& base, const RiskOptions& o,
                           const std::vector<RiskEvidence>& evidence);
 
+// Whether a scripted incident pushes the runs (a second set of runs, with
+// it, for leaving); incidents at random are part of the quiet runs instead.
+bool scripted_push(const Scenario& s);
+
 // The scenario the estimates run (InputError when nothing in it is random
 // or it is not one open-loop population before one server).
 Scenario risk_scenario(const Scenario& s, const RiskOptions& o);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
 #include "model/keys.hpp"
@@ -97,7 +98,9 @@ std::optional<double> median_of(std::vector<double> v) {
   if (v.empty()) return std::nullopt;
   std::sort(v.begin(), v.end());
   const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  // On the loads' own grid of 1e-9: the mean of 0.1 and 0.2 is 0.15, not
+  // 0.15000000000000002.
+  return v.size() % 2 ? v[m] : std::round((v[m - 1] + v[m]) / 2 * 1e9) / 1e9;
 }
 
 }  // namespace
@@ -109,6 +112,7 @@ int step_down_runs(const Scenario& s, const StepDownOptions& o) {
 }
 
 Scenario step_down_scenario(const Scenario& s, const StepDownOptions& o) {
+  require_scripted_incident(s, "the step-down");
   check(o);
   if (!s.graph.empty())
     throw InputError("step-down: one population of clients before one server (no services)");

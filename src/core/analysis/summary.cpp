@@ -66,6 +66,12 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
     v.headline = "Not judged by " + format_seconds(s.horizon_s) + ": the run ends " +
                  format_seconds(s.horizon_s - s.incident_end_s()) +
                  " after the incident, too soon to tell, and no request failed";
+  } else if (s.incident.duration_s <= 0) {
+    // No incident: what kept it from recovering was chance (or the load) alone.
+    v.headline = "Not recovered by " + format_seconds(s.horizon_s) +
+                 ": no incident was scripted (incident.duration_s 0), yet it did not settle "
+                 "after " +
+                 format_seconds(s.incident.start_s);
   } else {
     v.headline = "Not recovered by " + format_seconds(s.horizon_s) + ": the incident ended at " +
                  format_seconds(s.incident_end_s());

@@ -72,6 +72,7 @@ std::vector<long> bisection_batch(long lo, long hi, unsigned width) {
 // run at a time would; a batch only adds runs the next answers may need, so
 // the answer never depends on the number of cores, only the time does.
 TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck& cancelled) {
+  require_scripted_incident(s, "the tipping point");
   TippingResult r;
   r.grid_s = grid_s > 0 ? grid_s : default_grid_s(s);
   double longest = s.horizon_s - s.incident.start_s;

@@ -349,6 +349,11 @@ void add_incident_keys(std::vector<KeySpec>& keys) {
       "incident.duration_s", 0, 1e7, "s", "Incident length", "how long the incident lasts",
       [](S & s) -> auto& { return s.incident.duration_s; });
   g.number(
+      "incident.random_per_h", 0, 3600, "/h", "Incidents per hour (random)",
+      "0 = the one incident at incident.start_s; above 0 = incidents of incident.duration_s at "
+      "random times, this many per hour on average (retrystorm risk)",
+      [](S & s) -> auto& { return s.incident.random_per_h; });
+  g.number(
       "incident.capacity_factor", 0, 1000, "x", "Capacity during incident",
       "capacity multiplier; 0 = outage", [](S & s) -> auto& { return s.incident.capacity_factor; });
   g.number(
@@ -1246,7 +1251,12 @@ void validate_horizon(const Scenario& s, const RunLimits& limits) {
 void validate_step_keys(const Scenario& s, const RunLimits& limits) {
   // An incident that starts when the run is over never happens: the verdict
   // would measure recovery from a moment the run never reached.
-  if (s.incident.start_s >= s.horizon_s)
+  if (s.incident.random_per_h > 0 && !(s.incident.duration_s > 0))
+    throw InputError("incident.random_per_h: " + number_text(s.incident.random_per_h) +
+                     " incidents per hour of incident.duration_s 0 s are none; give "
+                     "incident.duration_s above 0");
+  const bool scripted = s.incident.random_per_h <= 0 && s.incident.duration_s > 0;
+  if (scripted && s.incident.start_s >= s.horizon_s)
     throw InputError("incident.start_s: " + number_text(s.incident.start_s) +
                      " s is not inside the run (horizon_s = " + number_text(s.horizon_s) +
                      " s); start the incident before the run ends");
@@ -1274,6 +1284,10 @@ void validate_step_keys(const Scenario& s, const RunLimits& limits) {
     throw InputError(
         "demand.profile, server.capacity_profile: not with services yet; give the graph's "
         "load with incident.demand_factor and its capacity with each service's keys");
+  if (!s.graph.empty() && s.incident.random_per_h > 0)
+    throw InputError(
+        "incident.random_per_h: incidents at random are not with services yet; give the "
+        "graph's incident with incident.start_s and incident.duration_s");
   if (s.client.budget.kind == BudgetKind::ratio_ttl &&
       !whole_multiple(s.client.budget.ttl_s, s.step_s))
     throw InputError("client.budget.ttl_s: " + number_text(s.client.budget.ttl_s) +

@@ -262,6 +262,11 @@ struct Scenario {
     double duration_s = 20;
     double capacity_factor = 0.4;
     double demand_factor = 1.0;
+    // Above 0: no scripted start; incidents of duration_s strike at random,
+    // this many per hour on average (a Poisson process drawn from the seed,
+    // docs/risk.md, "Incidents at random"). Read by `retrystorm risk`; the
+    // report of one run measures recovery from the scripted incident.
+    double random_per_h = 0;
     // timeout: attempts the dependency cannot serve wait and time out; the
     // others: during the incident, an attempt that cannot start at once is
     // answered at once with that class (agent engine).

@@ -206,7 +206,7 @@ class AgentEngine {
       concurrency_.emplace(gradient_settings(s),
                            static_cast<uint64_t>(s.seed) ^ 0x9e3779b97f4a7c15ULL);
     incident_ = steps_of(s);
-    if (!profiles_.capacity.empty()) capacity_steps();
+    if (!profiles_.capacity.empty() || incident_.several()) capacity_steps();
   }
 
   // With a capacity profile: each step's capacity multiplier, the incident's
