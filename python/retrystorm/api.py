@@ -215,6 +215,8 @@ def with_risk_table(answer, vary):
                 "load": level["load"],
                 "tip_within_day": level["time_to_tip"]["within_day"]["p"],
                 "leave_mean_s": level["time_to_leave"]["mean_s"],
+                "leave_low_s": level["time_to_leave"]["low_s"],
+                "stuck_runs": level["stuck_to_leave"]["k"],
                 "operating": row["value"] == answer["operating_value"] and level["load"] == 1,
             }
             for row in answer["rows"]

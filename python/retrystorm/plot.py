@@ -1,10 +1,13 @@
 """The page's charts with matplotlib, for notebooks and papers: the load
 chart (first attempts and retries stacked, capacity, on-time and late
-responses, the backlog below) and the defense ladder's bars.
+responses, the backlog below), the defense ladder's bars and the
+metastable region of `risk` (rs.risk(..., vary=...)).
 
     import retrystorm as rs, retrystorm.plot
     rs.plot.load_chart(rs.run(rs.Scenario.preset("primary-failover")))
 """
+
+import math
 
 import matplotlib.pyplot as plt
 
@@ -94,6 +97,57 @@ def ladder_bars(ladder, metric="metrics.failed_fraction", ax=None, title=None):
     ax.barh(ladder["name"], ladder[metric], color=colours)
     ax.invert_yaxis()  # the first rung on top, as the page lists them
     ax.set_xlabel(metric.split(".", 1)[-1].replace("_", " "))
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+def _leave_shade(row):
+    """The mean time back as a shade from 0 to 1, as the page colours it:
+    none stuck 0; a mean on a log scale from a minute (0) to a day (1); only
+    a lower bound (none came back) at least that bound's shade, 1 from an
+    hour up."""
+    if row.stuck_runs == 0:
+        return 0.0
+
+    def shade(seconds):
+        return min(1.0, max(0.0, math.log10(seconds / 60) / math.log10(1440)))
+
+    if row.leave_mean_s is not None and not math.isnan(row.leave_mean_s):
+        return shade(row.leave_mean_s)
+    return 1.0 if row.leave_low_s >= 3600 else shade(max(row.leave_low_s, 1e-9))
+
+
+def risk_map(answer, colour="tip", ax=None, title=None):
+    """The metastable region of rs.risk(..., vary="KEY=V1,V2,..."): knob
+    values down, loads across, each cell coloured by the chance of tipping
+    within a day by chance (colour="tip") or by the mean time back once stuck
+    (colour="leave", a log scale from a minute to a day), the scenario as it
+    stands ringed."""
+    if colour not in ("tip", "leave"):
+        raise ValueError(f"colour: {colour!r}; allowed: 'tip' or 'leave'")
+    table = answer.get("table")
+    if table is None:
+        raise ValueError("risk_map: the answer has no map; call rs.risk(..., vary=\"KEY=V1,V2\")")
+    values = sorted(table.value.unique())
+    loads = sorted(table.load.unique())
+    grid = [[0.0] * len(loads) for _ in values]
+    for row in table.itertuples():
+        tone = row.tip_within_day if colour == "tip" else _leave_shade(row)
+        grid[values.index(row.value)][loads.index(row.load)] = tone
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.1 * len(loads) + 2, 0.55 * len(values) + 1.5))
+    image = ax.imshow(grid, cmap="Reds", vmin=0, vmax=1, aspect="auto", origin="lower")
+    ax.set_xticks(range(len(loads)), [f"{x:g}x" for x in loads])
+    ax.set_yticks(range(len(values)), [f"{v:g}" for v in values])
+    ax.set_xlabel("load (multiple of demand)")
+    ax.set_ylabel(answer["knob"])
+    for row in table[table.operating].itertuples():
+        ax.scatter([loads.index(row.load)], [values.index(row.value)], s=160, facecolors="none",
+                   edgecolors="black", linewidths=1.5, label="the scenario as it stands")
+    bar = ax.figure.colorbar(image, ax=ax)
+    bar.set_label("chance of tipping within a day" if colour == "tip"
+                  else "mean time back (1 min to 1 day, log)")
     if title:
         ax.set_title(title, fontsize=10)
     return ax

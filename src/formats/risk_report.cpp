@@ -116,7 +116,8 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
       << "    stuck (" << x.bad_from << " or more at the server) " << format_percent(x.bad_share)
       << " of the time; from empty to stuck " << rough_duration(x.enter_bad_s)
       << "; from stuck to empty " << rough_duration(x.leave_bad_s) << "; relaxation "
-      << rough_duration(x.relaxation_s) << "\n";
+      << rough_duration(x.relaxation_s)
+      << " (mixing, as metafor counts it: " << rough_duration(x.mixing_metafor_s) << ")\n";
 }
 
 void hysteresis_text(std::ostringstream& out, const RiskResult& r) {
@@ -176,7 +177,8 @@ nlohmann::json exact_json(const markov::RetryChainFigures& x) {
           {"orbit_full_share", x.orbit_full_share},
           {"enter_s", optional_json(x.enter_bad_s)},
           {"leave_s", optional_json(x.leave_bad_s)},
-          {"relaxation_s", optional_json(x.relaxation_s)}};
+          {"relaxation_s", optional_json(x.relaxation_s)},
+          {"mixing_metafor_s", optional_json(x.mixing_metafor_s)}};
 }
 
 std::string leave_cell(const RiskLevel& l) {

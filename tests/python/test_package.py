@@ -358,7 +358,8 @@ def test_risk_answers_as_the_command_line_does(random_server):
 def test_risk_map_is_a_table_with_the_operating_point(random_server):
     r = rs.risk(random_server(), loads=[0.5, 1.0], runs=2, vary="client.retries=0,4")
     table = r["table"]
-    assert list(table.columns) == ["value", "load", "tip_within_day", "leave_mean_s", "operating"]
+    assert list(table.columns) == ["value", "load", "tip_within_day", "leave_mean_s", "leave_low_s",
+                                   "stuck_runs", "operating"]
     assert len(table) == 4
     assert table.operating.sum() == 1
     assert table[table.operating].iloc[0].value == 4

@@ -39,3 +39,28 @@ def test_load_chart_puts_failures_on_their_own_labelled_axis():
     failed_axis = next(ax for ax in fig.axes if ax.get_ylabel() == "failed per second")
     assert failed_axis.get_lines()[0].get_ydata().max() > 0  # visible, not flat at 0
     plt.close("all")
+
+
+def test_risk_map_colours_each_cell_and_rings_the_operating_point(random_server):
+    answer = rs.risk(random_server(), loads=[0.5, 1.0], runs=2, exact=False,
+                     vary="client.retries=0,4")
+    ax = rs.plot.risk_map(answer)
+    grid = ax.images[0].get_array()
+    assert grid.shape == (2, 2)
+    table = answer["table"]
+    tip = table[(table.value == 4) & (table.load == 1.0)].tip_within_day.iloc[0]
+    assert grid[1][1] == tip
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["0", "4"]
+    assert len(ax.collections) == 1  # the ring around the scenario as it stands
+    ax = rs.plot.risk_map(answer, colour="leave")
+    assert 0 <= ax.images[0].get_array().min() and ax.images[0].get_array().max() <= 1
+    plt.close("all")
+
+
+def test_risk_map_refuses_what_it_cannot_draw(random_server):
+    import pytest
+
+    with pytest.raises(ValueError, match="colour"):
+        rs.plot.risk_map({"table": None}, colour="blue")
+    with pytest.raises(ValueError, match="vary"):
+        rs.plot.risk_map(rs.risk(random_server(), runs=2, exact=False))

@@ -291,6 +291,23 @@ async function issue17(page, presets, context, base) {
     check(marked === 1, 'the scenario as it stands is marked once', String(marked));
     const none = await page.locator('[data-testid="risk-table"] tbody tr').first().locator('td').nth(4).textContent();
     check(/s$/.test(none.trim()), 'without retries it comes back after the incident in seconds', none);
+    // Item 4: coloured by the time back instead, without running again.
+    const shades = () => page.locator('[data-testid="risk-table"] tbody td').evaluateAll((tds) => tds.map((td) => td.style.background).join('|'));
+    const byTip = await shades();
+    await testid(page, 'risk-colour').selectOption('leave');
+    check((await shades()) !== byTip && (await testid(page, 'risk-status').textContent()) === st, 'risk: colouring by the time back redraws the cells without a new run');
+    // Another knob down the rows: the timeout.
+    const knobs = await testid(page, 'risk-knob').locator('option').evaluateAll((os) => os.map((o) => o.value));
+    check(knobs.join(',') === 'client.retries,client.timeout_s', 'risk: the knobs this scenario reads (no budget ratio without a budget)', knobs.join(','));
+    await testid(page, 'risk-knob').selectOption('client.timeout_s');
+    await H(page, () => { window.__retrystorm.riskReady = false; });
+    await testid(page, 'risk-draw').click();
+    await page.waitForFunction(() => window.__retrystorm.riskReady || /failed/.test(document.getElementById('risk-status').textContent), null, { timeout: 120000 });
+    const head = await page.locator('[data-testid="risk-table"] thead th').first().textContent();
+    const rows = await page.locator('[data-testid="risk-table"] tbody tr th').allTextContents();
+    check(/^Timeout/.test(head) && rows.length >= 4 && rows.includes('5'), 'risk: a map over the timeout, the scenario\'s 5 s among its rows', `${head}: ${rows.join(', ')}`);
+    await testid(page, 'risk-knob').selectOption('client.retries');
+    await testid(page, 'risk-colour').selectOption('tip');
   }
 
   log('\n# 4c. the step-down experiment: the load up and back down');

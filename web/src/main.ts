@@ -11,7 +11,7 @@ import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './pha
 import { OccupancyChart } from './occupancy';
 import { GraphView, type ColourBy } from './graphview';
 import { makeView, PhaseMap } from './phasemap';
-import { retryValues, RISK_LOADS, RISK_RUNS, riskScenario, riskTable, STEP_DOWN, stepDownSummary } from './risk';
+import { RISK_KNOBS, RISK_LOADS, RISK_RUNS, riskKnob, riskScenario, riskTable, riskVary, STEP_DOWN, stepDownSummary, type RiskColour } from './risk';
 import { StepDownChart } from './stepdownchart';
 import { AmpChart } from './ampchart';
 import { AMP_POLICIES, ampScenario, ampSeries, ampSummary, SHARES } from './amplification';
@@ -20,7 +20,7 @@ import { loadData } from './series';
 import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
 import { renderHours, renderSessionVerdict } from './sessionview';
 import { pickWindow, windowHours } from './sessions';
-import { isSessions, type AnyResult, type MonteCarloBatch, type LadderRow, type Preset, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
+import { isSessions, type AnyResult, type MonteCarloBatch, type LadderRow, type Preset, type RiskMap, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
 import { applySet, decodeState, diffScenario, encodeState, type PinState } from './urlstate';
 import { MAX_PINS, onTimeLine, pinName, pinRows, type Pin } from './pins';
 import { moments, nextMoment, timeoutWork } from './events';
@@ -824,6 +824,7 @@ function phaseKeys(sc: Scenario) {
 const phaseChoice = { x: 'incident.duration_s', y: 'demand.rate_per_s' };
 /** Offers the phase keys of `sc`, each axis on the user's key where it is offered. */
 function fillPhaseKeys(sc: Scenario) {
+  fillRiskKnobs(sc);
   const keys = phaseKeys(sc);
   const offered = (path: string) => keys.some((k) => k.path === path);
   for (const w of ['x', 'y'] as const) {
@@ -937,16 +938,27 @@ function drawRiskTable(t: ReturnType<typeof riskTable>) {
   $('risk-table').querySelector('tbody')!.replaceChildren(...rows);
 }
 
-// The metastable region.
+// The metastable region: the knobs this scenario reads, and the map last drawn.
+let riskMap: RiskMap | null = null;
+function fillRiskKnobs(sc: Scenario) {
+  const pick = $<HTMLSelectElement>('risk-knob');
+  const was = pick.value;
+  const knobs = RISK_KNOBS.filter((k) => k.applies(sc));
+  pick.replaceChildren(...knobs.map((k) => Object.assign(document.createElement('option'), { value: k.path, textContent: k.label })));
+  pick.value = knobs.some((k) => k.path === was) ? was : knobs[0].path;
+}
+const riskColour = () => $<HTMLSelectElement>('risk-colour').value as RiskColour;
 async function drawRisk() {
   const sent = S.sent;
   if (!sent) return;
   hooks.riskReady = false;
   const { scenario, note } = riskScenario(sent);
-  const current = Number(getPath(scenario, 'client.retries'));
-  const vary = `client.retries=${retryValues(current).join(',')}`;
-  await runPanel('risk', `${note}Running ${RISK_RUNS} runs at each of ${RISK_LOADS.length} loads and each retry count…`, 'Risk', async (t0) => {
-    const t = riskTable(await api.risk(scenario, RISK_LOADS, RISK_RUNS, vary));
+  fillRiskKnobs(scenario);
+  const knob = riskKnob($<HTMLSelectElement>('risk-knob').value);
+  const vary = riskVary(knob, scenario);
+  await runPanel('risk', `${note}Running ${RISK_RUNS} runs at each of ${RISK_LOADS.length} loads and each value of ${knob.label.toLowerCase()}…`, 'Risk', async (t0) => {
+    riskMap = await api.risk(scenario, RISK_LOADS, RISK_RUNS, vary);
+    const t = riskTable(riskMap, riskColour());
     drawRiskTable(t);
     hooks.riskReady = true;
     return `${note}Each cell: the chance of tipping within a day by chance · the mean time back after the incident. ${t.rows.length * t.head.length - t.rows.length} cells in ${since(t0)}.`;
@@ -1210,6 +1222,7 @@ function wire() {
   $('mc-stop').addEventListener('click', () => api.stopMonteCarlo());
   $('phase-draw').addEventListener('click', () => void drawPhase());
   $('risk-draw').addEventListener('click', () => void drawRisk());
+  $('risk-colour').addEventListener('change', () => { if (riskMap) drawRiskTable(riskTable(riskMap, riskColour())); });
   $('stepdown-draw').addEventListener('click', () => void drawStepDown());
   $('amp-draw').addEventListener('click', () => void drawAmplification());
   for (const w of ['x', 'y'] as const) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { retryValues, riskCell, riskScenario, roughTime, stepDownColumns, stepDownSummary } from './risk';
+import { budgetValues, leaveTone, retryValues, RISK_KNOBS, riskCell, riskScenario, riskTable, riskVary, roughTime, stepDownColumns, stepDownSummary, timeoutValues } from './risk';
 import type { RiskLevel, Scenario } from './types';
 
 const share = (k: number, n: number, p: number) => ({ k, n, p, low: p / 2, high: Math.min(1, p * 2) });
@@ -18,6 +18,34 @@ describe('risk view', () => {
     expect(c.text).toBe('75% · > 2.5 h');
     expect(c.here).toBe(true);
     expect(c.title).toContain('3 of 20 runs tipped');
+  });
+  it('timeouts are halves and doubles of the own, in whole steps', () => {
+    expect(timeoutValues(3, 1)).toEqual([1, 2, 3, 6, 12]);
+    expect(timeoutValues(0.5, 0.05)).toEqual([0.15, 0.25, 0.5, 1, 2]);
+  });
+  it('budget ratios include the own', () => {
+    expect(budgetValues(0.1)).toEqual([0.05, 0.1, 0.2, 0.5, 1]);
+    expect(budgetValues(0.3)).toEqual([0.05, 0.1, 0.2, 0.3, 0.5, 1]);
+  });
+  it('offers the budget ratio only with a budget, and says the knob in --vary', () => {
+    const sc = { step_s: 1, client: { retries: 2, timeout_s: 3, budget: { kind: 'none', ratio: 0.1 } } } as unknown as Scenario;
+    expect(RISK_KNOBS.filter((k) => k.applies(sc)).map((k) => k.path)).toEqual(['client.retries', 'client.timeout_s']);
+    const budgeted = { ...sc, client: { retries: 2, timeout_s: 3, budget: { kind: 'token', ratio: 0.1 } } } as unknown as Scenario;
+    expect(RISK_KNOBS.filter((k) => k.applies(budgeted)).length).toBe(3);
+    expect(riskVary(RISK_KNOBS[1], sc)).toBe('client.timeout_s=1,2,3,6,12');
+  });
+  it('the time back shades from a minute to a day; a bound of an hour or more is the darkest', () => {
+    const level = (k: number, mean: number | null, low: number): RiskLevel => ({ load: 1, demand_per_s: 1, tipped_within_horizon: share(0, 20, 0), time_to_tip: wait(null, 100), stuck_to_leave: share(k, 20, k / 20), left_within_horizon: share(0, 20, 0), time_to_leave: wait(mean, low) });
+    expect(leaveTone(level(0, null, 0))).toBe(0);
+    expect(leaveTone(level(5, 60, 30))).toBe(0);
+    expect(leaveTone(level(5, 86400, 30))).toBe(1);
+    expect(leaveTone(level(5, 3600, 30))).toBeCloseTo(Math.log10(60) / Math.log10(1440));
+    expect(leaveTone(level(5, null, 4000))).toBe(1);
+    const m = { knob: 'client.timeout_s', operating_value: 3, rows: [{ value: 3, levels: [level(5, 86400, 30)] }] };
+    const t = riskTable(m, 'leave');
+    expect(t.head[0]).toBe('Timeout (s) ↓ · load →');
+    expect(t.rows[0].cells[0].tone).toBe(1);
+    expect(riskTable(m, 'tip').rows[0].cells[0].tone).toBe(0.75);
   });
   it('rows of retries include the scenario own value', () => {
     expect(retryValues(3)).toEqual([0, 1, 2, 3, 4]);

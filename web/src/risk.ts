@@ -27,6 +27,45 @@ export function retryValues(current: number): number[] {
   return [...v].filter((x) => x >= 0 && x <= 20).sort((a, b) => a - b);
 }
 
+/** The timeouts of the map's rows: halves and doubles of the scenario's own, whole steps. */
+export function timeoutValues(current: number, step: number): number[] {
+  const whole = (x: number) => Math.max(step, Math.round(x / step) * step);
+  const v = new Set([0.25, 0.5, 1, 2, 4].map((f) => Number(whole(current * f).toPrecision(12))));
+  return [...v].filter((x) => x > 0 && x <= 3600).sort((a, b) => a - b);
+}
+
+/** The budget ratios of the map's rows, with the scenario's own. */
+export function budgetValues(current: number): number[] {
+  const v = new Set([0.05, 0.1, 0.2, 0.5, 1, current]);
+  return [...v].filter((x) => x > 0 && x <= 10).sort((a, b) => a - b);
+}
+
+/** A policy knob the map can run down its rows (docs/risk.md, "The metastable region"). */
+export interface RiskKnob {
+  path: string;
+  label: string;
+  values: (sc: Scenario) => number[];
+  /** Whether the scenario reads the knob (a budget ratio needs a budget). */
+  applies: (sc: Scenario) => boolean;
+}
+
+const num = (sc: Scenario, path: string) => Number(path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], sc));
+
+export const RISK_KNOBS: RiskKnob[] = [
+  { path: 'client.retries', label: 'Retries', values: (sc) => retryValues(num(sc, 'client.retries')), applies: () => true },
+  { path: 'client.timeout_s', label: 'Timeout (s)', values: (sc) => timeoutValues(num(sc, 'client.timeout_s'), num(sc, 'step_s')), applies: () => true },
+  {
+    path: 'client.budget.ratio', label: 'Retry budget ratio', values: (sc) => budgetValues(num(sc, 'client.budget.ratio')),
+    applies: (sc) => { const k = (sc as unknown as { client?: { budget?: { kind?: string } } }).client?.budget?.kind; return !!k && k !== 'none'; },
+  },
+];
+
+/** The knob of `path`, or the first (retries). */
+export const riskKnob = (path: string) => RISK_KNOBS.find((k) => k.path === path) ?? RISK_KNOBS[0];
+
+/** `--vary` of the map: the knob's rows. */
+export const riskVary = (knob: RiskKnob, sc: Scenario) => `${knob.path}=${knob.values(sc).join(',')}`;
+
 /** "3.2 h", "41 s": a mean waiting time to two digits; "> 3 h" when none was seen. */
 export function roughTime(s: number): string {
   const units: [number, string][] = [[86400 * 365.25, 'years'], [86400, 'days'], [3600, 'h'], [60, 'min']];
@@ -36,22 +75,37 @@ export function roughTime(s: number): string {
 
 export interface RiskCell { text: string; title: string; here: boolean; tone: number }
 
-export function riskCell(l: RiskLevel, here: boolean): RiskCell {
+/** What the cells' colour shows: the chance of tipping within a day, or the mean time back. */
+export type RiskColour = 'tip' | 'leave';
+
+/**
+ * The time back as a shade from 0 to 1: none stuck 0; a mean on a log scale
+ * from a minute (0) to a day (1); only a lower bound (none came back): at
+ * least that bound's shade, and 1 from an hour up.
+ */
+export function leaveTone(l: RiskLevel): number {
+  if (l.stuck_to_leave.k === 0) return 0;
+  const shade = (s: number) => Math.min(1, Math.max(0, Math.log10(s / 60) / Math.log10(1440)));
+  if (l.time_to_leave.mean_s !== null) return shade(l.time_to_leave.mean_s);
+  return l.time_to_leave.low_s >= 3600 ? 1 : shade(l.time_to_leave.low_s);
+}
+
+export function riskCell(l: RiskLevel, here: boolean, colour: RiskColour = 'tip'): RiskCell {
   const day = l.time_to_tip.within_day;
   const leave = l.stuck_to_leave.k === 0 ? '–' : l.time_to_leave.mean_s !== null ? roughTime(l.time_to_leave.mean_s) : `> ${roughTime(l.time_to_leave.low_s)}`;
   return {
     text: `${fmtPct(day.p, 0)} · ${leave}`,
     title: `Tips within a day by chance: ${fmtPct(day.p, 1)} (95%: ${fmtPct(day.low, 1)} to ${fmtPct(day.high, 1)}); ${l.tipped_within_horizon.k} of ${l.tipped_within_horizon.n} runs tipped. Mean time back after being stuck: ${leave}.`,
     here,
-    tone: day.p,
+    tone: colour === 'tip' ? day.p : leaveTone(l),
   };
 }
 
-export function riskTable(map: RiskMap): { head: string[]; rows: { label: string; cells: RiskCell[] }[] } {
-  const head = ['Retries ↓ · load →', ...map.rows[0].levels.map((l) => `${fmtNum(l.load, 2)}×`)];
+export function riskTable(map: RiskMap, colour: RiskColour = 'tip'): { head: string[]; rows: { label: string; cells: RiskCell[] }[] } {
+  const head = [`${riskKnob(map.knob).label} ↓ · load →`, ...map.rows[0].levels.map((l) => `${fmtNum(l.load, 2)}×`)];
   const rows = map.rows.map((r) => ({
-    label: String(r.value),
-    cells: r.levels.map((l) => riskCell(l, r.value === map.operating_value && l.load === 1)),
+    label: fmtNum(r.value, 3),
+    cells: r.levels.map((l) => riskCell(l, r.value === map.operating_value && l.load === 1, colour)),
   }));
   return { head, rows };
 }
