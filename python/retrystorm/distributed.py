@@ -246,9 +246,9 @@ def risk_part(scenario, request, first, count):
     """One task of rs.distributed.risk: replications [first, first + count)
     of every load (and knob value), as what each run saw (plain values that
     pickle exactly)."""
-    loads, runs, horizon_s, exact, vary = request
-    return first, _core._risk_part(scenario, loads, runs, horizon_s, exact, vary, first, count,
-                                   True)
+    loads, runs, horizon_s, exact, vary, split = request
+    return first, _core._risk_part(scenario, loads, runs, horizon_s, exact, vary, split, first,
+                                   count, True)
 
 
 def risk(
@@ -259,6 +259,10 @@ def risk(
     horizon_s=0.0,
     exact=True,
     vary=None,
+    splitting=False,
+    split_effort=40,
+    split_runs=8,
+    split_levels=8,
     client=None,
     task_runs=None,
     retries=2,
@@ -268,14 +272,19 @@ def risk(
     """rs.risk's replications split across a Dask cluster; the same answer,
     value for value, for the same arguments (replication r runs at the
     scenario's seed + r wherever it runs; the estimates are taken here, in
-    replication order, with the exact chain). Splitting runs on one machine
-    (rs.risk(splitting=True)). client None runs on this machine."""
+    replication order, with the exact chain). With splitting=True each task
+    also runs its share of the independent splitting replicas.
+    client None runs on this machine."""
     if allow_large is None:
         allow_large = client is not None
     if client is None:
         return local_risk(scenario, loads, runs=runs, horizon_s=horizon_s, exact=exact,
-                          vary=vary, allow_large=allow_large)
-    request = ([float(x) for x in loads], int(runs), float(horizon_s), bool(exact), vary or "")
+                          vary=vary, splitting=splitting, split_effort=split_effort,
+                          split_runs=split_runs, split_levels=split_levels,
+                          allow_large=allow_large)
+    split = [int(split_effort), int(split_runs), int(split_levels)] if splitting else []
+    request = ([float(x) for x in loads], int(runs), float(horizon_s), bool(exact), vary or "",
+               split)
     # Checked and priced here, before any task: the runs, resolved.
     total = _core._risk_part(scenario, *request, 0, 0, allow_large)
     check_workers(client)

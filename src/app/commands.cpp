@@ -152,7 +152,7 @@ void check_risk_shard(const RiskRequest& r, size_t count, const CostBudget& budg
   double maps = 1;
   Scenario priced = r.scenario;
   if (r.knob) {
-    const std::vector<double> values = risk_map_values(*r.knob);
+    const std::vector<double> values = risk_map_values(*r.knob, r.options);
     set_key(priced, r.knob->path, KeyValue{*std::max_element(values.begin(), values.end())});
     maps = static_cast<double>(values.size());
     o.exact = false;
@@ -181,9 +181,7 @@ StepDown step_down(const Scenario& s, StepDownOptions options, const CostBudget&
 RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
                  const CostBudget& budget) {
   // The knob's largest value prices every cell: retries and timeouts cost more as they grow.
-  if (options.splitting)
-    throw InputError("risk: splitting estimates one scenario's loads, not a map (--vary)");
-  const std::vector<double> values = risk_map_values(knob);
+  const std::vector<double> values = risk_map_values(knob, options);
   Scenario priced = s;
   set_key(priced, knob.path, KeyValue{*std::max_element(values.begin(), values.end())});
   check(risk_cost(priced, options, static_cast<double>(values.size())), budget, "risk");

@@ -97,8 +97,6 @@ int step_down(const StepDownCommand& c) {
 
 // risk --shard K/N: replications of shard K's range as evidence for `merge`.
 int risk_shard(const RiskCommand& c, const Scenario& s, const RiskOptions& o) {
-  if (o.splitting)
-    throw InputError("--shard: splitting runs on one machine; leave out --splitting");
   const ShardSpec shard = parse_shard(c.shard);
   RiskRequest r{s, o, std::nullopt};
   if (!c.vary.empty()) r.knob = parse_axis(c.vary);

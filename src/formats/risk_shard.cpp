@@ -61,15 +61,64 @@ std::vector<Passage> passages_of(const json& j, const std::string& where) {
   return out;
 }
 
+// A splitting replica: [product, [factors], walks, [[after_events, seed], ...]].
+json splits_json(const std::vector<SplitEvidence>& replicas) {
+  json out = json::array();
+  for (const SplitEvidence& r : replicas) {
+    json path = json::array();
+    for (const Reseed& step : r.tipped_path) path.push_back({step.after_events, step.seed});
+    out.push_back({r.product, r.factors, r.walks, std::move(path)});
+  }
+  return out;
+}
+
+double share_of_walks(const json& v, const std::string& where) {
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+    throw InputError(where + ": a splitting share is a number from 0 to 1, not " +
+                     v.dump().substr(0, 40));
+  return v.get<double>();
+}
+
+// A whole number of 0 or more, however the JSON holds it (a round trip
+// through Python gives signed integers).
+bool whole_number(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+}
+
+std::vector<SplitEvidence> splits_of(const json& j, const std::string& where) {
+  if (!j.is_array()) throw InputError(where + ": the splitting evidence is a list of replicas");
+  std::vector<SplitEvidence> out;
+  for (const json& row : j) {
+    if (!row.is_array() || row.size() != 4 || !row[1].is_array() || !row[3].is_array() ||
+        !whole_number(row[2]))
+      throw InputError(where + ": a splitting replica is [product, [factors], walks, [path]]");
+    SplitEvidence r;
+    r.product = share_of_walks(row[0], where);
+    for (const json& f : row[1]) r.factors.push_back(share_of_walks(f, where));
+    r.walks = row[2].get<long>();
+    for (const json& step : row[3]) {
+      if (!step.is_array() || step.size() != 2 || !whole_number(step[0]) || !whole_number(step[1]))
+        throw InputError(where + ": a tipped path's step is [after_events, seed]");
+      r.tipped_path.push_back({step[0].get<uint64_t>(), step[1].get<uint64_t>()});
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 json request_json(const RiskRequest& r) {
   const RiskOptions& o = r.options;
   json knob = nullptr;
   if (r.knob) knob = {{"path", r.knob->path}, {"values", r.knob->values()}};
+  json splitting = nullptr;
+  if (o.splitting)
+    splitting = {{"effort", o.split_effort}, {"runs", o.split_runs}, {"levels", o.split_levels}};
   return {{"loads", o.loads},
           {"runs", risk_runs(r.scenario, o)},
           {"horizon_s", o.horizon_s},
           {"exact", o.exact},
           {"knob", knob},
+          {"splitting", splitting},
           {"scenario", scenario_to_json(r.scenario)}};
 }
 
@@ -80,11 +129,17 @@ RiskRequest request_of(const json& j) {
   r.options.runs = j.at("runs").get<int>();
   r.options.horizon_s = j.at("horizon_s").get<double>();
   r.options.exact = j.at("exact").get<bool>();
+  if (const json split = j.value("splitting", json()); !split.is_null()) {
+    r.options.splitting = true;
+    r.options.split_effort = split.at("effort").get<int>();
+    r.options.split_runs = split.at("runs").get<int>();
+    r.options.split_levels = split.at("levels").get<int>();
+  }
   if (!j.at("knob").is_null())
     r.knob = SweepAxis(j["knob"].at("path").get<std::string>(), 0, 0, 1,
                        j["knob"].at("values").get<std::vector<double>>());
   risk_scenario(r.scenario, r.options);  // the same checks as `risk` makes
-  if (r.knob) risk_map_values(*r.knob);
+  if (r.knob) risk_map_values(*r.knob, r.options);
   return r;
 }
 
@@ -146,8 +201,11 @@ bool is_risk_shard(const json& body) {
 
 json evidence_json(const std::vector<RiskEvidence>& per_load) {
   json out = json::array();
-  for (const RiskEvidence& e : per_load)
-    out.push_back({{"calm", passages_json(e.calm)}, {"pushed", passages_json(e.pushed)}});
+  for (const RiskEvidence& e : per_load) {
+    json load = {{"calm", passages_json(e.calm)}, {"pushed", passages_json(e.pushed)}};
+    if (!e.split.empty()) load["split"] = splits_json(e.split);
+    out.push_back(std::move(load));
+  }
   return out;
 }
 
@@ -157,9 +215,29 @@ std::vector<RiskEvidence> evidence_of(const json& j, const std::string& where) {
   for (const json& load : j) {
     if (!load.is_object()) throw InputError(where + ": a load's evidence is an object");
     out.push_back({passages_of(load.value("calm", json()), where),
-                   passages_of(load.value("pushed", json()), where)});
+                   passages_of(load.value("pushed", json()), where),
+                   splits_of(load.value("split", json::array()), where)});
   }
   return out;
+}
+
+void append_risk_cells(std::vector<std::vector<RiskEvidence>>& cells, const json& part,
+                       const std::string& where) {
+  if (!part.is_array() || (!cells.empty() && part.size() != cells.size()))
+    throw InputError(where + ": its cells differ in number from the first part's");
+  cells.resize(part.size());
+  for (size_t c = 0; c < part.size(); ++c) {
+    std::vector<RiskEvidence> loads = evidence_of(part[c], where);
+    if (cells[c].empty()) cells[c].resize(loads.size());
+    if (loads.size() != cells[c].size())
+      throw InputError(where + ": its loads differ in number from the first part's");
+    for (size_t l = 0; l < loads.size(); ++l) {
+      auto& to = cells[c][l];
+      to.calm.insert(to.calm.end(), loads[l].calm.begin(), loads[l].calm.end());
+      to.pushed.insert(to.pushed.end(), loads[l].pushed.begin(), loads[l].pushed.end());
+      to.split.insert(to.split.end(), loads[l].split.begin(), loads[l].split.end());
+    }
+  }
 }
 
 ShardRange risk_shard_range(size_t index, size_t of, size_t runs) {
@@ -241,21 +319,7 @@ std::string merged_risk_text(const std::vector<std::pair<std::string, std::strin
                                      where, s.range.first, s.range.first + s.range.count,
                                      s.range.index, s.range.of, runs));
       next += s.range.count;
-      const json& part = s.body.at("cells");
-      if (!part.is_array() || (!cells.empty() && part.size() != cells.size()))
-        throw InputError(where + ": its cells differ in number from the first shard's");
-      cells.resize(part.size());
-      for (size_t c = 0; c < part.size(); ++c) {
-        std::vector<RiskEvidence> loads = evidence_of(part[c], where);
-        if (cells[c].empty()) cells[c].resize(loads.size());
-        if (loads.size() != cells[c].size())
-          throw InputError(where + ": its loads differ in number from the first shard's");
-        for (size_t l = 0; l < loads.size(); ++l) {
-          auto& to = cells[c][l];
-          to.calm.insert(to.calm.end(), loads[l].calm.begin(), loads[l].calm.end());
-          to.pushed.insert(to.pushed.end(), loads[l].pushed.begin(), loads[l].pushed.end());
-        }
-      }
+      append_risk_cells(cells, s.body.at("cells"), where);
     }
     if (next != runs)
       throw InputError(fmt::format("merge: {}: the shards end at replication {} of {}",

@@ -35,14 +35,17 @@ py::object tipping(const Scenario& s, double grid_s, bool allow_large) {
 // `retrystorm risk`: one level per load, or with `vary` the metastable
 // region over that knob (PATH=V1,V2,... or PATH=FROM:TO:STEP).
 // `split` holds effort, runs and levels for splitting, or is empty.
+void set_splitting(RiskOptions& o, const std::vector<int>& split) {
+  if (split.size() != 3) return;
+  o.splitting = true;
+  o.split_effort = split[0], o.split_runs = split[1], o.split_levels = split[2];
+}
+
 py::object risk(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
                 unsigned threads, bool exact, const std::string& vary, bool allow_large,
                 std::vector<int> split) {
   RiskOptions o;
-  if (split.size() == 3) {
-    o.splitting = true;
-    o.split_effort = split[0], o.split_runs = split[1], o.split_levels = split[2];
-  }
+  set_splitting(o, split);
   o.loads = std::move(loads);
   o.runs = runs;
   o.horizon_s = horizon_s;
@@ -139,8 +142,9 @@ void bind_configs(py::module_& m) {
 
 // A risk request from rs.risk's arguments (its runs resolved).
 RiskRequest risk_request(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
-                         bool exact, const std::string& vary) {
+                         bool exact, const std::string& vary, const std::vector<int>& split) {
   RiskRequest r{s, {}, std::nullopt};
+  set_splitting(r.options, split);
   r.options.loads = std::move(loads);
   r.options.runs = runs;
   r.options.horizon_s = horizon_s;
@@ -154,9 +158,9 @@ RiskRequest risk_request(const Scenario& s, std::vector<double> loads, int runs,
 // rs.distributed.risk's task: replications [first, first + count) as
 // evidence (count 0: only the checks and the cost, before any task).
 py::object risk_part(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
-                     bool exact, const std::string& vary, size_t first, size_t count,
-                     bool allow_large) {
-  const RiskRequest r = risk_request(s, std::move(loads), runs, horizon_s, exact, vary);
+                     bool exact, const std::string& vary, const std::vector<int>& split,
+                     size_t first, size_t count, bool allow_large) {
+  const RiskRequest r = risk_request(s, std::move(loads), runs, horizon_s, exact, vary, split);
   if (count == 0) {
     app::check_risk_shard(r, static_cast<size_t>(r.options.runs), python_budget(allow_large));
     return py::int_(r.options.runs);
@@ -169,24 +173,12 @@ py::object risk_part(const Scenario& s, std::vector<double> loads, int runs, dou
 
 // rs.risk's answer from the tasks' evidence, given in replication order.
 py::object risk_of_parts(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
-                         bool exact, const std::string& vary, const py::list& parts) {
-  const RiskRequest r = risk_request(s, std::move(loads), runs, horizon_s, exact, vary);
+                         bool exact, const std::string& vary, const std::vector<int>& split,
+                         const py::list& parts) {
+  const RiskRequest r = risk_request(s, std::move(loads), runs, horizon_s, exact, vary, split);
   std::vector<std::vector<RiskEvidence>> cells;
-  for (const py::handle part : parts) {
-    const nlohmann::json j = python_to_json(part);
-    if (!j.is_array() || (!cells.empty() && j.size() != cells.size()))
-      throw InputError("rs.distributed.risk: a task's evidence has another number of cells");
-    cells.resize(j.size());
-    for (size_t c = 0; c < j.size(); ++c) {
-      std::vector<RiskEvidence> loads_seen = evidence_of(j[c], "rs.distributed.risk");
-      if (cells[c].empty()) cells[c].resize(loads_seen.size());
-      for (size_t l = 0; l < loads_seen.size() && l < cells[c].size(); ++l) {
-        auto& to = cells[c][l];
-        to.calm.insert(to.calm.end(), loads_seen[l].calm.begin(), loads_seen[l].calm.end());
-        to.pushed.insert(to.pushed.end(), loads_seen[l].pushed.begin(), loads_seen[l].pushed.end());
-      }
-    }
-  }
+  for (const py::handle part : parts)
+    append_risk_cells(cells, python_to_json(part), "rs.distributed.risk");
   return json_to_python(risk_answer_json(r, cells));
 }
 
@@ -207,10 +199,11 @@ void bind_studies(py::module_& m) {
         py::arg("threads"), py::arg("exact"), py::arg("vary"), py::arg("allow_large"),
         py::arg("split"));
   m.def("_risk_part", &risk_part, py::arg("scenario"), py::arg("loads"), py::arg("runs"),
-        py::arg("horizon_s"), py::arg("exact"), py::arg("vary"), py::arg("first"), py::arg("count"),
-        py::arg("allow_large"));
+        py::arg("horizon_s"), py::arg("exact"), py::arg("vary"), py::arg("split"), py::arg("first"),
+        py::arg("count"), py::arg("allow_large"));
   m.def("_risk_of_parts", &risk_of_parts, py::arg("scenario"), py::arg("loads"), py::arg("runs"),
-        py::arg("horizon_s"), py::arg("exact"), py::arg("vary"), py::arg("parts"));
+        py::arg("horizon_s"), py::arg("exact"), py::arg("vary"), py::arg("split"),
+        py::arg("parts"));
   m.def("step_down", &step_down, py::arg("scenario"), py::arg("from_load"), py::arg("to_load"),
         py::arg("step"), py::arg("hold_s"), py::arg("runs"), py::arg("threads"),
         py::arg("allow_large"));

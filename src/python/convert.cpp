@@ -56,6 +56,10 @@ nlohmann::json int_to_json(py::handle v) {
   long long whole = PyLong_AsLongLong(v.ptr());
   if (!(whole == -1 && PyErr_Occurred())) return whole;
   PyErr_Clear();
+  // Above 2^63: a seed of a walk's path, which must come back exact.
+  unsigned long long large = PyLong_AsUnsignedLongLong(v.ptr());
+  if (!(large == static_cast<unsigned long long>(-1) && PyErr_Occurred())) return large;
+  PyErr_Clear();
   double d = PyLong_AsDouble(v.ptr());
   if (d == -1.0 && PyErr_Occurred()) {
     PyErr_Clear();

@@ -309,6 +309,15 @@ def test_distributed_risk_is_the_local_risk(client, random_server, vary, task_ru
         pd.testing.assert_frame_equal(table_got, table_local)
 
 
+def test_distributed_risk_splits_the_splitting_replicas_too(client, random_server):
+    s = random_server(horizon_s=300)
+    kwargs = dict(runs=6, splitting=True, split_effort=6, split_runs=4, split_levels=3)
+    local = rs.risk(s, [0.85], **kwargs)
+    got = rs.distributed.risk(s, [0.85], client=client, task_runs=2, **kwargs)
+    assert got == local
+    assert local["levels"][0]["splitting"]["p"] > 0
+
+
 def test_distributed_risk_refuses_before_any_task(client, monkeypatch, random_server):
     submitted = []
     monkeypatch.setattr(client, "submit", lambda *a, **k: submitted.append(a))

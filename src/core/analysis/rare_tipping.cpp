@@ -4,7 +4,8 @@
 // Continuing from an entry replays its path to that event and goes on with
 // a fresh seed; a replay costs no more than the walk it repeats, and walks
 // that fail run to the horizon anyway.
-#include <atomic>
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "analysis/markov/splitting.hpp"
@@ -42,29 +43,50 @@ std::optional<Walk> climb(const Scenario& s, const StuckRule* rule,
   return Walk{std::move(walk.reseeds), *walk.stopped_after_events};
 }
 
-// Fixed effort up `levels`, then (with a rule) the rule's own stage.
-RareTip split_agent(const Scenario& quiet, const std::vector<int64_t>& levels,
-                    const StuckRule* rule, const RiskOptions& o) {
+markov::SplitPlan plan_of(const Scenario& quiet, size_t levels, bool judged, const RiskOptions& o) {
+  return {levels + (judged ? 1 : 0), o.split_effort, o.split_runs,
+          static_cast<uint64_t>(quiet.seed), o.threads};
+}
+
+// Fixed effort up `levels`, then (with a rule) the rule's own stage:
+// replicas [first, first + count).
+std::vector<SplitEvidence> split_agent(const Scenario& quiet, const std::vector<int64_t>& levels,
+                                       const StuckRule* rule, const RiskOptions& o, int first,
+                                       int count) {
+  std::vector<SplitEvidence> out;
+  for (auto& one : markov::split_replicas(Walk{}, plan_of(quiet, levels.size(), rule != nullptr, o),
+                                          first, count, [&](const Walk&from, size_t k, Rng&rng) {
+                                            return climb(quiet, rule, levels, from, k, rng,
+                                                         o.cancelled);
+                                          })) {
+    SplitEvidence e{one.product, std::move(one.factors), one.walks, {}};
+    if (!one.reached.empty()) e.tipped_path = std::move(one.reached.front().path);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+RareTip tip_of(const std::vector<SplitEvidence>& replicas, std::vector<int64_t> levels,
+               const RiskOptions& o, double horizon_s) {
+  if (replicas.size() != size_t(o.split_runs))
+    throw InputError(fmt::format("risk: splitting evidence of {} replicas, not {}", replicas.size(),
+                                 o.split_runs));
   RareTip tip;
-  tip.levels = levels;
+  tip.levels = std::move(levels);
   tip.effort = o.split_effort;
   tip.runs = o.split_runs;
-  const markov::SplitPlan plan{levels.size() + (rule ? 1 : 0), o.split_effort, o.split_runs,
-                               static_cast<uint64_t>(quiet.seed), o.threads};
-  std::vector<Walk> reached;
-  std::atomic<long> walks{0};
-  const markov::RareEstimate e = markov::split_fixed_effort(
-      Walk{}, plan,
-      [&](const Walk& from, size_t k, Rng& rng) {
-        walks.fetch_add(1, std::memory_order_relaxed);
-        return climb(quiet, rule, levels, from, k, rng, o.cancelled);
-      },
-      &reached);
+  std::vector<double> products;
+  std::vector<std::vector<double>> factors;
+  for (const SplitEvidence& r : replicas) {
+    products.push_back(r.product);
+    factors.push_back(r.factors);
+    tip.engine_runs += r.walks;
+    if (tip.tipped_path.empty()) tip.tipped_path = r.tipped_path;
+  }
+  const markov::RareEstimate e = markov::combine_replicas(products, factors);
   tip.p = e.p, tip.low = e.low, tip.high = e.high;
   tip.factors = e.factors;
-  tip.engine_runs = walks.load();
-  tip.enter = waiting_time_from_chance(tip.p, tip.low, tip.high, quiet.horizon_s);
-  if (!reached.empty()) tip.tipped_path = reached.front().path;
+  tip.enter = waiting_time_from_chance(tip.p, tip.low, tip.high, horizon_s);
   return tip;
 }
 
@@ -94,14 +116,31 @@ WaitingTime waiting_time_from_chance(double p, double low, double high, double h
   return w;
 }
 
+std::vector<SplitEvidence> split_tipping_replicas(const Scenario& quiet, const StuckRule& rule,
+                                                  const RiskOptions& o, int first, int count) {
+  return split_agent(quiet, split_levels(rule, o.split_levels), &rule, o, first, count);
+}
+
+RareTip rare_tip_of(const std::vector<SplitEvidence>& replicas, const StuckRule& rule,
+                    const RiskOptions& o, double horizon_s) {
+  return tip_of(replicas, split_levels(rule, o.split_levels), o, horizon_s);
+}
+
 RareTip split_tipping(const Scenario& quiet, const StuckRule& rule, const RiskOptions& o) {
-  return split_agent(quiet, split_levels(rule, o.split_levels), &rule, o);
+  return rare_tip_of(split_tipping_replicas(quiet, rule, o, 0, o.split_runs), rule, o,
+                     quiet.horizon_s);
 }
 
 RareTip split_backlog(const Scenario& quiet, const std::vector<int64_t>& levels,
                       const RiskOptions& o) {
   if (levels.empty()) throw InputError("splitting: at least one level");
-  return split_agent(quiet, levels, nullptr, o);
+  return tip_of(split_agent(quiet, levels, nullptr, o, 0, o.split_runs), levels, o,
+                quiet.horizon_s);
+}
+
+std::pair<int, int> split_range(size_t first, size_t count, size_t runs, int split_runs) {
+  const auto at = [&](size_t r) { return static_cast<int>(r * size_t(split_runs) / runs); };
+  return {at(first), at(first + count) - at(first)};
 }
 
 }  // namespace retrystorm

@@ -305,6 +305,11 @@ std::vector<RiskEvidence> gather_risk(const Scenario& base, const RiskOptions& o
     RiskEvidence e;
     e.calm = passages(a.quiet, first, count, rule, 0, o);
     if (a.push) e.pushed = passages(*a.push, first, count, rule, s.incident_end_s(), o);
+    if (o.splitting) {
+      const auto [from, replicas] =
+          split_range(first, count, size_t(risk_runs(base, o)), o.split_runs);
+      e.split = split_tipping_replicas(a.quiet, rule, o, from, replicas);
+    }
     out.push_back(std::move(e));
   }
   return out;
@@ -335,7 +340,7 @@ RiskResult summarize_risk(const Scenario& base, const RiskOptions& o,
     else
       estimate_leaving(level, e.calm, 0);
     if (o.exact) add_exact(level, a.quiet);
-    if (o.splitting) level.rare = split_tipping(a.quiet, out.rule, o);
+    if (o.splitting) level.rare = rare_tip_of(e.split, out.rule, o, a.quiet.horizon_s);
     out.levels.push_back(std::move(level));
   }
   return out;
@@ -358,7 +363,9 @@ Hysteresis hysteresis_of(const RiskResult& r) {
   return h;
 }
 
-std::vector<double> risk_map_values(const SweepAxis& knob) {
+std::vector<double> risk_map_values(const SweepAxis& knob, const RiskOptions& o) {
+  if (o.splitting)
+    throw InputError("risk: splitting estimates one scenario's loads, not a map (--vary)");
   const double count = knob.point_count();
   if (!(count >= 1 && count <= static_cast<double>(kRiskMapValues)))
     throw InputError(fmt::format("risk --vary {}: {} values; a map takes 1 to {}", knob.path,
@@ -373,7 +380,7 @@ namespace {
 std::vector<Scenario> map_cells(const Scenario& s, const SweepAxis& knob, RiskOptions& cells) {
   cells.exact = false;
   std::vector<Scenario> out;
-  for (double v : risk_map_values(knob)) {
+  for (double v : risk_map_values(knob, cells)) {
     Scenario one = s;
     set_key(one, knob.path, KeyValue{v});
     out.push_back(std::move(one));

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/markov/retry_chain.hpp"
@@ -120,10 +121,23 @@ Hysteresis hysteresis_of(const RiskResult& r);
 // range of replications can run anywhere (a shard, a Dask worker) and the
 // estimates be taken once over all of them, in replication order: the same
 // answer as one machine's.
-struct RiskEvidence {
-  std::vector<Passage> calm;    // per replication, no incident
-  std::vector<Passage> pushed;  // per replication, with the incident (none without one)
+// One splitting replica's findings (RiskOptions::splitting): its product of
+// factors, the factors, its walks and, when it tipped, a walk that did.
+struct SplitEvidence {
+  double product = 0;
+  std::vector<double> factors;
+  long walks = 0;
+  std::vector<Reseed> tipped_path;
 };
+struct RiskEvidence {
+  std::vector<Passage> calm;         // per replication, no incident
+  std::vector<Passage> pushed;       // per replication, with the incident (none without one)
+  std::vector<SplitEvidence> split;  // with splitting: the range's splitting replicas
+};
+// The splitting replicas that go with replications [first, first + count)
+// of `runs`: the same share of split_runs, so that ranges that cover the
+// replications once cover the replicas once.
+std::pair<int, int> split_range(size_t first, size_t count, size_t runs, int split_runs);
 // Replications [first, first + count) at each load of o.loads, in order.
 std::vector<RiskEvidence> gather_risk(const Scenario& base, const RiskOptions& o, size_t first,
                                       size_t count);
@@ -145,6 +159,12 @@ int risk_runs(const Scenario& s, const RiskOptions& o);
 // The chance that `quiet` (a risk scenario at one load, no incident) tips
 // within its horizon, by fixed-effort splitting over replayed agent runs.
 RareTip split_tipping(const Scenario& quiet, const StuckRule& rule, const RiskOptions& o);
+// The same in parts: replicas [first, first + count), and the estimate over
+// all of them (in replica order).
+std::vector<SplitEvidence> split_tipping_replicas(const Scenario& quiet, const StuckRule& rule,
+                                                  const RiskOptions& o, int first, int count);
+RareTip rare_tip_of(const std::vector<SplitEvidence>& replicas, const StuckRule& rule,
+                    const RiskOptions& o, double horizon_s);
 // The chance that the attempts at the server reach levels.back() within
 // the horizon, by the same splitting without the rule's stage: what the
 // exact chain answers too (tests/rare_tipping_test.cpp).
@@ -171,8 +191,8 @@ std::vector<std::vector<RiskEvidence>> gather_risk_map(const Scenario& s, const 
                                                        size_t count);
 RiskMap summarize_risk_map(const Scenario& s, const SweepAxis& knob, const RiskOptions& o,
                            const std::vector<std::vector<RiskEvidence>>& evidence);
-// The knob's values, checked (at most kRiskMapValues).
-std::vector<double> risk_map_values(const SweepAxis& knob);
+// The knob's values, checked (at most kRiskMapValues; no splitting).
+std::vector<double> risk_map_values(const SweepAxis& knob, const RiskOptions& o);
 constexpr size_t kRiskMapValues = 50;
 
 // The most states of the exact chain printed beside the estimates (a few

@@ -46,21 +46,32 @@ struct SplitPlan {
 RareEstimate combine_replicas(const std::vector<double>& products,
                               const std::vector<std::vector<double>>& factors);
 
-// Fixed-effort splitting over any walk: climb(from, stage, rng) walks from an
-// entry of the stage before (or `start`) and answers its entry into this
-// stage's level, or none when the horizon passed first. The same plan gives
-// the same estimate whatever the threads. `reached`, when given, gets the
-// last stage's entries of the first replica that had any.
+// What one replica of a splitting run found: its product of factors, the
+// factors, the walks it took and the last stage's entries when it got there.
+// Replicas are independent (each on its own seeds), so a range of them can
+// run anywhere and the estimate be taken over all (docs/distributed.md).
+template <class Entry>
+struct SplitReplica {
+  double product = 0;
+  std::vector<double> factors;
+  long walks = 0;
+  std::vector<Entry> reached;
+};
+
+// Replicas [first, first + count) of fixed-effort splitting over any walk:
+// climb(from, stage, rng) walks from an entry of the stage before (or
+// `start`) and answers its entry into this stage's level, or none when the
+// horizon passed first. The same plan gives the same replicas whatever the
+// threads and however the range is cut.
 template <class Entry, class Climb>
-RareEstimate split_fixed_effort(const Entry& start, const SplitPlan& plan, Climb&& climb,
-                                std::vector<Entry>* reached = nullptr) {
+std::vector<SplitReplica<Entry>> split_replicas(const Entry& start, const SplitPlan& plan,
+                                                int first, int count, Climb&& climb) {
   if (plan.effort < 2 || plan.replicas < 2 || plan.stages == 0)
     throw InputError("splitting: at least 2 walks per level, 2 replicas and one level");
-  std::vector<double> products;
-  std::vector<std::vector<double>> factors;
-  for (int r = 0; r < plan.replicas; ++r) {
+  std::vector<SplitReplica<Entry>> out;
+  for (int r = first; r < first + count; ++r) {
+    SplitReplica<Entry> one;
     std::vector<Entry> entries = {start};
-    std::vector<double> f;
     double p = 1;
     for (size_t k = 0; k < plan.stages && p > 0; ++k) {
       std::vector<std::optional<Entry>> walks(static_cast<size_t>(plan.effort));
@@ -75,13 +86,29 @@ RareEstimate split_fixed_effort(const Entry& start, const SplitPlan& plan, Climb
       std::vector<Entry> next;
       for (auto& w : walks)
         if (w) next.push_back(std::move(*w));
-      f.push_back(static_cast<double>(next.size()) / plan.effort);
-      p *= f.back();
+      one.factors.push_back(static_cast<double>(next.size()) / plan.effort);
+      one.walks += plan.effort;
+      p *= one.factors.back();
       entries = std::move(next);
     }
-    if (reached && reached->empty() && p > 0) *reached = entries;
-    products.push_back(p);
-    factors.push_back(std::move(f));
+    one.product = p;
+    if (p > 0) one.reached = std::move(entries);
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
+// The estimate over every replica of `plan`. `reached`, when given, gets the
+// last stage's entries of the first replica that had any.
+template <class Entry, class Climb>
+RareEstimate split_fixed_effort(const Entry& start, const SplitPlan& plan, Climb&& climb,
+                                std::vector<Entry>* reached = nullptr) {
+  std::vector<double> products;
+  std::vector<std::vector<double>> factors;
+  for (auto& one : split_replicas(start, plan, 0, plan.replicas, climb)) {
+    if (reached && reached->empty() && one.product > 0) *reached = std::move(one.reached);
+    products.push_back(one.product);
+    factors.push_back(std::move(one.factors));
   }
   return combine_replicas(products, factors);
 }
