@@ -253,6 +253,29 @@ TEST(Risk, ASpikeBeforeASmallerQueueGetsAFiniteTimeToLeave) {
   EXPECT_GT(*l.leave.high_s, *l.leave.mean_s);
 }
 
+// With timeouts and retries the chain and the agent engine are two models
+// (docs/risk.md, "The exact chain"): the chain's timeouts are exponential, so
+// some attempts give up long before the timeout and its queue crosses the
+// line sooner; its stuck set is the backlog alone and leaving means reaching
+// empty, where the agent engine's rule also asks for lost goodput and comes
+// back at "healthy". At full load both call the service stuck: the chain
+// most of the time, the agent engine in every run within ten minutes.
+TEST(Risk, WithTimeoutsTheChainAndTheAgentEngineBothCallItStuck) {
+  RiskOptions o = testing::quick_risk({1.0}, 40);
+  o.exact = true;
+  const RiskLevel l = assess_risk(metafor_like({{"server.queue_limit", "25"},
+                                                {"client.timeout_s", "2"},
+                                                {"client.retries", "2"},
+                                                {"horizon_s", "600"}}),
+                                  o)
+                          .levels[0];
+  ASSERT_TRUE(l.exact) << l.exact_note;
+  EXPECT_GT(l.exact->bad_share, 0.6);
+  EXPECT_GE(l.enter_within_horizon.k, 38);
+  ASSERT_TRUE(l.enter.mean_s);
+  EXPECT_LT(l.exact->enter_bad_s, *l.enter.mean_s) << "the chain's early give-ups tip it sooner";
+}
+
 TEST(Risk, TheHysteresisLoopIsReadAcrossTheLoads) {
   RiskResult r;
   auto level = [](double load, int tipped, int stuck, int left) {
