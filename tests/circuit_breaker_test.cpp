@@ -18,6 +18,17 @@
 //     now.isAfter(retryAfter); HalfOpenState: permittedNumberOfCallsInHalfOpenState
 //     permits, others rejected), CircuitBreakerMetrics.checkIfThresholdsExceeded
 //     (min(minimumNumberOfCalls, window) outcomes, then failure rate >= threshold).
+//   Polly (v8) src/Polly.Core/CircuitBreaker/Controller/CircuitStateController.cs
+//     (OnActionPreExecuteAsync: Open and now >= blockedUntil lets one probe
+//     through and turns HalfOpen, never a second; OnUnhandledOutcomeAsync:
+//     any success closes a HalfOpen circuit; OnHandledOutcomeAsync: any
+//     failure reopens it; CloseCircuit_NeedsLock resets the metrics),
+//     Controller/AdvancedCircuitBehavior.cs OnActionFailure (Closed: count,
+//     then Throughput >= MinimumThroughput && FailureRate >= FailureRatio;
+//     Open: count only; HalfOpen: count nothing), Health/RollingHealthMetrics.cs
+//     UpdateCurrentWindow (a new window when the current one is
+//     SamplingDuration / 10 old; windows SamplingDuration old or more dropped),
+//     CircuitBreakerStrategyOptions (0.1, 100, 30 s, 5 s).
 //   grpc-go balancer/rls/internal/adaptive/adaptive.go: Throttler.ShouldThrottle
 //     ((requests - ratio x accepts) / (requests + padding), a throttled request
 //     counted as a throttle), RegisterBackendResponse.
@@ -233,6 +244,144 @@ TEST(BreakerSettings, EachLibrarysDefaultsFillTheZeros) {
   EXPECT_EQ(o.trials, 1);
   EXPECT_EQ(o.min_calls, 0);  // volumeThreshold
   EXPECT_EQ(o.window_s, 10);  // rollingCountTimeout
+}
+
+// ---- Polly ------------------------------------------------------------------
+
+BreakerSettings polly(int min_calls = 4) {
+  return {.kind = BreakerKind::polly,
+          .failure_rate = 0.5,
+          .window_s = 10,
+          .min_calls = min_calls,
+          .open_s = 5,
+          .trials = 1};
+}
+
+// Runs one call admitted and ended at now_s.
+void call(CircuitBreaker& b, double now_s, bool ok) {
+  uint32_t t = b.admit(now_s);
+  ASSERT_NE(t, 0u) << "refused at " << now_s;
+  b.on_outcome(now_s, ok, t);
+}
+
+TEST(Polly, OpensOnAFailureOnceThroughputAndRatioAreBothReached) {
+  CircuitBreaker b(polly());
+  call(b, 0, false);
+  call(b, 0.1, false);
+  call(b, 0.2, true);  // 2 of 3 failed, but throughput 3 < 4
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  call(b, 0.3, true);  // a success never breaks: 2 of 4 is judged on the next failure
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  call(b, 0.4, false);  // 3 of 5 >= 0.5, 5 >= 4
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+TEST(Polly, TheRatioIsAtLeastTheThresholdNotAboveIt) {
+  CircuitBreaker b(polly());
+  call(b, 0, true);
+  call(b, 0.1, true);
+  call(b, 0.2, false);
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  call(b, 0.3, false);  // exactly 2 of 4 = 0.5 opens (>=); opossum's > would not
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+TEST(Polly, OneProbeAfterTheBreakAndNoSecondWhileItRuns) {
+  CircuitBreaker b(polly(2));
+  call(b, 0, false);
+  call(b, 0, false);
+  ASSERT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.admit(4.999), 0u);  // blocked until 5 s
+  uint32_t probe = b.admit(5);    // now >= blockedUntil
+  EXPECT_NE(probe, 0u);
+  EXPECT_EQ(b.state(), BreakerState::half_open);
+  // v8 never lets a second probe through while half-open, however long.
+  EXPECT_EQ(b.admit(100), 0u);
+  EXPECT_EQ(b.rejected(), 2);
+  b.on_outcome(100.5, true, probe);
+  EXPECT_EQ(b.state(), BreakerState::closed);
+}
+
+TEST(Polly, AnyOutcomeWhileHalfOpenDecidesWhicheverCallItIs) {
+  CircuitBreaker b(polly(2));
+  uint32_t slow = b.admit(0);  // sent while closed, ends later
+  call(b, 0, false);
+  call(b, 0, false);
+  ASSERT_EQ(b.state(), BreakerState::open);
+  uint32_t probe = b.admit(6);
+  ASSERT_NE(probe, 0u);
+  b.on_outcome(6.5, true, slow);  // the old call's success closes it
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  // A failure of the probe now lands in a closed circuit with fresh counts.
+  b.on_outcome(6.6, false, probe);
+  EXPECT_EQ(b.state(), BreakerState::closed);  // 1 call < 2: no break
+  call(b, 6.7, false);                         // 2 of 2
+  EXPECT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.opened(), 2);
+}
+
+TEST(Polly, AFailedProbeReopensForAnotherBreak) {
+  CircuitBreaker b(polly(2));
+  call(b, 0, false);
+  call(b, 0, false);
+  call(b, 5, false);  // the probe fails: open again until 10 s
+  EXPECT_EQ(b.state(), BreakerState::open);
+  EXPECT_EQ(b.admit(9.9), 0u);
+  EXPECT_NE(b.admit(10), 0u);
+}
+
+TEST(Polly, FailuresWhileOpenCountAndClosingForgetsThem) {
+  CircuitBreaker b(polly(4));
+  uint32_t late[3] = {b.admit(0), b.admit(0), b.admit(0)};
+  call(b, 0, false);
+  call(b, 0.1, false);
+  call(b, 0.2, false);
+  call(b, 0.3, false);
+  ASSERT_EQ(b.state(), BreakerState::open);
+  for (uint32_t t : late) b.on_outcome(1, false, t);  // counted, no new break
+  EXPECT_EQ(b.opened(), 1);
+  call(b, 5.5, true);  // the probe closes it and resets the counts
+  // Three failures after closing: throughput 3 < 4, the 7 before are gone.
+  call(b, 6, false);
+  call(b, 6, false);
+  call(b, 6, false);
+  EXPECT_EQ(b.state(), BreakerState::closed);
+}
+
+TEST(Polly, WindowsStartAtTheFirstOutcomeAndLeaveAfterTheSamplingDuration) {
+  CircuitBreaker b(polly(4));
+  call(b, 0.5, true);   // a window starts at 0.5 (not on a grid from 0)
+  call(b, 1.4, false);  // still in it: 1 s windows
+  call(b, 1.6, false);  // a second window from 1.6
+  // At 10.5 the window from 0.5 is 10 s old: dropped (>=). Left: the one
+  // from 1.6 (a failure) and this failure: throughput 2 < 4.
+  call(b, 10.5, false);
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  call(b, 10.6, false);  // 3 < 4
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  call(b, 10.7, false);  // 4 failures of 4
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+TEST(Polly, RefusedCallsAreNotCounted) {
+  CircuitBreaker b(polly(2));
+  call(b, 0, false);
+  call(b, 0, false);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(b.admit(1), 0u);
+  call(b, 5, true);  // closes; had refusals counted as successes, nothing would change either
+  EXPECT_EQ(b.state(), BreakerState::closed);
+  call(b, 5.1, false);
+  call(b, 5.2, false);  // 2 of 2 since closing
+  EXPECT_EQ(b.state(), BreakerState::open);
+}
+
+TEST(BreakerSettings, PollysDefaultsFillTheZeros) {
+  Scenario s;
+  s.client.breaker.kind = BreakerKind::polly;
+  BreakerSettings p = breaker_settings(s);
+  EXPECT_EQ(p.open_s, 5);       // BreakDuration
+  EXPECT_EQ(p.min_calls, 100);  // MinimumThroughput
+  EXPECT_EQ(p.trials, 1);       // one probe
 }
 
 // ---- client-side adaptive throttling -------------------------------------

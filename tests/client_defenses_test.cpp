@@ -326,6 +326,39 @@ TEST(ClientDefenses, WhatIsNotModelledIsRefusedWithTheKeyNamed) {
           "client.breaker_trials: 3");
   refused({{"engine", "agent"}, {"client.breaker", "consecutive"}, {"client.hedging", "grpc"}},
           "client.hedging makes it hedge");
+  // Polly's own option ranges (CircuitBreakerStrategyOptions' attributes).
+  refused({{"engine", "agent"}, {"client.breaker", "polly"}, {"client.breaker_min_calls", "1"}},
+          "MinimumThroughput is at least 2");
+  refused({{"engine", "agent"}, {"client.breaker", "polly"}, {"client.breaker_window_s", "0.2"}},
+          "client.breaker_window_s: 0.2 s with client.breaker polly");
+  refused({{"engine", "agent"}, {"client.breaker", "polly"}, {"client.breaker_open_s", "0.1"}},
+          "BreakDuration is 0.5 s to a day");
+}
+
+// Polly's defaults count 100 calls in 30 s per client before judging: on
+// order-status each of 100 clients sends under one a second, and retries
+// do not bring it there, so the breaker never opens. Judged over 20 calls
+// it gets the queue out; on a one-second blip of 503s its 5 s break fails
+// requests that retries would have carried.
+TEST(CircuitBreaker, PollyNeedsAThroughputItsClientsReach) {
+  using testing::preset;
+  std::map<std::string, std::string> polly = {{"engine", "agent"},
+                                              {"client.breaker", "polly"},
+                                              {"client.breaker_failure_rate", "0.1"},
+                                              {"client.breaker_window_s", "30"}};
+  Metrics stuck = compute_metrics(run_engine(preset("order-status", {{"engine", "agent"}})));
+  Metrics as_is = compute_metrics(run_engine(preset("order-status", polly)));
+  EXPECT_FALSE(as_is.recovered);
+  EXPECT_EQ(as_is.failed_fraction, stuck.failed_fraction);
+  polly["client.breaker_min_calls"] = "20";
+  Metrics judged = compute_metrics(run_engine(preset("order-status", polly)));
+  EXPECT_TRUE(judged.recovered);
+  EXPECT_LT(judged.failed_fraction, 0.1);
+  std::map<std::string, std::string> blip = polly;
+  blip["incident.failure"] = "503";
+  std::map<std::string, std::string> bare = {{"engine", "agent"}, {"incident.failure", "503"}};
+  EXPECT_LT(failed_share(preset("brief-outage", bare)), 0.02);
+  EXPECT_GT(failed_share(preset("brief-outage", blip)), 0.06);
 }
 
 }  // namespace

@@ -29,9 +29,10 @@ void refuse_error_injection(const Scenario& s) {
                      " (error injection) runs with engine=agent; engine=" + engine_name(s.engine) +
                      " has no single attempts to fail");
   if (s.server.concurrency.kind != ConcurrencyLimiter::none)
-    throw InputError(
-        std::string("server.adaptive_concurrency: envoy runs with engine=agent; engine=") +
-        engine_name(s.engine) + " has no single attempts for the filter to count and time");
+    throw InputError(std::string("server.adaptive_concurrency: ") +
+                     kConcurrencyLimiterNames[static_cast<int>(s.server.concurrency.kind)] +
+                     " runs with engine=agent; engine=" + engine_name(s.engine) +
+                     " has no single attempts for the limiter to count and time");
   if (s.client.breaker.kind != BreakerKind::none)
     throw InputError(std::string("client.breaker: ") +
                      kBreakerKindNames[static_cast<int>(s.client.breaker.kind)] +

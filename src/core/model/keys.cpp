@@ -214,6 +214,47 @@ void add_profile_keys(KeyGroup& g) {
 
 // Demand and the server (the fluid and agent engines).
 
+// Netflix concurrency-limits' Gradient2Limit and VegasLimit (their builders'
+// names; docs/policies.md, "Adaptive concurrency").
+void add_netflix_limit_keys(KeyGroup& g) {
+  using S = Scenario;
+  g.integer(
+      "server.initial_limit", 0, 1000000, "Initial limit",
+      "gradient2, vegas: the limit before any sample (initialLimit); 0 = the default, 20",
+      [](S & s) -> auto& { return s.server.concurrency.initial_limit; });
+  g.integer(
+      "server.min_limit", 0, 1000000, "Minimum limit",
+      "gradient2: the lowest limit (minLimit); 0 = the default, 20; vegas has none (1)",
+      [](S & s) -> auto& { return s.server.concurrency.min_limit; });
+  g.integer(
+      "server.max_limit", 0, 1000000, "Maximum limit",
+      "gradient2, vegas: the highest limit (maxConcurrency); 0 = the default (200; vegas 1000)",
+      [](S & s) -> auto& { return s.server.concurrency.max_limit; });
+  g.number(
+      "server.limit_smoothing", 0, 1, "", "Limit smoothing",
+      "gradient2, vegas: the share of a new limit taken at each sample (smoothing); 0 = the "
+      "default (0.2; vegas 1)",
+      [](S & s) -> auto& { return s.server.concurrency.smoothing; });
+  g.integer(
+      "server.limit_queue_size", 0, 1000000, "Limit queue size",
+      "gradient2: the headroom added to limit x gradient at each sample (queueSize)",
+      [](S & s) -> auto& { return s.server.concurrency.queue_size; });
+  g.integer(
+      "server.limit_long_window", 1, 1000000, "Long RTT window",
+      "gradient2: samples in the long RTT's exponential average (longWindow)",
+      [](S & s) -> auto& { return s.server.concurrency.long_window; });
+  g.number(
+      "server.limit_rtt_tolerance", 1, 100, "", "RTT tolerance",
+      "gradient2: how much above the long RTT a sample may be before the limit falls "
+      "(rttTolerance)",
+      [](S & s) -> auto& { return s.server.concurrency.rtt_tolerance; });
+  g.integer(
+      "server.limit_probe_multiplier", 1, 1000000, "Probe multiplier",
+      "vegas: the no-load RTT is measured again every 0.5 to 1 x this x limit samples "
+      "(probeMultiplier)",
+      [](S & s) -> auto& { return s.server.concurrency.probe_multiplier; });
+}
+
 // Envoy's adaptive concurrency filter (docs/policies.md, "Adaptive concurrency").
 void add_concurrency_keys(KeyGroup& g) {
   using S = Scenario;
@@ -221,8 +262,9 @@ void add_concurrency_keys(KeyGroup& g) {
       "server.adaptive_concurrency",
       {std::begin(kConcurrencyLimiterNames), std::end(kConcurrencyLimiterNames)},
       "Adaptive concurrency",
-      "agent: envoy = Envoy's adaptive concurrency filter in front of the server: beyond its "
-      "limit, computed from sampled latencies, an attempt is answered 503 at once; none = off",
+      "agent: a limiter in front of the server that answers an attempt beyond its limit 503 at "
+      "once; envoy = Envoy's adaptive concurrency filter (gradient controller), gradient2 or "
+      "vegas = Netflix concurrency-limits' SimpleLimiter with that limit; none = off",
       [](S & s) -> auto& { return s.server.concurrency.kind; });
   g.number(
       "server.concurrency_update_s", 0.001, 3600, "s", "Concurrency update interval",
@@ -261,6 +303,7 @@ void add_concurrency_keys(KeyGroup& g) {
       "server.max_concurrency", 1, 1000000, "Maximum concurrency",
       "envoy: the highest limit (concurrency_limit_params.max_concurrency_limit)",
       [](S & s) -> auto& { return s.server.concurrency.max_concurrency; });
+  add_netflix_limit_keys(g);
 }
 
 void add_demand_server_keys(std::vector<KeySpec>& keys) {
@@ -620,12 +663,13 @@ void add_defense_keys(std::vector<KeySpec>& keys) {
       "Circuit breaker",
       "agent: a circuit breaker per client (client.budget.clients) before each innermost "
       "attempt, with the rules of opossum, cockatiel's ConsecutiveBreaker (consecutive) or "
-      "resilience4j; none = no breaker",
+      "resilience4j or Polly; none = no breaker",
       [](S & s) -> auto& { return s.client.breaker.kind; });
   g.number(
       "client.breaker_failure_rate", 0, 1, "", "Breaker failure rate",
-      "opossum, resilience4j: the share of failures that opens the breaker "
-      "(errorThresholdPercentage / 100, failureRateThreshold / 100)",
+      "opossum, resilience4j, polly: the share of failures that opens the breaker "
+      "(errorThresholdPercentage / 100, failureRateThreshold / 100, FailureRatio: Polly's "
+      "default is 0.1)",
       [](S & s) -> auto& { return s.client.breaker.failure_rate; });
   g.integer(
       "client.breaker_failures", 1, 1000000, "Breaker failures in a row",
@@ -633,8 +677,8 @@ void add_defense_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.client.breaker.failures; });
   g.number(
       "client.breaker_window_s", 0.01, 86400, "s", "Breaker window",
-      "opossum: the rolling window the failure share is counted over (rollingCountTimeout, "
-      "10 buckets)",
+      "opossum, polly: the rolling window the failure share is counted over "
+      "(rollingCountTimeout, SamplingDuration: Polly's default is 30 s; 10 buckets)",
       [](S & s) -> auto& { return s.client.breaker.window_s; });
   g.integer(
       "client.breaker_window_calls", 1, 100000, "Breaker window calls",
@@ -642,18 +686,19 @@ void add_defense_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.client.breaker.window_calls; });
   g.integer(
       "client.breaker_min_calls", 0, 100000, "Breaker minimum calls",
-      "opossum, resilience4j: calls in the window before it may open (volumeThreshold, "
-      "minimumNumberOfCalls); 0 = the library's default (0, 100)",
+      "opossum, resilience4j, polly: calls in the window before it may open (volumeThreshold, "
+      "minimumNumberOfCalls, MinimumThroughput); 0 = the library's default (0, 100, 100)",
       [](S & s) -> auto& { return s.client.breaker.min_calls; });
   g.number(
       "client.breaker_open_s", 0, 86400, "s", "Breaker open time",
       "how long the breaker stays open before trial calls (resetTimeout, halfOpenAfter, "
-      "waitDurationInOpenState); 0 = the library's default (30 s; resilience4j 60 s)",
+      "waitDurationInOpenState, BreakDuration); 0 = the library's default (30 s; resilience4j "
+      "60 s, polly 5 s)",
       [](S & s) -> auto& { return s.client.breaker.open_s; });
   g.integer(
       "client.breaker_trials", 0, 10000, "Breaker trial calls",
       "resilience4j: calls let through half-open (permittedNumberOfCallsInHalfOpenState); "
-      "opossum and consecutive let one; 0 = the library's default",
+      "the others let one; 0 = the library's default",
       [](S & s) -> auto& { return s.client.breaker.trials; });
   g.integer(
       "client.max_requests", 0, 1000000000, "Max requests in flight",
@@ -948,6 +993,27 @@ void add_session_item_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.items.initial_queue; });
 }
 
+// The limiters' own keys matter only with the limiter that reads them.
+void set_limiter_when(KeySpec& k) {
+  static const std::set<std::string> envoy = {
+      "server.concurrency_update_s", "server.min_rtt_interval_s",     "server.min_rtt_jitter",
+      "server.min_rtt_buffer",       "server.concurrency_percentile", "server.min_rtt_requests",
+      "server.min_concurrency",      "server.max_concurrency"};
+  static const std::map<std::string, std::vector<std::string>> netflix = {
+      {"server.initial_limit", {"gradient2", "vegas"}},
+      {"server.max_limit", {"gradient2", "vegas"}},
+      {"server.limit_smoothing", {"gradient2", "vegas"}},
+      {"server.min_limit", {"gradient2"}},
+      {"server.limit_queue_size", {"gradient2"}},
+      {"server.limit_long_window", {"gradient2"}},
+      {"server.limit_rtt_tolerance", {"gradient2"}},
+      {"server.limit_probe_multiplier", {"vegas"}}};
+  auto it = netflix.find(k.path);
+  if (!envoy.count(k.path) && it == netflix.end()) return;
+  k.when_path = "server.adaptive_concurrency";
+  k.when_values = it == netflix.end() ? std::vector<std::string>{"envoy"} : it->second;
+}
+
 // When each key matters (the page hides the others): an engine's own keys
 // with that engine, the budget numbers with the budgets that read them.
 void set_when_rules(std::vector<KeySpec>& keys) {
@@ -1008,6 +1074,7 @@ void set_when_rules(std::vector<KeySpec>& keys) {
       k.when_present = true;
       k.when_text = "the scenario has services (a graph)";
     }
+    set_limiter_when(k);
     auto it = budget_uses.find(k.path);
     if (it == budget_uses.end()) continue;
     k.when_path = "client.budget.kind";

@@ -60,13 +60,14 @@ inline constexpr const char* kHedgingNames[] = {"retry", "grpc", "envoy"};
 // (agent engine): AWS adaptive retry mode's (docs/policies.md, "AWS adaptive mode").
 enum class RateLimiter { none, aws_adaptive };
 // Whose circuit breaker rules (docs/policies.md, "Circuit breakers").
-enum class BreakerKind { none, opossum, consecutive, resilience4j };
+enum class BreakerKind { none, opossum, consecutive, resilience4j, polly };
 inline constexpr const char* kBreakerKindNames[] = {"none", "opossum", "consecutive",
-                                                    "resilience4j"};
+                                                    "resilience4j", "polly"};
 // A concurrency limiter in front of the server (docs/policies.md, "Adaptive
-// concurrency"): none, or Envoy's adaptive concurrency filter.
-enum class ConcurrencyLimiter { none, envoy };
-inline constexpr const char* kConcurrencyLimiterNames[] = {"none", "envoy"};
+// concurrency"): none, Envoy's adaptive concurrency filter, or Netflix
+// concurrency-limits' SimpleLimiter with its Gradient2 or Vegas limit.
+enum class ConcurrencyLimiter { none, envoy, gradient2, vegas };
+inline constexpr const char* kConcurrencyLimiterNames[] = {"none", "envoy", "gradient2", "vegas"};
 
 // How an attempt fails, as real stacks tell failures apart
 // (docs/policies.md, "Which failures are retried"). The answers come first,
@@ -234,9 +235,10 @@ struct Scenario {
     // error_share; timeout: it is lost, and its caller's timer ends it.
     double error_share = 0;
     FailureClass error_status = FailureClass::http_503;
-    // Envoy's adaptive concurrency filter in front of the server (agent
-    // engine; policies/adaptive_concurrency.hpp): beyond its limit an attempt
-    // is answered 503 at once.
+    // A concurrency limiter in front of the server (agent engine): Envoy's
+    // adaptive concurrency filter (policies/adaptive_concurrency.hpp) or
+    // Netflix's limits (policies/concurrency_limits.hpp); beyond its limit an
+    // attempt is answered 503 at once.
     struct {
       ConcurrencyLimiter kind = ConcurrencyLimiter::none;
       double update_interval_s = 0.1;
@@ -247,6 +249,15 @@ struct Scenario {
       int min_rtt_requests = 50;
       int min_concurrency = 3;
       int max_concurrency = 1000;
+      // gradient2 and vegas; 0 in the first four: the limit's own default.
+      int initial_limit = 0;
+      int min_limit = 0;
+      int max_limit = 0;
+      double smoothing = 0;
+      int queue_size = 4;          // gradient2
+      int long_window = 600;       // gradient2
+      double rtt_tolerance = 1.5;  // gradient2
+      int probe_multiplier = 30;   // vegas
     } concurrency;
     // A multiplier of capacity over time, as demand.profile.
     std::string capacity_profile;

@@ -28,11 +28,13 @@ BreakerSettings breaker_settings(const Scenario& s) {
                       .min_calls = b.min_calls,
                       .open_s = b.open_s,
                       .trials = b.trials};
-  // resetTimeout 30 s; waitDurationInOpenState 60 s; cockatiel has no
-  // default halfOpenAfter: opossum's.
-  if (out.open_s <= 0) out.open_s = r4j ? 60 : 30;
-  if (out.trials <= 0) out.trials = r4j ? 10 : 1;         // permittedNumberOfCallsInHalfOpenState
-  if (out.min_calls <= 0) out.min_calls = r4j ? 100 : 0;  // minimumNumberOfCalls; volumeThreshold
+  bool polly = b.kind == BreakerKind::polly;
+  // resetTimeout 30 s; waitDurationInOpenState 60 s; BreakDuration 5 s;
+  // cockatiel has no default halfOpenAfter: opossum's.
+  if (out.open_s <= 0) out.open_s = r4j ? 60 : polly ? 5 : 30;
+  if (out.trials <= 0) out.trials = r4j ? 10 : 1;  // permittedNumberOfCallsInHalfOpenState
+  // minimumNumberOfCalls, MinimumThroughput; volumeThreshold
+  if (out.min_calls <= 0) out.min_calls = r4j || polly ? 100 : 0;
   return out;
 }
 
@@ -53,6 +55,7 @@ uint32_t CircuitBreaker::admit(double now_s) {
   if (state_ == BreakerState::open) {
     // cockatiel: Date.now() - openedAt < duration rejects; resilience4j:
     // now.isAfter(retryAfter) lets through; opossum: its resetTimeout timer.
+    // Polly: PermitHalfOpenCircuitTest, now >= blockedUntil.
     bool over =
         s_.kind == BreakerKind::resilience4j ? now_s > open_until_s_ : now_s >= open_until_s_;
     if (over) to_half_open();
@@ -94,6 +97,7 @@ void CircuitBreaker::close() {
     outcomes_.assign(static_cast<size_t>(s_.window_calls), 0);
     next_ = outcome_count_ = failed_count_ = 0;
   }
+  windows_.clear();  // polly: OnCircuitClosed resets the health metrics
 }
 
 void CircuitBreaker::record(bool ok) {
@@ -133,9 +137,42 @@ void CircuitBreaker::closed_failure(double now_s) {
       if (++in_a_row_ >= s_.failures) open(now_s);  // ConsecutiveBreaker.failure
       return;
     case BreakerKind::resilience4j:
+    case BreakerKind::polly:
     case BreakerKind::none:
       return;
   }
+}
+
+// A new window when the newest is windowDuration old (SamplingDuration / 10
+// in whole 100 ns ticks); windows that started SamplingDuration ago or more go.
+CircuitBreaker::PollyWindow& CircuitBreaker::polly_window(double now_s) {
+  const double width_s = std::floor(s_.window_s * 1e7 / 10) / 1e7;
+  if (windows_.empty() || now_s - windows_.back().start_s >= width_s)
+    windows_.push_back({.start_s = now_s});
+  size_t old = 0;
+  while (now_s - windows_[old].start_s >= s_.window_s) ++old;
+  windows_.erase(windows_.begin(), windows_.begin() + static_cast<long>(old));
+  return windows_.back();
+}
+
+// Polly judges an outcome in the state it arrives in, whichever call it is:
+// a success counts in any state and closes a half-open breaker; a failure
+// reopens a half-open one uncounted, counts while open, and while closed
+// opens it when enough calls ran and enough of them failed.
+void CircuitBreaker::polly_outcome(double now_s, bool ok) {
+  if (ok) {
+    polly_window(now_s).successes += 1;
+    if (state_ == BreakerState::half_open) close();
+    return;
+  }
+  if (state_ == BreakerState::half_open) return open(now_s);
+  polly_window(now_s).failures += 1;
+  if (state_ != BreakerState::closed) return;
+  long calls = 0, failures = 0;
+  for (const PollyWindow& w : windows_) calls += w.successes + w.failures, failures += w.failures;
+  if (calls >= s_.min_calls &&
+      static_cast<double>(failures) / static_cast<double>(calls) >= s_.failure_rate)
+    open(now_s);
 }
 
 void CircuitBreaker::half_open_outcome(double now_s, bool ok) {
@@ -169,6 +206,8 @@ void CircuitBreaker::on_outcome(double now_s, bool ok, uint32_t ticket) {
         closed_failure(now_s);
       return;
     }
+    case BreakerKind::polly:
+      return polly_outcome(now_s, ok);
     case BreakerKind::resilience4j:
       if (state_ == BreakerState::half_open) return half_open_outcome(now_s, ok);
       if (state_ == BreakerState::closed) {

@@ -14,6 +14,13 @@
 //     last window_calls, open when failures / outcomes >= the rate; after
 //     open_s, `trials` calls let through, judged on a fresh window of their
 //     own; the others are rejected.
+//   - polly (Polly v8's CircuitStateController, AdvancedCircuitBehavior,
+//     RollingHealthMetrics): on a failure while closed, open when the calls
+//     that ran in the sampling window are at least min_calls and failures /
+//     calls >= the rate; the window is 10 windows started at the first
+//     outcome after the last one ended; after open_s the next call is the
+//     one trial; any outcome while half-open decides (success closes and
+//     clears the counts, failure opens again).
 // The clock is the caller's: this class does no I/O.
 #pragma once
 
@@ -74,6 +81,9 @@ class CircuitBreaker {
   void half_open_outcome(double now_s, bool ok);
   bool rate_trips() const;  // resilience4j: the current window's verdict
   void record(bool ok);     // resilience4j: into the window of outcomes
+  void polly_outcome(double now_s, bool ok);
+  struct PollyWindow;
+  PollyWindow& polly_window(double now_s);  // RollingHealthMetrics.UpdateCurrentWindow
 
   BreakerSettings s_;
   BreakerState state_ = BreakerState::closed;
@@ -91,6 +101,12 @@ class CircuitBreaker {
   // resilience4j: the last outcomes (1 = failed), a ring of window_calls.
   std::vector<uint8_t> outcomes_;
   size_t next_ = 0, outcome_count_ = 0, failed_count_ = 0;
+  // polly: its health windows, oldest first (at most 11).
+  struct PollyWindow {
+    double start_s;
+    long successes = 0, failures = 0;
+  };
+  std::vector<PollyWindow> windows_;
 };
 
 }  // namespace retrystorm

@@ -32,7 +32,6 @@
 #include "engines/incident_window.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
-#include "policies/adaptive_concurrency.hpp"
 #include "policies/adaptive_limiter.hpp"
 #include "policies/adaptive_throttle.hpp"
 #include "policies/backoff.hpp"
@@ -41,6 +40,7 @@
 #include "policies/client_policy.hpp"
 #include "policies/outlier_detection.hpp"
 #include "policies/retry_state.hpp"
+#include "policies/server_limiter.hpp"
 #include "random/rng.hpp"
 #include "text/number.hpp"
 
@@ -202,9 +202,8 @@ class AgentEngine {
     pool_on_ = guards_.pool_on();
     injects_errors_ = s.server.error_share > 0;
     // Its own stream (the minRTT jitter), so that every other run keeps its bytes.
-    if (s.server.concurrency.kind == ConcurrencyLimiter::envoy)
-      concurrency_.emplace(gradient_settings(s),
-                           static_cast<uint64_t>(s.seed) ^ 0x9e3779b97f4a7c15ULL);
+    if (s.server.concurrency.kind != ConcurrencyLimiter::none)
+      concurrency_.emplace(s, static_cast<uint64_t>(s.seed) ^ 0x9e3779b97f4a7c15ULL);
     incident_ = steps_of(s);
     if (!profiles_.capacity.empty() || incident_.several()) capacity_steps();
   }
@@ -977,20 +976,30 @@ class AgentEngine {
     uint32_t job_id = jobs().new_job(call_id, call, now_);
     call.job = job_id;
     jobs().job(job_id).host = call.host;
-    if (concurrency_ && !concurrency_->admit(now_)) return refuse(job_id, Refusal::limit);
+    if (concurrency_ && !admitted(job_id)) return refuse(job_id, Refusal::limit);
     if (injects_error()) return inject_error(job_id);
     uint8_t host = call.host;
     servers_[host].arrive(job_id, now_, refused(), !fails_fast(host));
   }
 
-  // Envoy's adaptive concurrency filter hears how an attempt it let through
-  // ended: an answer (a sample of its latency) or none.
-  void filter_heard(const Job& job, bool answered) {
+  // The concurrency limiter lets the attempt through, or not; its ticket
+  // waits beside the job for the outcome.
+  bool admitted(uint32_t job_id) {
+    uint32_t ticket = concurrency_->admit(now_);
+    if (limiter_tickets_.size() <= job_id) limiter_tickets_.resize(job_id + 1 + job_id / 2);
+    limiter_tickets_[job_id] = ticket;
+    return ticket != 0;
+  }
+
+  // The concurrency limiter hears how an attempt it let through ended: an
+  // answer (a sample of its latency) or none.
+  void filter_heard(uint32_t job_id, const Job& job, bool answered) {
     if (!concurrency_) return;
+    const uint32_t ticket = limiter_tickets_[job_id];
     if (answered)
-      concurrency_->on_answer(now_, job.sent_s);
+      concurrency_->on_answer(now_, job.sent_s, ticket);
     else
-      concurrency_->on_cancel(now_);
+      concurrency_->on_cancel(now_, job.sent_s, ticket);
   }
 
   // ---- error injection (server.error_share; docs/policies.md) ----------------
@@ -1005,7 +1014,7 @@ class AgentEngine {
   void inject_error(uint32_t job_id) {
     if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, Refusal::injected);
     const Job& job = jobs().job(job_id);
-    filter_heard(job, false);
+    filter_heard(job_id, job, false);
     log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::timeout, layers_);
     calls_[job.caller].job = kNone;
     jobs().release(job_id);
@@ -1017,7 +1026,7 @@ class AgentEngine {
   void refuse(uint32_t job_id, Refusal why = Refusal::queue) {
     const Job& job = jobs().job(job_id);
     const bool injected = why == Refusal::injected, limited = why == Refusal::limit;
-    if (!limited) filter_heard(job, true);  // a refusal behind the filter is an answer
+    if (!limited) filter_heard(job_id, job, true);  // a refusal behind the filter is an answer
     result_.series.rejected[step_] += 1;
     log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers_);
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
@@ -1051,7 +1060,7 @@ class AgentEngine {
     const Job& job = jobs().job(job_id);
     result_.series.shed[step_] += 1;
     log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed, layers_);
-    filter_heard(job, false);
+    filter_heard(job_id, job, false);
     servers_[job.host].shed(job_id, now_);
   }
 
@@ -1073,7 +1082,7 @@ class AgentEngine {
     if (!job) return;
     ++stats_.events;
     if (!host_totals_.empty()) host_totals_[job->host].served += 1;
-    filter_heard(*job, true);
+    filter_heard(job_id, *job, true);
     const Call& call = calls_[job->caller];
     bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
     if (to_caller) heard(call, true);
@@ -1163,8 +1172,9 @@ class AgentEngine {
   bool pool_overflow_ = false;                 // the attempt being sent found the pool's queue full
   bool counted_ = false;                       // the attempt being sent was counted at the pool
   bool injects_errors_ = false;                // server.error_share
-  std::optional<GradientController> concurrency_;  // server.adaptive_concurrency
-  std::vector<uint8_t> hedged_;  // per layer: its Hedging, 0 = none (client.hedging)
+  std::optional<ServerLimiter> concurrency_;   // server.adaptive_concurrency
+  std::vector<uint32_t> limiter_tickets_;      // by job: what the limiter handed it
+  std::vector<uint8_t> hedged_;                // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;
   double now_ = 0;
@@ -1227,6 +1237,21 @@ void validate_closed_loop(const Scenario& s) {
         "demand.process bursty is open loop (use deterministic or poisson)");
 }
 
+// CircuitBreakerStrategyOptions' ranges, which Polly validates when it builds the breaker.
+void refuse_what_polly_refuses(int min_calls, double window_s, double open_s) {
+  if (min_calls == 1)
+    throw InputError(
+        "client.breaker_min_calls: 1 with client.breaker polly; Polly's "
+        "MinimumThroughput is at least 2 (0 = its default, 100)");
+  if (window_s < 0.5)
+    throw InputError("client.breaker_window_s: " + number_text(window_s) +
+                     " s with client.breaker polly; Polly's SamplingDuration is 0.5 s to a day");
+  if (open_s > 0 && open_s < 0.5)
+    throw InputError("client.breaker_open_s: " + number_text(open_s) +
+                     " s with client.breaker polly; Polly's BreakDuration is 0.5 s to a day (0 = "
+                     "its default, 5 s)");
+}
+
 // client.breaker and client.throttle_k: one per client instance, in front
 // of the innermost layer's attempts.
 void validate_client_defenses(const Scenario& s) {
@@ -1257,6 +1282,7 @@ void validate_client_defenses(const Scenario& s) {
                      " with client.breaker " + kBreakerKindNames[static_cast<int>(b.kind)] +
                      ", which lets exactly one trial call through half-open; more trials are "
                      "resilience4j's (permittedNumberOfCallsInHalfOpenState)");
+  if (b.kind == BreakerKind::polly) refuse_what_polly_refuses(b.min_calls, b.window_s, b.open_s);
 }
 
 // server.hosts and outlier detection: one dependency of several hosts, each

@@ -1191,7 +1191,7 @@ void validate_graph_run(const Scenario& s, const RunLimits& limits) {
   for (const GraphService& service : s.graph.services)
     if (service_scenario(s, service).server.concurrency.kind != ConcurrencyLimiter::none)
       throw InputError("server.adaptive_concurrency at service " + service.name +
-                       ": the filter runs before one server (no services) for now");
+                       ": the limiter runs before one server (no services) for now");
   // A fault on each attempt holds one attempt of a call at a time: not one of several hedges.
   if (const auto& i = s.incident;
       i.call >= 0 && i.fault_on == FaultOn::attempts &&
