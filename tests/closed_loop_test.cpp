@@ -3,7 +3,7 @@
 // last one ended and a think time. Brooker's "What is Backoff For?": backoff
 // barely changes what open-loop users send during an overload, and cuts
 // what closed-loop clients send, because a client in backoff sends nothing
-// new. examples/closed-loop-clients.yaml is the scenario.
+// new. presets/closed-loop-clients.yaml is the scenario.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -18,7 +18,7 @@ namespace retrystorm {
 namespace {
 
 Scenario example(std::map<std::string, std::string> sets = {}) {
-  std::ifstream in(std::string(RETRYSTORM_SOURCE_DIR) + "/examples/closed-loop-clients.yaml");
+  std::ifstream in(std::string(RETRYSTORM_SOURCE_DIR) + "/presets/closed-loop-clients.yaml");
   std::stringstream text;
   text << in.rdbuf();
   Scenario s = scenario_from_text(text.str(), "closed-loop-clients.yaml");
