@@ -83,7 +83,7 @@ TEST(ClosedLoop, WhatIsNotModelledIsRefused) {
     return std::string("accepted");
   };
   EXPECT_NE(message({{"engine", "fluid"}})
-                .find("demand.clients: 80 closed-loop clients run with "
+                .find("demand.clients: 40 closed-loop clients run with "
                       "engine=agent"),
             std::string::npos);
   EXPECT_NE(message({{"demand.process", "bursty"}}).find("bursty is open loop"), std::string::npos);

@@ -308,6 +308,18 @@ async function issue17(page, presets, context, base) {
     check(/^Timeout/.test(head) && rows.length >= 4 && rows.includes('5'), 'risk: a map over the timeout, the scenario\'s 5 s among its rows', `${head}: ${rows.join(', ')}`);
     await testid(page, 'risk-knob').selectOption('client.retries');
     await testid(page, 'risk-colour').selectOption('tip');
+    // Incidents at random: the run refuses them and says where they are read;
+    // "Assess risk" then runs the scenario being edited, not the one on screen.
+    await typeInto(page, 'incident.random_per_h', '0.5');
+    await page.waitForFunction(() => /Assess risk/.test(document.querySelector('[data-testid="error"]')?.textContent ?? ''), null, { timeout: 20000 }).catch(() => {});
+    const err = await testid(page, 'error').textContent().catch(() => '');
+    check(/random_per_h/.test(err) && /Assess risk/.test(err), 'incidents at random: the refused run points to the risk panel', err);
+    await H(page, () => { window.__retrystorm.riskReady = false; });
+    await testid(page, 'risk-draw').click();
+    await page.waitForFunction(() => window.__retrystorm.riskReady || /failed/.test(document.getElementById('risk-status').textContent), null, { timeout: 120000 });
+    const rst = await testid(page, 'risk-status').textContent();
+    check(!/failed/.test(rst) && /0\.5 an hour/.test(rst), 'incidents at random: the risk panel assesses them', rst);
+    await selectPreset(page, 'order-status');
   }
 
   log('\n# 4c. the step-down experiment: the load up and back down');
@@ -1353,6 +1365,11 @@ async function main() {
       await page.waitForFunction(() => window.__retrystorm.phaseReady, null, { timeout: 60000 });
       const { ms, cells } = await H(page, () => ({ ms: window.__retrystorm.lastPhaseMs, cells: window.__retrystorm.phaseCells }));
       check(cells >= 1600, `${p.name}: phase map has at least 40×40 cells`, String(cells));
+      if (p.scenario?.demand?.clients > 0) {
+        const offered = await testid(page, 'phase-y').evaluate((s) => [...s.options].map((o) => o.value));
+        const y = await testid(page, 'phase-y').inputValue();
+        check(!offered.includes('demand.rate_per_s') && y === 'demand.clients', `${p.name}: closed-loop clients: the map runs across their number, not a rate the engine does not read`, `${y}; ${offered.length} keys`);
+      }
       check(ms < PHASE_LIMIT_MS, `${p.name}: phase map drawn within ${PHASE_LIMIT_MS} ms`, `${ms.toFixed(0)} ms`);
       if (p.name === 'order-status') {
         const painted = await testid(page, 'phase-map').evaluate((c) => {

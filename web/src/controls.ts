@@ -179,7 +179,7 @@ export class Controls {
   set(sc: Scenario, keepInvalid = false) {
     this.sc = sc;
     for (const [path, { key, main, range, row }] of this.inputs) {
-      row.hidden = !isRelevant(key, sc);
+      row.hidden = !isRelevant(key, sc, this.keys);
       const v = getPath(sc, path);
       if (keepInvalid && row.classList.contains('invalid')) continue;
       if (key.type === 'boolean') (main as HTMLInputElement).checked = Boolean(v);

@@ -227,4 +227,13 @@ describe('isRelevant', () => {
     expect(isRelevant(hosts, { server: { hosts: 3 } } as never)).toBe(true);
     expect(isRelevant(hosts, { server: { hosts: 1 } } as never)).toBe(false);
   });
+  it('needs the key it depends on to matter too', () => {
+    const engine = { path: 'demand.clients', type: 'integer', when: { path: 'engine', values: ['fluid', 'agent'] } } as never;
+    const rate = { path: 'demand.rate_per_s', type: 'number', when: { path: 'demand.clients', values: ['0'] } } as never;
+    const keys = [engine, rate];
+    expect(isRelevant(rate, { engine: 'agent', demand: { clients: 0 } } as never, keys)).toBe(true);
+    expect(isRelevant(rate, { engine: 'agent', demand: { clients: 40 } } as never, keys)).toBe(false);
+    expect(isRelevant(rate, { engine: 'sessions', demand: { clients: 0 } } as never, keys)).toBe(false);
+    expect(isRelevant(rate, { engine: 'sessions', demand: { clients: 0 } } as never)).toBe(true);
+  });
 });

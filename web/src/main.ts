@@ -11,7 +11,7 @@ import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './pha
 import { OccupancyChart } from './occupancy';
 import { GraphView, type ColourBy } from './graphview';
 import { makeView, PhaseMap } from './phasemap';
-import { RISK_KNOBS, RISK_LOADS, RISK_RUNS, riskKnob, riskScenario, riskTable, riskVary, STEP_DOWN, stepDownSummary, type RiskColour } from './risk';
+import { randomIncidents, RISK_KNOBS, RISK_LOADS, RISK_RUNS, riskBase, riskKnob, riskScenario, riskTable, riskVary, STEP_DOWN, stepDownSummary, type RiskColour } from './risk';
 import { StepDownChart } from './stepdownchart';
 import { AmpChart } from './ampchart';
 import { AMP_POLICIES, ampScenario, ampSeries, ampSummary, SHARES } from './amplification';
@@ -280,7 +280,7 @@ async function runNow() {
     if (seq === S.seq) {
       S.pendingT0 = null;
       if (e instanceof ApiError) {
-        showError(e.message);
+        showError(randomIncidents(sc) ? `${e.message}. On this page, "Assess risk" below runs incidents at random.` : e.message);
         const p = errorPath(e.message, S.schema);
         if (p) { controls?.mark(p, e.message.slice(p.length + 2)); S.invalid.set(p, e.message.slice(p.length + 2)); }
         else S.failed = `the server refused these inputs (${e.message})`;
@@ -817,11 +817,15 @@ const FRAME_KEYS = new Set(['horizon_s', 'step_s', 'seed', 'runs', 'tipping.grid
 /** The keys a phase map may sweep: numeric, read by this scenario's engine and budget. */
 /** Read by the risk view only: a run's verdict, which the phase map colours, refuses it. */
 const RISK_ONLY_KEYS = new Set(['incident.random_per_h']);
+/** Closed-loop clients (demand.clients) send when their last request ended: no rate is read. */
+const readsRate = (sc: Scenario) => !(Number(getPath(sc, 'demand.clients')) > 0);
 function phaseKeys(sc: Scenario) {
-  return numericKeys().filter((k) => !FRAME_KEYS.has(k.path) && !RISK_ONLY_KEYS.has(k.path) && isRelevant(k, sc));
+  return numericKeys().filter((k) => !FRAME_KEYS.has(k.path) && !RISK_ONLY_KEYS.has(k.path) && isRelevant(k, sc, S.schema) && (k.path !== 'demand.rate_per_s' || readsRate(sc)));
 }
 /** Each axis's key as the user chose it: a scenario that does not offer it leaves it to the next that does. */
 const phaseChoice = { x: 'incident.duration_s', y: 'demand.rate_per_s' };
+/** The load of closed-loop clients is their number. */
+const phaseFallback = { x: '', y: 'demand.clients' };
 /** Offers the phase keys of `sc`, each axis on the user's key where it is offered. */
 function fillPhaseKeys(sc: Scenario) {
   fillRiskKnobs(sc);
@@ -831,7 +835,7 @@ function fillPhaseKeys(sc: Scenario) {
     const s = $<HTMLSelectElement>(`phase-${w}`);
     const was = s.value;
     s.replaceChildren(...keys.map((k) => { const o = document.createElement('option'); o.value = k.path; o.textContent = k.label ?? k.path; return o; }));
-    s.value = offered(phaseChoice[w]) ? phaseChoice[w] : keys[w === 'x' ? 0 : 1]?.path ?? '';
+    s.value = offered(phaseChoice[w]) ? phaseChoice[w] : offered(phaseFallback[w]) ? phaseFallback[w] : keys[w === 'x' ? 0 : 1]?.path ?? '';
     if (s.value !== was) fillAxisInputs(w, sc);
   }
 }
@@ -949,10 +953,13 @@ function fillRiskKnobs(sc: Scenario) {
 }
 const riskColour = () => $<HTMLSelectElement>('risk-colour').value as RiskColour;
 async function drawRisk() {
-  const sent = S.sent;
+  const sent = riskBase(S.sent, S.scenario);
   if (!sent) return;
   hooks.riskReady = false;
-  const { scenario, note } = riskScenario(sent);
+  const risk = riskScenario(sent);
+  const { scenario } = risk;
+  const rate = Number(getPath(sent, 'incident.random_per_h'));
+  const note = `${risk.note}${randomIncidents(sent) ? `Incidents at random, ${fmtNum(rate, rate < 1 ? 2 : 1)} an hour, besides the load's own chance. ` : ''}`;
   fillRiskKnobs(scenario);
   const knob = riskKnob($<HTMLSelectElement>('risk-knob').value);
   const vary = riskVary(knob, scenario);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { budgetValues, leaveTone, retryValues, RISK_KNOBS, riskCell, riskScenario, riskTable, riskVary, roughTime, stepDownColumns, stepDownSummary, timeoutValues } from './risk';
+import { budgetValues, leaveTone, randomIncidents, riskBase, retryValues, RISK_KNOBS, riskCell, riskScenario, riskTable, riskVary, roughTime, stepDownColumns, stepDownSummary, timeoutValues } from './risk';
 import type { RiskLevel, Scenario } from './types';
 
 const share = (k: number, n: number, p: number) => ({ k, n, p, low: p / 2, high: Math.min(1, p * 2) });
@@ -84,5 +84,18 @@ describe('step-down view', () => {
     expect(t.length).toBe(10);
     expect(load).toEqual([0.5, 0.5, 1, 1, 1.5, 1.5, 1, 1, 0.5, 0.5]);
     expect(backlog[5]).toBe(70);
+  });
+});
+
+describe('riskBase', () => {
+  it('assesses the edited scenario when its incidents come at random, else the one on screen', () => {
+    const onScreen = { incident: { random_per_h: 0 } } as never;
+    const random = { incident: { random_per_h: 0.5 } } as never;
+    const edited = { incident: { random_per_h: 0, duration_s: 9 } } as never;
+    expect(randomIncidents(random)).toBe(true);
+    expect(randomIncidents(null)).toBe(false);
+    expect(riskBase(onScreen, random)).toBe(random);
+    expect(riskBase(onScreen, edited)).toBe(onScreen);
+    expect(riskBase(null, random)).toBe(random);
   });
 });

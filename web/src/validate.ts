@@ -56,12 +56,16 @@ export function checkValue(key: SchemaKey, raw: unknown, sc: Scenario | null): C
   return { ok: true, value: n };
 }
 
-/** Whether the key matters for `sc` (its `when` rule; the server's key_applies). */
-export function isRelevant(key: SchemaKey, sc: Scenario): boolean {
-  if (!key.when) return true;
-  const v = getPath(sc, key.when.path);
-  if (key.when.present) return v != null && (typeof v !== 'object' || Object.keys(v as object).length > 0);
-  return (key.when.values ?? []).includes(String(v));
+/** Whether the key matters for `sc` (its `when` rule; the server's key_applies):
+ * the key it depends on must matter too, when `keys` names it. */
+export function isRelevant(key: SchemaKey, sc: Scenario, keys?: readonly SchemaKey[]): boolean {
+  const when = key.when;
+  if (!when) return true;
+  const v = getPath(sc, when.path);
+  if (when.present) return v != null && (typeof v !== 'object' || Object.keys(v as object).length > 0);
+  if (!(when.values ?? []).includes(String(v))) return false;
+  const up = keys?.find((k) => k.path === when.path);
+  return !up || up === key || isRelevant(up, sc, keys);
 }
 
 /** Rules that tie keys together, as validate() on the server: path -> why. */
@@ -72,7 +76,7 @@ export function checkScenario(sc: Scenario, keys: SchemaKey[]): Map<string, stri
     if (!k.multiple_of || (!perStep && k.path !== 'horizon_s')) continue;
     const v = getPath(sc, k.path);
     if (typeof v !== 'number') continue;
-    if (!isRelevant(k, sc)) continue;
+    if (!isRelevant(k, sc, keys)) continue;
     const c = checkValue(k, v, sc);
     if (!c.ok) out.set(k.path, c.error);
   }
