@@ -46,6 +46,11 @@ describe('inputs checked before sending (items 1-3, 5)', () => {
     expect(checkScenario(s, [timeout, start]).get('incident.start_s')).toMatch(/after the run ends \(300 s\)/);
     expect(checkScenario(sc(), [timeout, start]).size).toBe(0);
   });
+  it('sends no run for incidents at random: the risk panel reads them', () => {
+    const s = sc({ incident: { start_s: 60, duration_s: 20, capacity_factor: 0.4, demand_factor: 1, random_per_h: 0.5 } });
+    expect(checkScenario(s, [timeout, start]).get('incident.random_per_h')).toMatch(/Assess risk/);
+    expect(checkScenario({ ...s, engine: 'sessions' } as never, [timeout, start]).has('incident.random_per_h')).toBe(false);
+  });
   it('keeps the link entries it can apply and says why it drops the others', () => {
     const { kept, ignored } = filterSet([['client.retriez', 3], ['client.retries', 101], ['client.timeout_s', 0.5]], [retries, timeout], sc({ step_s: 0.5 }));
     expect(kept).toEqual([['client.timeout_s', 0.5]]);

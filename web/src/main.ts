@@ -280,7 +280,7 @@ async function runNow() {
     if (seq === S.seq) {
       S.pendingT0 = null;
       if (e instanceof ApiError) {
-        showError(randomIncidents(sc) ? `${e.message}. On this page, "Assess risk" below runs incidents at random.` : e.message);
+        showError(e.message);
         const p = errorPath(e.message, S.schema);
         if (p) { controls?.mark(p, e.message.slice(p.length + 2)); S.invalid.set(p, e.message.slice(p.length + 2)); }
         else S.failed = `the server refused these inputs (${e.message})`;

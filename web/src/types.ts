@@ -9,7 +9,7 @@ export type Scenario = Record<string, unknown> & {
   step_s: number;
   demand: { rate_per_s: number };
   server: { capacity_per_s: number; queue_limit: number; shed_abandoned: boolean };
-  incident: { start_s: number; duration_s: number; capacity_factor: number; demand_factor: number };
+  incident: { start_s: number; duration_s: number; capacity_factor: number; demand_factor: number; random_per_h?: number };
   client: {
     timeout_s: number;
     layers: number;

@@ -83,6 +83,10 @@ export function checkScenario(sc: Scenario, keys: SchemaKey[]): Map<string, stri
   if (perStep && sc.incident && sc.incident.start_s >= sc.horizon_s) {
     out.set('incident.start_s', `starts at ${num(sc.incident.start_s)} s, after the run ends (${num(sc.horizon_s)} s): it would never happen`);
   }
+  // The server's run refuses incidents at random (a run measures recovery from one incident).
+  if (perStep && Number(sc.incident?.random_per_h) > 0) {
+    out.set('incident.random_per_h', 'incidents at random are for "Assess risk" below; a run follows one incident (0 to run)');
+  }
   return out;
 }
 
