@@ -662,7 +662,7 @@ void add_defense_keys(std::vector<KeySpec>& keys) {
       "client.breaker", {std::begin(kBreakerKindNames), std::end(kBreakerKindNames)},
       "Circuit breaker",
       "agent: a circuit breaker per client (client.budget.clients) before each innermost "
-      "attempt, with the rules of opossum, cockatiel's ConsecutiveBreaker (consecutive) or "
+      "attempt, with the rules of opossum, cockatiel's ConsecutiveBreaker (consecutive), "
       "resilience4j or Polly; none = no breaker",
       [](S & s) -> auto& { return s.client.breaker.kind; });
   g.number(
