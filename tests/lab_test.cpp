@@ -244,6 +244,19 @@ TEST(LabCommand, RefusesBurstyDemandItCannotGenerate) {
   EXPECT_TRUE(o.out.empty());
 }
 
+// A concurrency limiter and injected errors run in the engines only: the lab
+// would measure a backend without them beside a prediction with them.
+TEST(LabCommand, RefusesALimiterAndErrorsItsBackendDoesNotHave) {
+  TempDir dir("lab_limiter");
+  for (const char* set : {"server.adaptive_concurrency=vegas", "server.error_share=0.1"}) {
+    auto o = run_cli(
+        dir.path(), {"lab", "--preset", "primary-failover", "--set", set, "--set", "engine=agent"});
+    EXPECT_EQ(o.status, 2) << set << ": " << o.err;
+    EXPECT_NE(o.err.find("the agent engine"), std::string::npos) << o.err;
+    EXPECT_TRUE(o.out.empty());
+  }
+}
+
 // primary-failover at scale 2 asks 1,200 requests/s x 3 attempts = 3,600
 // attempts/s, above what this machine sustains (2,500): refused at once,
 // naming a scale that fits (2 x 2500 / 3600 = 1.39, rounded down to 1.3).

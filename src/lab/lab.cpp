@@ -78,6 +78,14 @@ void check_descriptors(const Scenario& scaled, double peak_attempts_per_s);
 // stopped server (attempts wait); other classes it does not produce. `where`
 // names the block ("server." or "services.db.").
 void check_backend_server(const decltype(Scenario::server)& server, const std::string& where) {
+  // What stands before or inside the backend in the engines only.
+  if (server.concurrency.kind != ConcurrencyLimiter::none)
+    throw InputError("lab: " + where + "adaptive_concurrency " +
+                     kConcurrencyLimiterNames[static_cast<int>(server.concurrency.kind)] +
+                     " does not stand before the lab's backend; the agent engine runs it");
+  if (server.error_share > 0)
+    throw InputError("lab: " + where +
+                     "error_share: the lab's backend injects no errors; the agent engine does");
   if (server.reject_status != FailureClass::http_503)
     throw InputError("lab: " + where + "reject_status " + failure_class_name(server.reject_status) +
                      " is not produced by the lab's backend, which rejects with 503");
