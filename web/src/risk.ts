@@ -4,12 +4,12 @@
 
 import { fmtNum, fmtPct } from './format';
 import type { RiskLevel, RiskMap, Scenario, StepDownResult } from './types';
+import { randomIncidents } from './validate';
 
 export const RISK_LOADS = [0.5, 0.7, 0.8, 0.9, 1, 1.1];
 export const RISK_RUNS = 20;
 
-/** Whether incidents come at random (incident.random_per_h): a run refuses them, risk reads them. */
-export const randomIncidents = (sc: Scenario | null) => Number(sc?.incident?.random_per_h) > 0;
+export { randomIncidents };
 
 /** What the risk panel assesses: the scenario on screen, or the one being edited
  * when its incidents come at random (its run was refused for that reason). */

@@ -68,6 +68,9 @@ export function isRelevant(key: SchemaKey, sc: Scenario, keys?: readonly SchemaK
   return !up || up === key || isRelevant(up, sc, keys);
 }
 
+/** Whether incidents come at random (incident.random_per_h): a run refuses them, risk reads them. */
+export const randomIncidents = (sc: Scenario | null) => Number(sc?.incident?.random_per_h) > 0;
+
 /** Rules that tie keys together, as validate() on the server: path -> why. */
 export function checkScenario(sc: Scenario, keys: SchemaKey[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -84,7 +87,7 @@ export function checkScenario(sc: Scenario, keys: SchemaKey[]): Map<string, stri
     out.set('incident.start_s', `starts at ${num(sc.incident.start_s)} s, after the run ends (${num(sc.horizon_s)} s): it would never happen`);
   }
   // The server's run refuses incidents at random (a run measures recovery from one incident).
-  if (perStep && Number(sc.incident?.random_per_h) > 0) {
+  if (perStep && randomIncidents(sc)) {
     out.set('incident.random_per_h', 'incidents at random are for "Assess risk" below; a run follows one incident (0 to run)');
   }
   return out;
