@@ -15,7 +15,12 @@ ClientGuards::ClientGuards(const Scenario& s)
     breakers_.assign(clients_, CircuitBreaker(breaker_settings(s)));
   if (s.client.throttle.k > 0) throttles_.assign(clients_, AdaptiveThrottle(throttle_settings(s)));
   if (max_requests_ > 0) in_flight_.assign(clients_, 0);
-  on_ = !breakers_.empty() || !throttles_.empty() || !in_flight_.empty() || !pools_.empty();
+  on_ = wanted(s);
+}
+
+bool ClientGuards::wanted(const Scenario& s) {
+  return s.client.max_connections > 0 || s.client.breaker.kind != BreakerKind::none ||
+         s.client.throttle.k > 0 || s.client.max_requests > 0;
 }
 
 ClientGuards::PoolAnswer ClientGuards::ask_connection(size_t client, uint64_t waiter,

@@ -26,6 +26,7 @@ class ClientGuards {
   explicit ClientGuards(const Scenario& s);
 
   bool on() const { return on_; }                   // any of them is set
+  static bool wanted(const Scenario& s);            // on() for a guard built from s
   bool pool_on() const { return !pools_.empty(); }  // client.max_connections
   size_t clients() const { return clients_; }       // client.budget.clients, at least 1
 

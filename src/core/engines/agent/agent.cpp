@@ -1,12 +1,15 @@
 // The agent engine: the clients (user requests, the calls of each retrying
 // layer, their timeouts, budgets and deadlines) and the event loop; the
-// server (slots, service, its queue) is server.hpp. One event loop over four
+// server (slots, service, its queue) is server.hpp. One event loop over five
 // sources, merged in time order (the kernel: engines/event_queue.hpp):
 //   - the arrivals of the current step (generated a step ahead, so the budget
 //     can be told the step's first attempts before any of them is sent);
 //   - one timer lane per retrying layer (a layer's timeout is constant, so its
 //     timers are created, and fire, in time order: no heap needed);
-//   - the event queue for completions, backoff retries and capacity changes;
+//   - the server's completions, a small heap of their own (a stuck run keeps
+//     thousands of retries in backoff, and each completion would otherwise
+//     climb and descend their heap);
+//   - the event queue for backoff retries and capacity changes;
 //   - a deadline lane of user requests (client.deadline_s is constant too).
 // Ties at one instant go: completion, capacity change, timeout (innermost layer
 // first), deadline, retry, arrival, so a response arriving exactly at the
@@ -22,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "engines/agent/arrivals.hpp"
@@ -83,7 +87,8 @@ struct Workspace {
   Pool<Call> calls;
   ServerMemory server;
   std::vector<ServerMemory> hosts;  // the other hosts' queues and slots (server.hosts)
-  Events events;
+  Events events;                    // backoff retries and capacity changes
+  Events completions;               // the server's: few at a time, kept out of the retries' heap
   std::vector<TimerLane> timers;
   TimerLane deadlines;
   TimerLane sheds;  // jobs whose caller gave up, shed server.shed_lag_s later
@@ -94,6 +99,7 @@ struct Workspace {
     server.clear();
     for (ServerMemory& host : hosts) host.clear();
     events.clear();
+    completions.clear();
     if (timers.size() < layers) timers.resize(layers);
     for (size_t layer = 0; layer < timers.size(); ++layer) {  // inner layers' timeouts first
       timers[layer].clear();
@@ -156,6 +162,12 @@ class WorkspaceLease {
   std::unique_ptr<Workspace> ws_;
 };
 
+// kPlain: a run with one retrying layer that does not hedge, one host, and
+// none of the client's guards or rate limiter, the concurrency filter,
+// injected errors, the request log or a splitting walk (plain_run). Most
+// runs are plain; their engine is compiled apart, with the branches of
+// those features gone (docs/agent-engine.md, "Performance").
+template <bool kPlain>
 class AgentEngine {
  public:
   AgentEngine(const Scenario& s, const AgentOptions& options, Workspace& workspace)
@@ -172,27 +184,28 @@ class AgentEngine {
         split_(options.split),
         guards_(s),
         events_(workspace.events),
-        timers_(workspace.timers),
+        completions_(workspace.completions),
         deadlines_(workspace.deadlines),
         sheds_(workspace.sheds),
         arrivals_(s, rng_, workspace.arrivals),
         calls_(workspace.calls),
-        attempts_in_flight_(static_cast<size_t>(layers_), 0),
-        retries_in_flight_(static_cast<size_t>(layers_), 0),
-        retries_in_backoff_(static_cast<size_t>(layers_), 0),
-        layer_first_(static_cast<size_t>(layers_), 0.0) {
-    w_.reset(static_cast<size_t>(layers_));
+        attempts_in_flight_(static_cast<size_t>(layers()), 0),
+        retries_in_flight_(static_cast<size_t>(layers()), 0),
+        retries_in_backoff_(static_cast<size_t>(layers()), 0),
+        layer_first_(static_cast<size_t>(layers()), 0.0) {
+    w_.reset(static_cast<size_t>(layers()));
+    timers_ = w_.timers.data();  // one hop less on every event than through the vector
     build_hosts(s);
     reserve_jobs(s);
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
-    for (int layer = 0; layer < layers_; ++layer)
+    for (int layer = 0; layer < layers(); ++layer)
       retry_.emplace_back(policy_,
                           RetryBudget(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s));
     budget_on_ = retry_[0].budget().enabled();
     deadlines_on_ = policy_.deadline_rule() == DeadlineRule::fires;
     late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
-    for (int layer = 0; layer < layers_; ++layer)
+    for (int layer = 0; layer < layers(); ++layer)
       hedged_.push_back(static_cast<uint8_t>(policy_.hedging(layer)));
     if (policy_.rate_limiter() == RateLimiter::aws_adaptive)  // one per client instance
       limiters_.assign(static_cast<size_t>(std::llround(s.client.budget.clients)),
@@ -206,6 +219,9 @@ class AgentEngine {
       concurrency_.emplace(s, static_cast<uint64_t>(s.seed) ^ 0x9e3779b97f4a7c15ULL);
     incident_ = steps_of(s);
     if (!profiles_.capacity.empty() || incident_.several()) capacity_steps();
+    if (kPlain && (layers_ != 1 || hedged_[0] || guards_on_ || pool_on_ || !limiters_.empty() ||
+                   servers_.size() > 1 || concurrency_ || injects_errors_ || log_ || split_))
+      throw std::logic_error("agent engine: plain_run let a run with more than it has through");
   }
 
   // With a capacity profile: each step's capacity multiplier, the incident's
@@ -216,7 +232,7 @@ class AgentEngine {
     for (int t = 0; t < steps_; ++t) {
       const double f = capacity_factor(t, true), spared = capacity_factor(t, false);
       rate_of_step_.push_back(f);
-      if (f != before || (servers_.size() > 1 && spared != spared_before))
+      if (f != before || (several_hosts() && spared != spared_before))
         events_.push(t * s_.step_s, kRate, {static_cast<uint32_t>(t), 0});
       before = f;
       spared_before = spared;
@@ -232,7 +248,7 @@ class AgentEngine {
 
   // Step t's capacity over the dependency's, all hosts together.
   double capacity_share(int t, bool incident) const {
-    if (servers_.size() == 1)
+    if (!several_hosts())
       return rate_of_step_.empty() ? (incident ? s_.incident.capacity_factor : 1.0)
                                    : rate_of_step_[t];
     const double hit = double(hit_hosts_) / double(servers_.size());
@@ -247,7 +263,7 @@ class AgentEngine {
     const int n = s.server.hosts;
     hit_hosts_ = static_cast<uint8_t>(s.incident.hosts > 0 ? std::min(s.incident.hosts, n) : n);
     if (n <= 1) {
-      servers_.emplace_back(s.server, w_.server, w_.events, rng_);
+      servers_.emplace_back(s.server, w_.server, w_.completions, rng_);
       return;
     }
     host_specs_.assign(static_cast<size_t>(n), s.server);
@@ -258,9 +274,9 @@ class AgentEngine {
     }
     if (w_.hosts.size() + 1 < size_t(n)) w_.hosts.resize(size_t(n) - 1);
     servers_.reserve(size_t(n));
-    servers_.emplace_back(host_specs_[0], w_.server, w_.events, rng_);
+    servers_.emplace_back(host_specs_[0], w_.server, w_.completions, rng_);
     for (size_t h = 1; h < size_t(n); ++h)
-      servers_.emplace_back(host_specs_[h], w_.hosts[h - 1], w_.server.jobs, w_.events, rng_);
+      servers_.emplace_back(host_specs_[h], w_.hosts[h - 1], w_.server.jobs, w_.completions, rng_);
     for (size_t c = 0; c < guards_.clients(); ++c) pickers_.emplace_back(s.client.outlier, n, c);
     outlier_on_ = s.client.outlier.consecutive_5xx > 0;
     host_totals_.assign(size_t(n), {});
@@ -291,7 +307,7 @@ class AgentEngine {
   void no_healthy_host(uint32_t call_id) {
     Call& call = calls_[call_id];
     result_.series.refused_locally[step_] += 1;
-    log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers_);
+    log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers());
     end_attempt(call, call.gen);
     call_fails(call_id);
   }
@@ -299,7 +315,7 @@ class AgentEngine {
   // The client's outlier detection hears how its attempt at a host ended
   // (`five_xx`: a 5xx, a timeout, a refused connection or a reset).
   void outlier_heard(const Call& call, bool five_xx) {
-    if (outlier_on_) pickers_[call.request % pickers_.size()].heard(call.host, five_xx, now_);
+    if (outlier_on()) pickers_[call.request % pickers_.size()].heard(call.host, five_xx, now_);
   }
 
   // Per host at the end: ejected time (the clients' mean) and ejections (all clients').
@@ -324,13 +340,26 @@ class AgentEngine {
       w_.server.jobs.reserve(size_t(bytes / sizeof(Job)));
   }
 
+  // What the run has: a plain run (kPlain) has none of it, as the compiler knows.
+  int layers() const { return kPlain ? 1 : layers_; }
+  bool hedged(int layer) const { return !kPlain && hedged_[layer]; }
+  bool guards_on() const { return !kPlain && guards_on_; }
+  bool pool_on() const { return !kPlain && pool_on_; }
+  bool rate_limited() const { return !kPlain && !limiters_.empty(); }
+  bool several_hosts() const { return !kPlain && servers_.size() > 1; }
+  bool outlier_on() const { return !kPlain && outlier_on_; }
+  bool limits_concurrency() const { return !kPlain && concurrency_.has_value(); }
+  bool injects_errors() const { return !kPlain && injects_errors_; }
+  bool logging() const { return !kPlain && log_; }
+  bool splitting() const { return !kPlain && split_; }
+
   // retry_ points at policy_: an engine stays where it was built.
   AgentEngine(const AgentEngine&) = delete;
   AgentEngine& operator=(const AgentEngine&) = delete;
 
   RunResult run() {
     // A walk whose path starts with a reseed before any event: its own stream.
-    if (split_ && !split_->reseeds.empty() && split_->reseeds[0].after_events == 0)
+    if (splitting() && !split_->reseeds.empty() && split_->reseeds[0].after_events == 0)
       rng_ = Rng(split_->reseeds[next_reseed_++].seed);
     if (rate_of_step_.empty() && !incident_.empty() && s_.incident.capacity_factor != 1) {
       events_.push(incident_.first * s_.step_s, kRate, {0, 0});
@@ -350,7 +379,7 @@ class AgentEngine {
       // Closed loop: the budget hears the previous step's first attempts.
       retry_[0].budget().begin_step(arrivals_.closed() ? (t > 0 ? call.first_attempts[t - 1] : 0)
                                                        : first);
-      for (int layer = 1; layer < layers_; ++layer) {  // inner layers: the previous step's calls
+      for (int layer = 1; layer < layers(); ++layer) {  // inner layers: the previous step's calls
         retry_[layer].budget().begin_step(layer_first_[layer]);
         layer_first_[layer] = 0;
       }
@@ -370,7 +399,14 @@ class AgentEngine {
   }
 
   // ---- the event loop -----------------------------------------------------
-  enum Source { kFromQueue, kFromArrivals, kFromDeadlines, kFromSheds, kFromTimers };  // + layer
+  enum Source {
+    kFromQueue,
+    kFromCompletions,
+    kFromArrivals,
+    kFromDeadlines,
+    kFromSheds,
+    kFromTimers  // + layer
+  };
 
   void run_until(double end) {
     for (;;) {
@@ -382,8 +418,11 @@ class AgentEngine {
         next = earlier ? key : next;
         source = earlier ? from : source;
       };
+      // Completions are a priority class of their own: two sources never
+      // tie, and the order is the one a single queue would give.
+      consider(completions_.next_key(), kFromCompletions);
       consider({arrivals_.next(), kArrivalOrder}, kFromArrivals);
-      for (int layer = 0; layer < layers_; ++layer)
+      for (int layer = 0; layer < layers(); ++layer)
         consider(timers_[layer].next_key(), kFromTimers + layer);
       if (deadlines_on_) consider(deadlines_.next_key(), kFromDeadlines);
       if (late_shed_) consider(sheds_.next_key(), kFromSheds);
@@ -393,6 +432,8 @@ class AgentEngine {
       if (source == kFromArrivals) {
         arrivals_.take();
         on_arrival();
+      } else if (source == kFromCompletions) {
+        fire_completion();
       } else if (source == kFromQueue) {
         fire_queued();
       } else if (source == kFromDeadlines) {
@@ -402,7 +443,7 @@ class AgentEngine {
       } else {
         fire_timeout(source - kFromTimers);
       }
-      if (split_ && split_event()) [[unlikely]]
+      if (splitting() && split_event()) [[unlikely]]
         return;
     }
   }
@@ -441,15 +482,18 @@ class AgentEngine {
     return true;
   }
 
+  void fire_completion() {
+    const EntityRef job = completions_.top().what;
+    completions_.pop();
+    on_complete(job.index, job.generation);
+  }
+
   void fire_queued() {
     Events::Event event = events_.top();
     events_.pop();
     switch (event.key.order >> kPriorityShift) {
-      case kComplete:
-        on_complete(event.what.index, event.what.generation);
-        break;
       case kRate:
-        if (servers_.size() > 1)
+        if (several_hosts())
           on_rate_of_step(rate_of_step_.empty()
                               ? (event.what.index == 0 ? incident_.first : incident_.end)
                               : static_cast<int>(event.what.index));
@@ -483,7 +527,7 @@ class AgentEngine {
     EntityRef timed = timers_[layer].front().what;
     timers_[layer].pop();
     if (!waits_for(timed)) return;
-    if (hedged_[layer])
+    if (hedged(layer))
       on_hedge_due(timed.index);
     else
       on_timeout(timed.index);
@@ -539,10 +583,10 @@ class AgentEngine {
   void on_deadline(uint32_t call_id) {
     ++stats_.events;
     Call& call = calls_[call_id];
-    if (call.state == kWaiting && hedged_[call.layer]) {
+    if (call.state == kWaiting && hedged(call.layer)) {
       cancel_hedges(call_id);
     } else if (call.state == kWaiting) {
-      if (call.layer == layers_ - 1) outlier_heard(call, true);  // Envoy: a timeout, 504
+      if (call.layer == layers() - 1) outlier_heard(call, true);  // Envoy: a timeout, 504
       end_attempt(call, call.gen);
       abandon_attempt(call_id);
     } else if (call.state == kBackoff) {
@@ -586,7 +630,7 @@ class AgentEngine {
   // request ended by a deadline, say) gives the slot back.
   void free_call(uint32_t call_id) {
     Call& call = calls_[call_id];
-    if (guards_on_) release_guards(call);
+    if (guards_on()) release_guards(call);
     call.ticket = 0;
     free_entity(calls_, call_id, kCallFree);
   }
@@ -595,13 +639,13 @@ class AgentEngine {
   // (client.rate_limiter), then a connection of its pool (client.max_connections).
   enum class Ready { none, token, connection };
   void send_attempt(uint32_t call_id, Ready ready = Ready::none) {
-    if (ready == Ready::none && !limiters_.empty() && held_for_token(call_id)) return;
-    if (ready != Ready::connection && pool_on_ && held_for_connection(call_id)) return;
+    if (ready == Ready::none && rate_limited() && held_for_token(call_id)) return;
+    if (ready != Ready::connection && pool_on() && held_for_connection(call_id)) return;
     Call& call = calls_[call_id];
     ++call.attempt;
     ++call.gen;
     int layer = call.layer;
-    bool hedging = hedged_[layer];
+    bool hedging = hedged(layer);
     if (!hedging || call.attempt == 1) call.gen0 = call.gen;  // earlier hedges still count
     if (hedging) {
       call.hedges_out += 1;
@@ -619,7 +663,7 @@ class AgentEngine {
       timers_[layer].push(now_ + timeout_[layer], {call_id, call.gen});
       timers_[layer].drop_stale_beyond(static_cast<size_t>(attempts_in_flight_[layer]), live);
     }
-    if (layer == layers_ - 1) {
+    if (layer == layers() - 1) {
       send_job(call_id);
       return;
     }
@@ -638,7 +682,7 @@ class AgentEngine {
   // An overflow goes on, to be refused in send_job like max_requests'.
   bool held_for_connection(uint32_t call_id) {
     Call& call = calls_[call_id];
-    if (call.layer != layers_ - 1) return false;
+    if (call.layer != layers() - 1) return false;
     uint64_t waiter = (uint64_t{call_id} << 32) | (call.gen + 1);
     switch (guards_.ask_connection(call.request % clients_, waiter, call.ticket)) {
       case ClientGuards::PoolAnswer::go:
@@ -676,7 +720,7 @@ class AgentEngine {
   // held (a kRetry event sends it once the token is there).
   bool held_for_token(uint32_t call_id) {
     Call& call = calls_[call_id];
-    if (call.layer != layers_ - 1) return false;
+    if (call.layer != layers() - 1) return false;
     double at = limiters_[call.request % limiters_.size()].acquire(now_);
     if (!(at > now_)) return false;
     ++call.gen;
@@ -689,10 +733,10 @@ class AgentEngine {
   // on it): its rate limiter measures and adapts, its breaker and throttle
   // count the outcome (`ok`: answered well; `throttled`: a 429).
   void heard(const Call& call, bool ok, bool throttled = false) {
-    if (call.layer != layers_ - 1) return;
+    if (call.layer != layers() - 1) return;
     outlier_heard(call, !ok && !throttled);  // a 429 is not a 5xx
-    if (!limiters_.empty()) limiters_[call.request % clients_].on_response(now_, throttled);
-    if (guards_on_) guards_.heard(call.request % clients_, now_, ok, call.ticket);
+    if (rate_limited()) limiters_[call.request % clients_].on_response(now_, throttled);
+    if (guards_on()) guards_.heard(call.request % clients_, now_, ok, call.ticket);
   }
 
   // ---- client-side defenses (docs/policies.md, "Circuit breakers") ---------
@@ -702,14 +746,14 @@ class AgentEngine {
   // retries an overflow: retry_state_impl.cc, wouldRetryFromReset); the
   // layer above hears a 503.
   bool refused_by_client(uint32_t call_id) {
-    if (!guards_on_) return false;
+    if (!guards_on()) return false;
     Call& call = calls_[call_id];
     auto uniform = [this] { return rng_.uniform(); };
     bool overflow = std::exchange(pool_overflow_, false);  // the pool's queue was full
     if (!overflow && guards_.admit(call.request % clients_, now_, uniform, call.ticket))
       return false;
     result_.series.refused_locally[step_] += 1;
-    log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers_);
+    log(call.request, call.attempt, now_, now_, AttemptOutcome::rejected, layers());
     end_attempt(call, call.gen);
     call_fails(call_id);
     return true;
@@ -718,10 +762,10 @@ class AgentEngine {
   // The call's attempt of generation `gen` stopped being in flight.
   void end_attempt(Call& call, uint32_t gen) {
     int attempt = attempt_of(call, gen);
-    if (guards_on_) release_guards(call);  // max_requests, the connection
+    if (guards_on()) release_guards(call);  // max_requests, the connection
     attempts_in_flight_[call.layer] -= 1;
     if (attempt > 1) retries_in_flight_[call.layer] -= 1;
-    if (hedged_[call.layer]) {
+    if (hedged(call.layer)) {
       call.hedges_out -= 1;
       call.first_out = call.first_out && attempt != 1;
     }
@@ -738,7 +782,7 @@ class AgentEngine {
   // The caller of the call's current attempt stopped waiting for it.
   void abandon_attempt(uint32_t call_id) {
     const Call& call = calls_[call_id];
-    if (call.layer == layers_ - 1) {
+    if (call.layer == layers() - 1) {
       result_.series.gave_up[step_] += 1;
       shed_if_queued(call_id);
     } else {
@@ -824,14 +868,14 @@ class AgentEngine {
     retries_in_flight_[call.layer] -= out - (call.first_out ? 1 : 0);
     call.hedges_out = 0;
     call.first_out = false;
-    if (call.layer != layers_ - 1) return;
+    if (call.layer != layers() - 1) return;
     result_.series.gave_up[step_] += out;
     shed_if_queued(call_id);
   }
 
   // The answer to the call's attempt of generation `gen` was an error.
   void answer_failed(uint32_t call_id, uint32_t gen, FailureClass answer, double pushback_s = 0) {
-    if (hedged_[calls_[call_id].layer]) return hedge_failed(call_id, gen, answer, pushback_s);
+    if (hedged(calls_[call_id].layer)) return hedge_failed(call_id, gen, answer, pushback_s);
     attempt_failed(call_id, false, answer, pushback_s);
   }
 
@@ -940,10 +984,10 @@ class AgentEngine {
       Call& call = calls_[call_id];
       int attempt = attempt_of(call, gen);
       end_attempt(call, gen);
-      if (hedged_[call.layer]) cancel_hedges(call_id);
+      if (hedged(call.layer)) cancel_hedges(call_id);
       if (budget_on_)
         retry_[call.layer].budget().on_success(1, attempt, cause_of(call.after_error));
-      if (call.layer < layers_ - 1)
+      if (call.layer < layers() - 1)
         log(call.request, attempt, sent_s, now_, AttemptOutcome::ok, call.layer + 1);
       uint32_t parent = call.parent, parent_gen = call.parent_gen;
       double started = call.start_s, made = call.made_s;
@@ -972,11 +1016,11 @@ class AgentEngine {
     bool counted = std::exchange(counted_, false);  // at the pool (held_for_connection)
     if (!counted && !(call.first && call.attempt == 1)) result_.series.retries[step_] += 1;
     if (refused_by_client(call_id)) return;
-    if (servers_.size() > 1 && !pick_host(call)) return no_healthy_host(call_id);
+    if (several_hosts() && !pick_host(call)) return no_healthy_host(call_id);
     uint32_t job_id = jobs().new_job(call_id, call, now_);
     call.job = job_id;
     jobs().job(job_id).host = call.host;
-    if (concurrency_ && !admitted(job_id)) return refuse(job_id, Refusal::limit);
+    if (limits_concurrency() && !admitted(job_id)) return refuse(job_id, Refusal::limit);
     if (injects_error()) return inject_error(job_id);
     uint8_t host = call.host;
     servers_[host].arrive(job_id, now_, refused(), !fails_fast(host));
@@ -994,7 +1038,7 @@ class AgentEngine {
   // The concurrency limiter hears how an attempt it let through ended: an
   // answer (a sample of its latency) or none.
   void filter_heard(uint32_t job_id, const Job& job, bool answered) {
-    if (!concurrency_) return;
+    if (!limits_concurrency()) return;
     const uint32_t ticket = limiter_tickets_[job_id];
     if (answered)
       concurrency_->on_answer(now_, job.sent_s, ticket);
@@ -1005,7 +1049,7 @@ class AgentEngine {
   // ---- error injection (server.error_share; docs/policies.md) ----------------
   // Drawn only when on, so that every run without it keeps its bytes.
   bool injects_error() {
-    return injects_errors_ &&
+    return injects_errors() &&
            (s_.server.error_share >= 1 || rng_.uniform() < s_.server.error_share);
   }
 
@@ -1015,7 +1059,7 @@ class AgentEngine {
     if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, Refusal::injected);
     const Job& job = jobs().job(job_id);
     filter_heard(job_id, job, false);
-    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::timeout, layers_);
+    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::timeout, layers());
     calls_[job.caller].job = kNone;
     jobs().release(job_id);
   }
@@ -1028,10 +1072,10 @@ class AgentEngine {
     const bool injected = why == Refusal::injected, limited = why == Refusal::limit;
     if (!limited) filter_heard(job_id, job, true);  // a refusal behind the filter is an answer
     result_.series.rejected[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers_);
+    log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers());
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
     const uint8_t host = job.host;
-    if (!host_totals_.empty()) host_totals_[host].refused += 1;
+    if (several_hosts()) host_totals_[host].refused += 1;
     jobs().release(job_id);
     Call& call = calls_[call_id];
     if (!awaits(call, caller_gen)) return;
@@ -1059,7 +1103,7 @@ class AgentEngine {
   void shed_job(uint32_t job_id) {
     const Job& job = jobs().job(job_id);
     result_.series.shed[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed, layers_);
+    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed, layers());
     filter_heard(job_id, job, false);
     servers_[job.host].shed(job_id, now_);
   }
@@ -1070,8 +1114,8 @@ class AgentEngine {
     double delay = s_.server.answer_delay_s;
     if (delay <= 0) return true;
     // A hedging layer's timer does not give up on an attempt.
-    double give_up = hedged_[call.layer] ? std::numeric_limits<double>::infinity()
-                                         : call.sent_s + timeout_[call.layer];
+    double give_up = hedged(call.layer) ? std::numeric_limits<double>::infinity()
+                                        : call.sent_s + timeout_[call.layer];
     if (deadlines_on_) give_up = std::min(give_up, call.start_s + policy_.deadline_s());
     return now_ + delay <= give_up;
   }
@@ -1081,7 +1125,7 @@ class AgentEngine {
     const Job* job = server.end_service(job_id, gen, now_);
     if (!job) return;
     ++stats_.events;
-    if (!host_totals_.empty()) host_totals_[job->host].served += 1;
+    if (several_hosts()) host_totals_[job->host].served += 1;
     filter_heard(job_id, *job, true);
     const Call& call = calls_[job->caller];
     bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
@@ -1089,7 +1133,7 @@ class AgentEngine {
     bool to_user = to_caller && deliver_success(job->caller, job->caller_gen, job->sent_s);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
     log(job->request, job->attempt, job->sent_s, now_,
-        to_caller ? AttemptOutcome::ok : AttemptOutcome::late, layers_);
+        to_caller ? AttemptOutcome::ok : AttemptOutcome::late, layers());
     server.release(job_id);
     server.dispatch(now_, refused());
   }
@@ -1115,21 +1159,21 @@ class AgentEngine {
   void finish() {
     now_ = s_.horizon_s;
     for (Server& server : servers_) server.finish(now_, stats_);
-    if (servers_.size() > 1) host_totals();
+    if (several_hosts()) host_totals();
     result_.in_flight = static_cast<double>(live_users_);
     stats_.peak_calls = calls_.peak();
     if (stats_out_) *stats_out_ = stats_;
-    if (!log_) return;
+    if (!logging()) return;
     // Attempts still out at the end: at the server, or with a layer below.
     jobs().for_each_in_flight([this](const Job& job) {
       const Call& call = calls_[job.caller];
       bool waited = awaits(call, job.caller_gen);
       log(job.request, job.attempt, job.sent_s, kNaN,
-          waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout, layers_);
+          waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout, layers());
     });
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
       const Call& call = calls_[call_id];
-      if (call.state == kWaiting && call.layer < layers_ - 1)
+      if (call.state == kWaiting && call.layer < layers() - 1)
         log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::in_flight,
             call.layer + 1);
     }
@@ -1137,7 +1181,7 @@ class AgentEngine {
 
   void log(uint32_t request, int attempt, double sent, double done, AttemptOutcome outcome,
            int layer) {
-    if (log_) log_->row({request, attempt, sent, done, outcome, layer});
+    if (logging()) log_->row({request, attempt, sent, done, outcome, layer});
   }
 
   Workspace& w_;
@@ -1178,8 +1222,9 @@ class AgentEngine {
 
   int step_ = 0;
   double now_ = 0;
-  Events& events_;
-  std::vector<TimerLane>& timers_;
+  Events& events_;               // retries and capacity changes
+  Events& completions_;          // the server's (server.hpp)
+  TimerLane* timers_ = nullptr;  // per layer: the workspace's, sized for this run
   TimerLane& deadlines_;
   TimerLane& sheds_;
   Arrivals arrivals_;
@@ -1201,6 +1246,15 @@ class AgentEngine {
   StepProfiles profiles_{s_};
   std::vector<double> rate_of_step_;  // with a capacity profile: each step's multiplier
 };
+
+// A run the plain engine runs (AgentEngine<true>).
+bool plain_run(const Scenario& s, const AgentOptions& options) {
+  const ClientPolicy policy = ClientPolicy::of(s, Engine::agent);
+  return policy.layers() == 1 && policy.hedging(0) == Hedging::none &&
+         policy.rate_limiter() == RateLimiter::none && !ClientGuards::wanted(s) &&
+         s.server.hosts <= 1 && s.server.concurrency.kind == ConcurrencyLimiter::none &&
+         !(s.server.error_share > 0) && !options.log && !options.split;
+}
 
 }  // namespace
 
@@ -1347,7 +1401,8 @@ void validate_agent(const Scenario& s, const RunLimits& limits) {
 RunResult run_agent(const Scenario& s, const AgentOptions& options) {
   if (!s.graph.empty()) return run_graph(s, options);  // docs/graph.md
   WorkspaceLease lease;
-  return AgentEngine(s, options, lease.get()).run();
+  if (plain_run(s, options)) return AgentEngine<true>(s, options, lease.get()).run();
+  return AgentEngine<false>(s, options, lease.get()).run();
 }
 
 }  // namespace retrystorm

@@ -70,8 +70,6 @@ template <typename T>
 class Pool {
  public:
   uint32_t alloc() {
-    ++live_;
-    peak_ = std::max(peak_, live_);
     if (!free_.empty()) {
       uint32_t i = free_.back();
       free_.pop_back();
@@ -80,10 +78,7 @@ class Pool {
     items_.push_back(T{});
     return static_cast<uint32_t>(items_.size() - 1);
   }
-  void release(uint32_t i) {
-    free_.push_back(i);
-    --live_;
-  }
+  void release(uint32_t i) { free_.push_back(i); }
   // Room for n entities without moving the ones made (a buffer this large
   // is mapped, and its pages are touched only as entities are made).
   void reserve(size_t n) { items_.reserve(n); }
@@ -93,14 +88,14 @@ class Pool {
   void clear() {  // keeps the memory for the next run
     items_.clear();
     free_.clear();
-    live_ = peak_ = 0;
   }
-  uint64_t peak() const { return peak_; }
+  // The most entities alive at once: a slot is made only when every slot
+  // is in use, so the slots made are that high-water mark.
+  uint64_t peak() const { return items_.size(); }
 
  private:
   std::vector<T, LargeAllocator<T>> items_;
   std::vector<uint32_t> free_;
-  uint64_t live_ = 0, peak_ = 0;
 };
 
 // Frees an entity of a pool: marked free, its generation moved on (events

@@ -91,7 +91,7 @@ class Server {
     }
     queue_.push(job_id);
     change_in_system(+1, now);
-    dispatch(now, refuse);
+    if (rate_ > 0 && busy_ < slots_) dispatch(now, refuse);  // else it would do nothing
   }
 
   // A completion event came up: the job it names leaves service, or nullptr
