@@ -879,5 +879,35 @@ TEST(ReplicationCache, ForgetsTheLeastRecentlyUsedScenario) {
   EXPECT_EQ(cache.values(), 12u) << "the newest scenario stays, however large";
 }
 
+// The page's first batch (done = 1) comes beside POST /api/run, which runs
+// replication 0: the batch runs 1 .. count - 1 first and takes 0 from the
+// cache when the run kept it meanwhile, instead of running it a second time.
+TEST(ReplicationCache, RunsTheReplicationsTheCallerHasLastAndOnlyIfStillMissing) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  s.engine = Engine::agent;
+  s.runs = 4;
+  validate(s);
+  app::ReplicationCache scratch;
+  const std::vector<Replication> whole = scratch.prefix(s, 4, {});
+  auto same = [](const std::vector<Replication>& a, const std::vector<Replication>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].band != b[i].band || a[i].figures.size() != b[i].figures.size()) return false;
+    return true;
+  };
+  // Nobody kept replication 0: the batch runs it too, last.
+  app::ReplicationCache alone;
+  EXPECT_TRUE(same(alone.prefix(s, 4, {}, 1), whole));
+  // Replication 0 kept (marked, so that a second run of it would show).
+  app::ReplicationCache shared;
+  Replication marked = whole[0];
+  marked.band.assign(marked.band.size(), -1.0);
+  shared.keep(s, 0, marked);
+  std::vector<Replication> got = shared.prefix(s, 4, {}, 1);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].band, marked.band) << "replication 0 came from the cache";
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(got[i].band, whole[i].band) << i;
+}
+
 }  // namespace
 }  // namespace retrystorm

@@ -51,25 +51,45 @@ void ReplicationCache::keep(const Scenario& s, size_t i, Replication r) {
   keep_locked(key, i, std::move(r));
 }
 
-std::vector<Replication> ReplicationCache::prefix(const Scenario& s, size_t count,
-                                                  const CancelCheck& cancelled) {
-  std::string key = key_of(s);
-  std::vector<Replication> out(count);
-  size_t kept = 0;  // replications 0 .. kept - 1 are here
-  {
-    std::lock_guard lock(mutex_);
-    for (const Entry& e : entries_)
-      if (e.key == key)
-        while (kept < count && e.runs.count(kept)) out[kept] = e.runs.at(kept), ++kept;
-  }
-  if (kept == count) return out;
-  throw_if_cancelled(cancelled);
-  std::vector<Replication> fresh = montecarlo_part(s, kept, count - kept);
+// Fills out[0 .. k) with the replications kept, k as far as they run
+// without a gap; returns k.
+size_t ReplicationCache::kept_prefix(const std::string& key, std::vector<Replication>& out) {
+  size_t kept = 0;
+  std::lock_guard lock(mutex_);
+  for (const Entry& e : entries_)
+    if (e.key == key)
+      while (kept < out.size() && e.runs.count(kept)) out[kept] = e.runs.at(kept), ++kept;
+  return kept;
+}
+
+// Runs replications from .. to - 1 into out, and keeps them.
+void ReplicationCache::run_and_keep(const Scenario& s, const std::string& key,
+                                    std::vector<Replication>& out, size_t from, size_t to) {
+  if (from >= to) return;
+  std::vector<Replication> fresh = montecarlo_part(s, from, to - from);
   std::lock_guard lock(mutex_);
   for (size_t k = 0; k < fresh.size(); ++k) {
-    out[kept + k] = fresh[k];
-    keep_locked(key, kept + k, std::move(fresh[k]));
+    out[from + k] = fresh[k];
+    keep_locked(key, from + k, std::move(fresh[k]));
   }
+}
+
+std::vector<Replication> ReplicationCache::prefix(const Scenario& s, size_t count,
+                                                  const CancelCheck& cancelled, size_t asked_from) {
+  std::string key = key_of(s);
+  std::vector<Replication> out(count);
+  size_t kept = kept_prefix(key, out);  // replications 0 .. kept - 1 are here
+  if (kept == count) return out;
+  throw_if_cancelled(cancelled);
+  const size_t asked = std::clamp(asked_from, kept, count);
+  run_and_keep(s, key, out, asked, count);
+  if (kept == asked) return out;
+  // The ones the caller has: kept by now, most likely, by the request that ran them.
+  std::vector<Replication> below(asked);
+  kept = kept_prefix(key, below);
+  std::move(below.begin(), below.begin() + static_cast<std::ptrdiff_t>(kept), out.begin());
+  throw_if_cancelled(cancelled);
+  run_and_keep(s, key, out, kept, asked);
   return out;
 }
 
@@ -97,7 +117,7 @@ MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, Repl
     Scenario batch = s;
     batch.runs = upto - b.done;  // at most this many runs: those not kept
     check_run_cost(batch, budget);
-    all = cache.prefix(s, static_cast<size_t>(upto), budget.cancelled);
+    all = cache.prefix(s, static_cast<size_t>(upto), budget.cancelled, static_cast<size_t>(b.done));
     b.done = upto;
   } while (b.done < s.runs && std::chrono::steady_clock::now() - start < kAnswerEvery);
   b.montecarlo = montecarlo_of_parts(s, all);

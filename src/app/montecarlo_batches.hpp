@@ -24,8 +24,12 @@ class ReplicationCache {
  public:
   explicit ReplicationCache(size_t max_values = 4'000'000) : max_values_(max_values) {}
   // Replications 0 .. count - 1 of a validated scenario: those kept, the
-  // others run now (on every core) and kept.
-  std::vector<Replication> prefix(const Scenario& s, size_t count, const CancelCheck& cancelled);
+  // others run now (on every core) and kept. Those below `asked_from` (the
+  // caller has them; another request may be running them, as the page's
+  // POST /api/run runs replication 0 beside its first batch) are run last,
+  // and only if they are still not kept by then.
+  std::vector<Replication> prefix(const Scenario& s, size_t count, const CancelCheck& cancelled,
+                                  size_t asked_from = 0);
   // Keeps replication i of s, run elsewhere (POST /api/run's single run).
   void keep(const Scenario& s, size_t i, Replication r);
   size_t values() const;
@@ -38,6 +42,9 @@ class ReplicationCache {
   static std::string key_of(const Scenario& s);
   static size_t values_of(const Replication& r) { return r.figures.size() + r.band.size(); }
   void keep_locked(const std::string& key, size_t i, Replication r);
+  size_t kept_prefix(const std::string& key, std::vector<Replication>& out);
+  void run_and_keep(const Scenario& s, const std::string& key, std::vector<Replication>& out,
+                    size_t from, size_t to);
   size_t max_values_;
   size_t values_ = 0;
   mutable std::mutex mutex_;
