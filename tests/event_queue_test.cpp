@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engines/calendar_queue.hpp"
 #include "random/rng.hpp"
 
 using namespace retrystorm;
@@ -133,4 +134,52 @@ TEST(SourceTree, NamesTheSourceAScanInIndexOrderWould) {
     }
   }
   EXPECT_GT(fired, 5000);
+}
+
+// The calendar of retries (engines/calendar_queue.hpp) fires events in the
+// heap's order exactly, whatever the width of its buckets: delays from none
+// to far beyond its ring, ties at one instant, pushes between pops as an
+// engine makes them, and a queue cleared and used again.
+TEST(CalendarQueue, FiresInTheHeapsOrderWhateverTheBucketWidth) {
+  for (double width : {1e-3, 0.03125, 1.0, 50.0}) {
+    Rng rng(11);
+    EventQueue<EntityRef> heap;
+    CalendarQueue<EntityRef> calendar;
+    calendar.set_width(width);
+    for (int round = 0; round < 2; ++round) {
+      double now = 0;
+      uint32_t id = 0;
+      for (int step = 0; step < 30000; ++step) {
+        if (rng.uniform() < 0.55 || heap.empty()) {
+          const double pick = rng.uniform();
+          const double delay = pick < 0.1    ? 0.0                            // at once
+                               : pick < 0.2  ? std::floor(rng.uniform() * 4)  // ties
+                               : pick < 0.95 ? rng.exponential(2.0)
+                               : pick < 0.99 ? 1e3 * rng.uniform()  // beyond the ring
+                                             : 1e300;               // "never", in effect
+          const uint64_t priority = rng.next() % 4;
+          heap.push(now + delay, priority, {id, 0});
+          calendar.push(now + delay, priority, {id, 0});
+          ++id;
+        } else {
+          ASSERT_EQ(calendar.next_key().t, heap.next_key().t) << width;
+          ASSERT_EQ(calendar.next_key().order, heap.next_key().order) << width;
+          ASSERT_EQ(calendar.top().what.index, heap.top().what.index) << width;
+          now = heap.top().key.t;
+          heap.pop();
+          calendar.pop();
+        }
+        ASSERT_EQ(calendar.size(), heap.size());
+      }
+      while (!heap.empty()) {
+        ASSERT_EQ(calendar.top().what.index, heap.top().what.index) << width;
+        heap.pop();
+        calendar.pop();
+      }
+      EXPECT_TRUE(calendar.empty());
+      EXPECT_EQ(calendar.next_key().t, kNever.t);
+      heap.clear();
+      calendar.clear();
+    }
+  }
 }

@@ -133,7 +133,11 @@ class EventQueue {
   }
 
   void push(double t, uint64_t priority, const Payload& what) {
-    Event e{{t, order_of(priority, sequence_++)}, what};
+    push_key({t, order_of(priority, sequence_++)}, what);
+  }
+  // An event whose key was made elsewhere (a CalendarQueue numbers its own).
+  void push_key(EventKey key, const Payload& what) {
+    Event e{key, what};
     if (tree_ && (heap_.empty() || before(e.key, heap_.front().key))) tree_->touch(id_);
     heap_.push_back(e);
     size_t i = heap_.size() - 1;

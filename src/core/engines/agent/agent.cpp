@@ -31,6 +31,7 @@
 #include "engines/agent/arrivals.hpp"
 #include "engines/agent/entities.hpp"
 #include "engines/agent/server.hpp"
+#include "engines/calendar_queue.hpp"
 #include "engines/event_queue.hpp"
 #include "engines/graph/graph_engine.hpp"
 #include "engines/incident_window.hpp"
@@ -87,18 +88,19 @@ struct Workspace {
   Pool<Call> calls;
   ServerMemory server;
   std::vector<ServerMemory> hosts;  // the other hosts' queues and slots (server.hosts)
-  Events events;                    // backoff retries and capacity changes
+  CalendarQueue<EntityRef> events;  // backoff retries and capacity changes
   Events completions;               // the server's: few at a time, kept out of the retries' heap
   std::vector<TimerLane> timers;
   TimerLane deadlines;
   TimerLane sheds;  // jobs whose caller gave up, shed server.shed_lag_s later
   std::vector<double> arrivals;
 
-  void reset(size_t layers) {
+  // `bucket_s`: the retries' calendar (engines/calendar_queue.hpp).
+  void reset(size_t layers, double bucket_s) {
     calls.clear();
     server.clear();
     for (ServerMemory& host : hosts) host.clear();
-    events.clear();
+    events.set_width(bucket_s);
     completions.clear();
     if (timers.size() < layers) timers.resize(layers);
     for (size_t layer = 0; layer < timers.size(); ++layer) {  // inner layers' timeouts first
@@ -193,7 +195,8 @@ class AgentEngine {
         retries_in_flight_(static_cast<size_t>(layers()), 0),
         retries_in_backoff_(static_cast<size_t>(layers()), 0),
         layer_first_(static_cast<size_t>(layers()), 0.0) {
-    w_.reset(static_cast<size_t>(layers()));
+    // A sixteenth of a step per bucket: a few dozen retries each in a stuck run.
+    w_.reset(static_cast<size_t>(layers()), s.step_s / 16);
     timers_ = w_.timers.data();  // one hop less on every event than through the vector
     build_hosts(s);
     reserve_jobs(s);
@@ -1222,9 +1225,9 @@ class AgentEngine {
 
   int step_ = 0;
   double now_ = 0;
-  Events& events_;               // retries and capacity changes
-  Events& completions_;          // the server's (server.hpp)
-  TimerLane* timers_ = nullptr;  // per layer: the workspace's, sized for this run
+  CalendarQueue<EntityRef>& events_;  // retries and capacity changes
+  Events& completions_;               // the server's (server.hpp)
+  TimerLane* timers_ = nullptr;       // per layer: the workspace's, sized for this run
   TimerLane& deadlines_;
   TimerLane& sheds_;
   Arrivals arrivals_;
