@@ -432,5 +432,41 @@ TEST(AgentValidation, KeysAndLimits) {
   EXPECT_EQ(run_fluid(f).failed, run_fluid(g).failed);
 }
 
+// A plain run (one retrying layer, none of the rarer features) runs on an
+// engine compiled for it (docs/agent-engine.md, "Performance"): it gives the
+// numbers of the general engine, on every preset that is plain with the
+// agent engine, several seeds, and with a budget, deadlines, shedding,
+// closed-loop clients and CoDel, which the plain engine keeps.
+TEST(AgentEngine, PlainRunsGiveTheGeneralEnginesNumbers) {
+  std::vector<Scenario> plain;
+  for (const Preset& p : presets()) {
+    Scenario s = p.scenario;
+    if (!s.graph.empty() || s.engine == Engine::sessions) continue;
+    s.engine = Engine::agent;
+    s.horizon_s = std::min(s.horizon_s, 300.0);
+    for (double seed : {1.0, 5.0}) {
+      s.seed = seed;
+      plain.push_back(s);
+    }
+  }
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  s.engine = Engine::agent;
+  for (const char* key : {"client.deadline_s=4", "server.shed_abandoned=true",
+                          "server.shed_lag_s=0.3", "server.discipline=codel"}) {
+    std::string text(key);
+    set_key_text(s, text.substr(0, text.find('=')), text.substr(text.find('=') + 1));
+    plain.push_back(s);
+  }
+  for (Scenario& one : plain) {
+    validate(one);
+    const std::string name = scenario_to_json(one).dump().substr(0, 120);
+    AgentOptions general;
+    general.plain_engine = false;
+    EXPECT_EQ(series_json(run_agent(one).series).dump(),
+              series_json(run_agent(one, general).series).dump())
+        << name;
+  }
+}
+
 }  // namespace
 }  // namespace retrystorm

@@ -21,6 +21,8 @@ class CalendarQueue {
  public:
   using Event = typename EventQueue<Payload>::Event;
 
+  CalendarQueue() : ring_(static_cast<size_t>(kRing)) {}
+
   // The width of a bucket, in seconds (any width gives the same order; it
   // sets how many events wait in the heap at once). Empties the queue.
   void set_width(double width_s) {
@@ -52,7 +54,9 @@ class CalendarQueue {
   // Empties the queue and restarts the sequence; keeps the memory for the next run.
   void clear() {
     soon_.clear();
-    for (std::vector<Event>& bucket : ring_) bucket.clear();
+    std::fill(ring_.begin(), ring_.end(), Bucket{});
+    chunks_.clear();
+    free_chunks_.clear();
     far_.clear();
     sequence_ = 0;
     current_ = 0;
@@ -63,6 +67,20 @@ class CalendarQueue {
  private:
   static constexpr int64_t kRing = 1024;  // buckets after the current one
   static constexpr int64_t kNoBucket = int64_t{1} << 62;
+  static constexpr uint32_t kNoChunk = ~uint32_t{0};
+
+  // A bucket's events live in chunks of a shared pool, linked in the order
+  // pushed: the memory follows the events waiting, not the busiest bucket
+  // each slot of the ring ever held.
+  struct Chunk {
+    static constexpr uint32_t kEvents = 20;
+    Event events[kEvents];
+    uint32_t count;
+    uint32_t next;
+  };
+  struct Bucket {
+    uint32_t first = kNoChunk, last = kNoChunk;
+  };
 
   // The bucket of instant t: monotone in t, so an event of a later bucket
   // is strictly later than every event of an earlier one.
@@ -74,11 +92,27 @@ class CalendarQueue {
   void place(const Event& e) {
     const int64_t b = bucket_of(e.key.t);
     if (b <= current_) return soon_.push_key(e.key, e.what);
-    if (ring_.empty()) ring_.resize(static_cast<size_t>(kRing));
     ++later_;
-    if (b < current_ + kRing) return ring_[static_cast<size_t>(b % kRing)].push_back(e);
+    if (b < current_ + kRing) return append(ring_[static_cast<size_t>(b % kRing)], e);
     far_.push_back(e);
     far_first_ = std::min(far_first_, b);
+  }
+
+  void append(Bucket& bucket, const Event& e) {
+    if (bucket.last == kNoChunk || chunks_[bucket.last].count == Chunk::kEvents) {
+      uint32_t c =
+          free_chunks_.empty() ? static_cast<uint32_t>(chunks_.size()) : free_chunks_.back();
+      if (free_chunks_.empty())
+        chunks_.emplace_back();
+      else
+        free_chunks_.pop_back();
+      chunks_[c].count = 0;
+      chunks_[c].next = kNoChunk;
+      (bucket.last == kNoChunk ? bucket.first : chunks_[bucket.last].next) = c;
+      bucket.last = c;
+    }
+    Chunk& chunk = chunks_[bucket.last];
+    chunk.events[chunk.count++] = e;
   }
 
   // The heap ran dry: the next bucket that holds events goes into it.
@@ -87,11 +121,20 @@ class CalendarQueue {
       if (later_ == far_.size()) current_ = std::max(current_, far_first_ - 1);  // skip the gap
       ++current_;
       if (far_first_ < current_ + kRing) bring_far_events_in();
-      std::vector<Event>& bucket = ring_[static_cast<size_t>(current_ % kRing)];
-      for (const Event& e : bucket) soon_.push_key(e.key, e.what);
-      later_ -= bucket.size();
-      bucket.clear();
+      pour(ring_[static_cast<size_t>(current_ % kRing)]);
     }
+  }
+
+  void pour(Bucket& bucket) {
+    for (uint32_t c = bucket.first; c != kNoChunk;) {
+      const Chunk& chunk = chunks_[c];
+      for (uint32_t k = 0; k < chunk.count; ++k)
+        soon_.push_key(chunk.events[k].key, chunk.events[k].what);
+      later_ -= chunk.count;
+      free_chunks_.push_back(c);
+      c = chunk.next;
+    }
+    bucket = {};
   }
 
   // The events beyond the ring whose buckets the ring now reaches move into it.
@@ -101,7 +144,7 @@ class CalendarQueue {
     for (const Event& e : far_) {
       const int64_t b = bucket_of(e.key.t);
       if (b < current_ + kRing) {
-        ring_[static_cast<size_t>(b % kRing)].push_back(e);
+        append(ring_[static_cast<size_t>(b % kRing)], e);
       } else {
         far_[kept++] = e;
         far_first_ = std::min(far_first_, b);
@@ -113,7 +156,9 @@ class CalendarQueue {
   EventQueue<Payload> soon_;  // the current bucket and those before it
   // Bucket b at b % kRing, for b in (current_, current_ + kRing): the slot of
   // the current bucket is empty, so a slot poured holds one bucket only.
-  std::vector<std::vector<Event>> ring_;
+  std::vector<Bucket> ring_;
+  std::vector<Chunk> chunks_;
+  std::vector<uint32_t> free_chunks_;
   std::vector<Event> far_;  // beyond the ring
   double per_bucket_ = 1;   // buckets per second
   uint64_t sequence_ = 0;

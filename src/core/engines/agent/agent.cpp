@@ -1256,7 +1256,7 @@ bool plain_run(const Scenario& s, const AgentOptions& options) {
   return policy.layers() == 1 && policy.hedging(0) == Hedging::none &&
          policy.rate_limiter() == RateLimiter::none && !ClientGuards::wanted(s) &&
          s.server.hosts <= 1 && s.server.concurrency.kind == ConcurrencyLimiter::none &&
-         !(s.server.error_share > 0) && !options.log && !options.split;
+         !(s.server.error_share > 0) && !options.log && !options.split && options.plain_engine;
 }
 
 }  // namespace

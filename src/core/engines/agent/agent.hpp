@@ -66,6 +66,10 @@ struct AgentOptions {
   AttemptSink* log = nullptr;     // requests.csv rows, when wanted
   AgentStats* stats = nullptr;    // filled in when the run ends
   SplitControl* split = nullptr;  // a splitting walk: its reseeds and where it stops
+  // A plain run (one layer, none of the rarer features) runs on the engine
+  // compiled for it; false runs it on the general one (the same numbers:
+  // AgentEngine.PlainRunsGiveTheGeneralEnginesNumbers).
+  bool plain_engine = true;
 };
 
 // Runs a validated scenario (validate()) with the agent engine.
