@@ -1,13 +1,17 @@
 #include "server/routes.hpp"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "analysis/ladder.hpp"
@@ -25,6 +29,7 @@
 #include "formats/session_report.hpp"
 #include "formats/step_down_report.hpp"
 #include "model/graph.hpp"
+#include "parallel/cancel.hpp"
 
 namespace retrystorm {
 
@@ -306,11 +311,42 @@ int whole_field(const json& body, const char* name, int fallback, int low, int h
 
 // POST /api/montecarlo (docs/http-api.md): the next batch of an agent Monte
 // Carlo after `done` replications, and the summary of all done so far.
+// Runs `work` on a thread of its own, five nice levels below the request's
+// thread and with its cancel check; the threads it starts inherit the
+// priority (Linux keeps nice per thread). Best effort: a failed setpriority
+// leaves the priority as it was.
+json at_lower_priority(const std::function<json()>& work) {
+  const CancelCheck* check = CancelScope::current();  // the request's deadline
+  json out;
+  std::exception_ptr error;
+  std::thread background([&] {
+    const auto self = static_cast<id_t>(gettid());
+    errno = 0;
+    const int nice_now = getpriority(PRIO_PROCESS, self);
+    if (errno == 0) setpriority(PRIO_PROCESS, self, std::min(19, nice_now + 5));
+    static const CancelCheck kNone;
+    CancelScope scope(check ? *check : kNone);
+    try {
+      out = work();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  background.join();
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+// POST /api/montecarlo: the next batch of the page's band. The page asks for
+// it beside POST /api/run's replication 0, whose chart the user waits for:
+// the batch's runs give way to it (and to other users' requests).
 json montecarlo_route(const std::string&, const json& body, const ServerLimits& limits) {
   Scenario s = scenario_of(body, {"done"}, limits);
   const int done = whole_field(body, "done", 0, 0, 1000000);
-  return app::montecarlo_batch_json(app::montecarlo_batch(s, done, limits.max_agent_runs,
-                                                          replication_cache(), budget_of(limits)));
+  return at_lower_priority([&] {
+    return app::montecarlo_batch_json(app::montecarlo_batch(
+        s, done, limits.max_agent_runs, replication_cache(), budget_of(limits)));
+  });
 }
 
 RiskOptions risk_options_of(const json& body, const ServerLimits& limits) {

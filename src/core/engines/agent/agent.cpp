@@ -9,7 +9,8 @@
 //   - the server's completions, a small heap of their own (a stuck run keeps
 //     thousands of retries in backoff, and each completion would otherwise
 //     climb and descend their heap);
-//   - the event queue for backoff retries and capacity changes;
+//   - a calendar of backoff retries and capacity changes (a small heap of
+//     those due soon, buckets for the later ones: engines/calendar_queue.hpp);
 //   - a deadline lane of user requests (client.deadline_s is constant too).
 // Ties at one instant go: completion, capacity change, timeout (innermost layer
 // first), deadline, retry, arrival, so a response arriving exactly at the
