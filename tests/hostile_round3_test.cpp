@@ -175,6 +175,22 @@ TEST(HostileRound3, ServerDeadlineStopsARunInsideIt) {
   EXPECT_EQ(CancelScope::current(), nullptr);
 }
 
+// A Monte Carlo batch runs on a thread of its own at a lower priority
+// (server/routes.cpp, at_lower_priority): the request's deadline goes with it.
+TEST(HostileRound3, ServerDeadlineStopsAMonteCarloBatchOnItsOwnThread) {
+  ServerLimits limits;
+  limits.run_deadline_s = 0.2;
+  auto t0 = Clock::now();
+  ApiAnswer a = handle_api("/api/montecarlo",
+                           R"({"preset": "primary-failover", "done": 0, "set": {"engine": "agent",
+                               "horizon_s": 600, "demand.rate_per_s": 500, "runs": 50}})",
+                           limits);
+  EXPECT_EQ(a.status, 503) << a.body.dump();
+  EXPECT_NE(a.body.dump().find("stopped after 0.2 s"), std::string::npos) << a.body.dump();
+  EXPECT_LT(seconds_since(t0), 5);
+  EXPECT_EQ(CancelScope::current(), nullptr);
+}
+
 // The deadline reaches runs on the worker threads of a request too (here the
 // Monte Carlo replications, whose pool has no stop check of its own).
 TEST(HostileRound3, ServerDeadlineReachesWorkerThreads) {
