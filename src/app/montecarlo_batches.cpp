@@ -112,8 +112,12 @@ MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, Repl
   // redraw of the page) about every kAnswerEvery, not one per batch.
   do {
     // Two runs per core: a batch waits for its slowest run, and more runs
-    // per batch leave the cores less time idle. A band needs two runs.
-    const int upto = std::min(s.runs, std::max(b.done + 2 * cores, 2));
+    // per batch leave the cores less time idle. A batch ends at a multiple
+    // of that, replication 0 counted: the page's first batch (done = 1) goes
+    // beside the run of replication 0, and the two fill the cores together.
+    // A band needs two runs.
+    const int round = 2 * cores;
+    const int upto = std::min(s.runs, std::max((b.done / round + 1) * round, 2));
     Scenario batch = s;
     batch.runs = upto - b.done;  // at most this many runs: those not kept
     check_run_cost(batch, budget);

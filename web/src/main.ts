@@ -247,6 +247,9 @@ async function runNow() {
   // server stops the runs of a caller that has gone, and the cores are free.
   api.stopMonteCarlo();
   api.abort('ladder', 'advice', 'tipping', 'trace');
+  // Nor is the ladder, advice and tipping point the last result asked for and
+  // has not yet sent: it would run beside this run and its band. This run asks again.
+  secondary.cancel();
   showProgress(null);
   document.body.dataset.busy = 'true';
   const t0 = S.pendingT0 ?? performance.now();
@@ -255,10 +258,13 @@ async function runNow() {
   const monteCarlo = sc.engine === 'agent' && Number(sc.runs) > 1;
   try {
     const tf = performance.now();
+    // The first batch of the band goes beside the chart's run: the server runs it at a
+    // lower priority and leaves replication 0 to the run (docs/http-api.md), so the
+    // second core works while the chart's run goes. Its error is met where it is awaited.
+    const firstBatch = monteCarlo ? api.montecarlo(sc, 1) : null;
+    firstBatch?.catch(() => undefined);
     const r = await api.run(monteCarlo ? { ...clone(sc), runs: 1 } : sc);
     if (seq !== S.seq) return;
-    // The server runs the first batch of the band while the chart is drawn.
-    const firstBatch = monteCarlo ? api.montecarlo(sc, 1) : null;
     if (monteCarlo) r.scenario.runs = sc.runs;
     hooks.lastFetchMs = performance.now() - tf;
     chartCtx.drawT0 = performance.now();
@@ -278,6 +284,7 @@ async function runNow() {
   } catch (e) {
     if (isAbort(e)) return;
     if (seq === S.seq) {
+      api.stopMonteCarlo(); // the band of inputs that did not run
       S.pendingT0 = null;
       if (e instanceof ApiError) {
         showError(e.message);
