@@ -871,6 +871,50 @@ async function issue30(page, presets, context) {
     await selectPreset(page, 'order-status');
   }
 
+  log('\n# 30.2c a change cancels the ladder, advice and tipping point the last result had not yet asked for');
+  if (has('partial-brownout')) {
+    await selectPreset(page, 'partial-brownout');
+    await setControl(page, 'engine', 'agent');
+    await setControl(page, 'runs', 20);
+    await page.waitForFunction(() => window.__retrystorm.lastMonteCarloMs !== null && window.__retrystorm.mcDone === null, null, { timeout: 60000 });
+    const asked = []; // [kind, incident.duration_s] in the order sent
+    const watch = (req) => {
+      const m = /\/api\/(advice|ladder|tipping|montecarlo)$/.exec(req.url());
+      if (!m) return;
+      try { asked.push([m[1] === 'montecarlo' ? 'band' : 'secondary', JSON.parse(req.postData() ?? '{}').scenario?.incident?.duration_s]); } catch { /* not JSON */ }
+    };
+    page.on('request', watch);
+    const d0 = Number(await testid(page, 'ctl-incident.duration_s').inputValue());
+    // Inside the page, without a round trip: a change, and the next one the moment its band
+    // ends, while that band's secondary work still waits its 250 ms.
+    await H(page, (d) => new Promise((resolve) => {
+      const h = window.__retrystorm;
+      const field = document.querySelector('[data-testid="ctl-incident.duration_s"]');
+      const change = (v) => {
+        h.lastMonteCarloMs = null;
+        field.value = String(v);
+        field.dispatchEvent(new Event('input', { bubbles: true }));
+        field.dispatchEvent(new Event('change', { bubbles: true }));
+      };
+      let step = 0;
+      change(d + 5); // durations no earlier section ran: nothing of theirs is kept
+      const poll = setInterval(() => {
+        if (h.lastMonteCarloMs === null || h.mcDone !== null) return;
+        if (step++ === 0) return change(d + 6);
+        clearInterval(poll);
+        resolve();
+      }, 2);
+      setTimeout(() => { clearInterval(poll); resolve(); }, 60000); // never hangs the suite
+    }), d0);
+    page.off('request', watch);
+    const from = asked.findIndex(([k, d]) => k === 'band' && d === d0 + 6);
+    const second = asked.slice(Math.max(from, 0));
+    const lastBand = second.map(([k]) => k).lastIndexOf('band');
+    const during = second.slice(0, lastBand).filter(([k]) => k === 'secondary');
+    check(from >= 0 && during.length === 0, 'no ladder, advice or tipping point runs beside the new band (the one the last result had not yet asked for is cancelled)', JSON.stringify(asked));
+    await selectPreset(page, 'order-status');
+  }
+
   log('\n# 30.3 phone: the inputs in a sheet below the chart; labels that leave the chart readable');
   if (has('order-status')) {
     await selectPreset(page, 'order-status');
