@@ -158,16 +158,13 @@ TEST(HostileRound3, EveryStepRunEndsForRandomValidKeys) {
   EXPECT_GT(ran, 20) << "too few random scenarios were valid";
 }
 
-// No run holds a work slot past the server's deadline: its engine polls the
-// request's check inside the run and the answer is 503 with the reason.
-TEST(HostileRound3, ServerDeadlineStopsARunInsideIt) {
+// A request under a 0.2 s deadline whose runs would take far longer: 503
+// with the reason, within seconds, and no check left on the calling thread.
+void expect_stopped_by_the_deadline(const std::string& path, const std::string& body) {
   ServerLimits limits;
   limits.run_deadline_s = 0.2;
   auto t0 = Clock::now();
-  ApiAnswer a = handle_api("/api/run",
-                           R"({"preset": "primary-failover", "set": {"engine": "agent",
-                               "horizon_s": 600, "demand.rate_per_s": 500, "runs": 50}})",
-                           limits);
+  ApiAnswer a = handle_api(path, body, limits);
   EXPECT_EQ(a.status, 503) << a.body.dump();
   EXPECT_NE(a.body.dump().find("stopped after 0.2 s"), std::string::npos) << a.body.dump();
   EXPECT_LT(seconds_since(t0), 5);
@@ -175,20 +172,20 @@ TEST(HostileRound3, ServerDeadlineStopsARunInsideIt) {
   EXPECT_EQ(CancelScope::current(), nullptr);
 }
 
+// No run holds a work slot past the server's deadline: its engine polls the
+// request's check inside the run and the answer is 503 with the reason.
+TEST(HostileRound3, ServerDeadlineStopsARunInsideIt) {
+  expect_stopped_by_the_deadline("/api/run",
+                                 R"({"preset": "primary-failover", "set": {"engine": "agent",
+                                     "horizon_s": 600, "demand.rate_per_s": 500, "runs": 50}})");
+}
+
 // A Monte Carlo batch runs on a thread of its own at a lower priority
 // (server/routes.cpp, at_lower_priority): the request's deadline goes with it.
 TEST(HostileRound3, ServerDeadlineStopsAMonteCarloBatchOnItsOwnThread) {
-  ServerLimits limits;
-  limits.run_deadline_s = 0.2;
-  auto t0 = Clock::now();
-  ApiAnswer a = handle_api("/api/montecarlo",
-                           R"({"preset": "primary-failover", "done": 0, "set": {"engine": "agent",
-                               "horizon_s": 600, "demand.rate_per_s": 500, "runs": 50}})",
-                           limits);
-  EXPECT_EQ(a.status, 503) << a.body.dump();
-  EXPECT_NE(a.body.dump().find("stopped after 0.2 s"), std::string::npos) << a.body.dump();
-  EXPECT_LT(seconds_since(t0), 5);
-  EXPECT_EQ(CancelScope::current(), nullptr);
+  expect_stopped_by_the_deadline(
+      "/api/montecarlo", R"({"preset": "primary-failover", "done": 0, "set": {"engine": "agent",
+                             "horizon_s": 600, "demand.rate_per_s": 500, "runs": 50}})");
 }
 
 // The deadline reaches runs on the worker threads of a request too (here the
