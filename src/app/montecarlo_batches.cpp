@@ -85,9 +85,8 @@ std::vector<Replication> ReplicationCache::prefix(const Scenario& s, size_t coun
   run_and_keep(s, key, out, asked, count);
   if (kept == asked) return out;
   // The ones the caller has: kept by now, most likely, by the request that ran them.
-  std::vector<Replication> below(asked);
-  kept = kept_prefix(key, below);
-  std::move(below.begin(), below.begin() + static_cast<std::ptrdiff_t>(kept), out.begin());
+  kept = kept_prefix(key, out);
+  if (kept >= asked) return out;
   throw_if_cancelled(cancelled);
   run_and_keep(s, key, out, kept, asked);
   return out;
