@@ -200,6 +200,8 @@ class AgentEngine {
     w_.reset(static_cast<size_t>(layers()), s.step_s / 16);
     timers_ = w_.timers.data();  // one hop less on every event than through the vector
     build_hosts(s);
+    if (log_)
+      for (Server& server : servers_) server.note_jobs(w_.server.notes);  // the pool's notes
     reserve_jobs(s);
     result_.scenario = s;
     result_.series.resize(static_cast<size_t>(steps_));
@@ -288,6 +290,12 @@ class AgentEngine {
 
   // Host 0 answers for the pool of jobs every host shares.
   Server& jobs() { return servers_[0]; }
+  // Which host serves the job (kept beside the pool: a job is 24 bytes).
+  uint8_t host_of(uint32_t job_id) const { return several_hosts() ? job_hosts_[job_id] : 0; }
+  void set_host(uint32_t job_id, uint8_t host) {
+    if (job_hosts_.size() <= job_id) job_hosts_.resize(job_id + 1 + job_id / 2);
+    job_hosts_[job_id] = host;
+  }
 
   long in_system() const {
     long n = 0;
@@ -1023,7 +1031,7 @@ class AgentEngine {
     if (several_hosts() && !pick_host(call)) return no_healthy_host(call_id);
     uint32_t job_id = jobs().new_job(call_id, call, now_);
     call.job = job_id;
-    jobs().job(job_id).host = call.host;
+    if (several_hosts()) set_host(job_id, call.host);
     if (limits_concurrency() && !admitted(job_id)) return refuse(job_id, Refusal::limit);
     if (injects_error()) return inject_error(job_id);
     uint8_t host = call.host;
@@ -1063,7 +1071,7 @@ class AgentEngine {
     if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, Refusal::injected);
     const Job& job = jobs().job(job_id);
     filter_heard(job_id, job, false);
-    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::timeout, layers());
+    log_job(job_id, kNaN, AttemptOutcome::timeout);
     calls_[job.caller].job = kNone;
     jobs().release(job_id);
   }
@@ -1076,9 +1084,9 @@ class AgentEngine {
     const bool injected = why == Refusal::injected, limited = why == Refusal::limit;
     if (!limited) filter_heard(job_id, job, true);  // a refusal behind the filter is an answer
     result_.series.rejected[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected, layers());
+    log_job(job_id, now_, AttemptOutcome::rejected);
     uint32_t call_id = job.caller, caller_gen = job.caller_gen;
-    const uint8_t host = job.host;
+    const uint8_t host = host_of(job_id);
     if (several_hosts()) host_totals_[host].refused += 1;
     jobs().release(job_id);
     Call& call = calls_[call_id];
@@ -1107,9 +1115,9 @@ class AgentEngine {
   void shed_job(uint32_t job_id) {
     const Job& job = jobs().job(job_id);
     result_.series.shed[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed, layers());
+    log_job(job_id, kNaN, AttemptOutcome::shed);
     filter_heard(job_id, job, false);
-    servers_[job.host].shed(job_id, now_);
+    servers_[host_of(job_id)].shed(job_id, now_);
   }
 
   // server.answer_delay_s: the answer must reach the caller before it gives
@@ -1125,19 +1133,18 @@ class AgentEngine {
   }
 
   void on_complete(uint32_t job_id, uint32_t gen) {
-    Server& server = servers_[jobs().job(job_id).host];
+    Server& server = servers_[host_of(job_id)];
     const Job* job = server.end_service(job_id, gen, now_);
     if (!job) return;
     ++stats_.events;
-    if (several_hosts()) host_totals_[job->host].served += 1;
+    if (several_hosts()) host_totals_[host_of(job_id)].served += 1;
     filter_heard(job_id, *job, true);
     const Call& call = calls_[job->caller];
     bool to_caller = awaits(call, job->caller_gen) && answer_in_time(call);
     if (to_caller) heard(call, true);
     bool to_user = to_caller && deliver_success(job->caller, job->caller_gen, job->sent_s);
     (to_user ? result_.series.goodput : result_.series.served_late)[step_] += 1;
-    log(job->request, job->attempt, job->sent_s, now_,
-        to_caller ? AttemptOutcome::ok : AttemptOutcome::late, layers());
+    log_job(job_id, now_, to_caller ? AttemptOutcome::ok : AttemptOutcome::late);
     server.release(job_id);
     server.dispatch(now_, refused());
   }
@@ -1169,11 +1176,9 @@ class AgentEngine {
     if (stats_out_) *stats_out_ = stats_;
     if (!logging()) return;
     // Attempts still out at the end: at the server, or with a layer below.
-    jobs().for_each_in_flight([this](const Job& job) {
-      const Call& call = calls_[job.caller];
-      bool waited = awaits(call, job.caller_gen);
-      log(job.request, job.attempt, job.sent_s, kNaN,
-          waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout, layers());
+    jobs().for_each_in_flight([this](uint32_t job_id, const Job& job) {
+      bool waited = awaits(calls_[job.caller], job.caller_gen);
+      log_job(job_id, kNaN, waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout);
     });
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
       const Call& call = calls_[call_id];
@@ -1186,6 +1191,12 @@ class AgentEngine {
   void log(uint32_t request, int attempt, double sent, double done, AttemptOutcome outcome,
            int layer) {
     if (logging()) log_->row({request, attempt, sent, done, outcome, layer});
+  }
+  // A job's attempt, as the innermost layer sent it.
+  void log_job(uint32_t job_id, double done, AttemptOutcome outcome) {
+    if (!logging()) return;
+    const JobNote note = jobs().note(job_id);
+    log(note.request, note.attempt, jobs().job(job_id).sent_s, done, outcome, layers());
   }
 
   Workspace& w_;
@@ -1222,6 +1233,7 @@ class AgentEngine {
   bool injects_errors_ = false;                // server.error_share
   std::optional<ServerLimiter> concurrency_;   // server.adaptive_concurrency
   std::vector<uint32_t> limiter_tickets_;      // by job: what the limiter handed it
+  std::vector<uint8_t> job_hosts_;             // by job, with several hosts: the one serving it
   std::vector<uint8_t> hedged_;                // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;

@@ -45,18 +45,25 @@ struct Call {
 
 static_assert(sizeof(Call) == 64, "a call fills one cache line");
 
-// An attempt at the server. 32 bytes: a stuck queue holds a million of them,
-// so what only a job in service needs is kept beside its slot (Serving).
+// An attempt at the server. 24 bytes: a stuck queue holds a million of them,
+// so what only a job in service needs is kept beside its slot (Serving), and
+// what only the request log or several hosts need beside the pool (JobNote,
+// the engine's hosts of jobs).
 struct Job {
   double sent_s;
   uint32_t caller;
   uint32_t caller_gen;
-  uint32_t request;
   uint32_t gen;
-  uint32_t slot;  // in service: its index among the jobs in service
+  uint32_t slot : 24;  // in service: its index among the jobs in service (server.slots <= 100000)
+  uint32_t state : 8;
+};
+
+static_assert(sizeof(Job) == 24, "a million queued jobs in 24 MB");
+
+// A job's request and attempt number, for the request log only.
+struct JobNote {
+  uint32_t request;
   uint16_t attempt;
-  uint8_t state;
-  uint8_t host;  // which of the dependency's hosts (server.hosts) serves it
 };
 
 // A job in service and the work it has left.

@@ -32,11 +32,13 @@ struct ServerMemory {
   Pool<Job> jobs;
   JobRing queue;
   std::vector<Serving> in_service;  // Job::slot is the index here
+  std::vector<JobNote> notes;       // by job, when the request log is on (Server::note_jobs)
 
   void clear() {
     jobs.clear();
     queue.clear();
     in_service.clear();
+    notes.clear();
   }
 };
 
@@ -50,9 +52,16 @@ class Server {
   Server(const ServerSpec& spec, ServerMemory& memory, Pool<Job>& jobs, Events& events, Rng& rng);
 
   Job& job(uint32_t job_id) { return jobs_[job_id]; }
+  const Job& job(uint32_t job_id) const { return jobs_[job_id]; }
   long in_system() const { return in_system_; }  // queued and in service
   double rate() const { return rate_; }          // the capacity factor now
   uint64_t peak_jobs() const { return jobs_.peak(); }
+
+  // Keep each job's request and attempt in `notes` (the request log's): the
+  // hosts of a dependency share one, as they share the pool.
+  void note_jobs(std::vector<JobNote>& notes) { notes_ = &notes; }
+  // The job's request and attempt; zeros unless noted.
+  JobNote note(uint32_t job_id) const { return notes_ ? (*notes_)[job_id] : JobNote{}; }
 
   // A job for the caller's current attempt, not yet arrived.
   uint32_t new_job(uint32_t caller, const Call& call, double now) {
@@ -66,10 +75,11 @@ class Server {
     job.sent_s = now;
     job.caller = caller;
     job.caller_gen = caller_gen;
-    job.request = request;
-    job.attempt = attempt;
-    job.host = 0;
     ++job.gen;
+    if (notes_) {
+      if (notes_->size() <= job_id) notes_->resize(job_id + 1 + job_id / 2);
+      (*notes_)[job_id] = {request, attempt};
+    }
     return job_id;
   }
 
@@ -152,7 +162,7 @@ class Server {
   void for_each_in_flight(Visit visit) {
     for (uint32_t job_id = 0; job_id < jobs_.slots(); ++job_id) {
       const Job& job = jobs_[job_id];
-      if (job.state == kQueued || job.state == kInService) visit(job);
+      if (job.state == kQueued || job.state == kInService) visit(job_id, job);
     }
   }
 
@@ -196,6 +206,7 @@ class Server {
   std::vector<Serving>& in_service_;
   Events& events_;
   Rng& rng_;  // the engine's: one stream of draws, so a run is the same bytes
+  std::vector<JobNote>* notes_ = nullptr;
   ServerQueue queue_;
   int slots_ = 1;
   int busy_ = 0;

@@ -212,9 +212,10 @@ class GraphEngine {
       node.serves = g.services[v].serves();
       node.memory = std::make_unique<ServerMemory>();
       node.events = std::make_unique<Events>();
-      if (node.serves)
-        node.server =
-            std::make_unique<Server>(node.scenario.server, *node.memory, *node.events, rng_);
+      if (!node.serves) continue;
+      node.server =
+          std::make_unique<Server>(node.scenario.server, *node.memory, *node.events, rng_);
+      if (log_) node.server->note_jobs(node.memory->notes);
     }
   }
 
@@ -272,6 +273,13 @@ class GraphEngine {
   void log(uint32_t request, int attempt, double sent, double done, AttemptOutcome outcome,
            uint16_t edge) {
     if (log_) log_->row({request, attempt, sent, done, outcome, layer_[edge], edge});
+  }
+  // A job's attempt at `server`, on the edge its visit came by.
+  void log_job(const Server& server, uint32_t job_id, double done, AttemptOutcome outcome) {
+    if (!log_) return;
+    const Job& job = server.job(job_id);
+    const JobNote note = server.note(job_id);
+    log(note.request, note.attempt, job.sent_s, done, outcome, visits_[job.caller].edge);
   }
 
   void build_result() {
@@ -1030,8 +1038,7 @@ class GraphEngine {
     const Job& job = node.server->job(job_id);
     at(service).rejected[step_] += 1;
     if (service == hit_) result_.series.rejected[step_] += 1;
-    log(job.request, job.attempt, job.sent_s, now_, AttemptOutcome::rejected,
-        visits_[job.caller].edge);
+    log_job(*node.server, job_id, now_, AttemptOutcome::rejected);
     uint32_t visit_id = job.caller, gen = job.caller_gen;
     node.server->release(job_id);
     if (!visit_current(visit_id, gen)) return;
@@ -1044,10 +1051,7 @@ class GraphEngine {
   void shed_job(uint16_t service, uint32_t job_id) {
     at(service).shed[step_] += 1;
     if (service == hit_) result_.series.shed[step_] += 1;
-    const Job& job = nodes_[service].server->job(job_id);
-    if (server_rows(service))
-      log(job.request, job.attempt, job.sent_s, kNaN, AttemptOutcome::shed,
-          visits_[job.caller].edge);
+    if (server_rows(service)) log_job(*nodes_[service].server, job_id, kNaN, AttemptOutcome::shed);
     nodes_[service].server->shed(job_id, now_);
   }
 
@@ -1059,7 +1063,8 @@ class GraphEngine {
     if (!job) return;
     ++stats_.events;
     uint32_t visit_id = job->caller, visit_gen = job->caller_gen;
-    AttemptRow row{job->request,          job->attempt, job->sent_s, now_, AttemptOutcome::ok, 0,
+    const JobNote note = server.note(job_id);
+    AttemptRow row{note.request,          note.attempt, job->sent_s, now_, AttemptOutcome::ok, 0,
                    visits_[visit_id].edge};
     server.release(job_id);
     bool current = visit_current(visit_id, visit_gen);
@@ -1123,12 +1128,12 @@ class GraphEngine {
   void log_in_flight() {
     for (size_t s = 0; s < nodes_.size(); ++s) {
       if (!server_rows(static_cast<uint16_t>(s))) continue;
-      nodes_[s].server->for_each_in_flight([this](const Job& job) {
+      const Server& server = *nodes_[s].server;
+      nodes_[s].server->for_each_in_flight([&](uint32_t job_id, const Job& job) {
         const Visit& v = visits_[job.caller];
         bool waited =
             visit_current(job.caller, job.caller_gen) && awaits(calls_[v.caller], v.caller_gen);
-        log(job.request, job.attempt, job.sent_s, kNaN,
-            waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout, v.edge);
+        log_job(server, job_id, kNaN, waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout);
       });
     }
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
