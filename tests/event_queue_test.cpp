@@ -183,3 +183,33 @@ TEST(CalendarQueue, FiresInTheHeapsOrderWhateverTheBucketWidth) {
     }
   }
 }
+
+// A bucket is sorted when its turn comes: crowded stretches of it (events
+// at one instant, or pushed latest-first a hair apart) go through std::sort,
+// the others through an insertion sort, and the order is the heap's.
+TEST(CalendarQueue, SortsCrowdedBucketsInTheHeapsOrder) {
+  EventQueue<EntityRef> heap;
+  CalendarQueue<EntityRef> calendar;
+  calendar.set_width(1.0);
+  uint32_t id = 0;
+  auto push = [&](double t, uint64_t priority) {
+    heap.push(t, priority, {id, 0});
+    calendar.push(t, priority, {id, 0});
+    ++id;
+  };
+  for (int k = 0; k < 20000; ++k) push(5.5, static_cast<uint64_t>(k % 3));  // one instant
+  for (int k = 20000; k > 0; --k) push(7.25 + k * 1e-12, 3);                // latest first
+  for (int k = 0; k < 300; ++k) push(9.0 + (k % 7) * 0.1, 1);               // a few groups
+  push(9.5, 0);
+  while (!heap.empty()) {
+    ASSERT_FALSE(calendar.empty());
+    ASSERT_EQ(calendar.next_key().t, heap.next_key().t);
+    ASSERT_EQ(calendar.next_key().order, heap.next_key().order);
+    ASSERT_EQ(calendar.top().what.index, heap.top().what.index);
+    // Events pushed now, for the bucket being fired, still come in order.
+    if (heap.top().what.index % 1000 == 0) push(heap.top().key.t + 1e-9, 2);
+    heap.pop();
+    calendar.pop();
+  }
+  EXPECT_TRUE(calendar.empty());
+}

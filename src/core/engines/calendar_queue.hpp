@@ -1,10 +1,12 @@
 // Events far apart in time, many at once: the backoff retries of a stuck
-// run (docs/agent-engine.md, "Performance"). The events due soon sit in a
-// small heap (engines/event_queue.hpp), which stays in the fastest cache;
-// the later ones wait unsorted in buckets of one width of time each, and a
-// bucket is poured into the heap when the heap runs dry. An event keeps the
-// key it was given when pushed, so events fire in exactly the heap's order:
-// by instant, then priority class, then the order they were scheduled in.
+// run (docs/agent-engine.md, "Performance"). The later events wait unsorted
+// in buckets of one width of time each. When the events due run out, the
+// next bucket is sorted (spread by instant, then each small group put in
+// order) and fired from the front; an event pushed for the current bucket or
+// before it goes into a small heap beside it (engines/event_queue.hpp). An
+// event keeps the key it was given when pushed, so events fire in exactly
+// the heap's order: by instant, then priority class, then the order they
+// were scheduled in.
 #pragma once
 
 #include <algorithm>
@@ -30,8 +32,8 @@ class CalendarQueue {
     per_bucket_ = width_s > 0 ? 1 / width_s : 1;
   }
 
-  bool empty() const { return soon_.empty() && later_ == 0; }
-  size_t size() const { return soon_.size() + later_; }
+  bool empty() const { return run_left() == 0 && soon_.empty() && later_ == 0; }
+  size_t size() const { return run_left() + soon_.size() + later_; }
 
   void push(double t, uint64_t priority, const Payload& what) {
     place({{t, order_of(priority, sequence_++)}, what});
@@ -39,21 +41,27 @@ class CalendarQueue {
 
   // The next event's key; kNever when there is none.
   EventKey next_key() {
-    if (soon_.empty() && later_ > 0) refill();
-    return soon_.next_key();
+    if (run_left() == 0 && soon_.empty() && later_ > 0) refill();
+    if (run_left() == 0) return soon_.next_key();
+    return from_run() ? run_[next_].key : soon_.next_key();
   }
   const Event& top() {
-    if (soon_.empty()) refill();
-    return soon_.top();
+    if (run_left() == 0 && soon_.empty()) refill();
+    return from_run() ? run_[next_] : soon_.top();
   }
   void pop() {
-    if (soon_.empty()) refill();
-    soon_.pop();
+    if (run_left() == 0 && soon_.empty()) refill();
+    if (from_run())
+      ++next_;
+    else
+      soon_.pop();
   }
 
   // Empties the queue and restarts the sequence; keeps the memory for the next run.
   void clear() {
     soon_.clear();
+    run_.clear();
+    next_ = 0;
     std::fill(ring_.begin(), ring_.end(), Bucket{});
     chunks_.clear();
     free_chunks_.clear();
@@ -115,26 +123,72 @@ class CalendarQueue {
     chunk.events[chunk.count++] = e;
   }
 
-  // The heap ran dry: the next bucket that holds events goes into it.
+  size_t run_left() const { return run_.size() - next_; }
+  // The sorted bucket's next event fires before the heap's (a run is left).
+  bool from_run() const {
+    return run_left() > 0 && (soon_.empty() || before(run_[next_].key, soon_.top().key));
+  }
+
+  // The events due ran out: the next bucket that holds events is sorted.
   void refill() {
-    while (soon_.empty() && later_ > 0) {
+    run_.clear();
+    next_ = 0;
+    while (run_.empty() && later_ > 0) {
       if (later_ == far_.size()) current_ = std::max(current_, far_first_ - 1);  // skip the gap
       ++current_;
       if (far_first_ < current_ + kRing) bring_far_events_in();
       pour(ring_[static_cast<size_t>(current_ % kRing)]);
     }
+    sort_run();
   }
 
   void pour(Bucket& bucket) {
     for (uint32_t c = bucket.first; c != kNoChunk;) {
       const Chunk& chunk = chunks_[c];
-      for (uint32_t k = 0; k < chunk.count; ++k)
-        soon_.push_key(chunk.events[k].key, chunk.events[k].what);
+      run_.insert(run_.end(), chunk.events, chunk.events + chunk.count);
       later_ -= chunk.count;
       free_chunks_.push_back(c);
       c = chunk.next;
     }
     bucket = {};
+  }
+
+  // The current bucket's events in firing order. Spread over as many equal
+  // stretches of the bucket as there are events, by instant (a counting
+  // sort, which keeps the order pushed), they come out nearly sorted; each
+  // stretch's few are then put in order, the rare crowded one by std::sort
+  // (events at one instant, say), so that no bucket costs more than a sort.
+  void sort_run() {
+    const size_t n = run_.size();
+    if (n < 2) return;
+    const double bucket_start = double(current_);
+    auto stretch = [&](const Event& e) {
+      const double x = (e.key.t * per_bucket_ - bucket_start) * double(n);
+      return x > 0 ? std::min(static_cast<size_t>(x), n - 1) : size_t{0};
+    };
+    starts_.assign(n + 1, 0);
+    for (const Event& e : run_) ++starts_[stretch(e) + 1];
+    for (size_t k = 1; k <= n; ++k) starts_[k] += starts_[k - 1];
+    spread_.resize(n);
+    for (const Event& e : run_) spread_[starts_[stretch(e)]++] = e;  // each start moves to its end
+    run_.swap(spread_);
+    auto earlier = [](const Event& a, const Event& b) { return before(a.key, b.key); };
+    for (size_t k = 0, first = 0; k < n; first = starts_[k++]) {
+      const size_t last = starts_[k];  // stretch k is [first, last)
+      if (last - first > 16)
+        std::sort(run_.begin() + first, run_.begin() + last, earlier);
+      else
+        insertion_sort(first, last);
+    }
+  }
+
+  void insertion_sort(size_t first, size_t last) {
+    for (size_t i = first + 1; i < last; ++i) {
+      const Event e = run_[i];
+      size_t j = i;
+      for (; j > first && before(e.key, run_[j - 1].key); --j) run_[j] = run_[j - 1];
+      run_[j] = e;
+    }
   }
 
   // The events beyond the ring whose buckets the ring now reaches move into it.
@@ -153,7 +207,11 @@ class CalendarQueue {
     far_.resize(kept);
   }
 
-  EventQueue<Payload> soon_;  // the current bucket and those before it
+  std::vector<Event> run_;  // the current bucket, sorted; run_[next_] fires next
+  size_t next_ = 0;
+  EventQueue<Payload> soon_;    // pushed for the current bucket or before it
+  std::vector<Event> spread_;   // sort_run's
+  std::vector<size_t> starts_;  // sort_run's: where each stretch starts
   // Bucket b at b % kRing, for b in (current_, current_ + kRing): the slot of
   // the current bucket is empty, so a slot poured holds one bucket only.
   std::vector<Bucket> ring_;
