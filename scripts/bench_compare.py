@@ -100,6 +100,8 @@ def run_once(binary, args, out_path):
     subprocess.run([binary, "--benchmark_format=json", "--benchmark_out=" + out_path,
                     "--benchmark_out_format=json", *args],
                    check=True, stdout=subprocess.DEVNULL)
+    if not os.path.exists(out_path) or os.path.getsize(out_path) == 0:
+        sys.exit(f"bench-compare: no benchmark of {binary} matches the filter {args!r}")
     with open(out_path) as f:
         return json.load(f)
 

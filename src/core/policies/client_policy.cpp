@@ -125,6 +125,7 @@ ClientPolicy ClientPolicy::of(const Scenario& s, Engine runs_with) {
 }
 
 ClientPolicy::ClientPolicy(Settings settings) : settings_(std::move(settings)) {
+  attempts_ = static_cast<int>(std::min(attempts_of(settings_.layer_retries), 1e9));
   // Ranges up to the longest ladder an engine walks (the stack read as one
   // ladder is at most RunLimits::max_attempts long once validated).
   constexpr int kCachedRanges = 1 << 16;
@@ -152,15 +153,6 @@ std::vector<double> ClientPolicy::parse_layer_timeouts(const std::string& text, 
                      " timeouts for " + std::to_string(layers) +
                      " retrying layers; give one per layer, outermost first");
   return out;
-}
-
-int ClientPolicy::attempts() const {
-  return static_cast<int>(std::min(attempts_of(settings_.layer_retries), 1e9));
-}
-
-int ClientPolicy::retries(int layer) const {
-  if (layer == Failure::kAllLayers) return attempts() - 1;
-  return settings_.layer_retries.at(static_cast<size_t>(layer));
 }
 
 std::vector<DelayRange> ClientPolicy::ladder_of(int retries) const {

@@ -162,10 +162,14 @@ class ClientPolicy {
   // --- derived ---
   int layers() const { return static_cast<int>(settings_.layer_retries.size()); }
   // Retries of a layer (kAllLayers: attempts() - 1, the stack as one ladder).
-  int retries(int layer = Failure::kAllLayers) const;
+  // Inline, from what the constructor worked out: asked after every failure.
+  int retries(int layer = Failure::kAllLayers) const {
+    if (layer == Failure::kAllLayers) return attempts_ - 1;
+    return settings_.layer_retries.at(static_cast<size_t>(layer));
+  }
   // Attempts per user request at the bottom of the stack: the product of
   // (retries + 1) over the layers, capped at 1e9.
-  int attempts() const;
+  int attempts() const { return attempts_; }
   // The attempts of one layer: its retries + 1.
   int layer_attempts(int layer) const { return retries(layer) + 1; }
 
@@ -228,6 +232,7 @@ class ClientPolicy {
   int plan_deadline() const;
   DelayRange pushback_delay(const Failure& f, DelayRange backoff) const;
   Settings settings_;
+  int attempts_ = 1;
   int last_planned_attempt_ = 1;
   std::vector<DelayRange> ranges_;   // by retry number (index 0 unused), for the engines' speed
   std::vector<double> mean_ladder_;  // deadline_rule rest_of_ladder_mean: middles, layer 0
