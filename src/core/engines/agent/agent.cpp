@@ -123,9 +123,12 @@ class WorkspaceShelf {
  public:
   static constexpr size_t kKept = 8;  // about one per core that runs
   // Calls and jobs (at each run's busiest moment) that the kept workspaces may
-  // hold in all, about 100 MB: a ladder's stuck rows (some 10^5 each) stay
-  // warm, a server's many threads cannot each keep one.
-  static constexpr size_t kKeptEntities = size_t{1} << 20;
+  // hold in all, about 70 MB: two stuck runs of a million jobs each (the
+  // page's band of partial-brownout, one per core) and a ladder's stuck rows
+  // stay warm; a server's many threads cannot each keep one. At 2^20, one of
+  // the band's two workspaces was freed and its pages faulted in again for
+  // every run (the band took ~5-10% longer).
+  static constexpr size_t kKeptEntities = size_t{1} << 21;
 
   std::unique_ptr<Workspace> take() {
     std::lock_guard lock(mutex_);
