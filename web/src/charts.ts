@@ -65,7 +65,8 @@ export class Charts {
   labels: PlacedLabel[] = []; // the load chart's annotations as last drawn
   boundY: number | null = null; // the bound line's height on the load chart (CSS px), for the tests
   private ro: ResizeObserver;
-  private key = ''; // what the load chart's options depend on: the goodput band and its run count
+  private key = ''; // what the load chart's options depend on: the goodput band, the pins
+  private backlogKey = ''; // what the backlog chart's options depend on: the pool's series, the pins
   private zoom: { min: number; max: number } | null = null; // the user's x range, kept across changes
   private syncing = false;
 
@@ -393,33 +394,45 @@ export class Charts {
     return [d.t, d.backlog, d.timeoutWork, d.failed, ...(d.pooled ? [d.pooled] : []), ...this.ctx.pins.map((p) => p.backlog)] as uPlot.AlignedData;
   }
 
-  /** Draws the current data; creates the charts on first use. */
-  render() {
+  /**
+   * Draws the current data; creates the charts on first use. `loadOnly`: only the load
+   * chart's data changed (a Monte Carlo batch brings the band, not a new backlog), so
+   * the backlog chart is left as drawn: on a busy machine its redraw took time from the
+   * server's runs of the next batch.
+   */
+  render(loadOnly = false) {
     if (!this.ctx.data) return;
     // New data resets the scales: keep the user's zoom through it.
     const z = this.zoom;
     this.syncing = true;
     // The band's series come and go with the answer: rebuild the load chart then.
     const band = this.ctx.data.goodputBand;
+    const pins = this.ctx.pins.map((p) => p.name).join('|');
     // Not the band's run count: a Monte Carlo arriving batch by batch redraws in place.
-    const key = `${band ? 'band' : 'none'}|${this.ctx.data.pooled ? 'pooled' : ''}|${this.ctx.pins.map((p) => p.name).join('|')}`;
+    const key = `${band ? 'band' : 'none'}|${pins}`;
+    const backlogKey = `${this.ctx.data.pooled ? 'pooled' : ''}|${pins}`;
     if (key !== this.key) {
       this.load?.destroy();
+      this.load = null;
+    }
+    if (backlogKey !== this.backlogKey) {
       this.backlog?.destroy();
-      this.load = this.backlog = null;
+      this.backlog = null;
     }
     this.key = key;
+    this.backlogKey = backlogKey;
     if (!this.load) {
       this.load = new uPlot(this.loadOpts(), this.loadArrays(), this.loadEl);
       // The high edge shares the low edge's legend row.
       const row = this.loadEl.querySelectorAll<HTMLElement>('.u-legend .u-series')[BAND_HIGH];
       if (band && row) row.hidden = true;
     } else this.load.setData(this.loadArrays());
-    if (!this.backlogEl.hidden) {
+    const backlogToo = !this.backlogEl.hidden && (!loadOnly || !this.backlog);
+    if (backlogToo) {
       if (!this.backlog) this.backlog = new uPlot(this.backlogOpts(), this.backlogArrays(), this.backlogEl);
       else this.backlog.setData(this.backlogArrays());
     }
-    if (z) for (const u of [this.load, this.backlog]) u?.setScale('x', { min: z.min, max: z.max });
+    if (z) for (const u of backlogToo ? [this.load, this.backlog] : [this.load]) u?.setScale('x', { min: z.min, max: z.max });
     this.zoom = z;
     this.syncing = false;
     const bound = this.ctx.result ? `Bound: ${fmtAmp(this.ctx.result.metrics.bound.max_amplification)} demand` : 'Bound';

@@ -345,7 +345,7 @@ async function monteCarloBatches(sc: Scenario, r: RunResult, seq: number, t0: nu
       if (done < total) next = api.montecarlo(sc, done);
       r.montecarlo = b.montecarlo;
       chartCtx.data = loadData(r);
-      charts.render();
+      charts.render(true); // the band and the intervals: the backlog is replication 0's
       renderVerdict(r);
       showProgress(done, total);
     }
