@@ -246,6 +246,37 @@ TEST(AgentLog, RequestsCsvHasOneRowPerAttempt) {
   std::filesystem::remove_all(dir);
 }
 
+// A job's request and attempt number live beside the pool, not in the job
+// (docs/agent-engine.md, "Performance"), and the hosts of a dependency share
+// them as they share the pool: each request's attempts are logged once each,
+// numbered 1, 2, ... whichever host served them.
+TEST(AgentLog, EveryHostLogsEachAttemptOfItsRequestOnce) {
+  for (const char* hosts : {"1", "4"}) {
+    Scenario s = small();
+    set_key_text(s, "server.hosts", hosts);
+    set_key_text(s, "client.retries", "3");
+    validate(s);
+    Rows log;
+    AgentStats stats;
+    RunResult r = run_agent(s, {&log, &stats});
+    std::map<uint64_t, std::vector<int>> attempts;  // by request, as logged
+    for (const AttemptRow& row : log.rows) {
+      if (std::string(request_log::outcome_name(row.outcome)) == "budget_denied") continue;
+      ASSERT_LT(row.request_id, static_cast<uint64_t>(r.user_requests)) << hosts;
+      attempts[row.request_id].push_back(row.attempt);
+    }
+    size_t retried = 0;
+    for (auto& [request, numbers] : attempts) {
+      std::sort(numbers.begin(), numbers.end());
+      for (size_t k = 0; k < numbers.size(); ++k)
+        ASSERT_EQ(numbers[k], static_cast<int>(k) + 1) << hosts << " hosts, request " << request;
+      retried += numbers.size() > 1;
+    }
+    EXPECT_EQ(log.rows.size(), stats.server_arrivals) << hosts;
+    EXPECT_GT(retried, 100u) << hosts;
+  }
+}
+
 TEST(AgentQueue, CodelKeepsTheWaitShortUnderOverload) {
   Scenario s = testing::open_queue(150, 100, 200, 1000);
   validate(s);
