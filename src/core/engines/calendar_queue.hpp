@@ -167,10 +167,12 @@ class CalendarQueue {
       return x > 0 ? std::min(static_cast<size_t>(x), n - 1) : size_t{0};
     };
     starts_.assign(n + 1, 0);
-    for (const Event& e : run_) ++starts_[stretch(e) + 1];
+    stretches_.resize(n);
+    for (size_t i = 0; i < n; ++i) ++starts_[(stretches_[i] = stretch(run_[i])) + 1];
     for (size_t k = 1; k <= n; ++k) starts_[k] += starts_[k - 1];
     spread_.resize(n);
-    for (const Event& e : run_) spread_[starts_[stretch(e)]++] = e;  // each start moves to its end
+    for (size_t i = 0; i < n; ++i)
+      spread_[starts_[stretches_[i]]++] = run_[i];  // each start moves to its end
     run_.swap(spread_);
     auto earlier = [](const Event& a, const Event& b) { return before(a.key, b.key); };
     for (size_t k = 0, first = 0; k < n; first = starts_[k++]) {
@@ -209,9 +211,10 @@ class CalendarQueue {
 
   std::vector<Event> run_;  // the current bucket, sorted; run_[next_] fires next
   size_t next_ = 0;
-  EventQueue<Payload> soon_;    // pushed for the current bucket or before it
-  std::vector<Event> spread_;   // sort_run's
-  std::vector<size_t> starts_;  // sort_run's: where each stretch starts
+  EventQueue<Payload> soon_;       // pushed for the current bucket or before it
+  std::vector<Event> spread_;      // sort_run's
+  std::vector<size_t> starts_;     // sort_run's: where each stretch starts
+  std::vector<size_t> stretches_;  // sort_run's: each event's stretch
   // Bucket b at b % kRing, for b in (current_, current_ + kRing): the slot of
   // the current bucket is empty, so a slot poured holds one bucket only.
   std::vector<Bucket> ring_;

@@ -86,6 +86,11 @@ class RetryBudget {
   // (ClientPolicy::retryable); gRPC counts only those, Linkerd deposits only
   // the others.
   void on_attempt_failed(double amount, bool retryable = true);
+  // Whether on_attempt_failed does anything: gRPC's throttling and Linkerd's
+  // budget hear failures; the others only retries.
+  bool hears_failures() const {
+    return kind_ == BudgetKind::grpc_throttling || kind_ == BudgetKind::ratio_ttl;
+  }
   // Linkerd's effective ratio: retries per deposit (tower TpsBudget::new).
   static double linkerd_ratio(double ratio);
   bool enabled() const { return kind_ != BudgetKind::none; }

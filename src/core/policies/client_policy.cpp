@@ -230,7 +230,8 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
   }
   d.verdict = RetryVerdict::retry;
   d.retry = f.attempt;
-  d.delay = pushback_delay(f, delay(f.attempt));
+  // Most failures carry no pushback: their range is the backoff's, without a call.
+  d.delay = f.pushback_s > 0 ? pushback_delay(f, delay(f.attempt)) : delay(f.attempt);
   return d;
 }
 

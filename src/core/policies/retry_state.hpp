@@ -136,7 +136,7 @@ class RetryState {
   void judge(const Failure& f, const RetryDecision& d, double amount, RetryOutcome& out) {
     // gRPC's throttling counts the failure whatever the decision; Linkerd
     // deposits the failures that are not retried by kind.
-    budget_.on_attempt_failed(amount, policy_->retryable(f));
+    if (budget_.hears_failures()) budget_.on_attempt_failed(amount, policy_->retryable(f));
     out.decision = d;
     out.cause = f.timed_out ? RetryCause::timeout : RetryCause::error;
     if (d.retries()) {
