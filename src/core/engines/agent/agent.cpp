@@ -908,7 +908,7 @@ class AgentEngine {
                     .start_s = call.start_s,
                     .answer = answer,
                     .pushback_s = pushback_s};
-    RetryOutcome outcome = retry_[layer].on_failure(failure, in_flight(layer), draw());
+    RetryOutcome outcome = retry_[layer].on_failure(failure, budget_in_flight(layer), draw());
     if (outcome.action == RetryAction::denied) return budget_denied(call_id);
     // The layer above hears the last answer; a timeout below as a gateway's 503.
     if (!outcome.retries()) return call_fails(call_id, timed_out ? FailureClass::http_503 : answer);
@@ -932,7 +932,7 @@ class AgentEngine {
     ++stats_.events;
     int layer = call.layer;
     retries_in_backoff_[layer] -= 1;  // from here on the retry is in flight (retries_in_flight_)
-    if (retry_[layer].on_due(in_flight(layer), cause_of(call.after_error)))
+    if (retry_[layer].on_due(budget_in_flight(layer), cause_of(call.after_error)))
       send_attempt(call_id);
     else
       budget_denied(call_id);
@@ -952,6 +952,10 @@ class AgentEngine {
   InFlight in_flight(int layer) const {
     return {static_cast<double>(attempts_in_flight_[layer]),
             static_cast<double>(retries_in_backoff_[layer] + retries_in_flight_[layer])};
+  }
+  // The same for a decision after every failure: only a budget reads it.
+  InFlight budget_in_flight(int layer) {
+    return retry_[layer].budget().enabled() ? in_flight(layer) : InFlight{};
   }
 
   // The budget refused the call's retry: the call fails at once.
