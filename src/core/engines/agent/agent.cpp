@@ -896,9 +896,12 @@ class AgentEngine {
 
   // An attempt of the call failed (timed out, rejected, or the call below it
   // failed): back off and retry, or fail the call. A real system's budget
-  // decides now, before the backoff (docs/agent-engine.md).
-  void attempt_failed(uint32_t call_id, bool timed_out,
-                      FailureClass answer = FailureClass::http_503, double pushback_s = 0) {
+  // decides now, before the backoff (docs/agent-engine.md). Inlined into its
+  // two callers: in a stuck run it follows nearly every attempt, and the call
+  // cost 4% of the run's time.
+  [[gnu::always_inline]] void attempt_failed(uint32_t call_id, bool timed_out,
+                                             FailureClass answer = FailureClass::http_503,
+                                             double pushback_s = 0) {
     Call& call = calls_[call_id];
     int layer = call.layer;
     Failure failure{.layer = layer,
