@@ -295,10 +295,7 @@ class AgentEngine {
   Server& jobs() { return servers_[0]; }
   // Which host serves the job (kept beside the pool: a job is 24 bytes).
   uint8_t host_of(uint32_t job_id) const { return several_hosts() ? job_hosts_[job_id] : 0; }
-  void set_host(uint32_t job_id, uint8_t host) {
-    if (job_hosts_.size() <= job_id) job_hosts_.resize(job_id + 1 + job_id / 2);
-    job_hosts_[job_id] = host;
-  }
+  void set_host(uint32_t job_id, uint8_t host) { set_beside(job_hosts_, job_id, host); }
 
   long in_system() const {
     long n = 0;
@@ -1052,8 +1049,7 @@ class AgentEngine {
   // waits beside the job for the outcome.
   bool admitted(uint32_t job_id) {
     uint32_t ticket = concurrency_->admit(now_);
-    if (limiter_tickets_.size() <= job_id) limiter_tickets_.resize(job_id + 1 + job_id / 2);
-    limiter_tickets_[job_id] = ticket;
+    set_beside(limiter_tickets_, job_id, ticket);
     return ticket != 0;
   }
 

@@ -114,6 +114,14 @@ void free_entity(Pool<T>& pool, uint32_t i, uint8_t free_state) {
   pool.release(i);
 }
 
+// Sets entry `id` of a table kept beside a pool (what only some runs need of
+// an entity), growing the table by half again when `id` is past its end.
+template <typename T>
+void set_beside(std::vector<T>& table, uint32_t id, const T& value) {
+  if (table.size() <= id) table.resize(id + 1 + id / 2);
+  table[id] = value;
+}
+
 inline void free_job(Pool<Job>& jobs, uint32_t job_id) {
   free_entity(jobs, job_id, kJobFree);
 }

@@ -76,10 +76,7 @@ class Server {
     job.caller = caller;
     job.caller_gen = caller_gen;
     ++job.gen;
-    if (notes_) {
-      if (notes_->size() <= job_id) notes_->resize(job_id + 1 + job_id / 2);
-      (*notes_)[job_id] = {request, attempt};
-    }
+    if (notes_) set_beside(*notes_, job_id, {request, attempt});
     return job_id;
   }
 
