@@ -26,7 +26,7 @@ class CalendarQueue {
   CalendarQueue() : ring_(static_cast<size_t>(kRing)) {}
 
   // The width of a bucket, in seconds (any width gives the same order; it
-  // sets how many events wait in the heap at once). Empties the queue.
+  // sets how many events are sorted at once). Empties the queue.
   void set_width(double width_s) {
     clear();
     per_bucket_ = width_s > 0 ? 1 / width_s : 1;
@@ -42,7 +42,6 @@ class CalendarQueue {
   // The next event's key; kNever when there is none.
   EventKey next_key() {
     if (run_left() == 0 && soon_.empty() && later_ > 0) refill();
-    if (run_left() == 0) return soon_.next_key();
     return from_run() ? run_[next_].key : soon_.next_key();
   }
   const Event& top() {
@@ -156,8 +155,9 @@ class CalendarQueue {
   // The current bucket's events in firing order. Spread over as many equal
   // stretches of the bucket as there are events, by instant (a counting
   // sort, which keeps the order pushed), they come out nearly sorted; each
-  // stretch's few are then put in order, the rare crowded one by std::sort
-  // (events at one instant, say), so that no bucket costs more than a sort.
+  // stretch's few are then put in order by std::sort (an insertion sort for
+  // so few; a rare crowded stretch, events at one instant say, is sorted in
+  // n log n), so that no bucket costs more than a sort.
   void sort_run() {
     const size_t n = run_.size();
     if (n < 2) return;
@@ -177,19 +177,7 @@ class CalendarQueue {
     auto earlier = [](const Event& a, const Event& b) { return before(a.key, b.key); };
     for (size_t k = 0, first = 0; k < n; first = starts_[k++]) {
       const size_t last = starts_[k];  // stretch k is [first, last)
-      if (last - first > 16)
-        std::sort(run_.begin() + first, run_.begin() + last, earlier);
-      else
-        insertion_sort(first, last);
-    }
-  }
-
-  void insertion_sort(size_t first, size_t last) {
-    for (size_t i = first + 1; i < last; ++i) {
-      const Event e = run_[i];
-      size_t j = i;
-      for (; j > first && before(e.key, run_[j - 1].key); --j) run_[j] = run_[j - 1];
-      run_[j] = e;
+      if (last - first > 1) std::sort(run_.begin() + first, run_.begin() + last, earlier);
     }
   }
 
