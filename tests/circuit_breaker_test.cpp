@@ -38,7 +38,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+#include <utility>
+#include <vector>
+
 #include "policies/adaptive_throttle.hpp"
+#include "policies/rolling_bins.hpp"
 
 namespace retrystorm {
 namespace {
@@ -414,6 +420,38 @@ TEST(AdaptiveThrottle, HistoryOlderThanTheWindowIsForgotten) {
   for (int i = 0; i < 100; ++i) t.on_answer(0, false);
   EXPECT_GT(t.reject_probability(119), 0.9);
   EXPECT_EQ(t.reject_probability(121), 0);  // the bin of t = 0 has expired
+}
+
+// The window's total is kept as bins come and go rather than summed at every
+// question: on generated sequences of counts and jumps in time (within a bin,
+// across a few, past the whole window) it equals the sum of the bins still in
+// the window, recounted from the history.
+TEST(RollingBins, TheTotalIsTheSumOfTheBinsStillInTheWindow) {
+  struct Count {
+    double n = 0;
+    Count& operator+=(const Count& o) { return n += o.n, *this; }
+    Count& operator-=(const Count& o) { return n -= o.n, *this; }
+  };
+  constexpr size_t kBins = 7;
+  constexpr double kWidth = 0.5, kStart = 0.25;
+  std::mt19937_64 rng(29);
+  for (int round = 0; round < 200; ++round) {
+    RollingBins<Count> bins(kBins, kWidth, kStart);
+    std::vector<std::pair<int64_t, double>> history;  // (bin, count) as added
+    double now = kStart;
+    for (int k = 0; k < 300; ++k) {
+      const double jump[] = {0.0, 0.01, 0.3, 1.7, 4.0};
+      now += jump[rng() % 5];
+      const double n = double(rng() % 4);
+      bins.add(now, {n});
+      const auto bin = static_cast<int64_t>(std::floor((now - kStart) / kWidth));
+      history.push_back({bin, n});
+      double expected = 0;
+      for (const auto& [b, c] : history)
+        if (b > bin - int64_t(kBins)) expected += c;
+      ASSERT_EQ(bins.total(now).n, expected) << "round " << round << ", step " << k;
+    }
+  }
 }
 
 }  // namespace

@@ -45,6 +45,8 @@ class AdaptiveThrottle {
  private:
   struct Bin {
     double accepts = 0, throttles = 0;
+    Bin& operator+=(const Bin& o) { return accepts += o.accepts, throttles += o.throttles, *this; }
+    Bin& operator-=(const Bin& o) { return accepts -= o.accepts, throttles -= o.throttles, *this; }
   };
 
   ThrottleSettings s_;

@@ -50,7 +50,7 @@ CircuitBreaker::CircuitBreaker(const BreakerSettings& settings, double start_s)
 
 uint32_t CircuitBreaker::admit(double now_s) {
   if (s_.kind == BreakerKind::opossum) {
-    ring_.at(now_s).fires += 1;  // 'fire' is emitted for every call, the rejected too
+    ring_.add(now_s, {.fires = 1, .failures = 0});  // 'fire': every call, the rejected too
   }
   if (state_ == BreakerState::open) {
     // cockatiel: Date.now() - openedAt < duration rejects; resilience4j:
@@ -125,8 +125,7 @@ void CircuitBreaker::closed_failure(double now_s) {
   switch (s_.kind) {
     case BreakerKind::opossum: {
       // fail(): volumeThreshold, then failures / fires * 100 > errorThresholdPercentage.
-      long fires = 0, failures = 0;
-      for (const Bucket& b : ring_.bins()) fires += b.fires, failures += b.failures;
+      const auto [fires, failures] = ring_.total(now_s);
       if (fires < s_.min_calls) return;
       if (fires == 0 ||
           static_cast<double>(failures) / static_cast<double>(fires) * 100 > s_.failure_rate * 100)
@@ -190,7 +189,7 @@ void CircuitBreaker::on_outcome(double now_s, bool ok, uint32_t ticket) {
   switch (s_.kind) {
     case BreakerKind::opossum:
       if (state_ == BreakerState::open && now_s >= open_until_s_) to_half_open();
-      if (!ok) ring_.at(now_s).failures += 1;
+      if (!ok) ring_.add(now_s, {.fires = 0, .failures = 1});
       if (state_ == BreakerState::half_open) return half_open_outcome(now_s, ok);
       if (!ok) closed_failure(now_s);  // closed, or open (where open() does nothing)
       return;

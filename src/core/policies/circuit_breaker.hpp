@@ -94,6 +94,8 @@ class CircuitBreaker {
   // opossum: its Status window of buckets of fires and failures.
   struct Bucket {
     long fires = 0, failures = 0;
+    Bucket& operator+=(const Bucket& o) { return fires += o.fires, failures += o.failures, *this; }
+    Bucket& operator-=(const Bucket& o) { return fires -= o.fires, failures -= o.failures, *this; }
   };
   RollingBins<Bucket> ring_;
   // consecutive: failures in a row (not reset at open, as cockatiel).
