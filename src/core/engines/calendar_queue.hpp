@@ -72,7 +72,7 @@ class CalendarQueue {
   }
 
  private:
-  static constexpr int64_t kRing = 1024;  // buckets after the current one
+  static constexpr int64_t kRing = 1024;  // buckets after the current one (a power of two)
   static constexpr int64_t kNoBucket = int64_t{1} << 62;
   static constexpr uint32_t kNoChunk = ~uint32_t{0};
 
@@ -82,11 +82,13 @@ class CalendarQueue {
   struct Chunk {
     static constexpr uint32_t kEvents = 20;
     Event events[kEvents];
-    uint32_t count;
     uint32_t next;
   };
+  // How full its last chunk is, kept here rather than in the chunk: a push
+  // then reads no line of a chunk, only writes one (the earlier chunks are full).
   struct Bucket {
     uint32_t first = kNoChunk, last = kNoChunk;
+    uint32_t filled = 0;  // events in the last chunk
   };
 
   // The bucket of instant t: monotone in t, so an event of a later bucket
@@ -96,30 +98,32 @@ class CalendarQueue {
     return b < double(kNoBucket) ? static_cast<int64_t>(b) : kNoBucket;
   }
 
+  // Bucket b's place in the ring (b > 0 here: a bucket after the current one).
+  static size_t slot(int64_t b) { return static_cast<size_t>(b) & (kRing - 1); }
+
   void place(const Event& e) {
     const int64_t b = bucket_of(e.key.t);
     if (b <= current_) return soon_.push_key(e.key, e.what);
     ++later_;
-    if (b < current_ + kRing) return append(ring_[static_cast<size_t>(b % kRing)], e);
+    if (b < current_ + kRing) return append(ring_[slot(b)], e);
     far_.push_back(e);
     far_first_ = std::min(far_first_, b);
   }
 
   void append(Bucket& bucket, const Event& e) {
-    if (bucket.last == kNoChunk || chunks_[bucket.last].count == Chunk::kEvents) {
+    if (bucket.last == kNoChunk || bucket.filled == Chunk::kEvents) {
       uint32_t c =
           free_chunks_.empty() ? static_cast<uint32_t>(chunks_.size()) : free_chunks_.back();
       if (free_chunks_.empty())
         chunks_.emplace_back();
       else
         free_chunks_.pop_back();
-      chunks_[c].count = 0;
       chunks_[c].next = kNoChunk;
       (bucket.last == kNoChunk ? bucket.first : chunks_[bucket.last].next) = c;
       bucket.last = c;
+      bucket.filled = 0;
     }
-    Chunk& chunk = chunks_[bucket.last];
-    chunk.events[chunk.count++] = e;
+    chunks_[bucket.last].events[bucket.filled++] = e;
   }
 
   size_t run_left() const { return run_.size() - next_; }
@@ -136,7 +140,7 @@ class CalendarQueue {
       if (later_ == far_.size()) current_ = std::max(current_, far_first_ - 1);  // skip the gap
       ++current_;
       if (far_first_ < current_ + kRing) bring_far_events_in();
-      pour(ring_[static_cast<size_t>(current_ % kRing)]);
+      pour(ring_[slot(current_)]);
     }
     sort_run();
   }
@@ -144,8 +148,9 @@ class CalendarQueue {
   void pour(Bucket& bucket) {
     for (uint32_t c = bucket.first; c != kNoChunk;) {
       const Chunk& chunk = chunks_[c];
-      run_.insert(run_.end(), chunk.events, chunk.events + chunk.count);
-      later_ -= chunk.count;
+      const uint32_t count = c == bucket.last ? bucket.filled : Chunk::kEvents;
+      run_.insert(run_.end(), chunk.events, chunk.events + count);
+      later_ -= count;
       free_chunks_.push_back(c);
       c = chunk.next;
     }
@@ -188,7 +193,7 @@ class CalendarQueue {
     for (const Event& e : far_) {
       const int64_t b = bucket_of(e.key.t);
       if (b < current_ + kRing) {
-        append(ring_[static_cast<size_t>(b % kRing)], e);
+        append(ring_[slot(b)], e);
       } else {
         far_[kept++] = e;
         far_first_ = std::min(far_first_, b);
