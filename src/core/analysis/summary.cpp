@@ -12,6 +12,7 @@
 #include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "parallel/thread_pool.hpp"
+#include "policies/client_guards.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -364,6 +365,30 @@ std::vector<Advice> graph_candidates(const Scenario& s) {
 
 }  // namespace
 
+namespace {
+
+// Whether the clients or the server cap the attempts a run sends (a retry
+// budget, a breaker, a throttle, a connection pool, a rate limiter, a
+// concurrency limit): into a stuck server such a run sends far fewer.
+bool caps_attempts(const Scenario& s) {
+  return s.client.budget.kind != BudgetKind::none || ClientGuards::wanted(s) ||
+         s.client.rate_limiter != RateLimiter::none ||
+         s.server.concurrency.kind != ConcurrencyLimiter::none;
+}
+
+// The order the trials start in: those likely long first, so that the last
+// run to start on a core is a short one and no core waits long for the
+// other at the end. Only the time depends on it: each trial writes its own slot.
+std::vector<size_t> longest_first(const std::vector<DefenseTrial>& trials) {
+  std::vector<size_t> order(trials.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(),
+                        [&](size_t i) { return !caps_attempts(trials[i].changed); });
+  return order;
+}
+
+}  // namespace
+
 std::vector<DefenseTrial> try_defenses(const Scenario& s, const std::function<void()>& beside) {
   std::vector<DefenseTrial> trials;
   for (Advice& a : s.graph.empty() ? defenses(s) : graph_candidates(s)) {
@@ -372,16 +397,16 @@ std::vector<DefenseTrial> try_defenses(const Scenario& s, const std::function<vo
     validate(changed);
     trials.push_back({std::move(a), std::move(changed), {}});
   }
+  const std::vector<size_t> order = longest_first(trials);
   size_t first = beside ? 1 : 0;
   PoolOptions options;
   options.threads = runs_at_once(s);
   for_each_index(
       trials.size() + first,
       [&](size_t i) {
-        if (i < first)
-          beside();
-        else
-          trials[i - first].with = compute_metrics(run_engine(trials[i - first].changed));
+        if (i < first) return beside();
+        DefenseTrial& trial = trials[order[i - first]];
+        trial.with = compute_metrics(run_engine(trial.changed));
       },
       options);
   return trials;
