@@ -35,8 +35,11 @@ class CalendarQueue {
   bool empty() const { return run_left() == 0 && soon_.empty() && later_ == 0; }
   size_t size() const { return run_left() + soon_.size() + later_; }
 
-  void push(double t, uint64_t priority, const Payload& what) {
-    place({{t, order_of(priority, sequence_++)}, what});
+  // The payload by value and the key in its parts, written straight into
+  // place: an event built on the stack and copied whole was read back
+  // before its stores had landed (a stall on every push).
+  void push(double t, uint64_t priority, Payload what) {
+    place(t, order_of(priority, sequence_++), what);
   }
 
   // The next event's key; kNever when there is none.
@@ -101,16 +104,16 @@ class CalendarQueue {
   // Bucket b's place in the ring (b > 0 here: a bucket after the current one).
   static size_t slot(int64_t b) { return static_cast<size_t>(b) & (kRing - 1); }
 
-  void place(const Event& e) {
-    const int64_t b = bucket_of(e.key.t);
-    if (b <= current_) return soon_.push_key(e.key, e.what);
+  void place(double t, uint64_t order, Payload what) {
+    const int64_t b = bucket_of(t);
+    if (b <= current_) return soon_.push_key({t, order}, what);
     ++later_;
-    if (b < current_ + kRing) return append(ring_[slot(b)], e);
-    far_.push_back(e);
+    if (b < current_ + kRing) return append(ring_[slot(b)], t, order, what);
+    far_.push_back({{t, order}, what});
     far_first_ = std::min(far_first_, b);
   }
 
-  void append(Bucket& bucket, const Event& e) {
+  void append(Bucket& bucket, double t, uint64_t order, Payload what) {
     if (bucket.last == kNoChunk || bucket.filled == Chunk::kEvents) {
       uint32_t c =
           free_chunks_.empty() ? static_cast<uint32_t>(chunks_.size()) : free_chunks_.back();
@@ -123,7 +126,10 @@ class CalendarQueue {
       bucket.last = c;
       bucket.filled = 0;
     }
-    chunks_[bucket.last].events[bucket.filled++] = e;
+    Event& e = chunks_[bucket.last].events[bucket.filled++];
+    e.key.t = t;
+    e.key.order = order;
+    e.what = what;
   }
 
   size_t run_left() const { return run_.size() - next_; }
@@ -193,7 +199,7 @@ class CalendarQueue {
     for (const Event& e : far_) {
       const int64_t b = bucket_of(e.key.t);
       if (b < current_ + kRing) {
-        append(ring_[slot(b)], e);
+        append(ring_[slot(b)], e.key.t, e.key.order, e.what);
       } else {
         far_[kept++] = e;
         far_first_ = std::min(far_first_, b);

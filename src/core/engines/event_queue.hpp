@@ -132,22 +132,24 @@ class EventQueue {
     id_ = id;
   }
 
-  void push(double t, uint64_t priority, const Payload& what) {
+  void push(double t, uint64_t priority, Payload what) {
     push_key({t, order_of(priority, sequence_++)}, what);
   }
   // An event whose key was made elsewhere (a CalendarQueue numbers its own).
-  void push_key(EventKey key, const Payload& what) {
-    Event e{key, what};
-    if (tree_ && (heap_.empty() || before(e.key, heap_.front().key))) tree_->touch(id_);
-    heap_.push_back(e);
+  // Its parts are written where it lands, not built on the stack and copied
+  // (read back before its stores had landed, that stalled every push).
+  void push_key(EventKey key, Payload what) {
+    if (tree_ && (heap_.empty() || before(key, heap_.front().key))) tree_->touch(id_);
+    heap_.emplace_back();
     size_t i = heap_.size() - 1;
     while (i > 0) {
       size_t parent = (i - 1) / 4;
-      if (!before(e.key, heap_[parent].key)) break;
+      if (!before(key, heap_[parent].key)) break;
       heap_[i] = heap_[parent];
       i = parent;
     }
-    heap_[i] = e;
+    heap_[i].key = key;
+    heap_[i].what = what;
   }
 
   void pop() {

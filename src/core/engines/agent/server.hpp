@@ -192,7 +192,12 @@ class Server {
     ++busy_;
     double work = draw_service();
     if (spec_.contention > 0) work *= 1 + spec_.contention * (in_system_ - 1);
-    in_service_.push_back({job_id, now, work});
+    // Filled in place: a Serving built on the stack and copied was read back
+    // before its three stores had landed (a stall on every service start).
+    Serving& serving = in_service_.emplace_back();
+    serving.job = job_id;
+    serving.last_s = now;
+    serving.work_left = work;
     wait_sum_s_ += now - job.sent_s;
     ++job.gen;
     events_.push(now + work / rate_, kComplete, {job_id, job.gen});
