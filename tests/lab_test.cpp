@@ -168,6 +168,21 @@ TEST(LabCommand, IsListedInHelpAndItsBackendIsNot) {
   EXPECT_NE(h.out.find("--scale"), std::string::npos);
 }
 
+// `retrystorm lab` runs in retrystorm-lab (docs/lab.md): the other commands
+// start without grpc++'s libraries, and the lab's answers and exit statuses
+// come through unchanged (the refusals below, and the lab runs, go that way).
+TEST(LabCommand, RunsInItsOwnProgramSoTheOthersLoadNoGrpc) {
+  TempDir dir("lab_program");
+  std::string ldd = "ldd " + std::string(RETRYSTORM_BIN) + " > " + (dir.path() / "ldd").string();
+  ASSERT_EQ(std::system(ldd.c_str()), 0);
+  std::string libraries = retrystorm::testing::read_all(dir.path() / "ldd");
+  EXPECT_NE(libraries.find("libstdc++"), std::string::npos) << libraries;
+  EXPECT_EQ(libraries.find("libgrpc"), std::string::npos) << libraries;
+  auto v = run_cli(dir.path(), {"lab-backend", "--help"});  // hidden, but there
+  EXPECT_EQ(v.status, 0);
+  EXPECT_NE(v.out.find("--capacity"), std::string::npos);
+}
+
 TEST(LabCommand, RefusesAnUnknownLayer) {
   TempDir dir("lab_bad_through");
   auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--through", "envoy"});

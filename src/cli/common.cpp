@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
@@ -21,6 +22,63 @@ std::optional<int> CommandTable::run_parsed() const {
   for (const auto& [command, action] : actions_)
     if (command->parsed()) return action();
   return std::nullopt;
+}
+
+namespace {
+
+// CLI11 reports an unknown command as a missing one: name it instead.
+bool known_command(CLI::App& app, int argc, char** argv) {
+  if (argc <= 1 || argv[1][0] == '-') return true;
+  std::string names;
+  bool known = false;
+  for (const auto* sub : app.get_subcommands({})) {
+    known = known || sub->get_name() == argv[1];
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (!known)
+    std::cerr << "retrystorm: unknown command '" << argv[1] << "'; choose one of " << names << "\n";
+  return known;
+}
+
+// The parsed command's exit status; errors on standard error.
+int run_parsed(const CommandTable& table) {
+  try {
+    int status = table.run_parsed().value_or(0);
+    finish_stdout();
+    return status;
+  } catch (const InputError& e) {
+    std::cerr << "retrystorm: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "retrystorm: out of memory: the request is larger than this machine can hold; "
+                 "make it smaller (see docs/limits.md)\n";
+    return kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "retrystorm: " << e.what() << "\n";  // names the path
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "retrystorm: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace
+
+int run_command_line(CLI::App& app, const CommandTable& table, int argc, char** argv) {
+  if (!known_command(app, argc, argv)) return kExitBadInput;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "retrystorm: " << e.what() << " (see --help)\n";
+    return kExitBadInput;
+  }
+  return run_parsed(table);
 }
 
 Scenario build_scenario(const std::string& preset, const std::string& file,

@@ -30,6 +30,10 @@ class CommandTable {
   std::vector<std::pair<CLI::App*, std::function<int()>>> actions_;
 };
 
+// Parses the command line and runs the command it names: its exit status;
+// unknown commands, bad options and errors reported on standard error.
+int run_command_line(CLI::App& app, const CommandTable& table, int argc, char** argv);
+
 // The scenario of --preset or --scenario (default: the `fallback` preset),
 // then every --set PATH=VALUE, validated; warnings on standard error for the
 // keys its engine ignores. Throws InputError.

@@ -1,8 +1,5 @@
+// The lab's commands, in retrystorm-lab (`retrystorm lab` starts it).
 #include "cli/lab_command.hpp"
-
-#include "model/keys.hpp"
-
-#if RETRYSTORM_WITH_LAB
 
 #include <iostream>
 #include <memory>
@@ -57,11 +54,7 @@ int run_lab_command(const LabCommand& c) {
 
 void add_lab(CLI::App& app, CommandTable& table) {
   auto c = std::make_shared<LabCommand>();
-  auto* cmd = app.add_subcommand(
-      "lab",
-      "run a scenario for real on 127.0.0.1 (a backend process, optionally HAProxy, nginx or a "
-      "gRPC channel retrying, a load generator; a chain of services: one backend per service, "
-      "each calling the next) next to the engines' prediction (docs/lab.md)");
+  auto* cmd = app.add_subcommand("lab", kLabSummary);
   c->scenario.add_source_to(*cmd);
   cmd->add_option("--through", c->through,
                   "who retries: direct (the generator, with the scenario's policy), haproxy or "
@@ -115,23 +108,3 @@ void add_lab_commands(CLI::App& app, CommandTable& table) {
 }
 
 }  // namespace retrystorm::cli
-
-#else  // built with -DRETRYSTORM_LAB=OFF: the command says so instead of "unknown"
-
-namespace retrystorm::cli {
-
-void add_lab_commands(CLI::App& app, CommandTable& table) {
-  CLI::App* lab =
-      app.add_subcommand("lab", "not in this build (configured with -DRETRYSTORM_LAB=OFF)");
-  lab->allow_extras();
-  table.add(lab, [] {
-    throw InputError(
-        "lab: this build has no lab (configured with -DRETRYSTORM_LAB=OFF, without grpc++); "
-        "build with the default options to run scenarios on real processes (docs/lab.md)");
-    return kExitBadInput;
-  });
-}
-
-}  // namespace retrystorm::cli
-
-#endif
