@@ -17,9 +17,9 @@ inline constexpr const char* kLabSummary =
 // retrystorm-lab: registers `lab` and `lab-backend` on `app` and their actions in `table`.
 void add_lab_commands(CLI::App& app, CommandTable& table);
 
-// retrystorm: `lab` in --help, and whether argv names it (then main() hands
-// the whole command line to lab_program()).
-void add_lab_launcher(CLI::App& app, CommandTable& table);
+// retrystorm: `lab` in --help and among the known commands, and whether argv
+// names it (then main() hands the whole command line to lab_program()).
+void add_lab_launcher(CLI::App& app);
 bool names_lab(int argc, char** argv);
 // Replaces this process with retrystorm-lab beside it, with the same
 // arguments; returns an exit status only when that program cannot start.

@@ -42,16 +42,14 @@ int lab_program(int argc, char** argv) {
 #endif
 }
 
-void add_lab_launcher(CLI::App& app, CommandTable& table) {
+// Listed only: main() hands a command line naming `lab` to lab_program()
+// before parsing, so the subcommand has no action here.
+void add_lab_launcher(CLI::App& app) {
 #if RETRYSTORM_WITH_LAB
-  CLI::App* lab = app.add_subcommand("lab", kLabSummary);
+  app.add_subcommand("lab", kLabSummary);
 #else
-  CLI::App* lab =
-      app.add_subcommand("lab", "not in this build (configured with -DRETRYSTORM_LAB=OFF)");
+  app.add_subcommand("lab", "not in this build (configured with -DRETRYSTORM_LAB=OFF)");
 #endif
-  lab->allow_extras();
-  // main() hands a command line naming `lab` to retrystorm-lab before parsing.
-  table.add(lab, [] { return kExitFailure; });
 }
 
 }  // namespace retrystorm::cli

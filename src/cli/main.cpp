@@ -39,6 +39,6 @@ int main(int argc, char** argv) {
   add_serve_command(app, table);
   add_config_commands(app, table);  // import, export, lint
   add_analyze_command(app, table);
-  add_lab_launcher(app, table);  // lab, run by retrystorm-lab (docs/lab.md)
+  add_lab_launcher(app);  // lab, run by retrystorm-lab (docs/lab.md)
   return run_command_line(app, table, argc, argv);
 }

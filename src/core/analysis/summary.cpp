@@ -363,10 +363,6 @@ std::vector<Advice> graph_candidates(const Scenario& s) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether the clients or the server cap the attempts a run sends (a retry
 // budget, a breaker, a throttle, a connection pool, a rate limiter, a
 // concurrency limit): into a stuck server such a run sends far fewer.

@@ -101,7 +101,7 @@ class CalendarQueue {
     return b < double(kNoBucket) ? static_cast<int64_t>(b) : kNoBucket;
   }
 
-  // Bucket b's place in the ring (b > 0 here: a bucket after the current one).
+  // Bucket b's place in the ring (b is never negative: instants are not).
   static size_t slot(int64_t b) { return static_cast<size_t>(b) & (kRing - 1); }
 
   void place(double t, uint64_t order, Payload what) {
