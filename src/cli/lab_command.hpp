@@ -23,6 +23,6 @@ void add_lab_launcher(CLI::App& app);
 bool names_lab(int argc, char** argv);
 // Replaces this process with retrystorm-lab beside it, with the same
 // arguments; returns an exit status only when that program cannot start.
-int lab_program(int argc, char** argv);
+int lab_program(char** argv);
 
 }  // namespace retrystorm::cli

@@ -23,9 +23,8 @@ bool names_lab(int argc, char** argv) {
          (std::string_view(argv[1]) == "lab" || std::string_view(argv[1]) == "lab-backend");
 }
 
-int lab_program(int argc, char** argv) {
+int lab_program(char** argv) {
 #if RETRYSTORM_WITH_LAB
-  (void)argc;
   const std::string path =
       (std::filesystem::path(lab::self_executable()).parent_path() / kLabProgram).string();
   ::execv(path.c_str(), argv);  // returns only on failure; argv[0] stays, for messages
@@ -33,7 +32,6 @@ int lab_program(int argc, char** argv) {
             << "); it is built beside retrystorm (docs/lab.md)\n";
   return kExitFailure;
 #else
-  (void)argc;
   (void)argv;
   std::cerr << "retrystorm: lab: this build has no lab (configured with -DRETRYSTORM_LAB=OFF, "
                "without grpc++); build with the default options to run scenarios on real "

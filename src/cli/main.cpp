@@ -18,7 +18,7 @@ using namespace retrystorm;
 using namespace retrystorm::cli;
 
 int main(int argc, char** argv) {
-  if (names_lab(argc, argv)) return lab_program(argc, argv);  // before any parsing
+  if (names_lab(argc, argv)) return lab_program(argv);  // before any parsing
   CLI::App app{
       "retrystorm: how client retries turn a short incident into an outage that sustains "
       "itself, and which defenses get a system out.\nSee README.md and docs/ for the model."};
