@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <thread>
 
 #include "analysis/ladder.hpp"
@@ -249,18 +251,25 @@ Cost corner_cost(const Scenario& base, const std::vector<SweepAxis>& axes) {
   return worst;
 }
 
+// Points [first, end)'s estimated CPU seconds, each at its own values.
+std::vector<double> range_seconds(const Scenario& base, const std::vector<SweepAxis>& axes,
+                                  const SweepOptions& options, size_t first, size_t end) {
+  SweepOptions whole = options;
+  whole.validate_grid = false;
+  SweepGrid grid = sweep_grid(base, axes, whole);
+  end = std::min(end, grid.points);
+  std::vector<double> out(end > first ? end - first : 0);
+  double runs = std::max(1, options.runs);
+  for (size_t i = first; i < end; ++i)
+    out[i - first] = runs * engine_run_cost(sweep_point(base, axes, grid, i, whole)).seconds;
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> sweep_point_seconds(const Scenario& base, const std::vector<SweepAxis>& axes,
                                         const SweepOptions& options) {
-  SweepOptions whole = options;
-  whole.validate_grid = false;
-  SweepGrid grid = sweep_grid(base, axes, whole);
-  std::vector<double> out(grid.points);
-  double runs = std::max(1, options.runs);
-  for (size_t i = 0; i < grid.points; ++i)
-    out[i] = runs * engine_run_cost(sweep_point(base, axes, grid, i, whole)).seconds;
-  return out;
+  return range_seconds(base, axes, options, 0, std::numeric_limits<size_t>::max());
 }
 
 Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
@@ -271,17 +280,18 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
     points *= a.point_count();
   }
   if (points > static_cast<double>(options.max_runs)) return {};  // run_sweep names its limit
-  // A shard or a Dask task pays for its range only, each point for its replications.
+  // A shard or a Dask task pays for its range only, each point for its
+  // replications, and prices only its range: a task of a few points of a
+  // large grid spent most of its time pricing the others.
   size_t first = std::min(options.first, static_cast<size_t>(points));
   size_t end = sweep_range_end(static_cast<size_t>(points), options);
   double runs = std::max(1, options.runs);
   Cost worst = corner_cost(base, axes);
   double seconds = worst.seconds * static_cast<double>(end - first) * runs;
-  if (points <= static_cast<double>(kPricedSweepPoints)) {
+  if (end - first <= kPricedSweepPoints) {
     try {  // each point at its own values: a grid is mostly cheaper than its corner
-      std::vector<double> each = sweep_point_seconds(base, axes, options);
-      seconds = 0;
-      for (size_t i = first; i < end; ++i) seconds += each[i];
+      std::vector<double> each = range_seconds(base, axes, options, first, end);
+      seconds = std::accumulate(each.begin(), each.end(), 0.0);
     } catch (const InputError&) {
       return {};  // run_sweep names it
     }

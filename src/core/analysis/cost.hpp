@@ -57,8 +57,9 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
 // axes sweep_grid refuses.
 std::vector<double> sweep_point_seconds(const Scenario& base, const std::vector<SweepAxis>& axes,
                                         const SweepOptions& options = {});
-// Grids up to this many points are priced point by point; larger ones by the
-// costliest corner of the grid times the points (an upper bound).
+// A sweep's range (the whole grid, a shard, a Dask task) of up to this many
+// points is priced point by point, a larger one by the costliest corner of
+// the grid times its points (an upper bound).
 inline constexpr size_t kPricedSweepPoints = 200'000;
 
 // InputError when the cost is above a limit, naming the keys that drive it,
