@@ -24,7 +24,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -36,6 +35,7 @@
 #include "engines/event_queue.hpp"
 #include "engines/graph/graph_engine.hpp"
 #include "engines/incident_window.hpp"
+#include "engines/workspace_shelf.hpp"
 #include "model/keys.hpp"
 #include "parallel/cancel.hpp"
 #include "policies/adaptive_limiter.hpp"
@@ -82,9 +82,7 @@ RetryCause cause_of(bool after_error) {
   return after_error ? RetryCause::error : RetryCause::timeout;
 }
 
-// The memory of a run, kept per thread for the next one: ladders, tipping
-// points and Monte Carlo run many short runs, and fresh pages cost more than
-// the events. It holds only what was in flight at the busiest moment.
+// The memory of a run, kept for the next one (engines/workspace_shelf.hpp).
 struct Workspace {
   Pool<Call> calls;
   ServerMemory server;
@@ -114,58 +112,7 @@ struct Workspace {
     sheds.set_order(kShedOrder);
     arrivals.clear();
   }
-};
-
-// The workspaces kept between runs: one process-wide shelf of a few, each
-// kept only while small, so that a server whose many threads each served a
-// large run once does not hold all that memory for good.
-class WorkspaceShelf {
- public:
-  static constexpr size_t kKept = 8;  // about one per core that runs
-  // Calls and jobs (at each run's busiest moment) that the kept workspaces may
-  // hold in all, about 70 MB: two stuck runs of a million jobs each (the
-  // page's band of partial-brownout, one per core) and a ladder's stuck rows
-  // stay warm; a server's many threads cannot each keep one. At 2^20, one of
-  // the band's two workspaces was freed and its pages faulted in again for
-  // every run (the band took ~5-10% longer).
-  static constexpr size_t kKeptEntities = size_t{1} << 21;
-
-  std::unique_ptr<Workspace> take() {
-    std::lock_guard lock(mutex_);
-    if (kept_.empty()) return std::make_unique<Workspace>();
-    auto w = std::move(kept_.back());
-    kept_.pop_back();
-    kept_entities_ -= entities(*w);
-    return w;
-  }
-  void give_back(std::unique_ptr<Workspace> w) {
-    size_t n = entities(*w);
-    std::lock_guard lock(mutex_);
-    if (kept_.size() >= kKept || kept_entities_ + n > kKeptEntities) return;  // freed here
-    kept_entities_ += n;
-    kept_.push_back(std::move(w));
-  }
-  static WorkspaceShelf& get() {
-    static WorkspaceShelf shelf;
-    return shelf;
-  }
-
- private:
-  static size_t entities(const Workspace& w) { return w.calls.slots() + w.server.jobs.slots(); }
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<Workspace>> kept_;
-  size_t kept_entities_ = 0;
-};
-
-// Lends a workspace of the shelf to one run.
-class WorkspaceLease {
- public:
-  WorkspaceLease() : ws_(WorkspaceShelf::get().take()) {}
-  ~WorkspaceLease() { WorkspaceShelf::get().give_back(std::move(ws_)); }
-  Workspace& get() { return *ws_; }
-
- private:
-  std::unique_ptr<Workspace> ws_;
+  size_t entities() const { return calls.slots() + server.jobs.slots(); }
 };
 
 // kPlain: a run with one retrying layer that does not hedge, one host, and
@@ -1422,7 +1369,7 @@ void validate_agent(const Scenario& s, const RunLimits& limits) {
 
 RunResult run_agent(const Scenario& s, const AgentOptions& options) {
   if (!s.graph.empty()) return run_graph(s, options);  // docs/graph.md
-  WorkspaceLease lease;
+  WorkspaceLease<Workspace> lease;
   if (plain_run(s, options)) return AgentEngine<true>(s, options, lease.get()).run();
   return AgentEngine<false>(s, options, lease.get()).run();
 }
