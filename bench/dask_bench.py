@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A 10,000-point agent-engine sweep on Dask with 1 and 2 worker processes
-(one thread each) on this machine: the wall time of each, the speed-up
+(one thread each) on this machine: the median wall time of three sweeps on
+each, the speed-up
 (target: at least 1.8x with 2 workers) and a check that both give the same
 DataFrame; then the cost rs.distributed adds per task (tasks of one point of
 a run of 1 ms, beside the same points run in this process) and
@@ -11,6 +12,7 @@ rs.distributed.run against rs.run on one scenario's Monte Carlo. Run by
 """
 
 import argparse
+import statistics
 import sys
 import time
 
@@ -36,8 +38,9 @@ def scenario():
     return s.set("server.capacity_per_s", 25).set("incident.start_s", 20)
 
 
-def timed_sweep(workers):
-    """Seconds of one sweep on a fresh cluster of `workers` processes, and its rows."""
+def timed_sweep(workers, repeats):
+    """Median seconds of `repeats` sweeps on one fresh cluster of `workers`
+    processes (each printed), and the rows of the last."""
     with LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
@@ -49,14 +52,17 @@ def timed_sweep(workers):
         # Warm-up: every worker imports the module before the clock starts.
         rs.distributed.sweep(s, {"client.retries": (0, 3, 1)}, seed=SEED, client=client,
                              task_points=1, progress=False)
-        cpu_before = sum(client.run(time.process_time).values())
-        started = time.perf_counter()
-        frame = rs.distributed.sweep(s, VARY, seed=SEED, client=client, progress=False)
-        wall = time.perf_counter() - started
-        cpu = sum(client.run(time.process_time).values()) - cpu_before
-        # Below 100 %: the workers waited (Dask, or other jobs on this machine's cores).
-        print(f"  workers busy {cpu / (wall * workers):.0%} of the wall time", flush=True)
-        return wall, frame
+        walls = []
+        for _ in range(repeats):
+            cpu_before = sum(client.run(time.process_time).values())
+            started = time.perf_counter()
+            frame = rs.distributed.sweep(s, VARY, seed=SEED, client=client, progress=False)
+            walls.append(time.perf_counter() - started)
+            cpu = sum(client.run(time.process_time).values()) - cpu_before
+            # Below 100 %: the workers waited (Dask, or other jobs on this machine's cores).
+            print(f"  {walls[-1]:.2f} s, workers busy {cpu / (walls[-1] * workers):.0%} of it",
+                  flush=True)
+        return statistics.median(walls), frame
 
 
 def task_overhead(workers=2, tasks=400):
@@ -114,15 +120,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", default="1,2", help="worker counts to time (default 1,2)")
     parser.add_argument("--target", type=float, default=1.8, help="speed-up aimed at")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="sweeps timed on each cluster, their median compared (default 3)")
     parser.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                         help="skip the local 1- and 2-thread runs")
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     seconds, frames = {}, {}
     for n in counts:
-        seconds[n], frames[n] = timed_sweep(n)
+        seconds[n], frames[n] = timed_sweep(n, args.repeats)
         points = len(frames[n])
-        print(f"dask sweep, {points} agent points, {n} worker(s): {seconds[n]:.2f} s "
+        print(f"dask sweep, {points} agent points, {n} worker(s): median {seconds[n]:.2f} s "
               f"({seconds[n] / points * 1e3:.2f} ms a point; "
               f"{frames[n]['recovered'].mean():.0%} recover)", flush=True)
     first = frames[counts[0]]

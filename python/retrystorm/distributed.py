@@ -33,23 +33,44 @@ from .sweep import (
 )
 from .sweep import sweep as local_sweep
 
-# Tasks per worker thread: enough that a slow worker, a retried task or a
-# costly stretch of the grid (tasks are contiguous ranges, and a point's cost
-# grows with keys such as client.retries) leaves the others something to
-# take; few enough that Dask's own cost (a few milliseconds per task) stays
-# small beside a batch's.
-TASKS_PER_THREAD = 16
-# A task never holds fewer points (its run outweighs its scheduling), nor
-# more (a retry repeats little; a result stays a few MB).
+# The grid is cut into pieces of about equal estimated cost, PIECES_PER_THREAD
+# per worker thread, and the pieces are run as tasks of decreasing size
+# (guided_tasks): large tasks first, so that Dask's own cost (a few
+# milliseconds per task) stays small beside a batch's, and single pieces last,
+# so that the workers end within about a piece of each other, even when a
+# stretch of the grid costs more than estimated, a worker is slower (another
+# job shares its machine) or a task is retried.
+PIECES_PER_THREAD = 32
+# A piece never holds fewer points (its run outweighs its scheduling); a task
+# never more (a retry repeats little; a result stays a few MB).
 MIN_TASK_POINTS = 16
 MAX_TASK_POINTS = 20_000
 
 
-def task_points_for(points, threads):
-    """Points per task: about TASKS_PER_THREAD tasks per worker thread,
+def piece_points_for(points, threads):
+    """Points per piece: about PIECES_PER_THREAD pieces per worker thread,
     within [MIN_TASK_POINTS, MAX_TASK_POINTS]."""
-    per_task = math.ceil(points / (TASKS_PER_THREAD * max(1, threads)))
-    return max(1, min(points, max(MIN_TASK_POINTS, min(MAX_TASK_POINTS, per_task))))
+    per_piece = math.ceil(points / (PIECES_PER_THREAD * max(1, threads)))
+    return max(1, min(points, max(MIN_TASK_POINTS, min(MAX_TASK_POINTS, per_piece))))
+
+
+def guided_tasks(pieces, threads):
+    """Consecutive pieces [(first, count), ...] merged into tasks: each task
+    takes a (2 x threads)-th of the pieces still left (at least one, at most
+    MAX_TASK_POINTS points), so tasks shrink to single pieces at the end.
+    Dask hands queued tasks out in the order they were submitted."""
+    tasks, i = [], 0
+    while i < len(pieces):
+        take = max(1, math.ceil((len(pieces) - i) / (2 * max(1, threads))))
+        first, count = pieces[i]
+        for _, more in pieces[i + 1:i + take]:
+            if count + more > MAX_TASK_POINTS:
+                break
+            count += more
+            i += 1
+        tasks.append((first, count))
+        i += 1
+    return tasks
 
 
 def cluster_threads(client):
@@ -139,10 +160,11 @@ def sweep(
     """The grid sweep of rs.sweep, on a Dask cluster; returns a DataFrame.
 
     client: a dask.distributed.Client (None: this machine, every core).
-    task_points: points per task (None: about 16 tasks per worker thread,
-    see task_points_for, of about equal estimated cost each). retries: how
-    often Dask reruns a task whose worker died. Ctrl-C cancels the submitted tasks. The result equals rs.sweep's
-    (and `retrystorm sweep`'s, sharded or not) for the same arguments.
+    task_points: points per task (None: tasks of decreasing estimated cost,
+    see guided_tasks and docs/distributed.md). retries: how often Dask
+    reruns a task whose worker died. Ctrl-C cancels the submitted tasks.
+    The result equals rs.sweep's (and `retrystorm sweep`'s, sharded or not)
+    for the same arguments.
     allow_large: None lifts the one-machine cost limit with a client (the
     cluster is the budget) and keeps it without one."""
     if allow_large is None:
@@ -160,9 +182,11 @@ def sweep(
     points = grid["points"]
     if task_points:
         ranges = ranges_of(points, task_points)
-    else:  # as many tasks as task_points_for gives, cut by estimated cost
-        size = task_points_for(points, cluster_threads(client))
-        ranges = cost_ranges(scenario, axes, runs, seed, math.ceil(points / size))
+    else:  # pieces of about equal estimated cost, run largest tasks first
+        threads = cluster_threads(client)
+        size = piece_points_for(points, threads)
+        pieces = cost_ranges(scenario, axes, runs, seed, math.ceil(points / size))
+        ranges = guided_tasks(pieces, threads)
     keys = _task_keys(scenario, axes, runs, seed, ranges)
     futures = [
         client.submit(

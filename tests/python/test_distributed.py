@@ -161,13 +161,35 @@ def test_rows_are_keyed_by_point():
         frame_of([batch], grid)
 
 
-def test_task_size_rule():
-    from retrystorm.distributed import task_points_for
+def test_piece_size_rule():
+    from retrystorm.distributed import piece_points_for
 
-    assert task_points_for(10_000, 2) == 313  # 16 tasks per thread
-    assert task_points_for(100, 8) == 16  # never below 16 points
-    assert task_points_for(10, 8) == 10
-    assert task_points_for(100_000_000, 4) == 20_000
+    assert piece_points_for(10_000, 2) == 157  # 32 pieces per thread
+    assert piece_points_for(100, 8) == 16  # never below 16 points
+    assert piece_points_for(10, 8) == 10
+    assert piece_points_for(100_000_000, 4) == 20_000
+
+
+def test_tasks_shrink_to_single_pieces_and_cover_the_grid_once():
+    from retrystorm.distributed import MAX_TASK_POINTS, guided_tasks
+
+    for points, piece, threads in [(10_000, 157, 2), (10_000, 313, 1), (999, 16, 8), (10, 16, 8),
+                                   (1_000_000, 15_000, 2)]:
+        pieces = [(f, min(piece, points - f)) for f in range(0, points, piece)]
+        tasks = guided_tasks(pieces, threads)
+        # Contiguous, in order, every point once; each task whole pieces.
+        assert [f for f, _ in tasks] == sorted(f for f, _ in tasks)
+        assert sum(c for _, c in tasks) == points and tasks[0][0] == 0
+        assert all(a + n == b for (a, n), (b, _) in zip(tasks, tasks[1:]))
+        starts = {f for f, _ in pieces}
+        assert all(f in starts for f, _ in tasks)
+        assert all(c <= max(MAX_TASK_POINTS, piece) for _, c in tasks)
+        # Largest first (bar the size cap); the last 2 x threads are single pieces.
+        sizes = [c for _, c in tasks]
+        assert all(a >= b or a + piece > MAX_TASK_POINTS for a, b in zip(sizes, sizes[1:-1]))
+        assert tasks[-min(len(tasks), 2 * threads):] == pieces[-min(len(tasks), 2 * threads):]
+    ten = [(f, 157) for f in range(0, 64 * 157, 157)]
+    assert len(guided_tasks(ten, 2)) == 13  # 64 pieces, 13 tasks on 2 threads
 
 
 def test_bad_grids_fail_before_any_task(client, agent):
