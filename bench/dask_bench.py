@@ -1,12 +1,11 @@
 #!/usr/bin/python3
 """A 10,000-point agent-engine sweep on Dask with 1 and 2 worker processes
 (one thread each) on this machine: the median wall time of three sweeps on
-each, the speed-up
-(target: at least 1.8x with 2 workers) and a check that both give the same
-DataFrame; then the cost rs.distributed adds per task (tasks of one point of
-a run of 1 ms, beside the same points run in this process) and
-rs.distributed.run against rs.run on one scenario's Monte Carlo. Run by
-`make bench`; PYTHONPATH must hold <build>/python.
+each cluster, the speed-up (target: at least 1.8x with 2 workers) and a
+check that both give the same DataFrame; then the cost rs.distributed adds
+per task (tasks of one point of a run of 1 ms, beside the same points run in
+this process) and rs.distributed.run against rs.run on one scenario's Monte
+Carlo. Run by `make bench`; PYTHONPATH must hold <build>/python.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/dask_bench.py [--workers 1,2]
 """
