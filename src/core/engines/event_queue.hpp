@@ -72,42 +72,49 @@ class SourceTree {
  public:
   explicit SourceTree(size_t sources) {
     while (leaves_ < sources) leaves_ *= 2;
-    keys_.assign(leaves_, kNever);
+    ranks_.assign(leaves_, rank_of(kNever));
     winner_.resize(2 * leaves_);
     for (size_t s = 0; s < leaves_; ++s) winner_[leaves_ + s] = static_cast<uint16_t>(s);
     for (size_t i = leaves_ - 1; i >= 1; --i) winner_[i] = pick(winner_[2 * i], winner_[2 * i + 1]);
     dirty_.assign(leaves_, 0);
+    changed_.resize(leaves_);  // each source once at most: the dirty flag
   }
   // The source's next key may have changed: read again at the next refresh.
   void touch(uint16_t source) {
     if (dirty_[source]) return;
     dirty_[source] = 1;
-    changed_.push_back(source);
+    changed_[touched_++] = source;
   }
   // Reads the touched sources' keys (`key_of(source)`) and replays their matches.
   template <typename KeyOf>
   void refresh(KeyOf key_of) {
-    for (uint16_t s : changed_) {
+    for (size_t c = 0; c < touched_; ++c) {
+      uint16_t s = changed_[c];
       dirty_[s] = 0;
-      keys_[s] = key_of(s);
+      ranks_[s] = rank_of(key_of(s));
       for (size_t i = (leaves_ + s) / 2; i >= 1; i /= 2)
         winner_[i] = pick(winner_[2 * i], winner_[2 * i + 1]);
     }
-    changed_.clear();
+    touched_ = 0;
   }
   uint16_t next() const { return winner_[1]; }
-  EventKey next_key() const { return keys_[winner_[1]]; }
+  EventKey next_key() const {
+    KeyRank rank = ranks_[winner_[1]];
+    return {std::bit_cast<double>(static_cast<uint64_t>(rank >> 64)), static_cast<uint64_t>(rank)};
+  }
 
  private:
   // The left one (the lower index) unless the right one is strictly earlier.
+  // Keys are kept as ranks (rank_of): one comparison a match.
   uint16_t pick(uint16_t left, uint16_t right) const {
-    return before(keys_[right], keys_[left]) ? right : left;
+    return ranks_[right] < ranks_[left] ? right : left;
   }
   size_t leaves_ = 1;
-  std::vector<EventKey> keys_;
+  std::vector<KeyRank> ranks_;
   std::vector<uint16_t> winner_;  // 1 is the root; leaves_ + s is source s
   std::vector<uint8_t> dirty_;
-  std::vector<uint16_t> changed_;
+  std::vector<uint16_t> changed_;  // the touched sources, the first touched_ of them
+  size_t touched_ = 0;
 };
 
 // Events at any instant: a 4-ary min-heap (half the depth of a binary heap,

@@ -1093,7 +1093,7 @@ class GraphEngine {
   void in_server(F f) {
     ++server_depth_;
     f();
-    if (--server_depth_ == 0) drain_deferred();
+    if (--server_depth_ == 0 && !deferred_.empty()) drain_deferred();
   }
 
   void drain_deferred() {
