@@ -175,6 +175,24 @@ TEST(CostEstimate, AgentVariantsOfThePresetsAreInside) {
   }
 }
 
+// A shard or a Dask task pays for its own points, each priced at its own
+// values (cost.cpp prices only those; a one-point task of a large grid used
+// to price all of it).
+TEST(CostEstimate, ARangeOfASweepIsPricedByItsOwnPoints) {
+  Scenario s = order_status({{"engine", "agent"}});
+  std::vector<SweepAxis> axes = {{"client.retries", 0, 4, 1}, {"incident.duration_s", 10, 200, 10}};
+  const std::vector<double> each = sweep_point_seconds(s, axes);
+  ASSERT_EQ(each.size(), 100u);
+  for (auto [first, count] : {std::pair<size_t, size_t>{0, 100}, {37, 1}, {60, 25}, {90, 50}}) {
+    SweepOptions range;
+    range.first = first;
+    range.count = count;
+    double expected = 0;
+    for (size_t i = first; i < std::min<size_t>(first + count, 100); ++i) expected += each[i];
+    EXPECT_DOUBLE_EQ(sweep_cost(s, axes, range).seconds, expected) << first << "+" << count;
+  }
+}
+
 TEST(SessionKeys, PingRatesAndDayFactorsHaveARange) {
   Scenario s = preset_or_throw("scheduler-normal-day").scenario;
   std::string rates;
