@@ -50,6 +50,10 @@ inline KeyRank rank_of(EventKey k) {
   constexpr uint64_t kMagnitude = ~(uint64_t{1} << 63);
   return static_cast<KeyRank>(std::bit_cast<uint64_t>(k.t) & kMagnitude) << 64 | k.order;
 }
+// The key a rank was made of (-0 comes back as +0, which orders the same).
+inline EventKey key_of_rank(KeyRank rank) {
+  return {std::bit_cast<double>(static_cast<uint64_t>(rank >> 64)), static_cast<uint64_t>(rank)};
+}
 // `right` when `pick_right`, else `left`, as arithmetic (a select the
 // compiler cannot turn into a branch).
 inline size_t select_index(bool pick_right, size_t left, size_t right) {
@@ -98,10 +102,7 @@ class SourceTree {
     touched_ = 0;
   }
   uint16_t next() const { return winner_[1]; }
-  EventKey next_key() const {
-    KeyRank rank = ranks_[winner_[1]];
-    return {std::bit_cast<double>(static_cast<uint64_t>(rank >> 64)), static_cast<uint64_t>(rank)};
-  }
+  EventKey next_key() const { return key_of_rank(ranks_[winner_[1]]); }
 
  private:
   // The left one (the lower index) unless the right one is strictly earlier.
