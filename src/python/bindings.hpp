@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "parallel/cancel.hpp"
@@ -34,25 +35,33 @@ class InterruptScope {
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
   const CancelCheck& check() const { return check_; }
-  bool interrupted() const;
+  // Puts Python's handler back; true when Ctrl-C came while ours was in
+  // place. Read after the handler is back, so no signal falls between the
+  // two: one that came later reaches Python's own handler.
+  bool finish();
 
  private:
   bool installed_ = false;
+  bool interrupted_ = false;
   CancelCheck check_;
 };
 
 // Runs work() with the GIL released, under an InterruptScope: Ctrl-C stops
-// it within a few milliseconds with KeyboardInterrupt.
+// it within a few milliseconds with KeyboardInterrupt. A Ctrl-C that lands
+// after the work's last poll still raises: the work finished, but the user
+// asked to stop, as Python's own handler would have told them.
 template <typename Work>
 auto interruptible(Work&& work) -> decltype(work()) {
   InterruptScope interrupt;
+  std::optional<decltype(work())> result;
   try {
     CancelScope scope(interrupt.check());
     pybind11::gil_scoped_release released;
-    return work();
+    result.emplace(work());
   } catch (const Cancelled&) {
-    if (!interrupt.interrupted()) throw;
+    if (!interrupt.finish()) throw;
   }
+  if (!interrupt.finish()) return std::move(*result);
   PyErr_SetNone(PyExc_KeyboardInterrupt);
   throw pybind11::error_already_set();
 }

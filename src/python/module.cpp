@@ -51,13 +51,17 @@ InterruptScope::InterruptScope() {
 }
 
 InterruptScope::~InterruptScope() {
-  if (!installed_) return;
-  sigaction(SIGINT, &python_handler, nullptr);
-  --depth;
+  finish();
 }
 
-bool InterruptScope::interrupted() const {
-  return installed_ && interrupt_flag.load();
+bool InterruptScope::finish() {
+  if (installed_) {
+    sigaction(SIGINT, &python_handler, nullptr);
+    installed_ = false;
+    --depth;
+    interrupted_ = interrupt_flag.load();
+  }
+  return interrupted_;
 }
 
 }  // namespace retrystorm::python

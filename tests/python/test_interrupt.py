@@ -1,7 +1,9 @@
 """Ctrl-C stops long work within about 100 ms: run, ladder, tipping and a
 sweep each raise KeyboardInterrupt soon after SIGINT, though the C++ core
 runs with the GIL released (src/python/module.cpp, InterruptScope). Each
-runs in a child process that is killed if it outlives the test's bound."""
+runs in a child process that is killed if it outlives the test's bound.
+"short runs" are thousands of calls of a few milliseconds: a Ctrl-C that
+lands after a call's last poll must still raise, not be dropped."""
 
 import os
 import signal
@@ -15,10 +17,12 @@ CHILD = r"""
 import sys, time
 import retrystorm as rs
 s = rs.Scenario.preset("partial-brownout").set("engine", "agent")
+fluid = rs.Scenario.preset("partial-brownout").set("engine", "fluid")
 work = {
     "run": lambda: rs.run(s, runs=300, trace=False, allow_large=True),
     "ladder": lambda: [rs.ladder(s, allow_large=True) for _ in range(100)],
     "tipping": lambda: [rs.tipping(s, allow_large=True) for _ in range(100)],
+    "short runs": lambda: [rs.run(fluid) for _ in range(4000)],
     "sweep": lambda: rs.sweep(s, {"client.retries": (0, 3, 1), "seed": (1, 60, 1)},
                               allow_large=True, progress=False),
 }[sys.argv[1]]
@@ -34,7 +38,7 @@ except KeyboardInterrupt:
 BOUND_S = 1.0
 
 
-@pytest.mark.parametrize("work", ["run", "ladder", "tipping", "sweep"])
+@pytest.mark.parametrize("work", ["run", "ladder", "tipping", "short runs", "sweep"])
 def test_ctrl_c_stops_the_work_soon(work):
     env = dict(os.environ)
     child = subprocess.Popen(
