@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,44 @@ TEST(CostEstimate, ARangeOfASweepIsPricedByItsOwnPoints) {
     double expected = 0;
     for (size_t i = first; i < std::min<size_t>(first + count, 100); ++i) expected += each[i];
     EXPECT_DOUBLE_EQ(sweep_cost(s, axes, range).seconds, expected) << first << "+" << count;
+  }
+}
+
+// The prices the check hands back are those the cut by cost would compute:
+// rs.sweep and rs.distributed.sweep price a grid once, not twice.
+TEST(CostEstimate, TheCheckHandsBackEachPointsPrice) {
+  Scenario s = order_status({{"engine", "agent"}});
+  std::vector<SweepAxis> axes = {{"client.retries", 0, 4, 1}, {"incident.duration_s", 10, 200, 10}};
+  SweepOptions whole;
+  whole.seed = 3;
+  std::vector<double> each = {1, 2, 3};  // replaced, not appended to
+  Cost c = sweep_cost(s, axes, whole, &each);
+  EXPECT_EQ(each, sweep_point_seconds(s, axes, whole));
+  EXPECT_DOUBLE_EQ(std::accumulate(each.begin(), each.end(), 0.0), c.seconds);
+  SweepOptions range = whole;
+  range.first = 40;
+  range.count = 7;
+  const std::vector<double> all = sweep_point_seconds(s, axes, whole);
+  sweep_cost(s, axes, range, &each);
+  EXPECT_EQ(each, std::vector<double>(all.begin() + 40, all.begin() + 47));
+}
+
+// A grid point built into a reused scenario is the point built afresh: the
+// copy assignment leaves nothing of the point before.
+TEST(SweepGrid, APointBuiltIntoAReusedScenarioIsThePointBuiltAfresh) {
+  Scenario base = order_status({{"engine", "agent"}});
+  std::vector<SweepAxis> axes = {{"client.retries", 0, 3, 1},
+                                 {"client.timeout_s", 1, 4, 1},
+                                 {"demand.rate_per_s", 10, 30, 10}};
+  SweepOptions options;
+  options.seed = 11;
+  options.runs = 2;
+  SweepGrid grid = sweep_grid(base, axes, options);
+  Scenario reused;
+  for (size_t i = grid.points; i-- > 0;) {  // backwards: each point differs from the last
+    sweep_point_into(reused, base, axes, grid, i, options);
+    EXPECT_EQ(scenario_to_json(reused), scenario_to_json(sweep_point(base, axes, grid, i, options)))
+        << i;
   }
 }
 

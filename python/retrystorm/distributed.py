@@ -185,7 +185,9 @@ def sweep(
     else:  # pieces of about equal estimated cost, run largest tasks first
         threads = cluster_threads(client)
         size = piece_points_for(points, threads)
-        pieces = cost_ranges(scenario, axes, runs, seed, math.ceil(points / size))
+        pieces = cost_ranges(
+            scenario, axes, runs, seed, math.ceil(points / size), grid["seconds"]
+        )
         ranges = guided_tasks(pieces, threads)
     keys = _task_keys(scenario, axes, runs, seed, ranges)
     futures = [

@@ -61,7 +61,8 @@ def seed_of(seed):
 
 def grid_of(scenario, axes, runs, seed, allow_large=False):
     """The whole grid checked (cost, keys, every point validated) before any
-    work: {"points", "paths", "figures"}."""
+    work: {"points", "paths", "figures", "seconds"} (each point's estimated
+    CPU seconds, for cost_ranges; None for a grid too large to price)."""
     return _core._sweep_grid(scenario, axes, int(runs), seed_of(seed), allow_large)
 
 
@@ -71,11 +72,14 @@ def ranges_of(points, task_points):
     return [(f, min(task_points, points - f)) for f in range(0, points, task_points)]
 
 
-def cost_ranges(scenario, axes, runs, seed, parts):
+def cost_ranges(scenario, axes, runs, seed, parts, seconds=None):
     """The grid cut into about `parts` contiguous ranges of equal estimated
     cost (as `retrystorm sweep --shard K/N` cuts it), empty ones left out: a
-    costly stretch of the grid gets more, shorter ranges."""
-    ranges = _core._sweep_ranges(scenario, axes, int(runs), seed_of(seed), max(1, int(parts)))
+    costly stretch of the grid gets more, shorter ranges. seconds: the
+    points' prices grid_of gave (None: priced again)."""
+    ranges = _core._sweep_ranges(
+        scenario, axes, int(runs), seed_of(seed), max(1, int(parts)), seconds
+    )
     return [(first, count) for first, count in ranges if count > 0]
 
 
@@ -181,7 +185,9 @@ def sweep(
         ranges = ranges_of(grid["points"], task_points)
     else:  # batches of about equal cost, each enough points for every core
         size = local_task_points(grid["points"], cores)
-        ranges = cost_ranges(scenario, axes, runs, seed, math.ceil(grid["points"] / size))
+        ranges = cost_ranges(
+            scenario, axes, runs, seed, math.ceil(grid["points"] / size), grid["seconds"]
+        )
     bar = progress_bar(grid["points"], show_progress(progress))
     batches = []
     try:

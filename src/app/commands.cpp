@@ -190,8 +190,9 @@ RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
 }
 
 void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,
-                      const SweepOptions& options, const CostBudget& budget) {
-  check(sweep_cost(s, axes, options), budget, "sweep");
+                      const SweepOptions& options, const CostBudget& budget,
+                      std::vector<double>* each) {
+  check(sweep_cost(s, axes, options, each), budget, "sweep");
 }
 
 std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,

@@ -85,8 +85,10 @@ RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
 
 // InputError when the range of the sweep that options select costs more than
 // the budget (sweep() checks it too; rs.sweep checks the whole grid once).
+// `each`: the points' own prices, as sweep_cost gives them.
 void check_sweep_cost(const Scenario& s, const std::vector<SweepAxis>& axes,
-                      const SweepOptions& options, const CostBudget& budget);
+                      const SweepOptions& options, const CostBudget& budget,
+                      std::vector<double>* each = nullptr);
 std::vector<SweepRow> sweep(const Scenario& s, const std::vector<SweepAxis>& axes,
                             SweepOptions options, const CostBudget& budget);
 // The number of points of a sweep's grid (axes, runs and seed checked; the

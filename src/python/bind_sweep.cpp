@@ -13,6 +13,7 @@
 #include "analysis/cost.hpp"
 #include "bindings.hpp"
 #include "formats/text_report.hpp"
+#include "model/keys.hpp"
 
 namespace py = pybind11;
 
@@ -39,18 +40,25 @@ SweepOptions options_of(int runs, std::optional<double> seed, unsigned threads) 
 }
 
 // The grid checked and every point validated, as the command line does before
-// any work: {"points", "paths", "figures"}.
+// any work: {"points", "paths", "figures", "seconds"}; seconds: each point's
+// estimated CPU seconds, priced by the check (None for a grid too large to
+// price point by point), for _sweep_ranges.
 py::dict sweep_grid_info(const Scenario& s, const std::vector<Axis>& axes, int runs,
                          std::optional<double> seed, bool allow_large) {
   SweepOptions o = options_of(runs, seed, 0);
   std::vector<SweepAxis> sweep_axes = axes_of(axes);
+  std::vector<double> seconds;
   SweepGrid grid = interruptible([&] {
     // The whole grid's cost, as `retrystorm sweep` checks it; its batches then run unchecked.
-    app::check_sweep_cost(s, sweep_axes, o, python_budget(allow_large));
+    app::check_sweep_cost(s, sweep_axes, o, python_budget(allow_large), &seconds);
     return sweep_grid(s, sweep_axes, o);
   });
   py::dict out;
   out["points"] = grid.points;
+  if (seconds.size() == grid.points)
+    out["seconds"] = py::array_t<double>(static_cast<py::ssize_t>(seconds.size()), seconds.data());
+  else
+    out["seconds"] = py::none();
   py::list paths, figures;
   for (const auto& a : axes) paths.append(std::get<0>(a));
   for (std::string_view name : sweep_csv_figures()) figures.append(std::string(name));
@@ -104,14 +112,22 @@ py::dict sweep_points(const Scenario& s, const std::vector<Axis>& axes, size_t f
 }
 
 // Ranges of about equal estimated cost covering the grid (the cut of
-// `sweep --shard K/N`): [(first, count), ...], `parts` of them.
+// `sweep --shard K/N`): [(first, count), ...], `parts` of them. `seconds`:
+// the points' prices _sweep_grid gave, or none to price them here.
 std::vector<std::pair<size_t, size_t>> sweep_ranges(const Scenario& s,
                                                     const std::vector<Axis>& axes, int runs,
-                                                    std::optional<double> seed, size_t parts) {
+                                                    std::optional<double> seed, size_t parts,
+                                                    std::optional<std::vector<double>> seconds) {
   std::vector<SweepAxis> sweep_axes = axes_of(axes);
   SweepOptions o = options_of(runs, seed, 0);
-  return interruptible(
-      [&] { return cost_balanced_ranges(sweep_point_seconds(s, sweep_axes, o), parts); });
+  o.validate_grid = false;  // _sweep_grid validated it; here only its size
+  return interruptible([&] {
+    if (!seconds) seconds = sweep_point_seconds(s, sweep_axes, o);
+    if (seconds->size() != sweep_grid(s, sweep_axes, o).points)
+      throw InputError("seconds: " + std::to_string(seconds->size()) +
+                       " prices for a grid of another size; give those _sweep_grid returned");
+    return cost_balanced_ranges(*seconds, parts);
+  });
 }
 
 }  // namespace
@@ -120,12 +136,14 @@ void bind_sweep(py::module_& m) {
   m.def("_sweep_grid", &sweep_grid_info, py::arg("scenario"), py::arg("axes"), py::arg("runs") = 1,
         py::arg("seed") = py::none(), py::arg("allow_large") = false,
         "Checks a sweep's cost, axes, runs and seed and validates every grid point; returns "
-        "{points, paths, figures}. axes: [(path, from, to, step, values), ...] (values: [] for "
+        "{points, paths, figures, seconds}. axes: [(path, from, to, step, values), ...] (values: "
+        "[] for "
         "a range).");
   m.def("_sweep_ranges", &sweep_ranges, py::arg("scenario"), py::arg("axes"), py::arg("runs"),
-        py::arg("seed"), py::arg("parts"),
+        py::arg("seed"), py::arg("parts"), py::arg("seconds") = py::none(),
         "The grid cut into `parts` contiguous ranges of about equal estimated cost: "
-        "[(first, count), ...], as `retrystorm sweep --shard K/N` cuts it.");
+        "[(first, count), ...], as `retrystorm sweep --shard K/N` cuts it. seconds: the "
+        "points' prices from _sweep_grid (None: priced here).");
   m.def("_sweep_points", &sweep_points, py::arg("scenario"), py::arg("axes"), py::arg("first"),
         py::arg("count"), py::arg("runs") = 1, py::arg("seed") = py::none(), py::arg("threads") = 0,
         py::arg("validate_grid") = false, py::arg("allow_large") = false,

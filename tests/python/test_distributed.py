@@ -348,3 +348,20 @@ def test_distributed_risk_refuses_before_any_task(client, monkeypatch, random_se
     with pytest.raises(ValueError, match="load 0"):
         rs.distributed.risk(random_server(), [0], runs=4, client=client)
     assert submitted == []
+
+
+def test_the_grid_is_priced_once(agent):
+    """grid_of hands back each point's price, and cutting by it gives the cut
+    that prices the grid again: the client checks and cuts a grid in one pass."""
+    from retrystorm.sweep import axes_of, cost_ranges, grid_of
+
+    axes = axes_of(VARY)
+    grid = grid_of(agent, axes, RUNS, SEED)
+    assert len(grid["seconds"]) == grid["points"] == 20
+    assert all(grid["seconds"] > 0)
+    for parts in (1, 3, 7, 20):
+        assert cost_ranges(agent, axes, RUNS, SEED, parts, grid["seconds"]) == cost_ranges(
+            agent, axes, RUNS, SEED, parts
+        )
+    with pytest.raises(ValueError, match="seconds: 19 prices for a grid of another size"):
+        cost_ranges(agent, axes, RUNS, SEED, 3, grid["seconds"][:19])

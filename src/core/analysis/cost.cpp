@@ -260,8 +260,11 @@ std::vector<double> range_seconds(const Scenario& base, const std::vector<SweepA
   end = std::min(end, grid.points);
   std::vector<double> out(end > first ? end - first : 0);
   double runs = std::max(1, options.runs);
-  for (size_t i = first; i < end; ++i)
-    out[i - first] = runs * engine_run_cost(sweep_point(base, axes, grid, i, whole)).seconds;
+  Scenario point;
+  for (size_t i = first; i < end; ++i) {
+    sweep_point_into(point, base, axes, grid, i, whole);
+    out[i - first] = runs * engine_run_cost(point).seconds;
+  }
   return out;
 }
 
@@ -273,7 +276,8 @@ std::vector<double> sweep_point_seconds(const Scenario& base, const std::vector<
 }
 
 Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
-                const SweepOptions& options) {
+                const SweepOptions& options, std::vector<double>* each) {
+  if (each) each->clear();
   double points = 1;
   for (const SweepAxis& a : axes) {
     if (a.listed.empty() && (!(a.step > 0) || a.to < a.from)) return {};  // run_sweep names it
@@ -290,8 +294,9 @@ Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
   double seconds = worst.seconds * static_cast<double>(end - first) * runs;
   if (end - first <= kPricedSweepPoints) {
     try {  // each point at its own values: a grid is mostly cheaper than its corner
-      std::vector<double> each = range_seconds(base, axes, options, first, end);
-      seconds = std::accumulate(each.begin(), each.end(), 0.0);
+      std::vector<double> priced = range_seconds(base, axes, options, first, end);
+      seconds = std::accumulate(priced.begin(), priced.end(), 0.0);
+      if (each) *each = std::move(priced);
     } catch (const InputError&) {
       return {};  // run_sweep names it
     }

@@ -46,9 +46,12 @@ Cost ladder_cost(const Scenario& s);
 // grid_s <= 0: the scenario's grid, as tipping_point().
 Cost tipping_cost(const Scenario& s, double grid_s = 0);
 // With the options run_sweep gets (its threads; grids above its max_runs are
-// left to it, and it names that limit).
+// left to it, and it names that limit). `each`, when given, receives the
+// range's points' own prices when it was priced point by point (at most
+// kPricedSweepPoints), and is left empty otherwise: a caller that also cuts
+// the grid by cost need not price it again.
 Cost sweep_cost(const Scenario& base, const std::vector<SweepAxis>& axes,
-                const SweepOptions& options = {});
+                const SweepOptions& options = {}, std::vector<double>* each = nullptr);
 
 // Each point's estimated CPU seconds (its replications included), in grid
 // order, for the whole grid whatever range the options select: what shards

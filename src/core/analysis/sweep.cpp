@@ -198,20 +198,41 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
   }
   check_replications(base, axes, options);
   // Every grid point is built and validated first, so bad input fails before work.
-  if (options.validate_grid)
-    for (size_t i = 0; i < grid.points; ++i) validate(sweep_point(base, axes, grid, i, options));
+  if (options.validate_grid) {
+    Scenario point;
+    for (size_t i = 0; i < grid.points; ++i) {
+      sweep_point_into(point, base, axes, grid, i, options);
+      validate(point);
+    }
+  }
   return grid;
 }
 
-Scenario sweep_point(const Scenario& base, const std::vector<SweepAxis>& axes,
-                     const SweepGrid& grid, size_t i, const SweepOptions& options) {
-  Scenario s = base;
+namespace {
+
+// The point's values (and its seed) set on a copy of the base.
+void set_point_keys(Scenario& s, const std::vector<SweepAxis>& axes, const SweepGrid& grid,
+                    size_t i, const SweepOptions& options) {
   std::vector<double> values = grid.point_values(i);
   for (size_t a = 0; a < axes.size(); ++a) set_key(s, axes[a].path, KeyValue{values[a]});
   if (options.seed)
     set_key(s, "seed",
             KeyValue{*options.seed + static_cast<double>(i) * static_cast<double>(options.runs)});
+}
+
+}  // namespace
+
+Scenario sweep_point(const Scenario& base, const std::vector<SweepAxis>& axes,
+                     const SweepGrid& grid, size_t i, const SweepOptions& options) {
+  Scenario s = base;
+  set_point_keys(s, axes, grid, i, options);
   return s;
+}
+
+void sweep_point_into(Scenario& out, const Scenario& base, const std::vector<SweepAxis>& axes,
+                      const SweepGrid& grid, size_t i, const SweepOptions& options) {
+  out = base;
+  set_point_keys(out, axes, grid, i, options);
 }
 
 std::vector<std::pair<size_t, size_t>> cost_balanced_ranges(const std::vector<double>& costs,

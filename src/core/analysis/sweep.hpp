@@ -85,6 +85,11 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
 // sweep has a base seed (never the thread's or the shard's).
 Scenario sweep_point(const Scenario& base, const std::vector<SweepAxis>& axes,
                      const SweepGrid& grid, size_t i, const SweepOptions& options);
+// The same into `out`, whose strings and lists keep their storage: a loop
+// over a grid's points builds each without allocating (copies of a scenario
+// were most of the time spent checking a grid).
+void sweep_point_into(Scenario& out, const Scenario& base, const std::vector<SweepAxis>& axes,
+                      const SweepGrid& grid, size_t i, const SweepOptions& options);
 
 // Cuts the points [0, costs.size()) into `parts` contiguous ranges (first,
 // count) of about equal total cost, in order; a range may be empty. Shards
