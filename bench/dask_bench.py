@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """A 10,000-point agent-engine sweep on Dask with 1 and 2 worker processes
-(one thread each) on this machine: the median wall time of three sweeps on
-each cluster, the speed-up (target: at least 1.8x with 2 workers) and a
-check that both give the same DataFrame; then the cost rs.distributed adds
+(one thread each) on this machine, timed in alternating rounds (each round
+a sweep on a fresh cluster of each size, the sizes taking turns to go first):
+the median wall times, the speed-up (target: at least 1.8x with 2 workers)
+and a check that both give the same DataFrame; then the cost rs.distributed adds
 per task (tasks of one point of a run of 1 ms, beside the same points run in
 this process) and rs.distributed.run against rs.run on one scenario's Monte
 Carlo. Run by `make bench`; PYTHONPATH must hold <build>/python.
@@ -37,9 +38,9 @@ def scenario():
     return s.set("server.capacity_per_s", 25).set("incident.start_s", 20)
 
 
-def timed_sweep(workers, repeats):
-    """Median seconds of `repeats` sweeps on one fresh cluster of `workers`
-    processes (each printed), and the rows of the last."""
+def timed_sweep(workers):
+    """Seconds of one sweep on a fresh cluster of `workers` processes (its
+    workers warmed up first), how busy they were, and its rows."""
     with LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
@@ -51,17 +52,27 @@ def timed_sweep(workers, repeats):
         # Warm-up: every worker imports the module before the clock starts.
         rs.distributed.sweep(s, {"client.retries": (0, 3, 1)}, seed=SEED, client=client,
                              task_points=1, progress=False)
-        walls = []
-        for _ in range(repeats):
-            cpu_before = sum(client.run(time.process_time).values())
-            started = time.perf_counter()
-            frame = rs.distributed.sweep(s, VARY, seed=SEED, client=client, progress=False)
-            walls.append(time.perf_counter() - started)
-            cpu = sum(client.run(time.process_time).values()) - cpu_before
-            # Below 100 %: the workers waited (Dask, or other jobs on this machine's cores).
-            print(f"  {walls[-1]:.2f} s, workers busy {cpu / (walls[-1] * workers):.0%} of it",
-                  flush=True)
-        return statistics.median(walls), frame
+        cpu_before = sum(client.run(time.process_time).values())
+        started = time.perf_counter()
+        frame = rs.distributed.sweep(s, VARY, seed=SEED, client=client, progress=False)
+        wall = time.perf_counter() - started
+        cpu = sum(client.run(time.process_time).values()) - cpu_before
+        # Below 100 %: the workers waited (Dask, or other jobs on this machine's cores).
+        print(f"  {workers} worker(s): {wall:.2f} s, workers busy {cpu / (wall * workers):.0%}",
+              flush=True)
+        return wall, frame
+
+
+def timed_rounds(counts, rounds):
+    """Each round times one sweep per worker count, alternating which goes
+    first, so that both see the machine of the same minute: {count: [s, ...]}
+    and the rows of each count's last sweep."""
+    walls, frames = {n: [] for n in counts}, {}
+    for r in range(rounds):
+        for n in counts if r % 2 == 0 else counts[::-1]:
+            wall, frames[n] = timed_sweep(n)
+            walls[n].append(wall)
+    return walls, frames
 
 
 def task_overhead(workers=2, tasks=400):
@@ -119,15 +130,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", default="1,2", help="worker counts to time (default 1,2)")
     parser.add_argument("--target", type=float, default=1.8, help="speed-up aimed at")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="sweeps timed on each cluster, their median compared (default 3)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="rounds, each timing one sweep per worker count on a fresh cluster, "
+                             "the counts alternated; their medians compared (default 5)")
     parser.add_argument("--no-ceiling", dest="ceiling", action="store_false",
                         help="skip the local 1- and 2-thread runs")
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
-    seconds, frames = {}, {}
+    walls, frames = timed_rounds(counts, args.repeats)
+    seconds = {n: statistics.median(walls[n]) for n in counts}
     for n in counts:
-        seconds[n], frames[n] = timed_sweep(n, args.repeats)
         points = len(frames[n])
         print(f"dask sweep, {points} agent points, {n} worker(s): median {seconds[n]:.2f} s "
               f"({seconds[n] / points * 1e3:.2f} ms a point; "
@@ -144,8 +156,10 @@ def main():
             if n == 1:
                 continue
             speedup = seconds[1] / seconds[n]
+            rounds = sorted(one / many for one, many in zip(walls[1], walls[n]))
             verdict = "meets" if speedup >= args.target else "misses"
-            print(f"speed-up with {n} workers: {speedup:.2f}x ({verdict} the {args.target}x target)")
+            print(f"speed-up with {n} workers: {speedup:.2f}x, round by round "
+                  f"{', '.join(f'{x:.2f}' for x in rounds)} ({verdict} the {args.target}x target)")
     task_overhead()
     distributed_run()
     return 0
