@@ -216,6 +216,11 @@ std::vector<BadCase> bad_cases() {
                {},
                {"sweep", "--vary", "client.retries=0:1:1", "--format", "yaml"},
                {"--format", "yaml"}});
+  // text is the other commands' format, not a sweep's (it used to write CSV silently).
+  c.push_back({"TextIsNotASweepsFormat",
+               {},
+               {"sweep", "--vary", "client.retries=0:1:1", "--format", "text"},
+               {"--format", "'text'", "csv, json"}});
   c.push_back({"SweepWithoutVary", {}, {"sweep"}, {"--vary"}});
   c.push_back({"VaryWithoutEquals", {}, {"sweep", "--vary", "client.retries"}, {"--vary"}});
   c.push_back({"VaryMissingParts",

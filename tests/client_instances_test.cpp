@@ -174,6 +174,12 @@ TEST(ClientInstances, TheSimulationShowsTheVerdictAtOneTenAndAHundredInstances) 
       << text;
   EXPECT_NE(text.find("with 1 instance: "), std::string::npos);
   EXPECT_NE(text.find(" denied\n"), std::string::npos);
+  // docs/configs.md's figures for this route.
+  EXPECT_NE(text.find("with 1 instance: recovers 50 ms after the incident; failed 12.5%, wasted "
+                      "0.1%, peak amplification 1.1x; 900 retries sent, 8,730 denied"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("27,060 retries sent, 0 denied"), std::string::npos) << text;
 
   request.options.instances = 12;  // a count of its own gets its own row
   LintReport twelve = app::lint(request);

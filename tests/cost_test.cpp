@@ -327,6 +327,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "client.backoff.cap_s=10"},
                 {"client.retries", "memory", "GiB"}},
         CliCase{"Sweep", {"sweep", "--vary", "incident.duration_s=0:999999:1"}, {"vary"}},
+        // docs/limits.md's example, with the figures it shows.
+        CliCase{"TheLimitsPagesExample",
+                {"run", "--set", "horizon_s=200000", "--set", "client.retries=99", "--set",
+                 "client.layers=2", "--set", "client.backoff.jitter=full", "--set",
+                 "client.backoff.cap_s=10"},
+                {"200000 steps x 10000 attempt numbers in reach", "59.8 GiB", "--allow-large"}},
         CliCase{"PingRates",
                 {"run", "--preset", "scheduler-normal-day", "--set",
                  "items.ping_rates_per_h=1e300,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"},

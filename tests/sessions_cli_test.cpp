@@ -58,6 +58,9 @@ TEST_F(SessionsCli, TextReportShowsOccupancyAndTheLadder) {
   Result r = cli("run --preset scheduler-429-outage");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("asleep in backoff"), std::string::npos);
+  // The README's figure for this command.
+  EXPECT_NE(r.out.find("95.3% of the time in flight was asleep in backoff"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("31m30s against a 30m00s deadline: longer"), std::string::npos);
   EXPECT_NE(r.out.find("Per hour"), std::string::npos);
   EXPECT_NE(r.out.find("Make the backoff deadline-aware"), std::string::npos);

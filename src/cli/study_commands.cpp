@@ -143,7 +143,8 @@ std::function<void(size_t, size_t)> sweep_progress() {
 }
 
 int sweep(const SweepCommand& c) {
-  std::string format = c.format == "text" ? "csv" : c.format;  // text: the default, csv
+  // The study commands' default, text, is a sweep's csv (--format itself takes csv or json).
+  std::string format = c.format == "text" ? "csv" : c.format;
   check_format(format, {"csv", "json"});
   Scenario s = c.scenario.build();
   std::vector<SweepAxis> axes;
@@ -203,7 +204,7 @@ void add_risk_command(CLI::App& app, CommandTable& table) {
                   "multiples of demand.rate_per_s to assess, comma-separated (default: 1)")
       ->delimiter(',');
   cmd->add_option("--runs", c->runs,
-                  "replications per load, 1 to 100000 (default: the scenario's runs, else 100)");
+                  "replications per load, 1 to 100000 (0 or none: the scenario's runs, else 100)");
   cmd->add_option("--horizon", c->horizon, "seconds each replication watches (default: horizon_s)");
   c->seed_opt = cmd->add_option("--seed", c->seed, "first seed: replication r runs at seed + r");
   cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
@@ -254,7 +255,9 @@ void add_sweep_command(CLI::App& app, CommandTable& table) {
   cmd->add_option("--vary", c->vary,
                   "PATH=FROM:TO:STEP or PATH=V1,V2,... (repeatable; the grid is their product)")
       ->required();
-  cmd->add_option("--format", c->format, "csv | json")->default_str("csv");
+  cmd->add_option("--format", c->format, "csv | json")
+      ->default_str("csv")
+      ->check(one_of({"csv", "json"}));
   cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
   cmd->add_option("--runs", c->runs,
                   "Monte Carlo replications per point; above 1 a row holds their means");
