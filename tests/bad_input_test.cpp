@@ -328,6 +328,33 @@ TEST(BadInputOut, OutIntoAMissingDirectoryIsBadInputAndLeavesNothing) {
   EXPECT_FALSE(fs::exists(dir.path() / "no"));
 }
 
+// Every output path is checked before the command runs: a bad --out no longer
+// fails after the request log or the metrics were written, and the message
+// names the option whose path it is.
+TEST(BadInputOut, ABadOutputPathFailsBeforeAnyOtherOutputIsWritten) {
+  TempDir dir("outputs_first");
+  Outcome logged = run_cli(dir.path(), {"run", "--preset", "order-status", "--set", "engine=agent",
+                                        "--log", "logs", "--out", "no/such/dir/o.txt"});
+  EXPECT_EQ(logged.status, 2) << logged.err;
+  EXPECT_NE(logged.err.find("--out: cannot write 'no/such/dir/o.txt'"), std::string::npos)
+      << logged.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "logs"));
+  Outcome metrics = run_cli(dir.path(), {"run", "--preset", "order-status", "--set", "engine=agent",
+                                         "--metrics-out", "m.txt", "--out", "no/such/dir/o.txt"});
+  EXPECT_EQ(metrics.status, 2) << metrics.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "m.txt"));
+  ASSERT_EQ(run_cli(dir.path(), {"run", "--preset", "scheduler-429-outage", "--log", "s"}).status,
+            0);
+  Outcome replay = run_cli(dir.path(), {"analyze", "s/sessions.csv", "s/events.jsonl", "--out",
+                                        "no/such/dir/r.txt", "--emit-scenario", "replay.yaml"});
+  EXPECT_EQ(replay.status, 2) << replay.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "replay.yaml"));
+  Outcome named = run_cli(dir.path(), {"analyze", "s/sessions.csv", "s/events.jsonl",
+                                       "--emit-scenario", "no/such/dir/replay.yaml"});
+  EXPECT_EQ(named.status, 2) << named.err;
+  EXPECT_NE(named.err.find("--emit-scenario: cannot write"), std::string::npos) << named.err;
+}
+
 // Regression (fixed): --out naming an existing directory: the output is written to
 // DIR.tmp.PID, the rename onto the directory throws std::filesystem_error,
 // main() reports it as "other failure" (exit 1, not 2) and the temporary file

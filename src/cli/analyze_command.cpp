@@ -130,7 +130,8 @@ int run_analyze_command(AnalyzeCommand& c) {
           ? analyze_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
       : c.format == "html" ? analyze_html(r)
                            : analyze_text(r);
-  if (!c.emit_scenario.empty()) emit(app::checked_replay(r, c.emit_scenario), c.emit_scenario);
+  if (!c.emit_scenario.empty())
+    emit(app::checked_replay(r, c.emit_scenario), c.emit_scenario, "--emit-scenario");
   emit(text, c.out);
   // Also on standard error: JSON and HTML reports go to files or pipes.
   for (const auto& w : r.warnings) std::cerr << "retrystorm: warning: " << w << "\n";

@@ -18,9 +18,29 @@ void CommandTable::add(CLI::App* command, std::function<int()> action) {
   actions_.emplace_back(command, std::move(action));
 }
 
+namespace {
+
+// The options that name a file a command writes when it is done.
+constexpr const char* kOutputOptions[] = {"--out", "--metrics-out", "--emit-scenario"};
+
+// Every output file's directory is checked before the command runs: a bad
+// path fails at once, not after minutes of work, and never after another
+// output (a log, the metrics) has been written.
+void check_outputs(const CLI::App& command) {
+  for (const char* name : kOutputOptions) {
+    const CLI::Option* option = command.get_option_no_throw(name);
+    if (option && option->count() > 0) check_output_path(option->as<std::string>(), name);
+  }
+}
+
+}  // namespace
+
 std::optional<int> CommandTable::run_parsed() const {
-  for (const auto& [command, action] : actions_)
-    if (command->parsed()) return action();
+  for (const auto& [command, action] : actions_) {
+    if (!command->parsed()) continue;
+    check_outputs(*command);
+    return action();
+  }
   return std::nullopt;
 }
 
