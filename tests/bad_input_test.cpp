@@ -124,6 +124,26 @@ std::vector<BadCase> bad_cases() {
   // Rules between keys (validate()).
   c.push_back(
       {"StepDoesNotDivideHorizon", {}, {"run", "--set", "step_s=7"}, {"horizon_s", "step_s"}});
+  c.push_back({"UnknownEmptySection",
+               {{"s.yaml", "foo: {}\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml", "unknown key 'foo'"}});
+  c.push_back({"SectionGivenANumber",
+               {{"s.yaml", "client: 5\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml", "client:", "section of keys"}});
+  c.push_back({"TippingGridAboveTheKeysRange",
+               {},
+               {"tipping", "--grid", "1e300"},
+               {"grid_s", "up to 10000000"}});
+  c.push_back({"TippingGridLongerThanTheRun",
+               {},
+               {"tipping", "--grid", "281"},
+               {"grid_s", "no incident length would be tried"}});
+  c.push_back({"TimeoutBelowOneStep",
+               {},
+               {"run", "--set", "client.timeout_s=1e-10"},
+               {"client.timeout_s", "1e-10", "whole number of steps"}});
   c.push_back({"TimeoutNotWholeSteps",
                {},
                {"run", "--set", "client.timeout_s=2.5"},
@@ -222,6 +242,10 @@ std::vector<BadCase> bad_cases() {
                {"sweep", "--vary", "client.retries=0:1:1", "--format", "text"},
                {"--format", "'text'", "csv, json"}});
   c.push_back({"SweepWithoutVary", {}, {"sweep"}, {"--vary"}});
+  c.push_back({"SweepVaryingAKeyTwice",
+               {},
+               {"sweep", "--vary", "client.retries=1,2", "--vary", "client.retries=3,4"},
+               {"vary client.retries", "varied twice"}});
   c.push_back({"VaryWithoutEquals", {}, {"sweep", "--vary", "client.retries"}, {"--vary"}});
   c.push_back({"VaryMissingParts",
                {},

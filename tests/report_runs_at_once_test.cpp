@@ -59,6 +59,28 @@ Scenario preset_with(const std::string& name, const std::vector<std::string>& se
   return s;
 }
 
+// A grid with no incident length between incident.start_s and the horizon
+// claims nothing: the tipping point refuses it, and a run's report leaves it out.
+TEST(TippingGrid, AGridWithNoLengthToTryClaimsNothing) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  const double room = s.horizon_s - s.incident.start_s;
+  EXPECT_EQ(tipping_grid_points(s, room), 1);
+  EXPECT_EQ(tipping_grid_points(s, room + 1), 0);
+  try {
+    tipping_point(s, room + 1);
+    FAIL() << "a grid longer than the run was tried";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no incident length would be tried"), std::string::npos)
+        << e.what();
+  }
+  s.tipping.grid_s = 0;  // the default grid: ten steps
+  s.incident.start_s = s.horizon_s - 5 * s.step_s;
+  s.incident.duration_s = 3 * s.step_s;
+  ASSERT_EQ(tipping_grid_points(s), 0);
+  RunReport r = make_report(s, ReportOptions{});
+  EXPECT_FALSE(r.tipping.has_value());
+}
+
 TEST(ReportRunsAtOnce, TippingPointIsTheOneAtATimeAnswer) {
   std::vector<Scenario> cases = {
       preset_with("primary-failover", {}),

@@ -97,9 +97,13 @@ std::vector<LadderResult> ladder(const Scenario& s, const CostBudget& budget) {
 }
 
 TippingResult tipping(const Scenario& s, double grid_s, const CostBudget& budget) {
-  if (!(grid_s >= 0) || !std::isfinite(grid_s))  // NaN and infinity too, from Python or HTTP
+  // The range of the key tipping.grid_s: a grid far beyond any horizon
+  // (1e300) would claim that every incident length recovers.
+  const double max_grid_s = key_or_throw("tipping.grid_s").max;
+  if (!(grid_s >= 0 && grid_s <= max_grid_s))  // NaN and infinity too, from Python or HTTP
     throw InputError("grid_s: " + to_string(KeyValue{grid_s}) +
-                     " is not a grid; give seconds above 0, or 0 for the default grid");
+                     " is not a grid; give seconds above 0 up to " + number_text(max_grid_s) +
+                     ", or 0 for the default grid");
   check(tipping_cost(s, grid_s), budget, "tipping");
   return tipping_point(s, grid_s, budget.cancelled);
 }

@@ -188,6 +188,14 @@ void graph_to_json(const Graph& g, json& out) {
   out["calls"] = calls;
 }
 
+// A section of keys (client, client.backoff, ...): the start of some key's path.
+bool is_section(const std::string& path) {
+  const std::string prefix = path + ".";
+  for (const KeySpec& k : scenario_keys())
+    if (k.path.compare(0, prefix.size(), prefix) == 0) return true;
+  return false;
+}
+
 void apply_object(Scenario& s, const json& object, const std::string& prefix,
                   std::vector<std::string>* given) {
   for (const auto& [key, value] : object.items()) {
@@ -201,7 +209,12 @@ void apply_object(Scenario& s, const json& object, const std::string& prefix,
       s.graph.calls.clear();
       calls_from_json(s.graph, value);
     } else if (value.is_object()) {
+      // An unknown section is refused even when empty (`foo: {}` passed unread).
+      if (!is_section(path)) key_or_throw(path);
       apply_object(s, value, path, given);
+    } else if (is_section(path)) {
+      throw InputError(path + ": " + type_name(value) + " where a section of keys belongs; give " +
+                       "a mapping, like " + path + ": {...} (`retrystorm keys` lists them)");
     } else {
       set_key_json(s, path, value);
       if (given) given->push_back(path);

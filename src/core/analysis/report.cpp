@@ -17,8 +17,9 @@ RunReport report_with_trials(const Scenario& s, RunResult run, const ReportOptio
   r.verdict = verdict(r.run, r.metrics);
   r.goodput = goodput_table(r.run);
   if (options.trace) r.trace = decision_trace(r.run);
-  // A very long run leaves the tipping point to the `tipping` command.
-  if (options.tipping && tipping_steps(s) <= kReportTippingSteps)
+  // A very long run leaves the tipping point to the `tipping` command, and an
+  // incident too close to the horizon leaves no length to try.
+  if (options.tipping && tipping_steps(s) <= kReportTippingSteps && tipping_grid_points(s) >= 1)
     r.tipping = options.cache ? options.cache->get(s) : tipping_point(s);
   if (options.advice) r.advice = advise(r.run, r.metrics, r.tipping, std::move(trials));
   return r;

@@ -184,7 +184,13 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
   if (axes.empty()) throw InputError("vary: give at least one key to vary");
   SweepGrid grid;
   double points = 1;  // counted before any axis is listed
-  for (const SweepAxis& a : axes) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const SweepAxis& a = axes[i];
+    // A key varied twice: the later axis would overwrite the earlier one's
+    // values in every row, and its columns would disagree with the runs.
+    for (size_t j = 0; j < i; ++j)
+      if (axes[j].path == a.path)
+        throw InputError("vary " + a.path + ": varied twice; give each key one axis");
     check_axis(a);
     points *= a.point_count();
     if (!(points <= static_cast<double>(options.max_runs)))

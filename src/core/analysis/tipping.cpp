@@ -31,6 +31,11 @@ double tipping_steps(const Scenario& s, double grid_s) {
   return (points + 20) * s.steps() * per_step;  // 20 runs cover any bisection
 }
 
+long tipping_grid_points(const Scenario& s, double grid_s) {
+  double grid = grid_s > 0 ? grid_s : default_grid_s(s);
+  return static_cast<long>(std::floor((s.horizon_s - s.incident.start_s) / grid + 1e-9));
+}
+
 bool recovers_with_duration(Scenario s, double duration_s) {
   s.incident.duration_s = duration_s;
   return compute_metrics(run_engine(s)).recovered;
@@ -75,8 +80,12 @@ TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck&
   require_scripted_incident(s, "the tipping point");
   TippingResult r;
   r.grid_s = grid_s > 0 ? grid_s : default_grid_s(s);
-  double longest = s.horizon_s - s.incident.start_s;
-  long grid_points = static_cast<long>(std::floor(longest / r.grid_s + 1e-9));
+  const long grid_points = tipping_grid_points(s, r.grid_s);
+  // With no length on the grid, "every length recovers" would be claimed untried.
+  if (grid_points < 1)
+    throw InputError("grid_s: " + number_text(r.grid_s) + " s is longer than the " +
+                     number_text(s.horizon_s - s.incident.start_s) +
+                     " s from incident.start_s to horizon_s; no incident length would be tried");
   unsigned width = runs_at_once(s);
   double last_recovering = 0;
   for (long first = 1; first <= grid_points && !r.on_grid_s; first += width) {

@@ -19,10 +19,13 @@ struct TippingResult {
 };
 
 // grid_s <= 0 uses the scenario's tipping.grid_s, or ten steps.
-// `cancelled` is polled before each run (throws Cancelled).
+// `cancelled` is polled before each run (throws Cancelled). Throws
+// InputError when no incident length fits the grid (tipping_grid_points).
 TippingResult tipping_point(const Scenario& s, double grid_s = 0,
                             const CancelCheck& cancelled = {});
 double default_grid_s(const Scenario& s);
+// The incident lengths on the grid between incident.start_s and horizon_s.
+long tipping_grid_points(const Scenario& s, double grid_s = 0);
 
 // An upper bound on the steps tipping_point() runs: every grid point a whole
 // run, plus the bisection. Callers use it to refuse or skip work too large.

@@ -24,7 +24,11 @@ constexpr double kStepEpsilon = 1e-9;
 
 bool whole_multiple(double value, double step) {
   double ratio = value / step;
-  return std::fabs(ratio - std::round(ratio)) < kStepEpsilon * std::max(1.0, ratio);
+  double whole = std::round(ratio);
+  // A positive length that rounds to no step at all is no whole number of
+  // steps (a timeout of 1e-10 s at 1 s steps passed as 0 steps).
+  if (value > 0 && whole < 1) return false;
+  return std::fabs(ratio - whole) < kStepEpsilon * std::max(1.0, ratio);
 }
 
 // One key of each type; KeyGroup below fills in the group.
