@@ -140,6 +140,13 @@ std::vector<BadCase> bad_cases() {
                {},
                {"tipping", "--grid", "281"},
                {"grid_s", "no incident length would be tried"}});
+  c.push_back({"EmptyPresetName", {}, {"run", "--preset", ""}, {"--preset", "empty"}});
+  c.push_back({"EmptyScenarioPath", {}, {"ladder", "--scenario", ""}, {"--scenario", "empty"}});
+  c.push_back(
+      {"RiskHorizonNegative",
+       {},
+       {"risk", "--set", "engine=agent", "--set", "demand.process=poisson", "--horizon", "-1"},
+       {"horizon -1", "0: the scenario's horizon_s"}});
   c.push_back({"TimeoutBelowOneStep",
                {},
                {"run", "--set", "client.timeout_s=1e-10"},

@@ -115,9 +115,21 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
   return assembled.scenario;
 }
 
+namespace {
+
+// An empty --preset or --scenario read as none given, and ran the default.
+CLI::Validator not_empty(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& value) { return value.empty() ? "'' is empty; give " + what : ""; }, "");
+}
+
+}  // namespace
+
 void ScenarioOptions::add_source_to(CLI::App& cmd) {
-  cmd.add_option("--preset", preset, "a preset name (see `retrystorm presets`)");
-  cmd.add_option("--scenario", file, "a scenario file, YAML or JSON");
+  cmd.add_option("--preset", preset, "a preset name (see `retrystorm presets`)")
+      ->check(not_empty("a preset name (`retrystorm presets` lists them)"));
+  cmd.add_option("--scenario", file, "a scenario file, YAML or JSON")
+      ->check(not_empty("a scenario file"));
   cmd.add_option("--set", sets, "PATH=VALUE, e.g. client.retries=0 (repeatable)")
       ->allow_extra_args(false);
 }

@@ -205,7 +205,8 @@ void add_risk_command(CLI::App& app, CommandTable& table) {
       ->delimiter(',');
   cmd->add_option("--runs", c->runs,
                   "replications per load, 1 to 100000 (0 or none: the scenario's runs, else 100)");
-  cmd->add_option("--horizon", c->horizon, "seconds each replication watches (default: horizon_s)");
+  cmd->add_option("--horizon", c->horizon,
+                  "seconds each replication watches, up to 10000000 (0 or none: horizon_s)");
   c->seed_opt = cmd->add_option("--seed", c->seed, "first seed: replication r runs at seed + r");
   cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
   cmd->add_flag("--no-exact", c->no_exact, "leave out the exact Markov chain");

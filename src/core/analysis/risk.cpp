@@ -134,10 +134,11 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
       throw InputError("risk: load " + number_text(load) +
                        " must be above 0 and at most 100 (a multiple of demand.rate_per_s)");
   if (o.runs < 0 || o.runs > 100000)
-    throw InputError("risk: runs " + std::to_string(o.runs) + " must be 1 to 100000");
+    throw InputError("risk: runs " + std::to_string(o.runs) +
+                     " must be 1 to 100000 (0: the scenario's runs, else 100)");
   if (!(o.horizon_s >= 0 && o.horizon_s <= 1e7))
     throw InputError("risk: horizon " + number_text(o.horizon_s) +
-                     " must be above 0 s and at most 10000000 s");
+                     " must be above 0 s and at most 10000000 s (0: the scenario's horizon_s)");
   auto within = [](const char* what, int v, int low, int high) {
     if (v < low || v > high)
       throw InputError(fmt::format("risk: {} {} must be {} to {}", what, v, low, high));
