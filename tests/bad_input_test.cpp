@@ -147,6 +147,16 @@ std::vector<BadCase> bad_cases() {
        {},
        {"risk", "--set", "engine=agent", "--set", "demand.process=poisson", "--horizon", "-1"},
        {"horizon -1", "0: the scenario's horizon_s"}});
+  c.push_back({"CallsWindowWithoutPrometheus",
+               {},
+               {"import", "--mesh", "m", "--calls-window", "-1"},
+               {"--calls-window", "--calls-from-prometheus"}});
+  c.push_back(
+      {"ExportANegativeCall", {}, {"export", "--to", "envoy", "--call", "-5"}, {"--call", "-5"}});
+  c.push_back({"MetricsStartWithoutMetricsOut",
+               {},
+               {"run", "--metrics-start", "garbage"},
+               {"--metrics-start", "--metrics-out"}});
   c.push_back({"TimeoutBelowOneStep",
                {},
                {"run", "--set", "client.timeout_s=1e-10"},

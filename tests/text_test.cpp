@@ -176,6 +176,11 @@ TEST(TextClock, UnixTimesAndLogDateTimesAreOneGrammar) {
   EXPECT_EQ(parse_unix_time("2024-01-01T01:00:00+01:00"), 1704067200.0);
   EXPECT_EQ(parse_unix_time("1704067200"), 1704067200.0);
   EXPECT_EQ(parse_unix_time("2024-13-01T00:00:00Z"), std::nullopt);
+  // A day the month does not have is no date (it read as the next month's).
+  EXPECT_EQ(parse_unix_time("2024-02-30T00:00:00Z"), std::nullopt);
+  EXPECT_EQ(parse_unix_time("2023-02-29T00:00:00Z"), std::nullopt);
+  EXPECT_EQ(parse_unix_time("2024-02-29T00:00:00Z"), 1709164800.0);  // a leap day
+  EXPECT_EQ(parse_unix_time("2024-04-31T00:00:00Z"), std::nullopt);
   EXPECT_EQ(parse_unix_time("yesterday"), std::nullopt);
 }
 

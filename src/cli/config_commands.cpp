@@ -36,7 +36,6 @@ struct ConfigCommands {
   std::string calls_prometheus;  // or a live Prometheus asked for the call rates
   std::string calls_at;          // ... at this time (default: its now)
   double calls_window = 600;     // ... over this window, seconds
-  CLI::Option* calls_window_opt = nullptr;
   bool simulate = false;
   double load = 0, instances = 0;
   CLI::Option* load_opt = nullptr;
@@ -79,7 +78,9 @@ void check_mesh_options(const ConfigCommands& c, const std::string& command) {
   if (c.mesh.empty() && given)
     throw InputError(command + ": " + given +
                      " goes with --mesh DIR (the folder whose calls it gives)");
-  bool window = c.calls_window_opt && c.calls_window_opt->count() > 0;
+  // Asked of the command being run: both commands have the option.
+  const CLI::App* cmd = command == "import" ? c.import_cmd : c.lint_cmd;
+  bool window = cmd->count("--calls-window") > 0;
   if (c.calls_prometheus.empty() && (!c.calls_at.empty() || window))
     throw InputError(command + ": " + (window ? "--calls-window" : "--calls-at") +
                      " goes with --calls-from-prometheus URL (the time and window it asks)");
@@ -126,7 +127,8 @@ int import_command(const ConfigCommands& c) {
 
 int export_command(const ConfigCommands& c) {
   Scenario s = build_scenario(c, "order-status");
-  if (c.call >= 0) s = call_scenario(s, c.call);  // model/graph.hpp
+  // Given at all, the call is checked (a negative one was ignored).
+  if (c.export_cmd->count("--call")) s = call_scenario(s, c.call, "--call");  // model/graph.hpp
   ExportResult r = export_config(s, c.to);
   if (r.system == System::grpc)  // JSON has no comments: the notes go to stderr too
     for (const auto& n : r.notes) std::cerr << "retrystorm: note: " << n << "\n";
@@ -181,9 +183,8 @@ void add_live_calls_options(CLI::App* cmd, ConfigCommands& c) {
   cmd->add_option("--calls-at", c.calls_at,
                   "with --calls-from-prometheus: when (Unix seconds or "
                   "2024-01-01T00:00:00Z; default: Prometheus' now); pick a quiet time");
-  c.calls_window_opt = cmd->add_option("--calls-window", c.calls_window,
-                                       "with --calls-from-prometheus: the rate window, seconds "
-                                       "(default 600)");
+  cmd->add_option("--calls-window", c.calls_window,
+                  "with --calls-from-prometheus: the rate window, seconds (default 600)");
 }
 
 }  // namespace

@@ -149,6 +149,8 @@ int run(const RunCommand& c) {
   app::CostBudget budget = c.scenario.budget();
   app::check_run_cost(s, budget);  // before any log is written
   if (!c.walk.empty()) return run_walk(c, s);
+  if (c.metrics_out.empty() && !c.metrics_start.empty())
+    throw InputError("--metrics-start: goes with --metrics-out FILE (the samples it stamps)");
   if (!c.metrics_out.empty() && !engine_facts(s).run)
     throw InputError("--metrics-out: needs a per-step engine (fluid or agent), not sessions");
   if (!engine_facts(s).run) return run_sessions(c, s, budget);

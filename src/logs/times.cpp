@@ -43,6 +43,7 @@ std::optional<double> parse_date_time(std::string_view s) {
   std::chrono::year_month_day date{std::chrono::year{*y},
                                    std::chrono::month{static_cast<unsigned>(*mo)},
                                    std::chrono::day{static_cast<unsigned>(*d)}};
+  if (!date.ok()) return std::nullopt;  // 2024-02-30 is no day (it read as March 1st)
   auto days = std::chrono::sys_days{date}.time_since_epoch().count();
   double t = static_cast<double>(days) * kDay + *h * text::kHour + *mi * text::kMinute + *se;
   size_t at = 19;
