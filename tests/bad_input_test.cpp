@@ -157,6 +157,12 @@ std::vector<BadCase> bad_cases() {
                {},
                {"run", "--metrics-start", "garbage"},
                {"--metrics-start", "--metrics-out"}});
+  c.push_back(
+      {"SweepGridOverTheLimitNamesEveryAxis",
+       {},
+       {"sweep", "--vary", "client.timeout_s=1:10000:1", "--vary", "client.retries=0:100:1"},
+       {"client.timeout_s step 1 from 1 to 10000 x client.retries", "1000000"}});
+  c.push_back({"MergeADirectory", {}, {"merge", "."}, {"merge: .: a directory"}});
   c.push_back({"TimeoutBelowOneStep",
                {},
                {"run", "--set", "client.timeout_s=1e-10"},

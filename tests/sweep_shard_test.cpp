@@ -208,6 +208,19 @@ TEST(SweepShards, MergeRefusesMissingDuplicateOverlappingAndMismatchedShards) {
 
   write_file(dir.path() / "garbage.json", "{\"rows\": []}");
   expect_refused(dir, {"garbage.json"}, "garbage.json");
+  // Tampered fields are named in our words, not the JSON library's.
+  nlohmann::json nulled = nlohmann::json::parse(read_all(dir.path() / three[2]));
+  nulled["shard"] = nullptr;
+  write_file(dir.path() / "nulled.json", nulled.dump());
+  expect_refused(dir, {"nulled.json"}, "nulled.json: shard.index is missing");
+  nlohmann::json versioned = nlohmann::json::parse(read_all(dir.path() / three[2]));
+  versioned["version"] = "999";
+  write_file(dir.path() / "versioned.json", versioned.dump());
+  for (const char* name : {"nulled.json", "versioned.json"}) {
+    testing::Outcome tampered = run_cli(dir.path(), merge_args({name}, {}));
+    EXPECT_EQ(tampered.err.find("json.exception"), std::string::npos) << tampered.err;
+  }
+  expect_refused(dir, {"versioned.json"}, "versioned.json: not a retrystorm sweep shard");
   expect_refused(dir, {"absent.json"}, "absent.json");
 }
 

@@ -113,6 +113,8 @@ struct MergeCommand {
 std::string read_shard_bytes(const std::string& path) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
+  if (std::filesystem::is_directory(path))
+    throw InputError("merge: " + path + ": a directory; name the shard files in it");
   if (ec || !std::filesystem::is_regular_file(path))
     throw InputError("merge: " + path + ": no such shard file");
   if (size > kMaxShardBytes)

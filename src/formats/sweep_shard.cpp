@@ -16,7 +16,12 @@ namespace {
 // A whole number field of the shard's "shard" object.
 // (A float read as a size_t is undefined when out of range: found by fuzz_logs.)
 size_t whole_field(const SweepShard& s, const char* object, const char* field) {
-  const json& v = s.body.at(object).at(field);
+  // Named, not the JSON library's words: `"shard": null` said "cannot use at() with null".
+  const json* parent = s.body.contains(object) ? &s.body.at(object) : nullptr;
+  if (!parent || !parent->is_object() || !parent->contains(field))
+    throw InputError("merge: " + s.path + ": " + object + "." + field +
+                     " is missing; a shard file holds a whole number there");
+  const json& v = parent->at(field);
   if (!v.is_number_unsigned())
     throw InputError("merge: " + s.path + ": " + object + "." + field + " is " +
                      v.dump().substr(0, 40) + "; a shard file holds whole numbers there");
@@ -92,8 +97,9 @@ SweepShard parse_sweep_shard(const std::string& text, const std::string& path) {
   try {
     // Nesting and duplicate keys bounded as in every input (formats/input_text.hpp).
     s.body = parse_json_text(text, "merge: " + path, kMaxShardBytes);
-    if (!s.body.is_object() || s.body.value("format", "") != kShardFormat ||
-        s.body.value("version", 0) != 1)
+    // Compared as JSON: a version of another type is another file, not a type error.
+    if (!s.body.is_object() || !s.body.contains("format") || s.body["format"] != kShardFormat ||
+        !s.body.contains("version") || s.body["version"] != 1)
       throw InputError("merge: " + path + ": not a retrystorm sweep shard (`sweep --shard K/N`)");
     s.index = whole_field(s, "shard", "index");
     s.of = whole_field(s, "shard", "of");

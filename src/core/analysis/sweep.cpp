@@ -193,10 +193,18 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
         throw InputError("vary " + a.path + ": varied twice; give each key one axis");
     check_axis(a);
     points *= a.point_count();
-    if (!(points <= static_cast<double>(options.max_runs)))
+    if (!(points <= static_cast<double>(options.max_runs))) {
+      // Every axis so far is named: the product is too large, not the last one.
+      std::string product = axis_text(a);
+      if (i > 0) {
+        product.clear();
+        for (size_t j = 0; j <= i; ++j)
+          product += (j ? " x " : "") + axes[j].path + " " + axis_text(axes[j]);
+      }
       throw InputError("vary " + a.path + ": the grid has more than " +
-                       std::to_string(options.max_runs) + " points (" + axis_text(a) +
+                       std::to_string(options.max_runs) + " points (" + product +
                        "); the limit is " + std::to_string(options.max_runs));
+    }
   }
   for (const SweepAxis& a : axes) {
     grid.values.push_back(a.values());
