@@ -6,6 +6,7 @@ import os
 import pandas as pd
 
 from . import _core
+from ._args import number, number_list, optional_number, optional_whole, whole
 from ._core import Scenario
 
 
@@ -142,7 +143,8 @@ class Result:
 def run(scenario, runs=None, seed=None, *, trace=True, allow_large=False):
     """Runs a scenario as `retrystorm run` does; runs and seed as --runs and
     --seed (None: the scenario's keys). The GIL is released while it runs."""
-    return Result(_core.run(scenario, runs, seed, trace, allow_large))
+    runs = optional_whole("runs", runs)
+    return Result(_core.run(scenario, runs, optional_number("seed", seed), trace, allow_large))
 
 
 def requests(scenario, seed=None, *, max_rows=20_000_000, allow_large=False):
@@ -151,7 +153,8 @@ def requests(scenario, seed=None, *, max_rows=20_000_000, allow_large=False):
     request_id, attempt, sent_s, done_s (NaN: never answered), outcome (a
     categorical: ok, late, timeout, ...), layer, and call for a graph. More
     than max_rows attempts raise ValueError before memory runs out."""
-    columns = _core._request_log(scenario, seed, int(max_rows), allow_large)
+    max_rows = whole("max_rows", max_rows, 1, 2**62)
+    columns = _core._request_log(scenario, optional_number("seed", seed), max_rows, allow_large)
     names = columns.pop("outcomes")
     columns["outcome"] = pd.Categorical.from_codes(columns["outcome"], categories=names)
     return pd.DataFrame(columns)
@@ -187,7 +190,7 @@ def ladder(scenario, *, allow_large=False):
 def tipping(scenario, grid_s=0.0, *, allow_large=False):
     """The tipping point (`retrystorm tipping`): the shortest incident after
     which the scenario does not recover: grid_s, on_grid_s, exact_s."""
-    return _core.tipping(scenario, grid_s, allow_large)
+    return _core.tipping(scenario, number("grid_s", grid_s), allow_large)
 
 
 def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True, vary=None,
@@ -200,10 +203,22 @@ def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True
     estimated by multilevel splitting, for tips too rare for `runs` to see.
     With vary="client.retries=0,1,2,3" the metastable region over that knob:
     the answer's "table" is a DataFrame with a row per knob value and load."""
-    split = [int(split_effort), int(split_runs), int(split_levels)] if splitting else []
-    answer = _core.risk(scenario, [float(x) for x in loads], int(runs), float(horizon_s),
-                        int(threads), bool(exact), vary or "", allow_large, split)
+    loads, runs, horizon_s, exact, vary, split = risk_request(
+        loads, runs, horizon_s, exact, vary, splitting, split_effort, split_runs, split_levels
+    )
+    answer = _core.risk(scenario, loads, runs, horizon_s, whole("threads", threads), exact, vary,
+                        allow_large, split)
     return with_risk_table(answer, vary)
+
+
+def risk_request(loads, runs, horizon_s, exact, vary, splitting, split_effort, split_runs,
+                 split_levels):
+    """rs.risk's arguments checked: (loads, runs, horizon_s, exact, vary,
+    split), as rs.risk and rs.distributed.risk hand them to the core."""
+    split = [whole("split_effort", split_effort), whole("split_runs", split_runs),
+             whole("split_levels", split_levels)] if splitting else []
+    return (number_list("loads", loads), whole("runs", runs), number("horizon_s", horizon_s),
+            bool(exact), vary or "", split)
 
 
 def with_risk_table(answer, vary):
@@ -233,8 +248,10 @@ def step_down(scenario, *, from_load=0.5, to_load=1.5, step=0.1, hold_s=0.0, run
     gives where each run became stuck going up and healthy again coming
     down, their medians, and run 0's series. "table" is a DataFrame of the
     runs."""
-    answer = _core.step_down(scenario, float(from_load), float(to_load), float(step),
-                             float(hold_s), int(runs), int(threads), allow_large)
+    answer = _core.step_down(scenario, number("from_load", from_load),
+                             number("to_load", to_load), number("step", step),
+                             number("hold_s", hold_s), whole("runs", runs),
+                             whole("threads", threads), allow_large)
     answer["table"] = pd.DataFrame(
         answer["runs"],
         columns=["seed", "tipped_s", "tipped_load", "stuck_at_top", "recovered_s",
@@ -253,7 +270,9 @@ def analyze(paths, *, from_s=None, to_s=None, slots=None, deadline_s=None, ladde
     """Incident analysis of logs (`retrystorm analyze --format json`): the
     report as a dict; its lists of rows (hours, ...) also as DataFrames
     under report["tables"]."""
-    report = _core.analyze(_paths(paths), from_s, to_s, slots, deadline_s, list(ladder_s))
+    report = _core.analyze(_paths(paths), from_s, to_s, optional_number("slots", slots),
+                           optional_number("deadline_s", deadline_s),
+                           number_list("ladder_s", ladder_s))
     report["tables"] = {
         name: pd.DataFrame(value)
         for name, value in report.items()

@@ -15,8 +15,10 @@ cluster set-ups and how the task size is chosen."""
 import math
 
 from . import _core
+from ._args import whole
 from .api import Result
 from .api import risk as local_risk
+from .api import risk_request
 from .api import run as local_run
 from .api import with_risk_table
 from .sweep import (
@@ -175,11 +177,13 @@ def sweep(
             task_points=task_points,
         )
     axes = axes_of(vary)
-    runs = int(runs)
+    runs = whole("runs", runs)
     seed = seed_of(seed)
     grid = grid_of(scenario, axes, runs, seed, allow_large)  # whole grid, before any task
     check_workers(client)
     points = grid["points"]
+    if task_points is not None:
+        task_points = whole("task_points", task_points, 1)
     if task_points:
         ranges = ranges_of(points, task_points)
     else:  # pieces of about equal estimated cost, run largest tasks first
@@ -241,7 +245,7 @@ def run(
     workers with a client (the cluster is the budget)."""
     if allow_large is None:
         allow_large = client is not None
-    runs = scenario.get("runs") if runs is None else int(runs)
+    runs = scenario.get("runs") if runs is None else whole("runs", runs)
     seed = seed_of(seed)
     if scenario.engine == "sessions":
         raise ValueError(
@@ -308,9 +312,8 @@ def risk(
                           vary=vary, splitting=splitting, split_effort=split_effort,
                           split_runs=split_runs, split_levels=split_levels,
                           allow_large=allow_large)
-    split = [int(split_effort), int(split_runs), int(split_levels)] if splitting else []
-    request = ([float(x) for x in loads], int(runs), float(horizon_s), bool(exact), vary or "",
-               split)
+    request = risk_request(loads, runs, horizon_s, exact, vary, splitting, split_effort,
+                           split_runs, split_levels)
     # Checked and priced here, before any task: the runs, resolved.
     total = _core._risk_part(scenario, *request, 0, 0, allow_large)
     check_workers(client)

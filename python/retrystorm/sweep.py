@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
+from ._args import number_list, optional_number, whole
 
 
 def listed_axis(path, values):
@@ -24,8 +25,8 @@ def listed_axis(path, values):
     if isinstance(values, (str, bytes)):
         raise ValueError(f"vary {path}: {values!r} must be numbers, not text")
     try:
-        listed = [float(v) for v in values]
-    except (TypeError, ValueError):
+        listed = number_list(f"vary {path}", values)
+    except TypeError:
         raise ValueError(f"vary {path}: {values!r} must be numbers") from None
     if not listed:
         raise ValueError(f"vary {path}: give at least one value")
@@ -56,14 +57,14 @@ def axes_of(vary):
 
 def seed_of(seed):
     """None (every point from the scenario's seed), else a float for _core."""
-    return None if seed is None else float(seed)
+    return optional_number("seed", seed)
 
 
 def grid_of(scenario, axes, runs, seed, allow_large=False):
     """The whole grid checked (cost, keys, every point validated) before any
     work: {"points", "paths", "figures", "seconds"} (each point's estimated
     CPU seconds, for cost_ranges; None for a grid too large to price)."""
-    return _core._sweep_grid(scenario, axes, int(runs), seed_of(seed), allow_large)
+    return _core._sweep_grid(scenario, axes, whole("runs", runs), seed_of(seed), allow_large)
 
 
 def ranges_of(points, task_points):
@@ -179,8 +180,11 @@ def sweep(
     `--seed S`). threads: 0 = every core. The same arguments give the same
     DataFrame as rs.distributed.sweep on any cluster."""
     axes = axes_of(vary)
+    runs, threads = whole("runs", runs), whole("threads", threads)
     grid = grid_of(scenario, axes, runs, seed, allow_large)
     cores = threads or os.cpu_count() or 1
+    if task_points is not None:
+        task_points = whole("task_points", task_points, 1)
     if task_points:
         ranges = ranges_of(grid["points"], task_points)
     else:  # batches of about equal cost, each enough points for every core
@@ -194,7 +198,7 @@ def sweep(
         for first, count in ranges:
             batches.append(
                 _core._sweep_points(
-                    scenario, axes, first, count, int(runs), seed_of(seed), int(threads),
+                    scenario, axes, first, count, runs, seed_of(seed), threads,
                     False, True,
                 )
             )

@@ -64,6 +64,15 @@ Scenario assembled(const std::string& preset, const std::string& file) {
   return app::assemble_scenario(request).scenario;
 }
 
+// An empty name is refused, as --preset "" is: the request reads it as none
+// given, which is the default scenario.
+Scenario named(const std::string& name, bool is_file) {
+  if (name.empty())
+    throw InputError(is_file ? "path: '' is empty; give a scenario file"
+                             : "name: '' is empty; give a preset name (rs.presets() lists them)");
+  return is_file ? assembled("", name) : assembled(name, "");
+}
+
 // A str is read as --set reads its text ("true", "3", "full"); anything else
 // as the JSON value it converts to.
 py::object set_value(py::object self, const std::string& key, py::handle value) {
@@ -94,8 +103,12 @@ std::string pickled(const Scenario& s) {
   return scenario_to_json(s).dump();
 }
 
+// A state that does not parse is bad input (ValueError), not the JSON library's error.
 Scenario unpickled(const std::string& text) {
-  return scenario_from_json(nlohmann::json::parse(text));
+  nlohmann::json state = nlohmann::json::parse(text, nullptr, false);
+  if (state.is_discarded())
+    throw InputError("pickled scenario: the state is not a scenario's JSON");
+  return scenario_from_json(state);
 }
 
 }  // namespace
@@ -104,10 +117,10 @@ void bind_scenario(py::module_& m) {
   py::class_<Scenario>(m, "Scenario", "A scenario: every input of a run (docs/scenario-keys.md).")
       .def(py::init([] { return assembled("", ""); }), "The command line's default: order-status.")
       .def_static(
-          "preset", [](const std::string& name) { return assembled(name, ""); }, py::arg("name"),
+          "preset", [](const std::string& name) { return named(name, false); }, py::arg("name"),
           "A preset by name (rs.presets()).")
       .def_static(
-          "scenario_file", [](py::handle path) { return assembled("", path_text(path)); },
+          "scenario_file", [](py::handle path) { return named(path_text(path), true); },
           py::arg("path"), "A scenario file, YAML or JSON, as --scenario reads it.")
       .def_static("from_dict", &from_dict, py::arg("scenario"),
                   "A (possibly partial) scenario object as in a file, onto the defaults.")

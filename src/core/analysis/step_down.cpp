@@ -28,7 +28,8 @@ std::vector<double> staircase(const StepDownOptions& o) {
 
 double hold_of(const Scenario& s, const StepDownOptions& o) {
   double hold = o.hold_s > 0 ? o.hold_s : std::max(60.0, 40 * s.client.timeout_s);
-  return std::ceil(hold / s.step_s - 1e-9) * s.step_s;  // whole steps
+  // Whole steps, at least one (a hold of 1e-10 s came to no step at all).
+  return std::max(1.0, std::ceil(hold / s.step_s - 1e-9)) * s.step_s;
 }
 
 // "T:F" points holding each load for hold_s: two points per hold, a step
