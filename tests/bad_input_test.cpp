@@ -163,6 +163,10 @@ std::vector<BadCase> bad_cases() {
        {"sweep", "--vary", "client.timeout_s=1:10000:1", "--vary", "client.retries=0:100:1"},
        {"client.timeout_s step 1 from 1 to 10000 x client.retries", "1000000"}});
   c.push_back({"MergeADirectory", {}, {"merge", "."}, {"merge: .: a directory"}});
+  c.push_back({"StepDownRunOverTheStepLimit",
+               {},
+               {"step-down", "--hold", "47000", "--from", "0.1", "--to", "2.1"},
+               {"hold_s", "1927000 steps", "the limit is 1000000 steps"}});
   c.push_back({"TimeoutBelowOneStep",
                {},
                {"run", "--set", "client.timeout_s=1e-10"},

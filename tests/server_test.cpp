@@ -515,13 +515,34 @@ TEST_F(Server, StepDownAnswersTheLoop) {
                "runs");
   expect_error(post("/api/step-down", json{{"preset", "order-status"}, {"stairs", 3}}), 400,
                "stairs");
+  // The server's limit on a run's steps holds for the staircase's run too
+  // (it allowed the command line's million: answers of 70 MB), named by hold_s.
+  expect_error(
+      post("/api/step-down", json{{"preset", "order-status"}, {"hold_s", 47000}}), 400,
+      "21 loads held 47000 s each (hold_s) make a run of 987000 s, 987000 steps; the limit is "
+      "200000 steps");
 }
 
 TEST_F(Server, TippingGridTooFineIs400) {
   expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", 0.001}}), 400,
                "grid_s");
   expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", -1}}), 400,
-               "grid_s");
+               "grid_s: -1 is not a grid");
+  // Beyond the key's range: "every length recovers" on a grid longer than any run.
+  expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", 1e308}}), 400,
+               "up to 10000000 (leave grid_s out");
+  expect_error(post("/api/tipping", json{{"preset", "order-status"}, {"grid_s", 1000}}), 400,
+               "no incident length would be tried");
+}
+
+// An error quotes the bad value, clipped: a megabyte of key name came back
+// as a megabyte of error.
+TEST_F(Server, AnErrorQuotesAHugeValueClipped) {
+  const std::string key(300000, 'A');
+  auto r = post("/api/run", json{{"set", {{key, 1}}}});
+  expect_error(r, 400, "unknown key 'AAAA");
+  ASSERT_TRUE(r);
+  EXPECT_LT(r->body.size(), 2100u);
 }
 
 TEST_F(Server, WrongMethodIs405) {

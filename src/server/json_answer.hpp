@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "text/printable.hpp"
+
 namespace retrystorm::http {
 
 // Every JSON answer goes through here. Paths and headers can carry any bytes
@@ -22,9 +24,7 @@ inline void send_json(httplib::Response& res, int status, const nlohmann::json& 
 }
 
 // At most `n` bytes of client text for a message (send_json escapes them).
-inline std::string clip(const std::string& text, size_t n = 200) {
-  return text.size() <= n ? text : text.substr(0, n) + "...";
-}
+using retrystorm::clip;  // text/printable.hpp
 
 inline std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

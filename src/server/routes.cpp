@@ -30,12 +30,17 @@
 #include "formats/step_down_report.hpp"
 #include "model/graph.hpp"
 #include "parallel/cancel.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm {
 
 using nlohmann::json;
 
 namespace {
+
+// The longest error an answer carries: every message of ours fits, a bad
+// value it quotes is cut.
+constexpr size_t kMaxErrorChars = 2000;
 
 // The scenario a request names: {"preset", "set"} or {"scenario"}.
 // `warnings`, when given, receives a line per key the scenario does not use.
@@ -271,9 +276,13 @@ json tipping_route(const std::string&, const json& body, const ServerLimits& lim
   Scenario s = scenario_of(body, {"grid_s"}, limits);
   double grid = 0;
   if (body.contains("grid_s")) {
-    if (!body["grid_s"].is_number() || body["grid_s"].get<double>() <= 0)
-      throw InputError("grid_s: must be a number of seconds above 0");
-    grid = body["grid_s"].get<double>();
+    const double max_grid_s = key_or_throw("tipping.grid_s").max;
+    const json& given = body["grid_s"];
+    if (!given.is_number() || !(given.get<double>() > 0 && given.get<double>() <= max_grid_s))
+      throw InputError(
+          "grid_s: " + clip(given.dump(), 40) + " is not a grid; give seconds above 0 " + "up to " +
+          to_string(KeyValue{max_grid_s}) + " (leave grid_s out for the scenario's grid)");
+    grid = given.get<double>();
   }
   if (tipping_steps(s, grid) > limits.max_tipping_steps)
     throw InputError("grid_s: " + to_string(KeyValue{grid > 0 ? grid : default_grid_s(s)}) +
@@ -382,6 +391,7 @@ json step_down_route(const std::string&, const json& body, const ServerLimits& l
   o.hold_s = number_field(body, "hold_s", o.hold_s);
   o.runs = whole_field(body, "runs", 0, 0, 10000);
   o.threads = limits.sweep_threads;
+  o.max_steps = limits.max_steps;  // a run's limit, as /api/run has it
   return step_down_json(app::step_down(s, o, budget_of(limits)));
 }
 
@@ -504,9 +514,11 @@ ApiAnswer handle_api(const std::string& path, const std::string& body, const Ser
                              "make it smaller, or run it with the command line"}}};
     return {503, {{"error", e.what()}}};  // nobody reads it: the client has gone
   } catch (const InputError& e) {
-    return {400, {{"error", e.what()}}};
+    // Clipped: a message quotes the bad value, and a megabyte of key name
+    // came back as a megabyte of error.
+    return {400, {{"error", clip(e.what(), kMaxErrorChars)}}};
   } catch (const json::exception& e) {
-    return {400, {{"error", std::string("body: ") + e.what()}}};
+    return {400, {{"error", clip(std::string("body: ") + e.what(), kMaxErrorChars)}}};
   } catch (const std::bad_alloc&) {
     return {503, {{"error", "out of memory for this request; make it smaller or retry later"}}};
   }

@@ -22,6 +22,7 @@ struct StepDownOptions {
   double hold_s = 0;  // each load's time; 0: 40 timeouts, at least 60 s (whole steps)
   int runs = 0;       // agent engine: 0 = the scenario's runs above 1, else 10; fluid: 1
   unsigned threads = 0;
+  int max_steps = RunLimits{}.max_steps;  // the staircase's run at most (the server's is lower)
   CancelCheck cancelled;
 };
 

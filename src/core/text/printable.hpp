@@ -12,4 +12,10 @@ namespace retrystorm {
 // goes through this.
 std::string printable(std::string_view text);
 
+// The first n bytes of text and "..." when it is longer: a message or an
+// answer that quotes a value from outside stays short whatever was sent.
+inline std::string clip(std::string_view text, size_t n = 200) {
+  return text.size() <= n ? std::string(text) : std::string(text.substr(0, n)) + "...";
+}
+
 }  // namespace retrystorm
