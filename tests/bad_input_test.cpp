@@ -167,6 +167,10 @@ std::vector<BadCase> bad_cases() {
                {},
                {"step-down", "--hold", "47000", "--from", "0.1", "--to", "2.1"},
                {"hold_s", "1927000 steps", "the limit is 1000000 steps"}});
+  c.push_back({"ImportAKeyGivenTwice",
+               {{"e.yaml", "retry_policy:\n  retry_on: 5xx\n  num_retries: 3\n  num_retries: 7\n"}},
+               {"import", "e.yaml"},
+               {"e.yaml:4", "'num_retries' appears twice"}});
   c.push_back({"TimeoutBelowOneStep",
                {},
                {"run", "--set", "client.timeout_s=1e-10"},

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/keys.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm {
 
@@ -172,6 +173,11 @@ struct Expansion {
   }
 };
 
+[[noreturn]] void key_twice(const std::string& source, const YAML::Node& key) {
+  fail_at(source, key.Mark().line + 1,
+          "key '" + clip(key.Scalar()) + "' appears twice in the same mapping");
+}
+
 json yaml_value(const YAML::Node& node, const std::string& source, int depth, Expansion& budget) {
   if (depth > kMaxNesting) too_deep(source, node.Mark().line + 1);
   budget.add(node, source);
@@ -181,9 +187,7 @@ json yaml_value(const YAML::Node& node, const std::string& source, int depth, Ex
       for (const auto& kv : node) {
         budget.add(kv.first, source);
         std::string key = kv.first.Scalar();
-        if (out.contains(key))
-          fail_at(source, kv.first.Mark().line + 1,
-                  "key '" + key + "' appears twice in the same mapping");
+        if (out.contains(key)) key_twice(source, kv.first);
         out[key] = yaml_value(kv.second, source, depth + 1, budget);
       }
       return out;
@@ -197,6 +201,25 @@ json yaml_value(const YAML::Node& node, const std::string& source, int depth, Ex
       return yaml_scalar(node, source);
     default:
       return nullptr;
+  }
+}
+
+// The checks of yaml_value without building the JSON: for a tree whose
+// readers walk it as YAML (the configuration importers).
+void check_yaml_keys(const YAML::Node& node, const std::string& source, int depth,
+                     Expansion& budget) {
+  if (depth > kMaxNesting) too_deep(source, node.Mark().line + 1);
+  budget.add(node, source);
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      budget.add(kv.first, source);
+      if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
+        key_twice(source, kv.first);
+      check_yaml_keys(kv.second, source, depth + 1, budget);
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) check_yaml_keys(item, source, depth + 1, budget);
   }
 }
 
@@ -297,6 +320,11 @@ json parse_json_text(const std::string& text, const std::string& source, size_t 
   } catch (const json::exception& e) {  // e.g. 1e400: "number overflow"
     throw InputError(source + ": not valid JSON: " + json_reason(e.what()));
   }
+}
+
+void check_yaml_document(const YAML::Node& document, const std::string& source) {
+  Expansion budget;
+  check_yaml_keys(document, source, 0, budget);
 }
 
 json parse_yaml_text(const std::string& text, const std::string& source) {

@@ -7,6 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+namespace YAML {
+class Node;
+}
+
 namespace retrystorm {
 
 // No scenario, configuration or request of ours comes near these.
@@ -38,5 +42,9 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
 // YAML text as JSON (numbers, booleans, strings, maps, lists): size, nesting,
 // duplicate keys and alias expansion (kMaxValues) checked.
 nlohmann::json parse_yaml_text(const std::string& text, const std::string& source);
+// The same checks on a YAML document its reader walks as YAML: duplicate
+// keys (the first one won silently; kubectl refuses them), nesting and alias
+// expansion. InputError naming `source` and the line.
+void check_yaml_document(const YAML::Node& document, const std::string& source);
 
 }  // namespace retrystorm

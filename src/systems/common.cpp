@@ -93,7 +93,9 @@ std::vector<YAML::Node> parse_documents(const std::string& text, const std::stri
   for (const auto& chunk : chunks) {
     try {
       YAML::Node d = YAML::Load(chunk);
-      if (d.IsDefined() && !d.IsNull()) docs.push_back(d);
+      if (!d.IsDefined() || d.IsNull()) continue;
+      check_yaml_document(d, file);  // duplicate keys, aliases (formats/input_text.hpp)
+      docs.push_back(d);
     } catch (const YAML::Exception& e) {
       fail({file, "", e.mark.is_null() ? 0 : e.mark.line + 1}, "not valid YAML: " + e.msg);
     }
