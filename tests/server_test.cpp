@@ -545,6 +545,15 @@ TEST_F(Server, AnErrorQuotesAHugeValueClipped) {
   EXPECT_LT(r->body.size(), 2100u);
 }
 
+// Refused by the transport before any route: said in words, not "HTTP 400 ()".
+TEST_F(Server, AnUnknownMethodAndALongUriAreNamed) {
+  httplib::Request unknown;
+  unknown.method = "FOO";
+  unknown.path = "/api/run";
+  expect_error(client().send(unknown), 400, "method FOO; GET and POST are served");
+  expect_error(get("/api/" + std::string(60000, 'a')), 414, "the URI is longer");
+}
+
 TEST_F(Server, WrongMethodIs405) {
   auto r = get("/api/run");
   ASSERT_TRUE(r);

@@ -98,9 +98,15 @@ void serve_page(const httplib::Request& req, httplib::Response& res) {
 void set_error_handlers(httplib::Server& server, const ServerLimits& limits) {
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    std::string reason =
-        res.status == 413 ? "body: larger than the limit" : "HTTP " + std::to_string(res.status);
-    send_json(res, res.status, {{"error", reason + " (" + clip(req.path) + ")"}});
+    // What the transport refused before any route saw the request, in words.
+    std::string reason = res.status == 413   ? "body: larger than the limit"
+                         : res.status == 414 ? "the URI is longer than this server reads"
+                         : req.path.empty()
+                             ? "the request line is not one this server reads (method " +
+                                   clip(req.method, 20) + "; GET and POST are served)"
+                             : "HTTP " + std::to_string(res.status);
+    send_json(res, res.status,
+              {{"error", reason + (req.path.empty() ? "" : " (" + clip(req.path) + ")")}});
   });
   server.set_post_routing_handler([&limits](const httplib::Request&, httplib::Response& res) {
     if (http::t_late) send_json(res, 408, {{"error", http::late_message(limits)}});
