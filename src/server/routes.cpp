@@ -93,10 +93,14 @@ std::vector<SweepAxis> axes_of(const json& body) {
                std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_number(); }))
         a.listed = value.get<std::vector<double>>();
       else
-        throw InputError("vary[]." + key +
+        throw InputError("vary[]." + clip(key, 40) +
                          ": unknown field or wrong type; allowed: path "
                          "(text), from, to, step (numbers), or values (1 to 100000 numbers)");
     }
+    // Values and a range at once: the values were taken and the range dropped unsaid.
+    if (v.contains("values") && (v.contains("from") || v.contains("to") || v.contains("step")))
+      throw InputError("vary[] " + clip(a.path, 100) +
+                       ": give values, or from, to and step, not both");
     axes.push_back(a);
   }
   return axes;
@@ -134,9 +138,13 @@ json configs_json(const std::string& path, const json& body) {
   for (const auto& f : body["files"]) {
     if (!f.is_object() || !f.contains("text") || !f["text"].is_string())
       throw InputError("files[]: must be {name, text} with text a string");
-    std::string name = f.contains("name") && f["name"].is_string()
-                           ? f["name"].get<std::string>()
-                           : "file" + std::to_string(files.size() + 1);
+    for (const auto& [key, value] : f.items())
+      if (!(key == "text" || (key == "name" && value.is_string())))
+        throw InputError("files[]." + clip(key, 40) +
+                         ": unknown field or wrong type; allowed: name (text), text (text)");
+    // A file without a name gets one by its place, as the page's pasted text does.
+    std::string name = f.contains("name") ? f["name"].get<std::string>()
+                                          : "file" + std::to_string(files.size() + 1);
     files.push_back({name, f["text"].get<std::string>()});
   }
   if (!lint) return app::import_json(configs::import_configs(files));
