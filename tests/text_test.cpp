@@ -23,6 +23,7 @@
 #include "text/clock.hpp"
 #include "text/list.hpp"
 #include "text/number.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm {
 namespace {
@@ -166,6 +167,13 @@ TEST(TextClock, DurationsSplitIntoHoursMinutesSeconds) {
   EXPECT_EQ(human_duration(2 * h), "2 h");
   EXPECT_EQ(configs::proto_duration(2.5), "2.5s");
   EXPECT_EQ(configs::proto_duration(0.05), "0.05s");
+}
+
+TEST(TextClip, CutsBetweenCharacters) {
+  EXPECT_EQ(clip("short", 10), "short");
+  EXPECT_EQ(clip("abcdef", 3), "abc...");
+  EXPECT_EQ(clip("a\u00e9b", 2), "a...");  // not half of the two bytes of e-acute
+  EXPECT_EQ(clip("\u00e9\u00e9", 2), "\u00e9...");
 }
 
 // `run --metrics-start` and `analyze --prometheus --from` read date-times

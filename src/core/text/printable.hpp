@@ -13,9 +13,12 @@ namespace retrystorm {
 std::string printable(std::string_view text);
 
 // The first n bytes of text and "..." when it is longer: a message or an
-// answer that quotes a value from outside stays short whatever was sent.
+// answer that quotes a value from outside stays short whatever was sent. The
+// cut falls between characters, never inside one's UTF-8 bytes.
 inline std::string clip(std::string_view text, size_t n = 200) {
-  return text.size() <= n ? std::string(text) : std::string(text.substr(0, n)) + "...";
+  if (text.size() <= n) return std::string(text);
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return std::string(text.substr(0, n)) + "...";
 }
 
 }  // namespace retrystorm
