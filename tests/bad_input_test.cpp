@@ -410,6 +410,19 @@ TEST(BadInputOut, ABadOutputPathFailsBeforeAnyOtherOutputIsWritten) {
   EXPECT_NE(named.err.find("--emit-scenario: cannot write"), std::string::npos) << named.err;
 }
 
+// --out /dev/stdout into a pipe: the link leads to a pipe, not to a path,
+// and was refused as "a symbolic link to nothing".
+TEST(BadInputOut, OutToDevStdoutIntoAPipeIsWritten) {
+  TempDir dir("out_dev_stdout");
+  std::string cmd = "cd " + shell_quote(dir.path().string()) + " && set -o pipefail && " +
+                    RETRYSTORM_BIN + " run --out /dev/stdout | cat > piped.txt";
+  int status = std::system(("bash -c " + shell_quote(cmd)).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(read_all(dir.path() / "piped.txt").rfind("order-status:", 0), 0u)
+      << read_all(dir.path() / "piped.txt").substr(0, 200);
+}
+
 // Regression (fixed): --out naming an existing directory: the output is written to
 // DIR.tmp.PID, the rename onto the directory throws std::filesystem_error,
 // main() reports it as "other failure" (exit 1, not 2) and the temporary file

@@ -34,8 +34,13 @@ std::string output_path(const std::string& out, const std::string& option) {
   std::string path = out;
   struct stat st {};
   if (::lstat(out.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    struct stat target {};
+    // A link to a pipe or a terminal (/dev/stdout into `| head`) has no path
+    // to resolve to: it is opened through the link itself.
+    bool stream = ::stat(out.c_str(), &target) == 0 && !S_ISREG(target.st_mode) &&
+                  !S_ISDIR(target.st_mode) && !S_ISBLK(target.st_mode);
     std::error_code ec;
-    path = fs::canonical(out, ec).string();  // write where the link points, keep the link
+    if (!stream) path = fs::canonical(out, ec).string();  // where the link points, kept a link
     if (ec) cannot(option, out, "a symbolic link to nothing");
   }
   bool exists = ::stat(path.c_str(), &st) == 0;
