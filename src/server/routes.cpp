@@ -288,7 +288,7 @@ json tipping_route(const std::string&, const json& body, const ServerLimits& lim
     const json& given = body["grid_s"];
     if (!given.is_number() || !(given.get<double>() > 0 && given.get<double>() <= max_grid_s))
       throw InputError(
-          "grid_s: " + clip(given.dump(), 40) + " is not a grid; give seconds above 0 " + "up to " +
+          "grid_s: " + clip(given.dump(), 40) + " is not a grid; give seconds above 0 up to " +
           to_string(KeyValue{max_grid_s}) + " (leave grid_s out for the scenario's grid)");
     grid = given.get<double>();
   }
