@@ -66,15 +66,26 @@ app::OptionText given(const char* name, double v) {
   return {name, number_text(v), false};
 }
 
+// A time as --from and --to take it: seconds, or the text of a clock
+// ("1d09:40"), read by the same parser; None: not given.
+app::OptionText time_given(const char* name, py::handle value) {
+  if (value.is_none()) return {name, "", false};
+  if (py::isinstance<py::str>(value)) return {name, value.cast<std::string>(), true};
+  const bool number = py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value);
+  if (py::isinstance<py::bool_>(value) || !number)
+    throw py::type_error(std::string(name) + ": give seconds or a clock like '1d09:40'");
+  return given(name, value.cast<double>());
+}
+
 // `retrystorm analyze` with Python's numbers in place of its options.
-app::AnalyzeRequest analyze_request(std::vector<std::string> paths, std::optional<double> from_s,
-                                    std::optional<double> to_s, std::optional<double> slots,
+app::AnalyzeRequest analyze_request(std::vector<std::string> paths, py::handle from_s,
+                                    py::handle to_s, std::optional<double> slots,
                                     std::optional<double> deadline_s,
                                     const std::vector<double>& ladder_s) {
   app::AnalyzeRequest r;
   r.logs = std::move(paths);
-  r.from = from_s ? given("from_s", *from_s) : app::OptionText{"from_s", "", false};
-  r.to = to_s ? given("to_s", *to_s) : app::OptionText{"to_s", "", false};
+  r.from = time_given("from_s", from_s);
+  r.to = time_given("to_s", to_s);
   if (slots) r.slots = given("slots", *slots);
   if (deadline_s) r.deadline = given("deadline_s", *deadline_s);
   r.ladder = {"ladder_s", "", false};
@@ -209,7 +220,7 @@ void bind_studies(py::module_& m) {
         py::arg("allow_large"));
   m.def(
       "analyze",
-      [](std::vector<std::string> paths, std::optional<double> from_s, std::optional<double> to_s,
+      [](std::vector<std::string> paths, py::object from_s, py::object to_s,
          std::optional<double> slots, std::optional<double> deadline_s,
          const std::vector<double>& ladder_s) {
         return analyze_report(

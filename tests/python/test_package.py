@@ -246,6 +246,19 @@ def test_analyze_matches_the_command_line(source_dir, cli):
         rs.analyze(log, slots=0)
 
 
+def test_analyze_reads_a_clock_as_the_command_line_does(source_dir, cli):
+    sessions = str(source_dir / "tests/fixtures/logs/outage/sessions.csv")
+    events = str(source_dir / "tests/fixtures/logs/outage/events.jsonl")
+    report = rs.analyze([sessions, events], from_s="0d01:00", to_s=86400)
+    theirs = json.loads(cli("analyze", sessions, events, "--from", "0d01:00", "--to", "86400",
+                            "--format", "json").stdout)
+    assert {k: v for k, v in report.items() if k != "tables"} == theirs
+    with pytest.raises(ValueError, match="from_s: 'soon' is not a time"):
+        rs.analyze([sessions, events], from_s="soon")
+    with pytest.raises(TypeError, match="from_s: give seconds or a clock"):
+        rs.analyze([sessions, events], from_s=True)
+
+
 # Hostile input, round three (docs/limits.md): what Python hands the binding.
 
 def test_a_scenario_that_contains_itself_is_a_value_error():
