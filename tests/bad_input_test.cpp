@@ -157,6 +157,32 @@ std::vector<BadCase> bad_cases() {
                {},
                {"run", "--metrics-start", "garbage"},
                {"--metrics-start", "--metrics-out"}});
+  c.push_back({"RiskLoadsEmpty",
+               {},
+               {"risk", "--set", "engine=agent", "--set", "demand.process=poisson", "--loads", ""},
+               {"--loads", "at least one load"}});
+  c.push_back(
+      {"RiskLoadsWithAnEmptyItem",
+       {},
+       {"risk", "--set", "engine=agent", "--set", "demand.process=poisson", "--loads", "1,,2"},
+       {"--loads", "'' in '1,,2' is not a number"}});
+  c.push_back(
+      {"RiskLoadsNotANumber",
+       {},
+       {"risk", "--set", "engine=agent", "--set", "demand.process=poisson", "--loads", "0x1"},
+       {"--loads", "'0x1'", "like 0.8,1,1.2"}});
+  c.push_back({"SweepAxisHexValue",
+               {},
+               {"sweep", "--vary", "client.retries=0x2,1"},
+               {"--vary client.retries", "'0x2' is not a number"}});
+  c.push_back({"MetricsOutToStandardOutput",
+               {},
+               {"run", "--metrics-out", "-"},
+               {"--metrics-out", "'-' (standard output)", "give a file name"}});
+  c.push_back({"EmitScenarioToStandardOutput",
+               {},
+               {"analyze", "--emit-scenario", "-", "x.log"},
+               {"--emit-scenario", "'-' (standard output)"}});
   c.push_back(
       {"SweepGridOverTheLimitNamesEveryAxis",
        {},
@@ -421,6 +447,15 @@ TEST(BadInputOut, OutToDevStdoutIntoAPipeIsWritten) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(read_all(dir.path() / "piped.txt").rfind("order-status:", 0), 0u)
       << read_all(dir.path() / "piped.txt").substr(0, 200);
+}
+
+// `--out -` is standard output, as without --out (it wrote a file named "-").
+TEST(BadInputOut, OutDashIsStandardOutput) {
+  TempDir dir("out_dash");
+  Outcome o = run_cli(dir.path(), {"run", "--out", "-"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("order-status:", 0), 0u) << o.out.substr(0, 200);
+  EXPECT_FALSE(fs::exists(dir.path() / "-"));
 }
 
 // Regression (fixed): --out naming an existing directory: the output is written to

@@ -26,10 +26,19 @@ constexpr const char* kOutputOptions[] = {"--out", "--metrics-out", "--emit-scen
 // Every output file's directory is checked before the command runs: a bad
 // path fails at once, not after minutes of work, and never after another
 // output (a log, the metrics) has been written.
+// `--out -` is standard output, as without --out; a side output (the
+// metrics, the scenario) would be mixed into the main one there, so `-` is
+// refused for those.
 void check_outputs(const CLI::App& command) {
   for (const char* name : kOutputOptions) {
     const CLI::Option* option = command.get_option_no_throw(name);
-    if (option && option->count() > 0) check_output_path(option->as<std::string>(), name);
+    if (!option || option->count() == 0) continue;
+    const std::string path = option->as<std::string>();
+    if (path == kStandardOutput && std::string_view(name) != "--out")
+      throw InputError(std::string(name) +
+                       ": '-' (standard output) is where the command's own output goes; "
+                       "give a file name");
+    check_output(path, name);
   }
 }
 
@@ -147,7 +156,7 @@ app::CostBudget ScenarioOptions::budget() const {
 }
 
 void check_output(const std::string& out, const std::string& option) {
-  check_output_path(out, option);
+  if (out != kStandardOutput) check_output_path(out, option);
 }
 
 void finish_stdout() {
@@ -159,7 +168,7 @@ void finish_stdout() {
 }
 
 void emit(const std::string& text, const std::string& out, const std::string& option) {
-  if (out.empty()) {
+  if (out.empty() || out == kStandardOutput) {
     std::cout << text << std::flush;
     return;
   }

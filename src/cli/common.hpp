@@ -57,7 +57,10 @@ struct ScenarioOptions {
   app::CostBudget budget() const;
 };
 
-// Writes to standard output, or to the file `out`: a regular file (or a new
+// `--out -`: standard output, as without --out.
+inline constexpr const char* kStandardOutput = "-";
+
+// Writes to standard output (`out` empty or "-"), or to the file `out`: a regular file (or a new
 // one) is written to a fresh temporary file beside it and renamed into place,
 // so a failure leaves what was there; a terminal, pipe, FIFO or socket is
 // written straight into. `option` names the flag in messages. Throws InputError.

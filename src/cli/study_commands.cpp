@@ -39,7 +39,8 @@ struct SweepCommand : StudyCommand {
 };
 
 struct RiskCommand : StudyCommand {
-  std::vector<double> loads = {1.0};
+  // L1,L2,...: multiples of demand.rate_per_s; repeated, the lists add up.
+  std::vector<std::string> loads = {"1"};
   int runs = 0;
   double horizon = 0, seed = 0;
   unsigned threads = 0;
@@ -108,11 +109,25 @@ int risk_shard(const RiskCommand& c, const Scenario& s, const RiskOptions& o) {
   return 0;
 }
 
+// --loads L1,L2,...: each a number (the ranges are checked with the request).
+std::vector<double> risk_loads(const std::vector<std::string>& lists) {
+  std::vector<double> loads;
+  for (const std::string& text : lists) {
+    std::string bad;
+    if (!parse_number_list(text, loads, bad))
+      throw InputError("--loads: '" + bad + "' in '" + text +
+                       "' is not a number; give multiples of demand.rate_per_s, like 0.8,1,1.2");
+  }
+  if (loads.empty())
+    throw InputError("--loads: give at least one load, a multiple of demand.rate_per_s, like 1");
+  return loads;
+}
+
 int risk(const RiskCommand& c) {
   Scenario s = c.scenario.build();
   apply_seed(s, c.seed, c.seed_opt);
   RiskOptions o;
-  o.loads = c.loads;
+  o.loads = risk_loads(c.loads);
   o.runs = c.runs;
   o.horizon_s = c.horizon;
   o.threads = c.threads;
@@ -201,8 +216,7 @@ void add_risk_command(CLI::App& app, CommandTable& table) {
       "risk", "how likely randomness tips the service into the stuck state, and how long it stays");
   c->scenario.add_to(*cmd);
   cmd->add_option("--loads", c->loads,
-                  "multiples of demand.rate_per_s to assess, comma-separated (default: 1)")
-      ->delimiter(',');
+                  "multiples of demand.rate_per_s to assess, comma-separated (default: 1)");
   cmd->add_option("--runs", c->runs,
                   "replications per load, 1 to 100000 (0 or none: the scenario's runs, else 100)");
   cmd->add_option("--horizon", c->horizon,

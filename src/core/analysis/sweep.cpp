@@ -10,6 +10,7 @@
 #include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "parallel/thread_pool.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -52,26 +53,21 @@ std::optional<double> sweep_figure(const SweepRow& row, const MetricField& field
 
 namespace {
 
+// One number of an axis, read as every number of text input is (parse_decimal).
 double axis_number(const std::string& path, const std::string& part) {
-  try {
-    size_t used = 0;
-    double v = std::stod(part, &used);
-    if (used != part.size() || !std::isfinite(v)) throw std::invalid_argument(part);
-    return v;
-  } catch (const std::exception&) {
+  double v = 0;
+  if (parse_decimal(part, v) != NumberText::ok || !std::isfinite(v))
     throw InputError("--vary " + path + ": '" + part + "' is not a number");
-  }
+  return v;
 }
 
 // "a,b,c" -> its numbers (a single "a" is a list of one).
 std::vector<double> listed_values(const std::string& path, const std::string& text) {
   std::vector<double> out;
-  for (size_t pos = 0;;) {
-    size_t comma = text.find(',', pos);
-    out.push_back(axis_number(path, text.substr(pos, comma - pos)));
-    if (comma == std::string::npos) return out;
-    pos = comma + 1;
-  }
+  std::string bad;
+  if (!parse_number_list(text, out, bad) || out.empty())
+    throw InputError("--vary " + path + ": '" + bad + "' is not a number");
+  return out;
 }
 
 }  // namespace
