@@ -574,6 +574,19 @@ TEST_F(Server, WrongMethodIs405) {
   EXPECT_EQ(r->status, 405);
 }
 
+// The page's paths are read with GET (or HEAD): another method there is 405
+// with Allow, as on the API's paths (TRACE / answered 404).
+TEST_F(Server, WrongMethodOnThePageIs405) {
+  for (const char* method : {"TRACE", "DELETE", "PUT", "POST", "OPTIONS"}) {
+    std::string response = raw_request(server_port(), std::string(method) +
+                                                          " / HTTP/1.1\r\nHost: localhost\r\n"
+                                                          "Content-Length: 0\r\n"
+                                                          "Connection: close\r\n\r\n");
+    EXPECT_EQ(response.rfind("HTTP/1.1 405", 0), 0u) << method << ": " << response.substr(0, 80);
+    EXPECT_NE(response.find("Allow: GET"), std::string::npos) << method;
+  }
+}
+
 TEST_F(Server, UnknownPathIs404) {
   for (const char* p : {"/api/nope", "/api/run/extra", "/nope.txt", "/api"}) {
     auto r = get(p);

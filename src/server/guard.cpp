@@ -122,8 +122,12 @@ std::optional<Refusal> refusal_of(const httplib::Request& req, const HostRules& 
   if (get && !reading) return Refusal{405, req.method + " is not allowed here", "GET"};
   if (post && req.method != "POST")
     return Refusal{405, req.method + " is not allowed here", "POST"};
-  if (!get && !post && !reading)  // only the page's files remain, and they are GETs
-    return Refusal{404, "no such path: " + clip(req.path), ""};
+  if (!get && !post && !reading) {  // only the page's files remain, and they are GETs
+    bool api = req.path == "/api" || req.path.rfind("/api/", 0) == 0;
+    if (api) return Refusal{404, "no such path: " + clip(req.path), ""};
+    return Refusal{405, req.method + " is not allowed here: the page's files are read with GET",
+                   "GET"};
+  }
   return post ? body_refusal(req, limits) : std::nullopt;
 }
 
