@@ -6,9 +6,40 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 #include "app/commands.hpp"
 #include "parallel/cancel.hpp"
+
+// A bound object made by `Type.__new__(Type)` without `__init__` has no C++
+// value: pybind11 would hand a method its raw memory (garbage, then a crash).
+// Every function that takes a Scenario or a RunAnswer refuses one with a
+// TypeError instead (the casters below apply wherever this header is seen,
+// which is every file of the module).
+namespace pybind11::detail {
+
+template <typename T>
+class constructed_caster : public type_caster_base<T> {
+ public:
+  bool load(handle src, bool convert) {
+    const type_info* info = get_type_info(typeid(T));
+    if (info && src && PyObject_TypeCheck(src.ptr(), info->type)) {
+      auto* inst = reinterpret_cast<instance*>(src.ptr());
+      if (!inst->get_value_and_holder(info).holder_constructed())
+        throw type_error(std::string(info->type->tp_name) +
+                         ": this object was made by __new__ without __init__; make one with " +
+                         info->type->tp_name + "() or its constructors");
+    }
+    return type_caster_base<T>::load(src, convert);
+  }
+};
+template <>
+class type_caster<retrystorm::Scenario> : public constructed_caster<retrystorm::Scenario> {};
+template <>
+class type_caster<retrystorm::app::RunAnswer>
+    : public constructed_caster<retrystorm::app::RunAnswer> {};
+
+}  // namespace pybind11::detail
 
 namespace retrystorm::python {
 

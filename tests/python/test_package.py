@@ -2,6 +2,7 @@
 
 import io
 import json
+import pickle
 import threading
 import time
 
@@ -279,6 +280,20 @@ def test_deep_nesting_is_a_value_error_not_a_crash():
         items = [items]
     with pytest.raises(ValueError, match="200 levels"):
         rs.Scenario.from_dict({"client": items})
+
+
+def test_an_object_made_without_init_is_a_type_error_not_a_crash():
+    # pybind11 hands a method the raw memory of an object __new__ made
+    # without __init__ (it crashed in repr and run); src/python/bindings.hpp.
+    bare = rs.Scenario.__new__(rs.Scenario)
+    for use in (repr, lambda s: s.get("engine"), lambda s: s.set("engine", "agent"), rs.run,
+                lambda s: rs.sweep(s, {"client.retries": [0, 1]}), pickle.dumps):
+        with pytest.raises(TypeError, match="__new__ without __init__"):
+            use(bare)
+    answer = rs._core.RunAnswer.__new__(rs._core.RunAnswer)
+    with pytest.raises(TypeError, match="__new__ without __init__"):
+        rs.Result(answer).to_json()
+    assert pickle.loads(pickle.dumps(rs.Scenario())).to_dict() == rs.Scenario().to_dict()
 
 
 def test_an_integer_beyond_64_bits_is_checked_by_the_key():
