@@ -167,12 +167,20 @@ void finish_stdout() {
                              std::strerror(errno ? errno : EIO));
 }
 
+std::string dump(const nlohmann::json& j) {
+  std::string text = j.dump(2);
+  text += '\n';
+  return text;
+}
+
 void emit(const std::string& text, const std::string& out, const std::string& option) {
   if (out.empty() || out == kStandardOutput) {
     std::cout << text << std::flush;
     return;
   }
-  write_files({{out, text}}, option);
+  AtomicFile file(out, option);  // written from `text`, not from a copy of it
+  file.write(text);
+  file.commit();
 }
 
 namespace {

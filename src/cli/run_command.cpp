@@ -33,10 +33,6 @@ struct RunCommand {
   std::string walk;  // a splitting walk of `risk --splitting`, replayed
 };
 
-std::string dump(const nlohmann::json& j) {
-  return j.dump(2) + "\n";
-}
-
 // The directory of --log, made when missing.
 void make_log_dir(const std::string& dir) {
   std::error_code ec;
@@ -170,11 +166,15 @@ int run(const RunCommand& c) {
   app::RunOptions o;
   o.report.trace = !c.no_trace;
   o.montecarlo = s.runs > 1;  // every engine: a fluid run's replications agree
-  app::RunAnswer a = app::run(s, o, budget);
-  emit(c.format == "json"
-           ? dump(app::run_answer_json(a))
-           : run_text(*a.report) + (a.montecarlo ? montecarlo_text(*a.montecarlo) : ""),
-       c.out);
+  // The answer and its JSON are freed before the text is written: the text
+  // alone is the peak while writing (docs/limits.md).
+  const std::string text = [&] {
+    app::RunAnswer a = app::run(s, o, budget);
+    return c.format == "json"
+               ? dump(app::run_answer_json(a))
+               : run_text(*a.report) + (a.montecarlo ? montecarlo_text(*a.montecarlo) : "");
+  }();
+  emit(text, c.out);
   return 0;
 }
 

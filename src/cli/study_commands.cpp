@@ -58,10 +58,6 @@ struct StepDownCommand : StudyCommand {
   CLI::Option* seed_opt = nullptr;
 };
 
-std::string dump(const nlohmann::json& j) {
-  return j.dump(2) + "\n";
-}
-
 int ladder(const StudyCommand& c) {
   Scenario s = c.scenario.build();
   auto rows = app::ladder(s, c.scenario.budget());

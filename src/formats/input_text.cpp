@@ -178,48 +178,40 @@ struct Expansion {
           "key '" + clip(key.Scalar()) + "' appears twice in the same mapping");
 }
 
-json yaml_value(const YAML::Node& node, const std::string& source, int depth, Expansion& budget) {
+// One walk of a YAML tree for both of its uses: kBuild makes the JSON value
+// (parse_yaml_text); without it the walk only checks (check_yaml_document,
+// for the configuration importers, which read the tree as YAML). Both refuse the
+// same depth, expansion and duplicate keys.
+template <bool kBuild>
+json yaml_walk(const YAML::Node& node, const std::string& source, int depth, Expansion& budget) {
   if (depth > kMaxNesting) too_deep(source, node.Mark().line + 1);
   budget.add(node, source);
   switch (node.Type()) {
     case YAML::NodeType::Map: {
-      json out = json::object();
+      json out = kBuild ? json::object() : json();
+      std::set<std::string> seen;
       for (const auto& kv : node) {
         budget.add(kv.first, source);
-        std::string key = kv.first.Scalar();
-        if (out.contains(key)) key_twice(source, kv.first);
-        out[key] = yaml_value(kv.second, source, depth + 1, budget);
+        const std::string& key = kv.first.Scalar();
+        if (!seen.insert(key).second) key_twice(source, kv.first);
+        json value = yaml_walk<kBuild>(kv.second, source, depth + 1, budget);
+        if constexpr (kBuild) out[key] = std::move(value);
       }
       return out;
     }
     case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) out.push_back(yaml_value(item, source, depth + 1, budget));
+      json out = kBuild ? json::array() : json();
+      for (const auto& item : node) {
+        json value = yaml_walk<kBuild>(item, source, depth + 1, budget);
+        if constexpr (kBuild) out.push_back(std::move(value));
+      }
       return out;
     }
     case YAML::NodeType::Scalar:
-      return yaml_scalar(node, source);
+      if constexpr (kBuild) return yaml_scalar(node, source);
+      return nullptr;
     default:
       return nullptr;
-  }
-}
-
-// The checks of yaml_value without building the JSON: for a tree whose
-// readers walk it as YAML (the configuration importers).
-void check_yaml_keys(const YAML::Node& node, const std::string& source, int depth,
-                     Expansion& budget) {
-  if (depth > kMaxNesting) too_deep(source, node.Mark().line + 1);
-  budget.add(node, source);
-  if (node.IsMap()) {
-    std::set<std::string> seen;
-    for (const auto& kv : node) {
-      budget.add(kv.first, source);
-      if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
-        key_twice(source, kv.first);
-      check_yaml_keys(kv.second, source, depth + 1, budget);
-    }
-  } else if (node.IsSequence()) {
-    for (const auto& item : node) check_yaml_keys(item, source, depth + 1, budget);
   }
 }
 
@@ -324,7 +316,7 @@ json parse_json_text(const std::string& text, const std::string& source, size_t 
 
 void check_yaml_document(const YAML::Node& document, const std::string& source) {
   Expansion budget;
-  check_yaml_keys(document, source, 0, budget);
+  yaml_walk<false>(document, source, 0, budget);
 }
 
 json parse_yaml_text(const std::string& text, const std::string& source) {
@@ -334,7 +326,7 @@ json parse_yaml_text(const std::string& text, const std::string& source) {
   check_one_document(text, source);
   Expansion budget;
   try {
-    return yaml_value(YAML::Load(text), source, 0, budget);
+    return yaml_walk<true>(YAML::Load(text), source, 0, budget);
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) fail_at(source, 0, "not valid YAML: " + e.msg);
     fail_at(source, e.mark.line + 1,
