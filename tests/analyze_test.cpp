@@ -2,6 +2,7 @@
 // figures and the diagnosis out; broken logs give exit 2 and no output file.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -416,6 +417,91 @@ TEST(AnalyzeBadInput, BinaryGarbageIsAnErrorNotACrash) {
   CliRun r = run_cli("analyze " + (d / "garbage.csv").string(), d);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("longer than"), std::string::npos) << r.err;
+}
+
+// Each log is opened once: its format is told from its first line, which
+// its reader then takes again. A pipe or FIFO cannot be read twice (a FIFO
+// hung, and `analyze /dev/stdin` said the header had no column 'attempt').
+TEST(AnalyzeStreams, APipeAndAFifoReadAsTheFile) {
+  fs::path d = temp_dir("streams");
+  const std::string log = kFixtures + "requests.csv";
+  CliRun file = run_cli("analyze " + log, d);
+  ASSERT_EQ(file.status, 0) << file.err;
+  auto body = [](const std::string& report) { return report.substr(report.find("\n", 40)); };
+  CliRun piped = run_cli("analyze /dev/stdin <" + log, d);
+  EXPECT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(body(piped.out), body(file.out));
+  const fs::path fifo = d / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // The writer is the shell's own child; `timeout` bounds the read (a
+  // second open of the FIFO would wait for a writer forever).
+  const std::string cmd = "cat " + log + " >" + fifo.string() + " & timeout 20 " + RETRYSTORM_BIN +
+                          " analyze " + fifo.string() + " >" + (d / "fifo.out").string() + " 2>&1";
+  int rc = std::system(("bash -c '" + cmd + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << "124: the FIFO was opened twice and the read hung";
+  std::ifstream fifo_out(d / "fifo.out");
+  std::stringstream fifo_text;
+  fifo_text << fifo_out.rdbuf();
+  EXPECT_EQ(body(fifo_text.str()), body(file.out));
+}
+
+// Blank lines before a CSV header and a UTF-8 byte-order mark before the
+// first line are skipped by every format (the CSV readers took the blank
+// line as the header; a BOM before JSON was "cannot tell the format").
+TEST(AnalyzeStreams, BlankLinesAndAByteOrderMarkBeforeTheFirstLine) {
+  fs::path d = temp_dir("leading");
+  auto copy_with = [&](const std::string& from, const std::string& to, const std::string& before) {
+    std::ifstream in(from, std::ios::binary);
+    std::ofstream out(d / to, std::ios::binary);
+    out << before << in.rdbuf();
+    return (d / to).string();
+  };
+  for (const std::string name : {"requests.csv", "per-second.csv", "outage/sessions.csv",
+                                 "outage/events.jsonl", "client.log"}) {
+    CliRun plain = run_cli("analyze --format json " + kFixtures + name, d);
+    ASSERT_EQ(plain.status, 0) << name << ": " << plain.err;
+    auto without_sources = [](std::string json) {
+      auto j = nlohmann::json::parse(json);
+      j.erase("sources");
+      return j.dump();
+    };
+    for (const std::string before : {"\n\n  \n", "\xEF\xBB\xBF", "\xEF\xBB\xBF\r\n\n"}) {
+      std::string base = fs::path(name).filename().string();
+      CliRun r = run_cli("analyze --format json " + copy_with(kFixtures + name, base, before), d);
+      EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+      if (r.status == 0) {
+        EXPECT_EQ(without_sources(r.out), without_sources(plain.out)) << name;
+      }
+    }
+  }
+}
+
+// An output naming a file the command reads, or two outputs naming one
+// file, are refused before any work (`analyze in.csv --out in.csv` replaced
+// the log with its report).
+TEST(AnalyzeStreams, AnOutputIsNeverAnInputOrAnotherOutput) {
+  fs::path d = temp_dir("out_in");
+  fs::copy_file(kFixtures + "requests.csv", d / "in.csv");
+  const std::string in = (d / "in.csv").string();
+  CliRun r = run_cli("analyze " + in + " --out " + in, d);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--out: '" + in + "' is a file this command reads (logs)"),
+            std::string::npos)
+      << r.err;
+  r = run_cli("analyze " + in + " --emit-scenario " + in, d);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--emit-scenario"), std::string::npos) << r.err;
+  std::ifstream still(in);
+  std::string header;
+  std::getline(still, header);
+  EXPECT_NE(header.find("attempt"), std::string::npos) << "the log was replaced: " << header;
+  const std::string out = (d / "r.txt").string();
+  r = run_cli(
+      "analyze " + in + " --out " + out + " --emit-scenario " + (d / "." / "r.txt").string(), d);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("is also where --out writes"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace

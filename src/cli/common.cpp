@@ -1,18 +1,25 @@
 #include "cli/common.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "app/scenario_request.hpp"
 #include "logs/atomic_file.hpp"
 #include "model/keys.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm::cli {
+
+namespace fs = std::filesystem;
 
 void CommandTable::add(CLI::App* command, std::function<int()> action) {
   actions_.emplace_back(command, std::move(action));
@@ -22,6 +29,8 @@ namespace {
 
 // The options that name a file a command writes when it is done.
 constexpr const char* kOutputOptions[] = {"--out", "--metrics-out", "--emit-scenario"};
+
+void check_outputs_apart(const CLI::App& command);
 
 // Every output file's directory is checked before the command runs: a bad
 // path fails at once, not after minutes of work, and never after another
@@ -39,6 +48,52 @@ void check_outputs(const CLI::App& command) {
                        ": '-' (standard output) is where the command's own output goes; "
                        "give a file name");
     check_output(path, name);
+  }
+  check_outputs_apart(command);
+}
+
+bool is_output_option(const CLI::Option& option) {
+  return std::any_of(std::begin(kOutputOptions), std::end(kOutputOptions),
+                     [&](const char* name) { return option.check_lname(name + 2); });
+}
+
+// The file `path` names (device and inode), when it exists and is a regular file.
+std::optional<std::pair<dev_t, ino_t>> file_id(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || path == kStandardOutput || ::stat(path.c_str(), &st) != 0 ||
+      !S_ISREG(st.st_mode))
+    return std::nullopt;
+  return std::pair{st.st_dev, st.st_ino};
+}
+
+// An output that names a file the command reads (`analyze in.log --out
+// in.log`) would replace it with the report; two outputs that name one file
+// would leave only the last. Both refused before any work, naming the options.
+void check_outputs_apart(const CLI::App& command) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // option, path
+  for (const char* name : kOutputOptions) {
+    const CLI::Option* option = command.get_option_no_throw(name);
+    if (option && option->count() > 0) outputs.emplace_back(name, option->as<std::string>());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [name, path] = outputs[i];
+    const fs::path where = fs::absolute(path).lexically_normal();
+    for (size_t j = 0; j < i; ++j)
+      if (path != kStandardOutput &&
+          (where == fs::absolute(outputs[j].second).lexically_normal() ||
+           (file_id(path) && file_id(path) == file_id(outputs[j].second))))
+        throw InputError(name + ": '" + printable(path) + "' is also where " + outputs[j].first +
+                         " writes; give each output a file of its own");
+    const auto id = file_id(path);
+    if (!id) continue;
+    for (const CLI::Option* input : command.get_options()) {
+      if (input->count() == 0 || is_output_option(*input)) continue;
+      for (const std::string& value : input->results())
+        if (file_id(value) == id)
+          throw InputError(name + ": '" + printable(path) + "' is a file this command reads (" +
+                           (input->get_name().empty() ? "an input" : input->get_name()) +
+                           "); writing there would replace it, so give another file");
+    }
   }
 }
 

@@ -71,7 +71,9 @@ void LineReader::too_long() {
 }
 
 void LineReader::take(size_t len, size_t skip) {
+  line_begin_ = begin_;
   line_text_ = std::string_view(buf_.data() + begin_, len);
+  if (line_ == 0 && line_text_.starts_with("\xEF\xBB\xBF")) line_text_.remove_prefix(3);
   if (!line_text_.empty() && line_text_.back() == '\r') line_text_.remove_suffix(1);
   if (line_text_.size() > kMaxLine) too_long();
   begin_ += len + skip;
@@ -96,6 +98,12 @@ bool LineReader::next(std::string_view& line) {
   }
 }
 
+void LineReader::unread() {
+  // The line is still in buf_: a refill moves only what lies after begin_.
+  begin_ = line_begin_;
+  --line_;
+}
+
 void split(std::string_view line, char sep, std::vector<std::string_view>& fields) {
   fields.clear();
   size_t at = 0;
@@ -112,7 +120,6 @@ CsvHeader::CsvHeader(std::string_view line, char sep) {
   split(line, sep, f);
   for (auto name : f) {
     std::string n(name);
-    if (names_.empty() && n.rfind("\xEF\xBB\xBF", 0) == 0) n.erase(0, 3);  // a byte-order mark
     if (twice_.empty() && std::find(names_.begin(), names_.end(), n) != names_.end()) twice_ = n;
     names_.push_back(n);
   }

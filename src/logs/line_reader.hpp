@@ -24,7 +24,13 @@ class LineReader {
   LineReader(std::string name, std::FILE* file);
   // The next line without its end ("\n" or "\r\n"); false at the end.
   // Throws InputError on a line longer than kMaxLine bytes (its end aside).
+  // A UTF-8 byte-order mark at the start of the file is dropped.
   bool next(std::string_view& line);
+  // The next call of next() gives the line it gave last once more (one line
+  // back only): the format is told from a log's first line, which is then
+  // read again as its header, from a file opened once (a pipe or FIFO can
+  // be read only once).
+  void unread();
   const std::string& path() const { return path_; }
   size_t line_number() const { return line_; }
   // InputError "path:line: what".
@@ -43,6 +49,7 @@ class LineReader {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
   std::vector<char> buf_;
   size_t begin_ = 0, end_ = 0;
+  size_t line_begin_ = 0;  // where the last line given starts in buf_ (unread)
   std::string_view line_text_;
   size_t line_ = 0;
   bool eof_ = false;

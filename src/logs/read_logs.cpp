@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "logs/readers.hpp"
 
@@ -56,56 +57,73 @@ const char* format_name(LogFormat f) {
   return "";
 }
 
-LogFormat detect_format(const std::string& path) {
-  LineReader in(path);
+LogFormat detect_format(LineReader& in) {
   std::string_view line;
   while (in.next(line) && line.find_first_not_of(" \t") == std::string_view::npos) {
   }
   if (line.find_first_not_of(" \t") == std::string_view::npos)
-    throw InputError(printable(path) + ": the file is empty; " + kFormats);
+    throw InputError(printable(in.path()) + ": the file is empty; " + kFormats);
+  in.unread();  // the reader takes it again, as its header or first record
   if (line[line.find_first_not_of(" \t")] == '{') return LogFormat::events_jsonl;
   if (line.find('\t') != std::string_view::npos) return LogFormat::client_log;
   CsvHeader h(line);
   if (has(h, {"start_s", "end_s"}) || has(h, {"session_id"})) return LogFormat::sessions_csv;
   if (has(h, {"request_id"}) || has(h, {"sent_s"})) return LogFormat::requests_csv;
   if (has(h, {"t", "starts"})) return LogFormat::per_second_csv;
-  throw InputError(printable(path) + ": cannot tell the format from the first line '" +
+  throw InputError(printable(in.path()) + ": cannot tell the format from the first line '" +
                    printable(line.substr(0, 60)) + "'; " + kFormats);
+}
+
+LogFormat detect_format(const std::string& path) {
+  LineReader in(path);
+  return detect_format(in);
 }
 
 std::vector<LogSource> read_logs(const std::vector<std::string>& paths,
                                  incident::Accumulator& acc) {
   check_distinct(paths);
-  std::vector<LogSource> sources;
-  for (const auto& p : paths) sources.push_back({p, detect_format(p)});
-  bool sessions = std::any_of(sources.begin(), sources.end(), [](const LogSource& s) {
-    return s.format != LogFormat::events_jsonl;
+  // Each file is opened once: its format from its first line, then read
+  // on from there (a pipe or FIFO cannot be opened twice).
+  struct Open {
+    LogSource source;
+    std::unique_ptr<LineReader> in;
+  };
+  std::vector<Open> open;
+  for (const auto& p : paths) {
+    auto in = std::make_unique<LineReader>(p);
+    LogFormat format = detect_format(*in);
+    open.push_back({{p, format}, std::move(in)});
+  }
+  bool sessions = std::any_of(open.begin(), open.end(), [](const Open& o) {
+    return o.source.format != LogFormat::events_jsonl;
   });
   acc.set_sessions_from_events(!sessions);
   TimeBase base;
   // Rows before events, so absolute times share the day the rows start on.
-  std::stable_sort(sources.begin(), sources.end(), [](const LogSource& a, const LogSource& b) {
-    return a.format != LogFormat::events_jsonl && b.format == LogFormat::events_jsonl;
+  std::stable_sort(open.begin(), open.end(), [](const Open& a, const Open& b) {
+    return a.source.format != LogFormat::events_jsonl && b.source.format == LogFormat::events_jsonl;
   });
-  for (const auto& s : sources) {
-    LineReader in(s.path);
-    switch (s.format) {
+  std::vector<LogSource> sources;
+  for (auto& [source, in] : open) {
+    switch (source.format) {
       case LogFormat::sessions_csv:
-        read_sessions_csv(in, base, acc);
+        read_sessions_csv(*in, base, acc);
         break;
       case LogFormat::events_jsonl:
-        read_events_jsonl(in, base, acc);
+        read_events_jsonl(*in, base, acc);
         break;
       case LogFormat::requests_csv:
-        read_requests_csv(in, base, acc);
+        read_requests_csv(*in, base, acc);
         break;
       case LogFormat::client_log:
-        read_client_log(in, base, acc);
+        read_client_log(*in, base, acc);
         break;
       case LogFormat::per_second_csv:
-        read_per_second_csv(in, base, acc);
+        read_per_second_csv(*in, base, acc);
         break;
     }
+    in.reset();  // closed once read
+    sources.push_back(source);
   }
   return sources;
 }

@@ -19,6 +19,9 @@ const char* format_name(LogFormat f);
 // The format of a file from its first line. Throws InputError naming the
 // file and the formats allowed (also for an empty file).
 LogFormat detect_format(const std::string& path);
+class LineReader;
+// The same from an open reader, left to give that first line again.
+LogFormat detect_format(LineReader& in);
 
 struct LogSource {
   std::string path;
