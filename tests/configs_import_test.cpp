@@ -356,6 +356,56 @@ TEST(ConfigsAws, Profiles) {
   EXPECT_NE(e.find("z.ini:2: [default] max_attempts"), std::string::npos) << e;
 }
 
+// botocore reads the config file with configparser, strictly
+// (botocore/configloader.py: raw_config_parse, a RawConfigParser whose
+// DuplicateOptionError and DuplicateSectionError become ConfigParseError):
+// a setting twice in a section (names compared in lower case) or a section
+// twice is refused, not read as its last value.
+TEST(ConfigsAws, RepeatsBotocoreRefusesAreRefused) {
+  std::string e = error_of(
+      {{"d.ini", "[default]\nretry_mode = standard\nmax_attempts = 3\nMax_Attempts = 9\n"}});
+  EXPECT_NE(e.find("d.ini:4: [default] Max_Attempts: the setting appears twice in its section "
+                   "(line 3)"),
+            std::string::npos)
+      << e;
+  e = error_of({{"s.ini", "[default]\nretry_mode = standard\n[default]\nmax_attempts = 3\n"}});
+  EXPECT_NE(e.find("s.ini:3: [default]: the section appears twice (line 1)"), std::string::npos)
+      << e;
+  // A service's nested settings may repeat a top-level name.
+  auto r = import_configs({{"n.ini",
+                            "[default]\nretry_mode = standard\nmax_attempts = 4\ns3 =\n"
+                            "  max_attempts = 3\n"}});
+  EXPECT_EQ(num(r, "client.retries"), 3);
+}
+
+// nginx keeps one value of most directives and refuses a second in one block
+// ("directive is duplicate": ngx_conf_set_num_slot, ngx_conf_set_msec_slot in
+// src/core/ngx_conf_file.c), but ORs the conditions of repeated
+// proxy_next_upstream lines (ngx_conf_set_bitmask_slot); Debian's nginx
+// 1.22 `nginx -t` refuses the first two files below and accepts the third.
+TEST(ConfigsNginx, RepeatsAreRefusedOrJoinedAsNginxDoes) {
+  std::string e =
+      error_of({{"t.conf",
+                 "location / {\n  proxy_pass http://127.0.0.1:9;\n"
+                 "  proxy_next_upstream_tries 3;\n  proxy_next_upstream_tries 5;\n}\n"}});
+  EXPECT_NE(e.find("t.conf:4: proxy_next_upstream_tries: directive is duplicate"),
+            std::string::npos)
+      << e;
+  e = error_of({{"r.conf",
+                 "location / {\n  proxy_pass http://127.0.0.1:9;\n  proxy_read_timeout 5s;\n"
+                 "  proxy_read_timeout 6s;\n}\n"}});
+  EXPECT_NE(e.find("r.conf:4: proxy_read_timeout: directive is duplicate"), std::string::npos) << e;
+  auto joined = import_configs({{"j.conf",
+                                 "location / {\n  proxy_pass http://127.0.0.1:9;\n"
+                                 "  proxy_next_upstream error;\n"
+                                 "  proxy_next_upstream http_503 timeout;\n}\n"}});
+  auto alone = import_configs({{"a.conf",
+                                "location / {\n  proxy_pass http://127.0.0.1:9;\n"
+                                "  proxy_next_upstream error http_503 timeout;\n}\n"}});
+  for (const char* path : {"client.retry_on", "client.retry_on_timeout", "client.retries"})
+    EXPECT_EQ(key(joined, path), key(alone, path)) << path;
+}
+
 TEST(ConfigsPolicy, PostMortemLadder) {
   auto r = import1("retrystorm/postmortem.yaml");
   EXPECT_EQ(num(r, "client.retries"), 6);

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "text/ascii.hpp"
+
 namespace retrystorm::lab {
 
 struct HttpHead {
@@ -48,8 +50,7 @@ inline HttpHead parse_head(boost::asio::streambuf& buffer, size_t n) {
     }
     size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    std::string name = line.substr(0, colon);
-    for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string name = text::lower_ascii(line.substr(0, colon));
     size_t v = line.find_first_not_of(" \t", colon + 1);
     h.headers[name] = v == std::string::npos ? "" : line.substr(v);
   }

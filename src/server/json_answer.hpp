@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "text/ascii.hpp"
 #include "text/printable.hpp"
 
 namespace retrystorm::http {
@@ -29,9 +30,8 @@ inline void send_json(httplib::Response& res, int status, const nlohmann::json& 
 // At most `n` bytes of client text for a message (send_json escapes them).
 using retrystorm::clip;  // text/printable.hpp
 
-inline std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+inline std::string lower(std::string_view s) {
+  return text::lower_ascii(s);
 }
 
 }  // namespace retrystorm::http

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/input_text.hpp"
+#include "text/ascii.hpp"
 #include "text/clock.hpp"
 #include "text/number.hpp"
 
@@ -200,8 +201,7 @@ long long whole(const YAML::Node& n, const Where& w, long long min, long long ma
 
 bool boolean(const YAML::Node& n, const Where& w) {
   if (n.IsScalar()) {
-    std::string s = n.Scalar();
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string s = text::lower_ascii(n.Scalar());
     if (s == "true" || s == "yes" || s == "on") return true;
     if (s == "false" || s == "no" || s == "off") return false;
   }

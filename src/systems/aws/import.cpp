@@ -6,6 +6,7 @@
 
 #include "systems/readers.hpp"
 #include "systems/room.hpp"
+#include "text/ascii.hpp"
 
 namespace retrystorm::configs {
 
@@ -125,7 +126,13 @@ std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
     if (t.empty() || t[0] == '#' || t[0] == ';') continue;
     if (t[0] == '[') {
       if (t.back() != ']') fail({r.file, "", line}, "a section header must end with ]");
-      sections.push_back({trim(t.substr(1, t.size() - 2)), line, {}});
+      std::string name = trim(t.substr(1, t.size() - 2));
+      for (const Section& earlier : sections)
+        if (earlier.name == name)
+          fail({r.file, "[" + name + "]", line},
+               "the section appears twice (line " + std::to_string(earlier.line) +
+                   "); botocore refuses the file (configparser's strict reading)");
+      sections.push_back({name, line, {}});
       in_sub = false;
       continue;
     }
@@ -139,6 +146,12 @@ std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
     if (indented && in_sub) continue;  // a nested service setting
     in_sub = v.empty();
     if (k.empty()) fail({r.file, "", line}, "a setting without a name");
+    // configparser compares names in lower case and refuses a second one.
+    for (const auto& [earlier, entry] : sections.back().entries)
+      if (text::lower_ascii(earlier) == text::lower_ascii(k))
+        fail({r.file, "[" + sections.back().name + "] " + k, line},
+             "the setting appears twice in its section (line " + std::to_string(entry.line) +
+                 "); botocore refuses the file (configparser's strict reading)");
     sections.back().entries.push_back({k, {v, line}});
   }
   return sections;

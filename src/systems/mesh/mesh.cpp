@@ -14,6 +14,7 @@
 #include "systems/mesh/observed.hpp"
 #include "systems/room.hpp"
 #include "systems/traces/call_graph.hpp"
+#include "text/ascii.hpp"
 
 namespace retrystorm::configs {
 
@@ -412,8 +413,7 @@ std::string service_of_host(const std::string& host) {
   std::string h = host;
   if (size_t scheme = h.find("://"); scheme != std::string::npos) h = h.substr(scheme + 3);
   h = h.substr(0, h.find_first_of(".:/"));
-  std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::tolower(c); });
-  return h;
+  return text::lower_ascii(h);
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "formats/input_text.hpp"
@@ -110,6 +111,38 @@ class Lexer {
   int line_ = 1;
 };
 
+// Within one block, nginx refuses a second setting of a directive it keeps
+// one value of ("is duplicate": ngx_conf_set_num_slot, ngx_conf_set_msec_slot,
+// ngx_http_proxy_pass), and ORs the flags of proxy_next_upstream
+// (ngx_conf_set_bitmask_slot): `proxy_next_upstream error;` then
+// `proxy_next_upstream http_503;` retry both. Checked for the directives
+// read here; repeated proxy_next_upstream lines become one (the first line).
+void settle_repeats(std::vector<Directive>& block, const std::string& file) {
+  static const std::set<std::string> kOneValue = {
+      "proxy_pass",         "proxy_next_upstream_tries", "proxy_next_upstream_timeout",
+      "proxy_read_timeout", "proxy_connect_timeout",     "proxy_send_timeout"};
+  std::map<std::string, size_t> first;
+  std::vector<Directive> kept;
+  for (Directive& d : block) {
+    if (d.is_block || (!kOneValue.count(d.name) && d.name != "proxy_next_upstream")) {
+      kept.push_back(std::move(d));
+      continue;
+    }
+    auto [at, fresh] = first.emplace(d.name, kept.size());
+    if (fresh) {
+      kept.push_back(std::move(d));
+    } else if (d.name == "proxy_next_upstream") {
+      Directive& into = kept[at->second];
+      into.args.insert(into.args.end(), d.args.begin(), d.args.end());
+    } else {
+      fail({file, d.name, d.line}, "directive is duplicate: nginx refuses a second " + d.name +
+                                       " in one block (line " +
+                                       std::to_string(kept[at->second].line) + " sets it)");
+    }
+  }
+  block = std::move(kept);
+}
+
 // The directives of one block (the file itself at depth 0).
 std::vector<Directive> parse_block(Lexer& lx, const std::string& file, int depth, int open_line) {
   if (depth > kMaxDepth) fail({file, "", lx.line()}, "blocks nested deeper than 64");
@@ -121,10 +154,12 @@ std::vector<Directive> parse_block(Lexer& lx, const std::string& file, int depth
       if (depth > 0)
         fail({file, "", lx.line()}, "unexpected end of file: the block opened on line " +
                                         std::to_string(open_line) + " has no }");
+      settle_repeats(out, file);
       return out;
     }
     if (t == Tok::close) {
       if (depth == 0) fail({file, "", lx.line()}, "unexpected }");
+      settle_repeats(out, file);
       return out;
     }
     if (t != Tok::word)
