@@ -11,6 +11,7 @@
 #include "cli_run.hpp"
 #include "configs_helpers.hpp"
 #include "formats/scenario_io.hpp"
+#include "policies/backoff.hpp"
 #include "server/server.hpp"
 #include "systems/export.hpp"
 
@@ -334,6 +335,90 @@ bool has_note(const ExportResult& e, const std::string& part) {
   for (const auto& n : e.notes)
     if (n.find(part) != std::string::npos) return true;
   return false;
+}
+
+// Which failures the exported file retries, read back by our importer: the
+// scenario's client.retry_on where the system can say it, else the nearest
+// set with a note naming the difference (a 429 was left out of every proxy's
+// file, and `retry_on none` wrote retries of 5xx).
+TEST(ConfigsExport, RetriedFailuresRoundTripOrAreNoted) {
+  struct Case {
+    std::string system, retry_on, back;  // back: what the importer reads
+    bool noted;
+  };
+  const std::vector<Case> cases = {
+      {"istio", "429", "429,refused,reset", true},  // reset: a timeout's retry (noted)
+      {"istio", "all", "all", false},
+      {"nginx", "429", "429", false},
+      {"nginx", "all", "all", false},
+      {"nginx", "503", "503", false},
+      {"linkerd", "429", "429,refused", true},  // refused streams are always retried
+      {"linkerd", "all", "503,429,refused", true},
+      {"haproxy", "429", "none", true},  // 429 needs HAProxy 3.1
+      {"haproxy", "503", "503", false},
+      {"grpc", "429", "429", false},
+      {"grpc", "503", "all", true},  // UNAVAILABLE is how every failure reaches gRPC
+      {"aws", "429", "all", true},
+  };
+  for (const Case& c : cases) {
+    Scenario s = preset_or_throw("primary-failover").scenario;
+    set_key_text(s, "client.retry_on", c.retry_on);
+    validate(s);
+    std::string text;
+    Scenario back = reimport(s, c.system, text);
+    EXPECT_EQ(back.client.retry_on, c.back) << c.system << " " << c.retry_on << ":\n" << text;
+    const ExportResult e = export_config(s, c.system);
+    bool noted = std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) {
+      return n.find("the scenario retries") != std::string::npos ||
+             n.find("HAProxy 3.1") != std::string::npos ||
+             n.find("Envoy retries a timed-out attempt") != std::string::npos;
+    });
+    EXPECT_EQ(noted, c.noted) << c.system << " " << c.retry_on << ":\n" << text;
+  }
+}
+
+// A scenario that retries no failure (client.retry_on none, no retry on
+// timeout) is written with no retries by every system, with a note.
+TEST(ConfigsExport, RetriesOfNoFailureAreNoRetries) {
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  set_key_text(s, "client.retry_on", "none");
+  set_key_text(s, "client.retry_on_timeout", "false");
+  validate(s);
+  for (const std::string system :
+       {"envoy", "istio", "linkerd", "grpc", "aws", "haproxy", "nginx"}) {
+    std::string text;
+    Scenario back = reimport(s, system, text);
+    EXPECT_EQ(back.client.retries, 0) << system << ":\n" << text;
+    const ExportResult e = export_config(s, system);
+    EXPECT_TRUE(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) {
+      return n.find("retries no failure") != std::string::npos;
+    })) << system;
+  }
+}
+
+// A backoff cap below the base makes every window the cap
+// (policies/backoff.hpp: backoff_window_s); Envoy and gRPC refuse a cap below
+// the base, so both are written as the cap, with a note (the base was kept
+// and the cap raised to it, silently: windows 4x too long).
+TEST(ConfigsExport, ACapBelowTheBaseIsWrittenAsTheWindowItMakes) {
+  Scenario s = preset_or_throw("primary-failover").scenario;
+  set_key_text(s, "client.backoff.base_s", "2");
+  set_key_text(s, "client.backoff.cap_s", "0.5");
+  validate(s);
+  for (const std::string system : {"envoy", "grpc"}) {
+    std::string text;
+    Scenario back = reimport(s, system, text);
+    EXPECT_DOUBLE_EQ(back.client.backoff.base_s, 0.5) << system << ":\n" << text;
+    EXPECT_DOUBLE_EQ(back.client.backoff.cap_s, 0.5) << system;
+    for (int k = 1; k <= 4; ++k)
+      EXPECT_DOUBLE_EQ(backoff_window_s(back.client.backoff, k),
+                       backoff_window_s(s.client.backoff, k))
+          << system << " retry " << k;
+    const ExportResult e = export_config(s, system);
+    EXPECT_TRUE(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) {
+      return n.find("is below base_s") != std::string::npos;
+    })) << system;
+  }
 }
 
 // Issue 10, item 10: 100 retries without a cap wrote maxBackoff "6.3e29s"

@@ -34,6 +34,21 @@ double top_window(const Backoff& b, int n) {
   return backoff_window_s(b, std::max(n, 1));
 }
 
+double first_window(const Backoff& b, const std::string& system, const std::string& field,
+                    std::vector<std::string>& notes) {
+  if (b.base_s <= 0) {
+    notes.push_back(system + " needs " + field + " > 0; 1ms is the closest to immediate retries");
+    return 0.001;
+  }
+  if (b.cap_s > 0 && b.cap_s < b.base_s) {
+    notes.push_back("client.backoff.cap_s " + human_duration(b.cap_s) + " is below base_s " +
+                    human_duration(b.base_s) + ", so every backoff window is the cap: " + field +
+                    " is written as the cap");
+    return b.cap_s;
+  }
+  return b.base_s;
+}
+
 std::string stack_note(const Scenario& s) {
   const ClientPolicy p = ClientPolicy::of(s);
   if (p.layers() <= 1) return "";
@@ -169,12 +184,35 @@ long long proxy_ms(double seconds, double max_ms, const std::string& field, cons
   return static_cast<long long>(ms);
 }
 
+void note_retried(const Scenario& s, AnswerSet written, const std::string& system,
+                  std::vector<std::string>& notes) {
+  const AnswerSet wanted = s.retried_answers();
+  if (written == wanted) return;
+  auto words = [](AnswerSet a) { return a == 0 ? std::string("none") : answer_list(a, ", "); };
+  std::string note = "the scenario retries " + words(wanted) + " (client.retry_on '" +
+                     s.client.retry_on + "'); this " + system + " file retries " + words(written);
+  if (AnswerSet missing = wanted & ~written) note += ": " + words(missing) + " is not retried";
+  if (AnswerSet extra = written & ~wanted)
+    note += std::string(wanted & ~written ? ", and " : ": ") + words(extra) + " is retried as well";
+  notes.push_back(note + " (" + system + " cannot choose them one by one)");
+}
+
 Draft::Draft(System system, const Scenario& s, double min_duration_s)
     : result{system, "", {}},
       fit{system_label(system), min_duration_s, result.notes},
       retries(exported_retries(s)),
       notes(result.notes) {
   if (!stack_note(s).empty()) result.notes.push_back(stack_note(s));
+  // Retries of no failure at all are no retries: written as such, since
+  // each system's own conditions would retry something.
+  if (retries > 0 && s.retried_answers() == 0 && !s.client.retry_on_timeout &&
+      exported_hedging(s) == Hedging::none) {
+    result.notes.push_back(
+        "client.retry_on 'none' and client.retry_on_timeout false: the "
+        "scenario retries no failure, so the file has no retries (its " +
+        std::to_string(retries) + " retries are never used)");
+    retries = 0;
+  }
 }
 
 }  // namespace retrystorm::configs::kit

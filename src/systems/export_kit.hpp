@@ -46,6 +46,14 @@ std::string heading(const std::string& product, const Scenario& s);
 // The largest backoff window `n` retries reach: a cap that never binds.
 double top_window(const Backoff& b, int n);
 
+// The first backoff window to write as `field` (Envoy's base_interval,
+// gRPC's initialBackoff): base_s, but the cap when the cap is below it, since
+// every window is then the cap (policies/backoff.hpp) and the systems
+// refuse a cap below the base; noted. 1 ms for a zero base (`system` needs
+// more than 0), noted too.
+double first_window(const Backoff& b, const std::string& system, const std::string& field,
+                    std::vector<std::string>& notes);
+
 // When the scenario retries at several layers: the note that the file is the
 // innermost layer's.
 std::string stack_note(const Scenario& s);
@@ -150,6 +158,26 @@ struct Draft {
   Draft(System system, const Scenario& s, double min_duration_s);
   Draft(const Draft&) = delete;
   Draft& operator=(const Draft&) = delete;
+};
+
+// A note when the file retries other failures than the scenario does (the
+// system cannot choose them as client.retry_on does): `written` is what the
+// file retries, in the scenario's classes (docs/configs.md, "Export").
+void note_retried(const Scenario& s, AnswerSet written, const std::string& system,
+                  std::vector<std::string>& notes);
+
+// A proxy's list of retry conditions, built from the scenario's retried
+// failures: each word added with the failure classes it retries.
+struct Conditions {
+  AnswerSet wanted;   // the scenario's retried answers
+  std::string words;  // space-separated
+  AnswerSet written = 0;
+  explicit Conditions(const Scenario& s) : wanted(s.retried_answers()) {}
+  bool wants(FailureClass c) const { return (wanted & answer_bit(c)) != 0; }
+  void add(const char* word, AnswerSet classes) {
+    words += (words.empty() ? "" : " ") + std::string(word);
+    written |= classes;
+  }
 };
 
 // What HAProxy and nginx cannot express, shared: they retry at once, and

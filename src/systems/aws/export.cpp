@@ -10,6 +10,8 @@ using namespace kit;  // the exporters' shared pieces
 
 void write_aws(const Scenario& s, Draft& d) {
   auto& [r, fit, retries, notes] = d;
+  // The SDKs retry throttling, transient errors and 5xx answers alike.
+  if (retries > 0) note_retried(s, kAllAnswers, "AWS SDK", notes);
   // Never legacy: aws-sdk-go-v2 and other SDKs refuse it, and botocore's
   // legacy mode retries 5 times by default without a backoff cap.
   // client.rate_limiter aws_adaptive is adaptive mode: the same quota, and the limiter.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "systems/envoy/retry_on.hpp"
 #include "systems/export_kit.hpp"
 
 namespace retrystorm::configs {
@@ -103,10 +104,8 @@ void envoy_cluster(YAML::Emitter& c, const Scenario& s, const Fit& fit) {
 void envoy_back_off(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retries) {
   auto& notes = fit.notes;
   const Backoff& b = s.client.backoff;
-  double base = b.base_s > 0 ? b.base_s : 0.001;
-  if (b.base_s <= 0)
-    notes.push_back("Envoy needs base_interval > 0; 1ms is the closest to immediate retries");
-  base = fit.duration(base, "client.backoff.base_s", "base_interval");
+  double base = fit.duration(first_window(b, "Envoy", "base_interval", notes),
+                             "client.backoff.base_s", "base_interval");
   begin_map(y, "retry_back_off");
   entry(y, "base_interval", proto_duration(base));
   double cap = b.cap_s > 0 ? std::max(b.cap_s, base) : std::max(top_window(b, retries), base);
@@ -125,35 +124,14 @@ void envoy_back_off(YAML::Emitter& y, const Scenario& s, const Fit& fit, int ret
 }
 
 // retry_on for the scenario's retried answers (client.retry_on) and
-// timeouts, the inverse of envoy::retried_answers: 5xx retries a 503, a
-// refused connection, a reset and a timed-out attempt; connect-failure and
-// refused-stream a refused connection; reset every reset and a timed-out
-// attempt; a 429 only as a retriable status code.
+// timeouts (envoy::retry_on_items); a 429 as a retriable status code.
 std::string envoy_retry_on(const Scenario& s, bool& with_429, const Fit& fit) {
-  AnswerSet a = s.retried_answers();
-  auto has = [&](FailureClass c) { return (a & answer_bit(c)) != 0; };
-  std::vector<std::string> items;
-  if (has(FailureClass::http_503)) {
-    items = {"5xx", "reset", "connect-failure", "refused-stream"};
-    if (!has(FailureClass::refused) || !has(FailureClass::reset))
-      fit.notes.push_back(
-          "Envoy's 5xx also retries refused connections and resets; the "
-          "scenario's client.retry_on '" +
-          s.client.retry_on + "' leaves one of them out");
-  } else {
-    if (has(FailureClass::refused)) items = {"connect-failure", "refused-stream"};
-    if (has(FailureClass::reset) || s.client.retry_on_timeout) {
-      items.insert(items.begin(), "reset");
-      if (!has(FailureClass::reset))
-        fit.notes.push_back(
-            "Envoy retries a timed-out attempt only with 5xx, gateway-error or "
-            "reset in retry_on: reset is written, which also retries resets");
-    }
-  }
-  with_429 = has(FailureClass::http_429);
-  if (with_429) items.push_back("retriable-status-codes");
+  const AnswerSet a = s.retried_answers();
+  with_429 = (a & answer_bit(FailureClass::http_429)) != 0;
   std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  for (const auto& i :
+       envoy::retry_on_items(a, s.client.retry_on_timeout, s.client.retry_on, fit.notes))
+    out += (out.empty() ? "" : ",") + i;
   return out;
 }
 

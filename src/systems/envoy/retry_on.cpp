@@ -37,4 +37,29 @@ std::string answers_in_words(AnswerSet answers) {
   return answers == 0 ? "none of 503, 429, refused, reset" : answer_list(answers, ", ");
 }
 
+std::vector<std::string> retry_on_items(AnswerSet answers, bool timeouts, const std::string& as_set,
+                                        std::vector<std::string>& notes) {
+  auto has = [&](FailureClass c) { return (answers & answer_bit(c)) != 0; };
+  std::vector<std::string> items;
+  if (has(FailureClass::http_503)) {
+    items = {"5xx", "reset", "connect-failure", "refused-stream"};
+    if (!has(FailureClass::refused) || !has(FailureClass::reset))
+      notes.push_back(
+          "Envoy's 5xx also retries refused connections and resets; the scenario's "
+          "client.retry_on '" +
+          as_set + "' leaves one of them out");
+  } else {
+    if (has(FailureClass::refused)) items = {"connect-failure", "refused-stream"};
+    if (has(FailureClass::reset) || timeouts) {
+      items.insert(items.begin(), "reset");
+      if (!has(FailureClass::reset))
+        notes.push_back(
+            "Envoy retries a timed-out attempt only with 5xx, gateway-error or reset in "
+            "retry_on: reset is written, which also retries resets");
+    }
+  }
+  if (has(FailureClass::http_429)) items.push_back("retriable-status-codes");
+  return items;
+}
+
 }  // namespace retrystorm::configs::envoy

@@ -27,4 +27,11 @@ bool retries_timeouts(const std::string& retry_on);
 // The same in words for an import note: "503, refused, reset".
 std::string answers_in_words(AnswerSet answers);
 
+// The retry_on items that retry `answers` (and a timed-out attempt when
+// `timeouts`), the inverse of retried_answers: a 429 as
+// "retriable-status-codes" (the caller lists the code). What Envoy cannot
+// single out is noted in `notes` (`as_set` names the scenario's setting).
+std::vector<std::string> retry_on_items(AnswerSet answers, bool timeouts, const std::string& as_set,
+                                        std::vector<std::string>& notes);
+
 }  // namespace retrystorm::configs::envoy

@@ -16,6 +16,20 @@ using nlohmann::ordered_json;
 
 namespace {
 
+// retryableStatusCodes for the scenario's retried failures, as the importer
+// reads them: UNAVAILABLE is how a 503, a proxy's 429, a refused connection
+// and a reset reach a gRPC client, RESOURCE_EXHAUSTED a server's own 429.
+// Never empty (gRPC refuses an empty list).
+ordered_json grpc_retryable_codes(const Scenario& s, std::vector<std::string>& notes) {
+  const AnswerSet a = s.retried_answers(), k429 = answer_bit(FailureClass::http_429);
+  if (a == k429) {
+    note_retried(s, k429, "gRPC", notes);
+    return ordered_json::array({"RESOURCE_EXHAUSTED"});
+  }
+  note_retried(s, kAllAnswers, "gRPC", notes);
+  return ordered_json::array({"UNAVAILABLE"});
+}
+
 // methodConfig.retryPolicy. gRPC's own limits are in RetryMethodConfig::
 // JsonPostLoad (src/core/client_channel/retry_service_config.cc): maxAttempts
 // 2 or more, above 5 clamped to 5; backoffs above 0 (gRPC keeps milliseconds).
@@ -31,10 +45,8 @@ ordered_json grpc_retry_policy(const Scenario& s, const Fit& fit) {
   }
   ordered_json rp = ordered_json::object();
   rp["maxAttempts"] = attempts;
-  double base = s.client.backoff.base_s > 0 ? s.client.backoff.base_s : 0.001;
-  if (s.client.backoff.base_s <= 0)
-    notes.push_back("gRPC needs initialBackoff > 0; 1ms is the closest to immediate retries");
-  base = fit.duration(base, "client.backoff.base_s", "initialBackoff");
+  double base = fit.duration(first_window(s.client.backoff, "gRPC", "initialBackoff", notes),
+                             "client.backoff.base_s", "initialBackoff");
   rp["initialBackoff"] = grpc_duration_text(base);
   // Without a cap: the largest window the retries gRPC makes reach.
   double cap = s.client.backoff.cap_s > 0
@@ -46,7 +58,7 @@ ordered_json grpc_retry_policy(const Scenario& s, const Fit& fit) {
         "retries reach, so it never binds");
   rp["maxBackoff"] = grpc_duration_text(fit.duration(cap, "client.backoff.cap_s", "maxBackoff"));
   rp["backoffMultiplier"] = s.client.backoff.multiplier;
-  rp["retryableStatusCodes"] = ordered_json::array({"UNAVAILABLE"});
+  rp["retryableStatusCodes"] = grpc_retryable_codes(s, notes);
   if (s.client.retry_on_timeout) {
     rp["perAttemptRecvTimeout"] = grpc_duration_text(
         fit.duration(s.client.timeout_s, "client.timeout_s", "perAttemptRecvTimeout"));

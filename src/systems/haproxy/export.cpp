@@ -7,6 +7,24 @@ namespace retrystorm::configs {
 
 using namespace kit;  // the exporters' shared pieces
 
+// retry-on's keywords for the scenario's retried failures: conn-failure a
+// refused connection, empty-response a reset one, response-timeout a
+// timed-out attempt, 502 503 504 a 503; a 429 needs HAProxy 3.1 (noted).
+std::string haproxy_conditions(const Scenario& s, std::vector<std::string>& notes) {
+  Conditions c(s);
+  if (c.wants(FailureClass::refused)) c.add("conn-failure", answer_bit(FailureClass::refused));
+  if (c.wants(FailureClass::reset)) c.add("empty-response", answer_bit(FailureClass::reset));
+  if (s.client.retry_on_timeout) c.add("response-timeout", 0);
+  if (c.wants(FailureClass::http_503)) c.add("502 503 504", answer_bit(FailureClass::http_503));
+  const AnswerSet k429 = c.wanted & answer_bit(FailureClass::http_429);
+  if (k429)
+    notes.push_back(
+        "retry-on 429 is a keyword of HAProxy 3.1 and later; this 2.6 file does not retry a "
+        "429");
+  note_retried(s, c.written | k429, "HAProxy", notes);  // the 429 has its own note
+  return c.words.empty() ? "none" : c.words;
+}
+
 // HAProxy 2.6: a backend (proxy_parse_retry_on, back_handle_st_cer; the facts
 // in haproxy/import.cpp). Timers above 2147483647 ms are refused.
 void write_haproxy(const Scenario& s, Draft& d) {
@@ -17,8 +35,7 @@ void write_haproxy(const Scenario& s, Draft& d) {
   if (retries == 0)
     b << "    retry-on none\n";
   else
-    b << "    retry-on conn-failure empty-response "
-      << (s.client.retry_on_timeout ? "response-timeout " : "") << "502 503 504\n";
+    b << "    retry-on " << haproxy_conditions(s, notes) << "\n";
   long long t =
       proxy_ms(s.client.timeout_s, 2147483647.0, "timeout server", fit, "client.timeout_s");
   b << "    timeout connect " << t << "ms\n";

@@ -2,6 +2,7 @@
 // timeout and retries, and a DestinationRule with the retry budget.
 #include <yaml-cpp/yaml.h>
 
+#include "systems/envoy/retry_on.hpp"
 #include "systems/export_kit.hpp"
 
 namespace retrystorm::configs {
@@ -9,6 +10,17 @@ namespace retrystorm::configs {
 using namespace kit;  // the exporters' shared pieces
 
 namespace {
+
+// retryOn: Envoy's retry_on items for the scenario's retried failures
+// (Istio's sidecar is Envoy), with a 429 as the code itself, which Istio
+// moves into retriable_status_codes (route/retry/retry.go parseRetryOn).
+std::string istio_retry_on(const Scenario& s, std::vector<std::string>& notes) {
+  std::string out;
+  for (std::string item : envoy::retry_on_items(s.retried_answers(), s.client.retry_on_timeout,
+                                                s.client.retry_on, notes))
+    out += (out.empty() ? "" : ",") + (item == "retriable-status-codes" ? "429" : item);
+  return out;
+}
 
 // The budget part of a DestinationRule's trafficPolicy.
 void istio_budget(YAML::Emitter& dr, const Scenario& s, const Fit& fit) {
@@ -120,7 +132,7 @@ void istio_retries(YAML::Emitter& y, const Scenario& s, const Fit& fit, int retr
           "scenario's " +
           human_duration(s.client.timeout_s) + " per attempt cannot be expressed");
   }
-  entry(y, "retryOn", "5xx,reset,connect-failure,refused-stream");
+  entry(y, "retryOn", istio_retry_on(s, fit.notes));
   if (retries > 0) istio_backoff(s, fit, y);
   y << YAML::EndMap;
 }

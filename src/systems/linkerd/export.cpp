@@ -64,6 +64,21 @@ bool linkerd_backoff(const Backoff& b) {
   return b.jitter == Jitter::equal && b.base_s == 0.05 && b.multiplier == 2 && b.cap_s == 0.25;
 }
 
+// retry.linkerd.io/http's status ranges for the scenario's retried answers
+// (linkerd/import.cpp reads them back): 5xx a 503, 429 a 429; Linkerd
+// retries refused streams whatever they say. Neither retried: 5xx, noted.
+std::string linkerd_http_ranges(const Scenario& s, std::vector<std::string>& notes) {
+  const AnswerSet a = s.retried_answers();
+  const bool r503 = a & answer_bit(FailureClass::http_503),
+             r429 = a & answer_bit(FailureClass::http_429);
+  std::string ranges = r429 && !r503 ? "429" : r429 ? "5xx,429" : "5xx";
+  AnswerSet written = answer_bit(FailureClass::refused) |
+                      (r429 ? answer_bit(FailureClass::http_429) : 0) |
+                      (r503 || !r429 ? answer_bit(FailureClass::http_503) : 0);
+  note_retried(s, written, "Linkerd", notes);
+  return ranges;
+}
+
 // The retry.linkerd.io and timeout.linkerd.io annotations. No retries: no
 // retry.linkerd.io annotation at all, since a limit of "0" with any other retry
 // annotation means 1 retry (parse_http_retry, linkerd2
@@ -71,7 +86,7 @@ bool linkerd_backoff(const Backoff& b) {
 void linkerd_annotation_entries(YAML::Emitter& y, const Scenario& s, int retries, const Fit& fit) {
   auto& notes = fit.notes;
   if (retries > 0) {
-    entry(y, "retry.linkerd.io/http", "5xx");
+    entry(y, "retry.linkerd.io/http", linkerd_http_ranges(s, notes));
     quoted_entry(y, "retry.linkerd.io/limit", std::to_string(retries),
                  "retries, so " + std::to_string(retries + 1) + " attempts");
     if (s.client.retry_on_timeout)

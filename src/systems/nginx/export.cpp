@@ -7,6 +7,22 @@ namespace retrystorm::configs {
 
 using namespace kit;  // the exporters' shared pieces
 
+// proxy_next_upstream's conditions for the scenario's retried failures:
+// error a refused or reset connection, timeout a timed-out try, http_502,
+// http_503 and http_504 a 503 (the model's gateway error), http_429 a 429
+// (nginx/import.cpp reads them back).
+std::string nginx_conditions(const Scenario& s, std::vector<std::string>& notes) {
+  Conditions c(s);
+  if (c.wants(FailureClass::refused) || c.wants(FailureClass::reset))
+    c.add("error", answer_bit(FailureClass::refused) | answer_bit(FailureClass::reset));
+  if (s.client.retry_on_timeout) c.add("timeout", 0);
+  if (c.wants(FailureClass::http_503))
+    c.add("http_502 http_503 http_504", answer_bit(FailureClass::http_503));
+  if (c.wants(FailureClass::http_429)) c.add("http_429", answer_bit(FailureClass::http_429));
+  note_retried(s, c.written, "nginx", notes);
+  return c.words;
+}
+
 // nginx 1.22: an upstream and a location (ngx_http_upstream_next; the facts in
 // nginx/import.cpp). nginx tries each server entry at most once, so N retries
 // need N + 1 entries: the same address is listed N + 1 times.
@@ -29,8 +45,7 @@ void write_nginx(const Scenario& s, Draft& d) {
   if (retries == 0) {
     l << "        proxy_next_upstream off;\n";
   } else {
-    l << "        proxy_next_upstream error " << (s.client.retry_on_timeout ? "timeout " : "")
-      << "http_502 http_503 http_504;\n";
+    l << "        proxy_next_upstream " << nginx_conditions(s, notes) << ";\n";
     l << "        proxy_next_upstream_tries " << retries + 1
       << ";  # attempts, the first included\n";
   }
