@@ -477,6 +477,80 @@ TEST(AnalyzeStreams, BlankLinesAndAByteOrderMarkBeforeTheFirstLine) {
   }
 }
 
+// events.jsonl is checked as sessions.csv is: an end's outcome is one of the
+// outcomes, nothing follows a line's object, and a session's events go
+// forward in time (a bogus outcome counted as failed, text after '}' was
+// ignored, a session's time that went back made work longer than the session).
+TEST(AnalyzeEvents, BadOutcomesTrailingTextAndTimeGoingBackAreRefused) {
+  fs::path d = temp_dir("events_checks");
+  auto analyze = [&](const std::string& name, const std::string& text) {
+    std::ofstream(d / name, std::ios::binary) << text;
+    return run_cli("analyze --format json " + (d / name).string(), d);
+  };
+  CliRun r = analyze("o.jsonl",
+                     "{\"t\": 10, \"sid\": \"a\", \"ev\": \"launch\"}\n"
+                     "{\"t\": 30, \"sid\": \"a\", \"ev\": \"end\", \"outcome\": \"bogus\"}\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("o.jsonl:2: key outcome: 'bogus' is not an outcome; allowed: "),
+            std::string::npos)
+      << r.err;
+  r = analyze("x.jsonl", "{\"t\": 10, \"sid\": \"a\", \"ev\": \"launch\"} trailing\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("x.jsonl:1: text after the JSON object"), std::string::npos) << r.err;
+  r = analyze("b.jsonl",
+              "{\"t\": 10, \"sid\": \"a\", \"ev\": \"launch\"}\n"
+              "{\"t\": 100, \"sid\": \"a\", \"ev\": \"call\"}\n"
+              "{\"t\": 20, \"sid\": \"a\", \"ev\": \"resp\", \"status\": 429}\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("b.jsonl:3: key t: 20 s is before the event of session 'a' on line 2"),
+            std::string::npos)
+      << r.err;
+  // Sessions may interleave, and a session may end and another of the same
+  // name start later.
+  r = analyze("ok.jsonl",
+              "{\"t\": 10, \"sid\": \"a\", \"ev\": \"launch\"}\n"
+              "{\"t\": 5, \"sid\": \"b\", \"ev\": \"launch\"}\n"
+              "{\"t\": 30, \"sid\": \"a\", \"ev\": \"end\", \"outcome\": \"completed\"}\n"
+              "{\"t\": 40, \"sid\": \"b\", \"ev\": \"end\", \"outcome\": \"completed\"}\n"
+              "{\"t\": 2, \"sid\": \"a\", \"ev\": \"launch\"}\n"
+              "{\"t\": 3, \"sid\": \"a\", \"ev\": \"end\", \"outcome\": \"completed\"}\n");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// A number above 10^10 is no Unix time in seconds (Unix milliseconds, or a
+// broken value): refused, where 1e300 was taken as absolute seconds and
+// folded into day 0 (a 0:00 session, or "end_s 0.000000 is before start_s").
+TEST(AnalyzeTimes, NumbersBeyondAnyUnixTimeAreRefused) {
+  fs::path d = temp_dir("beyond_unix");
+  for (const std::string row : {"0,1e300", "100,1e300", "1710000000000,1710000005000"}) {
+    std::ofstream(d / "s.csv", std::ios::binary) << "start_s,end_s,outcome,n_429\n"
+                                                 << row << ",completed,0\n";
+    CliRun r = run_cli("analyze " + (d / "s.csv").string(), d);
+    EXPECT_EQ(r.status, 2) << row;
+    EXPECT_NE(r.err.find("is later than any Unix time in seconds"), std::string::npos)
+        << row << ": " << r.err;
+  }
+}
+
+// A session launched in the events but never ended was still running when
+// the log ends: it counts as launched and in flight (it was dropped: two
+// launches reported one session).
+TEST(AnalyzeEvents, ASessionWithoutAnEndIsInFlight) {
+  fs::path d = temp_dir("events_in_flight");
+  std::ofstream(d / "e.jsonl", std::ios::binary)
+      << "{\"t\": 10, \"sid\": \"a\", \"ev\": \"launch\"}\n"
+         "{\"t\": 12, \"sid\": \"b\", \"ev\": \"launch\"}\n"
+         "{\"t\": 30, \"sid\": \"a\", \"ev\": \"end\", \"outcome\": \"completed\"}\n"
+         "{\"t\": 50, \"sid\": \"b\", \"ev\": \"call\"}\n";
+  CliRun r = run_cli("analyze --format json " + (d / "e.jsonl").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["sessions"], 2);
+  EXPECT_EQ(j["completed"], 1);
+  EXPECT_EQ(j["failed"], 0);
+  EXPECT_EQ(j["outcomes"]["in_flight"], 1) << j["outcomes"].dump();
+}
+
 // An output naming a file the command reads, or two outputs naming one
 // file, are refused before any work (`analyze in.csv --out in.csv` replaced
 // the log with its report).

@@ -4,6 +4,7 @@
 // these lines, and only seven keys matter.
 #include <cmath>
 #include <string>
+#include <unordered_map>
 
 #include "analysis/incident/records.hpp"
 #include "logs/readers.hpp"
@@ -22,7 +23,14 @@ class ObjectScanner {
     skip_space();
     expect('{');
     skip_space();
-    if (peek() == '}') return;
+    if (peek() == '}') {
+      ++at_;
+      skip_space();
+      if (at_ < s_.size())
+        in_.fail("text after the JSON object at character " + std::to_string(at_ + 1) +
+                 "; events.jsonl holds one object a line");
+      return;
+    }
     for (;;) {
       skip_space();
       std::string_view key = string();
@@ -38,6 +46,10 @@ class ObjectScanner {
         continue;
       }
       expect('}');
+      skip_space();
+      if (at_ < s_.size())
+        in_.fail("text after the JSON object at character " + std::to_string(at_ + 1) +
+                 "; events.jsonl holds one object a line");
       return;
     }
   }
@@ -104,10 +116,36 @@ int small_int(const LineReader& in, std::string_view key, std::string_view v) {
   return static_cast<int>(n);
 }
 
+// Each session's events come in time order: a session's time that went back
+// would be spread over its hours as negative work. Kept per session until
+// its end event, so the memory follows the sessions in flight.
+class SessionClock {
+ public:
+  void check(const LineReader& in, const incident::EventRecord& e) {
+    if (e.sid.empty()) return;
+    auto [it, fresh] = last_.try_emplace(std::string(e.sid), Last{e.t, in.line_number()});
+    if (!fresh && e.t < it->second.t)
+      in.fail("key t: " + number_text(e.t) + " s is before the event of session '" +
+              printable(e.sid.substr(0, 40)) + "' on line " + std::to_string(it->second.line) +
+              " (" + number_text(it->second.t) +
+              " s); events.jsonl lists each session's events in time order");
+    it->second = {e.t, in.line_number()};
+    if (e.kind == incident::EventKind::end) last_.erase(it);
+  }
+
+ private:
+  struct Last {
+    double t;
+    size_t line;
+  };
+  std::unordered_map<std::string, Last> last_;
+};
+
 }  // namespace
 
 void read_events_jsonl(LineReader& in, TimeBase& base, incident::Accumulator& acc) {
   std::string_view line;
+  SessionClock clock;
   while (in.next(line)) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     incident::EventRecord e;
@@ -140,6 +178,11 @@ void read_events_jsonl(LineReader& in, TimeBase& base, incident::Accumulator& ac
               "\" key; every event needs t (seconds) and ev (arrival, launch, call, resp, sleep, "
               "wake, end, ...)");
     e.kind = incident::event_kind_from_name(ev).value_or(incident::EventKind::other);
+    if (e.kind == incident::EventKind::end && !e.outcome.empty() &&
+        !incident::outcome_from_name(e.outcome))
+      in.fail("key outcome: '" + printable(e.outcome.substr(0, 40)) +
+              "' is not an outcome; allowed: " + incident::outcome_names());
+    clock.check(in, e);
     acc.add(e);
   }
 }

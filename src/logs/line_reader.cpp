@@ -182,6 +182,10 @@ double read_time(const LineReader& in, std::string_view what, std::string_view t
                  TimeBase& base) {
   const std::string w(what);
   auto t = parse_time(text, base);
+  if (auto plain = parse_number(text); !t && plain && *plain > kAbsoluteBefore)
+    in.fail(w + ": " + quoted(text) +
+            " is later than any Unix time in seconds (after the year 2286); Unix "
+            "milliseconds? write seconds (1710000000.250)");
   if (!t)
     in.fail(w + ": " + quoted(text) +
             " is not a time; write seconds (123.456), a clock (1d09:40:00) or a date-time "

@@ -81,7 +81,10 @@ std::optional<double> parse_clock(std::string_view text) {
 
 std::optional<double> parse_time(std::string_view text, TimeBase& base) {
   text = trim(text);
-  if (auto v = parse_number(text)) return base.relative(*v, *v > kAbsoluteAfter);
+  if (auto v = parse_number(text)) {
+    if (*v > kAbsoluteBefore) return std::nullopt;
+    return base.relative(*v, *v > kAbsoluteAfter);
+  }
   if (auto v = parse_date_time(text)) return base.relative(*v, true);
   return parse_clock(text);
 }

@@ -21,9 +21,13 @@ class TimeBase {
 
 // Unix seconds above this are taken as absolute (2001-09-09).
 inline constexpr double kAbsoluteAfter = 1e9;
+// ... and up to this (2286-11-20): a larger number is no time a log holds
+// (Unix milliseconds, or a broken value), and is not a time.
+inline constexpr double kAbsoluteBefore = 1e10;
 
-// A time of the log: plain seconds (absolute when above kAbsoluteAfter), a
-// clock or a date-time. Nothing when the text is none of them.
+// A time of the log: plain seconds (absolute when above kAbsoluteAfter, up
+// to kAbsoluteBefore), a clock or a date-time. Nothing when the text is none
+// of them.
 std::optional<double> parse_time(std::string_view text, TimeBase& base);
 // A time of the command line (--from, --to): seconds or a clock, never
 // negative.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace retrystorm::incident {
 
@@ -356,6 +357,7 @@ void Accumulator::add_event(const EventRecord& e) {
     return;
   }
   if (e.sid.empty() || e.kind == EventKind::superseded || e.kind == EventKind::defer) return;
+  last_event_t_ = std::max(last_event_t_, e.t);
   auto [it, fresh] = live_.try_emplace(std::string(e.sid));
   Live& live = it->second;
   if (fresh) {
@@ -406,6 +408,24 @@ void Accumulator::add_event(const EventRecord& e) {
     default:  // launch, item_start, item_done: working from here
       attribute(live, e.t, live.phase == Phase::asleep ? Phase::asleep : Phase::working);
       break;
+  }
+}
+
+void Accumulator::end_live_sessions() {
+  if (!sessions_from_events_ || live_.empty()) return;
+  std::vector<std::pair<std::string, Live>> open(live_.begin(), live_.end());
+  live_.clear();
+  // In the order they started (then by name): the same sums whatever the map's order.
+  std::sort(open.begin(), open.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.rebuilt.start_s, a.first) <
+           std::tie(b.second.rebuilt.start_s, b.first);
+  });
+  for (auto& [sid, live] : open) {
+    attribute(live, last_event_t_, live.phase);
+    SessionRecord r = live.rebuilt;
+    r.end_s = std::max(last_event_t_, r.start_s);
+    r.outcome = Outcome::in_flight;
+    add_record(r);
   }
 }
 

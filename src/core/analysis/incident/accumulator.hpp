@@ -126,6 +126,10 @@ class Accumulator {
   std::map<int64_t, Hour> hours_;
   std::map<int64_t, DayRow> days_;
   std::unordered_map<std::string, Live> live_;
+  double last_event_t_ = 0;  // the latest instant an event names
+  // Sessions rebuilt from events that have no end event: still running when
+  // the log ends, added as in flight (docs/analyze.md).
+  void end_live_sessions();
   // Chunked, so a long log never needs a vector's doubling room at once.
   std::deque<double> starts_, ends_;
   std::deque<float> ok_durations_, failed_durations_, killed_durations_;
