@@ -184,14 +184,16 @@ Cost run_cost(const Scenario& s) {
   Cost c = engine_run_cost(s);
   if (!engine_facts(s).run) return c;  // sessions: its replications are in sessions_cost
   double steps = s.steps();
-  c.bytes += kReportBytesPerStep * steps;
   if (s.runs > 1 && engine_facts(s).random) {
-    // Replications on every core at once, and a goodput series for each.
-    double threads = std::min<double>(s.runs, cores());
+    // Replications side by side, as many as fit in a request's memory
+    // (run_montecarlo runs that many), and a goodput series for each; one
+    // report, of replication 0.
+    double threads = std::min<double>(s.runs, runs_at_once(s));
     c.bytes = c.bytes * threads + 8 * steps * s.runs;
     c.seconds *= 1 + s.runs;
     c.keys += ", runs";
   }
+  c.bytes += kReportBytesPerStep * steps;
   // The report's tipping point, when it has one (result_json.cpp: make_report).
   if (tipping_steps(s) <= kReportTippingSteps) c.seconds += tipping_cost(s).seconds;
   return c;

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/cost.hpp"
 #include "engines/engine.hpp"
 
 namespace retrystorm {
@@ -24,6 +25,8 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   r.runs = replication_count(s, runs);
   r.seed = s.seed;
   r.replications.resize(static_cast<size_t>(r.runs));
+  // By default as many side by side as fit in a request's memory (run_cost).
+  if (threads == 0) threads = runs_at_once(s);
   Replicated all = replicate(s, r.runs, threads, [&](size_t i, const Scenario& replica) {
     RunResult run = run_engine(replica);
     r.replications[i] = compute_metrics(run);
