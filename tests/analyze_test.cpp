@@ -787,6 +787,15 @@ TEST_F(AnalyzeEngineLogs, ReplayLandsNearTheLog) {
   EXPECT_NEAR(b["sessions"].get<double>(), a["sessions"].get<double>(),
               0.2 * a["sessions"].get<double>());
   EXPECT_EQ(b["diagnosis"], a["diagnosis"]);
+  // docs/analyze.md's figures: the replay, then the log.
+  EXPECT_EQ(b["sessions"], 100);
+  EXPECT_EQ(a["sessions"], 118);
+  EXPECT_NEAR(b["errors"]["per_session"].get<double>(), 7.0, 0.05);
+  EXPECT_NEAR(a["errors"]["per_session"].get<double>(), 6.8, 0.05);
+  EXPECT_NEAR(b["durations"]["pinned_share"].get<double>(), 0.90, 0.005);
+  EXPECT_NEAR(a["durations"]["pinned_share"].get<double>(), 0.95, 0.005);
+  EXPECT_NEAR(b["occupancy"]["asleep"].get<double>(), 0.95, 0.005);
+  EXPECT_NEAR(a["occupancy"]["asleep"].get<double>(), 0.95, 0.005);
 }
 
 // Issue 16, item 4: the true queue at each session open, beside the batch

@@ -99,8 +99,8 @@ void add_analyze_command(CLI::App& app, CommandTable& table) {
   c.cmd->add_option("--to", c.logs.to.text,
                     "only sessions starting before T; with --prometheus, the end of the range");
   c.cmd->add_option("--slots", c.slots,
-                    "the concurrency ceiling for utilization, 1 to 1e9 (default: the peak in "
-                    "flight)");
+                    "the concurrency ceiling for utilization, 1 to 1e9 (default: the deadline "
+                    "over the launch interval, else the peak in flight)");
   c.cmd->add_option("--deadline", c.deadline,
                     "the session deadline in seconds, up to 1e7 (default: where killed or failed "
                     "sessions' durations cluster)");
