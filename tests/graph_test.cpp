@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -446,6 +447,39 @@ TEST(Graph, AmplificationEndToEndIsTheProductOfTheHopsWhenNothingAnswers) {
     EXPECT_GE(sent, 3 * failed) << edge.from << " -> " << edge.to;
     EXPECT_LE(sent, 3 * calls) << edge.from << " -> " << edge.to;
   }
+}
+
+// A ladder of diamonds (every level's two services call both of the next
+// level's) has 2^depth paths: its attempts per request are summed service by
+// service, and a deep one is refused at once for its attempts (a path by path
+// walk never ended on 30 levels: 59 services and 115 calls, inside the limits).
+TEST(Graph, ALadderOfDiamondsIsPricedInLinearTime) {
+  auto ladder = [](int levels) {
+    std::string text = "engine: agent\nclient: {retries: 0}\nservices: {n0: {capacity_per_s: 50}";
+    for (int k = 1; k <= levels; ++k)
+      text += ", a" + std::to_string(k) + ": {}, b" + std::to_string(k) + ": {}";
+    text += "}\ncalls: [{from: user, to: n0}, {from: n0, to: a1}, {from: n0, to: b1}";
+    for (int k = 1; k < levels; ++k)
+      for (const char* from : {"a", "b"})
+        for (const char* to : {"a", "b"})
+          text += ", {from: " + std::string(from) + std::to_string(k) + ", to: " + to +
+                  std::to_string(k + 1) + "}";
+    return text + "]\n";
+  };
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    read(ladder(30));
+    ADD_FAILURE() << "30 levels of diamonds were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("attempts per user request when all fail"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 2);
+  Scenario ok = read(ladder(10));  // 2^10 attempts at the last level's services
+  std::vector<double> worst = worst_case_attempts(ok);
+  EXPECT_EQ(worst[static_cast<size_t>(service_index(ok.graph, "a10"))], 512);
+  EXPECT_EQ(worst[static_cast<size_t>(service_index(ok.graph, "n0"))], 1);
 }
 
 TEST(Graph, ReaderAndShapeMessagesNameTheKey) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,8 @@
 
 namespace retrystorm::configs {
 namespace {
+
+namespace fs = std::filesystem;
 
 const std::string kShop = std::string(RETRYSTORM_SOURCE_DIR) + "/tests/fixtures/mesh/shop";
 
@@ -338,6 +341,21 @@ const ImportedKey& incident_key(const MeshImport& m, const std::string& path) {
 // in the caller's sidecar, which runs before the router (envoyproxy/envoy
 // source/extensions/filters/http/fault/fault_filter.cc, decodeHeaders):
 // the sidecar's retries never see it, the gRPC client above them does.
+// A link in the folder that leads nowhere, or in a loop, is no configuration
+// file: skipped, where the loop's filesystem error ended the import.
+TEST(Mesh, ALinkThatLeadsNowhereIsSkipped) {
+  testing::TempDir dir("mesh_links");
+  const fs::path mesh = dir.path() / "shop";
+  fs::copy(kShop, mesh, fs::copy_options::recursive);
+  fs::create_symlink("loopb.yaml", mesh / "loopa.yaml");
+  fs::create_symlink("loopa.yaml", mesh / "loopb.yaml");
+  fs::create_symlink("gone.yaml", mesh / "dangling.yaml");
+  testing::Outcome imported = testing::run_cli(dir.path(), {"import", "--mesh", "shop"});
+  EXPECT_EQ(imported.status, 0) << imported.err;
+  testing::Outcome linted = testing::run_cli(dir.path(), {"lint", "--mesh", "shop"});
+  EXPECT_EQ(linted.status, 1) << linted.err;
+}
+
 TEST(MeshFault, AnIstioRouteFaultIsTheIncidentOnItsCall) {
   app::MeshFolder folder = shop_with("istio/orders-vs.yaml",
                                      "    fault:\n"

@@ -6,6 +6,7 @@
 
 #include "app/lint_simulation.hpp"
 #include "formats/input_text.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm::app {
 
@@ -108,10 +109,20 @@ std::vector<configs::ConfigFile> mesh_files(const std::string& dir,
     if (ec) throw InputError("--mesh " + dir + ": " + ec.message());
     std::string name = it->path().filename().string();
     if (!name.empty() && name[0] == '.') {
-      if (it->is_directory()) it.disable_recursion_pending();
+      if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file() || !mesh_extension(it->path())) continue;
+    // A link that leads nowhere (or in a loop) is no configuration file.
+    bool regular = it->is_regular_file(ec);
+    if (ec) {
+      if (fs::is_symlink(it->symlink_status(ec))) {
+        ec.clear();
+        continue;
+      }
+      throw InputError("--mesh " + dir + ": " + printable(it->path().string()) + ": " +
+                       ec.message());
+    }
+    if (!regular || !mesh_extension(it->path())) continue;
     // The folder's own calls file is never a configuration file, even when
     // --calls names another.
     if (it.depth() == 0 && is_calls_file_name(name)) continue;
