@@ -406,6 +406,28 @@ TEST(ConfigsNginx, RepeatsAreRefusedOrJoinedAsNginxDoes) {
     EXPECT_EQ(key(joined, path), key(alone, path)) << path;
 }
 
+// A Service bundled with its VirtualService (a common layout) is a
+// bystander: the file imports its route's retries whatever document comes
+// first; a file of such resources alone is still refused by kind.
+TEST(ConfigsIstio, AServiceBesideItsVirtualServiceIsABystander) {
+  const std::string service =
+      "apiVersion: v1\nkind: Service\nmetadata: {name: orders}\n"
+      "spec: {ports: [{port: 80}]}\n";
+  const std::string route =
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders}\n"
+      "spec:\n  hosts: [orders]\n  http:\n  - route: [{destination: {host: orders}}]\n"
+      "    retries: {attempts: 3, perTryTimeout: 2s, retryOn: 5xx}\n";
+  for (const std::string& text : {service + "---\n" + route, route + "---\n" + service}) {
+    auto r = import_configs({{"bundle.yaml", text}});
+    EXPECT_EQ(num(r, "client.retries"), 3);
+    EXPECT_EQ(num(r, "client.timeout_s"), 2);
+  }
+  std::string e = error_of({{"svc.yaml", service}});
+  EXPECT_NE(e.find("svc.yaml:2: kind: 'Service' carries no retry settings we read"),
+            std::string::npos)
+      << e;
+}
+
 TEST(ConfigsPolicy, PostMortemLadder) {
   auto r = import1("retrystorm/postmortem.yaml");
   EXPECT_EQ(num(r, "client.retries"), 6);

@@ -292,15 +292,26 @@ System detect_system(const ConfigFile& f) {
   auto docs = parse_documents(f.text, f.name);
   if (docs.empty()) fail({f.name, "", 0}, "empty: no settings to import");
   std::optional<System> system;
+  std::optional<InputError> bystander;  // the first resource that carries no retry settings
   for (size_t i = 0; i < docs.size(); ++i) {
     if (is_workload(docs[i])) continue;  // how many clients run, read beside the system
-    System s = system_of_doc(docs[i], f.name, static_cast<int>(i));
+    System s;
+    try {
+      s = system_of_doc(docs[i], f.name, static_cast<int>(i));
+    } catch (const InputError& e) {
+      // A Kubernetes resource of another kind (a Service bundled with its
+      // VirtualService) sits beside the retry settings; alone, it is refused.
+      if (!docs[i].IsMap() || !docs[i]["kind"] || !docs[i]["kind"].IsScalar()) throw;
+      if (!bystander) bystander = e;
+      continue;
+    }
     if (system && s != *system)
       fail({f.name, "", line_of(docs[i])}, "mixes " + std::string(system_label(*system)) + " and " +
                                                system_label(s) +
                                                " documents; give one system per file");
     system = s;
   }
+  if (!system && bystander) throw *bystander;
   if (!system)
     fail({f.name, "", 0},
          "only Kubernetes workloads: they say how many client instances run, not how they "
