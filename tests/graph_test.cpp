@@ -854,5 +854,47 @@ TEST(GraphLint, AnInnerTimeoutLongerThanItsCallerAndABudgetThatProtectsOnlyItsHo
     }
 }
 
+// The caller's wait is its per-attempt timeout or its deadline, whichever
+// comes first (a 10 s timeout under a 2 s deadline hid a 5 s call below); a
+// call with a deadline of its own is fixed by a deadline within the wait (the
+// fix said "its backoffs alone outlast" the wait when they were 0.3 s of 3 s).
+TEST(GraphLint, TheCallersDeadlineCountsAndEachFixSaysWhatFits) {
+  auto check = [](const std::string& calls, const std::string& fix_part) {
+    Scenario s = scenario_from_text(
+        "engine: agent\nservices: {a: {capacity_per_s: 1000}, b: {capacity_per_s: 1000}}\n"
+        "calls:\n" +
+            calls,
+        "x.yaml");
+    LintReport r = lint_scenario(s, "x");
+    const Finding* found = nullptr;
+    for (const Finding& f : r.findings)
+      if (f.rule == "inner-timeout-longer" || f.rule == "call-outlasts-caller") found = &f;
+    ASSERT_NE(found, nullptr) << calls;
+    EXPECT_NE(found->fix.find(fix_part), std::string::npos) << found->fix;
+    Scenario fixed = s;  // the fix, applied, clears the finding
+    for (const auto& [path, value] : found->fix_keys) set_key(fixed, path, value);
+    std::vector<std::string> after = rules_of(lint_scenario(fixed, "x"), "x");
+    EXPECT_EQ(std::count(after.begin(), after.end(), "inner-timeout-longer") +
+                  std::count(after.begin(), after.end(), "call-outlasts-caller"),
+              0)
+        << calls;
+  };
+  check(
+      "  - {from: user, to: a, timeout_s: 10, deadline_s: 2, retries: 1}\n"
+      "  - {from: a, to: b, timeout_s: 5, retries: 0}\n",
+      "a timeout of at most 2 s per attempt on calls[1] (a -> b) (1 attempt then fits in the "
+      "caller's 2 s)");
+  check(
+      "  - {from: user, to: a, timeout_s: 3, retries: 1}\n"
+      "  - {from: a, to: b, timeout_s: 4, deadline_s: 4, retries: 2, backoff: {base_s: 0.1}}\n",
+      "a deadline of at most 3 s on calls[1] (a -> b) (all its attempts then end within the "
+      "caller's 3 s)");
+  check(
+      "  - {from: user, to: a, timeout_s: 3, retries: 1}\n"
+      "  - {from: a, to: b, timeout_s: 2, retries: 2, backoff: {base_s: 0.1, cap_s: 1}}\n",
+      "a timeout of at most 0.9 s per attempt on calls[1] (a -> b) (3 attempts and 0.3 s of "
+      "backoffs then fit in the caller's 3 s)");
+}
+
 }  // namespace
 }  // namespace retrystorm::configs

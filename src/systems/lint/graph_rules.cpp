@@ -34,16 +34,29 @@ std::vector<Hop> hops_of(const Scenario& s) {
 
 // The longest a call takes when every attempt times out: its attempts'
 // timeouts and the backoffs between them at their longest.
-double longest_call_s(const Scenario& edge) {
+// The backoffs between a call's attempts at their longest (each window whole).
+double longest_backoffs_s(const Scenario& edge) {
   const Backoff& b = edge.client.backoff;
   double total = 0, delay = b.base_s;
-  for (int k = 0; k <= edge.client.retries; ++k) {
-    total += edge.client.timeout_s;
-    if (k == edge.client.retries) break;
+  for (int k = 0; k < edge.client.retries; ++k) {
     total += b.cap_s > 0 ? std::min(delay, b.cap_s) : delay;
     delay *= b.multiplier;
   }
+  return total;
+}
+
+// A call at its longest: every attempt timing out and the backoffs between,
+// cut by its deadline.
+double longest_call_s(const Scenario& edge) {
+  double total = (edge.client.retries + 1) * edge.client.timeout_s + longest_backoffs_s(edge);
   return edge.client.deadline_s > 0 ? std::min(total, edge.client.deadline_s) : total;
+}
+
+// How long a caller waits for one attempt of its call: the per-attempt
+// timeout, or its deadline when that comes first.
+double attempt_wait_s(const Scenario& edge) {
+  const double t = edge.client.timeout_s, d = edge.client.deadline_s;
+  return d > 0 ? std::min(t, d) : t;
 }
 
 // Every path of calls from the user to a service that calls nobody.
@@ -98,37 +111,68 @@ void rule_multiplying_path(const std::vector<const Hop*>& path, const std::strin
   out.push_back(std::move(f));
 }
 
+// "1 attempt", "3 attempts".
+std::string attempts_text(int n) {
+  return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
+}
+
+// The fix of a call that outlasts its caller's wait `waits`: a deadline
+// within it where the call has one, else the per-attempt timeout with which
+// its attempts and backoffs fit, else one attempt.
+void fit_in_caller(const Hop& below, double waits, Finding& f) {
+  const auto& c = below.edge.client;
+  const std::string at = "calls[" + std::to_string(below.index) + "].";
+  const double within = std::floor(waits * 1000) / 1000;
+  if (c.deadline_s > 0) {
+    f.fix = "a deadline of at most " + format_seconds(within) + " on " + call_name(below) +
+            " (all its attempts then end within the caller's " + format_seconds(waits) + ")";
+    f.fix_keys = {{at + "deadline_s", within}};
+    return;
+  }
+  const int attempts = c.retries + 1;
+  const double backoffs = longest_backoffs_s(below.edge);
+  const double fit = std::floor((waits - backoffs) / attempts * 1000) / 1000;
+  if (fit >= 0.001) {
+    f.fix = "a timeout of at most " + format_seconds(fit) + " per attempt on " + call_name(below) +
+            " (" + attempts_text(attempts) +
+            (backoffs > 0 ? " and " + format_seconds(backoffs) + " of backoffs" : std::string()) +
+            (attempts == 1 && backoffs <= 0 ? " then fits" : " then fit") + " in the caller's " +
+            format_seconds(waits) + ")";
+    f.fix_keys = {{at + "timeout_s", fit}};
+    return;
+  }
+  f.fix = "one attempt of at most " + format_seconds(within) + " on " + call_name(below) + " (" +
+          (backoffs >= waits ? "its backoffs alone, " + format_seconds(backoffs) + ", outlast"
+                             : attempts_text(attempts) +
+                                   (attempts == 1 ? " does not fit in" : " do not fit in")) +
+          " the caller's " + format_seconds(waits) + ")";
+  f.fix_keys = {{at + "retries", 0.0}, {at + "timeout_s", within}, {at + "deadline_s", 0.0}};
+}
+
 // A call made by `below.call->from` outlasting the calls into that service.
 void rule_outlasts_caller(const Hop& above, const Hop& below, const std::string& source,
                           std::vector<Finding>& out) {
-  double longest = longest_call_s(below.edge), waits = above.edge.client.timeout_s;
+  double longest = longest_call_s(below.edge), waits = attempt_wait_s(above.edge);
   if (longest <= waits) return;
-  bool inner_longer = below.edge.client.timeout_s >= waits;
+  bool inner_longer = attempt_wait_s(below.edge) >= waits;
   Finding f = finding(inner_longer ? Severity::error : Severity::warning,
                       inner_longer ? "inner-timeout-longer" : "call-outlasts-caller", source);
   f.message = call_name(below) + " may take up to " + format_seconds(longest) + " (" +
-              std::to_string(below.edge.client.retries + 1) + " attempts of " +
-              format_seconds(below.edge.client.timeout_s) + " and the backoffs), longer than " +
-              call_name(above) + "'s " + format_seconds(waits) +
-              " timeout: the caller gives up first, and " +
+              attempts_text(below.edge.client.retries + 1) + " of " +
+              format_seconds(below.edge.client.timeout_s) +
+              (below.edge.client.retries > 0 ? " and the backoffs" : "") +
+              (below.edge.client.deadline_s > 0
+                   ? ", within its " + format_seconds(below.edge.client.deadline_s) + " deadline"
+                   : std::string()) +
+              "), longer than " + call_name(above) + "'s " + format_seconds(waits) + " " +
+              (above.edge.client.deadline_s > 0 &&
+                       above.edge.client.deadline_s < above.edge.client.timeout_s
+                   ? "deadline"
+                   : "timeout") +
+              ": the caller gives up first, and " +
               (below.call->propagate_deadline ? "the call stops at its next retry"
                                               : "the attempts below go on for nobody");
-  // The per-attempt timeout with which the attempts and their backoffs fit
-  // in the caller's wait; none when the backoffs alone do not: then one attempt.
-  int attempts = below.edge.client.retries + 1;
-  double backoffs = longest - attempts * below.edge.client.timeout_s;
-  double fit = std::floor((waits - std::max(0.0, backoffs)) / attempts * 1000) / 1000;
-  std::string at = "calls[" + std::to_string(below.index) + "].";
-  if (fit >= 0.001 && below.edge.client.deadline_s == 0) {
-    f.fix = "a timeout of at most " + format_seconds(fit) + " per attempt on " + call_name(below) +
-            " (its attempts and backoffs then fit in the caller's " + format_seconds(waits) + ")";
-    f.fix_keys = {{at + "timeout_s", fit}};
-  } else {
-    double one = std::floor(waits * 1000) / 1000;
-    f.fix = "one attempt of at most " + format_seconds(one) + " on " + call_name(below) +
-            " (its backoffs alone outlast the caller's " + format_seconds(waits) + ")";
-    f.fix_keys = {{at + "retries", 0.0}, {at + "timeout_s", one}, {at + "deadline_s", 0.0}};
-  }
+  fit_in_caller(below, waits, f);
   f.numbers = {{"longest_s", longest}, {"caller_timeout_s", waits}};
   out.push_back(std::move(f));
   if (below.call->propagate_deadline || below.edge.client.retries == 0) return;
