@@ -446,6 +446,26 @@ TEST(AnalyzeStreams, APipeAndAFifoReadAsTheFile) {
   EXPECT_EQ(body(fifo_text.str()), body(file.out));
 }
 
+// A log file is closed once its format is known and opened again to be read:
+// a hundred logs under a limit of 64 descriptors are read (all were open at
+// once, and the 64th "could not be read").
+TEST(AnalyzeStreams, ManyLogsDoNotHoldADescriptorEach) {
+  fs::path d = temp_dir("many_logs");
+  std::string files;
+  for (int i = 0; i < 100; ++i) {
+    fs::copy_file(kFixtures + "requests.csv", d / ("r" + std::to_string(i) + ".csv"));
+    files += " " + (d / ("r" + std::to_string(i) + ".csv")).string();
+  }
+  const std::string cmd = "ulimit -n 64 && " + std::string(RETRYSTORM_BIN) + " analyze" + files +
+                          " >" + (d / "out").string() + " 2>&1";
+  int rc = std::system(("bash -c '" + cmd + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  std::ifstream out(d / "out");
+  std::stringstream text;
+  text << out.rdbuf();
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << text.str().substr(0, 300);
+}
+
 // Blank lines before a CSV header and a UTF-8 byte-order mark before the
 // first line are skipped by every format (the CSV readers took the blank
 // line as the header; a BOM before JSON was "cannot tell the format").

@@ -394,6 +394,16 @@ TEST(ConfigsExport, RetriesOfNoFailureAreNoRetries) {
       return n.find("retries no failure") != std::string::npos;
     })) << system;
   }
+  // Hedges go on a timer; a system that cannot hedge writes no retries either
+  // (nginx wrote `proxy_next_upstream ;`, which nginx refuses).
+  set_key_text(s, "engine", "agent");
+  set_key_text(s, "client.hedging", "envoy");
+  validate(s);
+  for (const std::string system : {"istio", "linkerd", "aws", "haproxy", "nginx"}) {
+    std::string text;
+    EXPECT_EQ(reimport(s, system, text).client.retries, 0) << system << ":\n" << text;
+    EXPECT_EQ(text.find("proxy_next_upstream ;"), std::string::npos) << text;
+  }
 }
 
 // A backoff cap below the base makes every window the cap

@@ -105,8 +105,8 @@ double peak_bytes_of(Work work) {
 
 // A run's whole answer as `run --format json` and /api/run build it (the
 // runs of the advice and the tipping point, the trace, the JSON and its
-// text) stays within what run_cost priced: at 100,000 steps a stuck run's
-// JSON answer peaked at 3.9 kB a step, while the estimate counted 0.9 kB.
+// text) stays within what run_cost priced: at 100,000 steps a run's JSON
+// answer peaked at 2.3 kB a step, while the estimate counted 0.9 kB.
 TEST(RunCost, TheEstimateBoundsTheJsonAnswersPeak) {
   for (const char* preset : {"order-status", "partial-brownout"}) {
     Scenario s = preset_or_throw(preset).scenario;
@@ -124,6 +124,27 @@ TEST(RunCost, TheEstimateBoundsTheJsonAnswersPeak) {
     EXPECT_GT(peak, estimate / 3) << preset << ": the estimate is far above the peak ("
                                   << peak / 1e6 << " MB, estimate " << estimate / 1e6 << " MB)";
   }
+}
+
+// A Monte Carlo is priced with the replications that fit beside its report
+// and series, not with the machine's cores: whenever one replication fits,
+// the request is accepted, on 2 cores or 64 (it was priced at min(runs,
+// cores) replications, so 16 cores refused what 2 accepted).
+TEST(RunCost, AMonteCarloIsPricedAlikeWhateverTheCores) {
+  Scenario s = preset_or_throw("load-surge").scenario;
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"engine", "agent"}, {"demand.process", "poisson"}, {"runs", "200"}})
+    set_key_text(s, k, v);
+  validate(s);
+  const double one = engine_run_cost(s).bytes;
+  const unsigned width = replications_at_once(s);
+  EXPECT_GE(width, 1u);
+  EXPECT_LE(width, 200u);
+  EXPECT_LE(run_cost(s).bytes, CostLimits{}.max_bytes + one) << "width " << width;
+  EXPECT_EQ(refusal(run_cost(s)), "");
+  Scenario few = s;
+  set_key_text(few, "runs", "3");
+  EXPECT_LE(replications_at_once(few), 3u);
 }
 
 struct Refused {

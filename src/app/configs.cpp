@@ -115,12 +115,12 @@ std::vector<configs::ConfigFile> mesh_files(const std::string& dir,
     // A link that leads nowhere (or in a loop) is no configuration file.
     bool regular = it->is_regular_file(ec);
     if (ec) {
+      const std::string why = ec.message();
       if (fs::is_symlink(it->symlink_status(ec))) {
         ec.clear();
         continue;
       }
-      throw InputError("--mesh " + dir + ": " + printable(it->path().string()) + ": " +
-                       ec.message());
+      throw InputError("--mesh " + dir + ": " + printable(it->path().string()) + ": " + why);
     }
     if (!regular || !mesh_extension(it->path())) continue;
     // The folder's own calls file is never a configuration file, even when

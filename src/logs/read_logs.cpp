@@ -82,8 +82,9 @@ LogFormat detect_format(const std::string& path) {
 std::vector<LogSource> read_logs(const std::vector<std::string>& paths,
                                  incident::Accumulator& acc) {
   check_distinct(paths);
-  // Each file is opened once: its format from its first line, then read
-  // on from there (a pipe or FIFO cannot be opened twice).
+  // A pipe or FIFO can be read only once: it stays open from its format's
+  // first line on. A file is closed once its format is known and opened
+  // again to be read (a thousand logs open at once ran out of descriptors).
   struct Open {
     LogSource source;
     std::unique_ptr<LineReader> in;
@@ -92,6 +93,8 @@ std::vector<LogSource> read_logs(const std::vector<std::string>& paths,
   for (const auto& p : paths) {
     auto in = std::make_unique<LineReader>(p);
     LogFormat format = detect_format(*in);
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) in.reset();
     open.push_back({{p, format}, std::move(in)});
   }
   bool sessions = std::any_of(open.begin(), open.end(), [](const Open& o) {
@@ -105,6 +108,10 @@ std::vector<LogSource> read_logs(const std::vector<std::string>& paths,
   });
   std::vector<LogSource> sources;
   for (auto& [source, in] : open) {
+    if (!in) {
+      in = std::make_unique<LineReader>(source.path);
+      detect_format(*in);  // past the blank lines, to the first line again
+    }
     switch (source.format) {
       case LogFormat::sessions_csv:
         read_sessions_csv(*in, base, acc);

@@ -204,9 +204,11 @@ Draft::Draft(System system, const Scenario& s, double min_duration_s)
       notes(result.notes) {
   if (!stack_note(s).empty()) result.notes.push_back(stack_note(s));
   // Retries of no failure at all are no retries: written as such, since
-  // each system's own conditions would retry something.
-  if (retries > 0 && s.retried_answers() == 0 && !s.client.retry_on_timeout &&
-      exported_hedging(s) == Hedging::none) {
+  // each system's own conditions would retry something. Hedges go on a
+  // timer, not on a failure, where the system writes them (Envoy, gRPC).
+  const bool hedges =
+      exported_hedging(s) != Hedging::none && (system == System::envoy || system == System::grpc);
+  if (retries > 0 && s.retried_answers() == 0 && !s.client.retry_on_timeout && !hedges) {
     result.notes.push_back(
         "client.retry_on 'none' and client.retry_on_timeout false: the "
         "scenario retries no failure, so the file has no retries (its " +

@@ -180,16 +180,26 @@ unsigned runs_at_once(const Scenario& s) {
   return static_cast<unsigned>(std::clamp<double>(fit, 1, cores()));
 }
 
+// The report of a run (one, of replication 0) and a goodput series a replication.
+double montecarlo_fixed_bytes(const Scenario& s) {
+  const double steps = s.steps();
+  return kReportBytesPerStep * steps + 8 * steps * std::max(1, s.runs);
+}
+
+unsigned replications_at_once(const Scenario& s) {
+  const double room = CostLimits{}.max_bytes - montecarlo_fixed_bytes(s);
+  const double fit = std::floor(room / std::max(1.0, engine_run_cost(s).bytes));
+  return static_cast<unsigned>(std::clamp<double>(fit, 1, std::max(1, s.runs)));
+}
+
 Cost run_cost(const Scenario& s) {
   Cost c = engine_run_cost(s);
   if (!engine_facts(s).run) return c;  // sessions: its replications are in sessions_cost
   double steps = s.steps();
   if (s.runs > 1 && engine_facts(s).random) {
-    // Replications side by side, as many as fit in a request's memory
-    // (run_montecarlo runs that many), and a goodput series for each; one
-    // report, of replication 0.
-    double threads = std::min<double>(s.runs, runs_at_once(s));
-    c.bytes = c.bytes * threads + 8 * steps * s.runs;
+    // Replications side by side (replications_at_once), a goodput series for
+    // each; one report, of replication 0.
+    c.bytes = c.bytes * replications_at_once(s) + 8 * steps * s.runs;
     c.seconds *= 1 + s.runs;
     c.keys += ", runs";
   }

@@ -42,6 +42,12 @@ Cost engine_run_cost(const Scenario& s);
 // (CostLimits{}.max_bytes), so running them side by side never lets a
 // request hold more than a single allowed run may.
 unsigned runs_at_once(const Scenario& s);
+// A Monte Carlo's replications priced side by side: as many as fit in one
+// request's memory beside its report and its series, at most `runs`, never
+// fewer than one. Not the machine's cores, so that a request is priced, and
+// accepted, alike everywhere; run_montecarlo runs at most this many at once
+// (fewer on fewer cores).
+unsigned replications_at_once(const Scenario& s);
 Cost ladder_cost(const Scenario& s);
 // grid_s <= 0: the scenario's grid, as tipping_point().
 Cost tipping_cost(const Scenario& s, double grid_s = 0);

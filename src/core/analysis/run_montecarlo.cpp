@@ -1,6 +1,8 @@
 #include "analysis/run_montecarlo.hpp"
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "analysis/cost.hpp"
@@ -25,8 +27,9 @@ MonteCarloResult run_montecarlo(const Scenario& s, int runs, unsigned threads) {
   r.runs = replication_count(s, runs);
   r.seed = s.seed;
   r.replications.resize(static_cast<size_t>(r.runs));
-  // By default as many side by side as fit in a request's memory (run_cost).
-  if (threads == 0) threads = runs_at_once(s);
+  // By default as many side by side as run_cost priced, at most one a core.
+  if (threads == 0)
+    threads = std::min(replications_at_once(s), std::max(1u, std::thread::hardware_concurrency()));
   Replicated all = replicate(s, r.runs, threads, [&](size_t i, const Scenario& replica) {
     RunResult run = run_engine(replica);
     r.replications[i] = compute_metrics(run);

@@ -20,8 +20,8 @@ struct MonteCarloResult {
 };
 
 // Runs `runs` replications (default: the scenario's `runs`) of a validated
-// scenario; threads = 0: as many at once as fit in one request's memory, at most one
-// a core (runs_at_once).
+// scenario; threads = 0: as many at once as run_cost priced
+// (replications_at_once), at most one a core.
 MonteCarloResult run_montecarlo(const Scenario& s, int runs = 0, unsigned threads = 0);
 
 // The figures of one replication that Monte Carlo summarises.

@@ -65,8 +65,10 @@ double axis_number(const std::string& path, const std::string& part) {
 std::vector<double> listed_values(const std::string& path, const std::string& text) {
   std::vector<double> out;
   std::string bad;
-  if (!parse_number_list(text, out, bad) || out.empty())
+  if (!parse_number_list(text, out, bad))
     throw InputError("--vary " + path + ": '" + bad + "' is not a number");
+  if (out.empty())
+    throw InputError("--vary " + path + ": no values; give FROM:TO:STEP or V1,V2,...");
   return out;
 }
 
