@@ -1,7 +1,5 @@
 #include "cli/common.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -57,13 +55,10 @@ bool is_output_option(const CLI::Option& option) {
                      [&](const char* name) { return option.check_lname(name + 2); });
 }
 
-// The file `path` names (device and inode), when it exists and is a regular file.
-std::optional<std::pair<dev_t, ino_t>> file_id(const std::string& path) {
-  struct stat st {};
-  if (path.empty() || path == kStandardOutput || ::stat(path.c_str(), &st) != 0 ||
-      !S_ISREG(st.st_mode))
-    return std::nullopt;
-  return std::pair{st.st_dev, st.st_ino};
+// The file `path` names, when it is a regular file (not standard output).
+std::optional<FileIdentity> file_id(const std::string& path) {
+  if (path == kStandardOutput) return std::nullopt;
+  return regular_file_identity(path);
 }
 
 // An output that names a file the command reads (`analyze in.log --out

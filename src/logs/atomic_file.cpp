@@ -116,6 +116,12 @@ void write_files(const std::vector<OutputFile>& files, const std::string& option
   for (auto& f : open) f->commit();
 }
 
+std::optional<FileIdentity> regular_file_identity(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return FileIdentity{st.st_dev, st.st_ino};
+}
+
 void check_output_path(const std::string& out, const std::string& option) {
   if (out.empty()) return;
   fs::path path = output_path(out, option);

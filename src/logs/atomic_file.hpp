@@ -4,8 +4,10 @@
 // stopped run leaves what was there before. docs/cli.md, "Output files".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace retrystorm {
@@ -44,6 +46,11 @@ struct OutputFile {
   std::string text;
 };
 void write_files(const std::vector<OutputFile>& files, const std::string& option);
+
+// The regular file `path` names (device and inode), when it names one:
+// two paths with the same identity are one file (a link, another spelling).
+using FileIdentity = std::pair<unsigned long long, unsigned long long>;
+std::optional<FileIdentity> regular_file_identity(const std::string& path);
 
 // Refuses, before any work, a path AtomicFile could not write (a directory, a
 // block device, a link to nothing, a directory that cannot be written to).

@@ -1,10 +1,9 @@
 #include "logs/read_logs.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <memory>
 
+#include "logs/atomic_file.hpp"
 #include "logs/readers.hpp"
 
 namespace retrystorm::logs {
@@ -25,16 +24,12 @@ bool has(const CsvHeader& h, std::initializer_list<const char*> names) {
 // every record twice: refused, naming both. Paths that cannot be read are left
 // to the reader's message.
 void check_distinct(const std::vector<std::string>& paths) {
-  std::vector<std::pair<dev_t, ino_t>> ids(paths.size());
-  std::vector<bool> known(paths.size(), false);
-  for (size_t i = 0; i < paths.size(); ++i) {
-    struct stat st {};
-    if (::stat(paths[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    ids[i] = {st.st_dev, st.st_ino};
-    known[i] = true;
-    for (size_t j = 0; j < i; ++j)
-      if (known[j] && ids[j] == ids[i])
-        throw InputError(printable(paths[i]) + ": the same file as " + printable(paths[j]) +
+  std::vector<std::optional<FileIdentity>> ids;
+  for (const std::string& path : paths) {
+    ids.push_back(regular_file_identity(path));
+    for (size_t j = 0; j + 1 < ids.size(); ++j)
+      if (ids.back() && ids[j] == ids.back())
+        throw InputError(printable(path) + ": the same file as " + printable(paths[j]) +
                          "; give each log once (its records would count twice)");
   }
 }
@@ -93,8 +88,7 @@ std::vector<LogSource> read_logs(const std::vector<std::string>& paths,
   for (const auto& p : paths) {
     auto in = std::make_unique<LineReader>(p);
     LogFormat format = detect_format(*in);
-    struct stat st {};
-    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) in.reset();
+    if (regular_file_identity(p)) in.reset();
     open.push_back({{p, format}, std::move(in)});
   }
   bool sessions = std::any_of(open.begin(), open.end(), [](const Open& o) {

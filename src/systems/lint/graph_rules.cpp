@@ -111,11 +111,6 @@ void rule_multiplying_path(const std::vector<const Hop*>& path, const std::strin
   out.push_back(std::move(f));
 }
 
-// "1 attempt", "3 attempts".
-std::string attempts_text(int n) {
-  return std::to_string(n) + (n == 1 ? " attempt" : " attempts");
-}
-
 // The fix of a call that outlasts its caller's wait `waits`: a deadline
 // within it where the call has one, else the per-attempt timeout with which
 // its attempts and backoffs fit, else one attempt.
@@ -134,7 +129,7 @@ void fit_in_caller(const Hop& below, double waits, Finding& f) {
   const double fit = std::floor((waits - backoffs) / attempts * 1000) / 1000;
   if (fit >= 0.001) {
     f.fix = "a timeout of at most " + format_seconds(fit) + " per attempt on " + call_name(below) +
-            " (" + attempts_text(attempts) +
+            " (" + plural(attempts, "attempt", "attempts") +
             (backoffs > 0 ? " and " + format_seconds(backoffs) + " of backoffs" : std::string()) +
             (attempts == 1 && backoffs <= 0 ? " then fits" : " then fit") + " in the caller's " +
             format_seconds(waits) + ")";
@@ -143,7 +138,7 @@ void fit_in_caller(const Hop& below, double waits, Finding& f) {
   }
   f.fix = "one attempt of at most " + format_seconds(within) + " on " + call_name(below) + " (" +
           (backoffs >= waits ? "its backoffs alone, " + format_seconds(backoffs) + ", outlast"
-                             : attempts_text(attempts) +
+                             : plural(attempts, "attempt", "attempts") +
                                    (attempts == 1 ? " does not fit in" : " do not fit in")) +
           " the caller's " + format_seconds(waits) + ")";
   f.fix_keys = {{at + "retries", 0.0}, {at + "timeout_s", within}, {at + "deadline_s", 0.0}};
@@ -158,7 +153,7 @@ void rule_outlasts_caller(const Hop& above, const Hop& below, const std::string&
   Finding f = finding(inner_longer ? Severity::error : Severity::warning,
                       inner_longer ? "inner-timeout-longer" : "call-outlasts-caller", source);
   f.message = call_name(below) + " may take up to " + format_seconds(longest) + " (" +
-              attempts_text(below.edge.client.retries + 1) + " of " +
+              plural(below.edge.client.retries + 1, "attempt", "attempts") + " of " +
               format_seconds(below.edge.client.timeout_s) +
               (below.edge.client.retries > 0 ? " and the backoffs" : "") +
               (below.edge.client.deadline_s > 0
