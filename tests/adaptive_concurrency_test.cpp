@@ -134,6 +134,27 @@ TEST(AdaptiveConcurrency, FiveUpdatesInARowAtTheMinimumMeasureMinRttAgain) {
   EXPECT_TRUE(c.measuring_min_rtt());
 }
 
+// updateMinRTT restores the deferred limit before it clears it
+// (updateConcurrencyLimit(deferred_limit_value_.load()), then
+// deferred_limit_value_.store(0)): the restore is inside the window and is
+// no update at the minimum, so it takes five updates after it, not four.
+TEST(AdaptiveConcurrency, TheRestoreAfterMinRttIsNoUpdateAtTheMinimum) {
+  GradientController c(quick(), 1);
+  answer(c, 4, 0, 0.010);  // min RTT measured; the limit restored to 3, the minimum
+  double t = 0.011;
+  int windows = 0;
+  for (; windows < 10 && !c.measuring_min_rtt(); ++windows, t += 0.1) {
+    answer(c, 1, t, t + 0.1);
+    c.admit(t + 0.1);
+    c.on_cancel(t + 0.1);
+  }
+  // The first window of the loop holds no sample (its answer comes after
+  // the update), so five updates at the minimum take six windows; counting
+  // the restore as one, as before, took five.
+  EXPECT_TRUE(c.measuring_min_rtt());
+  EXPECT_EQ(windows, 6);
+}
+
 Metrics run_with(const char* preset, std::map<std::string, std::string> sets) {
   sets["engine"] = "agent";
   return compute_metrics(run_engine(testing::preset(preset, sets)));

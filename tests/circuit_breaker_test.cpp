@@ -205,6 +205,33 @@ TEST(Resilience4j, NoVerdictBelowTheMinimumThenFailureRateAtLeastTheThreshold) {
   EXPECT_EQ(even.state(), BreakerState::open) << "50% >= 50%";
 }
 
+// A threshold of 55% is the percent 55 to both libraries (opossum compares
+// failures / fires * 100 > errorThresholdPercentage; resilience4j's
+// SnapshotImpl.getFailureRate is failed * 100.0f / total, compared >= the
+// float failureRateThreshold), where 0.55 x 100 is 55.00000000000001.
+TEST(BreakerSettings, ARateThresholdIsThePercentAsTyped) {
+  BreakerSettings o = opossum();
+  o.failure_rate = 0.55;
+  CircuitBreaker at(o);
+  std::vector<uint32_t> calls;
+  for (int i = 0; i < 20; ++i) calls.push_back(at.admit(0));
+  for (int i = 0; i < 9; ++i) at.on_outcome(0.1, true, calls[static_cast<size_t>(i)]);
+  for (int i = 9; i < 19; ++i) at.on_outcome(0.1, false, calls[static_cast<size_t>(i)]);
+  EXPECT_EQ(at.state(), BreakerState::closed) << "10 of 19 fires: 52.6% is not above 55%";
+  // 11 / 20 x 100 is 55.00000000000001 in JavaScript's doubles too: above
+  // the typed 55, so opossum opens (ours did not while it compared with
+  // 0.55 x 100, the same 55.00000000000001).
+  at.on_outcome(0.1, false, calls[19]);
+  EXPECT_EQ(at.state(), BreakerState::open) << "11 of 20 fires, as opossum computes it";
+  BreakerSettings r = r4j();
+  r.failure_rate = 0.55;
+  r.window_calls = 100;
+  r.min_calls = 100;
+  CircuitBreaker even(r);
+  for (int i = 0; i < 100; ++i) even.on_outcome(0, i >= 55, even.admit(0));
+  EXPECT_EQ(even.state(), BreakerState::open) << "55 of 100 failed: 55% >= 55%";
+}
+
 TEST(Resilience4j, HalfOpenLetsItsPermitsThroughAndJudgesThemOnAFreshWindow) {
   CircuitBreaker b(r4j());
   for (int i = 0; i < 4; ++i) b.on_outcome(0, false, b.admit(0));

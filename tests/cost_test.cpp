@@ -191,6 +191,19 @@ TEST(CostEstimate, MeasuredCasesAreRefusedFastNamingTheirKeys) {
   EXPECT_LT(seconds_since(started), 1.0);
 }
 
+// A graph's attempts multiply along its paths: 21 attempts at each of three
+// hops is up to 21^3 at the bottom for every user request. It was priced as
+// the top-level client's 21 and ran 35 s of CPU in 4.2 GB, accepted.
+TEST(CostEstimate, AGraphIsPricedWithItsAttemptsMultipliedAlongThePaths) {
+  Scenario s = preset_or_throw("three-tier-chain").scenario;
+  EXPECT_EQ(refusal(run_cost(s)), "");
+  set_key_text(s, "client.retries", "20");
+  validate(s);
+  const std::string e = refusal(run_cost(s));
+  EXPECT_NE(e.find("calls[].retries"), std::string::npos) << e;
+  EXPECT_NE(e.find("the limit is"), std::string::npos) << e;
+}
+
 // --allow-large lifts the time limit, never the hard memory cap.
 TEST(CostEstimate, LargeLimitsStillCapMemory) {
   Scenario s = order_status({{"horizon_s", "200000"},

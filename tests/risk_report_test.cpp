@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "analysis/markov/splitting.hpp"
 #include "analysis/risk.hpp"
 #include "preset_scenario.hpp"
 #include "quick_risk.hpp"
@@ -46,6 +47,35 @@ TEST(RiskReport, IncidentsAtRandomAreSaidWithTheirRateAndSize) {
       << text;
   EXPECT_EQ(text.find("incident.duration_s=0"), std::string::npos) << "a replay keeps them";
   EXPECT_EQ(text.find("stuck when the incident ended"), std::string::npos);
+  // `run` replays such a run as its series: its report measures recovery
+  // from one incident and refuses incidents at random.
+  if (r.levels[0].tipped_seed) {
+    EXPECT_NE(text.find(" --format csv\n"), std::string::npos) << text;
+  }
+}
+
+// A knob that moves the stuck rule (client.timeout_s: one timeout of work)
+// gets a rule per value; the text described the first value's for all.
+TEST(RiskReport, AMapSaysEachValuesRuleWhenTheyDiffer) {
+  RiskOptions o = testing::quick_risk({1.0}, 2);
+  const RiskMap map =
+      assess_risk_map(small_server({}), SweepAxis("client.timeout_s", 0, 0, 1, {1, 2}), o);
+  const std::string text = risk_map_text(map);
+  EXPECT_NE(text.find("at client.timeout_s 1: stuck: more than"), std::string::npos) << text;
+  EXPECT_NE(text.find("at client.timeout_s 2: stuck: more than"), std::string::npos) << text;
+  const RiskMap same =
+      assess_risk_map(small_server({}), SweepAxis("client.retries", 0, 0, 1, {0, 2}), o);
+  EXPECT_EQ(risk_map_text(same).find("at client.retries"), std::string::npos);
+}
+
+// Splitting's chance is a chance: its interval stops at 100% (a few
+// spread-out replicas gave 0% to 184.7%), and a chance of 1 bounds the mean
+// wait by nothing above 0.
+TEST(RiskReport, SplittingsIntervalStaysWithinAChance) {
+  const markov::RareEstimate e = markov::combine_replicas({1.0, 0.0, 0.9}, {{}, {}, {}});
+  EXPECT_LE(e.high, 1.0);
+  EXPECT_GT(e.high, e.p);
+  EXPECT_EQ(waiting_time_from_chance(e.p, e.low, 1.0, 120).low_s, 0);
 }
 
 }  // namespace

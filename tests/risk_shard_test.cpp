@@ -167,5 +167,45 @@ TEST_F(RiskShardCli, ShardsThatDoNotBelongAreRefused) {
   refused({"risk", "--scenario", example, "--shard", "3/2"}, "--shard");
 }
 
+// A shard's file is outside input: its index, its own range of passages,
+// their times and its counts' types are checked, and a JSON error names the
+// file (index 0 of 0 crashed merge; a passage moved between shards, times
+// past the horizon and "runs": 4.7 were taken).
+TEST_F(RiskShardCli, AShardIsCheckedAgainstItsOwnRange) {
+  ASSERT_EQ(risk({"--shard", "1/2", "--out", "1.json"}).status, 0);
+  ASSERT_EQ(risk({"--shard", "2/2", "--out", "2.json"}).status, 0);
+  const nlohmann::json one = nlohmann::json::parse(testing::read_all(dir.path() / "1.json"));
+  const nlohmann::json two = nlohmann::json::parse(testing::read_all(dir.path() / "2.json"));
+  auto refused = [&](const nlohmann::json& first, const std::string& says) {
+    testing::write_file(dir.path() / "x.json", first.dump());
+    // A request changed in both: the shards still belong together.
+    nlohmann::json second = two;
+    second["request"] = first["request"];
+    testing::write_file(dir.path() / "y.json", second.dump());
+    const Outcome o = run_cli(dir.path(), {"merge", "x.json", "y.json"});
+    EXPECT_EQ(o.status, 2) << o.out;
+    EXPECT_NE(o.err.find(says), std::string::npos) << o.err;
+  };
+  nlohmann::json zero = one;
+  zero["shard"]["index"] = 0;
+  zero["shard"]["of"] = 0;
+  testing::write_file(dir.path() / "zero.json", zero.dump());
+  const Outcome crashed = run_cli(dir.path(), {"merge", "zero.json"});
+  EXPECT_EQ(crashed.status, 2);
+  EXPECT_NE(crashed.err.find("zero.json: shard 0 of 0"), std::string::npos) << crashed.err;
+  nlohmann::json moved = one;
+  moved["cells"][0][0]["calm"].push_back(two["cells"][0][0]["calm"][0]);
+  refused(moved, "x.json: a load holds");
+  nlohmann::json late = one;
+  late["cells"][0][0]["calm"][0] = {1e308, nullptr, 0, nullptr, 1e308};
+  refused(late, "x.json: a passage ends at");
+  nlohmann::json fraction = one;
+  fraction["request"]["runs"] = 4.7;
+  refused(fraction, "x.json: request.runs: 4.7");
+  nlohmann::json text = one;
+  text["request"]["exact"] = "abc";
+  refused(text, "x.json: not a retrystorm risk shard");
+}
+
 }  // namespace
 }  // namespace retrystorm

@@ -12,6 +12,7 @@
 #include "analysis/markov/retry_chain.hpp"
 #include "analysis/markov/splitting.hpp"
 #include "model/keys.hpp"
+#include "policies/backoff.hpp"
 #include "preset_scenario.hpp"
 #include "quick_risk.hpp"
 #include "random_server.hpp"
@@ -310,6 +311,65 @@ TEST(Risk, RefusesWhatItCannotEstimate) {
                InputError);
   EXPECT_THROW(assess_risk(metafor_like({{"client.layers", "2"}}), testing::quick_risk({1.0}, 2)),
                InputError);
+}
+
+// What each option can measure, refused before any run when it cannot.
+TEST(Risk, RefusesWhatItCouldNotMeasure) {
+  auto message = [](const Scenario& s, RiskOptions o) {
+    try {
+      assess_risk(s, o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // An incident that does not end before the horizon leaves no time to time
+  // the leaving in (it counted every run stuck, with a negative exposure).
+  RiskOptions o = testing::quick_risk({1.0}, 2);
+  o.horizon_s = 120;
+  const Scenario long_push = metafor_like({{"incident.start_s", "60"},
+                                           {"incident.duration_s", "100"},
+                                           {"incident.capacity_factor", "0.2"}});
+  EXPECT_NE(message(long_push, o).find("ends at 160 s"), std::string::npos);
+  o.horizon_s = 160;
+  EXPECT_NE(message(long_push, o).find("ends at 160 s"), std::string::npos) << "at the horizon";
+  // Seeds past 2^53 - 1 round: two replications would share one.
+  Scenario late_seed = metafor_like({{"horizon_s", "60"}});
+  late_seed.seed = kMaxSeed - 3;
+  EXPECT_NE(message(late_seed, testing::quick_risk({1.0}, 6)).find("at most 9007199254740986"),
+            std::string::npos);
+  // A run's steps within the caller's limit (the server's is lower).
+  RiskOptions tight = testing::quick_risk({1.0}, 2);
+  tight.max_steps = 100;
+  EXPECT_NE(message(metafor_like({{"horizon_s", "300"}}), tight).find("300 steps"),
+            std::string::npos);
+}
+
+// A map's knob may not be the options' own: runs per cell are --runs, and
+// --horizon sets every cell's horizon.
+TEST(Risk, AMapRefusesAKnobTheOptionsSet) {
+  RiskOptions o = testing::quick_risk({1.0}, 2);
+  EXPECT_THROW(risk_map_values(SweepAxis("runs", 0, 0, 1, {2, 3}), o), InputError);
+  EXPECT_NO_THROW(risk_map_values(SweepAxis("horizon_s", 0, 0, 1, {60, 120}), o));
+  o.horizon_s = 60;
+  EXPECT_THROW(risk_map_values(SweepAxis("horizon_s", 0, 0, 1, {60, 120}), o), InputError);
+}
+
+// The chain's retry delay is the middle of the first backoff's window, cap
+// and jitter included (it took base x 0.5 for full jitter whatever the cap).
+TEST(Risk, TheChainsRetryDelayIsTheFirstBackoffWindowsMiddle) {
+  std::string why;
+  Scenario s = metafor_like({{"server.queue_limit", "30"},
+                             {"client.backoff.base_s", "2"},
+                             {"client.backoff.cap_s", "0.5"},
+                             {"client.backoff.jitter", "full"}});
+  auto p = chain_params(s, 1.0, why);
+  ASSERT_TRUE(p) << why;
+  EXPECT_DOUBLE_EQ(p->retry_delay_s, 0.25);
+  s.client.backoff = {.base_s = 0.2, .multiplier = 3, .cap_s = 10, .jitter = Jitter::decorrelated};
+  p = chain_params(s, 1.0, why);
+  const DelayRange first = backoff_delay(s.client.backoff, 1);
+  EXPECT_DOUBLE_EQ(p->retry_delay_s, (first.low_s + first.high_s) / 2);
 }
 
 TEST(Risk, TheExactChainIsPrintedBesideWhenTheScenarioIsOne) {

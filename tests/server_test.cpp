@@ -731,6 +731,10 @@ TEST(HandleApi, ErrorsAre400WithAMessageNamingTheField) {
        "client.backoff.jitter"},
       {"/api/sweep", R"({"vary": [{"path": "client.retries", "from": 3, "to": 0}]})",
        "client.retries"},
+      // A field left out is no default (the axis ran at 0, or from 0, unsaid).
+      {"/api/sweep", R"({"vary": [{"path": "client.retries", "to": 2}]})", "from and to"},
+      {"/api/sweep", R"({"vary": [{"path": "client.retries"}]})", "from and to"},
+      {"/api/sweep", R"({"vary": [{"from": 1, "to": 2, "step": 1}]})", "vary[].path"},
       {"/api/sweep", R"({"vary": [{"path": "client.retries", "from": 0, "to": 3, "step": 0}]})",
        "step"},
       {"/api/sweep",
@@ -931,6 +935,25 @@ TEST(ReplicationCache, ForgetsTheLeastRecentlyUsedScenario) {
   EXPECT_EQ(cache.values(), 6u) << "a replication kept twice counts once";
   cache.keep(b, 1, {{}, std::vector<double>(6, 2.0)});
   EXPECT_EQ(cache.values(), 12u) << "the newest scenario stays, however large";
+}
+
+// A batch is priced by the replications this server has not kept, not by
+// the caller's `done`: done = 48 of 50 with nothing kept runs all 50 (it was
+// priced as 2 and ran 66 s where POST /api/run refuses the same 50).
+TEST(ReplicationCache, ABatchIsPricedByWhatItWillRun) {
+  Scenario s = preset_or_throw("partial-brownout").scenario;
+  s.engine = Engine::agent;
+  s.runs = 50;
+  s.horizon_s = 2400;
+  s.seed = 123;
+  validate(s);
+  app::ReplicationCache cache;
+  EXPECT_THROW(app::montecarlo_batch(s, 48, 50, cache, {}), InputError);
+  EXPECT_EQ(cache.kept(s, 50), 0u) << "refused before any run";
+  cache.keep(s, 0, {{}, std::vector<double>(3, 1.0)});
+  cache.keep(s, 1, {{}, std::vector<double>(3, 1.0)});
+  cache.keep(s, 3, {{}, std::vector<double>(3, 1.0)});
+  EXPECT_EQ(cache.kept(s, 50), 2u) << "from 0 without a gap";
 }
 
 // The page's first batch (done = 1) comes beside POST /api/run, which runs

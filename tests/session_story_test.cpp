@@ -88,6 +88,38 @@ TEST(SessionStory, EveryHeadlineChecksItsEvidence) {
   EXPECT_FALSE(has(session_verdict(run, m).headline, "dependency is down"));
 }
 
+// Sessions still in flight at the window's end did not finish: an outage
+// that keeps them asleep in their ladders is no "Healthy" (it said
+// "Healthy: 9 of 34 sessions completed" with 21 stuck asleep).
+TEST(SessionStory, SessionsStuckInFlightAreNotHealthy) {
+  Scenario s = preset("scheduler-429-outage", {{"horizon_s", "129600"},
+                                               {"sessions.focus_to_s", "129600"},
+                                               {"client.deadline_s", "0"},
+                                               {"client.retries", "12"}});
+  sessions::SessionRun run = sessions::run_sessions(s);
+  SessionMetrics m = session_metrics(run);
+  ASSERT_GT(2 * (m.launched - m.completed), m.launched);
+  const SessionVerdict v = session_verdict(run, m);
+  EXPECT_FALSE(has(v.headline, "Healthy")) << v.headline;
+}
+
+// The anchor-first advice tells of the first cut session in the window, the
+// one it counts (it told of one launched the day before).
+TEST(SessionStory, AnchorFirstAdviceNamesASessionOfTheWindow) {
+  Scenario s = preset("scheduler-429-outage",
+                      {{"sessions.focus_from_s", "172800"}, {"sessions.focus_to_s", "259200"}});
+  s.seed = 8;
+  const SessionReport r = make_session_report(s);
+  int told = 0;
+  for (const Advice& a : r.advice) {
+    std::smatch at;
+    if (!std::regex_search(a.why, at, std::regex("The session launched at (\\d+)d"))) continue;
+    ++told;
+    EXPECT_EQ(at[1], "2") << a.why;
+  }
+  EXPECT_EQ(told, 1);
+}
+
 TEST(SessionStory, FixOneShowsItsCostInNumbers) {
   SessionReport r = make_session_report(preset("scheduler-429-outage"));
   ASSERT_FALSE(r.advice.empty());

@@ -101,6 +101,48 @@ TEST_F(SessionsCli, LogsFollowTheLogSpec) {
   EXPECT_EQ(csv, slurp(dir_ / "again" / "sessions.csv"));
 }
 
+// The initial queue's items arrive at their own instants in the log, as the
+// series count them (they were logged at 0d00:00, so `analyze` of the
+// events read a span of three days where the sessions' read two hours).
+TEST_F(SessionsCli, TheInitialQueueIsLoggedWhenItArrived) {
+  ASSERT_EQ(cli("run --preset scheduler-recovery-burst --log logs").status, 0);
+  std::ifstream events(dir_ / "logs" / "events.jsonl");
+  std::string first;
+  std::getline(events, first);
+  const auto e = nlohmann::json::parse(first);
+  EXPECT_EQ(e["ev"], "arrival");
+  EXPECT_EQ(e["t"].get<double>(), 2 * 86400 + 6 * 3600 + 30 * 60) << "@2d06:30";
+  const Result from_events = cli("analyze logs/events.jsonl");
+  const Result from_sessions = cli("analyze logs/sessions.csv");
+  ASSERT_EQ(from_events.status, 0) << from_events.err;
+  EXPECT_EQ(from_events.out.find("Span 0d00:00"), std::string::npos) << from_events.out;
+}
+
+// Whatever the keys allow, a run writes logs `analyze` reads: a ladder whose
+// sleep would pass what a log holds (10^7 s) is refused by name.
+TEST_F(SessionsCli, ALadderTooLongForItsLogsIsRefused) {
+  const Result r =
+      cli("run --preset scheduler-normal-day --set client.backoff.base_s=1000000 "
+          "--set client.backoff.multiplier=100 --set client.retries=3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("client.backoff: retry 2 of the ladder sleeps up to"), std::string::npos)
+      << r.err;
+  // Sixty retries of 30 s doubling: refused, not printed as negative minutes.
+  const Result sixty = cli("run --preset scheduler-429-outage --set client.retries=60");
+  EXPECT_EQ(sixty.status, 2);
+  EXPECT_EQ(sixty.out.find("m-"), std::string::npos);
+}
+
+// A round's work budget so small that a session's clock would not move is
+// priced by the rounds it makes, and refused before the run (it hung).
+TEST_F(SessionsCli, ATinyRoundBudgetIsPricedNotRun) {
+  const Result r =
+      cli("run --preset scheduler-normal-day --set sessions.round_min_s=1e-300 "
+          "--set sessions.round_max_s=1e-300 --set api.success_min_s=0 --set api.success_max_s=0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("sessions.round_min_s"), std::string::npos) << r.err;
+}
+
 TEST_F(SessionsCli, MonteCarloGivesIntervalsAndABand) {
   Result r = cli("run --preset scheduler-normal-day --runs 8 --seed 3 --format json");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -267,6 +267,23 @@ TEST(SessionModel, BadInputNamesTheKey) {
   EXPECT_NE(message("sessions.boot_min_s", "100").find("sessions.boot_min_s"), std::string::npos);
   EXPECT_NE(message("sessions.start_s", "90000").find("horizon_s"), std::string::npos);
   EXPECT_EQ(message("api.timeline", "1d06:00 401, 1d08:00 healthy"), "accepted");
+  // A count is digits ('2.9' gave 2, '5abc' 5); a bad time names its token
+  // ('@-1' said '' is not a time); items arrive by the first tick.
+  EXPECT_NE(message("items.initial_queue", "2.9 ping @0d10:00").find("[COUNT] KIND"),
+            std::string::npos);
+  EXPECT_NE(message("items.initial_queue", "5abc ping @0d10:00").find("[COUNT] KIND"),
+            std::string::npos);
+  EXPECT_NE(message("items.initial_queue", "3 ping @-1").find("'@-1'"), std::string::npos);
+  EXPECT_NE(message("items.initial_queue", "3 ping @1e300").find("after sessions.start_s"),
+            std::string::npos);
+}
+
+// Spans too long for a clock (the ladder of 60 doublings of 30 s is 3.5e19
+// s, past what a whole number of seconds holds) are written as seconds.
+TEST(SessionModel, SpansBeyondAClockAreWrittenAsSeconds) {
+  EXPECT_EQ(text::format_minutes(3.46e19), "3.46e+19s");
+  EXPECT_EQ(text::format_clock(1e15), "1e+15s");
+  EXPECT_EQ(text::format_minutes(90), "1m30s");
 }
 
 }  // namespace

@@ -96,6 +96,15 @@ TEST(StepDown, RefusesWhatItCannotStep) {
   o = {};
   o.from = 0;
   EXPECT_THROW(step_down_scenario(s, o), InputError);
+  // A load that would round to 0 (loads are kept to 9 decimals).
+  o.from = 1e-10;
+  EXPECT_THROW(step_down_scenario(s, o), InputError);
+  // 501 loads up is 1,001 holds, past kStepDownHolds; 500 up fit.
+  o = {};
+  o.from = 0.5, o.to = 1, o.step = 0.001;
+  EXPECT_THROW(step_down_scenario(s, o), InputError);
+  o.step = 0.5 / 499;
+  EXPECT_NO_THROW(step_down_scenario(s, o));
   Scenario profiled = s;
   profiled.demand.profile = "0:1,60:2";
   EXPECT_THROW(step_down_scenario(profiled, {}), InputError);

@@ -80,7 +80,15 @@ TEST(UpstreamEnvoyBudget, LimitTruncatesToWholeRetries) {
   EXPECT_DOUBLE_EQ(RetryBudget::envoy_limit(b, 5), 3);  // the minimum holds
   b.ratio = 0.29;
   b.min_concurrency = 0;
-  EXPECT_DOUBLE_EQ(RetryBudget::envoy_limit(b, 100), 29);  // 29 %, not 28.999...
+  // Envoy truncates the double as it comes (RetryBudgetImpl::max in
+  // source/common/upstream/resource_manager_impl.h:
+  // std::max<uint64_t>(budget_percent / 100.0 * current_active, min_retry_concurrency)):
+  // 29 / 100.0 x 100 is 28.999999999999996, so 28.
+  EXPECT_DOUBLE_EQ(RetryBudget::envoy_limit(b, 100), 28);
+  b.ratio = 0.57;
+  EXPECT_DOUBLE_EQ(RetryBudget::envoy_limit(b, 100), 56);
+  b.ratio = 0.2;
+  EXPECT_DOUBLE_EQ(RetryBudget::envoy_limit(b, 100), 20);
   // Two instances with 14 requests each: 2 retries each, not 0.2 x 28 = 5.
   b.ratio = 0.2;
   b.clients = 2;
@@ -188,6 +196,33 @@ TEST(UpstreamEnvoyBudget, OverflowFailsAtTheFailureInstant) {
   EXPECT_DOUBLE_EQ(denied[0].sent_s, 20.5);
   EXPECT_DOUBLE_EQ(r.series.failed[20], 1);
   EXPECT_DOUBLE_EQ(r.series.budget_denied[20], 1);
+}
+
+// A retry waiting for a connection of Envoy's pool keeps its budget slot and
+// counts as a pending request: RetryStateImpl::shouldRetry does
+// retries().inc() and only resetRetry() (the next shouldRetry, or the
+// destructor) gives it back; the pool's PendingStream constructor does
+// pendingRequests().inc(), and RetryBudgetImpl::max counts requests_ +
+// pending_requests_. One connection, a fixed limit of one retry, every
+// attempt timed out after 1 s, 20 requests a second for 30 s: the first
+// retry waits behind some 20 first attempts holding the only slot, and the
+// others are refused. Counted nowhere while pooled, 29 retries went.
+TEST(UpstreamEnvoyBudget, APooledRetryHoldsItsSlot) {
+  Scenario s = dead_server(Engine::agent, 30, 20);
+  s.incident.duration_s = 0;
+  s.server.error_share = 1;
+  s.server.error_status = FailureClass::timeout;
+  s.server.slots = 100;
+  s.client.retries = 3;
+  s.client.backoff = {0.01, 2, 0, Jitter::none};
+  s.client.max_connections = 1;
+  s.client.budget.kind = BudgetKind::envoy_concurrency;
+  s.client.budget.ratio = 0;
+  s.client.budget.min_concurrency = 1;
+  validate(s);
+  RunResult r = run_agent(s, {});
+  EXPECT_LE(sum(r.series.retries), 3);
+  EXPECT_GE(sum(r.series.budget_denied), 25);
 }
 
 // --- 3. Every real system's budget decides at the failure ---

@@ -1,6 +1,7 @@
 """The package's functions over retrystorm._core: the C++ answers as dicts,
 and as pandas DataFrames where they are tables (docs/python.md)."""
 
+import numbers
 import os
 
 import pandas as pd
@@ -109,6 +110,10 @@ class Result:
         if mc is None:
             return None
         band = pd.DataFrame(mc["band"])
+        # The JSON object's keys come sorted (_high before _low): each
+        # series' low, mean and high in that order, as documented.
+        bases = list(dict.fromkeys(name.rsplit("_", 1)[0] for name in band.columns))
+        band = band[[f"{base}_{end}" for base in bases for end in ("low", "mean", "high")]]
         band.insert(0, "t_s", self.series["t_s"].to_numpy())  # one row per step, as the series
         return band
 
@@ -217,6 +222,8 @@ def risk_request(loads, runs, horizon_s, exact, vary, splitting, split_effort, s
     split), as rs.risk and rs.distributed.risk hand them to the core."""
     split = [whole("split_effort", split_effort), whole("split_runs", split_runs),
              whole("split_levels", split_levels)] if splitting else []
+    if vary is not None and not isinstance(vary, str):
+        raise TypeError(f"vary: {vary!r} is not text like 'client.retries=0,1,2'")
     return (number_list("loads", loads), whole("runs", runs), number("horizon_s", horizon_s),
             bool(exact), vary or "", split)
 
@@ -266,11 +273,22 @@ def _paths(paths):
     return [os.fspath(p) for p in paths]
 
 
+def _time(name, value):
+    """A time as --from and --to take it: a clock's text, or seconds (any real
+    number, numpy's too; never a bool)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: give seconds or a clock like '1d09:40'")
+    return float(value)
+
+
 def analyze(paths, *, from_s=None, to_s=None, slots=None, deadline_s=None, ladder_s=()):
     """Incident analysis of logs (`retrystorm analyze --format json`): the
     report as a dict; its lists of rows (hours, ...) also as DataFrames
     under report["tables"]."""
-    report = _core.analyze(_paths(paths), from_s, to_s, optional_number("slots", slots),
+    report = _core.analyze(_paths(paths), _time("from_s", from_s), _time("to_s", to_s),
+                           optional_number("slots", slots),
                            optional_number("deadline_s", deadline_s),
                            number_list("ladder_s", ladder_s))
     report["tables"] = {
@@ -291,6 +309,8 @@ def import_configs(paths):
 def export(scenario, to="envoy"):
     """A scenario's client policy as a real system's configuration
     (`retrystorm export --to`): system, text, notes."""
+    if not isinstance(to, str):
+        raise TypeError(f"to: {to!r} is not a system's name, like 'envoy'")
     return _core.export(scenario, to)
 
 
@@ -300,6 +320,7 @@ def lint(target, *, load=None, simulate=False, incident=None, instances=None):
     command's. load: demand / capacity (--load); simulate with the preset
     `incident` (--simulate --preset; default primary-failover); instances:
     client instances sharing the load (--instances)."""
+    load, instances = optional_number("load", load), optional_whole("instances", instances)
     if isinstance(target, Scenario):
         return _core.lint_scenario(target, f"scenario {target.name}", load, simulate, instances)
     return _core.lint_files(_paths(target), load, simulate, incident or "", instances)

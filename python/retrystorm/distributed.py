@@ -93,7 +93,10 @@ def check_workers(client):
     """Raises RuntimeError unless every worker imports this retrystorm version:
     a worker with another build would give other rows without saying so."""
     own = _core.__version__
-    versions = client.run(_worker_version)
+    # A worker without retrystorm cannot even load _worker_version (it is
+    # shipped by reference to this module): its error comes back as a value.
+    answers = client.run(_worker_version, on_error="return")
+    versions = {worker: v if isinstance(v, str) else None for worker, v in answers.items()}
     wrong = {worker: v for worker, v in versions.items() if v != own}
     if wrong:
         listed = ", ".join(
@@ -209,10 +212,10 @@ def sweep(
     return frame_of(batches, grid)
 
 
-def run_part(scenario, runs, seed, first, count):
+def run_part(scenario, runs, seed, first, count, allow_large=True):
     """One task of rs.distributed.run: replications [first, first + count),
     their figures and goodput series (plain values that pickle exactly)."""
-    return _core._montecarlo_part(scenario, runs, seed, first, count, True)
+    return _core._montecarlo_part(scenario, runs, seed, first, count, allow_large)
 
 
 def _run_keys(scenario, runs, seed, ranges):
@@ -243,23 +246,25 @@ def run(
     machine (rs.run). The session model's Monte Carlo is not split:
     ValueError. allow_large: None lifts the one-machine cost limit on the
     workers with a client (the cluster is the budget)."""
-    if allow_large is None:
-        allow_large = client is not None
-    runs = scenario.get("runs") if runs is None else whole("runs", runs)
+    runs = whole("runs", scenario.get("runs") if runs is None else runs)
     seed = seed_of(seed)
+    if client is None or runs <= 1:
+        # rs.run itself, with its own default: the limit of this machine.
+        return local_run(scenario, runs, seed, trace=trace, allow_large=bool(allow_large))
+    if allow_large is None:
+        allow_large = True  # the cluster is the budget
     if scenario.engine == "sessions":
         raise ValueError(
             "rs.distributed.run: engine sessions runs its Monte Carlo on one machine; use rs.run"
         )
-    if client is None or runs <= 1:
-        return local_run(scenario, runs, seed, trace=trace, allow_large=allow_large)
-    # The scenario, runs and seed are checked here, before any task.
-    _core._montecarlo_part(scenario, runs, seed, 0, 0, allow_large)
+    # The scenario, runs and seed are checked here, and every replication
+    # priced, before any task.
+    _core._montecarlo_price(scenario, runs, seed, allow_large)
     check_workers(client)
     size = task_runs or max(1, math.ceil(runs / (4 * cluster_threads(client))))
     ranges = ranges_of(runs, size)
     futures = [
-        client.submit(run_part, scenario, runs, seed, first, count,
+        client.submit(run_part, scenario, runs, seed, first, count, allow_large,
                       key=key, retries=retries, pure=False)
         for (first, count), key in zip(ranges, _run_keys(scenario, runs, seed, ranges))
     ]

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from ._args import number_list, optional_number, whole
+from ._args import number, number_list, optional_number, whole
 
 
 def listed_axis(path, values):
@@ -46,8 +46,8 @@ def axes_of(vary):
             axes.append(listed_axis(path, spec))
             continue
         try:
-            start, stop, step = (float(v) for v in spec)
-        except (TypeError, ValueError):
+            start, stop, step = (number(f"vary {path}", v) for v in spec)
+        except (TypeError, ValueError):  # not three, or not numbers (text, bools)
             raise ValueError(
                 f"vary {path}: {spec!r} must be (from, to, step) numbers, or a list of values"
             ) from None

@@ -51,6 +51,16 @@ void ReplicationCache::keep(const Scenario& s, size_t i, Replication r) {
   keep_locked(key, i, std::move(r));
 }
 
+size_t ReplicationCache::kept(const Scenario& s, size_t count) const {
+  const std::string key = key_of(s);
+  size_t kept = 0;
+  std::lock_guard lock(mutex_);
+  for (const Entry& e : entries_)
+    if (e.key == key)
+      while (kept < count && e.runs.count(kept)) ++kept;
+  return kept;
+}
+
 // Fills out[0 .. k) with the replications kept, k as far as they run
 // without a gap; returns k.
 size_t ReplicationCache::kept_prefix(const std::string& key, std::vector<Replication>& out) {
@@ -117,8 +127,10 @@ MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, Repl
     // A band needs two runs.
     const int round = 2 * cores;
     const int upto = std::min(s.runs, std::max((b.done / round + 1) * round, 2));
+    // Priced as the runs not kept: the caller's `done` says what it has,
+    // not what this server kept (a replication it lacks is run again).
     Scenario batch = s;
-    batch.runs = upto - b.done;  // at most this many runs: those not kept
+    batch.runs = upto - static_cast<int>(cache.kept(s, static_cast<size_t>(upto)));
     check_run_cost(batch, budget);
     all = cache.prefix(s, static_cast<size_t>(upto), budget.cancelled, static_cast<size_t>(b.done));
     b.done = upto;

@@ -32,6 +32,8 @@ class ReplicationCache {
                                   size_t asked_from = 0);
   // Keeps replication i of s, run elsewhere (POST /api/run's single run).
   void keep(const Scenario& s, size_t i, Replication r);
+  // How many of replications 0 .. count - 1 of s are kept, from 0 without a gap.
+  size_t kept(const Scenario& s, size_t count) const;
   size_t values() const;
 
  private:

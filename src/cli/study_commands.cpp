@@ -78,9 +78,9 @@ int tipping(const TippingCommand& c) {
 // --seed, when given: the first replication's seed.
 void apply_seed(Scenario& s, double seed, const CLI::Option* given) {
   if (!given->count()) return;
-  if (!(seed >= 0 && seed <= 9007199254740991.0 && std::floor(seed) == seed))
-    throw InputError("--seed: " + given->as<std::string>() +
-                     " must be a whole number from 0 to 9007199254740991");
+  if (!(seed >= 0 && seed <= kMaxSeed && std::floor(seed) == seed))
+    throw InputError("--seed: " + given->as<std::string>() + " must be a whole number from 0 to " +
+                     number_text(kMaxSeed));
   s.seed = seed;
 }
 

@@ -64,6 +64,11 @@ void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
 std::string quiet_sets(const Scenario& s) {
   return s.incident.random_per_h > 0 ? "" : " --set incident.duration_s=0";
 }
+// How `run` shows a replay: with incidents at random its report (which
+// measures recovery from one incident) refuses them, its series do not.
+std::string replay_format(const Scenario& s) {
+  return s.incident.random_per_h > 0 ? " --format csv" : "";
+}
 
 // What the runs meet besides chance.
 std::string incident_text(const Scenario& s) {
@@ -93,7 +98,7 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
       out << "    replay a walk that tipped: --set engine=agent" << quiet_sets(s)
           << " --set demand.rate_per_s=" << number_text(l.demand_per_s)
           << " --set horizon_s=" << number_text(s.horizon_s) << " --walk "
-          << walk_text(l.rare->tipped_path) << "\n";
+          << walk_text(l.rare->tipped_path) << replay_format(s) << "\n";
   }
   const bool pushed = scripted_push(s);
   if (pushed) out << "  stuck when the incident ended: " << count_text(l.pushed) << "\n";
@@ -106,7 +111,7 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
     out << "  replay the first run that tipped: --set engine=agent --set seed="
         << number_text(*l.tipped_seed) << quiet_sets(s)
         << " --set demand.rate_per_s=" << number_text(l.demand_per_s)
-        << " --set horizon_s=" << number_text(s.horizon_s) << "\n";
+        << " --set horizon_s=" << number_text(s.horizon_s) << replay_format(s) << "\n";
   if (!l.exact) {
     if (!l.exact_note.empty()) out << "  no exact chain: " << l.exact_note << "\n";
     return;
@@ -213,6 +218,20 @@ void map_table(std::ostringstream& out, const RiskMap& map, const std::string& t
   }
 }
 
+// The stuck rule, once when every value of the knob has the same, else one
+// line per value (a knob such as client.timeout_s moves it).
+void rules_text(std::ostringstream& out, const RiskMap& map) {
+  std::vector<std::string> rules;
+  for (const RiskResult& row : map.rows) rules.push_back(describe(row.rule, row.scenario));
+  if (std::all_of(rules.begin(), rules.end(), [&](const auto& r) { return r == rules.front(); })) {
+    out << "  " << rules.front() << "\n";
+    return;
+  }
+  const std::vector<double> values = map.knob.values();
+  for (size_t v = 0; v < rules.size(); ++v)
+    out << "  at " << map.knob.path << " " << number_text(values[v]) << ": " << rules[v] << "\n";
+}
+
 }  // namespace
 
 std::string risk_map_text(const RiskMap& map) {
@@ -222,8 +241,8 @@ std::string risk_map_text(const RiskMap& map) {
   out << printable(s.name) << ": the metastable region over " << map.knob.path << " and load\n"
       << "  " << first.runs << " runs of " << rough_duration(s.horizon_s)
       << " per cell on the agent engine (seeds " << number_text(s.seed) << " to "
-      << number_text(s.seed + first.runs - 1) << "); * marks the scenario as it stands\n"
-      << "  " << describe(first.rule, s) << "\n";
+      << number_text(s.seed + first.runs - 1) << "); * marks the scenario as it stands\n";
+  rules_text(out, map);
   map_table(out, map, "chance of tipping within 1 day (by chance, from empty)",
             [](const RiskLevel& l) { return format_percent(l.enter.within(kDay).p); });
   map_table(

@@ -10,6 +10,7 @@
 #include "formats/scenario_io.hpp"
 #include "formats/sweep_shard.hpp"
 #include "model/keys.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -122,18 +123,27 @@ json request_json(const RiskRequest& r) {
           {"scenario", scenario_to_json(r.scenario)}};
 }
 
-RiskRequest request_of(const json& j) {
+// A count of the request (runs, splitting's effort): a whole number, not
+// one JSON would round.
+int request_count(const json& v, const char* key, const std::string& where) {
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000000)
+    throw InputError(where + ": request." + key + ": " + v.dump().substr(0, 40) +
+                     " is not a whole number of 0 or more");
+  return static_cast<int>(v.get<int64_t>());
+}
+
+RiskRequest request_of(const json& j, const std::string& where) {
   RiskRequest r;
   r.scenario = scenario_from_json(j.at("scenario"));
   r.options.loads = j.at("loads").get<std::vector<double>>();
-  r.options.runs = j.at("runs").get<int>();
+  r.options.runs = request_count(j.at("runs"), "runs", where);
   r.options.horizon_s = j.at("horizon_s").get<double>();
   r.options.exact = j.at("exact").get<bool>();
   if (const json split = j.value("splitting", json()); !split.is_null()) {
     r.options.splitting = true;
-    r.options.split_effort = split.at("effort").get<int>();
-    r.options.split_runs = split.at("runs").get<int>();
-    r.options.split_levels = split.at("levels").get<int>();
+    r.options.split_effort = request_count(split.at("effort"), "splitting.effort", where);
+    r.options.split_runs = request_count(split.at("runs"), "splitting.runs", where);
+    r.options.split_levels = request_count(split.at("levels"), "splitting.levels", where);
   }
   if (!j.at("knob").is_null())
     r.knob = SweepAxis(j["knob"].at("path").get<std::string>(), 0, 0, 1,
@@ -157,11 +167,18 @@ size_t whole(const json& v, const std::string& where) {
 RiskShard parse_risk_shard(const std::string& path, const std::string& text) {
   RiskShard s{path, parse_json_text(text, "merge: " + path, kMaxShardBytes), {}};
   const std::string where = "merge: " + path;
-  if (!is_risk_shard(s.body) || s.body.value("version", 0) != 1)
-    throw InputError(where + ": not a retrystorm risk shard (`risk --shard K/N`)");
-  const json& shard = s.body.at("shard");
-  s.range = {whole(shard.at("index"), where), whole(shard.at("of"), where),
-             whole(shard.at("first"), where), whole(shard.at("count"), where)};
+  try {
+    if (!is_risk_shard(s.body) || s.body.value("version", 0) != 1)
+      throw InputError(where + ": not a retrystorm risk shard (`risk --shard K/N`)");
+    const json& shard = s.body.at("shard");
+    s.range = {whole(shard.at("index"), where), whole(shard.at("of"), where),
+               whole(shard.at("first"), where), whole(shard.at("count"), where)};
+  } catch (const json::exception& e) {
+    throw InputError(where + ": not a retrystorm risk shard (" + e.what() + ")");
+  }
+  if (s.range.index < 1 || s.range.index > s.range.of)
+    throw InputError(
+        fmt::format("{}: shard {} of {} (K counts from 1 to N)", where, s.range.index, s.range.of));
   return s;
 }
 
@@ -221,13 +238,44 @@ std::vector<RiskEvidence> evidence_of(const json& j, const std::string& where) {
   return out;
 }
 
+namespace {
+
+// A passage's times lie within its run: none after the run's end, the end
+// itself at most the horizon.
+void check_passage_times(const Passage& p, double horizon_s, const std::string& where) {
+  const double end = horizon_s * (1 + 1e-9) + 1e-9;
+  auto within = [&](const std::optional<double>& t) { return !t || *t <= p.end_s; };
+  if (!(p.end_s <= end) || !within(p.enter_s) || !within(p.left_after_enter_s) ||
+      !within(p.leave_s))
+    throw InputError(fmt::format(
+        "{}: a passage ends at {} s or holds a time past its end; runs end by the horizon, {} s",
+        where, number_text(p.end_s), number_text(horizon_s)));
+}
+
+// One load's evidence holds what the shard's range says: a passage per
+// replication (pushed: one each, or none without a push), its replicas.
+void check_part_shape(const RiskEvidence& e, const PartShape& shape, const std::string& where) {
+  if (e.calm.size() != shape.runs || (!e.pushed.empty() && e.pushed.size() != shape.runs) ||
+      e.split.size() != shape.splits)
+    throw InputError(fmt::format(
+        "{}: a load holds {} passages, {} after a push and {} splitting replicas; its range "
+        "has {} replications and {} replicas",
+        where, e.calm.size(), e.pushed.size(), e.split.size(), shape.runs, shape.splits));
+  for (const auto* passages : {&e.calm, &e.pushed})
+    for (const Passage& p : *passages) check_passage_times(p, shape.horizon_s, where);
+}
+
+}  // namespace
+
 void append_risk_cells(std::vector<std::vector<RiskEvidence>>& cells, const json& part,
-                       const std::string& where) {
+                       const std::string& where, const PartShape* shape) {
   if (!part.is_array() || (!cells.empty() && part.size() != cells.size()))
     throw InputError(where + ": its cells differ in number from the first part's");
   cells.resize(part.size());
   for (size_t c = 0; c < part.size(); ++c) {
     std::vector<RiskEvidence> loads = evidence_of(part[c], where);
+    if (shape)
+      for (const RiskEvidence& e : loads) check_part_shape(e, *shape, where);
     if (cells[c].empty()) cells[c].resize(loads.size());
     if (loads.size() != cells[c].size())
       throw InputError(where + ": its loads differ in number from the first part's");
@@ -303,23 +351,32 @@ std::string merged_risk_text(const std::vector<std::pair<std::string, std::strin
                              const std::string& format,
                              const std::function<void(const RiskRequest&)>& check) {
   std::vector<RiskShard> shards;
+  for (const auto& [path, text] : files) shards.push_back(parse_risk_shard(path, text));
+  shards = order_risk_shards(std::move(shards));
+  const RiskShard& first = shards.front();
+  // A JSON error names the file it was found in.
+  const std::string* reading = &first.path;
   try {
-    for (const auto& [path, text] : files) shards.push_back(parse_risk_shard(path, text));
-    shards = order_risk_shards(std::move(shards));
-    const RiskShard& first = shards.front();
-    const RiskRequest r = request_of(first.body.at("request"));
+    const RiskRequest r = request_of(first.body.at("request"), "merge: " + first.path);
     if (check) check(r);
     const auto runs = static_cast<size_t>(risk_runs(r.scenario, r.options));
+    const double horizon_s = risk_scenario(r.scenario, r.options).horizon_s;
     std::vector<std::vector<RiskEvidence>> cells;
     size_t next = 0;
     for (const RiskShard& s : shards) {
+      reading = &s.path;
       const std::string where = "merge: " + s.path;
       if (s.range.first != next || s.range != risk_shard_range(s.range.index, s.range.of, runs))
         throw InputError(fmt::format("{}: replications {} to {} are not shard {}/{} of {} runs",
                                      where, s.range.first, s.range.first + s.range.count,
                                      s.range.index, s.range.of, runs));
       next += s.range.count;
-      append_risk_cells(cells, s.body.at("cells"), where);
+      const int splits =
+          r.options.splitting
+              ? split_range(s.range.first, s.range.count, runs, r.options.split_runs).second
+              : 0;
+      const PartShape shape{s.range.count, static_cast<size_t>(splits), horizon_s};
+      append_risk_cells(cells, s.body.at("cells"), where, &shape);
     }
     if (next != runs)
       throw InputError(fmt::format("merge: {}: the shards end at replication {} of {}",
@@ -327,7 +384,8 @@ std::string merged_risk_text(const std::vector<std::pair<std::string, std::strin
     const std::string out = format.empty() ? first.body.value("output", "text") : format;
     return risk_answer_text(r, cells, out == "json" ? "json" : "text");
   } catch (const json::exception& e) {
-    throw InputError("merge: not a retrystorm risk shard (" + std::string(e.what()) + ")");
+    throw InputError("merge: " + *reading + ": not a retrystorm risk shard (" +
+                     std::string(e.what()) + ")");
   }
 }
 

@@ -22,11 +22,17 @@ inline constexpr const char* kRiskShardFormat = "retrystorm-risk-shard";
 // evidence_of checks every figure (outside input) and names `where`.
 nlohmann::json evidence_json(const std::vector<RiskEvidence>& per_load);
 std::vector<RiskEvidence> evidence_of(const nlohmann::json& j, const std::string& where);
+// What a part of known range holds per load: `runs` passages (and as many
+// after a push, or none), `splits` splitting replicas, times within the horizon.
+struct PartShape {
+  size_t runs = 0, splits = 0;
+  double horizon_s = 0;
+};
 // Appends one part's evidence (a list per cell of evidence_json) to `cells`,
 // load by load, after the parts before it; a part with other cells or loads
-// than the first is refused, naming `where`.
+// than the first, or (given its `shape`) another shape, is refused, naming `where`.
 void append_risk_cells(std::vector<std::vector<RiskEvidence>>& cells, const nlohmann::json& part,
-                       const std::string& where);
+                       const std::string& where, const PartShape* shape = nullptr);
 
 // What a risk answer is computed from: the scenario, the options, the map's
 // knob when there is one.

@@ -11,6 +11,7 @@
 
 #include "logs/times.hpp"
 #include "model/keys.hpp"
+#include "session_log/session_log.hpp"
 #include "text/printable.hpp"
 
 namespace retrystorm::logs {
@@ -99,7 +100,7 @@ class Row {
 // Times further than this from day 0, and durations longer than this, are
 // taken as broken rather than spread over millions of hours.
 inline constexpr double kMaxTime = 1e9;
-inline constexpr double kMaxDuration = 1e7;
+inline constexpr double kMaxDuration = session_log::kMaxDurationS;
 // A count in one row (error lines, calls, items, starts a second) above this
 // is taken as broken: no session or second of a real log comes near it.
 inline constexpr double kMaxCount = 1e9;

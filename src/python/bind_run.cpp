@@ -198,19 +198,33 @@ py::dict request_log_columns(const Scenario& scenario, std::optional<double> see
 // scenario with `runs` and `seed`, as {"first", "names", "values" (one list
 // per replication, None where a figure never happened), "band" (goodput,
 // count x steps)}: plain values that pickle exactly.
-py::dict montecarlo_part(const Scenario& scenario, int runs, std::optional<double> seed,
-                         size_t first, size_t count, bool allow_large) {
+// The scenario with rs.run's runs and seed, split across machines: its
+// `count` replications priced against the budget.
+Scenario split_montecarlo(const Scenario& scenario, int runs, std::optional<double> seed,
+                          size_t count, bool allow_large) {
   Scenario s = with_options(scenario, runs, seed);
   if (!engine_facts(s).run)
     throw InputError("engine: sessions runs its Monte Carlo on one machine; use rs.run");
-  if (first > static_cast<size_t>(s.runs) || count > static_cast<size_t>(s.runs) - first)
-    throw InputError("replications " + std::to_string(first) + " + " + std::to_string(count) +
-                     ": past runs=" + std::to_string(s.runs));
   Scenario part = s;
   part.runs = 1;
   Cost cost = engine_run_cost(part);
   cost.seconds *= static_cast<double>(count);
   check_cost(cost, python_budget(allow_large).limits, "replications");
+  return s;
+}
+
+// rs.distributed.run's check before any task: all its replications priced.
+void montecarlo_price(const Scenario& scenario, int runs, std::optional<double> seed,
+                      bool allow_large) {
+  split_montecarlo(scenario, runs, seed, static_cast<size_t>(std::max(runs, 1)), allow_large);
+}
+
+py::dict montecarlo_part(const Scenario& scenario, int runs, std::optional<double> seed,
+                         size_t first, size_t count, bool allow_large) {
+  Scenario s = split_montecarlo(scenario, runs, seed, count, allow_large);
+  if (first > static_cast<size_t>(s.runs) || count > static_cast<size_t>(s.runs) - first)
+    throw InputError("replications " + std::to_string(first) + " + " + std::to_string(count) +
+                     ": past runs=" + std::to_string(s.runs));
   std::vector<Replication> all = interruptible([&] { return montecarlo_part(s, first, count, 1); });
   py::list names, values;
   for (const Figure& f : montecarlo_figures(Metrics{})) names.append(f.name);
@@ -311,6 +325,9 @@ void bind_run(py::module_& m) {
         py::arg("first"), py::arg("count"), py::arg("allow_large") = false,
         "Replications [first, first + count) of a run's Monte Carlo, on one thread "
         "(rs.distributed.run's task; GIL released).");
+  m.def("_montecarlo_price", &montecarlo_price, py::arg("scenario"), py::arg("runs"),
+        py::arg("seed"), py::arg("allow_large") = false,
+        "Prices every replication of a run's Monte Carlo before rs.distributed.run submits any.");
   m.def("_run_of_parts", &run_of_parts, py::arg("scenario"), py::arg("runs"), py::arg("seed"),
         py::arg("parts"), py::arg("trace") = true, py::arg("allow_large") = false,
         "rs.run's answer with its Monte Carlo from _montecarlo_part's answers.");

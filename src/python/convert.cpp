@@ -105,9 +105,19 @@ nlohmann::json to_json(py::handle v, std::vector<PyObject*>& path) {
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
   if (py::isinstance<py::dict>(v) || py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v))
     return container_to_json(v, path);
-  // numpy scalars and other numbers: their own conversions.
-  if (py::hasattr(v, "__index__"))
-    return int_to_json(py::int_(py::reinterpret_borrow<py::object>(v)));
+  // An array of one or more dimensions is many values, even of size one.
+  if (py::hasattr(v, "ndim") && py::int_(v.attr("ndim")).cast<long>() > 0)
+    throw py::type_error("cannot use an array (ndim " +
+                         py::str(v.attr("ndim")).cast<std::string>() +
+                         ") as a scenario value; give one number (bool, int, float or str)");
+  // numpy scalars and other numbers: a whole number when it is one
+  // (operator.index, which a float array of no dimension refuses; int()
+  // would cut its fraction), else a float.
+  if (py::hasattr(v, "__index__")) {
+    if (PyObject* whole = PyNumber_Index(v.ptr()))
+      return int_to_json(py::reinterpret_steal<py::int_>(whole));
+    PyErr_Clear();
+  }
   if (py::hasattr(v, "__float__"))
     return py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>();
   throw py::type_error("cannot use a " + std::string(py::str(v.get_type().attr("__name__"))) +

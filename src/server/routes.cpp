@@ -101,6 +101,12 @@ std::vector<SweepAxis> axes_of(const json& body) {
     if (v.contains("values") && (v.contains("from") || v.contains("to") || v.contains("step")))
       throw InputError("vary[] " + clip(a.path, 100) +
                        ": give values, or from, to and step, not both");
+    // A field left out is no default: an axis of one point at 0 was run unsaid.
+    if (!v.contains("path")) throw InputError("vary[].path: missing; give the key to vary");
+    if (!v.contains("values") && !(v.contains("from") && v.contains("to")))
+      throw InputError("vary[] " + clip(a.path, 100) +
+                       ": give from and to (and step, 1 when left out), or values (a list of "
+                       "numbers)");
     axes.push_back(a);
   }
   return axes;
@@ -385,6 +391,7 @@ RiskOptions risk_options_of(const json& body, const ServerLimits& limits) {
   o.split_runs = whole_field(body, "split_runs", o.split_runs, 2, 1000);
   o.split_levels = whole_field(body, "split_levels", o.split_levels, 1, 100);
   o.threads = limits.sweep_threads;
+  o.max_steps = limits.max_steps;  // a run's limit, as /api/run has it
   return o;
 }
 

@@ -300,6 +300,36 @@ def test_distributed_run_refuses_before_any_task(client, monkeypatch):
     assert submitted == []
 
 
+def test_distributed_run_takes_the_scenarios_runs_and_its_limits(client, monkeypatch):
+    """runs=None is the scenario's runs (a float key, read as a whole number);
+    allow_large=False keeps this machine's limit for the whole Monte Carlo,
+    before any task; runs 1, or no client, is rs.run with its own default."""
+    s = rs.Scenario.preset("order-status").set("engine", "agent").set("horizon_s", 120)
+    four = s.copy().set("runs", 4)
+    got = rs.distributed.run(four, seed=SEED, client=client)
+    assert got.to_json() == rs.run(s, runs=4, seed=SEED).to_json()
+    submitted = []
+    monkeypatch.setattr(client, "submit", lambda *a, **k: submitted.append(a))
+    with pytest.raises(ValueError, match="limit"):
+        rs.distributed.run(s, runs=10_000, seed=1, client=client, allow_large=False)
+    assert submitted == []
+    sessions = rs.Scenario.preset("scheduler-normal-day")
+    assert rs.distributed.run(sessions).to_json() == rs.run(sessions).to_json()
+
+
+def test_a_worker_without_retrystorm_is_named():
+    """client.run's answers for a worker that cannot load the probe are its
+    error (on_error="return"): that worker has no retrystorm."""
+
+    class Client:
+        def run(self, probe, on_error="raise"):
+            assert on_error == "return"
+            return {"tcp://a": rs.__version__, "tcp://b": ModuleNotFoundError("retrystorm")}
+
+    with pytest.raises(RuntimeError, match="tcp://b has no retrystorm"):
+        rs.distributed.check_workers(Client())
+
+
 def test_parts_must_be_every_replication_once():
     from retrystorm import _core
 

@@ -88,7 +88,8 @@ def test_monte_carlo_band_is_one_row_per_step():
     s = rs.Scenario.preset("primary-failover").set("engine", "agent")
     r = rs.run(s, runs=3, seed=1)
     assert r.montecarlo["runs"] == 3
-    assert list(r.band.columns[:1]) == ["t_s"] and len(r.band) == len(r.series)
+    assert list(r.band.columns) == ["t_s", "goodput_low", "goodput_mean", "goodput_high"]
+    assert len(r.band) == len(r.series)
     assert (r.band.goodput_low <= r.band.goodput_high).all()
 
 
@@ -128,6 +129,13 @@ def test_inputs_are_read_as_the_command_line_reads_them(source_dir, cli):
     assert s.copy().set("server.shed_abandoned", "true").get("server.shed_abandoned") is True
     assert s.copy().set("server.shed_abandoned", np.bool_(True)).get("server.shed_abandoned") is True
     assert s.copy().set("client.retries", "2").get("client.retries") == 2
+    # A numpy value of no dimension keeps its fraction (int() would cut it);
+    # an array of one or more dimensions is no single value.
+    assert s.copy().set("horizon_s", np.array(200.5)).get("horizon_s") == 200.5
+    assert s.copy().set("horizon_s", np.float64(200.5)).get("horizon_s") == 200.5
+    assert s.copy().set("client.retries", np.array(3)).get("client.retries") == 3
+    with pytest.raises(TypeError, match="array"):
+        s.copy().set("horizon_s", np.array([200.5]))
     with pytest.raises(ValueError, match="client.retries: 1e[+]30 is out of range"):
         s.copy().set("client.retries", 10**30)
     # A path object is a path.
@@ -474,3 +482,28 @@ def test_a_hold_shorter_than_a_step_is_one_step(random_server):
     # It came to no step at all: a run of no length that never tipped.
     answer = rs.step_down(random_server(), hold_s=1e-10, runs=2)
     assert answer["hold_s"] == random_server().get("step_s")
+
+
+def test_arguments_are_checked_as_the_command_line_checks_its_flags(tmp_path):
+    """No bool is a number, numpy's numbers are numbers, and a wrong type is a
+    TypeError naming the argument, not pybind11's signature."""
+    import numpy as np
+
+    s = rs.Scenario.preset("order-status")
+    with pytest.raises(TypeError, match="load"):
+        rs.lint(s, load=True)
+    with pytest.raises(TypeError, match="instances"):
+        rs.lint(s, instances=True)
+    with pytest.raises(ValueError, match="client.retries"):
+        rs.sweep(s, {"client.retries": ("0", "3", "1")})
+    with pytest.raises(ValueError, match="client.retries"):
+        rs.sweep(s, {"client.retries": (False, True, True)})
+    with pytest.raises(TypeError, match="vary"):
+        rs.risk(s, vary={"client.retries": [0, 1]})
+    with pytest.raises(TypeError, match="to"):
+        rs.export(s, to=None)
+    log = tmp_path / "sessions.csv"
+    log.write_text("session_id,start_s,end_s,outcome\na,0,10,completed\n")
+    plain = {k: v for k, v in rs.analyze([log], from_s=0.0).items() if k != "tables"}
+    numpy = {k: v for k, v in rs.analyze([log], from_s=np.int64(0)).items() if k != "tables"}
+    assert numpy == plain

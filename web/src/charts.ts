@@ -5,7 +5,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { moments, placeLabel, type Box } from './events';
-import { fmtAmp, fmtNum } from './format';
+import { fmtAmp, fmtNum, fmtTime } from './format';
 import { goodputBandLabel, nearestIndex, type LoadData } from './series';
 import type { RunResult } from './types';
 
@@ -104,7 +104,7 @@ export class Charts {
   /** One step's values in words, for a screen reader. */
   describeStep(i: number): string {
     const d = this.ctx.data!;
-    return `${fmtNum(d.t[i], 2)} s: ${fmtVal(d.first[i])} first attempts and ${fmtVal(d.retries[i])} retries per second ` +
+    return `${fmtTime(d.t[i])} s: ${fmtVal(d.first[i])} first attempts and ${fmtVal(d.retries[i])} retries per second ` +
       `against a capacity of ${fmtVal(d.capacity[i])}; ${fmtVal(d.goodput[i])} answered in time, ${fmtVal(d.late[i])} late; ` +
       `backlog ${fmtVal(d.backlog[i])}.`;
   }
@@ -260,7 +260,7 @@ export class Charts {
     const l = u.cursor.left ?? -1;
     if (i === null || i === undefined || l < 0) { tip.hidden = true; return; }
     const rows: [string, string][] = [
-      ['t', `${fmtNum(d.t[i], 2)} s`], ['first attempts', fmtVal(d.first[i])], ['retries', fmtVal(d.retries[i])],
+      ['t', `${fmtTime(d.t[i])} s`], ['first attempts', fmtVal(d.first[i])], ['retries', fmtVal(d.retries[i])],
       ['capacity', fmtVal(d.capacity[i])], ['on time', fmtVal(d.goodput[i])], ['late', fmtVal(d.late[i])], ['backlog', fmtVal(d.backlog[i])],
     ];
     if (d.goodputBand) rows.push(['95% band', `${fmtVal(d.goodputBand.low[i])}–${fmtVal(d.goodputBand.high[i])}`]);

@@ -1,7 +1,7 @@
 // The moments a run's story turns on, from its series: the charts annotate
 // them, the trace jumps to them, the summary table lists them.
 
-import { criterionOf, fmtNum, recoveryOf } from './format';
+import { criterionOf, fmtNum, fmtTime, recoveryOf } from './format';
 import type { RunResult } from './types';
 
 export type MomentKind = 'incident' | 'overload' | 'give-up' | 'failed' | 'budget' | 'incident-end' | 'recovery' | 'never' | 'peak';
@@ -14,8 +14,24 @@ function firstIndex(n: number, pred: (i: number) => boolean, from = 0): number {
   return -1;
 }
 
-/** One timeout of work at the server's normal capacity: above it every answer is late. */
-export const timeoutWork = (r: RunResult) => r.scenario.server.capacity_per_s * r.scenario.client.timeout_s;
+interface GraphKeys {
+  services?: Record<string, { capacity_per_s?: number }>;
+  calls?: { to: string; timeout_s?: number }[];
+}
+
+/** One timeout of work at the server's normal capacity: above it every answer
+ * is late. A graph's series describe its incident service: that service's
+ * capacity, and the longest timeout of the calls into it (a call without one
+ * has the client's). */
+export function timeoutWork(r: RunResult): number {
+  const sc = r.scenario;
+  const service = r.graph?.incident_service;
+  const g = sc as unknown as GraphKeys;
+  if (!service || !g.services?.[service]) return sc.server.capacity_per_s * sc.client.timeout_s;
+  const capacity = g.services[service].capacity_per_s ?? sc.server.capacity_per_s;
+  const timeouts = (g.calls ?? []).filter((c) => c.to === service).map((c) => c.timeout_s ?? sc.client.timeout_s);
+  return capacity * (timeouts.length ? Math.max(...timeouts) : sc.client.timeout_s);
+}
 
 /** The moments in time order; "never" sits at the end of the run. */
 export function moments(r: RunResult): Moment[] {
@@ -26,7 +42,7 @@ export function moments(r: RunResult): Moment[] {
   const start = sc.incident.start_s;
   const end = start + sc.incident.duration_s;
   const within = Math.min(end, sc.horizon_s);
-  out.push({ kind: 'incident', t: start, label: 'incident', text: `The incident starts: capacity ×${fmtNum(sc.incident.capacity_factor)}, demand ×${fmtNum(sc.incident.demand_factor)} until ${fmtNum(within)} s.` });
+  out.push({ kind: 'incident', t: start, label: 'incident', text: `The incident starts: capacity ×${fmtNum(sc.incident.capacity_factor)}, demand ×${fmtNum(sc.incident.demand_factor)} until ${fmtTime(within)} s.` });
   const work = timeoutWork(r);
   const b = s.backlog ?? [];
   const over = firstIndex(n, (i) => (b[i] ?? 0) >= work && work > 0);
@@ -47,7 +63,7 @@ export function moments(r: RunResult): Moment[] {
   if (rec !== null && end + rec <= sc.horizon_s) {
     out.push({ kind: 'recovery', t: end + rec, label: `recovered +${fmtNum(rec)} s`, text: `Recovered ${fmtNum(rec)} s after the incident ended.` });
   } else if (end < sc.horizon_s) {
-    out.push({ kind: 'never', t: sc.horizon_s, label: 'never recovers', text: `Still not recovered when the run ends at ${fmtNum(sc.horizon_s)} s.` });
+    out.push({ kind: 'never', t: sc.horizon_s, label: 'never recovers', text: `Still not recovered when the run ends at ${fmtTime(sc.horizon_s)} s.` });
   }
   out.sort((a, c) => a.t - c.t);
   return out;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  attemptsPerRequest, boundSentence, criterionOf, layerRetries, fmtAmp, fmtNum, fmtPct, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingDetail, tippingText,
+  attemptsPerRequest, boundSentence, criterionOf, layerRetries, fmtAmp, fmtNum, fmtPct, fmtTime, plural, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingDetail, tippingText,
 } from './format';
 import type { LadderRow, Metrics, Scenario } from './types';
 
@@ -24,6 +24,14 @@ describe('numbers', () => {
     expect(fmtNum(21.05)).toBe('21.05');
     expect(fmtNum(21.050000000000004)).toBe('21.05');
     expect(fmtNum(null)).toBe('–');
+    // Instants keep their fraction past 100 s: steps of 0.5 s stay apart.
+    expect(fmtTime(100.5)).toBe('100.5');
+    expect(fmtTime(101)).toBe('101');
+    expect(fmtTime(299.5)).toBe('299.5');
+    expect(fmtTime(2.05)).toBe('2.05');
+    expect(fmtTime(null)).toBe('–');
+    expect(plural(1.0011, 'attempt', fmtNum(1.0011, 2))).toBe('1 attempt');
+    expect(plural(2, 'attempt')).toBe('2 attempts');
     expect(fmtPct(0.89125)).toBe('89.1%');
     expect(fmtPct(0.2922222)).toBe('29.2%');
     expect(fmtAmp(3.000000000000348)).toBe('3×');

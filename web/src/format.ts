@@ -14,6 +14,15 @@ export function fmtNum(v: number | null | undefined, maxDigits = 2): string {
   return f.format(r);
 }
 
+/** An instant in seconds: its fraction kept at any size, so that the steps
+ * of 0.5 s past 100 s do not read as the same second (fmtNum rounds those). */
+export function fmtTime(t: number | null | undefined): string {
+  if (t === null || t === undefined || !Number.isFinite(t)) return '–';
+  let f = formatters.get(-3);
+  if (!f) formatters.set(-3, (f = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 })));
+  return f.format(Number(t.toFixed(3)));
+}
+
 export function fmtPct(f: number | null | undefined, digits = 1): string {
   if (f === null || f === undefined || !Number.isFinite(f)) return '–';
   return `${(f * 100).toFixed(digits)}%`;
@@ -142,8 +151,10 @@ export function layerRetries(sc: Scenario): number[] {
 }
 
 /** "1 attempt", "2 attempts", "1.5 attempts": the noun agrees with the number. */
+/** "1 attempt", "2 attempts": singular when the number or its shown text is
+ * one (1.0011 shown as "1" reads "1 attempt"). */
 export function plural(n: number, one: string, text = String(n), many = `${one}s`): string {
-  return `${text} ${n === 1 ? one : many}`;
+  return `${text} ${n === 1 || text === '1' ? one : many}`;
 }
 
 /** Seconds after midnight as a clock time: 23400 -> "06:30". */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { amplificationShare, callsPerRequest, graphAt, layoutGraph, loadShare, stepAt, windowSteps } from './graphmodel';
+import { timeoutWork } from './events';
 import { getPath, setPath } from './paths';
 import type { RunResult } from './types';
 
@@ -43,6 +44,21 @@ const result = {
     ],
   },
 } as unknown as RunResult;
+
+describe('one timeout of work in a graph', () => {
+  it('is the incident service\'s capacity times its callers\' longest timeout', () => {
+    const r = {
+      ...result,
+      scenario: {
+        ...result.scenario, client: { timeout_s: 0.5 },
+        calls: [...calls.slice(0, 2), { from: 'api', to: 'db', count: 2, timeout_s: 2 }, { from: 'cache', to: 'db' }],
+      },
+    } as unknown as RunResult;
+    expect(timeoutWork(r)).toBe(300 * 2);
+    // Without a graph: the top-level server and client.
+    expect(timeoutWork({ ...r, graph: undefined } as RunResult)).toBe(400 * 0.5);
+  });
+});
 
 describe('graph view model', () => {
   it('puts each service one column after its deepest caller', () => {

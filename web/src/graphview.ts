@@ -2,7 +2,7 @@
 // amplification at the moment the time scrubber picks, and a table per hop.
 
 import { scaleColor } from './colorscale';
-import { fmtAmp, fmtNum, fmtPct } from './format';
+import { fmtAmp, fmtNum, fmtPct, fmtTime } from './format';
 import { amplificationShare, graphAt, layoutGraph, loadShare, stepAt, USER, type GraphAt } from './graphmodel';
 import type { RunResult } from './types';
 
@@ -84,7 +84,7 @@ export class GraphView {
       return [n.name, { x: PAD + n.depth * COL_W, y: PAD + off + n.row * ROW_H }];
     }));
     const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, width: '100%', role: 'img', 'data-testid': 'graph-svg',
-      'aria-label': `Service graph at ${fmtNum(at.t, 2)} s, coloured by ${this.colourBy}` });
+      'aria-label': `Service graph at ${fmtTime(at.t)} s, coloured by ${this.colourBy}` });
     root.style.maxWidth = `${width}px`;
     // A phone scrolls a wide graph sideways rather than shrinking its text below legibility.
     root.style.minWidth = `${Math.round(width * 0.75)}px`;
@@ -98,7 +98,7 @@ export class GraphView {
     root.append(this.userNode(place.get(USER)!, at));
     for (const s of at.services) root.append(this.node(s, place.get(s.name)!));
     this.host.replaceChildren(root);
-    this.timeLabel.textContent = `${fmtNum(at.t, 2)} s`;
+    this.timeLabel.textContent = `${fmtTime(at.t)} s`;
     this.host.dataset.t = String(at.t);
     this.host.dataset.colourBy = this.colourBy;
   }

@@ -175,6 +175,14 @@ describe('phase-map axes', () => {
     const b = axisFromRange({ path: 'client.retries', type: 'integer' }, 0, 100);
     expect(Number.isInteger(b.step)).toBe(true);
     expect((b.to - b.from) / b.step + 1).toBeLessThanOrEqual(40);
+    // The last value stays within the range asked for (0 to 50 went to 78,
+    // 0 to 100 to 117, past the key's maximum).
+    expect(axisFromRange({ path: 'client.retries', type: 'integer' }, 0, 50)).toEqual({ path: 'client.retries', from: 0, to: 50, step: 2 });
+    for (const top of [7, 39, 40, 41, 50, 77, 100, 117]) {
+      const c = axisFromRange({ path: 'client.retries', type: 'integer' }, 0, top);
+      expect(c.to).toBeLessThanOrEqual(top);
+      expect((c.to - c.from) / c.step + 1).toBeLessThanOrEqual(40);
+    }
   });
   it('places rows on a grid whatever their order', () => {
     const rows: SweepRow[] = [];

@@ -6,7 +6,7 @@ import { api, ApiError, isAbort } from './api';
 import { Charts, PIN_DASH, type PinLine } from './charts';
 import { Controls, isRelevant } from './controls';
 import { debounce } from './debounce';
-import { criterionOf, fmtAmp, fmtNum, fmtPct } from './format';
+import { criterionOf, fmtAmp, fmtNum, fmtPct, fmtTime } from './format';
 import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './phaseaxes';
 import { OccupancyChart } from './occupancy';
 import { GraphView, type ColourBy } from './graphview';
@@ -703,11 +703,18 @@ function ladderKeys(): Set<string> {
   for (const r of S.ladder) for (const k of Object.keys(r.set ?? {})) keys.add(k);
   return keys;
 }
-/** The scenario with the ladder's keys back at the preset's values. */
+/** Keys that describe the situation rather than the policy: the user's
+ * values of these stay in every row, as the ladder's note says. */
+function situationKey(k: string): boolean {
+  return k.startsWith('incident.') || k.startsWith('demand.') || k.startsWith('recovery.') ||
+    ['server.capacity_per_s', 'horizon_s', 'step_s', 'engine', 'seed', 'runs'].includes(k);
+}
+/** The scenario with the policy keys the ladder's rows set back at the
+ * preset's values; the incident, demand, capacity and run settings stay the user's. */
 function ladderBaseOf(sc: Scenario): Scenario {
   const base = clone(sc);
   if (!S.preset) return base;
-  for (const k of ladderKeys()) setPath(base as Record<string, unknown>, k, getPath(S.preset.scenario, k));
+  for (const k of ladderKeys()) if (!situationKey(k)) setPath(base as Record<string, unknown>, k, getPath(S.preset.scenario, k));
   (base as Record<string, unknown>).ladder = clone(S.preset.scenario.ladder);
   return base;
 }
@@ -775,7 +782,7 @@ function traceToNextEvent() {
   let i = r.trace.findIndex((st) => st.t_s >= m.t - 1e-9);
   if (i < 0) i = r.trace.length - 1;
   S.trace = traceSeek(S.trace, i + 1);
-  note.textContent = `${fmtNum(m.t, 2)} s: ${m.text}`;
+  note.textContent = `${fmtTime(m.t)} s: ${m.text}`;
   note.dataset.kind = m.kind;
   showTrace();
 }
@@ -785,7 +792,7 @@ function renderSummary(r: RunResult) {
   const rows = moments(r).map((m, k) => {
     const tr = document.createElement('tr');
     const a = document.createElement('td');
-    a.textContent = `${fmtNum(m.t, 2)} s`;
+    a.textContent = `${fmtTime(m.t)} s`;
     const b = document.createElement('td');
     b.textContent = `${k + 1}. ${m.text}`; // a phone's chart labels its lines by these numbers
     tr.append(a, b);
@@ -793,7 +800,7 @@ function renderSummary(r: RunResult) {
   });
   const peak = document.createElement('tr');
   peak.innerHTML = '<td></td><td></td>';
-  peak.cells[0].textContent = r.metrics.peak_step_t_s !== undefined ? `${fmtNum(r.metrics.peak_step_t_s, 2)} s` : '–';
+  peak.cells[0].textContent = r.metrics.peak_step_t_s !== undefined ? `${fmtTime(r.metrics.peak_step_t_s)} s` : '–';
   peak.cells[1].textContent = `Peak: clients send ${fmtAmp(r.metrics.peak_amplification)} the normal load; ${fmtPct(r.metrics.failed_fraction)} of requests fail over the run. One timeout of work is ${fmtNum(timeoutWork(r), 0)} queued.`;
   rows.push(peak);
   $('chart-summary').querySelector('tbody')!.replaceChildren(...rows);

@@ -36,18 +36,22 @@ export function defaultAxis(key: SchemaKey, sc: Scenario, cells = PHASE_CELLS): 
   if (key.path === 'incident.start_s') hi = sc.horizon_s - sc.step_s; // an incident starts inside the run
   if (key.max !== undefined) hi = Math.min(hi, key.max);
   if (!(hi > kmin)) hi = kmin + 1;
-  if (key.type === 'integer') {
-    const lo = Math.ceil(kmin);
-    const top = Math.max(lo + 1, Math.round(hi));
-    const count = Math.min(cells, top - lo + 1);
-    const step = Math.max(1, Math.ceil((top - lo) / (count - 1)));
-    return { path: key.path, from: lo, to: lo + step * (count - 1), step };
-  }
+  if (key.type === 'integer') return integerAxis(key.path, Math.ceil(kmin), Math.round(hi), cells);
   // Start one cell above the minimum when the minimum is 0 (a 0 demand or
   // duration says nothing).
   const g = gridStep(key, sc);
   const lo = g > 0 ? Math.max(g, Math.ceil(kmin / g) * g) : kmin > 0 && !key.min_exclusive ? kmin : kmin + (hi - kmin) / cells;
   return axisFromRange(key, lo, hi, cells, g);
+}
+
+/** Whole numbers from lo to at most top, at most `cells` of them, by a whole
+ * step: the last one stays within the range asked for (a step rounded up
+ * over the first count would carry it past, 0 to 50 became 0 to 78). */
+function integerAxis(path: string, lo: number, top: number, cells: number): Axis {
+  top = Math.max(lo + 1, top);
+  const step = Math.max(1, Math.ceil((top - lo) / (Math.min(cells, top - lo + 1) - 1)));
+  const count = Math.floor((top - lo) / step) + 1;
+  return { path, from: lo, to: lo + step * (count - 1), step };
 }
 
 /** A range of `cells` values from..to (swapped when reversed); on the key's grid of `g` when g > 0. */
@@ -60,13 +64,7 @@ export function axisFromRange(key: SchemaKey, from: number, to: number, cells = 
     const count = Math.min(cells, Math.floor(span / step + 1e-9) + 1);
     return { path: key.path, from: nice(lo), to: nice(lo + step * (count - 1)), step: nice(step) };
   }
-  if (key.type === 'integer') {
-    const lo = Math.round(from);
-    const top = Math.max(lo + 1, Math.round(to));
-    const count = Math.min(cells, top - lo + 1);
-    const step = Math.max(1, Math.ceil((top - lo) / (count - 1)));
-    return { path: key.path, from: lo, to: lo + step * (count - 1), step };
-  }
+  if (key.type === 'integer') return integerAxis(key.path, Math.round(from), Math.round(to), cells);
   const step = nice((to - from) / (cells - 1));
   return { path: key.path, from: nice(from), to: nice(from + step * (cells - 1)), step };
 }

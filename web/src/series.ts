@@ -1,6 +1,7 @@
 // Chart data from the result series: per-step amounts become per-second rates
 // (the Monte Carlo goodput band too).
 
+import { timeoutWork } from './events';
 import type { RunResult } from './types';
 
 export function perSecond(arr: number[] | undefined, step: number, n: number): number[] {
@@ -89,7 +90,7 @@ export function loadData(r: RunResult): LoadData {
     late: perSecond(s.served_late, step, n),
     bound: new Array<number>(n).fill(boundLevel),
     backlog: (s.backlog ?? new Array<number>(n).fill(0)).slice(),
-    timeoutWork: new Array<number>(n).fill(r.scenario.server.capacity_per_s * r.scenario.client.timeout_s),
+    timeoutWork: new Array<number>(n).fill(timeoutWork(r)),
     failed: perSecond(s.failed, step, n),
     pooled: s.pooled?.some((v) => v > 0) ? s.pooled.slice() : null,
     goodputBand: goodputBand(r),

@@ -1,9 +1,7 @@
 // Small DOM views of the run result: verdict, cards, retry stack, advice,
 // ladder, goodput table, trace list.
 
-import {
-  boundSentence, layerRetries, fmtAmp, fmtNum, fmtPct, ladderCells, plural, recoverySentence, tippingDetail, tippingText,
-} from './format';
+import { boundSentence, fmtAmp, fmtNum, fmtPct, fmtTime, ladderCells, layerRetries, plural, recoverySentence, tippingDetail, tippingText } from './format';
 import { ciText } from './sessions';
 import { perSecondText } from './trace';
 import type { LadderRow, RunResult, Scenario, Tipping, TraceStep } from './types';
@@ -107,7 +105,7 @@ export function renderAdvice(r: Pick<RunResult, 'advice'>, onApply: (change: Rec
 
 export function renderGoodputTable(r: RunResult) {
   const rows = (r.goodput_table ?? []).map((g) =>
-    h('tr', { class: `phase-${g.phase}` }, h('td', {}, `${fmtNum(g.t_s, 2)} s`), h('td', {}, g.phase), h('td', {}, fmtNum(g.goodput_per_s, 1))),
+    h('tr', { class: `phase-${g.phase}` }, h('td', {}, `${fmtTime(g.t_s)} s`), h('td', {}, g.phase), h('td', {}, fmtNum(g.goodput_per_s, 1))),
   );
   $('goodput-table').querySelector('tbody')!.replaceChildren(...rows);
 }
@@ -133,7 +131,7 @@ export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, curr
   $('ladder-mode').textContent = (mode === 'single'
     ? 'Each row changes one thing from the preset\'s policy; the rest stays as it is.'
     : 'Each row keeps the changes of the rows above it, starting from the preset\'s policy.') +
-    ' Your incident, demand and run settings apply to every row.' +
+    ' Your incident, demand, capacity and run settings apply to every row.' +
     (rows.length && currentIndex < 0 ? ' Your current policy matches no row.' : '');
   const top = Math.max(0, ...rows.flatMap((r) => r.goodput_per_s ?? []));
   const trs = rows.map((row, i) => {
@@ -177,7 +175,7 @@ export function renderTrace(steps: TraceStep[], visible: number, scroll: boolean
       b.type = 'button';
       b.className = 'trace-time';
       b.dataset.i = String(i);
-      b.textContent = `${fmtNum(s.t_s, 2)} s`;
+      b.textContent = `${fmtTime(s.t_s)} s`;
       const num = document.createElement('span');
       num.className = 'trace-n';
       num.textContent = `${i + 1}.`;

@@ -11,6 +11,7 @@
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "engines/fluid.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
 #include "text/clock.hpp"
@@ -97,9 +98,18 @@ double agent_attempts(const Scenario& s) {
   return attempts;
 }
 
+// Attempts one user request can make in all: in a graph, at every service
+// in the worst case (each call's attempts multiplied along the paths, as
+// lint reports them); else those of the client's stack.
+double request_attempts(const Scenario& s) {
+  if (s.graph.empty()) return agent_attempts(s);
+  const std::vector<double> worst = worst_case_attempts(s);
+  return std::accumulate(worst.begin(), worst.end(), 0.0);
+}
+
 Cost agent_cost(const Scenario& s) {
   double requests = s.requests_bound();
-  double attempts = requests * agent_attempts(s);
+  double attempts = requests * request_attempts(s);
   double steps = s.steps();
   Cost c;
   // Every attempt may still be waiting at the end (a queue that never
@@ -109,7 +119,7 @@ Cost agent_cost(const Scenario& s) {
   c.seconds = attempts * kAgentEventsPerAttempt * kAgentEventS + steps * kFluidStepS;
   c.keys = std::string(s.demand.clients > 0 ? "demand.clients, demand.think_s"
                                             : "demand.rate_per_s, incident.demand_factor") +
-           ", horizon_s, " + retry_keys(s);
+           ", horizon_s, " + (s.graph.empty() ? retry_keys(s) : "calls[].retries, calls[].count");
   c.size = number(requests) + " requests, up to " + number(attempts) + " attempts";
   return c;
 }
@@ -133,6 +143,10 @@ Cost sessions_cost(const Scenario& s) {
   double span = s.horizon_s - x.start_s;
   double sessions = std::ceil(span / x.poll_s) * x.max_deliveries;
   double rounds = x.batch_cap + 4.0 + (s.client.retries + 1.0);  // scan, items, ..., API ladder
+  // An item round ends when its work budget runs out: a session working
+  // until its deadline (or the horizon) has that many more rounds.
+  const double worked_s = s.client.deadline_s > 0 ? std::min(s.client.deadline_s, span) : span;
+  rounds += worked_s / x.round_min_s;
   double items = session_items(s);
   double buckets = span / s.step_s;
   double runs = std::max(1, s.runs);
@@ -141,8 +155,8 @@ Cost sessions_cost(const Scenario& s) {
             8 * buckets * runs;
   c.seconds = runs * (sessions * rounds + items) * kSessionEventS;
   c.keys =
-      "horizon_s, sessions.start_s, sessions.poll_s, sessions.batch_cap, step_s, runs, "
-      "items.ping_rates_per_h";
+      "horizon_s, sessions.start_s, sessions.poll_s, sessions.batch_cap, sessions.round_min_s, "
+      "step_s, runs, items.ping_rates_per_h";
   c.size =
       number(sessions) + " sessions x " + number(rounds) + " rounds x " + number(runs) + " runs";
   return c;

@@ -111,7 +111,9 @@ WaitingTime waiting_time_from_chance(double p, double low, double high, double h
   auto mean_for = [&](double q) { return horizon_s / -std::log1p(-std::min(q, 1 - 1e-12)); };
   WaitingTime w;
   if (p > 0) w.mean_s = mean_for(p);
-  w.low_s = high > 0 ? mean_for(high) : horizon_s;
+  // A chance of 1 within the horizon bounds the mean by nothing above 0 (the
+  // clamp in mean_for would make up a bound from 1e-12).
+  w.low_s = high >= 1 ? 0 : high > 0 ? mean_for(high) : horizon_s;
   if (low > 0) w.high_s = mean_for(low);
   return w;
 }

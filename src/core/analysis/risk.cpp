@@ -9,6 +9,7 @@
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
 #include "model/keys.hpp"
+#include "policies/backoff.hpp"
 #include "text/number.hpp"
 #include "text/units.hpp"
 
@@ -107,6 +108,22 @@ int risk_runs(const Scenario& s, const RiskOptions& o) {
   return s.runs > 1 ? s.runs : 100;
 }
 
+namespace {
+
+// The time to leave is measured from the incident's end: an incident that
+// does not end before the horizon leaves no time to measure it in.
+void refuse_push_past_horizon(const Scenario& r) {
+  const double end = r.incident.start_s + r.incident.duration_s;
+  if (scripted_push(r) && !(end < r.horizon_s))
+    throw InputError(fmt::format(
+        "risk: the incident ends at {} s (incident.start_s + incident.duration_s), not before "
+        "the horizon of {} s (--horizon, else horizon_s): the time to leave after it could not "
+        "be measured; a longer horizon or a shorter incident (incident.duration_s 0: none)",
+        number_text(end), number_text(r.horizon_s)));
+}
+
+}  // namespace
+
 Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
   Scenario r = s;
   r.engine = Engine::agent;
@@ -148,7 +165,11 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
   within("split levels", o.split_levels, 1, 100);
   if (o.loads.empty() || o.loads.size() > 100)
     throw InputError("risk: 1 to 100 loads, not " + std::to_string(o.loads.size()));
-  validate(r);
+  refuse_push_past_horizon(r);
+  RunLimits limits;
+  limits.max_steps = o.max_steps;
+  validate(r, limits);
+  check_replication_seeds(r, static_cast<size_t>(risk_runs(s, o)));
   return r;
 }
 
@@ -171,11 +192,10 @@ std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double l
   p.queue = p.slots + static_cast<int>(s.server.queue_limit);
   p.timeout_s = s.client.timeout_s;
   p.retries = s.client.retries;
-  // The first retry's mean delay: the backoff's first window, as jittered.
-  const double share = s.client.backoff.jitter == Jitter::full    ? 0.5
-                       : s.client.backoff.jitter == Jitter::equal ? 0.75
-                                                                  : 1.0;
-  p.retry_delay_s = std::max(s.step_s * 0.01, s.client.backoff.base_s * share);
+  // The first retry's mean delay: the middle of the window its backoff is
+  // drawn from (policies/backoff.hpp), cap and jitter included.
+  const DelayRange first = backoff_delay(s.client.backoff, 1);
+  p.retry_delay_s = std::max(s.step_s * 0.01, (first.low_s + first.high_s) / 2);
   const double pairs = (p.queue + 1.0) * (p.queue + 2.0) / 2;
   p.orbit = static_cast<int>(std::min(60.0, std::floor(kRiskChainStates / pairs) - 1));
   if (p.orbit < 10) {
@@ -340,7 +360,10 @@ RiskResult summarize_risk(const Scenario& base, const RiskOptions& o,
       estimate_leaving(level, e.pushed, s.incident_end_s());
     else
       estimate_leaving(level, e.calm, 0);
-    if (o.exact) add_exact(level, a.quiet);
+    if (o.exact) {
+      throw_if_cancelled(o.cancelled);  // a chain takes seconds: not for a caller gone
+      add_exact(level, a.quiet);
+    }
     if (o.splitting) level.rare = rare_tip_of(e.split, out.rule, o, a.quiet.horizon_s);
     out.levels.push_back(std::move(level));
   }
@@ -367,6 +390,13 @@ Hysteresis hysteresis_of(const RiskResult& r) {
 std::vector<double> risk_map_values(const SweepAxis& knob, const RiskOptions& o) {
   if (o.splitting)
     throw InputError("risk: splitting estimates one scenario's loads, not a map (--vary)");
+  // Every cell takes the options' runs and horizon: a knob on them would
+  // change nothing, or disagree with the evidence gathered.
+  if (knob.path == "runs")
+    throw InputError("risk --vary runs: the runs per cell are --runs, one for every cell");
+  if (knob.path == "horizon_s" && o.horizon_s > 0)
+    throw InputError("risk --vary horizon_s: --horizon " + number_text(o.horizon_s) +
+                     " sets every cell's horizon; leave --horizon out to vary it");
   const double count = knob.point_count();
   if (!(count >= 1 && count <= static_cast<double>(kRiskMapValues)))
     throw InputError(fmt::format("risk --vary {}: {} values; a map takes 1 to {}", knob.path,

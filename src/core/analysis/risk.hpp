@@ -94,9 +94,10 @@ struct RiskOptions {
   bool exact = true;  // the Markov chain beside, when the scenario is one
   // Multilevel splitting beside plain Monte Carlo, for tips too rare to see.
   bool splitting = false;
-  int split_effort = 40;  // walks per stage
-  int split_runs = 8;     // independent splitting runs (the interval's spread)
-  int split_levels = 8;   // stages up to the stuck backlog, before the rule's own
+  int split_effort = 40;                  // walks per stage
+  int split_runs = 8;                     // independent splitting runs (the interval's spread)
+  int split_levels = 8;                   // stages up to the stuck backlog, before the rule's own
+  int max_steps = RunLimits{}.max_steps;  // a run's steps at most (the server's are fewer)
   CancelCheck cancelled;
 };
 

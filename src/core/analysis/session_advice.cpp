@@ -85,11 +85,15 @@ Tried try_change(Advice& a, const sessions::SessionRun& run, const SessionMetric
   return after;
 }
 
-// The first session the deadline cut with the anchor still in its batch (the
-// post-mortem's 22:15 session); null when none was.
-const sessions::SessionRow* anchor_cut_session(const sessions::SessionRun& x) {
+// The first session launched in the window [from_s, to_s) that the deadline
+// cut with the anchor still in its batch (the post-mortem's 22:15 session);
+// null when none was.
+const sessions::SessionRow* anchor_cut_session(const sessions::SessionRun& x, double from_s,
+                                               double to_s) {
   for (const auto& r : x.sessions)
-    if (r.outcome == Outcome::killed_working && r.anchor_in_batch && !r.anchor_done) return &r;
+    if (r.start_s >= from_s && r.start_s < to_s && r.outcome == Outcome::killed_working &&
+        r.anchor_in_batch && !r.anchor_done)
+      return &r;
   return nullptr;
 }
 
@@ -114,9 +118,9 @@ std::string anchor_fate(const sessions::SessionRow* r) {
 // Anchor counts over a whole run hide the rule's point: the post-mortem asks
 // whether the session the deadline cut reaches the anchor in time. Says so
 // for that session, without the rule and with it.
-std::string anchor_first_effect(const sessions::SessionRun& before,
+std::string anchor_first_effect(const sessions::SessionRun& before, const SessionMetrics& m,
                                 const sessions::SessionRun& after) {
-  const sessions::SessionRow* cut = anchor_cut_session(before);
+  const sessions::SessionRow* cut = anchor_cut_session(before, m.from_s, m.to_s);
   if (!cut) return "";
   const sessions::SessionRow* same = anchor_session_near(after, cut->start_s);
   return " The session launched at " + sessions::format_clock(cut->start_s) + ": the anchor " +
@@ -256,9 +260,12 @@ SessionVerdict session_verdict(const sessions::SessionRun& run, const SessionMet
                      plural(m.launched, "session", "sessions") + " completed";
   if (m.launched == 0) return {"no session launched", "No session was launched in the window."};
   double failed = static_cast<double>(m.failed) / m.launched;
+  // Sessions still in flight at the window's end did not finish either: a
+  // stuck one asleep in its ladder is not a healthy one.
+  double unfinished = static_cast<double>(m.launched - m.completed) / m.launched;
   bool errors = m.errors_429 + m.errors_401 > 0;
   bool error_driven = m.failed > 0 && 2 * error_failures(run, m) >= m.failed;
-  if (errors && m.asleep_share >= 0.5 && failed >= 0.5)
+  if (errors && m.asleep_share >= 0.5 && unfinished >= 0.5)
     return {"looks like overload, is not",
             "Looks like overload, is not: " + percent(m.asleep_share) +
                 " of the time in flight was asleep in backoff; " + done + "."};
@@ -279,6 +286,10 @@ SessionVerdict session_verdict(const sessions::SessionRun& run, const SessionMet
   if (failed >= 0.5)
     return {"sessions failed without error answers",
             "Sessions failed without errors from the dependency: " + done + "."};
+  if (unfinished >= 0.5)
+    return {"most sessions had not finished when the window ended",
+            "Most sessions had not finished when the window ended: " + done + ", " +
+                std::to_string(m.in_flight) + " still in flight."};
   return {"healthy",
           "Healthy: " + done + ", " + format_amount(m.mean_in_flight) + " in flight on average."};
 }
@@ -315,7 +326,7 @@ std::vector<Advice> advise_sessions(const sessions::SessionRun& run, const Sessi
         ". Under "
         "FIFO the deadline removes the newest items. Leave the rest unread for the next tick.";
     Tried first = try_change(a, run, m, "sessions.anchor_first", true);
-    a.why += anchor_first_effect(run, first.run);
+    a.why += anchor_first_effect(run, m, first.run);
     out.push_back(a);
   }
   advise_ladder_that_fits(out, run, m, ladder);

@@ -45,10 +45,12 @@ std::string profile_text(const std::vector<double>& loads, double hold_s) {
 }
 
 void check(const StepDownOptions& o) {
+  // Loads are rounded to 9 decimals (staircase): one below 1e-6 would come
+  // out as 0, or a few digits.
   auto load = [](const char* what, double v) {
-    if (!(v > 0 && v <= 100))
+    if (!(v >= 1e-6 && v <= 100))
       throw InputError(
-          fmt::format("step-down: {} {} must be above 0 and at most 100 (a multiple "
+          fmt::format("step-down: {} {} must be from 0.000001 to 100 (a multiple "
                       "of demand.rate_per_s)",
                       what, number_text(v)));
   };
@@ -57,7 +59,9 @@ void check(const StepDownOptions& o) {
   if (!(o.to > o.from))
     throw InputError("step-down: to " + number_text(o.to) + " must be above from " +
                      number_text(o.from));
-  if (!(o.step > 0 && (o.to - o.from) / o.step <= kStepDownHolds / 2))
+  // The staircase's loads up (floor of the span over the step, plus one), at
+  // most half the holds: up and back down is then fewer than kStepDownHolds.
+  if (!(o.step > 0 && std::floor((o.to - o.from) / o.step + 1e-9) + 1 <= kStepDownHolds / 2))
     throw InputError(
         fmt::format("step-down: step {} must be above 0 and give at most {} loads "
                     "between from and to",

@@ -1,10 +1,13 @@
 #include "engines/montecarlo.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <functional>
 
+#include "model/keys.hpp"
 #include "parallel/thread_pool.hpp"
 
 namespace retrystorm {
@@ -79,8 +82,17 @@ Summaries summarize_figures(const std::vector<Replication>& all) {
 
 }  // namespace
 
+void check_replication_seeds(const Scenario& s, size_t runs) {
+  if (runs == 0 || s.seed + static_cast<double>(runs - 1) <= kMaxSeed) return;
+  throw InputError(fmt::format(
+      "seed: {:.0f} with {} replications would pass {:.0f}, past which seeds round and two "
+      "replications would share one; the first seed is at most {:.0f} for {} replications",
+      s.seed, runs, kMaxSeed, kMaxSeed - static_cast<double>(runs - 1), runs));
+}
+
 std::vector<Replication> run_replications(const Scenario& s, size_t first, size_t count,
                                           unsigned threads, const RunReplication& run_one) {
+  check_replication_seeds(s, first + count);
   std::vector<Replication> out(count);
   auto run_replication = [&](size_t k) {
     Scenario replica = s;

@@ -72,6 +72,9 @@ Replicated replicate(const Scenario& s, int runs, unsigned threads, const RunRep
 // same bytes as replicate, wherever each part ran).
 std::vector<Replication> run_replications(const Scenario& s, size_t first, size_t count,
                                           unsigned threads, const RunReplication& run_one);
+// Refuses replications whose seeds (s.seed .. s.seed + runs - 1) pass
+// kMaxSeed, where two of them would round to one seed.
+void check_replication_seeds(const Scenario& s, size_t runs);
 Replicated summarize_replications(const std::vector<Replication>& all);
 
 // Mean and 95% interval of values (Student t with n - 1 degrees of freedom),

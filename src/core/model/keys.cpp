@@ -649,7 +649,7 @@ void add_agent_keys(std::vector<KeySpec>& keys) {
       "(AWS adaptive retry mode; per client.budget.clients)",
       [](S & s) -> auto& { return s.client.rate_limiter; });
   g.number(
-      "seed", 0, 9007199254740991.0, "", "Seed",
+      "seed", 0, kMaxSeed, "", "Seed",
       "agent: seed of the random generator (whole number); the same seed gives the same run",
       [](S & s) -> auto& { return s.seed; });
   g.integer(

@@ -180,6 +180,10 @@ struct OutlierSettings {
   double panic_percent = 50;    // healthy_panic_threshold
 };
 
+// The largest seed: 2^53 - 1, below which every whole number is a double
+// (seed + r past it would round, and two replications share a seed).
+inline constexpr double kMaxSeed = 9007199254740991.0;
+
 struct Scenario {
   std::string name = "custom";
   std::string description;
@@ -368,7 +372,8 @@ struct Scenario {
   ApiModel api;
   ItemsModel items;
 
-  // Agent engine only: the generator's seed and Monte Carlo replications.
+  // Agent engine only: the generator's seed and Monte Carlo replications
+  // (replication r runs with seed + r, each at most kMaxSeed).
   double seed = 1;
   int runs = 1;
 

@@ -50,9 +50,11 @@ void GradientController::enter_min_rtt_window(double now_s) {
 
 void GradientController::update_min_rtt(double now_s) {
   if (!samples_.empty()) min_rtt_s_ = take_percentile();
-  const int back = deferred_limit_;
+  // Envoy's updateMinRTT restores the limit before it clears the deferred
+  // one: the restore happens inside the window and counts as no update at
+  // the minimum.
+  set_limit(deferred_limit_, now_s);
   deferred_limit_ = 0;
-  set_limit(back, now_s);
   // applyJitter: interval + (random % ceil(interval x jitter)), in whole ms.
   const double range_ms = std::ceil(s_.min_rtt_interval_s * 1000 * s_.jitter);
   const double jitter_ms =

@@ -100,10 +100,11 @@ double RetryBudget::available(const InFlight& in_flight, RetryCause cause) const
 }
 
 double RetryBudget::envoy_limit(const Budget& b, double requests) {
-  // The truncation absorbs binary error (0.29 x 100 reads as 29, not 28).
-  constexpr double kWhole = 1e-9;
+  // Envoy's RetryBudgetImpl::max truncates budget_percent / 100.0 x active
+  // to a whole number as it comes, binary error included: 29% of 100 is
+  // 28.999999999999996 there, so 28 retries.
   double clients = std::max(b.clients, 1.0);
-  double per_instance = std::floor(b.ratio * requests / clients + kWhole);
+  double per_instance = std::floor(b.ratio * (requests / clients));
   return clients * std::max(per_instance, b.min_concurrency);
 }
 

@@ -45,6 +45,17 @@ struct InFlight {
   // Retries holding a slot: for a budget that admits at the failure, those
   // admitted and not yet resolved (in backoff or in flight).
   double retries = 0;
+
+  InFlight& operator+=(const InFlight& o) {
+    attempts += o.attempts;
+    retries += o.retries;
+    return *this;
+  }
+  InFlight& operator-=(const InFlight& o) {
+    attempts -= o.attempts;
+    retries -= o.retries;
+    return *this;
+  }
 };
 
 class RetryBudget {

@@ -116,8 +116,16 @@ void CircuitBreaker::record(bool ok) {
 bool CircuitBreaker::rate_trips() const {
   size_t minimum = std::min(outcomes_.size(), static_cast<size_t>(std::max(1, s_.min_calls)));
   if (outcome_count_ < minimum) return false;
-  return static_cast<double>(failed_count_) * 100 / static_cast<double>(outcome_count_) >=
-         s_.failure_rate * 100;
+  // SnapshotImpl.getFailureRate: failed * 100.0f / total, in float.
+  const float rate =
+      static_cast<float>(failed_count_) * 100.0f / static_cast<float>(outcome_count_);
+  return rate >= static_cast<float>(threshold_percent());
+}
+
+// The threshold as the libraries hold it, a percent as typed: 0.55 x 100 is
+// 55.00000000000001 in binary, and 55 failed calls of 100 must reach it.
+double CircuitBreaker::threshold_percent() const {
+  return std::round(s_.failure_rate * 100 * 1e9) / 1e9;
 }
 
 // A failure of a call the closed state let through.
@@ -128,7 +136,7 @@ void CircuitBreaker::closed_failure(double now_s) {
       const auto [fires, failures] = ring_.total(now_s);
       if (fires < s_.min_calls) return;
       if (fires == 0 ||
-          static_cast<double>(failures) / static_cast<double>(fires) * 100 > s_.failure_rate * 100)
+          static_cast<double>(failures) / static_cast<double>(fires) * 100 > threshold_percent())
         open(now_s);
       return;
     }

@@ -79,8 +79,9 @@ class CircuitBreaker {
   void close();
   void closed_failure(double now_s);
   void half_open_outcome(double now_s, bool ok);
-  bool rate_trips() const;  // resilience4j: the current window's verdict
-  void record(bool ok);     // resilience4j: into the window of outcomes
+  bool rate_trips() const;           // resilience4j: the current window's verdict
+  double threshold_percent() const;  // s_.failure_rate as the percent the libraries compare with
+  void record(bool ok);              // resilience4j: into the window of outcomes
   void polly_outcome(double now_s, bool ok);
   struct PollyWindow;
   PollyWindow& polly_window(double now_s);  // RollingHealthMetrics.UpdateCurrentWindow

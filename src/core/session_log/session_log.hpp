@@ -12,6 +12,11 @@
 
 namespace retrystorm::session_log {
 
+// The longest duration a log holds (a sleep, a session, a latency): the
+// readers take a longer one as broken rather than spread it over millions of
+// hours, so the session model refuses a ladder whose sleeps would pass it.
+inline constexpr double kMaxDurationS = 1e7;
+
 // How a session ended. A log that only knows success or failure writes
 // `completed` or `failed` (the session model never does); `in_flight`: still
 // running when the log ends.

@@ -68,7 +68,21 @@ std::optional<double> parse_clock(std::string_view text) {
   return *days * kDay + static_cast<double>(*h) * kHour + static_cast<double>(*m) * kMinute + s;
 }
 
+namespace {
+// Beyond this many seconds (some 31,700 years) a clock or a count of minutes
+// says nothing more, and past 9.2e18 a whole number of seconds would not fit:
+// such spans are written as seconds in scientific notation.
+constexpr double kLongestClockS = 1e12;
+bool too_long_for_clock(double s) {
+  return !(std::fabs(s) < kLongestClockS);
+}
+std::string long_span_text(double s) {
+  return fmt::format("{:.3g}s", s);
+}
+}  // namespace
+
 std::string format_clock(double t_s) {
+  if (too_long_for_clock(t_s)) return long_span_text(t_s);
   std::chrono::seconds s(static_cast<int64_t>(std::floor(t_s)));
   auto day = std::chrono::floor<std::chrono::days>(s);  // toward the past, also before day 0
   std::chrono::hh_mm_ss rest{s - day};
@@ -82,6 +96,7 @@ std::string hour_label(int64_t hour) {
 }
 
 std::string format_minutes(double seconds) {
+  if (too_long_for_clock(seconds)) return long_span_text(seconds);
   std::chrono::seconds total(static_cast<int64_t>(std::floor(seconds)));
   auto minutes = std::chrono::duration_cast<std::chrono::minutes>(total);
   return fmt::format("{}m{:02}s", minutes.count(), (total - minutes).count());

@@ -1,5 +1,6 @@
 #include "analysis/markov/splitting.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engines/montecarlo.hpp"
@@ -46,8 +47,10 @@ RareEstimate combine_replicas(const std::vector<double>& products,
     for (size_t k = 0; k < f.size(); ++k)
       e.factors[k] += f[k] / static_cast<double>(factors.size());
   }
+  // A chance: the mean's interval is cut to [0, 1] (a few spread-out
+  // replicas make Student's interval wider than that).
   const MetricSummary m = summarize(products, 0);
-  e.p = m.mean, e.low = m.low, e.high = m.high;
+  e.p = m.mean, e.low = std::min(m.low, 1.0), e.high = std::min(m.high, 1.0);
   return e;
 }
 

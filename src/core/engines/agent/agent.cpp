@@ -553,6 +553,7 @@ class AgentEngine {
     } else if (call.state == kPooled) {
       // Never sent: the pool held it (or had just handed it a connection,
       // which its release passes on).
+      leave_pool(call);
       result_.series.refused_locally[step_] += 1;
       if (!ClientGuards::holds_connection(call.ticket)) {
         guards_.left_pending(call.request % clients_);  // no longer waits for a connection
@@ -657,8 +658,13 @@ class AgentEngine {
     if (!(call.first && call.attempt == 0)) result_.series.retries[step_] += 1;
     ++call.gen;
     call.state = kPooled;
+    pooled_ += {1.0, call.attempt >= 1 ? 1.0 : 0.0};
     return true;
   }
+
+  // The call's attempt stops waiting for a connection (it got one, or its
+  // deadline fired).
+  void leave_pool(const Call& call) { pooled_ -= {1.0, call.attempt >= 1 ? 1.0 : 0.0}; }
 
   // An attempt let its client's max_requests slot and connection go; the
   // connection goes to the oldest attempt still waiting for one, at once.
@@ -872,6 +878,7 @@ class AgentEngine {
     if (call.gen == gen && (call.state == kHeld || call.state == kPooled)) {
       ++stats_.events;
       bool pooled = call.state == kPooled;
+      if (pooled) leave_pool(call);
       counted_ = pooled;  // counted when it began to wait
       return send_attempt(call_id, pooled ? Ready::connection : Ready::token);
     }
@@ -895,10 +902,15 @@ class AgentEngine {
   }
 
   // What layer's budget is told about the dependency: attempts in flight,
-  // and the retries held (in backoff and in flight).
+  // and the retries held (in backoff and in flight). Attempts waiting for a
+  // connection of the innermost layer's pool count too: Envoy's budget reads
+  // active + pending requests, and a retry keeps its slot while pending
+  // (RetryStateImpl::shouldRetry holds it until resetRetry).
   InFlight in_flight(int layer) const {
-    return {static_cast<double>(attempts_in_flight_[layer]),
-            static_cast<double>(retries_in_backoff_[layer] + retries_in_flight_[layer])};
+    InFlight held{static_cast<double>(attempts_in_flight_[layer]),
+                  static_cast<double>(retries_in_backoff_[layer] + retries_in_flight_[layer])};
+    if (pool_on() && layer == layers() - 1) held += pooled_;
+    return held;
   }
   // The same for a decision after every failure: only a budget reads it.
   InFlight budget_in_flight(int layer) {
@@ -1202,6 +1214,7 @@ class AgentEngine {
   // Per layer, whole counts (the budget takes them as amounts).
   std::vector<int64_t> attempts_in_flight_, retries_in_flight_;  // attempts and retries in flight
   std::vector<int64_t> retries_in_backoff_;  // retries in backoff (Envoy counts them)
+  InFlight pooled_;  // the innermost layer's attempts (and retries) waiting for a connection
   std::vector<double> layer_first_;
   uint32_t next_request_ = 0;
   uint64_t live_users_ = 0;

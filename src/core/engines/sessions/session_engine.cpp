@@ -16,6 +16,7 @@
 #include "policies/backoff.hpp"
 #include "policies/client_policy.hpp"
 #include "random/rng.hpp"
+#include "session_log/session_log.hpp"
 #include "text/list.hpp"
 #include "text/number.hpp"
 
@@ -124,7 +125,23 @@ struct QueuedItem {
 constexpr size_t kMaxInitialItems = 100000;
 
 // "14 notification @2d06:30, anchor @2d18:00, 5 ping @2d21:00-2d21:48"
-std::vector<QueuedItem> parse_initial_queue(const std::string& text) {
+// The instants of "@WHEN[-WHEN]": the whole token is named when it is not one
+// (a '-1' is no time before 0, not a range from nothing).
+std::pair<double, double> queued_span(const std::string& token, const std::string& key) {
+  const std::string when = token.substr(1);
+  const size_t dash = when.find('-');
+  try {
+    double from = parse_clock(when.substr(0, dash), key);
+    double to = dash == std::string::npos ? from : parse_clock(when.substr(dash + 1), key);
+    if (to < from) throw InputError(key + ": '" + token + "' ends before it starts");
+    return {from, to};
+  } catch (const InputError&) {
+    throw InputError(key + ": '" + token +
+                     "' is not @WHEN or @WHEN-WHEN, each a clock like 2d21:00 or seconds from 0");
+  }
+}
+
+std::vector<QueuedItem> parse_initial_queue(const std::string& text, double start_s) {
   const std::string key = "items.initial_queue";
   std::vector<QueuedItem> out;
   for (std::string_view item : text::list_items(text)) {
@@ -135,12 +152,10 @@ std::vector<QueuedItem> parse_initial_queue(const std::string& text) {
     for (std::string x; words >> x;) w.push_back(x);
     int count = 1;
     size_t i = 0;
-    if (w.size() == 3) {
-      try {
-        count = std::stoi(w[0]);
-      } catch (const std::exception&) {
-        count = -1;
-      }
+    if (w.size() == 3) {  // a count of digits only ('2.9' and '5abc' are none)
+      const bool digits =
+          w[0].size() <= 6 && w[0].find_first_not_of("0123456789") == std::string::npos;
+      count = digits ? std::stoi(w[0]) : -1;
       i = 1;
     }
     if (w.size() < 2 || w.size() > 3 || count < 1 || count > 100000 || w[i + 1][0] != '@')
@@ -157,11 +172,12 @@ std::vector<QueuedItem> parse_initial_queue(const std::string& text) {
       throw InputError(key + ": kind '" + w[i] +
                        "' is not allowed; choose ping, notification or anchor");
     }
-    std::string when = w[i + 1].substr(1);
-    size_t dash = when.find('-');
-    double from = parse_clock(when.substr(0, dash), key);
-    double to = dash == std::string::npos ? from : parse_clock(when.substr(dash + 1), key);
-    if (to < from) throw InputError(key + ": '" + w[i + 1] + "' ends before it starts");
+    const auto [from, to] = queued_span(w[i + 1], key);
+    // Queued before the first tick: they arrived by then.
+    if (to > start_s)
+      throw InputError(key + ": '" + w[i + 1] + "' is after sessions.start_s (" +
+                       text::format_clock(start_s) +
+                       "); the initial queue holds items that arrived by then");
     if (out.size() + static_cast<size_t>(count) > kMaxInitialItems)
       throw InputError(key + ": more than " + std::to_string(kMaxInitialItems) +
                        " items in all; the limit is " + std::to_string(kMaxInitialItems));
@@ -230,7 +246,7 @@ class Simulation {
   }
 
   SessionRun run() {
-    for (const QueuedItem& q : parse_initial_queue(s_.items.initial_queue)) {
+    for (const QueuedItem& q : parse_initial_queue(s_.items.initial_queue, s_.sessions.start_s)) {
       int channel = static_cast<int>(items_.size()) % s_.items.ping_channels;
       add_item(q.kind, q.arrived_s, q.kind == ItemKind::ping ? channel : -1, q.arrived_s);
     }
@@ -283,9 +299,10 @@ class Simulation {
     const Session& x = sessions_[static_cast<size_t>(t.who)];
     return x.alive && (t.kind != Timer::session || x.generation == t.generation);
   }
-  void emit(SessionEvent e) {
+  void emit(SessionEvent e) { emit_at(e, now_); }
+  void emit_at(SessionEvent e, double t_s) {
     if (!log_) return;
-    e.t_s = now_;
+    e.t_s = t_s;
     if (e.session >= 0)
       e.session_id = sessions_[static_cast<size_t>(e.session)].row.session_id.c_str();
     log_->event(e);
@@ -356,7 +373,9 @@ class Simulation {
     ++run_.items.arrived;
     run_.series.count(run_.series.arrivals, at);
     run_.hourly.count(run_.hourly.arrivals, at);
-    emit({.kind = SessionEvent::arrival, .item = id, .item_kind = kind});
+    // At its arrival, as the series count it (an item of the initial queue
+    // arrived before the run starts).
+    emit_at({.kind = SessionEvent::arrival, .item = id, .item_kind = kind}, at);
     wake_ups_.push_back(0);
   }
   // The unread queue is FIFO by arrival, also for items a session gives back.
@@ -771,11 +790,29 @@ SessionRun run_sessions(const Scenario& s, const SessionOptions& options) {
   return Simulation(s, options).run();
 }
 
+namespace {
+
+// Each sleep of the ladder is logged whole (events.jsonl's `dur`): none may
+// pass what a log holds, or the run would write a log `analyze` refuses.
+void check_ladder_sleeps(const Scenario& s) {
+  for (int k = 1; k <= s.client.retries; ++k)
+    if (const double longest = backoff_delay(s.client.backoff, k).high_s;
+        longest > session_log::kMaxDurationS)
+      throw InputError(fmt::format(
+          "client.backoff: retry {} of the ladder sleeps up to {} s; the session model sleeps "
+          "at most {} s (what its logs hold): a smaller base_s, multiplier or cap_s, or fewer "
+          "client.retries",
+          k, number_text(longest), number_text(session_log::kMaxDurationS)));
+}
+
+}  // namespace
+
 void validate_sessions(const Scenario& s, const RunLimits&) {
   ApiTimeline check(s.api.timeline);
+  check_ladder_sleeps(s);
   ping_rates(s);
   day_factors(s);
-  parse_initial_queue(s.items.initial_queue);
+  parse_initial_queue(s.items.initial_queue, s.sessions.start_s);
   auto ordered = [](const char* low_key, double low, const char* high_key, double high) {
     if (low > high)
       throw InputError(std::string(low_key) + ": " + number_text(low) + " is above " + high_key +
