@@ -59,15 +59,18 @@ Scenario preset_with(const std::string& name, const std::vector<std::string>& se
   return s;
 }
 
-// A grid with no incident length between incident.start_s and the horizon
-// claims nothing: the tipping point refuses it, and a run's report leaves it out.
+// A grid with no incident length that ends before the horizon claims
+// nothing: the tipping point refuses it, and a run's report leaves it out.
+// An incident that runs to the horizon leaves no step to judge recovery in.
 TEST(TippingGrid, AGridWithNoLengthToTryClaimsNothing) {
   Scenario s = preset_or_throw("order-status").scenario;
   const double room = s.horizon_s - s.incident.start_s;
-  EXPECT_EQ(tipping_grid_points(s, room), 1);
+  EXPECT_EQ(tipping_grid_points(s, room - s.step_s), 1);
+  EXPECT_EQ(tipping_grid_points(s, room), 0);
   EXPECT_EQ(tipping_grid_points(s, room + 1), 0);
+  EXPECT_EQ(tipping_grid_points(s, room / 24), 23) << "the 24th ends at the horizon";
   try {
-    tipping_point(s, room + 1);
+    tipping_point(s, room);
     FAIL() << "a grid longer than the run was tried";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no incident length would be tried"), std::string::npos)
@@ -79,6 +82,50 @@ TEST(TippingGrid, AGridWithNoLengthToTryClaimsNothing) {
   ASSERT_EQ(tipping_grid_points(s), 0);
   RunReport r = make_report(s, ReportOptions{});
   EXPECT_FALSE(r.tipping.has_value());
+}
+
+// The bisection counts a grid point as the steps its incident covers: on a
+// 2.8 s grid with 1 s steps, 11.2 s covers 12 steps, and 11 s (which
+// recovers) is never the answer.
+TEST(TippingGrid, AGridOffTheStepsBisectsTheStepsItCovers) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  const TippingResult t = tipping_point(s, 2.8);
+  ASSERT_TRUE(t.exact_s && t.on_grid_s);
+  EXPECT_DOUBLE_EQ(*t.on_grid_s, 11.2);
+  EXPECT_DOUBLE_EQ(*t.exact_s, 12);
+  EXPECT_TRUE(recovers_with_duration(s, 11));
+  EXPECT_FALSE(recovers_with_duration(s, 12));
+}
+
+// An incident that takes 10% of the capacity from a server at 89% load
+// harms nobody: no length tips it, whatever the criterion (the goodput
+// criterion called the length that runs to the horizon a tipping point).
+TEST(TippingGrid, AHarmlessIncidentHasNoTippingPoint) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  s.incident.capacity_factor = 0.9;
+  for (auto criterion : {RecoveryCriterion::goodput, RecoveryCriterion::failures}) {
+    s.recovery.criterion = criterion;
+    const TippingResult t = tipping_point(s, 0);
+    EXPECT_FALSE(t.on_grid_s);
+    EXPECT_FALSE(t.exact_s);
+  }
+}
+
+// The verdict's detail says what happened: a run that ends inside its
+// incident said "Users were still failing" with none failed.
+TEST(TippingGrid, TheVerdictSaysWhyFromTheFacts) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  s.horizon_s = 1, s.incident.start_s = 0, s.incident.duration_s = 1;
+  RunReport inside = make_report(s, ReportOptions{});
+  EXPECT_EQ(inside.verdict.detail.find("still failing"), std::string::npos)
+      << inside.verdict.detail;
+  EXPECT_EQ(inside.verdict.detail.rfind("The run ended inside the incident.", 0), 0u)
+      << inside.verdict.detail;
+  Scenario stuck = preset_or_throw("order-status").scenario;
+  RunReport report = make_report(stuck, ReportOptions{});
+  EXPECT_NE(report.verdict.detail.find("went to callers who had already given up"),
+            std::string::npos)
+      << report.verdict.detail;
 }
 
 TEST(ReportRunsAtOnce, TippingPointIsTheOneAtATimeAnswer) {

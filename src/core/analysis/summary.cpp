@@ -43,6 +43,34 @@ std::string format_seconds(double s) {
   return text::trimmed_text(s, 2) + " s";
 }
 
+namespace {
+
+// Why a run did not recover, in the facts it has: a run that ends inside its
+// incident, a growing backlog, failures or goodput short at the end, or too
+// little time after the incident; the give-ups' loop only when work went to
+// callers who had given up.
+std::string unrecovered_detail(const Metrics& m, const Scenario& s) {
+  std::string why;
+  if (s.incident_end_s() >= s.horizon_s)
+    why = "The run ended inside the incident";
+  else if (m.backlog_growing)
+    why = "The backlog was still growing at the end";
+  else if (m.failed == 0)
+    why = "No request failed, but the run ends too soon after the incident to tell";
+  else if (s.recovery.criterion == RecoveryCriterion::goodput)
+    why = "Goodput was still below " + format_percent(s.recovery.goodput_fraction) +
+          " of demand at the end";
+  else
+    why = "Users were still failing at the end";
+  if (!(m.wasted_fraction > 0)) return why + ". ";
+  return why + ", and " + format_percent(m.wasted_fraction) +
+         " of the work served went to callers who had already given up. Each give-up sent "
+         "another retry into the same queue: the loop keeps itself going after the trigger is "
+         "gone. ";
+}
+
+}  // namespace
+
 Verdict verdict(const RunResult& run, const Metrics& m) {
   const Scenario& s = run.scenario;
   Verdict v;
@@ -85,13 +113,7 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
                       format_percent(m.bound.safe_load_below) +
                       " load, and this scenario runs at " + format_percent(m.bound.load) + ".";
   if (!rec) {
-    v.detail = std::string(m.backlog_growing ? "The backlog was still growing at the end"
-                                             : "Users were still failing at the end") +
-               ", and " + format_percent(m.wasted_fraction) +
-               " of the work served went to callers who had already given up. Each give-up "
-               "sent another retry into the same queue: the loop keeps itself going after the "
-               "trigger is gone. " +
-               bound;
+    v.detail = unrecovered_detail(m, s) + bound;
   } else {
     v.detail = format_percent(m.failed_fraction) + " of user requests failed (" +
                format_amount(m.failed) + " of " + format_amount(m.user_requests) + "), and " +

@@ -8,6 +8,7 @@
 #include "analysis/cost.hpp"
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
+#include "engines/incident_window.hpp"
 #include "model/keys.hpp"
 #include "parallel/thread_pool.hpp"
 
@@ -33,7 +34,11 @@ double tipping_steps(const Scenario& s, double grid_s) {
 
 long tipping_grid_points(const Scenario& s, double grid_s) {
   double grid = grid_s > 0 ? grid_s : default_grid_s(s);
-  return static_cast<long>(std::floor((s.horizon_s - s.incident.start_s) / grid + 1e-9));
+  // Lengths whose incident ends before the horizon: one that runs to it
+  // leaves no step to judge recovery in (the goodput criterion called every
+  // such run stuck, and a harmless incident got a tipping point).
+  const double room = s.horizon_s - s.incident.start_s;
+  return std::max(0L, static_cast<long>(std::ceil(room / grid - 1e-9)) - 1);
 }
 
 bool recovers_with_duration(Scenario s, double duration_s) {
@@ -71,6 +76,13 @@ std::vector<long> bisection_batch(long lo, long hi, unsigned width) {
   return out;
 }
 
+// The steps an incident of `duration_s` covers in the run.
+long incident_steps(Scenario s, double duration_s) {
+  s.incident.duration_s = duration_s;
+  const IncidentWindow w = steps_of(s);
+  return w.end - w.first;
+}
+
 }  // namespace
 
 // The scan and the bisection ask the same questions in the same order as one
@@ -83,9 +95,10 @@ TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck&
   const long grid_points = tipping_grid_points(s, r.grid_s);
   // With no length on the grid, "every length recovers" would be claimed untried.
   if (grid_points < 1)
-    throw InputError("grid_s: " + number_text(r.grid_s) + " s is longer than the " +
+    throw InputError("grid_s: " + number_text(r.grid_s) + " s is not shorter than the " +
                      number_text(s.horizon_s - s.incident.start_s) +
-                     " s from incident.start_s to horizon_s; no incident length would be tried");
+                     " s from incident.start_s to horizon_s (an incident must end before "
+                     "the horizon); no incident length would be tried");
   unsigned width = runs_at_once(s);
   double last_recovering = 0;
   for (long first = 1; first <= grid_points && !r.on_grid_s; first += width) {
@@ -102,9 +115,12 @@ TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck&
   }
   if (!r.on_grid_s) return r;
   // Bisection in whole steps between the last grid point that recovers and
-  // the first that does not (assumes one tipping point between them).
-  long lo = std::lround(last_recovering / s.step_s);
-  long hi = std::lround(*r.on_grid_s / s.step_s);
+  // the first that does not (assumes one tipping point between them), each
+  // counted as the steps its incident covers: on a grid of 2.8 s with 1 s
+  // steps, 11.2 s covers 12 steps (rounding it to 11 named a length that
+  // recovers, never run).
+  long lo = incident_steps(s, last_recovering);
+  long hi = incident_steps(s, *r.on_grid_s);
   std::map<long, bool> known;  // steps -> recovers
   while (hi - lo > 1) {
     long mid = lo + (hi - lo) / 2;
