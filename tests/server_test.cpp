@@ -714,7 +714,7 @@ TEST(HandleApi, RunsOneCallWithoutHttp) {
 TEST(HandleApi, ErrorsAre400WithAMessageNamingTheField) {
   struct Case {
     const char* path;
-    const char* body;
+    std::string body;
     const char* needle;
   };
   const Case cases[] = {
@@ -731,6 +731,11 @@ TEST(HandleApi, ErrorsAre400WithAMessageNamingTheField) {
        "client.backoff.jitter"},
       {"/api/sweep", R"({"vary": [{"path": "client.retries", "from": 3, "to": 0}]})",
        "client.retries"},
+      // A long bad value is clipped, so that what is allowed stays in the message.
+      {"/api/run", R"({"set": {"client.backoff.jitter": ")" + std::string(2100, 'x') + R"("}})",
+       "choose one of none"},
+      {"/api/run", R"({"set": {"client.retries": ")" + std::string(2100, 'x') + R"("}})",
+       "is not a number"},
       // A field left out is no default (the axis ran at 0, or from 0, unsaid).
       {"/api/sweep", R"({"vary": [{"path": "client.retries", "to": 2}]})", "from and to"},
       {"/api/sweep", R"({"vary": [{"path": "client.retries"}]})", "from and to"},

@@ -6,6 +6,7 @@
 #include "formats/input_text.hpp"
 #include "formats/preset_texts.hpp"
 #include "model/graph.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm {
 
@@ -306,7 +307,7 @@ const Preset& preset_or_throw(const std::string& name) {
     if (p.name == name) return p;
     names += (names.empty() ? "" : ", ") + p.name;
   }
-  throw InputError("preset: '" + name + "' is not a preset; choose one of " + names);
+  throw InputError("preset: '" + clip(name) + "' is not a preset; choose one of " + names);
 }
 
 json schema_json() {

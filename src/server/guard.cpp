@@ -33,6 +33,9 @@ std::optional<Refusal> body_refusal(const httplib::Request& req, const ServerLim
     if (req.get_header_value("Content-Length", i) != length)  // RFC 9112, 6.3
       return Refusal{400, "Content-Length: given twice with different values", ""};
   if (req.has_header("Transfer-Encoding")) {
+    // httplib reads the first of several: a second coding would go unread.
+    if (req.get_header_value_count("Transfer-Encoding") > 1)
+      return Refusal{400, "Transfer-Encoding: given more than once; send one, 'chunked'", ""};
     if (lower(req.get_header_value("Transfer-Encoding")) != "chunked" || !length.empty())
       return Refusal{400, "Transfer-Encoding: only 'chunked', and without Content-Length", ""};
     return std::nullopt;  // the limit is checked while reading (read_body)

@@ -108,9 +108,11 @@ void set_error_handlers(httplib::Server& server, const ServerLimits& limits) {
     send_json(res, res.status,
               {{"error", reason + (req.path.empty() ? "" : " (" + clip(req.path) + ")")}});
   });
-  server.set_post_routing_handler([&limits](const httplib::Request&, httplib::Response& res) {
+  server.set_post_routing_handler([&limits](const httplib::Request& req, httplib::Response& res) {
     if (http::t_late) send_json(res, 408, {{"error", http::late_message(limits)}});
-    if (res.status < 400) return;
+    // httplib does not check the CR LF after each chunk of a chunked body:
+    // what follows one is not read as the next request.
+    if (res.status < 400 && !req.has_header("Transfer-Encoding")) return;
     http::t_close_after = true;
     res.headers.erase("Keep-Alive");
     if (res.get_header_value("Connection") != "close") res.set_header("Connection", "close");

@@ -63,6 +63,9 @@ namespace {
 // client sends, and little enough that a flood of header lines costs nothing.
 constexpr size_t kMaxHeadBytes = 64 * 1024;
 constexpr int kMaxHeadLines = 200;
+// httplib (Debian's, built with its default) refuses a line longer than
+// this with a bare 400: the scanner refuses it first, as a 431 that says so.
+constexpr size_t kMaxHeadLineBytes = CPPHTTPLIB_HEADER_MAX_LENGTH - 2;  // its CR LF aside
 
 // Finds where a request's head ends (the empty line) in the bytes read, and
 // counts the head's bytes and lines on the way.
@@ -78,14 +81,14 @@ class HeadScanner {
         lines_ += line_ > 0;
         line_ = 0;
       } else if (data[i] != '\r') {
-        ++line_;
+        longest_ = std::max(longest_, ++line_);
       }
     }
-    return bytes_ <= kMaxHeadBytes && lines_ <= kMaxHeadLines;
+    return bytes_ <= kMaxHeadBytes && lines_ <= kMaxHeadLines && longest_ <= kMaxHeadLineBytes;
   }
 
  private:
-  size_t bytes_ = 0, line_ = 0;
+  size_t bytes_ = 0, line_ = 0, longest_ = 0;
   int lines_ = 0;
   bool done_ = false;
 };
@@ -457,13 +460,14 @@ class HardenedServer : public httplib::Server {
       // httplib answers nothing when the request line is late, and 400 (not
       // written: see write) when the headers are over the caps.
       if (t_head_too_large || (t_late && strm.written() == 0)) {
-        strm.write_raw(t_head_too_large
-                           ? raw_answer(431, "Request Header Fields Too Large",
-                                        "headers: more than " +
-                                            std::to_string(kMaxHeadBytes / 1024) + " KiB or " +
-                                            std::to_string(kMaxHeadLines) +
-                                            " lines; send fewer or shorter headers")
-                           : raw_answer(408, "Request Timeout", late_message(limits_)));
+        strm.write_raw(
+            t_head_too_large
+                ? raw_answer(431, "Request Header Fields Too Large",
+                             "headers: more than " + std::to_string(kMaxHeadBytes / 1024) +
+                                 " KiB, " + std::to_string(kMaxHeadLines) +
+                                 " lines, or a line over " + std::to_string(kMaxHeadLineBytes) +
+                                 " bytes; send fewer or shorter headers")
+                : raw_answer(408, "Request Timeout", late_message(limits_)));
         return true;
       }
       if (t_close_after) return true;

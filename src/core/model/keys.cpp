@@ -13,6 +13,7 @@
 #include "text/clock.hpp"
 #include "text/list.hpp"
 #include "text/number.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm {
 
@@ -1112,11 +1113,11 @@ double parse_number(const std::string& path, const std::string& text) {
     case NumberText::ok:
       return v;
     case NumberText::out_of_range:
-      throw InputError(path + ": '" + text + "' is outside the range of numbers");
+      throw InputError(path + ": '" + clip(text) + "' is outside the range of numbers");
     case NumberText::not_a_number:
       break;
   }
-  throw InputError(path + ": '" + text + "' is not a number");
+  throw InputError(path + ": '" + clip(text) + "' is not a number");
 }
 
 }  // namespace
@@ -1182,7 +1183,7 @@ const KeySpec& key_or_throw(const std::string& path) {
   for (size_t i = 0; i < near.size(); ++i)
     hint += (i == 0 ? "" : i + 1 == near.size() ? " or " : ", ") + near[i];
   throw InputError(
-      "unknown key '" + path + "'; " +
+      "unknown key '" + clip(path) + "'; " +
       (hint.empty() ? std::string("no key is close to it") : "did you mean " + hint + "?") +
       " (`retrystorm keys` lists all " + std::to_string(scenario_keys().size()) + ")");
 }
@@ -1212,7 +1213,7 @@ void set_key(Scenario& s, const std::string& path, const KeyValue& value) {
     case KeyType::number:
     case KeyType::integer: {
       const double* d = std::get_if<double>(&value);
-      if (!d) throw InputError(path + ": '" + to_string(value) + "' is not a number");
+      if (!d) throw InputError(path + ": '" + clip(to_string(value)) + "' is not a number");
       if (!std::isfinite(*d)) throw InputError(path + ": the value must be finite");
       bool below = k.min_exclusive ? *d <= k.min : *d < k.min;
       if (below || *d > k.max)
@@ -1226,7 +1227,7 @@ void set_key(Scenario& s, const std::string& path, const KeyValue& value) {
     }
     case KeyType::boolean:
       if (!std::holds_alternative<bool>(value))
-        throw InputError(path + ": '" + to_string(value) + "' is not true or false");
+        throw InputError(path + ": '" + clip(to_string(value)) + "' is not true or false");
       break;
     case KeyType::choice: {
       const std::string* t = std::get_if<std::string>(&value);
@@ -1234,14 +1235,15 @@ void set_key(Scenario& s, const std::string& path, const KeyValue& value) {
       if (!ok) {
         std::string allowed;
         for (const auto& c : k.choices) allowed += (allowed.empty() ? "" : ", ") + c;
-        throw InputError(path + ": '" + to_string(value) + "' is not allowed; choose one of " +
-                         allowed);
+        // The value clipped, so that what is allowed stays in the message.
+        throw InputError(path + ": '" + clip(to_string(value)) +
+                         "' is not allowed; choose one of " + allowed);
       }
       break;
     }
     case KeyType::text:
       if (!std::holds_alternative<std::string>(value))
-        throw InputError(path + ": '" + to_string(value) + "' must be text");
+        throw InputError(path + ": '" + clip(to_string(value)) + "' must be text");
       break;
   }
   k.put(s, value);
