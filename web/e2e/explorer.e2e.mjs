@@ -687,6 +687,37 @@ async function issue17(page, presets, context, base) {
 
 
 /** Issue 30: undo and redo, pins, and an agent Monte Carlo that shows it is working. */
+// Found by review: a Monte Carlo the server refuses after replication 0 is
+// drawn leaves no progress line running and links what is on screen; a
+// field the server marked is cleared once a run is accepted.
+async function reviewed(presets, context, base) {
+  if (!presets.some((p) => p.name === 'order-status')) return;
+  log('\n# review: refused Monte Carlo, server marks');
+  // A page of its own: the refusals it provokes are not the main page's errors.
+  const page = await context.newPage();
+  await page.goto(base);
+  await waitReady(page);
+  await H(page, () => { for (const d of document.querySelectorAll('details.group')) d.open = true; });
+  await selectPreset(page, 'order-status');
+  await setControl(page, 'engine', 'agent');
+  const n = await runs(page);
+  await testid(page, 'ctl-runs').fill('100');
+  await waitRun(page, n, 30000);
+  await page.waitForFunction(() => window.__retrystorm.mcDone === null, null, { timeout: 20000 }).catch(() => {});
+  const [done, hidden, hash] = await H(page, () => [window.__retrystorm.mcDone, document.getElementById('mc-progress').hidden, decodeURIComponent(location.hash)]);
+  check(done === null && hidden, 'a Monte Carlo refused by the server leaves no progress line running', `${done} ${hidden}`);
+  check(!/runs[^a-z]{1,3}100/.test(hash), 'the link keeps the run on screen, not the refused runs', hash);
+  await selectPreset(page, 'order-status');
+  const before = await runs(page);
+  await testid(page, 'ctl-horizon_s').fill('300000');
+  await page.waitForFunction(() => document.body.dataset.busy === 'false' && window.__retrystorm.notApplied() !== null, null, { timeout: 20000 }).catch(() => {});
+  check((await notApplied(page)) !== null, 'horizon 300000 at step 1 s is refused and marked', String(await notApplied(page)));
+  await testid(page, 'ctl-step_s').fill('2.5');
+  await waitRun(page, before, 60000).catch(() => {});
+  check((await notApplied(page)) === null, 'once a run with that horizon is accepted, its mark is gone', String(await notApplied(page)));
+  await page.close();
+}
+
 async function issue30(page, presets, context) {
   const has = (n) => presets.some((p) => p.name === n);
   const scenarioOf = () => H(page, () => { const s = window.__retrystorm.scenario(); return { retries: s.client.retries, jitter: s.client.backoff.jitter, name: window.__retrystorm.preset }; });
@@ -1437,6 +1468,7 @@ async function main() {
 
     await issue17(page, presets, context, base);
     await issue30(page, presets, context);
+    await reviewed(presets, context, base);
 
     log('\n# screenshots');
     await selectPreset(page, presets.some((p) => p.name === 'primary-failover') ? 'primary-failover' : presets[0].name);

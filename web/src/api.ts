@@ -11,7 +11,8 @@ export interface ImportResult {
 }
 
 export class ApiError extends Error {
-  constructor(message: string, readonly status: number) {
+  /** retryAfterS: a 503's Retry-After in seconds (the server is busy, not refusing). */
+  constructor(message: string, readonly status: number, readonly retryAfterS: number | null = null) {
     super(message);
   }
 }
@@ -38,7 +39,8 @@ async function call<T>(method: string, path: string, body?: unknown, signal?: Ab
   }
   if (!res.ok) {
     const msg = (data as { error?: string })?.error ?? `HTTP ${res.status}`;
-    throw new ApiError(msg, res.status);
+    const after = Number(res.headers.get('Retry-After'));
+    throw new ApiError(msg, res.status, res.headers.has('Retry-After') && Number.isFinite(after) ? after : null);
   }
   return data as T;
 }

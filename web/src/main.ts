@@ -232,6 +232,15 @@ function describeScenario() {
 
 // ---------- runs ----------
 let ruleMarks = new Set<string>();
+// Fields the server's last answer marked: cleared by the next run it accepts
+// (a later change can make a marked value run, and the mark would stay).
+let serverMarks = new Set<string>();
+function clearServerMarks() {
+  for (const p of serverMarks) if (!ruleMarks.has(p)) { controls?.mark(p, null); S.invalid.delete(p); }
+  serverMarks = new Set();
+}
+// A busy server (503) asks to be tried again: the same inputs, after its Retry-After.
+let busyRetry: ReturnType<typeof setTimeout> | undefined;
 async function runNow() {
   const sc = S.scenario;
   if (!sc) return;
@@ -242,6 +251,7 @@ async function runNow() {
   ruleMarks = new Set(rules.keys());
   if (rules.size) { S.pendingT0 = null; showStale(); return; }
   const seq = ++S.seq;
+  clearTimeout(busyRetry);
   const preset = S.preset;
   // What is under way for the result on screen is of other inputs now: the
   // server stops the runs of a caller that has gone, and the cores are free.
@@ -256,6 +266,7 @@ async function runNow() {
   // An agent Monte Carlo draws replication 0 at once (a run of its own with the same seed
   // gives the same numbers), then adds the band and the intervals when every run is done.
   const monteCarlo = sc.engine === 'agent' && Number(sc.runs) > 1;
+  let drawn = false; // replication 0 is on screen, whatever its band's fate
   try {
     const tf = performance.now();
     // The first batch of the band goes beside the chart's run: the server runs it at a
@@ -270,6 +281,7 @@ async function runNow() {
     chartCtx.drawT0 = performance.now();
     hooks.runs++;
     showError(null);
+    clearServerMarks();
     S.failed = null;
     hooks.serverDown = false;
     delete document.body.dataset.server;
@@ -280,17 +292,35 @@ async function runNow() {
     hooks.engine = isSessions(r) ? 'sessions' : String(r.scenario?.engine ?? 'fluid');
     if (isSessions(r)) renderSessionResult(r);
     else renderResult(r);
+    drawn = true;
     if (firstBatch) await monteCarloBatches(sc, r, seq, t0, firstBatch);
   } catch (e) {
     if (isAbort(e)) return;
     if (seq === S.seq) {
       api.stopMonteCarlo(); // the band of inputs that did not run
+      showProgress(null);
       S.pendingT0 = null;
-      if (e instanceof ApiError) {
+      if (e instanceof ApiError && e.status === 503) {
+        // Busy, not refused: the same inputs again once the server says so.
+        const wait = Math.min(Math.max(e.retryAfterS ?? 2, 1), 30);
+        showError(`The server is busy (${e.message}); trying again in ${wait} s.`);
+        S.failed = 'the server is busy; trying again';
+        busyRetry = setTimeout(() => { if (seq === S.seq) void runNow(); }, wait * 1000);
+      } else if (e instanceof ApiError) {
         showError(e.message);
         const p = errorPath(e.message, S.schema);
-        if (p) { controls?.mark(p, e.message.slice(p.length + 2)); S.invalid.set(p, e.message.slice(p.length + 2)); }
-        else S.failed = `the server refused these inputs (${e.message})`;
+        if (p) {
+          controls?.mark(p, e.message.slice(p.length + 2));
+          S.invalid.set(p, e.message.slice(p.length + 2));
+          serverMarks.add(p);
+        } else S.failed = `the server refused these inputs (${e.message})`;
+        // A Monte Carlo refused after replication 0 was drawn: the chart is
+        // that one run's, and the link and the later views follow it.
+        if (monteCarlo && drawn) {
+          S.sent = { ...clone(sc), runs: 1 };
+          syncUrl(false);
+          secondary();
+        }
       } else {
         // fetch() rejects with a TypeError when nothing answers at all.
         hooks.serverDown = true;
@@ -528,6 +558,7 @@ function changed(t0: number, keepLadder = false) {
   // The link changes once the result is on screen (runNow): here it would
   // write the old result over the history entry being shown.
   describeScenario();
+  markPhaseStaleIfChanged();
   runSoon();
 }
 
@@ -703,18 +734,12 @@ function ladderKeys(): Set<string> {
   for (const r of S.ladder) for (const k of Object.keys(r.set ?? {})) keys.add(k);
   return keys;
 }
-/** Keys that describe the situation rather than the policy: the user's
- * values of these stay in every row, as the ladder's note says. */
-function situationKey(k: string): boolean {
-  return k.startsWith('incident.') || k.startsWith('demand.') || k.startsWith('recovery.') ||
-    ['server.capacity_per_s', 'horizon_s', 'step_s', 'engine', 'seed', 'runs'].includes(k);
-}
-/** The scenario with the policy keys the ladder's rows set back at the
- * preset's values; the incident, demand, capacity and run settings stay the user's. */
+/** The scenario with the ladder's keys back at the preset's values: the
+ * rows stay a fixed comparison whatever row was loaded. */
 function ladderBaseOf(sc: Scenario): Scenario {
   const base = clone(sc);
   if (!S.preset) return base;
-  for (const k of ladderKeys()) if (!situationKey(k)) setPath(base as Record<string, unknown>, k, getPath(S.preset.scenario, k));
+  for (const k of ladderKeys()) setPath(base as Record<string, unknown>, k, getPath(S.preset.scenario, k));
   (base as Record<string, unknown>).ladder = clone(S.preset.scenario.ladder);
   return base;
 }
@@ -722,11 +747,20 @@ function ladderCurrentIndex(): number {
   if (!S.scenario) return -1;
   return S.ladder.findIndex((r) => r.scenario && diffScenario(r.scenario, S.scenario!, S.schema).length === 0);
 }
+/** The user's inputs the ladder sets back to the preset's (a row of it
+ * changes them), by label: the rows do not run with those. */
+function ladderReplaced(sc: Scenario): string[] {
+  if (!S.preset) return [];
+  const preset = S.preset.scenario;
+  return [...ladderKeys()]
+    .filter((k) => JSON.stringify(getPath(sc, k)) !== JSON.stringify(getPath(preset, k)))
+    .map((k) => S.schema.find((s) => s.path === k)?.label ?? k);
+}
 function drawLadder() {
   const sc = S.scenario;
   if (!sc) return;
   const mode = (sc.ladder as { mode?: string } | undefined)?.mode ?? 'cumulative';
-  renderLadder(S.ladder, sc, mode, ladderCurrentIndex(), (i) => {
+  renderLadder(S.ladder, sc, mode, ladderCurrentIndex(), ladderReplaced(sc), (i) => {
     const row = S.ladder[i];
     let next: Scenario;
     if (row.scenario) next = clone(row.scenario);
@@ -862,6 +896,19 @@ function resetPhaseAxes(sc: Scenario) {
 function markPhaseStale() {
   if (phaseMap.view) $('phase-status').textContent = 'The scenario changed: draw the map again to update it.';
 }
+/** The scenario a phase map was swept from, its two axes aside: a change of
+ * anything else leaves the map's cells those of another scenario. */
+let phaseSwept = '';
+function phaseKey(sc: Scenario, xPath: string, yPath: string): string {
+  const rest = clone(sc) as Record<string, unknown>;
+  setPath(rest, xPath, null);
+  setPath(rest, yPath, null);
+  return JSON.stringify(rest);
+}
+function markPhaseStaleIfChanged() {
+  const v = phaseMap.view;
+  if (v && S.scenario && phaseKey(S.scenario, v.xPath, v.yPath) !== phaseSwept) markPhaseStale();
+}
 function markPhaseCurrent() {
   const v = phaseMap.view;
   if (!v || !S.scenario) return;
@@ -906,6 +953,7 @@ async function drawPhase() {
     const res = await api.sweep(sc, [ax, ay]);
     const grid = gridOf(res.rows, xk.path, yk.path);
     const view = makeView(grid, xk.path, yk.path, label(xk), label(yk), sc);
+    phaseSwept = phaseKey(sc, xk.path, yk.path);
     phaseMap.show(view);
     markPhaseCurrent();
     hooks.lastPhaseMs = performance.now() - t0;

@@ -127,12 +127,16 @@ export function sparkline(values: number[] | undefined, top: number, label: stri
   return svg;
 }
 
-export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, currentIndex: number, onLoad: (i: number) => void) {
+export function renderLadder(rows: LadderRow[], sc: Scenario, mode: string, currentIndex: number, replaced: string[], onLoad: (i: number) => void) {
+  // The rows start from the preset's values of every key a row sets: the
+  // user's values of those are named, the rest applies to every row.
+  const yours = replaced.length
+    ? ` Every row starts from the preset's ${replaced.join(', ')} (rows of this ladder change ${replaced.length > 1 ? 'them' : 'it'}), not yours; your other settings apply to every row.`
+    : ' Your incident, demand and run settings apply to every row.';
   $('ladder-mode').textContent = (mode === 'single'
     ? 'Each row changes one thing from the preset\'s policy; the rest stays as it is.'
     : 'Each row keeps the changes of the rows above it, starting from the preset\'s policy.') +
-    ' Your incident, demand, capacity and run settings apply to every row.' +
-    (rows.length && currentIndex < 0 ? ' Your current policy matches no row.' : '');
+    yours + (rows.length && currentIndex < 0 ? ' Your current policy matches no row.' : '');
   const top = Math.max(0, ...rows.flatMap((r) => r.goodput_per_s ?? []));
   const trs = rows.map((row, i) => {
     const c = ladderCells(row, sc);
