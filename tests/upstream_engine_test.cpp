@@ -280,6 +280,29 @@ TEST(UpstreamBudgets, EveryRealSystemsBudgetDecidesAtTheFailureStep) {
 // (retry), its retry fails: 9 -> 8 (the last attempt still counts); request
 // 2: 7 (retry), 6; request 3: 5, not above half: denied at its failure.
 // Were the last attempt free, requests 1..4 would retry (9, 8, 7, 6).
+// gRPC keeps its throttle per channel (grpc-go clientconn.go, the
+// ClientConn's retryThrottler, throttle(): rt.tokens--, then
+// rt.tokens <= rt.thresh; C-core ServerRetryThrottleData::RecordFailure):
+// with 10 tokens a channel retries 4 failures in a row (9, 8, 7, 6 are above
+// 5) and no more. A hundred channels whose every attempt fails: 400 retries
+// at most (one pooled bucket of 1,000 let 448 through).
+TEST(UpstreamBudgets, GrpcThrottlesEachChannelOnItsOwn) {
+  Scenario s = dead_server(Engine::agent, 20, 100);
+  s.incident.duration_s = 0;
+  s.server.error_share = 1;
+  s.server.error_status = FailureClass::http_503;
+  s.client.retries = 4;
+  s.client.backoff = {0.01, 2, 0, Jitter::none};
+  s.client.budget.kind = BudgetKind::grpc_throttling;
+  s.client.budget.max_tokens = 10;
+  s.client.budget.token_ratio = 0.1;
+  s.client.budget.clients = 100;
+  validate(s);
+  EXPECT_DOUBLE_EQ(sum(run_agent(s, {}).series.retries), 400);
+  s.client.budget.clients = 1;
+  EXPECT_DOUBLE_EQ(sum(run_agent(s, {}).series.retries), 4);
+}
+
 TEST(UpstreamBudgets, GrpcLastAttemptStillSpendsAToken) {
   Scenario s = dead_server(Engine::agent, 60, 0.1);
   s.client.budget.kind = BudgetKind::grpc_throttling;

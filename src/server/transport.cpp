@@ -81,7 +81,9 @@ class HeadScanner {
         lines_ += line_ > 0;
         line_ = 0;
       } else if (data[i] != '\r') {
-        longest_ = std::max(longest_, ++line_);
+        ++line_;
+        // Header lines: a long request line is httplib's 414, which says so.
+        if (lines_ > 0) longest_ = std::max(longest_, line_);
       }
     }
     return bytes_ <= kMaxHeadBytes && lines_ <= kMaxHeadLines && longest_ <= kMaxHeadLineBytes;

@@ -78,6 +78,15 @@ ClientPolicy one_layer(const ClientPolicy& policy, int layer) {
   return ClientPolicy(std::move(settings));
 }
 
+// The same layer's budget for one client instance: gRPC keeps its retry
+// throttle per channel (grpc-go retryThrottler, C-core
+// ServerRetryThrottleData), so each client has max_tokens of its own.
+ClientPolicy one_channel(const ClientPolicy& layer_policy) {
+  ClientPolicy::Settings settings = layer_policy.settings();
+  settings.budget.clients = 1;
+  return ClientPolicy(std::move(settings));
+}
+
 RetryCause cause_of(bool after_error) {
   return after_error ? RetryCause::error : RetryCause::timeout;
 }
@@ -167,6 +176,14 @@ class AgentEngine {
       limiters_.assign(static_cast<size_t>(std::llround(s.client.budget.clients)),
                        AdaptiveRateLimiter(0));
     clients_ = guards_.clients();
+    if (policy_.budget().kind == BudgetKind::grpc_throttling && clients_ > 1)
+      for (int layer = 0; layer < layers(); ++layer) {
+        channel_retry_.emplace_back();
+        for (size_t c = 0; c < clients_; ++c)
+          channel_retry_.back().emplace_back(
+              policy_,
+              RetryBudget(one_channel(one_layer(policy_, layer)), s.demand.rate_per_s, s.step_s));
+      }
     guards_on_ = guards_.on();
     pool_on_ = guards_.pool_on();
     injects_errors_ = s.server.error_share > 0;
@@ -781,7 +798,7 @@ class AgentEngine {
                 .timed_out = true,
                 .now_s = now_,
                 .start_s = call.start_s};
-    RetryOutcome outcome = retry_[call.layer].on_hedge_due(due, in_flight(call.layer), draw());
+    RetryOutcome outcome = retry_of(call).on_hedge_due(due, in_flight(call.layer), draw());
     if (outcome.retries() && outcome.decision.delay_s <= 0)
       send_attempt(call_id);  // from the timer lane: at once
     else if (outcome.retries())
@@ -801,8 +818,8 @@ class AgentEngine {
                     .start_s = call.start_s,
                     .answer = answer,
                     .pushback_s = pushback_s};
-    auto h = retry_[layer].on_hedge_failed(failure, gen == call.gen && !call.hedge_due,
-                                           in_flight(layer), draw());
+    auto h = retry_of(call).on_hedge_failed(failure, gen == call.gen && !call.hedge_due,
+                                            in_flight(layer), draw());
     if (h.outcome.retries()) return next_hedge(call_id, h.outcome.decision.delay_s);
     if (h.outcome.action == RetryAction::denied) count_denied(call);
     if (!h.fatal && (call.hedges_out > 0 || call.hedge_due)) return;  // another may answer
@@ -861,7 +878,7 @@ class AgentEngine {
                     .start_s = call.start_s,
                     .answer = answer,
                     .pushback_s = pushback_s};
-    RetryOutcome outcome = retry_[layer].on_failure(failure, budget_in_flight(layer), draw());
+    RetryOutcome outcome = retry_of(call).on_failure(failure, budget_in_flight(layer), draw());
     if (outcome.action == RetryAction::denied) return budget_denied(call_id);
     // The layer above hears the last answer; a timeout below as a gateway's 503.
     if (!outcome.retries()) return call_fails(call_id, timed_out ? FailureClass::http_503 : answer);
@@ -886,7 +903,7 @@ class AgentEngine {
     ++stats_.events;
     int layer = call.layer;
     retries_in_backoff_[layer] -= 1;  // from here on the retry is in flight (retries_in_flight_)
-    if (retry_[layer].on_due(budget_in_flight(layer), cause_of(call.after_error)))
+    if (retry_of(call).on_due(budget_in_flight(layer), cause_of(call.after_error)))
       send_attempt(call_id);
     else
       budget_denied(call_id);
@@ -899,6 +916,13 @@ class AgentEngine {
     call.hedge_due = false;
     retries_in_backoff_[call.layer] -= 1;
     send_attempt(call_id);
+  }
+
+  // The retry state a call's failures ask: its layer's, or with gRPC's
+  // throttling over several clients its own client's channel.
+  RetryState& retry_of(const Call& call) {
+    if (channel_retry_.empty()) return retry_[call.layer];
+    return channel_retry_[call.layer][call.request % clients_];
   }
 
   // What layer's budget is told about the dependency: attempts in flight,
@@ -963,8 +987,7 @@ class AgentEngine {
       int attempt = attempt_of(call, gen);
       end_attempt(call, gen);
       if (hedged(call.layer)) cancel_hedges(call_id);
-      if (budget_on_)
-        retry_[call.layer].budget().on_success(1, attempt, cause_of(call.after_error));
+      if (budget_on_) retry_of(call).budget().on_success(1, attempt, cause_of(call.after_error));
       if (call.layer < layers() - 1)
         log(call.request, attempt, sent_s, now_, AttemptOutcome::ok, call.layer + 1);
       uint32_t parent = call.parent, parent_gen = call.parent_gen;
@@ -1184,6 +1207,9 @@ class AgentEngine {
   CancelPoll poll_;       // the server's deadline (parallel/cancel.hpp)
   RunResult result_;
   std::vector<RetryState> retry_;  // per layer: its budget, asked with policy_
+  // gRPC's throttling with several clients: per layer, one per client
+  // (retry_of); empty otherwise.
+  std::vector<std::vector<RetryState>> channel_retry_;
   bool budget_on_ = false;
   bool deadlines_on_ = false;                  // client.deadline_s ends user requests when it fires
   bool late_shed_ = false;                     // shed_abandoned with a server.shed_lag_s
