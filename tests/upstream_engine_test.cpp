@@ -60,6 +60,19 @@ Scenario dead_server(Engine engine, double horizon_s, double rate_per_s) {
   return s;
 }
 
+// A healthy server whose every attempt fails anyway (server.error_share 1)
+// with `failure`, retried `retries` times after 10 ms doubling.
+Scenario every_attempt_fails(double horizon_s, double rate_per_s, FailureClass failure,
+                             int retries) {
+  Scenario s = dead_server(Engine::agent, horizon_s, rate_per_s);
+  s.incident.duration_s = 0;
+  s.server.error_share = 1;
+  s.server.error_status = failure;
+  s.client.retries = retries;
+  s.client.backoff = {0.01, 2, 0, Jitter::none};
+  return s;
+}
+
 // --- 2. Envoy's retry budget: the limit ---
 // Envoy truncates the limit to a whole number of retries and never goes
 // below min_retry_concurrency (envoyproxy/envoy
@@ -208,13 +221,8 @@ TEST(UpstreamEnvoyBudget, OverflowFailsAtTheFailureInstant) {
 // retry waits behind some 20 first attempts holding the only slot, and the
 // others are refused. Counted nowhere while pooled, 29 retries went.
 TEST(UpstreamEnvoyBudget, APooledRetryHoldsItsSlot) {
-  Scenario s = dead_server(Engine::agent, 30, 20);
-  s.incident.duration_s = 0;
-  s.server.error_share = 1;
-  s.server.error_status = FailureClass::timeout;
+  Scenario s = every_attempt_fails(30, 20, FailureClass::timeout, 3);
   s.server.slots = 100;
-  s.client.retries = 3;
-  s.client.backoff = {0.01, 2, 0, Jitter::none};
   s.client.max_connections = 1;
   s.client.budget.kind = BudgetKind::envoy_concurrency;
   s.client.budget.ratio = 0;
@@ -275,11 +283,6 @@ TEST(UpstreamBudgets, EveryRealSystemsBudgetDecidesAtTheFailureStep) {
   EXPECT_GT(w.series.budget_denied[3], 0);
 }
 
-// gRPC: max_tokens 10 (retries while tokens > 5). Requests 10 s apart, each
-// attempt times out after 1 s, backoff 1 s, one retry. Request 1: 10 -> 9
-// (retry), its retry fails: 9 -> 8 (the last attempt still counts); request
-// 2: 7 (retry), 6; request 3: 5, not above half: denied at its failure.
-// Were the last attempt free, requests 1..4 would retry (9, 8, 7, 6).
 // gRPC keeps its throttle per channel (grpc-go clientconn.go, the
 // ClientConn's retryThrottler, throttle(): rt.tokens--, then
 // rt.tokens <= rt.thresh; C-core ServerRetryThrottleData::RecordFailure):
@@ -287,12 +290,7 @@ TEST(UpstreamBudgets, EveryRealSystemsBudgetDecidesAtTheFailureStep) {
 // 5) and no more. A hundred channels whose every attempt fails: 400 retries
 // at most (one pooled bucket of 1,000 let 448 through).
 TEST(UpstreamBudgets, GrpcThrottlesEachChannelOnItsOwn) {
-  Scenario s = dead_server(Engine::agent, 20, 100);
-  s.incident.duration_s = 0;
-  s.server.error_share = 1;
-  s.server.error_status = FailureClass::http_503;
-  s.client.retries = 4;
-  s.client.backoff = {0.01, 2, 0, Jitter::none};
+  Scenario s = every_attempt_fails(20, 100, FailureClass::http_503, 4);
   s.client.budget.kind = BudgetKind::grpc_throttling;
   s.client.budget.max_tokens = 10;
   s.client.budget.token_ratio = 0.1;
@@ -303,6 +301,11 @@ TEST(UpstreamBudgets, GrpcThrottlesEachChannelOnItsOwn) {
   EXPECT_DOUBLE_EQ(sum(run_agent(s, {}).series.retries), 4);
 }
 
+// gRPC: max_tokens 10 (retries while tokens > 5). Requests 10 s apart, each
+// attempt times out after 1 s, backoff 1 s, one retry. Request 1: 10 -> 9
+// (retry), its retry fails: 9 -> 8 (the last attempt still counts); request
+// 2: 7 (retry), 6; request 3: 5, not above half: denied at its failure.
+// Were the last attempt free, requests 1..4 would retry (9, 8, 7, 6).
 TEST(UpstreamBudgets, GrpcLastAttemptStillSpendsAToken) {
   Scenario s = dead_server(Engine::agent, 60, 0.1);
   s.client.budget.kind = BudgetKind::grpc_throttling;
