@@ -73,6 +73,14 @@ Scenario every_attempt_fails(double horizon_s, double rate_per_s, FailureClass f
   return s;
 }
 
+// Envoy's retry budget: `ratio` of the attempts in flight, at least
+// `min_concurrency` retries held at a time.
+void with_envoy_budget(Scenario& s, double ratio, double min_concurrency) {
+  s.client.budget.kind = BudgetKind::envoy_concurrency;
+  s.client.budget.ratio = ratio;
+  s.client.budget.min_concurrency = min_concurrency;
+}
+
 // --- 2. Envoy's retry budget: the limit ---
 // Envoy truncates the limit to a whole number of retries and never goes
 // below min_retry_concurrency (envoyproxy/envoy
@@ -164,9 +172,7 @@ TEST(UpstreamEnvoyBudget, FastFailureOutageAdmitsWhatEnvoysRuleAdmits) {
   s.client.timeout_s = 100;
   s.client.retries = 2;
   s.client.backoff = {0.73, 1, 0, Jitter::none};
-  s.client.budget.kind = BudgetKind::envoy_concurrency;
-  s.client.budget.ratio = 0.2;
-  s.client.budget.min_concurrency = 1;
+  with_envoy_budget(s, 0.2, 1);
   validate(s);
   RunResult r = run_agent(s);
 
@@ -195,9 +201,7 @@ TEST(UpstreamEnvoyBudget, OverflowFailsAtTheFailureInstant) {
   Scenario s = dead_server(Engine::agent, 30, 0.1);  // arrivals at 9.5 and 19.5 s
   s.server.queue_limit = 0;
   s.client.backoff = {15, 1, 0, Jitter::none};  // the first retry sleeps 10.5 .. 25.5
-  s.client.budget.kind = BudgetKind::envoy_concurrency;
-  s.client.budget.ratio = 0;
-  s.client.budget.min_concurrency = 1;
+  with_envoy_budget(s, 0, 1);
   validate(s);
   Rows log;
   RunResult r = run_agent(s, {&log, nullptr});
@@ -224,13 +228,32 @@ TEST(UpstreamEnvoyBudget, APooledRetryHoldsItsSlot) {
   Scenario s = every_attempt_fails(30, 20, FailureClass::timeout, 3);
   s.server.slots = 100;
   s.client.max_connections = 1;
-  s.client.budget.kind = BudgetKind::envoy_concurrency;
-  s.client.budget.ratio = 0;
-  s.client.budget.min_concurrency = 1;
+  with_envoy_budget(s, 0, 1);
   validate(s);
   RunResult r = run_agent(s, {});
   EXPECT_LE(sum(r.series.retries), 3);
   EXPECT_GE(sum(r.series.budget_denied), 25);
+}
+
+// Envoy holds one retry slot per hedging request: every hedge decision
+// begins with resetRetry() (RetryStateImpl::shouldHedgeRetryPerTryTimeout is
+// shouldRetry(RetryWithBackoff, ...), and shouldRetry's first step gives the
+// slot back), and the last attempt's per-try timeout gives it back for good.
+// A server that never answers, a request every 2 s hedged three times a
+// second apart under a fixed limit of 3: each request holds its slot from 1 s
+// to 4 s after it came, 1.5 at a time, so no hedge is refused. Counting every
+// hedge in flight as a held retry (until the 10 s deadline) refused most.
+TEST(UpstreamEnvoyBudget, AHedgingRequestHoldsOneSlot) {
+  Scenario s = dead_server(Engine::agent, 60, 0.5);
+  s.client.hedging = "envoy";
+  s.client.retries = 3;
+  s.client.deadline_s = 10;
+  s.client.backoff = {0.001, 1, 0, Jitter::none};
+  with_envoy_budget(s, 0, 3);
+  validate(s);
+  const RunResult r = run_agent(s, {});
+  EXPECT_EQ(sum(r.series.budget_denied), 0);
+  EXPECT_GE(sum(r.series.retries), 80) << "three hedges for nearly every request";
 }
 
 // --- 3. Every real system's budget decides at the failure ---
@@ -390,9 +413,7 @@ TEST(UpstreamDeadline, AgentDeadlineAbandonsTheAttemptInFlight) {
   Scenario s = dead_server(Engine::agent, 25, 0.1);
   s.client.deadline_s = 3;
   s.client.timeout_s = 5;  // the first attempt would time out at 14.5
-  s.client.budget.kind = BudgetKind::envoy_concurrency;
-  s.client.budget.ratio = 0;
-  s.client.budget.min_concurrency = 1;
+  with_envoy_budget(s, 0, 1);
   validate(s);
   RunResult r = run_agent(s);
   EXPECT_DOUBLE_EQ(r.series.failed[12], 1);  // 9.5 + 3
@@ -442,9 +463,7 @@ TEST(UpstreamDeadline, FluidDoomedRetryHoldsItsEnvoySlotUntilTheDeadline) {
   Scenario s = dead_server(Engine::fluid, 30, 100);
   s.client.deadline_s = 10;
   s.client.backoff = {30, 1, 0, Jitter::none};
-  s.client.budget.kind = BudgetKind::envoy_concurrency;
-  s.client.budget.ratio = 0;
-  s.client.budget.min_concurrency = 150;
+  with_envoy_budget(s, 0, 150);
   validate(s);
   RunResult r = run_fluid(s);
   EXPECT_DOUBLE_EQ(r.series.budget_denied[1], 0);   // 100 of 150 held

@@ -154,6 +154,7 @@ class AgentEngine {
         attempts_in_flight_(static_cast<size_t>(layers()), 0),
         retries_in_flight_(static_cast<size_t>(layers()), 0),
         retries_in_backoff_(static_cast<size_t>(layers()), 0),
+        hedge_slots_(static_cast<size_t>(layers()), 0),
         layer_first_(static_cast<size_t>(layers()), 0.0) {
     // A sixteenth of a step per bucket: a few dozen retries each in a stuck run.
     w_.reset(static_cast<size_t>(layers()), s.step_s / 16);
@@ -168,6 +169,7 @@ class AgentEngine {
       retry_.emplace_back(policy_,
                           RetryBudget(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s));
     budget_on_ = retry_[0].budget().enabled();
+    envoy_budget_ = policy_.budget().kind == BudgetKind::envoy_concurrency;
     deadlines_on_ = policy_.deadline_rule() == DeadlineRule::fires;
     late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
     for (int layer = 0; layer < layers(); ++layer)
@@ -599,6 +601,7 @@ class AgentEngine {
     call.first = first;
     call.after_error = false;
     call.host = 0;
+    call.holds_slot = false;
     call.ticket = 0;
     return call_id;
   }
@@ -632,7 +635,9 @@ class AgentEngine {
     call.sent_s = now_;
     attempts_in_flight_[layer] += 1;
     if (call.attempt > 1) retries_in_flight_[layer] += 1;
-    if (!hedging || call.attempt <= retries_[layer]) {  // the last hedge has no timer
+    // The last hedge has no timer, unless it holds Envoy's slot: its per-try
+    // timeout gives the slot back (resetRetry, then no retries left).
+    if (!hedging || call.attempt <= retries_[layer] || call.holds_slot) {
       // A timer whose attempt ended does nothing when it fires (fire_timeout):
       // those at the front go now, the others once the lane is long.
       auto live = [this](const TimerLane::Event& event) { return waits_for(event.what); };
@@ -798,7 +803,9 @@ class AgentEngine {
                 .timed_out = true,
                 .now_s = now_,
                 .start_s = call.start_s};
+    release_hedge_slot(calls_[call_id]);
     RetryOutcome outcome = retry_of(call).on_hedge_due(due, in_flight(call.layer), draw());
+    if (outcome.retries()) take_hedge_slot(calls_[call_id]);
     if (outcome.retries() && outcome.decision.delay_s <= 0)
       send_attempt(call_id);  // from the timer lane: at once
     else if (outcome.retries())
@@ -818,9 +825,13 @@ class AgentEngine {
                     .start_s = call.start_s,
                     .answer = answer,
                     .pushback_s = pushback_s};
-    auto h = retry_of(call).on_hedge_failed(failure, gen == call.gen && !call.hedge_due,
-                                            in_flight(layer), draw());
-    if (h.outcome.retries()) return next_hedge(call_id, h.outcome.decision.delay_s);
+    const bool latest = gen == call.gen && !call.hedge_due;
+    if (latest) release_hedge_slot(call);  // Envoy decides on the latest: the slot goes back first
+    auto h = retry_of(call).on_hedge_failed(failure, latest, in_flight(layer), draw());
+    if (h.outcome.retries()) {
+      take_hedge_slot(call);
+      return next_hedge(call_id, h.outcome.decision.delay_s);
+    }
     if (h.outcome.action == RetryAction::denied) count_denied(call);
     if (!h.fatal && (call.hedges_out > 0 || call.hedge_due)) return;  // another may answer
     cancel_hedges(call_id);
@@ -837,11 +848,27 @@ class AgentEngine {
     events_.push(now_ + delay_s, kRetry, {call_id, call.gen});
   }
 
+  // Envoy's budget counts one retry slot per hedging request: each hedge
+  // decision first gives the slot back, then takes it again if admitted
+  // (RetryStateImpl::shouldHedgeRetryPerTryTimeout is shouldRetry, which
+  // begins with resetRetry); the request's end gives it back.
+  void release_hedge_slot(Call& call) {
+    if (!call.holds_slot) return;
+    call.holds_slot = false;
+    hedge_slots_[call.layer] -= 1;
+  }
+  void take_hedge_slot(Call& call) {
+    if (!envoy_budget_) return;
+    call.holds_slot = true;
+    hedge_slots_[call.layer] += 1;
+  }
+
   // The call ends (answered, failed, or its deadline fired) with hedges still
   // in flight: it stops waiting for them, as gRPC and Envoy cancel them. The
   // server hears of the latest one (shed_abandoned); the others it serves in vain.
   void cancel_hedges(uint32_t call_id) {
     Call& call = calls_[call_id];
+    release_hedge_slot(call);
     if (call.hedge_due) retries_in_backoff_[call.layer] -= 1;
     call.hedge_due = false;
     int out = call.hedges_out;
@@ -931,8 +958,11 @@ class AgentEngine {
   // active + pending requests, and a retry keeps its slot while pending
   // (RetryStateImpl::shouldRetry holds it until resetRetry).
   InFlight in_flight(int layer) const {
-    InFlight held{static_cast<double>(attempts_in_flight_[layer]),
-                  static_cast<double>(retries_in_backoff_[layer] + retries_in_flight_[layer])};
+    // A hedging layer's requests hold one slot each, however many hedges are out.
+    const int64_t retries = hedged(layer) && envoy_budget_
+                                ? hedge_slots_[layer]
+                                : retries_in_backoff_[layer] + retries_in_flight_[layer];
+    InFlight held{static_cast<double>(attempts_in_flight_[layer]), static_cast<double>(retries)};
     if (pool_on() && layer == layers() - 1) held += pooled_;
     return held;
   }
@@ -1211,8 +1241,9 @@ class AgentEngine {
   // (retry_of); empty otherwise.
   std::vector<std::vector<RetryState>> channel_retry_;
   bool budget_on_ = false;
-  bool deadlines_on_ = false;                  // client.deadline_s ends user requests when it fires
-  bool late_shed_ = false;                     // shed_abandoned with a server.shed_lag_s
+  bool envoy_budget_ = false;  // client.budget.kind envoy_concurrency: hedges hold a slot
+  bool deadlines_on_ = false;  // client.deadline_s ends user requests when it fires
+  bool late_shed_ = false;     // shed_abandoned with a server.shed_lag_s
   std::vector<AdaptiveRateLimiter> limiters_;  // client.rate_limiter: one per client
   ClientGuards guards_;                        // max_requests, breaker, throttle: per client
   size_t clients_ = 1;                         // client.budget.clients
@@ -1240,6 +1271,7 @@ class AgentEngine {
   // Per layer, whole counts (the budget takes them as amounts).
   std::vector<int64_t> attempts_in_flight_, retries_in_flight_;  // attempts and retries in flight
   std::vector<int64_t> retries_in_backoff_;  // retries in backoff (Envoy counts them)
+  std::vector<int64_t> hedge_slots_;         // hedging layers: requests holding their retry slot
   InFlight pooled_;  // the innermost layer's attempts (and retries) waiting for a connection
   std::vector<double> layer_first_;
   uint32_t next_request_ = 0;

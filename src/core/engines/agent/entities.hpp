@@ -40,6 +40,7 @@ struct Call {
   bool first;        // every call above is on its first attempt
   bool after_error;  // the current attempt's retry followed an error, not a timeout
   uint8_t host;      // innermost layer: the host of its current attempt (server.hosts)
+  bool holds_slot;   // hedging: the request's one retry slot is held (Envoy's budget)
   uint32_t ticket;   // innermost layer: what the client's breaker let it go with
 };
 
