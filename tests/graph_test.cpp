@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -336,6 +337,94 @@ TEST(Graph, AHedgingCallSendsItsHedgesAndTheFirstAnswerEndsIt) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("incident.call: 1 hedges"), std::string::npos) << e.what();
   }
+}
+
+// A propagated deadline that has passed stops every later attempt: a
+// hedge due at once (gRPC's hedgingPolicy has no backoff) and a call the
+// sequence would make next (they went on as if nothing propagated).
+TEST(Graph, APassedDeadlineStopsHedgesAndLaterCalls) {
+  auto hedging = [](bool propagate) {
+    return read(
+        "engine: agent\nhorizon_s: 10\nstep_s: 0.1\ndemand: {rate_per_s: 20}\n"
+        "server: {service: deterministic}\n"
+        "client: {retries: 0, timeout_s: 1, backoff: {base_s: 0, jitter: none}}\n"
+        "services:\n  gw: {}\n  db: {capacity_per_s: 1, slots: 1}\n"
+        "calls:\n  - {from: user, to: gw, retries: 0, timeout_s: 0.1}\n"
+        "  - {from: gw, to: db, hedging: grpc, retries: 4, timeout_s: 0.3, propagate_deadline: " +
+        std::string(propagate ? "true" : "false") +
+        "}\nincident: {start_s: 5, duration_s: 1, capacity_factor: 0.5}\n");
+  };
+  const RunResult kept = run_engine(hedging(true)), not_kept = run_engine(hedging(false));
+  EXPECT_EQ(sum(kept.graph.edges[1].retries), 0);
+  EXPECT_GT(sum(not_kept.graph.edges[1].retries), 100);
+  auto sequence = [](bool propagate) {
+    const std::string p = propagate ? "true" : "false";
+    return read(
+        "engine: agent\nhorizon_s: 20\nstep_s: 0.1\ndemand: {rate_per_s: 0.5}\n"
+        "server: {service: deterministic}\nclient: {retries: 0, timeout_s: 5}\n"
+        "services:\n  api: {capacity_per_s: 1000, slots: 100}\n"
+        "  db1: {capacity_per_s: 1, slots: 1}\n  db2: {capacity_per_s: 1000, slots: 100}\n"
+        "calls:\n  - {from: user, to: api, retries: 0, timeout_s: 0.5}\n"
+        "  - {from: api, to: db1, propagate_deadline: " +
+        p + "}\n  - {from: api, to: db2, propagate_deadline: " + p +
+        "}\nincident: {service: db1, start_s: 18, duration_s: 1, capacity_factor: 0.5}\n");
+  };
+  const RunResult stopped = run_engine(sequence(true)), sent = run_engine(sequence(false));
+  EXPECT_EQ(sum(stopped.graph.edges[2].calls), 0) << "db2 after the user gave up";
+  EXPECT_EQ(sum(stopped.graph.services[2].first_attempts), 0);
+  EXPECT_GT(sum(sent.graph.edges[2].calls), 0);
+  EXPECT_EQ(stopped.user_requests, stopped.succeeded + stopped.failed + stopped.in_flight);
+}
+
+// Each call's token bucket holds window_s seconds of its own first attempts:
+// ten calls a request at 10 requests a second, or one at 100, admit the same
+// retries (the bucket was sized from the users' 10 a second).
+TEST(Graph, ATokenBucketOnACallIsSizedFromTheCallsOwnRate) {
+  auto bucket = [](int rate, int count) {
+    return read(
+        "engine: agent\nhorizon_s: 10\nstep_s: 0.1\ndemand: {rate_per_s: " + std::to_string(rate) +
+        "}\nserver: {service: deterministic}\n"
+        "client: {retries: 3, timeout_s: 1, backoff: {base_s: 0.01, jitter: none}}\n"
+        "services:\n  gw: {pattern: parallel}\n  db: {capacity_per_s: 10000, slots: 50}\n"
+        "calls:\n  - {from: user, to: gw, retries: 0, timeout_s: 5}\n"
+        "  - {from: gw, to: db, count: " +
+        std::to_string(count) +
+        ", optional: true, budget: {kind: token_bucket, ratio: 0.1, window_s: 10}}\n"
+        "incident: {call: 1, start_s: 5, duration_s: 2, abort_share: 1, "
+        "abort_status: \"503\"}\n");
+  };
+  const double ten = sum(run_engine(bucket(10, 10)).graph.edges[1].retries);
+  const double one = sum(run_engine(bucket(100, 1)).graph.edges[1].retries);
+  EXPECT_GT(ten, 0.8 * one);
+  EXPECT_LT(ten, 1.25 * one);
+}
+
+// The entry call is one call per user request: a count on it was read by
+// the reports and not by the engine.
+TEST(Graph, TheEntryCallTakesNoCount) {
+  try {
+    read(
+        "engine: agent\nservices:\n  gw: {capacity_per_s: 100}\n"
+        "calls:\n  - {from: user, to: gw, count: 3}\n");
+    ADD_FAILURE() << "a count on the entry call was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("calls[0].count: 3 on the entry call"), std::string::npos)
+        << e.what();
+  }
+}
+
+// "Retry at one hop only" keeps the outermost call's retries whatever the
+// order the calls are listed in.
+TEST(Graph, OneHopOnlyKeepsTheOutermostCallWhateverTheOrder) {
+  Scenario s = preset_or_throw("three-tier-chain").scenario;
+  std::reverse(s.graph.calls.begin() + 1, s.graph.calls.end());
+  validate(s);
+  const std::vector<LadderRow> rows = graph_defenses(s);
+  const auto one = std::find_if(rows.begin(), rows.end(), [](const LadderRow& r) {
+    return r.name == "Retry at one hop only";
+  });
+  ASSERT_NE(one, rows.end());
+  EXPECT_NE(one->change.find("ingress -> gateway"), std::string::npos) << one->change;
 }
 
 TEST(Graph, InvariantsOnGeneratedGraphs) {

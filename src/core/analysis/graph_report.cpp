@@ -83,16 +83,23 @@ void add_whole_graph_rows(const Scenario& s, double window, std::vector<LadderRo
   const Graph& g = s.graph;
   LadderRow one_hop{"Retry at one hop only", "", {}},
       budgets{"A 10% retry budget on every call", "", {}};
+  // The outermost call that retries: its caller nearest the entry (the
+  // user's call first), the first listed among equals, as lint picks it.
+  const std::vector<int> depth = service_depths(g);
+  auto depth_of = [&](const GraphCall& call) {
+    return call.from == kUserCaller ? -1 : depth[static_cast<size_t>(service_index(g, call.from))];
+  };
   int retrying = 0;
-  size_t first = 0;  // the outermost call that retries
+  size_t first = 0;
+  for (size_t i = 0; i < g.calls.size(); ++i)
+    if (edge_scenario(s, g.calls[i]).client.retries > 0 &&
+        (retrying++ == 0 || depth_of(g.calls[i]) < depth_of(g.calls[first])))
+      first = i;
   for (size_t i = 0; i < g.calls.size(); ++i) {
     Scenario edge = edge_scenario(s, g.calls[i]);
     if (edge.client.retries == 0) continue;
     std::string at = "calls[" + std::to_string(i) + "].";
-    if (retrying++ == 0)
-      first = i;
-    else
-      one_hop.set.push_back({at + "retries", 0.0});
+    if (i != first) one_hop.set.push_back({at + "retries", 0.0});
     if (edge.client.budget.kind != BudgetKind::none) continue;
     budgets.set.push_back({at + "budget.kind", std::string("window")});
     budgets.set.push_back({at + "budget.ratio", 0.1});

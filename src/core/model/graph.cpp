@@ -289,12 +289,7 @@ Scenario call_scenario(const Scenario& s, long long index, const std::string& ke
   const GraphService& callee =
       s.graph.services[static_cast<size_t>(service_index(s.graph, call.to))];
   if (callee.serves()) out.server = service_scenario(s, callee).server;
-  // The call's own rate: the users' demand times the calls its caller makes per request.
-  std::vector<double> per_request = calls_per_request(s);
-  double callers = call.from == kUserCaller
-                       ? 1
-                       : per_request[static_cast<size_t>(service_index(s.graph, call.from))];
-  out.demand.rate_per_s = s.demand.rate_per_s * callers * call.count;
+  out.demand.rate_per_s = call_rate_per_s(s, call, calls_per_request(s));
   out.name = s.name + " calls[" + std::to_string(index) + "]";
   out.graph = {};
   out.incident.service.clear();
@@ -324,6 +319,12 @@ void check_calls(const Graph& g) {
     std::string where = "calls[" + std::to_string(i) + "]";
     if (call.from == kUserCaller) {
       ++entries;
+      // One user request is one call of the entry; a count would be read by
+      // the reports and not by the engine.
+      if (call.count != 1)
+        throw InputError(where + ".count: " + std::to_string(call.count) +
+                         " on the entry call; a user request is one call (count 1), "
+                         "raise demand.rate_per_s instead");
     } else if (service_index(g, call.from) < 0) {
       throw InputError(where + ".from: '" + call.from +
                        "' is not a service; use one of services, "
@@ -410,6 +411,14 @@ std::vector<double> worst_case_attempts(const Scenario& s) {
 
 std::vector<double> calls_per_request(const Scenario& s) {
   return attempts_per_request(s, [](const GraphCall&) { return 1.0; });
+}
+
+double call_rate_per_s(const Scenario& s, const GraphCall& call,
+                       const std::vector<double>& per_request) {
+  const double callers = call.from == kUserCaller
+                             ? 1
+                             : per_request[static_cast<size_t>(service_index(s.graph, call.from))];
+  return s.demand.rate_per_s * callers * call.count;
 }
 
 Scenario dependency_view(const Scenario& s) {

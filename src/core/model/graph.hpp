@@ -76,6 +76,11 @@ std::vector<double> worst_case_attempts(const Scenario& s);
 // The same when every attempt succeeds: the calls each service receives per
 // user request (the product of `count` along the paths, summed).
 std::vector<double> calls_per_request(const Scenario& s);
+// A call's own rate when nothing fails: the users' demand times the calls its
+// caller receives per user request (`per_request`, calls_per_request) times
+// its count.
+double call_rate_per_s(const Scenario& s, const GraphCall& call,
+                       const std::vector<double>& per_request);
 
 // The scenario as the incident's service sees it: its server, and the
 // client of the first call to it (the figures that read one server and one

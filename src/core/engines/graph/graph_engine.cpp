@@ -223,6 +223,9 @@ class GraphEngine {
     const Graph& g = s_.graph;
     edges_.resize(g.calls.size());
     size_t n = g.calls.size();
+    // Each call's budget is its own, sized from its own rate (a token bucket
+    // holds window_s seconds of the call's first attempts).
+    const std::vector<double> per_request = calls_per_request(s_);
     for (size_t e = 0; e < n; ++e) {
       const GraphCall& call = g.calls[e];
       Edge& edge = edges_[e];
@@ -240,7 +243,8 @@ class GraphEngine {
       edge.deadline_s =
           edge.policy->deadline_rule() == DeadlineRule::fires ? edge.policy->deadline_s() : 0;
       edge.retry = std::make_unique<RetryState>(
-          *edge.policy, RetryBudget(*edge.policy, s_.demand.rate_per_s, s_.step_s));
+          *edge.policy,
+          RetryBudget(*edge.policy, call_rate_per_s(s_, call, per_request), s_.step_s));
       edge.budget_on = edge.retry->budget().enabled();
       if (edge.policy->rate_limiter() == RateLimiter::aws_adaptive)
         edge.limiters.assign(static_cast<size_t>(std::llround(es.client.budget.clients)),
@@ -698,13 +702,21 @@ class GraphEngine {
   // A call whose caller gave up and whose edge propagates the deadline makes
   // no further attempt (its callers up the path, as far as edges propagate).
   bool wanted(uint32_t call_id) const {
+    const GCall& call = calls_[call_id];
+    if (call.parent == kNone || !edges_[call.edge].propagates) return true;
+    return visit_wanted(call.parent, call.parent_gen);
+  }
+  // Whether the visit (of generation `gen`) is still waited for, up the
+  // path while the calls propagate their deadline.
+  bool visit_wanted(uint32_t visit_id, uint32_t gen) const {
     for (;;) {
-      const GCall& call = calls_[call_id];
-      if (call.parent == kNone || !edges_[call.edge].propagates) return true;
-      const Visit& v = visits_[call.parent];
-      if (v.state == kVisitFree || v.gen != call.parent_gen) return false;
-      if (!awaits(calls_[v.caller], v.caller_gen)) return false;
-      call_id = v.caller;
+      const Visit& v = visits_[visit_id];
+      if (v.state == kVisitFree || v.gen != gen) return false;
+      const GCall& caller = calls_[v.caller];
+      if (!awaits(caller, v.caller_gen)) return false;
+      if (caller.parent == kNone || !edges_[caller.edge].propagates) return true;
+      visit_id = caller.parent;
+      gen = caller.parent_gen;
     }
   }
 
@@ -792,9 +804,12 @@ class GraphEngine {
                 .now_s = now_,
                 .start_s = deadline_start(call)};
     RetryOutcome outcome = edge.retry->on_hedge_due(due, in_flight(edge), draw());
-    if (outcome.retries() && outcome.decision.delay_s <= 0)
-      send_attempt(call_id);  // from the timer lane: at once
-    else if (outcome.retries())
+    if (outcome.retries() && outcome.decision.delay_s <= 0) {
+      // From the timer lane, at once: as a hedge after its backoff
+      // (send_due_hedge), only while someone waits for it.
+      if (!wanted(call_id)) return drop_call(call_id);
+      send_attempt(call_id);
+    } else if (outcome.retries())
       next_hedge(call_id, outcome.decision.delay_s);
     else if (outcome.action == RetryAction::denied)
       count_denied(call);
@@ -872,13 +887,20 @@ class GraphEngine {
       return;
     }
     if (!visit_current(parent, parent_gen)) return;
-    if (optional) return call_done(parent);  // tolerated: the service answers without it
-    const Visit& v = visits_[parent];
+    child_failed(parent, optional, heard);
+  }
+
+  // A call of the visit failed (or was never made: its deadline had passed).
+  // An optional one is tolerated: the service answers without it; else the
+  // visit fails, and its caller's attempt with it.
+  void child_failed(uint32_t visit_id, bool optional, FailureClass heard) {
+    if (optional) return call_done(visit_id);
+    const Visit& v = visits_[visit_id];
     const GCall& caller = calls_[v.caller];
     if (awaits(caller, v.caller_gen))
       log(caller.request, attempt_of(caller, v.caller_gen), v.sent_s, now_, AttemptOutcome::failed,
           caller.edge);
-    visit_fails(parent, heard);
+    visit_fails(visit_id, heard);
   }
 
   // The call's attempt of generation `gen` succeeded: the call ends and its
@@ -984,6 +1006,11 @@ class GraphEngine {
     const Visit& v = visits_[visit_id];
     if (server_depth_ > 0) return deferred_.push_back({visit_id, v.gen, slot});
     uint16_t edge = nodes_[v.service].calls[slot];
+    // A propagated deadline that has passed: the call is not made (gRPC
+    // fails it with DEADLINE_EXCEEDED before any attempt), and the visit
+    // goes on without it, to an end nobody waits for.
+    if (edges_[edge].propagates && !visit_wanted(visit_id, v.gen))
+      return child_failed(visit_id, edges_[edge].optional, FailureClass::timeout);
     const GCall& caller = calls_[v.caller];
     double start = caller.start_s;
     uint32_t child = new_call(visit_id, v.gen, edge, v.request, v.first, start);
