@@ -342,7 +342,8 @@ TEST_F(HostileServer, TricklingClientIsCutOffAtTheDeadline) {
   expect_alive("a trickling client");
 }
 
-// Refused connections get a 503 at once; admitted idle ones get nothing yet.
+// Refused connections get a 503 at once, marked busy (worth the same request
+// again after Retry-After); admitted idle ones get nothing yet.
 // Answers are collected until `expected` arrived (or 5 s passed: a loaded
 // machine accepts connections slowly), then for 300 ms more so that a
 // wrongly refused extra one would be seen too.
@@ -355,7 +356,8 @@ int refused(const std::vector<int>& fds, int expected) {
       pollfd p{fds[i], POLLIN, 0};
       if (seen[i] || fds[i] < 0 || ::poll(&p, 1, 0) <= 0) continue;
       seen[i] = true;
-      n += status_of(read_response(fds[i], 1)) == 503;
+      const std::string r = read_response(fds[i], 1);
+      n += status_of(r) == 503 && body_of(r).find("\"busy\":true") != std::string::npos;
       if (n == expected) settled = Clock::now();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

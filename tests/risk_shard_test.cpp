@@ -167,6 +167,24 @@ TEST_F(RiskShardCli, ShardsThatDoNotBelongAreRefused) {
   refused({"risk", "--scenario", example, "--shard", "3/2"}, "--shard");
 }
 
+// A map over horizon_s runs each cell to its own horizon: its shards merge
+// (their passages were checked against the base scenario's horizon).
+TEST_F(RiskShardCli, AMapOverTheHorizonMerges) {
+  std::vector<std::string> args = {
+      "risk", "--scenario", example,  "--loads",           "1",        "--runs",
+      "2",    "--no-exact", "--vary", "horizon_s=100,400", "--format", "json"};
+  const Outcome whole = run_cli(dir.path(), args);
+  ASSERT_EQ(whole.status, 0) << whole.err;
+  for (const std::string k : {"1", "2"}) {
+    std::vector<std::string> shard = args;
+    shard.insert(shard.end(), {"--shard", k + "/2", "--out", k + ".json"});
+    ASSERT_EQ(run_cli(dir.path(), shard).status, 0);
+  }
+  const Outcome merged = run_cli(dir.path(), {"merge", "1.json", "2.json"});
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(merged.out, whole.out);
+}
+
 // A shard's file is outside input: its index, its own range of passages,
 // their times and its counts' types are checked, and a JSON error names the
 // file (index 0 of 0 crashed merge; a passage moved between shards, times

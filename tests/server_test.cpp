@@ -959,6 +959,16 @@ TEST(ReplicationCache, ABatchIsPricedByWhatItWillRun) {
   cache.keep(s, 1, {{}, std::vector<double>(3, 1.0)});
   cache.keep(s, 3, {{}, std::vector<double>(3, 1.0)});
   EXPECT_EQ(cache.kept(s, 50), 2u) << "from 0 without a gap";
+  // The seeds of every replication, before the first batch: refused for
+  // the 50 runs, not batch by batch for the runs so far.
+  Scenario late = s;
+  late.seed = kMaxSeed - 10;
+  try {
+    app::montecarlo_batch(late, 1, 50, cache, {});
+    ADD_FAILURE() << "seeds past 2^53 - 1 were run";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("with 50 replications"), std::string::npos) << e.what();
+  }
 }
 
 // The page's first batch (done = 1) comes beside POST /api/run, which runs

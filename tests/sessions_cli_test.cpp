@@ -119,18 +119,22 @@ TEST_F(SessionsCli, TheInitialQueueIsLoggedWhenItArrived) {
 }
 
 // Whatever the keys allow, a run writes logs `analyze` reads: a ladder whose
-// sleep would pass what a log holds (10^7 s) is refused by name.
+// sleep a session can reach would pass what a log holds (10^7 s) is refused
+// by name; steps past the deadline are never slept, and do not count.
 TEST_F(SessionsCli, ALadderTooLongForItsLogsIsRefused) {
   const Result r =
       cli("run --preset scheduler-normal-day --set client.backoff.base_s=1000000 "
-          "--set client.backoff.multiplier=100 --set client.retries=3");
+          "--set client.backoff.multiplier=100 --set client.retries=3 --set client.deadline_s=0");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("client.backoff: retry 2 of the ladder sleeps up to"), std::string::npos)
       << r.err;
-  // Sixty retries of 30 s doubling: refused, not printed as negative minutes.
+  // Sixty retries of 30 s doubling under a 30 min deadline: a session dies
+  // asleep by the seventh; the ladder's sum is written as seconds, not as
+  // negative minutes.
   const Result sixty = cli("run --preset scheduler-429-outage --set client.retries=60");
-  EXPECT_EQ(sixty.status, 2);
+  EXPECT_EQ(sixty.status, 0) << sixty.err;
   EXPECT_EQ(sixty.out.find("m-"), std::string::npos);
+  EXPECT_NE(sixty.out.find("e+"), std::string::npos) << "the ladder's sum in seconds";
 }
 
 // A round's work budget so small that a session's clock would not move is

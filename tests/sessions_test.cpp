@@ -300,6 +300,8 @@ TEST(SessionModel, BadInputNamesTheKey) {
   EXPECT_NE(message("items.initial_queue", "5abc ping @0d10:00").find("[COUNT] KIND"),
             std::string::npos);
   EXPECT_NE(message("items.initial_queue", "3 ping @-1").find("'@-1'"), std::string::npos);
+  EXPECT_NE(message("items.initial_queue", "5 ping @0d21:48-0d21:00").find("ends before it starts"),
+            std::string::npos);
   EXPECT_NE(message("items.initial_queue", "3 ping @1e300").find("after sessions.start_s"),
             std::string::npos);
 }

@@ -256,6 +256,21 @@ TEST(UpstreamEnvoyBudget, AHedgingRequestHoldsOneSlot) {
   EXPECT_GE(sum(r.series.retries), 80) << "three hedges for nearly every request";
 }
 
+// gRPC's hedging asks again after a failure that is not the latest; a
+// request that already holds Envoy's slot keeps that one, not a second (each
+// lone request after the first was refused two hedges as the count grew).
+TEST(UpstreamEnvoyBudget, AGrpcHedgeAskingAgainTakesNoSecondSlot) {
+  Scenario s = every_attempt_fails(30, 0.2, FailureClass::timeout, 1);
+  s.step_s = 0.01;
+  s.client.stack_retries = "3,1";
+  s.client.layer_timeouts_s = "0.3,0.25";
+  s.client.hedging = "grpc,retry";
+  s.client.backoff = {0.01, 1, 0, Jitter::none};
+  with_envoy_budget(s, 0, 3);
+  validate(s);
+  EXPECT_EQ(sum(run_agent(s, {}).series.budget_denied), 0);
+}
+
 // --- 3. Every real system's budget decides at the failure ---
 // gRPC counts a retryable failure and checks throttling before the backoff,
 // also on the last attempt (grpc/grpc src/core/client_channel/

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engines/engine.hpp"
+#include "engines/montecarlo.hpp"
 #include "formats/result_json.hpp"
 #include "formats/scenario_io.hpp"
 
@@ -108,6 +109,7 @@ MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, Repl
     throw InputError("runs: " + std::to_string(s.runs) + " with engine " + engine_name(s.engine) +
                      "; a Monte Carlo in batches needs the agent engine and runs of 2 or more");
   check_runs(s, max_runs);
+  check_replication_seeds(s, static_cast<size_t>(s.runs));  // every batch's, before the first
   if (done < 0 || done > s.runs)
     throw InputError("done: " + std::to_string(done) + " must be 0 to runs (" +
                      std::to_string(s.runs) + ")");

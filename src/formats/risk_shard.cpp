@@ -360,7 +360,10 @@ std::string merged_risk_text(const std::vector<std::pair<std::string, std::strin
     const RiskRequest r = request_of(first.body.at("request"), "merge: " + first.path);
     if (check) check(r);
     const auto runs = static_cast<size_t>(risk_runs(r.scenario, r.options));
-    const double horizon_s = risk_scenario(r.scenario, r.options).horizon_s;
+    // A map over horizon_s runs each cell to its own: the longest bounds all.
+    double horizon_s = risk_scenario(r.scenario, r.options).horizon_s;
+    if (r.knob && r.knob->path == "horizon_s")
+      for (double v : r.knob->values()) horizon_s = std::max(horizon_s, v);
     std::vector<std::vector<RiskEvidence>> cells;
     size_t next = 0;
     for (const RiskShard& s : shards) {

@@ -14,6 +14,7 @@
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "engines/graph_series.hpp"
+#include "engines/montecarlo.hpp"
 #include "engines/series.hpp"
 #include "formats/result_json.hpp"
 #include "formats/session_report.hpp"
@@ -205,6 +206,7 @@ Scenario split_montecarlo(const Scenario& scenario, int runs, std::optional<doub
   Scenario s = with_options(scenario, runs, seed);
   if (!engine_facts(s).run)
     throw InputError("engine: sessions runs its Monte Carlo on one machine; use rs.run");
+  check_replication_seeds(s, static_cast<size_t>(std::max(s.runs, 1)));
   Scenario part = s;
   part.runs = 1;
   Cost cost = engine_run_cost(part);

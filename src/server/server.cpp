@@ -58,7 +58,8 @@ void answer_api(const std::string& path, const std::string& body, const ServerLi
       return send_json(res, 503,
                        {{"error", "busy: " + std::to_string(work_slots(limits)) +
                                       " runs are in progress, the server's limit; retry in a "
-                                      "few seconds"}});
+                                      "few seconds"},
+                        {"busy", true}});
     }
     held = 1 + (path == "/api/sweep" ? budget.acquire_more(work_slots(limits) - 1) : 0);
     l.sweep_threads = static_cast<unsigned>(held);

@@ -221,8 +221,11 @@ class DeadlineStream : public httplib::Stream {
 };
 
 // An answer written without httplib: for a request it never saw whole.
-std::string raw_answer(int status, const char* reason, const std::string& message) {
-  std::string body = json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+std::string raw_answer(int status, const char* reason, const std::string& message,
+                       bool busy = false) {
+  json answer{{"error", message}};
+  if (busy) answer["busy"] = true;  // worth the same request again after Retry-After
+  std::string body = answer.dump(-1, ' ', false, json::error_handler_t::replace);
   return "HTTP/1.1 " + std::to_string(status) + " " + reason +
          "\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n" +
          (status == 503 ? "Retry-After: 1\r\n" : "") +
@@ -486,7 +489,8 @@ class HardenedServer : public httplib::Server {
         raw_answer(503, "Service Unavailable",
                    "too many open connections (the limit is " +
                        std::to_string(limits_.max_connections_per_client) + " per client, " +
-                       std::to_string(limits_.max_connections) + " in all); retry shortly");
+                       std::to_string(limits_.max_connections) + " in all); retry shortly",
+                   true);
     ::send(sock, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (!linger) {
       char drop[16384];

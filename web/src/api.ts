@@ -11,8 +11,9 @@ export interface ImportResult {
 }
 
 export class ApiError extends Error {
-  /** retryAfterS: a 503's Retry-After in seconds (the server is busy, not refusing). */
-  constructor(message: string, readonly status: number, readonly retryAfterS: number | null = null) {
+  /** busy: the server had no room for it now (`"busy": true`), worth the same
+   * request again after retryAfterS (its Retry-After, in seconds). */
+  constructor(message: string, readonly status: number, readonly busy = false, readonly retryAfterS: number | null = null) {
     super(message);
   }
 }
@@ -40,7 +41,8 @@ async function call<T>(method: string, path: string, body?: unknown, signal?: Ab
   if (!res.ok) {
     const msg = (data as { error?: string })?.error ?? `HTTP ${res.status}`;
     const after = Number(res.headers.get('Retry-After'));
-    throw new ApiError(msg, res.status, res.headers.has('Retry-After') && Number.isFinite(after) ? after : null);
+    const busy = (data as { busy?: boolean })?.busy === true;
+    throw new ApiError(msg, res.status, busy, res.headers.has('Retry-After') && Number.isFinite(after) ? after : null);
   }
   return data as T;
 }

@@ -150,9 +150,8 @@ export function layerRetries(sc: Scenario): number[] {
   return Array.from({ length: Math.max(1, sc.client.layers) }, () => sc.client.retries);
 }
 
-/** "1 attempt", "2 attempts", "1.5 attempts": the noun agrees with the number. */
-/** "1 attempt", "2 attempts": singular when the number or its shown text is
- * one (1.0011 shown as "1" reads "1 attempt"). */
+/** "1 attempt", "2 attempts", "1.5 attempts": the noun agrees with the number,
+ * or with its shown text (1.0011 shown as "1" reads "1 attempt"). */
 export function plural(n: number, one: string, text = String(n), many = `${one}s`): string {
   return `${text} ${n === 1 || text === '1' ? one : many}`;
 }

@@ -300,8 +300,9 @@ async function runNow() {
       api.stopMonteCarlo(); // the band of inputs that did not run
       showProgress(null);
       S.pendingT0 = null;
-      if (e instanceof ApiError && e.status === 503) {
-        // Busy, not refused: the same inputs again once the server says so.
+      if (e instanceof ApiError && e.busy) {
+        // Busy, not refused: the same inputs again once the server says so
+        // (a run over the server's deadline is no busy server: not again).
         const wait = Math.min(Math.max(e.retryAfterS ?? 2, 1), 30);
         showError(`The server is busy (${e.message}); trying again in ${wait} s.`);
         S.failed = 'the server is busy; trying again';

@@ -858,7 +858,9 @@ class AgentEngine {
     hedge_slots_[call.layer] -= 1;
   }
   void take_hedge_slot(Call& call) {
-    if (!envoy_budget_) return;
+    // gRPC's hedging asks after a failure that is not the latest: a call that
+    // holds its slot keeps the one it has.
+    if (!envoy_budget_ || call.holds_slot) return;
     call.holds_slot = true;
     hedge_slots_[call.layer] += 1;
   }

@@ -130,15 +130,16 @@ constexpr size_t kMaxInitialItems = 100000;
 std::pair<double, double> queued_span(const std::string& token, const std::string& key) {
   const std::string when = token.substr(1);
   const size_t dash = when.find('-');
+  double from = 0, to = 0;
   try {
-    double from = parse_clock(when.substr(0, dash), key);
-    double to = dash == std::string::npos ? from : parse_clock(when.substr(dash + 1), key);
-    if (to < from) throw InputError(key + ": '" + token + "' ends before it starts");
-    return {from, to};
+    from = parse_clock(when.substr(0, dash), key);
+    to = dash == std::string::npos ? from : parse_clock(when.substr(dash + 1), key);
   } catch (const InputError&) {
     throw InputError(key + ": '" + token +
                      "' is not @WHEN or @WHEN-WHEN, each a clock like 2d21:00 or seconds from 0");
   }
+  if (to < from) throw InputError(key + ": '" + token + "' ends before it starts");
+  return {from, to};
 }
 
 std::vector<QueuedItem> parse_initial_queue(const std::string& text, double start_s) {
@@ -792,17 +793,23 @@ SessionRun run_sessions(const Scenario& s, const SessionOptions& options) {
 
 namespace {
 
-// Each sleep of the ladder is logged whole (events.jsonl's `dur`): none may
-// pass what a log holds, or the run would write a log `analyze` refuses.
+// Each sleep of the ladder is logged whole (events.jsonl's `dur`): none that
+// a session can reach may pass what a log holds, or the run would write a log
+// `analyze` refuses. A step is reached while the shortest sleeps before it
+// end before the deadline (client.deadline_s; every step without one).
 void check_ladder_sleeps(const Scenario& s) {
-  for (int k = 1; k <= s.client.retries; ++k)
-    if (const double longest = backoff_delay(s.client.backoff, k).high_s;
-        longest > session_log::kMaxDurationS)
+  const double deadline = s.client.deadline_s > 0 ? s.client.deadline_s : INFINITY;
+  double before = 0;  // the shortest sleeps of the steps before step k
+  for (int k = 1; k <= s.client.retries && before < deadline; ++k) {
+    const DelayRange sleep = backoff_delay(s.client.backoff, k);
+    before += sleep.low_s;
+    if (const double longest = sleep.high_s; longest > session_log::kMaxDurationS)
       throw InputError(fmt::format(
           "client.backoff: retry {} of the ladder sleeps up to {} s; the session model sleeps "
           "at most {} s (what its logs hold): a smaller base_s, multiplier or cap_s, or fewer "
           "client.retries",
           k, number_text(longest), number_text(session_log::kMaxDurationS)));
+  }
 }
 
 }  // namespace
