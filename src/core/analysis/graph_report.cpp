@@ -89,22 +89,22 @@ void add_whole_graph_rows(const Scenario& s, double window, std::vector<LadderRo
   auto depth_of = [&](const GraphCall& call) {
     return call.from == kUserCaller ? -1 : depth[static_cast<size_t>(service_index(g, call.from))];
   };
-  int retrying = 0;
+  std::vector<size_t> retrying_calls;
   size_t first = 0;
-  for (size_t i = 0; i < g.calls.size(); ++i)
-    if (edge_scenario(s, g.calls[i]).client.retries > 0 &&
-        (retrying++ == 0 || depth_of(g.calls[i]) < depth_of(g.calls[first])))
-      first = i;
   for (size_t i = 0; i < g.calls.size(); ++i) {
     Scenario edge = edge_scenario(s, g.calls[i]);
     if (edge.client.retries == 0) continue;
-    std::string at = "calls[" + std::to_string(i) + "].";
-    if (i != first) one_hop.set.push_back({at + "retries", 0.0});
+    if (retrying_calls.empty() || depth_of(g.calls[i]) < depth_of(g.calls[first])) first = i;
+    retrying_calls.push_back(i);
     if (edge.client.budget.kind != BudgetKind::none) continue;
+    std::string at = "calls[" + std::to_string(i) + "].";
     budgets.set.push_back({at + "budget.kind", std::string("window")});
     budgets.set.push_back({at + "budget.ratio", 0.1});
     budgets.set.push_back({at + "budget.window_s", window});
   }
+  for (size_t i : retrying_calls)
+    if (i != first) one_hop.set.push_back({"calls[" + std::to_string(i) + "].retries", 0.0});
+  const int retrying = static_cast<int>(retrying_calls.size());
   one_hop.change = "Only " + edge_name(g.calls[first], first) + " keeps its retries; the " +
                    std::to_string(std::max(0, retrying - 1)) +
                    " other calls that retry fail fast, so attempts no longer multiply from hop "

@@ -48,6 +48,16 @@ std::optional<double> clock_days(std::string_view& text) {
   return static_cast<double>(*n);
 }
 
+// Beyond this many seconds (some 31,700 years) a clock or a count of minutes
+// says nothing more, and past 9.2e18 a whole number of seconds would not fit:
+// such spans are written as seconds in scientific notation.
+constexpr double kLongestClockS = 1e12;
+bool too_long_for_clock(double s) {
+  return !(std::fabs(s) < kLongestClockS);
+}
+std::string long_span_text(double s) {
+  return fmt::format("{:.3g}s", s);
+}
 }  // namespace
 
 std::optional<double> parse_clock(std::string_view text) {
@@ -67,19 +77,6 @@ std::optional<double> parse_clock(std::string_view text) {
   }
   return *days * kDay + static_cast<double>(*h) * kHour + static_cast<double>(*m) * kMinute + s;
 }
-
-namespace {
-// Beyond this many seconds (some 31,700 years) a clock or a count of minutes
-// says nothing more, and past 9.2e18 a whole number of seconds would not fit:
-// such spans are written as seconds in scientific notation.
-constexpr double kLongestClockS = 1e12;
-bool too_long_for_clock(double s) {
-  return !(std::fabs(s) < kLongestClockS);
-}
-std::string long_span_text(double s) {
-  return fmt::format("{:.3g}s", s);
-}
-}  // namespace
 
 std::string format_clock(double t_s) {
   if (too_long_for_clock(t_s)) return long_span_text(t_s);
