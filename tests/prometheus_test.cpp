@@ -22,6 +22,7 @@
 
 #include "cli_run.hpp"
 #include "free_port.hpp"
+#include "formats/metrics_out.hpp"
 #include "model/keys.hpp"
 #include "systems/prometheus/series.hpp"
 
@@ -528,6 +529,40 @@ TEST(PrometheusWrite, OpenMetricsIsDeterministicAndEnds) {
   Outcome bad = run_cli(dir.path(), {"run", "--metrics-out", "x.om", "--metrics-as", "nginx"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--metrics-as"), std::string::npos);
+}
+
+// Steps of 5 s: a step's counts spread over its five seconds, and the
+// in-flight gauge holds the last step's backlog through the seconds inside a
+// step (it read 0 in four seconds out of five).
+TEST(PrometheusWrite, LongStepsSpreadOverTheirSeconds) {
+  RunResult run;
+  run.scenario.step_s = 5;
+  run.scenario.horizon_s = 10;
+  run.series.resize(2);
+  run.series.t_s[1] = 5;
+  run.series.first_attempts[0] = 50;
+  run.series.first_attempts[1] = 100;
+  run.series.backlog[0] = 200;
+  run.series.backlog[1] = 400;
+  const std::string text = metrics_openmetrics(run, "envoy", 0);
+  auto samples = [&](const std::string& name) {
+    std::vector<std::string> values;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(name + "{", 0) == 0) {
+        std::istringstream fields(line.substr(line.find("} ") + 2));
+        std::string value;
+        fields >> value;
+        values.push_back(value);
+      }
+    return values;
+  };
+  EXPECT_EQ(samples("envoy_cluster_upstream_rq_active"),
+            (std::vector<std::string>{"0", "0", "0", "0", "0", "200", "200", "200", "200", "200",
+                                      "400"}));
+  EXPECT_EQ(samples("envoy_cluster_upstream_rq_total"),
+            (std::vector<std::string>{"0", "10", "20", "30", "40", "50", "70", "90", "110", "130",
+                                      "150"}));
 }
 
 }  // namespace

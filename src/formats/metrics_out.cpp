@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 
+#include "engines/incident_window.hpp"
 #include "model/keys.hpp"
 #include "text/number.hpp"
 
@@ -14,27 +15,49 @@ namespace retrystorm {
 
 namespace {
 
-// One second of the run, summed over its steps (the gauge: its last step).
+// One second of the run, summed over its steps.
 struct Second {
   double requests = 0, retries = 0, successes = 0, failed = 0, timeouts = 0, overflow = 0,
          rejected = 0, in_flight = 0;
 };
 
-std::vector<Second> per_second(const Series& x) {
+// Adds `share` of step i's counts to second s.
+void add_share(Second& s, const Series& x, size_t i, double share) {
+  s.requests += x.first_attempts[i] * share;
+  s.retries += x.retries[i] * share;
+  s.successes += x.goodput[i] * share;
+  s.failed += x.failed[i] * share;
+  s.timeouts += x.gave_up[i] * share;
+  s.overflow += x.budget_denied[i] * share;
+  s.rejected += x.rejected[i] * share;
+}
+
+// The run's seconds. A step longer than a second spreads its counts over the
+// seconds it covers, in proportion to the time it spends in each; the gauge
+// at the end of a second is the backlog of the last step that had ended by
+// then (a second inside a long step keeps the step before's).
+std::vector<Second> per_second(const RunResult& run) {
+  const Series& x = run.series;
+  const int steps = static_cast<int>(x.size());
   std::vector<Second> out;
-  for (size_t i = 0; i < x.size(); ++i) {
-    size_t k = static_cast<size_t>(std::floor(x.t_s[i] + 1e-9));
-    if (out.size() <= k) out.resize(k + 1);
-    Second& s = out[k];
-    s.requests += x.first_attempts[i];
-    s.retries += x.retries[i];
-    s.successes += x.goodput[i];
-    s.failed += x.failed[i];
-    s.timeouts += x.gave_up[i];
-    s.overflow += x.budget_denied[i];
-    s.rejected += x.rejected[i];
-    s.in_flight = x.backlog[i];
+  std::vector<char> gauged;
+  for (int i = 0; i < steps; ++i) {
+    const auto [start, end] = step_span(run.scenario, i, steps);
+    const auto first = static_cast<size_t>(std::floor(start + 1e-9));
+    const size_t last = std::max(first, static_cast<size_t>(std::ceil(end - 1e-9)) - 1);
+    if (out.size() <= last) {
+      out.resize(last + 1);
+      gauged.resize(last + 1, 0);
+    }
+    for (size_t k = first; k <= last; ++k) {
+      const double in_second = std::min(end, double(k + 1)) - std::max(start, double(k));
+      add_share(out[k], x, size_t(i), first == last ? 1.0 : in_second / (end - start));
+    }
+    out[last].in_flight = x.backlog[size_t(i)];
+    gauged[last] = 1;
   }
+  for (size_t k = 1; k < out.size(); ++k)
+    if (!gauged[k]) out[k].in_flight = out[k - 1].in_flight;
   return out;
 }
 
@@ -253,7 +276,7 @@ const std::vector<std::string>& metrics_schemes() {
 
 std::string metrics_openmetrics(const RunResult& run, const std::string& scheme,
                                 double start_unix_s, const std::string& service) {
-  auto secs = per_second(run.series);
+  auto secs = per_second(run);
   Writer w(secs, start_unix_s);
   double timeout = run.scenario.client.timeout_s;
   // On-time answers: the median success latency when the engine measured it.
