@@ -343,6 +343,23 @@ std::vector<BadCase> bad_cases() {
        {"vary", "1000000"}});
   c.push_back({"TippingGridNegative", {}, {"tipping", "--grid", "-1"}, {"--grid"}});
   c.push_back({"TippingGridNotANumber", {}, {"tipping", "--grid", "abc"}, {"--grid"}});
+  c.push_back({"KeyGivenFlatAndNested",
+               {{"mix.yaml", "horizon_s: 60\nclient.retries: 1\nclient:\n  retries: 5\n"}},
+               {"run", "--scenario", "mix.yaml"},
+               {"client.retries", "given twice"}});
+  c.push_back({"ExportEmptyPreset",
+               {},
+               {"export", "--to", "envoy", "--preset", ""},
+               {"--preset", "empty"}});
+  c.push_back({"LintEmptyScenario", {}, {"lint", "--scenario", ""}, {"--scenario", "empty"}});
+  c.push_back({"OutEmpty", {}, {"run", "--out", ""}, {"--out", "empty file name"}, false});
+  c.push_back({"LogAndOutOneFile",
+               {},
+               {"run", "--set", "engine=agent", "--log", ".", "--out", "requests.csv"},
+               {"--log", "--out", "requests.csv"},
+               false});
+  c.push_back(
+      {"RunDeadlineNaN", {}, {"serve", "--run-deadline", "nan"}, {"--run-deadline", "nan"}, false});
   c.push_back({"PortOutOfRange", {}, {"serve", "--port", "70000"}, {"--port"}, false});
   c.push_back({"PortZero", {}, {"serve", "--port", "0"}, {"--port"}, false});
   c.push_back({"PortNotANumber", {}, {"serve", "--port", "http"}, {"--port"}, false});
@@ -434,6 +451,62 @@ TEST(BadInputOut, ABadOutputPathFailsBeforeAnyOtherOutputIsWritten) {
                                        "--emit-scenario", "no/such/dir/replay.yaml"});
   EXPECT_EQ(named.status, 2) << named.err;
   EXPECT_NE(named.err.find("--emit-scenario: cannot write"), std::string::npos) << named.err;
+}
+
+// Options refused after the run (--per, --metrics-start) left the request
+// log and the metrics behind.
+TEST(BadInputOut, RefusedOptionsLeaveNoLogOrMetrics) {
+  TempDir dir("options_first");
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--per", "service"}, {"--metrics-start", "yesterday"}}) {
+    std::vector<std::string> args = {"run",   "--set", "engine=agent",  "--set", "horizon_s=120",
+                                     "--log", "logs",  "--metrics-out", "m.om"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    Outcome o = run_cli(dir.path(), args);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find(bad[0]), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "logs" / "requests.csv")) << bad[0];
+    EXPECT_FALSE(fs::exists(dir.path() / "m.om")) << bad[0];
+  }
+}
+
+// A scenario file that is one YAML flow mapping is YAML, not broken JSON.
+TEST(GoodInput, AFlowMappingScenarioIsReadAsYaml) {
+  TempDir dir("flow_yaml");
+  write_file(dir.path() / "flow.yaml", "{horizon_s: 60, incident: {start_s: 10}}\n");
+  Outcome o = run_cli(dir.path(), {"run", "--scenario", "flow.yaml", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["scenario"]["horizon_s"], 60);
+  write_file(dir.path() / "broken.json", "{\"horizon_s\": 60,,}\n");
+  Outcome broken = run_cli(dir.path(), {"run", "--scenario", "broken.json"});
+  EXPECT_EQ(broken.status, 2);
+  EXPECT_NE(broken.err.find("not valid JSON"), std::string::npos) << broken.err;
+}
+
+// Text from a scenario file reaches a terminal escaped: the description and
+// the ladder's rows could set the terminal's title or clear its screen.
+TEST(GoodInput, ADescriptionAndLadderRowsCannotDriveTheTerminal) {
+  TempDir dir("escapes");
+  write_file(dir.path() / "esc.yaml",
+             "horizon_s: 120\ndescription: \"d\\e]0;title\\aend\"\nladder:\n  rows:\n"
+             "    - {name: \"row\\e[31m\", change: \"chg\\e[2J\", set: {client.retries: 0}}\n");
+  for (const char* command : {"run", "ladder"}) {
+    Outcome o = run_cli(dir.path(), {command, "--scenario", "esc.yaml"});
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_EQ(o.out.find('\x1b'), std::string::npos) << command;
+    EXPECT_NE(o.out.find("\\x1b"), std::string::npos) << command;
+  }
+}
+
+// --runs on the fluid engine: no Monte Carlo of identical runs, and the
+// warning says the flag is ignored (it printed the warning and the summary).
+TEST(GoodInput, RunsOnTheFluidEngineAreIgnoredWithAWarning) {
+  TempDir dir("fluid_runs");
+  Outcome o = run_cli(dir.path(), {"run", "--runs", "3", "--set", "horizon_s=60", "--set",
+                                   "incident.start_s=10", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_FALSE(nlohmann::json::parse(o.out).contains("montecarlo")) << o.out.substr(0, 300);
+  EXPECT_NE(o.err.find("warning: --runs: ignored"), std::string::npos) << o.err;
 }
 
 // --out /dev/stdout into a pipe: the link leads to a pipe, not to a path,

@@ -21,8 +21,8 @@
 #include <thread>
 
 #include "cli_run.hpp"
-#include "free_port.hpp"
 #include "formats/metrics_out.hpp"
+#include "free_port.hpp"
 #include "model/keys.hpp"
 #include "systems/prometheus/series.hpp"
 

@@ -89,6 +89,13 @@ TEST(SweepRange, ReplicationsGiveTheMeansInTheCsv) {
   EXPECT_TRUE(j["rows"][0]["montecarlo"].contains("backlog_growing"));
 }
 
+// A graph's service may be named with a comma or a quote: the header's
+// axis is one CSV field, as the rows' are (it split the header in two).
+TEST(SweepRange, TheHeaderQuotesAnAxisPath) {
+  std::string csv = sweep_csv({{"services.a,b\"c.capacity_per_s", 100, 200, 100}}, {});
+  EXPECT_EQ(csv.rfind("\"services.a,b\"\"c.capacity_per_s\",", 0), 0u) << csv;
+}
+
 TEST(SweepRange, BadReplicationsAndSeedsFailBeforeWork) {
   Scenario s = testing::preset("order-status");
   SweepOptions options;

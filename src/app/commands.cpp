@@ -18,6 +18,10 @@ void check(const Cost& cost, const CostBudget& budget, const std::string& what) 
 
 }  // namespace
 
+bool montecarlo_wanted(const Scenario& s) {
+  return engine_facts(s).random && s.runs > 1;
+}
+
 void check_runs(const Scenario& s, int limit) {
   if (limit > 0 && s.runs > limit)
     throw InputError("runs: " + std::to_string(s.runs) + " replications; the server's limit for " +

@@ -46,6 +46,12 @@ struct RunAnswer {
   std::optional<MonteCarloResult> montecarlo;
 };
 
+// A run adds its Monte Carlo replications when its engine draws random
+// numbers and `runs` is above 1 (a fluid run's replications are one run
+// again: the key is ignored there, as the warning says). The command line,
+// the server and the Python package all ask this.
+bool montecarlo_wanted(const Scenario& s);
+
 // Refuses, before any work, more replications than `limit` (0: any).
 void check_runs(const Scenario& s, int limit);
 // InputError when a run of `s` costs more than the budget (run() checks it

@@ -1,12 +1,14 @@
 #include "cli/analyze_command.hpp"
 
 #include <iostream>
+#include <optional>
 
 #include "app/analyze.hpp"
 #include "cli/common.hpp"
 #include "formats/analyze_report.hpp"
 #include "formats/metrics_out.hpp"
 #include "formats/observed_report.hpp"
+#include "logs/atomic_file.hpp"
 #include "model/keys.hpp"
 
 namespace retrystorm::cli {
@@ -63,6 +65,19 @@ app::ObservedRequest metrics_request(const AnalyzeCommand& c) {
   return r;
 }
 
+// The report, and with --emit-scenario the replay: both outputs or neither
+// (the replay goes into place once the report is out).
+template <typename Replay>
+void emit_with_replay(const AnalyzeCommand& c, const std::string& text, Replay replay_text) {
+  std::optional<AtomicFile> replay;
+  if (!c.emit_scenario.empty()) {
+    replay.emplace(c.emit_scenario, "--emit-scenario");
+    replay->write(replay_text());
+  }
+  emit(text, c.out);
+  if (replay) replay->commit();
+}
+
 // `analyze --prometheus`: the series through the HTTP API, the diagnosis, the
 // report and the replay.
 int run_prometheus(AnalyzeCommand& c) {
@@ -73,9 +88,7 @@ int run_prometheus(AnalyzeCommand& c) {
   app::ObservedAnswer a = app::analyze_prometheus(metrics_request(c));
   std::string text = c.format == "json" ? observed_json(a.report, a.source).dump(2) + "\n"
                                         : observed_text(a.report, a.source);
-  if (!c.emit_scenario.empty())
-    emit(app::checked_observed_replay(a, c.emit_scenario), c.emit_scenario, "--emit-scenario");
-  emit(text, c.out);
+  emit_with_replay(c, text, [&] { return app::checked_observed_replay(a, c.emit_scenario); });
   return 0;
 }
 
@@ -130,9 +143,7 @@ int run_analyze_command(AnalyzeCommand& c) {
           ? analyze_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
       : c.format == "html" ? analyze_html(r)
                            : analyze_text(r);
-  if (!c.emit_scenario.empty())
-    emit(app::checked_replay(r, c.emit_scenario), c.emit_scenario, "--emit-scenario");
-  emit(text, c.out);
+  emit_with_replay(c, text, [&] { return app::checked_replay(r, c.emit_scenario); });
   // Also on standard error: JSON and HTML reports go to files or pipes.
   for (const auto& w : r.warnings) std::cerr << "retrystorm: warning: " << w << "\n";
   return 0;

@@ -41,6 +41,9 @@ void check_outputs(const CLI::App& command) {
     const CLI::Option* option = command.get_option_no_throw(name);
     if (!option || option->count() == 0) continue;
     const std::string path = option->as<std::string>();
+    if (path.empty())
+      throw InputError(std::string(name) + ": an empty file name; give a file, or '-' for " +
+                       "standard output where the option allows it");
     if (path == kStandardOutput && std::string_view(name) != "--out")
       throw InputError(std::string(name) +
                        ": '-' (standard output) is where the command's own output goes; "
@@ -70,6 +73,11 @@ void check_outputs_apart(const CLI::App& command) {
     const CLI::Option* option = command.get_option_no_throw(name);
     if (option && option->count() > 0) outputs.emplace_back(name, option->as<std::string>());
   }
+  // --log DIR writes the logs of docs/log-formats.md there.
+  const CLI::Option* log = command.get_option_no_throw("--log");
+  if (log && log->count() > 0)
+    for (const char* file : {"requests.csv", "sessions.csv", "events.jsonl"})
+      outputs.emplace_back("--log", (fs::path(log->as<std::string>()) / file).string());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [name, path] = outputs[i];
     const fs::path where = fs::absolute(path).lexically_normal();
@@ -174,15 +182,11 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
   return assembled.scenario;
 }
 
-namespace {
-
 // An empty --preset or --scenario read as none given, and ran the default.
 CLI::Validator not_empty(const std::string& what) {
   return CLI::Validator(
       [what](std::string& value) { return value.empty() ? "'' is empty; give " + what : ""; }, "");
 }
-
-}  // namespace
 
 void ScenarioOptions::add_source_to(CLI::App& cmd) {
   cmd.add_option("--preset", preset, "a preset name (see `retrystorm presets`)")
@@ -209,12 +213,23 @@ void check_output(const std::string& out, const std::string& option) {
   if (out != kStandardOutput) check_output_path(out, option);
 }
 
+namespace {
+
+// Throws when standard output has failed: the cause is errno as the failed
+// write left it (read at once: a later call may clear it; ENOSPC on a full disk).
+void check_stdout() {
+  if (std::cout.fail() || std::ferror(stdout))
+    throw std::runtime_error(std::string("cannot write the output to stdout: ") +
+                             std::strerror(errno ? errno : EIO));
+}
+
+}  // namespace
+
 void finish_stdout() {
   errno = 0;
   std::cout.flush();
-  if (std::fflush(stdout) != 0 || std::cout.fail() || std::ferror(stdout))
-    throw std::runtime_error(std::string("cannot write the output to stdout: ") +
-                             std::strerror(errno ? errno : EIO));
+  if (std::fflush(stdout) != 0 && !errno) errno = EIO;
+  check_stdout();
 }
 
 std::string dump(const nlohmann::json& j) {
@@ -225,7 +240,9 @@ std::string dump(const nlohmann::json& j) {
 
 void emit(const std::string& text, const std::string& out, const std::string& option) {
   if (out.empty() || out == kStandardOutput) {
+    errno = 0;
     std::cout << text << std::flush;
+    check_stdout();
     return;
   }
   AtomicFile file(out, option);  // written from `text`, not from a copy of it

@@ -35,6 +35,10 @@ class CommandTable {
 // unknown commands, bad options and errors reported on standard error.
 int run_command_line(CLI::App& app, const CommandTable& table, int argc, char** argv);
 
+// Refuses an empty value of an option that names `what` (a preset, a file):
+// read as none given, it ran the default.
+CLI::Validator not_empty(const std::string& what);
+
 // The scenario of --preset or --scenario (default: the `fallback` preset),
 // then every --set PATH=VALUE, validated; warnings on standard error for the
 // keys its engine ignores. Throws InputError.

@@ -187,6 +187,14 @@ void add_live_calls_options(CLI::App* cmd, ConfigCommands& c) {
                   "with --calls-from-prometheus: the rate window, seconds (default 600)");
 }
 
+// --preset and --scenario of export and lint (an empty one is refused).
+void add_scenario_source(CLI::App* cmd, ConfigCommands& c, const std::string& preset_help,
+                         const std::string& scenario_help) {
+  cmd->add_option("--preset", c.preset, preset_help)
+      ->check(not_empty("a preset name (`retrystorm presets` lists them)"));
+  cmd->add_option("--scenario", c.scenario, scenario_help)->check(not_empty("a scenario file"));
+}
+
 }  // namespace
 
 void add_config_commands(CLI::App& app, CommandTable& table) {
@@ -221,8 +229,8 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
                          "cannot express");
   c.export_cmd->add_option("--to", c.to, "envoy | grpc | istio | linkerd | aws | haproxy | nginx")
       ->required();
-  c.export_cmd->add_option("--preset", c.preset, "a preset name (default: order-status)");
-  c.export_cmd->add_option("--scenario", c.scenario, "a scenario file, YAML or JSON");
+  add_scenario_source(c.export_cmd, c, "a preset name (default: order-status)",
+                      "a scenario file, YAML or JSON");
   c.export_cmd->add_option("--set", c.sets, "PATH=VALUE (repeatable)")->allow_extra_args(false);
   c.export_cmd->add_option("--out", c.out, "write to FILE (atomically)");
   c.export_cmd->add_option("--call", c.call,
@@ -250,8 +258,8 @@ void add_config_commands(CLI::App& app, CommandTable& table) {
   c.lint_cmd->add_flag("--simulate", c.simulate,
                        "also run an incident (primary-failover, or --preset) with the imported "
                        "policy and with each suggested fix");
-  c.lint_cmd->add_option("--preset", c.preset, "the incident to simulate, and its load");
-  c.lint_cmd->add_option("--scenario", c.scenario, "a scenario file to simulate instead");
+  add_scenario_source(c.lint_cmd, c, "the incident to simulate, and its load",
+                      "a scenario file to simulate instead");
   c.lint_cmd->add_option("--set", c.sets, "PATH=VALUE on that scenario (repeatable)")
       ->allow_extra_args(false);
   // Checked in lint_command: CLI::Range lets NaN through.

@@ -55,7 +55,15 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
   cmd->add_option("--run-deadline", c->limits.run_deadline_s,
                   "seconds any one request may run before it is stopped and answered 503 "
                   "(default 180)")
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            // CLI::Range lets NaN through, and NaN turned the deadline off.
+            double v = 0;
+            if (!CLI::detail::lexical_cast(value, v) || !(v >= 0.1 && v <= 86400))
+              return "'" + value + "' is not a number of seconds from 0.1 to 86400";
+            return "";
+          },
+          "SECONDS in [0.1, 86400]"));
   table.add(cmd, [c] { return serve(c->host, c->port, c->limits); });
 }
 

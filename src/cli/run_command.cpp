@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <iostream>
 #include <memory>
 
 #include "app/commands.hpp"
@@ -99,17 +100,33 @@ void write_request_log(const Scenario& s, const std::string& log_dir) {
   csv.close();
 }
 
+// --metrics-start as Unix seconds (the default start without it).
+double metrics_start(const RunCommand& c) {
+  if (c.metrics_start.empty()) return kDefaultMetricsStart;
+  auto t = parse_unix_time(c.metrics_start);
+  if (!t || *t < 0 || *t > 4e9)
+    throw InputError("--metrics-start: '" + c.metrics_start +
+                     "' is not Unix seconds (0 to 4e9) or a time like 2024-01-01T00:00:00Z");
+  return *t;
+}
+
 // --metrics-out: the run's series under one system's metric names.
 void write_metrics(const Scenario& s, const RunCommand& c) {
-  double start = kDefaultMetricsStart;
-  if (!c.metrics_start.empty()) {
-    auto t = parse_unix_time(c.metrics_start);
-    if (!t || *t < 0 || *t > 4e9)
-      throw InputError("--metrics-start: '" + c.metrics_start +
-                       "' is not Unix seconds (0 to 4e9) or a time like 2024-01-01T00:00:00Z");
-    start = *t;
-  }
-  emit(metrics_openmetrics(run_engine(s), c.metrics_as, start), c.metrics_out, "--metrics-out");
+  emit(metrics_openmetrics(run_engine(s), c.metrics_as, metrics_start(c)), c.metrics_out,
+       "--metrics-out");
+}
+
+// The options that go together, checked before any output is written (a
+// refused command leaves no request log or metrics behind).
+void check_run_options(const RunCommand& c, const Scenario& s) {
+  if (c.metrics_out.empty() && !c.metrics_start.empty())
+    throw InputError("--metrics-start: goes with --metrics-out FILE (the samples it stamps)");
+  metrics_start(c);
+  if (!c.metrics_out.empty() && !engine_facts(s).run)
+    throw InputError("--metrics-out: needs a per-step engine (fluid or agent), not sessions");
+  if (!c.per.empty() && (c.format != "csv" || s.graph.empty() || !engine_facts(s).run))
+    throw InputError("--per: '" + c.per +
+                     "' needs --format csv and a scenario with services and calls");
 }
 
 // The scenario with --seed and --runs, validated again.
@@ -118,6 +135,12 @@ Scenario scenario_of(const RunCommand& c) {
   if (c.seed) set_key(s, "seed", *c.seed);
   if (c.runs > 0) set_key(s, "runs", double(c.runs));
   validate(s);
+  // The flags say what the keys would: ignored by an engine that draws nothing.
+  std::vector<std::string> flags;
+  if (c.seed) flags.push_back("seed");
+  if (c.runs > 0) flags.push_back("runs");
+  for (const std::string& w : ignored_keys(s, flags))
+    std::cerr << "retrystorm: warning: --" << w << "\n";
   return s;
 }
 
@@ -145,16 +168,10 @@ int run(const RunCommand& c) {
   app::CostBudget budget = c.scenario.budget();
   app::check_run_cost(s, budget);  // before any log is written
   if (!c.walk.empty()) return run_walk(c, s);
-  if (c.metrics_out.empty() && !c.metrics_start.empty())
-    throw InputError("--metrics-start: goes with --metrics-out FILE (the samples it stamps)");
-  if (!c.metrics_out.empty() && !engine_facts(s).run)
-    throw InputError("--metrics-out: needs a per-step engine (fluid or agent), not sessions");
+  check_run_options(c, s);
   if (!engine_facts(s).run) return run_sessions(c, s, budget);
   if (!c.log_dir.empty()) write_request_log(s, c.log_dir);
   if (!c.metrics_out.empty()) write_metrics(s, c);
-  if (!c.per.empty() && (c.format != "csv" || s.graph.empty()))
-    throw InputError("--per: '" + c.per +
-                     "' needs --format csv and a scenario with services and calls");
   if (c.format == "csv") {
     RunResult r = run_engine(s);
     emit(c.per == "service" ? graph_services_csv(r)
@@ -165,7 +182,7 @@ int run(const RunCommand& c) {
   }
   app::RunOptions o;
   o.report.trace = !c.no_trace;
-  o.montecarlo = s.runs > 1;  // every engine: a fluid run's replications agree
+  o.montecarlo = app::montecarlo_wanted(s);
   // The answer and its JSON are freed before the text is written: the text
   // alone is the peak while writing (docs/limits.md).
   const std::string text = [&] {

@@ -197,8 +197,17 @@ bool is_section(const std::string& path) {
   return false;
 }
 
+// A key may be written flat (`client.retries: 1`) or nested (`client:
+// {retries: 1}`); one written both ways is refused like any duplicate key (the
+// reader's sorted keys would pick a winner silently).
+void apply_once(std::set<std::string>& applied, const std::string& path) {
+  if (!applied.insert(path).second)
+    throw InputError(path + ": given twice (flat as '" + path +
+                     "' and nested in its section); give it once");
+}
+
 void apply_object(Scenario& s, const json& object, const std::string& prefix,
-                  std::vector<std::string>* given) {
+                  std::vector<std::string>* given, std::set<std::string>& applied) {
   for (const auto& [key, value] : object.items()) {
     std::string path = prefix.empty() ? key : prefix + "." + key;
     if (path == "ladder") {
@@ -212,11 +221,12 @@ void apply_object(Scenario& s, const json& object, const std::string& prefix,
     } else if (value.is_object()) {
       // An unknown section is refused even when empty (`foo: {}` passed unread).
       if (!is_section(path)) key_or_throw(path);
-      apply_object(s, value, path, given);
+      apply_object(s, value, path, given, applied);
     } else if (is_section(path)) {
       throw InputError(path + ": " + type_name(value) + " where a section of keys belongs; give " +
                        "a mapping, like " + path + ": {...} (`retrystorm keys` lists them)");
     } else {
+      apply_once(applied, path);
       set_key_json(s, path, value);
       if (given) given->push_back(path);
     }
@@ -255,7 +265,8 @@ void set_key_json(Scenario& s, const std::string& path, const json& value) {
 
 Scenario scenario_from_json(const json& object, Scenario base, std::vector<std::string>* given) {
   if (!object.is_object()) throw InputError("scenario: must be an object of keys");
-  apply_object(base, object, "", given);
+  std::set<std::string> applied;
+  apply_object(base, object, "", given, applied);
   return base;
 }
 
@@ -282,11 +293,33 @@ json scenario_to_json(const Scenario& s) {
   return out;
 }
 
+namespace {
+
+// Text that opens with '{': JSON, or (not in a .json file) YAML written as
+// one flow mapping (`{horizon_s: 60}`); the JSON reader's message when it is
+// neither.
+json json_or_flow_yaml(const std::string& text, const std::string& source) {
+  const bool json_file = source.size() >= 5 && source.compare(source.size() - 5, 5, ".json") == 0;
+  try {
+    return parse_json_text(text, source);
+  } catch (const InputError& json_error) {
+    if (json_file) throw;
+    try {
+      return parse_yaml_text(text, source);
+    } catch (const InputError&) {
+      throw json_error;
+    }
+  }
+}
+
+}  // namespace
+
 Scenario scenario_from_text(const std::string& text, const std::string& source,
                             std::vector<std::string>* given) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw InputError(source + ": the file is empty");
-  json object = text[first] == '{' ? parse_json_text(text, source) : parse_yaml_text(text, source);
+  json object =
+      text[first] == '{' ? json_or_flow_yaml(text, source) : parse_yaml_text(text, source);
   if (!object.is_object())
     throw InputError(source + ": a scenario must be a mapping of keys, not " + type_name(object));
   try {

@@ -162,7 +162,8 @@ std::string session_text(const SessionReport& r) {
   const Scenario& s = r.run.scenario;
   const SessionMetrics& m = r.metrics;
   // A name can hold any bytes a file holds; a terminal gets none of its controls.
-  std::string out = printable(s.name) + (s.description.empty() ? "" : ": " + s.description) + "\n";
+  std::string out =
+      printable(s.name) + (s.description.empty() ? "" : ": " + printable(s.description)) + "\n";
   out += "Window " + format_clock(m.from_s) + " to " + format_clock(m.to_s) +
          " (engine sessions, seed " + format_amount(s.seed) + ")\n\n";
   out += r.verdict + "\n\n";

@@ -156,7 +156,7 @@ std::string scenario_line(const Scenario& s) {
   const Preset* preset = nullptr;
   for (const Preset& p : presets())
     if (p.name == s.name) preset = &p;
-  if (!preset || s.description != preset->description) return s.description;
+  if (!preset || s.description != preset->description) return printable(s.description);
   std::string changed;
   for (const KeySpec& k : scenario_keys()) {
     if (k.path == "name" || k.path == "description") continue;
@@ -164,7 +164,7 @@ std::string scenario_line(const Scenario& s) {
     if (now == to_string(k.get(preset->scenario))) continue;
     changed += (changed.empty() ? "" : ", ") + k.path + " = " + printable(now);
   }
-  if (changed.empty()) return s.description;
+  if (changed.empty()) return printable(s.description);
   return "the preset with " + changed + " (its own description no longer applies)";
 }
 
@@ -227,14 +227,15 @@ std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows
                                            : "each row is one change from the scenario")
       << ")\n\n";
   size_t width = 24;  // the longest name and two spaces (a graph's rows name their call)
-  for (const auto& r : rows) width = std::max(width, r.row.name.size() + 2);
+  for (const auto& r : rows) width = std::max(width, printable(r.row.name).size() + 2);
   out << "  " << pad("defense", width) << pad("outcome", 34) << pad("failed", 22) << "peak\n";
   for (const auto& r : rows) {
     std::string failed =
         format_percent(r.metrics.failed_fraction) + " (" + format_amount(r.metrics.failed) + ")";
-    out << "  " << pad(r.row.name, width) << pad(recovery_text(r.scenario, r.metrics), 34)
-        << pad(failed, 22) << format_amount(r.metrics.peak_amplification) << "x\n";
-    out << "  " << std::string(width, ' ') << r.row.change << "\n";
+    out << "  " << pad(printable(r.row.name), width)
+        << pad(recovery_text(r.scenario, r.metrics), 34) << pad(failed, 22)
+        << format_amount(r.metrics.peak_amplification) << "x\n";
+    out << "  " << std::string(width, ' ') << printable(r.row.change) << "\n";
   }
   return out.str();
 }
@@ -360,7 +361,7 @@ std::span<const std::string_view> sweep_csv_figures() {
 
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
   std::ostringstream out;
-  for (const auto& a : axes) out << a.path << ",";
+  for (const auto& a : axes) out << csv_field(a.path) << ",";
   const char* separator = "";
   for (std::string_view name : kSweepCsvFigures) out << std::exchange(separator, ",") << name;
   out << "\n";

@@ -39,7 +39,7 @@ app::RunAnswer run_scenario(const Scenario& scenario, std::optional<int> runs,
   Scenario s = with_options(scenario, runs, seed);
   app::RunOptions o;
   o.report.trace = trace;
-  o.montecarlo = s.runs > 1;  // as the command line: every engine
+  o.montecarlo = app::montecarlo_wanted(s);
   app::CostBudget budget = python_budget(allow_large);
   // Other Python threads run meanwhile; Ctrl-C stops it.
   return interruptible([&] { return app::run(s, o, budget); });
@@ -127,7 +127,7 @@ py::object montecarlo(const app::RunAnswer& a) {
 double time_runs(const Scenario& scenario, int repeats) {
   Scenario s = with_options(scenario, std::nullopt, std::nullopt);
   app::RunOptions o;
-  o.montecarlo = s.runs > 1;
+  o.montecarlo = app::montecarlo_wanted(s);
   app::CostBudget budget = python_budget(false);
   py::gil_scoped_release released;
   auto start = std::chrono::steady_clock::now();

@@ -218,7 +218,7 @@ json run_answer(const Scenario& s, const json& body, const ServerLimits& limits)
   o.report.advice = o.report.tipping = flag_of(body, "advice");
   o.report.cache = &tipping_cache();
   bool rows = flag_of(body, "sessions");  // session rows; the page draws without them
-  o.montecarlo = engine_facts(s).random && s.runs > 1;
+  o.montecarlo = app::montecarlo_wanted(s);
   o.max_runs = engine_facts(s).run ? limits.max_agent_runs : limits.max_session_runs;
   app::RunAnswer a = app::run(s, o, budget_of(limits));
   // The page's first run of an agent Monte Carlo: replication 0 of its batches.
