@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "cli_run.hpp"
+#include "analysis/incident/observed.hpp"
 #include "formats/metrics_out.hpp"
 #include "free_port.hpp"
 #include "model/keys.hpp"
@@ -318,6 +319,17 @@ TEST_F(PrometheusServed, ErrorsAreOneLineAndExitTwo) {
   EXPECT_EQ(wrong.status, 2);
   EXPECT_TRUE(one_line(wrong.err)) << wrong.err;
   EXPECT_NE(wrong.err.find("nosuch_requests_total"), std::string::npos) << wrong.err;
+  // An outcome with no series yet (no 5xx happened): read as none and said
+  // among the unknowns; Istio's mapping refused every healthy range.
+  write_file(served->dir->path() / "no_failures.yaml",
+             "attempts: envoy_cluster_upstream_rq_total{SELECTOR}\n"
+             "retries: envoy_cluster_upstream_rq_retry{SELECTOR}\n"
+             "successes: envoy_cluster_upstream_rq_xx{envoy_response_code_class=\"2\",SELECTOR}\n"
+             "failed: nosuch_failed_total{SELECTOR}\n");
+  Outcome none = analyze(v, {"--metrics", "no_failures.yaml"});
+  ASSERT_EQ(none.status, 0) << none.err;
+  const json unknowns = json::parse(none.out)["unknowns"];
+  EXPECT_NE(unknowns.dump().find("failed 'nosuch_failed_total{}'"), std::string::npos) << unknowns;
   // An unknown naming scheme.
   Outcome scheme = analyze(v, {"--metrics-as", "nginx"});
   EXPECT_EQ(scheme.status, 2);
@@ -484,7 +496,9 @@ TEST(PrometheusAlerts, RulesCatchTheCollapseAndNotTheRecovery) {
 }
 
 // Counters become increases per step: a reset counts from 0, a series that
-// appears late started from 0, series are summed.
+// appears late starts at its first sample (as PromQL's increase(): a counter
+// found late, 5e6 at its first sample, was counted as 5e6 requests in one
+// step), series are summed.
 TEST(PrometheusSeries, CountersBecomeIncreasesAcrossResetsAndSeries) {
   std::string body = R"({"status":"success","data":{"resultType":"matrix","result":[
     {"metric":{"a":"1"},"values":[[100,"0"],[101,"5"],[102,"9"],[103,"2"],[104,"4"]]},
@@ -492,7 +506,7 @@ TEST(PrometheusSeries, CountersBecomeIncreasesAcrossResetsAndSeries) {
   auto series = parse_query_answer(body, "test");
   ASSERT_EQ(series.size(), 2u);
   QueryGrid g{100, 1, 5};
-  EXPECT_EQ(counter_increases(series, g), (std::vector<double>{5, 4 + 3, 2 + 1, 2}));
+  EXPECT_EQ(counter_increases(series, g), (std::vector<double>{5, 4, 2 + 1, 2}));
   EXPECT_EQ(gauge_values(series, g), (std::vector<double>{5, 12, 6, 8}));
   EXPECT_THROW(parse_query_answer(R"({"status":"error","error":"bad"})", "q"), InputError);
   EXPECT_THROW(parse_query_answer("<html>", "q"), InputError);
@@ -503,6 +517,14 @@ TEST(PrometheusSeries, SelectorAndMappingFile) {
             "x{a=\"1\",b=\"2\"}");
   EXPECT_EQ(expand_selector("x{a=\"1\",SELECTOR}", ""), "x{a=\"1\"}");
   EXPECT_EQ(expand_selector("x{SELECTOR}", ""), "x{}");
+  // Envoy's downstream 5xx: the selector's scrape labels, not its cluster (it
+  // took no selector, and another namespace's 5xx were blamed on this one).
+  EXPECT_EQ(expand_selector("x{c=\"5\",SELECTOR_WITHOUT_CLUSTER}",
+                            selector_matchers("{namespace=\"shop\",envoy_cluster_name=\"o,r\"}")),
+            "x{c=\"5\",namespace=\"shop\"}");
+  EXPECT_EQ(expand_selector("x{c=\"5\",SELECTOR_WITHOUT_CLUSTER}",
+                            selector_matchers("{envoy_cluster_name=~\"o.*\"}")),
+            "x{c=\"5\"}");
   EXPECT_THROW(selector_matchers("b=\"2\""), InputError);
   EXPECT_THROW(selector_matchers("{a}{b}"), InputError);
   auto m = mapping_from_text("attempts: a_total\nretries: r_total\nsuccesses: s\nfailed: f\n", "m");
@@ -529,6 +551,36 @@ TEST(PrometheusWrite, OpenMetricsIsDeterministicAndEnds) {
   Outcome bad = run_cli(dir.path(), {"run", "--metrics-out", "x.om", "--metrics-as", "nginx"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--metrics-as"), std::string::npos);
+}
+
+// 100 requests a second, no retries, 30% failing from t = 20 s to the end of
+// the range: an incident still under way, not a retry storm (the last-minute
+// window was empty and read as goodput 0).
+TEST(PrometheusDiagnosis, ATriggerRunningToTheEndIsNotAStorm) {
+  incident::ObservedSeries s;
+  const size_t n = 120;
+  s.requests.assign(n, 100);
+  s.retries.assign(n, 0);
+  s.successes.assign(n, 100);
+  s.failed.assign(n, 0);
+  for (size_t i = 20; i < n; ++i) {
+    s.successes[i] = 70;
+    s.failed[i] = 30;
+  }
+  incident::ObservedReport r = incident::analyze_observed(s, {});
+  EXPECT_TRUE(r.ongoing);
+  EXPECT_FALSE(r.metastable);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "still_in_trigger");
+  EXPECT_DOUBLE_EQ(r.goodput_after, 70);
+  // The same trigger ending at 60 s with the load back: recovered, not ongoing.
+  for (size_t i = 60; i < n; ++i) {
+    s.successes[i] = 100;
+    s.failed[i] = 0;
+  }
+  incident::ObservedReport ended = incident::analyze_observed(s, {});
+  EXPECT_FALSE(ended.ongoing);
+  EXPECT_EQ(ended.findings[0].id, "recovered");
 }
 
 // Steps of 5 s: a step's counts spread over its five seconds, and the

@@ -114,6 +114,7 @@ json observed_json(const incident::ObservedReport& r, const ObservedSource& src)
         {"detail", r.verdict.detail}}},
       {"diagnosis", r.findings.empty() ? json(nullptr) : json(r.findings.front().id)},
       {"metastable", r.metastable},
+      {"trigger_ongoing", r.ongoing},
       {"trigger",
        {{"start_s", r.trigger_start_s}, {"end_s", r.trigger_end_s}, {"source", r.trigger_source}}},
       {"demand_per_s", r.demand_per_s},

@@ -153,12 +153,15 @@ void check_series_count(const PrometheusQuery& q, const std::string& expr, const
                      "; narrow it with --selector or a larger --step");
 }
 
+// A quantity's series; none is refused as a wrong name unless `may_be_absent`
+// (an outcome that has not happened has no series yet: a 5xx, a timeout).
 std::vector<PromSeries> quantity(const PrometheusQuery& q, const std::string& name,
-                                 const std::string& expr, size_t points) {
+                                 const std::string& expr, size_t points,
+                                 bool may_be_absent = false) {
   std::string what = "--prometheus " + name + " '" + printable(expr) + "'";
   check_series_count(q, expr, what, points);
   auto series = range_query(q, expr, what, points);
-  if (series.empty())
+  if (series.empty() && !may_be_absent)
     throw InputError(what +
                      ": no series between --from and --to (a wrong metric name or "
                      "selector?)");
@@ -177,10 +180,17 @@ incident::ObservedSeries fetch_observed(const PrometheusQuery& q, const MetricsM
                      number_text(kMaxPointsPerSeries) + "; use a larger --step");
   QueryGrid g{q.from_unix_s, q.step_s, static_cast<size_t>(points)};
   std::string sel = selector_matchers(q.selector);
+  incident::ObservedSeries s;
   auto counter = [&](const std::string& name, const std::string& expr) {
     return counter_increases(quantity(q, name, expand_selector(expr, sel), g.points), g);
   };
-  incident::ObservedSeries s;
+  // Outcomes counted in series of their own (a label that filters on the
+  // answer): none yet means none happened, or a wrong name; said in the report.
+  auto outcome = [&](const std::string& name, const std::string& expr) {
+    auto series = quantity(q, name, expand_selector(expr, sel), g.points, true);
+    if (series.empty()) s.no_series.push_back(name + " '" + printable(expand_selector(expr, sel)) + "'");
+    return counter_increases(series, g);
+  };
   s.start_unix_s = q.from_unix_s;
   s.step_s = q.step_s;
   std::vector<double> attempts;
@@ -204,9 +214,9 @@ incident::ObservedSeries fetch_observed(const PrometheusQuery& q, const MetricsM
         "--prometheus: no user requests between --from and --to (the request "
         "counters did not move)");
   s.successes = counter("successes", m.successes);
-  s.failed = counter("failed", m.failed);
-  if (!m.timeouts.empty()) s.timeouts = counter("timeouts", m.timeouts);
-  if (!m.overflow.empty()) s.overflow = counter("overflow", m.overflow);
+  s.failed = outcome("failed", m.failed);
+  if (!m.timeouts.empty()) s.timeouts = outcome("timeouts", m.timeouts);
+  if (!m.overflow.empty()) s.overflow = outcome("overflow", m.overflow);
   if (!m.in_flight.empty())
     s.in_flight =
         gauge_values(quantity(q, "in_flight", expand_selector(m.in_flight, sel), g.points), g);

@@ -27,8 +27,10 @@ std::vector<MetricsMapping> builtins() {
           .attempts = "envoy_cluster_upstream_rq_total{SELECTOR}",
           .retries = "envoy_cluster_upstream_rq_retry{SELECTOR}",
           .successes = "envoy_cluster_upstream_rq_xx{envoy_response_code_class=\"2\",SELECTOR}",
-          // The connection manager's counters carry no cluster label: the user's 5xx.
-          .failed = "envoy_http_downstream_rq_xx{envoy_response_code_class=\"5\"}",
+          // The connection manager's counters carry no cluster label: the user's
+          // 5xx, under the selector's other matchers (the scrape's namespace, pod).
+          .failed = "envoy_http_downstream_rq_xx{envoy_response_code_class=\"5\","
+                    "SELECTOR_WITHOUT_CLUSTER}",
           .timeouts = "envoy_cluster_upstream_rq_timeout{SELECTOR}",
           .overflow = "envoy_cluster_upstream_rq_retry_overflow{SELECTOR}",
           .in_flight = "envoy_cluster_upstream_rq_active{SELECTOR}",
@@ -153,15 +155,51 @@ std::string selector_matchers(const std::string& selector) {
   return selector.substr(1, selector.size() - 2);
 }
 
+namespace {
+
+// The matchers but those on Envoy's cluster label (a quoted value may hold a comma).
+std::string without_cluster(const std::string& matchers) {
+  std::string out, item;
+  bool quoted = false;
+  auto keep = [&] {
+    const size_t name_end = item.find_first_of("=!");
+    std::string name = item.substr(0, name_end);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!item.empty() && name != "envoy_cluster_name") out += (out.empty() ? "" : ",") + item;
+    item.clear();
+  };
+  for (size_t i = 0; i < matchers.size(); ++i) {
+    const char c = matchers[i];
+    if (c == '\\' && quoted && i + 1 < matchers.size()) {
+      item += matchers.substr(i++, 2);
+      continue;
+    }
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) {
+      keep();
+      continue;
+    }
+    item += c;
+  }
+  keep();
+  return out;
+}
+
+}  // namespace
+
 std::string expand_selector(const std::string& expr, const std::string& matchers) {
+  static constexpr std::string_view kAll = "SELECTOR", kNoCluster = "SELECTOR_WITHOUT_CLUSTER";
   std::string out;
   for (size_t at = 0;;) {
-    size_t k = expr.find("SELECTOR", at);
+    size_t k = expr.find(kAll, at);
     if (k == std::string::npos) return out + expr.substr(at);
+    const bool no_cluster = expr.compare(k, kNoCluster.size(), kNoCluster) == 0;
+    const std::string these = no_cluster ? without_cluster(matchers) : matchers;
     bool comma = k > at && expr[k - 1] == ',';
     out += expr.substr(at, k - at - (comma ? 1 : 0));
-    if (!matchers.empty()) out += (comma ? "," : "") + matchers;
-    at = k + 8;
+    if (!these.empty()) out += (comma ? "," : "") + these;
+    at = k + (no_cluster ? kNoCluster.size() : kAll.size());
   }
 }
 
@@ -252,8 +290,11 @@ std::vector<double> counter_increases(const std::vector<PromSeries>& series, con
     for (const auto& [t, v] : s.points) {
       size_t k = grid_index(t, g);
       if (k == g.points) continue;
-      // A series first seen after the first instant started from 0 there.
-      double inc = !seen ? (k == 0 ? 0 : v) : v >= last ? v - last : v;
+      // A series' first sample is its baseline, as PromQL's increase() takes
+      // it: a series found late (a failed scrape at the start, a target
+      // discovered late) counted its whole past in one step, while one
+      // created in the range loses at most its first step.
+      double inc = !seen ? 0 : v >= last ? v - last : v;
       if (k > 0) out[k - 1] += inc;
       last = v;
       seen = true;

@@ -145,6 +145,14 @@ void diagnose(ObservedReport& r, bool had_trigger) {
   if (!had_trigger) {
     add_finding(r, "healthy", "No second went bad", 1, {"every second kept 80% of requests"},
                 "none");
+  } else if (r.ongoing) {
+    add_finding(r, "still_in_trigger", "The trigger had not ended when the range did", 1,
+                {"the bad seconds run to the end of the range",
+                 "last minute: goodput " + format_amount(r.goodput_after) + "/s against " +
+                     format_amount(r.demand_per_s) + "/s of demand, throughput " +
+                     format_amount(r.throughput_after) + " attempts/s"},
+                "widen --to past the incident's end (or give --trigger-end): whether the load "
+                "stays up after a trigger can only be read once the trigger is over");
   } else if (r.metastable) {
     add_finding(r, "metastable_retry_storm", "The load stayed up after the trigger ended", 1,
                 {"after the trigger: " + amp + " attempts per request",
@@ -171,6 +179,9 @@ void diagnose(ObservedReport& r, bool had_trigger) {
 }
 
 void add_unknowns(const ObservedSeries& s, const ObservedOptions& o, ObservedReport& r) {
+  for (const std::string& q : s.no_series)
+    r.unknowns.push_back({q, "no series matched: read as none (none happened yet, or the "
+                             "metric name or selector is wrong)"});
   if (s.overflow.empty())
     r.unknowns.push_back({"budget overflow", "the metrics have no refused-retry counter"});
   if (s.in_flight.empty())
@@ -203,13 +214,16 @@ ObservedReport analyze_observed(const ObservedSeries& s, const ObservedOptions& 
   if (!s.overflow.empty()) r.overflow = sum(s.overflow, 0, n);
   if (!s.measured.empty() && o.timeout_s)
     r.slow_share = ratio(sum(s.slow, 0, n), sum(s.measured, 0, n));
+  // The last minute: after the trigger, or the range's own last minute when
+  // the trigger runs to its end (nothing came after it to judge).
+  r.ongoing = after >= n;
   size_t last = n - std::min(n, static_cast<size_t>(std::lround(kLastWindowS / s.step_s)));
-  last = std::max(last, after);
+  if (!r.ongoing) last = std::max(last, after);
   double secs = std::max(1.0, (n - last) * s.step_s);
   r.goodput_after = sum(s.successes, last, n) / secs;
   r.throughput_after = (sum(s.requests, last, n) + sum(s.retries, last, n)) / secs;
   bool had_trigger = r.trigger_end_s > 0 || bad_step(s, 0);
-  r.metastable = had_trigger && !r.recovery_s &&
+  r.metastable = had_trigger && !r.ongoing && !r.recovery_s &&
                  (r.amplification_after >= kStormAmplification ||
                   r.goodput_after < kGoodputKept * r.demand_per_s);
   r.windows = windows(s, o.window_s);

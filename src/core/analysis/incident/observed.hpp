@@ -29,6 +29,8 @@ struct ObservedSeries {
   std::vector<double> in_flight;  // attempts in flight (a gauge)
   std::vector<double> slow;       // attempts at or above the timeout (latency histogram)
   std::vector<double> measured;   // attempts in the latency histogram
+  // Outcome quantities no series matched, read as 0 ("failed 'expr'").
+  std::vector<std::string> no_series;
   size_t size() const { return requests.size(); }
 };
 
@@ -72,6 +74,7 @@ struct ObservedReport {
   double goodput_after = 0;          // successes a second in the last window
   double throughput_after = 0;       // attempts a second in the last window
   bool metastable = false;           // load stayed up and goodput down after the trigger
+  bool ongoing = false;              // the trigger ran to the end of the range
   std::vector<ObservedWindow> windows;
   std::vector<Diagnosis> findings;  // ranked; first is the diagnosis
   std::vector<Unknown> unknowns;
