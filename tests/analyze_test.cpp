@@ -326,7 +326,10 @@ TEST(AnalyzeFormats, PerSecondCsvGivesLButNotW) {
   Report r = analyze({kFixtures + "per-second.csv"});
   EXPECT_EQ(r.sessions, 46);
   EXPECT_EQ(r.peak, 12);
-  EXPECT_NEAR(r.mean_in_flight, 26.0 / 3600, 1e-9);
+  // Four seconds of 2, 3, 9 and 12 in flight: their mean (it was divided by
+  // the whole hour, and a ten-minute experiment at its ceiling read as idle).
+  EXPECT_NEAR(r.mean_in_flight, 26.0 / 4, 1e-9);
+  EXPECT_NEAR(r.hours.front().in_flight, 26.0 / 4, 1e-9);
   EXPECT_FALSE(incident::known(r.hours.front().mean_duration_s));
   bool w_unknown = false;
   for (const auto& u : r.unknowns) w_unknown = w_unknown || u.figure == "time in system (W)";
@@ -1111,6 +1114,68 @@ TEST(AnalyzeHostile, ControlCharactersFromLogsAndPathsAreEscaped) {
   CliRun json = run_cli("analyze " + quoted + " --format json", d);
   ASSERT_EQ(json.status, 0) << json.err;
   EXPECT_NO_THROW(nlohmann::json::parse(json.out));
+}
+
+}  // namespace
+}  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// --to in the middle of an hour: the hour's L is over the part of it inside
+// the window (four sessions from 1:00 to 1:03, 30 min each: 34 session-minutes
+// in the ten minutes to 1:10, L 3.4; it was divided by the whole hour, 0.57).
+TEST(AnalyzeWindow, AnEdgeHourIsMeanOverTheWindowsPartOfIt) {
+  fs::path dir = temp_dir("edge");
+  std::string csv = write_file(dir, "edge.csv",
+                               "start_s,end_s,outcome,n_429\n3600,5400,killed_asleep,6\n"
+                               "3660,5460,killed_asleep,6\n3720,5520,killed_asleep,6\n"
+                               "3780,5580,killed_asleep,6\n");
+  incident::AnalysisOptions window;
+  window.to_s = 3600 + 600;
+  Report r = analyze({csv}, window);
+  ASSERT_EQ(r.hours.size(), 1u);
+  EXPECT_NEAR(r.hours[0].in_flight, 3.4, 1e-9);
+  EXPECT_NEAR(r.mean_in_flight, 3.4, 1e-9);
+}
+
+// Two sessions from 0 to 7200: hour 2 starts as they end, so nobody is in
+// flight there (its peak read 2, the level before the ends at its first instant).
+TEST(AnalyzeWindow, SessionsEndingAtAnHoursStartAreNotItsPeak) {
+  fs::path dir = temp_dir("peak");
+  std::string csv = write_file(dir, "const2.csv",
+                               "start_s,end_s,outcome,n_429\n0,7200,completed,0\n"
+                               "0,7200,completed,0\n");
+  Report r = analyze({csv});
+  ASSERT_EQ(r.hours.size(), 3u);
+  EXPECT_EQ(r.hours[1].peak, 2);
+  EXPECT_EQ(r.hours[2].peak, 0);
+}
+
+// With --from, a session that started before the window is out of L, and out
+// of the work/block/asleep split and the hour's errors too (the split summed
+// to more than L).
+TEST_F(AnalyzeOutage, WindowSplitAddsUpToLWithEvents) {
+  incident::AnalysisOptions window;
+  window.from_s = 3 * 3600 + 1800;
+  window.to_s = 6 * 3600;
+  Report r = analyze({events()}, window);
+  for (const auto& h : r.hours) {
+    if (!incident::known(h.working) || h.in_flight == 0) continue;
+    EXPECT_NEAR(h.working + h.blocked + h.asleep, h.in_flight, 0.02 * h.in_flight + 1e-6)
+        << "hour " << h.hour;
+  }
+}
+
+// A client log may open with blank lines before its header, as every other
+// format may (the header was taken for a record).
+TEST(AnalyzeFormats, AClientLogsHeaderAfterBlankLines) {
+  fs::path dir = temp_dir("client_blank");
+  std::string log = write_file(dir, "client.log",
+                               "\n  \ntimestamp\tworker\tretries\tresult\tlatency_us\n"
+                               "1710000000.5\tw1\t0\tsuccess\t1500\n");
+  Report r = analyze({log});
+  EXPECT_EQ(r.sessions, 1);
 }
 
 }  // namespace

@@ -50,12 +50,12 @@ void text_findings(std::ostringstream& o, const Report& r) {
 void text_hours(std::ostringstream& o, const Report& r) {
   o << "\nPer hour (" << r.unit << "; utilization against a ceiling of " << num(r.ceiling)
     << (r.ceiling_source.empty() ? "" : ", " + r.ceiling_source) << ")\n";
-  o << "  hour       launch  W(min)    L   λ·W    ρ  peak  done  fail  fail%  goodput  "
+  o << "  hour       launch  W(min)      L     λ·W    ρ  peak  done  fail  fail%  goodput  "
        "work block asleep  errors\n";
   for (const auto& h : r.hours) {
     o << "  " << hour_label(h.hour) << pad_left(fixed(h.launches, 0), 8)
       << pad_left(fixed(h.mean_duration_s / text::kMinute, 1), 8)
-      << pad_left(fixed(h.in_flight, 2), 6) << pad_left(fixed(h.little, 2), 6)
+      << pad_left(fixed(h.in_flight, 2), 8) << pad_left(fixed(h.little, 2), 8)
       << pad_left(fixed(h.utilization, 2), 5) << pad_left(fixed(h.peak, 0), 6)
       << pad_left(fixed(h.completions, 0), 6) << pad_left(fixed(h.failures, 0), 6)
       << pad_left(known(h.failure_share) ? fixed(100 * h.failure_share, 0) : "-", 7)

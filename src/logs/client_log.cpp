@@ -2,6 +2,8 @@
 // request, tab-separated: timestamp, worker id, retry count, success or
 // error, latency in microseconds. The timestamp is taken as the send time;
 // the retries count as the request's error answers.
+#include <utility>
+
 #include "analysis/incident/records.hpp"
 #include "logs/readers.hpp"
 
@@ -16,15 +18,16 @@ void read_client_log(LineReader& in, TimeBase& base, incident::Accumulator& acc)
   std::string_view line;
   std::vector<std::string_view> fields;
   Row row(in, fields, base);
+  bool first = true;  // the first line that is not blank may be a header
   while (in.next(line)) {
-    if (line.empty()) continue;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     split(line, '\t', fields);
     if (fields.size() < 5)
       in.fail(std::to_string(fields.size()) +
               " fields; a client log line is timestamp, worker id, retry count, success|error, "
               "latency_us, separated by tabs");
     // A header line names its columns instead of giving values.
-    if (in.line_number() == 1 && !parse_number(fields[2])) continue;
+    if (std::exchange(first, false) && !parse_number(fields[2])) continue;
     incident::SessionRecord s;
     s.start_s = row.time(0, "timestamp");
     s.end_s = s.start_s + row.amount(4, "latency_us", 0, kMaxDuration / kMicro) * kMicro;

@@ -188,7 +188,8 @@ incident::ObservedSeries fetch_observed(const PrometheusQuery& q, const MetricsM
   // answer): none yet means none happened, or a wrong name; said in the report.
   auto outcome = [&](const std::string& name, const std::string& expr) {
     auto series = quantity(q, name, expand_selector(expr, sel), g.points, true);
-    if (series.empty()) s.no_series.push_back(name + " '" + printable(expand_selector(expr, sel)) + "'");
+    if (series.empty())
+      s.no_series.push_back(name + " '" + printable(expand_selector(expr, sel)) + "'");
     return counter_increases(series, g);
   };
   s.start_unix_s = q.from_unix_s;

@@ -262,7 +262,6 @@ void Accumulator::add_shape(const SessionRecord& s) {
 
 void Accumulator::add_bucket(const CountBucket& b) {
   if (outside(b.t_s, b.t_s)) return;
-  saw_buckets_ = true;
   Hour& h = hour(b.t_s);
   h.launches += b.starts;
   h.retries += b.retries;
@@ -272,7 +271,11 @@ void Accumulator::add_bucket(const CountBucket& b) {
   h.started_failed += b.timeouts;
   h.started_failed_erring += b.timeouts;  // a timeout is the log's error
   h.row_other += b.timeouts;
+  bucket_from_ = saw_buckets_ ? std::min(bucket_from_, b.t_s) : b.t_s;
+  bucket_to_ = saw_buckets_ ? std::max(bucket_to_, b.t_s + b.width_s) : b.t_s + b.width_s;
+  saw_buckets_ = true;
   if (known(b.concurrency)) {
+    h.gauged_s += b.width_s;
     h.busy_s += b.concurrency * b.width_s;
     h.peak = std::max(h.peak, b.concurrency);
     bucket_peak_ = std::max(bucket_peak_, b.concurrency);
@@ -287,18 +290,26 @@ void Accumulator::add_bucket(const CountBucket& b) {
   day.errors += b.timeouts;
 }
 
+// An event of `live` at `t` counts in the hours: the session started inside
+// the window (--from/--to take sessions by their start, as L does) and the
+// event lies in it too.
+bool Accumulator::counts_in_hours(const Live& live, double t) const {
+  return !outside(live.rebuilt.start_s, live.rebuilt.start_s) && !outside(t, t);
+}
+
 // Time from the session's last event to `t` goes to the state it was in.
 void Accumulator::attribute(Live& live, double t, Phase phase) {
   if (t > live.since) {
     SessionRecord& r = live.rebuilt;
-    spread(live.since, t, [&](Hour& h, double seconds) {
-      if (phase == Phase::asleep)
-        h.ev_asleep_s += seconds;
-      else if (phase == Phase::calling)
-        h.ev_blocked_s += seconds;
-      else
-        h.ev_working_s += seconds;
-    });
+    if (counts_in_hours(live, live.since))
+      spread(live.since, t, [&](Hour& h, double seconds) {
+        if (phase == Phase::asleep)
+          h.ev_asleep_s += seconds;
+        else if (phase == Phase::calling)
+          h.ev_blocked_s += seconds;
+        else
+          h.ev_working_s += seconds;
+      });
     double d = t - live.since;
     if (phase == Phase::asleep)
       r.asleep_s += d;
@@ -314,7 +325,7 @@ void Accumulator::attribute(Live& live, double t, Phase phase) {
 // counts it when it falls inside the window.
 void Accumulator::event_error(Live& live, const EventRecord& e) {
   error_line(live.rebuilt, e.status) += 1;
-  if (!outside(e.t, e.t)) {
+  if (counts_in_hours(live, e.t)) {
     Hour& h = hour(e.t);
     h.ev_answers += 1;
     (e.status == 429 ? h.ev_429 : e.status == 401 ? h.ev_401 : h.ev_other) += 1;
@@ -335,7 +346,7 @@ void Accumulator::event_end(Live& live, const EventRecord& e) {
   if (repeats_last_error(e.outcome) && live.last_status != 0) {
     live.rebuilt.repeated_lines += 1;
     error_line(live.rebuilt, live.last_status) += 1;
-    if (!outside(e.t, e.t)) {
+    if (counts_in_hours(live, e.t)) {
       Hour& h = hour(e.t);
       (live.last_status == 429 ? h.ev_429 : live.last_status == 401 ? h.ev_401 : h.ev_other) += 1;
     }
@@ -371,7 +382,7 @@ void Accumulator::add_event(const EventRecord& e) {
       attribute(live, e.t, live.phase);
       live.phase = Phase::calling;
       live.rebuilt.api_calls += 1;
-      if (!outside(e.t, e.t)) hour(e.t).ev_calls += 1;
+      if (counts_in_hours(live, e.t)) hour(e.t).ev_calls += 1;
       break;
     case EventKind::resp:
       // Waiting on an error answer is blocked; on a good one, working.

@@ -70,6 +70,7 @@ class Accumulator {
     double row_calls = 0, ev_calls = 0;
     double row_answers = 0, ev_answers = 0;  // error answers, without repeated lines
     double arrivals = 0;
+    double gauged_s = 0;  // per-second CSV: the seconds whose concurrency the log gives
     double peak = 0;
     double queue_n = 0, queue_sum = 0, queue_max = 0;        // true queue at each open
     double counter_n = 0, counter_sum = 0, counter_max = 0;  // items claimed at each open
@@ -100,6 +101,7 @@ class Accumulator {
   void add_bucket(const CountBucket& b);
 
   bool outside(double start, double end) const;
+  bool counts_in_hours(const Live& live, double t) const;
   double clip_from(double t) const;
   double clip_to(double t) const;
   Hour& hour(double t);
@@ -114,6 +116,8 @@ class Accumulator {
   void event_error(Live& live, const EventRecord& e);
   void event_end(Live& live, const EventRecord& e);
   HourRow hour_row(const Hour& h, int64_t hour, double ceiling, bool rows_split) const;
+  // The seconds of an hour its means are taken over (docs/analyze.md).
+  double hour_span(const Hour& h, int64_t hour) const;
 
   AnalysisOptions options_;
   std::optional<double> anchor_;
@@ -141,6 +145,7 @@ class Accumulator {
   double split_sessions_ = 0, items_sessions_ = 0;
   double erring_sum_ = 0, erring_sumsq_ = 0;
   double bucket_peak_ = 0;
+  double bucket_from_ = 0, bucket_to_ = 0;  // the per-second CSV's first and last instant
 };
 
 // The ranked findings for a finished report (diagnosis.cpp).

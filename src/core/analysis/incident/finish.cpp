@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "analysis/incident/accumulator.hpp"
 #include "analysis/incident/stats.hpp"
@@ -38,13 +39,25 @@ std::vector<double> peaks(std::deque<double>& starts, std::deque<double>& ends, 
     if (h >= h0 && h < h0 + static_cast<int64_t>(n))
       peak[static_cast<size_t>(h - h0)] = std::max(peak[static_cast<size_t>(h - h0)], cur);
   };
+  auto next_t = [&] {
+    bool end_first = j < ends.size() && (i == starts.size() || ends[j] <= starts[i]);
+    return end_first           ? ends[j]
+           : i < starts.size() ? starts[i]
+                               : std::numeric_limits<double>::infinity();
+  };
+  // A level counts in an hour only if it lasts there: not the level before an
+  // event at the hour's first instant, nor one between events at one instant.
   while (i < starts.size() || j < ends.size()) {
     bool end_first = j < ends.size() && (i == starts.size() || ends[j] <= starts[i]);
     double t = end_first ? ends[j] : starts[i];
-    for (int64_t h = hour_of(t); at < h;) mark(++at);
+    const int64_t ht = hour_of(t);
+    while (at < ht) {
+      ++at;
+      if (at < ht || t > static_cast<double>(ht) * kHour) mark(at);
+    }
     cur += end_first ? -1 : 1;
     end_first ? ++j : ++i;
-    mark(hour_of(t));
+    if (next_t() > t) mark(ht);
   }
   return peak;
 }
@@ -173,6 +186,7 @@ double Accumulator::killed_deadline() {
 // What the hour rows add up to, for the figures over the whole log.
 struct Accumulator::HourTotals {
   double busy = 0, durations = 0;         // seconds in flight, of session durations
+  double gauged = 0;                      // per-second CSV: the seconds with a concurrency
   double work = 0, block = 0, sleep = 0;  // mean sessions in each state, summed over hours
   bool calls_known = false;               // some hour counted its calls
 };
@@ -239,6 +253,7 @@ Accumulator::HourTotals Accumulator::add_hours(Report& r, bool rows_split) {
     if (!saw_buckets_) row.peak = peak[k];
     if ((saw_events_ ? h.ev_calls : h.row_calls) > 0) t.calls_known = true;
     t.busy += h.busy_s;
+    t.gauged += h.gauged_s;
     t.durations += h.duration_sum;
     if (known(row.working)) t.work += row.working, t.block += row.blocked, t.sleep += row.asleep;
     r.hours.push_back(row);
@@ -263,15 +278,25 @@ void Accumulator::set_ceiling(Report& r) {
   }
 }
 
+// The seconds an hour's means are taken over: a per-second CSV's, the
+// seconds its rows cover; with --from/--to, the part of the hour inside the
+// window (time in flight is clipped to it); else the whole hour.
+double Accumulator::hour_span(const Hour& h, int64_t hour) const {
+  if (saw_buckets_) return h.gauged_s > 0 ? h.gauged_s : kHour;
+  const double from = clip_from(hour * kHour), to = clip_to((hour + 1) * kHour);
+  return to > from ? to - from : kHour;
+}
+
 // One hour's row: what the hour collected, as rates and shares.
 HourRow Accumulator::hour_row(const Hour& h, int64_t hour, double ceiling, bool rows_split) const {
   HourRow row;
+  const double span = hour_span(h, hour);
   row.hour = hour;
   row.launches = h.launches;
   row.retries = h.retries;
-  row.in_flight = h.busy_s / kHour;
+  row.in_flight = h.busy_s / span;
   row.mean_duration_s = h.launches > 0 && !saw_buckets_ ? h.duration_sum / h.launches : kUnknown;
-  row.little = known(row.mean_duration_s) ? h.launches * row.mean_duration_s / kHour : kUnknown;
+  row.little = known(row.mean_duration_s) ? h.launches * row.mean_duration_s / span : kUnknown;
   row.utilization = known(ceiling) && ceiling > 0 ? row.in_flight / ceiling : kUnknown;
   row.peak = h.peak;
   row.completions = h.completions;
@@ -280,13 +305,13 @@ HourRow Accumulator::hour_row(const Hour& h, int64_t hour, double ceiling, bool 
   row.erring_failure_share = h.launches > 0 ? h.started_failed_erring / h.launches : 0;
   row.goodput = h.goodput;
   if (saw_events_) {
-    row.working = h.ev_working_s / kHour;
-    row.blocked = h.ev_blocked_s / kHour;
-    row.asleep = h.ev_asleep_s / kHour;
+    row.working = h.ev_working_s / span;
+    row.blocked = h.ev_blocked_s / span;
+    row.asleep = h.ev_asleep_s / span;
   } else if (rows_split) {
-    row.working = h.row_working_s / kHour;
-    row.blocked = h.row_blocked_s / kHour;
-    row.asleep = h.row_asleep_s / kHour;
+    row.working = h.row_working_s / span;
+    row.blocked = h.row_blocked_s / span;
+    row.asleep = h.row_asleep_s / span;
   }
   bool ev = saw_events_;
   row.lines_429 = ev ? h.ev_429 : h.row_429;
@@ -305,13 +330,18 @@ HourRow Accumulator::hour_row(const Hour& h, int64_t hour, double ceiling, bool 
 
 // Little's law over the log's span: L, and lambda W when durations are known.
 void Accumulator::set_little(Report& r, const HourTotals& t) {
-  r.l_from_s = r.first_s;
-  r.l_to_s = r.last_s;
-  if (!saw_buckets_ && !options_.from_s && !options_.to_s && !starts_.empty()) {
+  // Over the window given, else the per-second CSV's rows, else the log's
+  // state window (first launch to last end).
+  r.l_from_s = std::max(r.first_s, clip_from(r.first_s));
+  r.l_to_s = std::min(r.last_s, clip_to(r.last_s));
+  if (saw_buckets_) {
+    r.l_from_s = std::max(r.l_from_s, bucket_from_);
+    r.l_to_s = std::max(std::min(r.l_to_s, bucket_to_), r.l_from_s + 1);
+  } else if (!options_.from_s && !options_.to_s && !starts_.empty()) {
     r.l_from_s = starts_.front();  // sorted by peaks()
     r.l_to_s = std::max(ends_.empty() ? r.l_from_s : ends_.back(), r.l_from_s + 1);
   }
-  double span = r.l_to_s - r.l_from_s;
+  double span = saw_buckets_ && t.gauged > 0 ? t.gauged : r.l_to_s - r.l_from_s;
   r.mean_in_flight = t.busy / span;
   if (r.sessions > 0 && !saw_buckets_) {
     r.mean_duration_s = t.durations / r.sessions;

@@ -180,8 +180,9 @@ void diagnose(ObservedReport& r, bool had_trigger) {
 
 void add_unknowns(const ObservedSeries& s, const ObservedOptions& o, ObservedReport& r) {
   for (const std::string& q : s.no_series)
-    r.unknowns.push_back({q, "no series matched: read as none (none happened yet, or the "
-                             "metric name or selector is wrong)"});
+    r.unknowns.push_back({q,
+                          "no series matched: read as none (none happened yet, or the "
+                          "metric name or selector is wrong)"});
   if (s.overflow.empty())
     r.unknowns.push_back({"budget overflow", "the metrics have no refused-retry counter"});
   if (s.in_flight.empty())
