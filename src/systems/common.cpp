@@ -110,7 +110,8 @@ double parse_duration_text(const std::string& raw, const Where& w, const Duratio
     if (!std::isspace(static_cast<unsigned char>(c))) t += c;
   auto bad = [&](const std::string& why) -> double {
     fail(w, "'" + raw + "' is not a duration" + (why.empty() ? "" : " (" + why + ")") +
-                (rules.allow_units ? "; write e.g. 100ms, 1.5s, 1m30s" : "; write e.g. 0.1s"));
+                (rules.allow_units && !rules.units_refused ? "; write e.g. 100ms, 1.5s, 1m30s"
+                                                           : "; write e.g. 0.1s"));
   };
   if (t.empty()) return bad("empty");
   if (t[0] == '-') return bad("negative");

@@ -47,10 +47,16 @@ std::vector<YAML::Node> parse_documents(const std::string& text, const std::stri
 // (Go style, as Istio and Linkerd write them), protobuf Duration strings
 // ("0.100s"), {seconds, nanos} objects where `allow_object`, and plain numbers
 // of seconds where `allow_number`.
+// The largest protobuf uint32 (UInt32Value: num_retries, max_retries, ...).
+inline constexpr long long kUint32Max = (1LL << 32) - 1;
+
 struct DurationRules {
   bool allow_object = false;
   bool allow_number = false;
   bool allow_units = true;  // false: protobuf strings only, "<seconds>s"
+  // Units read (to warn about them) that the system itself refuses: the
+  // message's example is then the system's own form.
+  bool units_refused = false;
 };
 double parse_duration_text(const std::string& text, const Where& w, const DurationRules& rules);
 double duration(const YAML::Node& n, const Where& w, const DurationRules& rules);

@@ -26,8 +26,7 @@ namespace retrystorm::configs::kit {
 constexpr double kProtoDurationMax = 315'576'000'000.0;
 
 // The largest counts the systems' integer fields hold.
-constexpr double kUint32Max = 4'294'967'295.0;  // uint32 fields (protobuf UInt32Value)
-constexpr double kInt32Max = 2'147'483'647.0;   // int32 fields
+constexpr double kInt32Max = 2'147'483'647.0;  // int32 fields
 
 // The layer a configuration is written for: the innermost (the one that
 // calls the dependency), as the one typed client policy reads the scenario.

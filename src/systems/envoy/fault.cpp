@@ -25,7 +25,7 @@ double fraction(const YAML::Node& p, const std::string& key, Reader& r) {
   r.check_fields(p, key, {"numerator", "denominator"}, true);
   YAML::Node n = proto_field(p, "numerator");
   double numerator =
-      n ? static_cast<double>(whole(n, at(r.file, key + ".numerator", n), 0, 1LL << 32)) : 0;
+      n ? static_cast<double>(whole(n, at(r.file, key + ".numerator", n), 0, kUint32Max)) : 0;
   double denominator = 100;
   if (YAML::Node d = proto_field(p, "denominator")) {
     std::string name = text(d, at(r.file, key + ".denominator", d));

@@ -12,11 +12,17 @@ using namespace fix_text;
 
 namespace {
 
-// A new field of the retry_policy, above its first (block style only).
-bool add_field(std::vector<std::string>& lines, const LayerPolicy& l, const std::string& text) {
+// A field of the retry_policy: its value replaced where it is written (a
+// `per_try_timeout: 0s` left there would make the key appear twice), else a
+// new line above the first field (block style only).
+bool set_field(std::vector<std::string>& lines, const LayerPolicy& l, const std::string& field,
+               const std::string& value) {
+  if (auto at = l.spots.find(field); at != l.spots.end())
+    return replace_scalar(lines, at->second, value);
+  if (l.spots.count(field + ".not_scalar")) return false;
   auto first = l.spots.find("retry_policy.first_key");
   return first != l.spots.end() &&
-         insert_line(lines, first->second.line, first->second.column, text);
+         insert_line(lines, first->second.line, first->second.column, field + ": " + value);
 }
 
 std::optional<FileEdit> per_try_edit(const ConfigFile& f, const LayerPolicy& l, double per_try_s) {
@@ -26,10 +32,12 @@ std::optional<FileEdit> per_try_edit(const ConfigFile& f, const LayerPolicy& l, 
     auto on = l.spots.find("retry_on");
     if (on == l.spots.end()) return std::nullopt;
     auto value = scalar_at(lines, on->second);
-    if (!value || !replace_scalar(lines, on->second, *value + ",5xx")) return std::nullopt;
-    change += ", 5xx added to retry_on";
+    // reset: the smallest addition that retries a timed-out attempt (5xx or
+    // gateway-error would also retry every 503 answer).
+    if (!value || !replace_scalar(lines, on->second, *value + ",reset")) return std::nullopt;
+    change += ", reset added to retry_on";
   }
-  if (!add_field(lines, l, "per_try_timeout: " + number_text(per_try_s) + "s")) return std::nullopt;
+  if (!set_field(lines, l, "per_try_timeout", number_text(per_try_s) + "s")) return std::nullopt;
   return FileEdit{f.name, change, joined(lines)};
 }
 
@@ -45,10 +53,7 @@ std::optional<FileEdit> envoy_fix_edit(const ConfigFile& f, const LayerPolicy& l
   if (!retries) return std::nullopt;
   std::vector<std::string> lines = lines_of(f.text);
   std::string n = std::to_string(std::llround(*retries));
-  auto at = l.spots.find("num_retries");
-  bool done = at != l.spots.end() ? replace_scalar(lines, at->second, n)
-                                  : add_field(lines, l, "num_retries: " + n);
-  if (!done) return std::nullopt;
+  if (!set_field(lines, l, "num_retries", n)) return std::nullopt;
   return FileEdit{f.name, "retry_policy.num_retries: " + n, joined(lines)};
 }
 

@@ -53,7 +53,7 @@ double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& k
     bool proto_form =
         !t.empty() && t.back() == 's' && t.find_first_not_of("0123456789.") == t.size() - 1;
     if (!proto_form && t != "0") {
-      double v = parse_duration_text(t, w, {false, false, true});
+      double v = parse_duration_text(t, w, {false, false, true, true});
       r.warn(w, "'" + t + "': Envoy reads durations as seconds with an s suffix (\"" +
                     proto_duration(v) + "\"); Envoy rejects this form, read as " +
                     human_duration(v));
@@ -190,7 +190,7 @@ void read_threshold(const YAML::Node& t, const std::string& tk, bool http2, Read
   YAML::Node mr = get(t, "max_retries");
   if (mr) {
     Where w = at(r.file, tk + ".max_retries", mr);
-    set_retry_cap(l, static_cast<double>(wrapped_whole(mr, w, 0, 1LL << 32)), w.text());
+    set_retry_cap(l, static_cast<double>(wrapped_whole(mr, w, 0, kUint32Max)), w.text());
   } else {
     set_retry_cap(l, kEnvoyDefaultMaxRetries,
                   at(r.file, tk, t).text() + ": max_retries left out (Envoy default 3)");
@@ -297,6 +297,7 @@ void check_route_fields(const Reader& r, const YAML::Node& route, const std::str
 // policies (num_retries, retry_on ... at the top).
 struct EnvoyParts {
   std::vector<Found> routes, breakers, bare;
+  std::vector<Found> vhosts;  // maps holding routes: virtual hosts, for a route's defaults
 };
 
 EnvoyParts collect_parts(const std::vector<YAML::Node>& docs, const Reader& r) {
@@ -306,6 +307,8 @@ EnvoyParts collect_parts(const std::vector<YAML::Node>& docs, const Reader& r) {
     collect(d, "retry_policy", "", parts.routes, 0, budget);
     budget = 50000;
     collect(d, "circuit_breakers", "", parts.breakers, 0, budget);
+    budget = 50000;
+    collect(d, "routes", "", parts.vhosts, 0, budget);
     if (d.IsMap() && !get(d, "retry_policy") &&
         (get(d, "num_retries") || get(d, "retry_on") || get(d, "per_try_timeout") ||
          get(d, "retry_back_off")))
@@ -323,7 +326,29 @@ EnvoyParts collect_parts(const std::vector<YAML::Node>& docs, const Reader& r) {
 struct RetryPolicyAt {
   YAML::Node route = missing(), rp = missing();
   std::string route_key, rp_key;
+  YAML::Node vhost = missing();  // the virtual host around the route, when read from one
+  std::string vhost_key;
 };
+
+// A virtual host's policy is its routes' default: Envoy takes a route's own
+// retry_policy and hedge_policy first, else the virtual host's
+// (RouteEntryImplBase::buildRetryPolicy, buildHedgePolicy in
+// source/common/router/config_impl.cc), and the timeout is the route's
+// (RouteAction; a virtual host has none). The first route is read.
+void resolve_virtual_host(RetryPolicyAt& p) {
+  YAML::Node routes = get(p.route, "routes");
+  if (!routes || !routes.IsSequence() || routes.size() == 0) return;
+  YAML::Node action = get(routes[0], "route");
+  if (!action || !action.IsMap()) return;
+  p.vhost = p.route;
+  p.vhost_key = p.route_key;
+  p.route = action;
+  p.route_key = join(p.vhost_key, "routes[0].route");
+  if (YAML::Node own = get(action, "retry_policy")) {
+    p.rp = own;
+    p.rp_key = join(p.route_key, "retry_policy");
+  }
+}
 
 RetryPolicyAt find_retry_policy(const EnvoyParts& parts, const Reader& r) {
   RetryPolicyAt p;
@@ -336,12 +361,20 @@ RetryPolicyAt find_retry_policy(const EnvoyParts& parts, const Reader& r) {
   p.route_key = parts.routes.front().path;
   p.rp = get(p.route, "retry_policy");
   p.rp_key = join(p.route_key, "retry_policy");
-  if (parts.routes.size() > 1)
-    r.warn(at(r.file, p.rp_key, p.rp),
-           std::to_string(parts.routes.size()) + " retry policies in this file; the first is read");
   // A virtual host's retry_policy applies to its routes; a route's is its own.
   bool vhost = get(p.route, "routes") || get(p.route, "domains");
-  if (!vhost) check_route_fields(r, p.route, p.route_key);
+  if (vhost) resolve_virtual_host(p);
+  for (const Found& v : parts.vhosts)  // a route's virtual host: its hedge_policy is the default
+    if (!vhost && p.route_key.rfind(join(v.path, "routes["), 0) == 0) {
+      p.vhost = v.map;
+      p.vhost_key = v.path;
+    }
+  if (parts.routes.size() > 1)
+    r.warn(at(r.file, p.rp_key, p.rp),
+           std::to_string(parts.routes.size()) + " retry policies in this file; " +
+               (vhost ? "the first route's is read (its own, else its virtual host's)"
+                      : "the first is read"));
+  if (!vhost || p.vhost) check_route_fields(r, p.route, p.route_key);
   return p;
 }
 
@@ -377,7 +410,7 @@ std::string read_retries(const RetryPolicyAt& p, Reader& r) {
   long long n = 1;
   if (nr) {
     Where w = at(r.file, join(rp_key, "num_retries"), nr);
-    n = wrapped_whole(nr, w, 0, 1LL << 32);
+    n = wrapped_whole(nr, w, 0, kUint32Max);
     if (n < 0) fail(w, "must be 0 or more");
     l.from["client.retries"] =
         w.text() + ": " + std::to_string(n) + " (retries; " + std::to_string(n + 1) + " attempts)";
@@ -478,8 +511,11 @@ void record_spots(const RetryPolicyAt& p, LayerPolicy& l) {
   auto spot = [](const YAML::Node& n) { return LayerPolicy::Spot{n.Mark().line, n.Mark().column}; };
   if (p.rp.Style() != YAML::EmitterStyle::Flow)
     l.spots["retry_policy.first_key"] = spot(p.rp.begin()->first);
-  for (const char* field : {"num_retries", "retry_on"})
-    if (YAML::Node n = get(p.rp, field); n && n.IsScalar()) l.spots[field] = spot(n);
+  for (const char* field : {"num_retries", "retry_on", "per_try_timeout"})
+    if (YAML::Node n = get(p.rp, field); n && n.IsScalar())
+      l.spots[field] = spot(n);
+    else if (n)  // written as an object: no edit may add it again
+      l.spots[std::string(field) + ".not_scalar"] = spot(n);
 }
 
 // hedge_policy (route or virtual host): with hedge_on_per_try_timeout, a
@@ -492,8 +528,12 @@ void record_spots(const RetryPolicyAt& p, LayerPolicy& l) {
 void read_hedge_policy(const RetryPolicyAt& p, Reader& r) {
   LayerPolicy& l = r.layer;
   YAML::Node hp = get(p.route, "hedge_policy");
-  if (!hp) return;
   std::string key = join(p.route_key, "hedge_policy");
+  if (!hp && p.vhost) {  // the route's own first, else its virtual host's
+    hp = get(p.vhost, "hedge_policy");
+    key = join(p.vhost_key, "hedge_policy");
+  }
+  if (!hp) return;
   if (!hp.IsMap()) fail(at(r.file, key, hp), "must be an object");
   r.check_fields(
       hp, key, {"initial_requests", "additional_request_chance", "hedge_on_per_try_timeout"}, true);

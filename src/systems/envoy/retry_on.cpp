@@ -15,10 +15,25 @@ AnswerSet retried_answers(const std::string& retry_on, const std::vector<long lo
   auto listed = [&](long long code) {
     return std::find(codes.begin(), codes.end(), code) != codes.end();
   };
+  // gRPC conditions are answers of a gRPC route: counted when retry_on names
+  // no HTTP answer condition (Istio's default lists both, for HTTP routes).
+  bool http = false;
+  for (std::string_view item : text::list_items(retry_on))
+    http = http || item == "5xx" || item == "gateway-error" || item == "retriable-4xx" ||
+           item == "retriable-status-codes";
   for (std::string_view item : text::list_items(retry_on)) {
     if (item == "5xx" || item == "gateway-error") out |= k503 | kRefused | kReset;
     if (item == "reset") out |= kRefused | kReset;
-    if (item == "connect-failure") out |= kRefused;
+    // A refused connection, or a stream the upstream refused before reading
+    // it; reset-before-request retries a reset before the request was sent
+    // (wouldRetryFromReset, RETRY_ON_RESET_BEFORE_REQUEST).
+    if (item == "connect-failure" || item == "refused-stream" || item == "reset-before-request")
+      out |= kRefused;
+    // x-envoy-retry-grpc-on values: a grpc-status in the upstream's answer
+    // (wouldRetryFromHeaders): UNAVAILABLE is an overloaded server's answer,
+    // RESOURCE_EXHAUSTED its throttling.
+    if (item == "unavailable" && !http) out |= k503;
+    if (item == "resource-exhausted" && !http) out |= k429;
     if (item == "retriable-status-codes") {
       if (listed(503)) out |= k503;
       if (listed(429)) out |= k429;

@@ -381,7 +381,7 @@ void read_retry_budget(YAML::Node rb, Reader& r, const std::string& policy_key) 
   if (rb["minRetryConcurrency"]) {
     // 0 counts as left out (applyRetryBudget: "MinRetryConcurrency > 0").
     Where w = at(r.file, k + ".minRetryConcurrency", rb["minRetryConcurrency"]);
-    minc = static_cast<double>(whole(rb["minRetryConcurrency"], w, 0, 1LL << 32));
+    minc = static_cast<double>(whole(rb["minRetryConcurrency"], w, 0, kUint32Max));
     bool zero = minc == 0;
     if (zero) minc = 3;
     l.from["client.budget.min_concurrency"] =
@@ -404,7 +404,7 @@ void read_max_retries(YAML::Node mr, Reader& r, const std::string& policy_key) {
   // it keeps 4294967295 (applyConnectionPool, getDefaultCircuitBreakerThresholds
   // in pilot/pkg/networking/core/cluster_traffic_policy.go).
   Where w = at(r.file, policy_key + ".connectionPool.http.maxRetries", mr);
-  double n = static_cast<double>(whole(mr, w, 0, 1LL << 32));
+  double n = static_cast<double>(whole(mr, w, 0, kUint32Max));
   if (n == 0 || n > key_or_throw("client.budget.min_concurrency").max) {
     l.from["client.budget.kind"] =
         w.text() + ": " + number_text(n) +
@@ -449,7 +449,7 @@ void read_outlier_detection(const YAML::Node& od, const std::string& key, Reader
                          : at(r.file, key, od).text() + ": " + field + " left out";
     return std::pair{v, from};
   };
-  auto [fives, fives_from] = whole_at("consecutive5xxErrors", 5, 1LL << 32, "5xx in a row eject");
+  auto [fives, fives_from] = whole_at("consecutive5xxErrors", 5, kUint32Max, "5xx in a row eject");
   l.extra["client.outlier_5xx"] = fives;
   l.from["client.outlier_5xx"] = fives_from + (od["consecutive5xxErrors"] ? "" : " (Envoy's 5)");
   auto [most, most_from] = whole_at("maxEjectionPercent", 10, 100, "the most hosts ejected, %");

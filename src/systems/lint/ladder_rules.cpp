@@ -147,10 +147,11 @@ void rule_never_retried(const Context& c, size_t index) {
   // reset in retry_on: setting the per-try timeout alone would not do it.
   std::string and_retry_on =
       l.timeouts_retriable ? ""
-                           : " and add 5xx (or gateway-error, or reset) to " +
+                           : " and add reset to " +
                                  std::string(l.system == System::istio ? "retries.retryOn"
                                                                        : "retry_policy.retry_on") +
-                                 ", without which a timed-out attempt is still not retried,";
+                                 " (5xx or gateway-error would also retry every 503), without "
+                                 "which a timed-out attempt is still not retried,";
   f.numbers["timeouts_retriable"] = l.timeouts_retriable;
   if (suggested > 0) {
     double p = LadderDistribution(l.ladder(), (l.retries + 1) * suggested).p_exceeds(deadline);
@@ -164,6 +165,10 @@ void rule_never_retried(const Context& c, size_t index) {
     f.numbers["ladder_p99_s"] = ladder.quantile(kFitQuantile);
     f.numbers["p_exceeds_deadline_with_fix"] = p;
     f.fix_keys = {{"client.retry_on_timeout", true}, {"client.timeout_s", suggested}};
+    // The edit adds reset to retry_on: the simulation retries resets too.
+    if (!l.timeouts_retriable)
+      f.fix_keys.emplace_back("client.retry_on",
+                              answer_set_text(l.retried_answers | answer_bit(FailureClass::reset)));
   } else {
     f.fix = "set " + t.per_try + and_retry_on + " and an overall deadline";
   }

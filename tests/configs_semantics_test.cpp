@@ -1,0 +1,129 @@
+// What each real system retries, as its own source decides it: cases where
+// retrystorm read a configuration differently from the system that runs it.
+// Each test cites the upstream file and function it pins.
+#include <gtest/gtest.h>
+
+#include "configs_helpers.hpp"
+#include "systems/import.hpp"
+#include "systems/lint.hpp"
+
+namespace retrystorm::configs {
+namespace {
+
+using namespace testing;
+
+ImportResult import_text(const std::string& name, const std::string& text) {
+  return import_configs({{name, text}});
+}
+
+std::string error_of(const std::string& name, const std::string& text) {
+  try {
+    import_text(name, text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- Envoy ----------------------------------------------------------------
+
+// A route's own retry_policy wins over its virtual host's, and the timeout is
+// the route's (RouteAction): source/common/router/config_impl.cc,
+// RouteEntryImplBase::buildRetryPolicy ("Route specific policy wins") and
+// buildHedgePolicy. The virtual host's policy was read, with Envoy's default
+// 15 s as the deadline.
+TEST(EnvoySemantics, ARoutesOwnPolicyAndTimeoutWinOverItsVirtualHosts) {
+  const std::string vhost_only =
+      "virtual_hosts:\n- name: backend\n  domains: [\"*\"]\n  retry_policy:\n"
+      "    retry_on: 5xx\n    num_retries: 3\n    per_try_timeout: 1s\n  routes:\n"
+      "  - match: {prefix: \"/\"}\n    route:\n      cluster: backend\n      timeout: 2s\n";
+  auto a = import_text("vh.yaml", vhost_only);
+  EXPECT_EQ(num(a, "client.retries"), 3);
+  EXPECT_EQ(num(a, "client.deadline_s"), 2);
+  const std::string both =
+      "virtual_hosts:\n- name: backend\n  domains: [\"*\"]\n  retry_policy:\n"
+      "    retry_on: 5xx\n    num_retries: 5\n  routes:\n  - match: {prefix: \"/\"}\n"
+      "    route:\n      cluster: backend\n      timeout: 2s\n      retry_policy:\n"
+      "        retry_on: connect-failure\n        num_retries: 1\n";
+  auto b = import_text("vh2.yaml", both);
+  EXPECT_EQ(num(b, "client.retries"), 1);
+  EXPECT_EQ(str(b, "client.retry_on"), "refused");
+  EXPECT_EQ(num(b, "client.deadline_s"), 2);
+  // A virtual host's hedge_policy applies to its routes that have none.
+  const std::string hedged =
+      "virtual_hosts:\n- name: backend\n  domains: [\"*\"]\n  hedge_policy:\n"
+      "    hedge_on_per_try_timeout: true\n  routes:\n  - match: {prefix: \"/\"}\n"
+      "    route:\n      cluster: backend\n      timeout: 5s\n      retry_policy:\n"
+      "        retry_on: connect-failure\n        num_retries: 2\n        per_try_timeout: 1s\n";
+  auto c = import_text("vh3.yaml", hedged);
+  EXPECT_EQ(str(c, "client.hedging"), "envoy");
+}
+
+// retry_on's gRPC and reset conditions retry failures too
+// (source/common/router/retry_state_impl.cc): wouldRetryFromHeaders retries a
+// grpc-status UNAVAILABLE or RESOURCE_EXHAUSTED answer, wouldRetryFromReset a
+// reset before the request started and a refused stream. They read as
+// retrying nothing, and lint found nothing to say.
+TEST(EnvoySemantics, GrpcAndResetConditionsRetryTheirFailures) {
+  auto retry_on = [](const std::string& conditions) {
+    return str(
+        import_text("r.yaml", "route:\n  timeout: 5s\n  retry_policy:\n    retry_on: \"" +
+                                  conditions + "\"\n    num_retries: 3\n    per_try_timeout: 1s\n"),
+        "client.retry_on");
+  };
+  EXPECT_EQ(retry_on("unavailable,resource-exhausted"), "503,429");
+  EXPECT_EQ(retry_on("reset-before-request"), "refused");
+  EXPECT_EQ(retry_on("refused-stream"), "refused");
+  // Beside an HTTP answer condition the route carries HTTP, where a gRPC
+  // condition never fires (Istio's default retryOn for every route).
+  EXPECT_EQ(retry_on("connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"),
+            "refused");
+}
+
+const Finding* find_rule(const LintReport& r, const std::string& rule) {
+  for (const Finding& f : r.findings)
+    if (f.rule == rule) return &f;
+  return nullptr;
+}
+
+// The per-try timeout fix replaces a `per_try_timeout: 0s` (Envoy: disabled)
+// instead of adding a second key (the edited file was refused as a YAML key
+// given twice), and it adds reset to retry_on, as the simulated fix assumes
+// (5xx would also retry every 503 answer; wouldRetryFromReset retries a
+// per-try timeout with RETRY_ON_RESET).
+TEST(EnvoySemantics, ThePerTryTimeoutFixReplacesAZeroAndAddsReset) {
+  const std::string text =
+      "route:\n  timeout: 10s\n  retry_policy:\n    retry_on: \"connect-failure,refused-stream\"\n"
+      "    num_retries: 2\n    per_try_timeout: 0s\n";
+  LintReport r = lint_configs({{"pt0.yaml", text}});
+  const Finding* f = find_rule(r, "timeouts-never-retried");
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->edit.has_value());
+  const std::string& edited = f->edit->text;
+  EXPECT_EQ(edited.find("per_try_timeout: 0s"), std::string::npos) << edited;
+  EXPECT_NE(edited.find("connect-failure,refused-stream,reset"), std::string::npos) << edited;
+  auto again = import_text("pt0.yaml", edited);  // the target accepts it: one key each
+  EXPECT_TRUE(flag(again, "client.retry_on_timeout"));
+  EXPECT_EQ(str(again, "client.retry_on"), "refused,reset");
+  bool simulated = false;
+  for (const auto& [path, value] : f->fix_keys)
+    simulated =
+        simulated || (path == "client.retry_on" && std::get<std::string>(value) == "refused,reset");
+  EXPECT_TRUE(simulated);
+}
+
+// num_retries and max_retries are UInt32Value: 4294967296 is refused, and
+// the range said is Envoy's; a duration Envoy refuses names Envoy's form.
+TEST(EnvoySemantics, UInt32FieldsAndDurationFormsAreEnvoys) {
+  std::string big = error_of("b.yaml",
+                             "route:\n  retry_policy:\n    retry_on: 5xx\n"
+                             "    num_retries: 4294967296\n");
+  EXPECT_NE(big.find("4294967295"), std::string::npos) << big;
+  std::string unit = error_of("d.yaml",
+                              "route:\n  retry_policy:\n    retry_on: 5xx\n"
+                              "    per_try_timeout: 1x\n");
+  EXPECT_NE(unit.find("write e.g. 0.1s"), std::string::npos) << unit;
+}
+
+}  // namespace
+}  // namespace retrystorm::configs
