@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "configs_helpers.hpp"
+#include "model/keys.hpp"
+#include "systems/export.hpp"
 #include "systems/import.hpp"
 #include "systems/lint.hpp"
 
@@ -123,6 +125,64 @@ TEST(EnvoySemantics, UInt32FieldsAndDurationFormsAreEnvoys) {
                               "route:\n  retry_policy:\n    retry_on: 5xx\n"
                               "    per_try_timeout: 1x\n");
   EXPECT_NE(unit.find("write e.g. 0.1s"), std::string::npos) << unit;
+}
+
+// ---- Linkerd --------------------------------------------------------------
+
+std::string httproute(const std::string& annotations, const std::string& kind = "HTTPRoute") {
+  return "apiVersion: gateway.networking.k8s.io/v1\nkind: " + kind +
+         "\nmetadata:\n  name: orders\n  annotations:\n" + annotations +
+         "spec:\n  parentRefs: [{name: orders, kind: Service, group: core, port: 80}]\n";
+}
+
+// Annotation durations are one whole number and a unit (parse_duration,
+// linkerd2 policy-controller/k8s/index/src/outbound/index.rs): export wrote
+// "1.5s" and "1m30s", which Linkerd refuses, and import read them.
+TEST(LinkerdSemantics, AnnotationDurationsAreWholeNumbersWithOneUnit) {
+  Scenario s;
+  set_key(s, "step_s", 0.5);
+  set_key(s, "client.timeout_s", 1.5);
+  set_key(s, "client.deadline_s", 90.0);
+  set_key(s, "client.retries", 2.0);
+  set_key(s, "client.retry_on_timeout", true);
+  const std::string text = export_config(s, "linkerd").text;
+  EXPECT_NE(text.find("retry.linkerd.io/timeout: 1500ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("timeout.linkerd.io/request: 90s"), std::string::npos) << text;
+  auto back = import_text("ld.yaml", text);
+  EXPECT_EQ(num(back, "client.timeout_s"), 1.5);
+  EXPECT_EQ(num(back, "client.deadline_s"), 90);
+  for (const char* refused : {"1.5s", "1m30s", "100us", "5"}) {
+    std::string e =
+        error_of("bad.yaml",
+                 httproute("    retry.linkerd.io/limit: \"2\"\n    retry.linkerd.io/timeout: \"" +
+                           std::string(refused) + "\"\n"));
+    EXPECT_NE(e.find("one whole number and one unit"), std::string::npos) << refused << ": " << e;
+  }
+  auto day = import_text("day.yaml", httproute("    timeout.linkerd.io/request: 1d\n"));
+  EXPECT_EQ(num(day, "client.deadline_s"), 86400);
+}
+
+// retry.linkerd.io/http: "5xx" and "gateway-error" in any case (parse_http_retry,
+// .../outbound/index/http.rs); "gateway-error" read as no 503 retried.
+TEST(LinkerdSemantics, GatewayErrorAndUpperCaseFiveXxRetry503) {
+  for (const char* http : {"gateway-error", "5XX", "500-599", "503"}) {
+    auto r = import_text("r.yaml", httproute("    retry.linkerd.io/http: \"" + std::string(http) +
+                                             "\"\n    retry.linkerd.io/limit: \"3\"\n"));
+    EXPECT_EQ(str(r, "client.retry_on"), "503,refused") << http;
+  }
+}
+
+// An HTTPRoute reads /http only, a GRPCRoute /grpc only (convert_route in
+// index/http.rs and index/grpc.rs): /grpc on an HTTPRoute retried everything.
+TEST(LinkerdSemantics, EachRouteKindReadsItsOwnConditions) {
+  auto http_route = import_text("h.yaml", httproute("    retry.linkerd.io/grpc: unavailable\n"
+                                                    "    retry.linkerd.io/limit: \"3\"\n"));
+  EXPECT_EQ(str(http_route, "client.retry_on"), "refused");
+  EXPECT_FALSE(http_route.warnings.empty());
+  auto grpc_route = import_text("g.yaml", httproute("    retry.linkerd.io/http: 5xx\n"
+                                                    "    retry.linkerd.io/limit: \"3\"\n",
+                                                    "GRPCRoute"));
+  EXPECT_EQ(str(grpc_route, "client.retry_on"), "refused");
 }
 
 }  // namespace

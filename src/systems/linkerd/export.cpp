@@ -83,6 +83,19 @@ std::string linkerd_http_ranges(const Scenario& s, std::vector<std::string>& not
 // retry.linkerd.io annotation at all, since a limit of "0" with any other retry
 // annotation means 1 retry (parse_http_retry, linkerd2
 // policy-controller/k8s/index/src/outbound/index/http.rs).
+// A duration as Linkerd's annotations take it: one whole number and one unit
+// (parse_duration, linkerd2 policy-controller/k8s/index/src/outbound/index.rs
+// refuses "1.5s" and "1m30s"): whole milliseconds, or whole seconds.
+std::string annotation_duration(double v, const Fit& fit, const std::string& key,
+                                const std::string& field) {
+  const double fitted = fit.duration(v, key, field);
+  const long long ms = std::max(1LL, std::llround(fitted * 1000));
+  if (std::fabs(static_cast<double>(ms) / 1000 - fitted) > 1e-9)
+    fit.notes.push_back(field + ": " + human_duration(fitted) +
+                        " rounded to whole milliseconds, as Linkerd's annotations take them");
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+}
+
 void linkerd_annotation_entries(YAML::Emitter& y, const Scenario& s, int retries, const Fit& fit) {
   auto& notes = fit.notes;
   if (retries > 0) {
@@ -91,8 +104,8 @@ void linkerd_annotation_entries(YAML::Emitter& y, const Scenario& s, int retries
                  "retries, so " + std::to_string(retries + 1) + " attempts");
     if (s.client.retry_on_timeout)
       entry(y, "retry.linkerd.io/timeout",
-            go_duration(
-                fit.duration(s.client.timeout_s, "client.timeout_s", "retry.linkerd.io/timeout")),
+            annotation_duration(s.client.timeout_s, fit, "client.timeout_s",
+                                "retry.linkerd.io/timeout"),
             "each attempt but the last");
     else if (s.client.deadline_s <= 0 || std::fabs(s.client.deadline_s - s.client.timeout_s) > 1e-9)
       notes.push_back(
@@ -106,8 +119,8 @@ void linkerd_annotation_entries(YAML::Emitter& y, const Scenario& s, int retries
   }
   if (s.client.deadline_s > 0)
     entry(y, "timeout.linkerd.io/request",
-          go_duration(
-              fit.duration(s.client.deadline_s, "client.deadline_s", "timeout.linkerd.io/request")),
+          annotation_duration(s.client.deadline_s, fit, "client.deadline_s",
+                              "timeout.linkerd.io/request"),
           "the whole request, retries included");
 }
 

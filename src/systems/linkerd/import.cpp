@@ -1,9 +1,11 @@
 // Linkerd: ServiceProfile (routes[].isRetryable/timeout, retryBudget) or the
 // annotations of Linkerd 2.16+ (retry.linkerd.io/*, timeout.linkerd.io/*).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <map>
 
 #include "systems/readers.hpp"
 #include "text/list.hpp"
@@ -239,6 +241,31 @@ void read_profile(const YAML::Node& d, Reader& r) {
   read_profile_budget(spec, r);
 }
 
+// A retry.linkerd.io or timeout.linkerd.io duration as Linkerd's policy
+// controller reads it (parse_duration, linkerd2
+// policy-controller/k8s/index/src/outbound/index.rs): one whole number and one
+// unit of ms, s, m, h, d ("0" alone too). A fraction or a compound value
+// ("1.5s", "1m30s") fails there, and the route with it is not converted.
+double annotation_duration(const YAML::Node& n, const Where& w) {
+  const std::string raw = text(n, w);
+  std::string t = raw;
+  t.erase(0, t.find_first_not_of(" \t"));
+  t.erase(t.find_last_not_of(" \t") + 1);
+  const size_t last_digit = t.find_last_of("0123456789");
+  const std::string magnitude = last_digit == std::string::npos ? "" : t.substr(0, last_digit + 1);
+  const std::string unit = last_digit == std::string::npos ? t : t.substr(last_digit + 1);
+  static const std::map<std::string, double> kUnits = {
+      {"ms", 0.001}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
+  const bool whole = !magnitude.empty() && magnitude.size() <= 15 &&
+                     magnitude.find_first_not_of("0123456789") == std::string::npos;
+  const auto u = kUnits.find(unit);
+  if (whole && unit.empty() && std::stod(magnitude) == 0) return 0;
+  if (!whole || u == kUnits.end())
+    fail(w, "'" + raw + "': Linkerd reads one whole number and one unit of ms, s, m, h, d " +
+                "(e.g. 1500ms, 2s); it refuses this value and drops the route's policy");
+  return std::stod(magnitude) * u->second;
+}
+
 // The request timeout: the annotation, else the HTTPRoute rule's
 // timeouts.request; 0 means none (convert_linkerd_rule / convert_gateway_rule,
 // linkerd2 policy-controller/k8s/index/src/outbound/index/http.rs, GEP-1742).
@@ -250,7 +277,7 @@ void read_request_timeout(const YAML::Node& d, const YAML::Node& request, const 
       r.file + ": no timeout.linkerd.io/request or rules[].timeouts.request, so no deadline";
   if (request) {
     Where w = at(r.file, ak + ".timeout.linkerd.io/request", request);
-    l.deadline_s = duration(request, w, kGo);
+    l.deadline_s = annotation_duration(request, w);
     l.from["client.deadline_s"] = w.text() + ": the whole request, retries included";
     return;
   }
@@ -278,17 +305,28 @@ void read_annotation_answers(const YAML::Node& http, const YAML::Node& grpc,
                              const std::function<std::string(const std::string&)>& key, Reader& r) {
   LayerPolicy& l = r.layer;
   l.retried_answers = answer_bit(FailureClass::refused);
+  // parse_http_retry (linkerd2 policy-controller/k8s/index/src/outbound/
+  // index/http.rs): "5xx" and "gateway-error" (502-504) in any case, a code, or
+  // a range of codes from 100 to 599.
   auto in_ranges = [](const std::string& ranges, int code) {
+    auto lower = [](std::string_view s) {
+      std::string out(s);
+      for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return out;
+    };
+    auto code_of = [](const std::string& s) {
+      return !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos
+                 ? std::stoi(s)
+                 : -1;
+    };
     for (std::string_view item : text::list_items(ranges)) {
-      std::string s(item);
-      if (s.size() == 3 && s[1] == 'x' && s[2] == 'x') {
-        if (code / 100 == s[0] - '0') return true;
-        continue;
-      }
-      size_t dash = s.find('-');
-      int lo = std::atoi(s.substr(0, dash).c_str());
-      int hi = dash == std::string::npos ? lo : std::atoi(s.substr(dash + 1).c_str());
-      if (code >= lo && code <= hi) return true;
+      const std::string s = lower(item);
+      if (s == "5xx" && code / 100 == 5) return true;
+      if (s == "gateway-error" && code >= 502 && code <= 504) return true;
+      const size_t dash = s.find('-');
+      const int lo = code_of(s.substr(0, dash));
+      const int hi = dash == std::string::npos ? lo : code_of(s.substr(dash + 1));
+      if (lo >= 100 && hi <= 599 && lo <= hi && code >= lo && code <= hi) return true;
     }
     return false;
   };
@@ -334,7 +372,7 @@ void read_retry_annotations(const YAML::Node& http, const YAML::Node& grpc, cons
   Where tw;
   if (per_try) {
     tw = at(r.file, key("retry.linkerd.io/timeout"), per_try);
-    t = duration(per_try, tw, kGo);
+    t = annotation_duration(per_try, tw);
     if (t == 0) l.notes.push_back(tw.text() + ": 0 counts as left out");
   }
   if (!http && !grpc && n == 0 && t == 0) {
@@ -414,6 +452,16 @@ void read_annotations(const YAML::Node& d, Reader& r) {
              "unknown Linkerd annotation, ignored (known: retry.linkerd.io/http, /grpc, /limit, "
              "/timeout; timeout.linkerd.io/request, /response, /idle)");
   }
+  // An HTTPRoute reads only /http, a GRPCRoute only /grpc (convert_route in
+  // linkerd2 policy-controller/k8s/index/src/outbound/index/http.rs and grpc.rs).
+  auto ignored = [&](YAML::Node& n, const char* name) {
+    if (!n) return;
+    r.warn(at(r.file, ak + "." + name, n),
+           std::string(name) + " on a " + kind + ": Linkerd ignores it there; not read");
+    n.reset(missing());  // rebinds: assigning would overwrite the annotation's node
+  };
+  if (kind == "HTTPRoute") ignored(grpc, "retry.linkerd.io/grpc");
+  if (kind == "GRPCRoute") ignored(http, "retry.linkerd.io/http");
   read_request_timeout(d, request, ak, r);
   read_retry_annotations(http, grpc, limit, per_try, ak, ann, r);
   // The fields read_retry_annotations leaves when there are no retries.
