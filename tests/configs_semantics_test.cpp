@@ -3,6 +3,8 @@
 // Each test cites the upstream file and function it pins.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "configs_helpers.hpp"
 #include "model/keys.hpp"
 #include "systems/export.hpp"
@@ -183,6 +185,82 @@ TEST(LinkerdSemantics, EachRouteKindReadsItsOwnConditions) {
                                                     "    retry.linkerd.io/limit: \"3\"\n",
                                                     "GRPCRoute"));
   EXPECT_EQ(str(grpc_route, "client.retry_on"), "refused");
+}
+
+// ---- gRPC -----------------------------------------------------------------
+
+bool warned(const ImportResult& r, const std::string& needle) {
+  for (const std::string& w : r.warnings)
+    if (w.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+// The service config's names are read exactly (C-core ServiceConfigImpl::Create
+// and RetryMethodConfig's JsonLoader; grpc-go's encoding/json matches case but
+// not underscores): a snake_case config has no retries, it was read as 3.
+TEST(GrpcSemantics, SnakeCaseNamesAreIgnoredByEveryClient) {
+  const std::string snake =
+      R"({"methodConfig":[{"name":[{"service":"shop.v1.Orders"}],"timeout":"2s",)"
+      R"("retry_policy":{"max_attempts":4,"initial_backoff":"0.1s","max_backoff":"1s",)"
+      R"("backoff_multiplier":2,"retryable_status_codes":["UNAVAILABLE"]}}]})";
+  auto r = import_text("g.json", snake);
+  EXPECT_EQ(num(r, "client.retries"), 0);
+  EXPECT_TRUE(warned(r, "every gRPC client ignores 'retry_policy'"));
+  // Another case is read as grpc-go reads it, with a warning for C-core.
+  const std::string go_case =
+      R"({"methodConfig":[{"name":[{"service":"shop.v1.Orders"}],"retryPolicy":{"MaxAttempts":4,)"
+      R"("InitialBackoff":"0.1s","MaxBackoff":"1s","BackoffMultiplier":2,)"
+      R"("RetryableStatusCodes":["UNAVAILABLE"]}}]})";
+  auto go = import_text("go.json", go_case);
+  EXPECT_EQ(num(go, "client.retries"), 3);
+  EXPECT_TRUE(warned(go, "grpc-go"));
+}
+
+// A methodConfig without a name applies to no method (grpc-go
+// parseServiceConfig `if m.Name == nil { continue }`; grpc-js refuses it).
+TEST(GrpcSemantics, AMethodConfigWithoutANameIsNotRead) {
+  const std::string text =
+      R"({"methodConfig":[{"retryPolicy":{"maxAttempts":4,"initialBackoff":"0.1s",)"
+      R"("maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}},)"
+      R"({"name":[{"service":"shop.v1.Orders"}],"timeout":"2s"}]})";
+  auto r = import_text("g.json", text);
+  EXPECT_EQ(num(r, "client.retries"), 0);
+  EXPECT_TRUE(warned(r, "no name"));
+}
+
+// Lint's maxAttempts fix edits the method config the import read, not every
+// one: Reports kept its own policy.
+TEST(GrpcSemantics, TheFixEditsOnlyTheMethodConfigRead) {
+  const std::string text =
+      R"({"methodConfig":[{"name":[{"service":"shop.v1.Orders"}],"timeout":"1s",)"
+      R"("retryPolicy":{"maxAttempts":5,"initialBackoff":"0.1s","maxBackoff":"1s",)"
+      R"("backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}},)"
+      R"({"name":[{"service":"shop.v1.Reports"}],"timeout":"60s",)"
+      R"("retryPolicy":{"maxAttempts":4,"initialBackoff":"0.1s","maxBackoff":"1s",)"
+      R"("backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}],)"
+      R"("retryThrottling":{"maxTokens":10,"tokenRatio":0.1}})";
+  LintReport lint = lint_configs({{"g.json", text}});
+  bool edited = false;
+  for (const Finding& f : lint.findings) {
+    if (!f.edit || f.edit->change.find("maxAttempts") == std::string::npos) continue;
+    edited = true;
+    auto doc = nlohmann::json::parse(f.edit->text);
+    EXPECT_EQ(doc["methodConfig"][1]["retryPolicy"]["maxAttempts"], 4) << f.edit->text;
+  }
+  EXPECT_TRUE(edited) << "no maxAttempts edit to check";
+}
+
+// What C-core refuses and grpc-go reads is read, with a warning naming both:
+// a numeric status code (C-core loads the codes as strings) and a tokenRatio
+// beyond three decimals (RetryGlobalConfig::JsonPostLoad keeps three).
+TEST(GrpcSemantics, WhatCCoreRefusesIsSaid) {
+  const std::string numeric =
+      R"({"methodConfig":[{"name":[{"service":"s"}],"retryPolicy":{"maxAttempts":3,)"
+      R"("initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,)"
+      R"("retryableStatusCodes":[14]}}]})";
+  EXPECT_TRUE(warned(import_text("n.json", numeric), "refuses the service config"));
+  const std::string ratio = R"({"retryThrottling":{"maxTokens":10,"tokenRatio":0.0004}})";
+  EXPECT_TRUE(warned(import_text("t.json", ratio), "keeps 3 decimals, 0, and refuses"));
 }
 
 }  // namespace

@@ -121,13 +121,16 @@ void Reader::check_fields(const YAML::Node& map, const std::string& key,
     if (cmp == "_comment" || cmp == "__comment") continue;  // our own notes in JSON
     bool ok = false;
     for (const char* want : known) ok = ok || cmp == want;
-    if (!ok) {
-      std::string list;
-      for (const char* want : known) list += (list.empty() ? "" : ", ") + std::string(want);
-      warn(at(file, key.empty() ? k : key + "." + k, kv.first),
-           "unknown field, ignored (known here: " + list + ")");
-    }
+    if (!ok) unknown_field(key, k, kv.first, known);
   }
+}
+
+void Reader::unknown_field(const std::string& key, const std::string& k, const YAML::Node& at_node,
+                           std::initializer_list<const char*> known) const {
+  std::string list;
+  for (const char* want : known) list += (list.empty() ? "" : ", ") + std::string(want);
+  warn(at(file, key.empty() ? k : key + "." + k, at_node),
+       "unknown field, ignored (known here: " + list + ")");
 }
 
 void LayerPolicy::set_budget(const std::string& name, double value) {

@@ -23,6 +23,9 @@ struct Reader {
   // Warns about every key of `map` not in `known` (the map's own path `key`).
   void check_fields(const YAML::Node& map, const std::string& key,
                     std::initializer_list<const char*> known, bool snake = false) const;
+  // The warning check_fields gives for field `k` of the map at `key`.
+  void unknown_field(const std::string& key, const std::string& k, const YAML::Node& at_node,
+                     std::initializer_list<const char*> known) const;
 };
 
 std::string key_of(const YAML::Node& k);

@@ -15,19 +15,20 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// Every methodConfig's retryPolicy or hedgingPolicy gets `attempts`, or goes.
-std::string set_attempts(ordered_json& doc, long long attempts) {
+// The method config the import read (`index`) gets `attempts` in its
+// retryPolicy or hedgingPolicy, or loses the policy; the others keep theirs.
+std::string set_attempts(ordered_json& doc, size_t index, long long attempts) {
   std::string change;
-  for (auto& mc : doc["methodConfig"]) {
-    for (const char* policy : {"retryPolicy", "hedgingPolicy"}) {
-      if (!mc.is_object() || !mc.contains(policy)) continue;
-      if (attempts < 2) {
-        mc.erase(policy);
-        change = std::string(policy) + " removed (gRPC refuses a maxAttempts below 2)";
-      } else {
-        mc[policy]["maxAttempts"] = attempts;
-        change = std::string(policy) + ".maxAttempts: " + std::to_string(attempts);
-      }
+  if (index >= doc["methodConfig"].size()) return change;
+  auto& mc = doc["methodConfig"][index];
+  for (const char* policy : {"retryPolicy", "hedgingPolicy"}) {
+    if (!mc.is_object() || !mc.contains(policy)) continue;
+    if (attempts < 2) {
+      mc.erase(policy);
+      change = std::string(policy) + " removed (gRPC refuses a maxAttempts below 2)";
+    } else {
+      mc[policy]["maxAttempts"] = attempts;
+      change = std::string(policy) + ".maxAttempts: " + std::to_string(attempts);
     }
   }
   return change;
@@ -35,7 +36,7 @@ std::string set_attempts(ordered_json& doc, long long attempts) {
 
 }  // namespace
 
-std::optional<FileEdit> grpc_fix_edit(const ConfigFile& f, const LayerPolicy&,
+std::optional<FileEdit> grpc_fix_edit(const ConfigFile& f, const LayerPolicy& l,
                                       const Finding& finding) {
   ordered_json doc = ordered_json::parse(f.text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("methodConfig") ||
@@ -47,7 +48,9 @@ std::optional<FileEdit> grpc_fix_edit(const ConfigFile& f, const LayerPolicy&,
     doc["retryThrottling"] = {{"maxTokens", 10}, {"tokenRatio", 0.1}};
     change = "retryThrottling {\"maxTokens\": 10, \"tokenRatio\": 0.1} added";
   } else if (auto retries = key_number(finding, "client.retries")) {
-    change = set_attempts(doc, std::llround(*retries) + 1);
+    auto read = l.spots.find("method_config");
+    if (read == l.spots.end()) return std::nullopt;
+    change = set_attempts(doc, static_cast<size_t>(read->second.line), std::llround(*retries) + 1);
   }
   if (change.empty()) return std::nullopt;
   return FileEdit{f.name, change, doc.dump(2) + "\n"};

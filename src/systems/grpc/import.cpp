@@ -1,4 +1,6 @@
 // gRPC service config (JSON): methodConfig[].retryPolicy / timeout, retryThrottling.
+#include <cctype>
+#include <cmath>
 #include <set>
 
 #include "systems/readers.hpp"
@@ -7,8 +9,63 @@ namespace retrystorm::configs {
 
 namespace {
 
+// gRPC reads the service config's JSON names exactly, in lowerCamelCase
+// (C-core's JSON loaders, ServiceConfigImpl::Create and RetryMethodConfig's
+// JsonLoader; grpc-go's encoding/json structs; grpc-java by name): a
+// snake_case field is ignored by every client, unlike protobuf's JSON parser.
+std::string camel_case(const std::string& snake) {
+  std::string out;
+  for (size_t i = 0; i < snake.size(); ++i)
+    out += snake[i] == '_' && i + 1 < snake.size()
+               ? static_cast<char>(std::toupper(static_cast<unsigned char>(snake[++i])))
+               : snake[i];
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The field as a client reads it: its lowerCamelCase name, else the same name
+// in another case, which grpc-go's encoding/json matches (and C-core does not).
 YAML::Node get(const YAML::Node& map, const std::string& snake) {
-  return proto_field(map, snake);
+  if (!map.IsMap()) return missing();
+  const std::string name = camel_case(snake);
+  for (const auto& kv : map)
+    if (key_of(kv.first) == name) return kv.second;
+  for (const auto& kv : map)
+    if (lower(key_of(kv.first)) == lower(name)) return kv.second;
+  return missing();
+}
+
+// The fields of a map, `known` in snake_case: a snake_case field is ignored
+// by every client (not imported), one in another case than lowerCamelCase is
+// read by grpc-go only, and any other is unknown.
+void check_grpc_fields(const Reader& r, const YAML::Node& map, const std::string& key,
+                       std::initializer_list<const char*> known) {
+  if (!map.IsMap()) return;
+  for (const auto& kv : map) {
+    const std::string k = key_of(kv.first);
+    if (k.rfind('_', 0) == 0) continue;  // _comment: our own notes in JSON
+    const std::string where = key.empty() ? k : key + "." + k;
+    bool exact = false, other_case = false;
+    for (const char* want : known) {
+      exact = exact || k == camel_case(want);
+      other_case = other_case || lower(k) == lower(camel_case(want));
+    }
+    if (k.find('_') != std::string::npos)
+      r.warn(at(r.file, where, kv.first), "gRPC reads lowerCamelCase names only ('" +
+                                              camel_case(k) + "'): every gRPC client ignores '" +
+                                              k + "', so it is not imported");
+    else if (!exact && other_case)
+      r.warn(at(r.file, where, kv.first),
+             "read as grpc-go reads it (its JSON matches names in any case); gRPC C-core and "
+             "grpc-java read lowerCamelCase only and ignore '" +
+                 k + "'");
+    else if (!exact)
+      r.unknown_field(key, k, kv.first, known);
+  }
 }
 
 // gRPC reads durations as protobuf JSON strings ("0.1s"); other forms are
@@ -57,22 +114,29 @@ MethodConfigAt pick_method_config(const YAML::Node& mcs, const Reader& r) {
     std::string k = "methodConfig[" + std::to_string(i) + "]";
     const YAML::Node m = mcs[i];
     if (!m.IsMap()) fail(at(r.file, k, m), "must be an object");
-    r.check_fields(m, k,
-                   {"name", "wait_for_ready", "timeout", "max_request_message_bytes",
-                    "max_response_message_bytes", "retry_policy", "hedging_policy"},
-                   true);
+    check_grpc_fields(r, m, k,
+                      {"name", "wait_for_ready", "timeout", "max_request_message_bytes",
+                       "max_response_message_bytes", "retry_policy", "hedging_policy"});
     if (get(m, "retry_policy") && get(m, "hedging_policy"))
       fail(at(r.file, k, m), "has both retryPolicy and hedgingPolicy; gRPC allows one");
+    // A method config applies to the methods its names name: none, none
+    // (grpc-go parseServiceConfig skips it; C-core registers only names;
+    // grpc-js refuses the config).
+    if (YAML::Node names = get(m, "name"); !names || !names.IsSequence() || names.size() == 0) {
+      r.warn(at(r.file, k, m), "no name: gRPC applies this method config to no method; not read");
+      continue;
+    }
     bool has = get(m, "retry_policy") || get(m, "hedging_policy");
     if (has && ++with_retry == 1) {
       mc = m;
       mc_key = k;
     }
   }
-  if (!mc && mcs.size() > 0) {
-    mc = mcs[0];
-    mc_key = "methodConfig[0]";
-  }
+  for (size_t i = 0; !mc && i < mcs.size(); ++i)  // the first with a name
+    if (YAML::Node names = get(mcs[i], "name"); names && names.IsSequence() && names.size() > 0) {
+      mc = mcs[i];
+      mc_key = "methodConfig[" + std::to_string(i) + "]";
+    }
   if (with_retry > 1)
     r.warn(
         at(r.file, "methodConfig", mcs),
@@ -88,7 +152,7 @@ bool read_throttling(const YAML::Node& d, Reader& r) {
   l.has_budget_part = true;
   if (th) {
     if (!th.IsMap()) fail(at(r.file, "retryThrottling", th), "must be an object");
-    r.check_fields(th, "retryThrottling", {"max_tokens", "token_ratio"}, true);
+    check_grpc_fields(r, th, "retryThrottling", {"max_tokens", "token_ratio"});
     YAML::Node mt = get(th, "max_tokens"), tr = get(th, "token_ratio");
     if (!mt) fail(at(r.file, "retryThrottling", th), "maxTokens is required by gRPC");
     if (!tr) fail(at(r.file, "retryThrottling", th), "tokenRatio is required by gRPC");
@@ -97,6 +161,11 @@ bool read_throttling(const YAML::Node& d, Reader& r) {
     long long max_tokens = whole(mt, mw, 1, 1000);
     double ratio = number(tr, tw);
     if (ratio <= 0) fail(tw, "must be above 0");
+    // C-core keeps three decimals of the ratio (RetryGlobalConfig::JsonPostLoad).
+    if (const double kept = std::floor(ratio * 1000 + 1e-9) / 1000; kept != ratio)
+      r.warn(tw, number_text(ratio) + ": gRPC C-core keeps 3 decimals, " +
+                     (kept > 0 ? number_text(kept) + " (grpc-go reads the whole value)"
+                               : std::string("0, and refuses the service config")));
     l.budget.kind = BudgetKind::grpc_throttling;
     l.set_budget("max_tokens", static_cast<double>(max_tokens));
     l.set_budget("token_ratio", ratio);
@@ -208,6 +277,10 @@ void read_status_codes(const YAML::Node& rc, const std::string& rk, Reader& r,
     if (numeric ? std::stoll(code.substr(0, 6)) > 16 : !kStatusCodes.count(code))
       fail(w, "'" + code + "' is not a gRPC status code (e.g. UNAVAILABLE)");
     if (code == "OK" || code == "0") fail(w, "OK cannot be retryable");
+    if (numeric)  // RetryMethodConfig::JsonPostLoad loads the codes as strings
+      r.warn(w,
+             "a number: grpc-go reads it, gRPC C-core (C++, Python, Ruby, PHP) refuses the "
+             "service config ('is not a string'); write the name, e.g. UNAVAILABLE");
     unavailable = unavailable || code == "UNAVAILABLE" || code == "14";
     exhausted = exhausted || code == "RESOURCE_EXHAUSTED" || code == "8";
   }
@@ -265,10 +338,9 @@ void read_retry_policy(const YAML::Node& rp, const std::string& rk, Reader& r) {
       "client.backoff.jitter = full for those; gRPC C-core 1.51 (Debian 12) waits exactly "
       "initialBackoff before the first retry, later releases draw it like the others "
       "(docs/conformance.md)");
-  r.check_fields(rp, rk,
-                 {"max_attempts", "initial_backoff", "max_backoff", "backoff_multiplier",
-                  "retryable_status_codes", "per_attempt_recv_timeout"},
-                 true);
+  check_grpc_fields(r, rp, rk,
+                    {"max_attempts", "initial_backoff", "max_backoff", "backoff_multiplier",
+                     "retryable_status_codes", "per_attempt_recv_timeout"});
   YAML::Node ma = required(rp, rk, r, "max_attempts", "maxAttempts");
   YAML::Node ib = required(rp, rk, r, "initial_backoff", "initialBackoff");
   YAML::Node mb = required(rp, rk, r, "max_backoff", "maxBackoff");
@@ -290,7 +362,7 @@ void read_retry_policy(const YAML::Node& rp, const std::string& rk, Reader& r) {
 void read_hedging_policy(const YAML::Node& hp, const std::string& hk, Reader& r) {
   LayerPolicy& l = r.layer;
   if (!hp.IsMap()) fail(at(r.file, hk, hp), "must be an object");
-  r.check_fields(hp, hk, {"max_attempts", "hedging_delay", "non_fatal_status_codes"}, true);
+  check_grpc_fields(r, hp, hk, {"max_attempts", "hedging_delay", "non_fatal_status_codes"});
   read_attempts(required(hp, hk, r, "max_attempts", "maxAttempts"), hk, r);
   l.count_field = "hedgingPolicy.maxAttempts";
   l.hedging = Hedging::grpc;
@@ -332,12 +404,13 @@ void read_grpc(const std::vector<YAML::Node>& docs, Reader& r) {
   if (docs.size() != 1) fail({r.file, "", line_of(docs[1])}, "one service config per file");
   const YAML::Node& d = docs[0];
   if (!d.IsMap()) fail(at(r.file, "", d), "a service config is a JSON object");
-  r.check_fields(d, "",
-                 {"method_config", "retry_throttling", "load_balancing_config",
-                  "load_balancing_policy", "health_check_config"},
-                 true);
+  check_grpc_fields(r, d, "",
+                    {"method_config", "retry_throttling", "load_balancing_config",
+                     "load_balancing_policy", "health_check_config"});
   YAML::Node mcs = get(d, "method_config");
   MethodConfigAt m = mcs ? pick_method_config(mcs, r) : MethodConfigAt{};
+  // Lint's edit goes to the method config read, not to every one.
+  if (m.mc) l.spots["method_config"] = {std::stoi(m.key.substr(m.key.find('[') + 1)), 0};
   if (YAML::Node names = m.mc ? get(m.mc, "name") : missing();
       names && names.IsSequence() && names.size() > 0 && names[0].IsMap())
     if (YAML::Node service = get(names[0], "service"); service && service.IsScalar()) {
