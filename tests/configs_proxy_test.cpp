@@ -136,7 +136,7 @@ TEST(ConfigsHaproxy, DefaultsInheritedAndNamed) {
   EXPECT_TRUE(bare.per_try_timeout_unset);
   EXPECT_FALSE(bare.retry_on_timeout);
   const std::string named =
-      "defaults base\n  retries 5\n  timeout server 4s\n"
+      "defaults base\n  mode http\n  retries 5\n  timeout server 4s\n"
       "defaults other\n  retries 1\n"
       "backend b from base\n  retry-on all-retryable-errors\n";
   LayerPolicy l = layer_of("n.cfg", named);

@@ -263,5 +263,25 @@ TEST(GrpcSemantics, WhatCCoreRefusesIsSaid) {
   EXPECT_TRUE(warned(import_text("t.json", ratio), "keeps 3 decimals, 0, and refuses"));
 }
 
+// ---- HAProxy --------------------------------------------------------------
+
+// A proxy without a mode line is in mode tcp (src/proxy.c, init_new_proxy sets
+// PR_MODE_TCP), where only failed connections are retried, and only when
+// retry-on lists conn-failure (src/backend.c, back_handle_st_cer checks
+// retry_type & PR_RE_CONN_FAILED; proxy_parse_retry_on resets retry_type to
+// the keywords listed). It was read as mode http, and as conn-failure.
+TEST(HaproxySemantics, TcpIsTheDefaultModeAndRetriesOnlyListedConnectionFailures) {
+  auto no_mode = import_text("b.cfg", "backend b\n  retries 3\n  retry-on 503 response-timeout\n");
+  EXPECT_EQ(num(no_mode, "client.retries"), 0);
+  EXPECT_TRUE(warned(no_mode, "default is mode tcp"));
+  auto listed =
+      import_text("c.cfg", "backend b\n  mode tcp\n  retries 3\n  retry-on conn-failure 503\n");
+  EXPECT_EQ(num(listed, "client.retries"), 3);
+  EXPECT_EQ(str(listed, "client.retry_on"), "refused");
+  auto http = import_text("h.cfg", "backend b\n  mode http\n  retries 3\n  retry-on 503\n");
+  EXPECT_EQ(num(http, "client.retries"), 3);
+  EXPECT_EQ(str(http, "client.retry_on"), "503");
+}
+
 }  // namespace
 }  // namespace retrystorm::configs

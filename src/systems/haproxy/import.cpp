@@ -476,12 +476,21 @@ void read_haproxy(const std::string& text, Reader& r) {
     for (const auto& k : on) t += (t.empty() ? "" : " ") + k;
     return t;
   }();
-  if (const CfgLine* m = s.get("mode"); m && m->words.size() > 1 && m->words[1] != "http") {
-    l.settings["mode"] = m->words[1];
-    if (on.size() > 1 || !on.count("conn-failure")) {
-      r.warn(s.where(*m, "mode " + m->words[1]),
-             "retry-on is ignored outside mode http: only failed connections are retried");
-      on = on.count("none") ? on : std::set<std::string>{"conn-failure"};
+  // Outside mode http (and tcp is HAProxy's default: init_new_proxy) only a
+  // failed connection is retried, and only when retry-on lists conn-failure
+  // (back_handle_st_cer checks retry_type & PR_RE_CONN_FAILED; the layer-7
+  // retries of process_stream need mode http).
+  const CfgLine* m = s.get("mode");
+  const std::string mode = m && m->words.size() > 1 ? m->words[1] : "tcp";
+  if (mode != "http") {
+    l.settings["mode"] = mode;
+    const bool conn = on.count("conn-failure") > 0;
+    if (on.size() > 1 || !conn) {
+      r.warn(m ? s.where(*m, "mode " + mode) : Where{r.file, s.section, p.proxy->line},
+             std::string(m ? "mode " + mode : "no mode line: HAProxy's default is mode tcp") +
+                 ": retry-on reaches only failed connections there; " +
+                 (conn ? "conn-failure is kept" : "conn-failure is not listed, so none is retried"));
+      on = conn ? std::set<std::string>{"conn-failure"} : std::set<std::string>{"none"};
     }
   }
   read_retries(s, l, on);
