@@ -283,5 +283,42 @@ TEST(HaproxySemantics, TcpIsTheDefaultModeAndRetriesOnlyListedConnectionFailures
   EXPECT_EQ(str(http, "client.retry_on"), "503");
 }
 
+// ---- nginx ----------------------------------------------------------------
+
+// The export's upstream is not its own listen address: nginx proxying to
+// itself looped until it ran out of connections (a 504 after 15 s).
+TEST(NginxSemantics, TheExportDoesNotProxyToItself) {
+  Scenario s;
+  const std::string text = export_config(s, "nginx").text;
+  EXPECT_NE(text.find("listen 8080;"), std::string::npos) << text;
+  EXPECT_EQ(text.find("server 127.0.0.1:8080"), std::string::npos) << text;
+}
+
+// A stream {} block is the TCP proxy, whose proxy_next_upstream is on|off
+// (src/stream/ngx_stream_proxy_module.c): refused with a message instead of
+// being read with the http module's conditions and defaults.
+TEST(NginxSemantics, AStreamProxyIsRefusedByName) {
+  std::string e =
+      error_of("s.conf",
+               "stream {\n  upstream db { server 10.0.0.1:5432; server 10.0.0.2:5432; }\n"
+               "  server { listen 5432; proxy_pass db; proxy_next_upstream on; }\n}\n");
+  EXPECT_NE(e.find("stream (TCP) proxy"), std::string::npos) << e;
+}
+
+// ---- AWS ------------------------------------------------------------------
+
+// The config file as botocore's configparser reads it (configloader.py,
+// raw_config_parse): option names in any case, ':' as well as '=', a comment
+// after a section header. They were warned about, refused, or read as legacy.
+TEST(AwsSemantics, TheProfileIsReadAsConfigparserReadsIt) {
+  for (const char* text : {"[default]\nRetry_Mode = standard\nMAX_ATTEMPTS = 10\n",
+                           "[default]\nretry_mode: standard\nmax_attempts: 10\n",
+                           "[default]   # main\nretry_mode = standard\nmax_attempts = 10\n"}) {
+    auto r = import_text("config", text);
+    EXPECT_EQ(num(r, "client.retries"), 9) << text;
+    EXPECT_EQ(str(r, "client.budget.kind"), "aws_quota") << text;
+  }
+}
+
 }  // namespace
 }  // namespace retrystorm::configs

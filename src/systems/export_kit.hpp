@@ -101,6 +101,11 @@ void entry(YAML::Emitter& y, const std::string& key, const Value& value,
   if (!comment.empty()) y << YAML::Comment(comment);
 }
 
+// The address written for the service's servers in a proxy's configuration:
+// a placeholder the user replaces, on another port than the proxy's own
+// `listen` (nginx proxying to itself looped until its connections ran out).
+inline constexpr const char* kServersPlaceholder = "127.0.0.1:9000";
+
 // Values as the system's own validator accepts them and our import reads them
 // back into the key's range; each value changed gets a note saying so
 // (docs/configs.md, "Export").

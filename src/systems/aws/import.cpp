@@ -125,8 +125,12 @@ std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
     std::string t = trim(raw);
     if (t.empty() || t[0] == '#' || t[0] == ';') continue;
     if (t[0] == '[') {
-      if (t.back() != ']') fail({r.file, "", line}, "a section header must end with ]");
-      std::string name = trim(t.substr(1, t.size() - 2));
+      // configparser's header is from '[' to the last ']' on the line; what
+      // follows it (a comment) is left (SECTCRE in Python's configparser).
+      const size_t close = t.rfind(']');
+      if (close == std::string::npos || close < 2)
+        fail({r.file, "", line}, "a section header is [name]");
+      std::string name = trim(t.substr(1, close - 1));
       for (const Section& earlier : sections)
         if (earlier.name == name)
           fail({r.file, "[" + name + "]", line},
@@ -136,9 +140,10 @@ std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
       in_sub = false;
       continue;
     }
-    auto eq = t.find('=');
+    // configparser splits at the first '=' or ':' (OPTCRE).
+    auto eq = t.find_first_of("=:");
     if (eq == std::string::npos)
-      fail({r.file, "", line}, "expected 'key = value' or a [section] header");
+      fail({r.file, "", line}, "expected 'key = value' (or 'key: value') or a [section] header");
     if (sections.empty())
       fail({r.file, trim(t.substr(0, eq)), line}, "a setting before any [profile] section");
     std::string k = trim(t.substr(0, eq)), v = trim(t.substr(eq + 1));
@@ -191,7 +196,8 @@ struct ProfileSettings {
 
 ProfileSettings find_settings(const Section& pick, const std::string& section, const Reader& r) {
   ProfileSettings found;
-  for (const auto& [k, e] : pick.entries) {
+  for (const auto& [name, e] : pick.entries) {
+    const std::string k = text::lower_ascii(name);  // configparser's optionxform
     if (k == "max_attempts")
       found.attempts = &e;
     else if (k == "retry_mode")

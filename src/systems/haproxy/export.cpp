@@ -40,7 +40,7 @@ void write_haproxy(const Scenario& s, Draft& d) {
       proxy_ms(s.client.timeout_s, 2147483647.0, "timeout server", fit, "client.timeout_s");
   b << "    timeout connect " << t << "ms\n";
   b << "    timeout server " << t << "ms  # each attempt (time without data from the server)\n";
-  b << "    server s1 127.0.0.1:8080  # the service's servers\n";
+  b << "    server s1 " << kServersPlaceholder << "  # the service's servers (replace it)\n";
   if (!s.client.retry_on_timeout && retries > 0)
     notes.push_back(
         "retry-on has no response-timeout: an attempt past timeout server is not retried");

@@ -486,10 +486,11 @@ void read_haproxy(const std::string& text, Reader& r) {
     l.settings["mode"] = mode;
     const bool conn = on.count("conn-failure") > 0;
     if (on.size() > 1 || !conn) {
-      r.warn(m ? s.where(*m, "mode " + mode) : Where{r.file, s.section, p.proxy->line},
-             std::string(m ? "mode " + mode : "no mode line: HAProxy's default is mode tcp") +
-                 ": retry-on reaches only failed connections there; " +
-                 (conn ? "conn-failure is kept" : "conn-failure is not listed, so none is retried"));
+      r.warn(
+          m ? s.where(*m, "mode " + mode) : Where{r.file, s.section, p.proxy->line},
+          std::string(m ? "mode " + mode : "no mode line: HAProxy's default is mode tcp") +
+              ": retry-on reaches only failed connections there; " +
+              (conn ? "conn-failure is kept" : "conn-failure is not listed, so none is retried"));
       on = conn ? std::set<std::string>{"conn-failure"} : std::set<std::string>{"none"};
     }
   }

@@ -36,7 +36,8 @@ void write_nginx(const Scenario& s, Draft& d) {
                      : " entries\n    # (the same address repeated) allow " +
                            std::to_string(retries) + " retries.\n");
   u << "    # max_fails=0: a failed try does not take the entry out for fail_timeout.\n";
-  for (int i = 0; i <= retries; ++i) u << "    server 127.0.0.1:8080 max_fails=0;\n";
+  u << "    # " << kServersPlaceholder << ": the service's servers (replace it with theirs).\n";
+  for (int i = 0; i <= retries; ++i) u << "    server " << kServersPlaceholder << " max_fails=0;\n";
   u << "}\n";
   long long t = proxy_ms(s.client.timeout_s, kMaxMs, "proxy_read_timeout", fit, "client.timeout_s");
   std::ostringstream l;

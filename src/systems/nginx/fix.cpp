@@ -22,10 +22,20 @@ std::optional<FileEdit> nginx_fix_edit(const ConfigFile& f, const LayerPolicy& l
     if (!std::regex_search(line, written)) return std::nullopt;
     line = std::regex_replace(line, written, directive);
   } else if (auto pass = l.spots.find("proxy_pass"); pass != l.spots.end()) {
-    const std::string line = lines.at(static_cast<size_t>(pass->second.line));
-    size_t indent = line.find_first_not_of(" \t");
-    if (indent == std::string::npos) return std::nullopt;
-    lines.insert(lines.begin() + pass->second.line + 1, line.substr(0, indent) + directive);
+    // Beside proxy_pass, in its block: on the next line when proxy_pass ends
+    // its line, else right after its `;` (a `}` after it on the line closes
+    // the location, and a line below would land outside it).
+    std::string& line = lines.at(static_cast<size_t>(pass->second.line));
+    const size_t at = line.find("proxy_pass");
+    const size_t end = at == std::string::npos ? at : line.find(';', at);
+    if (end == std::string::npos) return std::nullopt;
+    const size_t rest = line.find_first_not_of(" \t", end + 1);
+    if (rest == std::string::npos || line[rest] == '#') {
+      lines.insert(lines.begin() + pass->second.line + 1,
+                   line.substr(0, line.find_first_not_of(" \t")) + directive);
+    } else {
+      line.insert(end + 1, " " + directive);
+    }
   } else {
     return std::nullopt;
   }

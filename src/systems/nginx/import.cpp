@@ -529,6 +529,14 @@ void read_nginx(const std::string& text, Reader& r) {
   if (best.empty())
     fail({r.file, "", 1},
          "no proxy_pass or proxy_next_upstream* directive: nothing here proxies requests");
+  // The stream module proxies TCP: its proxy_next_upstream is on or off and
+  // its timeout is proxy_timeout (src/stream/ngx_stream_proxy_module.c), not
+  // the http module's directives read here.
+  for (const Directive* b : best)
+    if (b->name == "stream")
+      fail({r.file, "stream", b->line},
+           "a stream (TCP) proxy: its retries are not HTTP's (proxy_next_upstream on|off, "
+           "proxy_timeout) and are not read; give the http block's location");
   const Directive& target = *best.back();
   std::string label = target.name.empty() ? std::string("top level") : target.name;
   for (const auto& a : target.args) label += " " + a;
