@@ -520,5 +520,93 @@ TEST(MeshTraced, SampledRatesAreSaidAndTheSourceIsOne) {
       << alone.err;
 }
 
+const std::string kFrontendOrders =
+    "demand: {rate_per_s: 10}\nservices:\n  frontend: {capacity_per_s: 1000}\n"
+    "  orders: {capacity_per_s: 1000}\ncalls:\n"
+    "  - {from: user, to: frontend, retries: 0, timeout_s: 10}\n"
+    "  - {from: frontend, to: orders}\n";
+
+std::string virtual_service(const std::string& ns, const std::string& host, int attempts) {
+  return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders, "
+         "namespace: " +
+         ns + "}\nspec:\n  hosts: [" + host +
+         "]\n  http:\n  - route: [{destination: {host: " + host +
+         "}}]\n    retries: {attempts: " + std::to_string(attempts) + ", perTryTimeout: 1s}\n";
+}
+
+bool any_has(const std::vector<std::string>& lines, const std::string& needle) {
+  for (const std::string& l : lines)
+    if (l.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+// Two namespaces' VirtualServices for `orders`: one sidecar applies one, so the
+// call is one hop (they were stacked, and lint said 16 attempts where 4 are
+// made); an egress rule for api.stripe.com is no policy of the service `api`.
+TEST(MeshHosts, OneSidecarAppliesOnePolicyAndOutsideHostsAreNoServices) {
+  MeshImport m = import_mesh(
+      {{"orders-billing.yaml", virtual_service("billing", "orders.billing.svc.cluster.local", 3)},
+       {"orders-shop.yaml", virtual_service("shop", "orders.shop.svc.cluster.local", 3)}},
+      {"calls.yaml", kFrontendOrders});
+  ASSERT_EQ(m.calls.size(), 2u);
+  EXPECT_EQ(m.calls[1].files, std::vector<std::string>{"orders-billing.yaml"});
+  EXPECT_EQ(number(m.calls[1], "client.retries"), 3);
+  EXPECT_TRUE(any_has(m.warnings, "both give this call's policy at one layer")) << m.warnings[0];
+  MeshImport egress =
+      import_mesh({{"stripe.yaml", virtual_service("shop", "orders.stripe.com", 5)}},
+                  {"calls.yaml", kFrontendOrders});
+  EXPECT_TRUE(egress.calls[1].files.empty());
+  EXPECT_NE(egress.calls[1].note.find("no configuration file names orders"), std::string::npos);
+}
+
+// A DestinationRule in its own file brings its outlier detection to the
+// call, as it does in the VirtualService's file (only its budget came).
+TEST(MeshHosts, ADestinationRuleInItsOwnFileBringsItsOutlierDetection) {
+  const std::string rule =
+      "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: orders, "
+      "namespace: shop}\nspec:\n  host: orders.shop.svc.cluster.local\n  trafficPolicy:\n"
+      "    outlierDetection: {consecutive5xxErrors: 3, interval: 10s, baseEjectionTime: 30s}\n";
+  MeshImport m =
+      import_mesh({{"orders-dr.yaml", rule},
+                   {"orders-vs.yaml", virtual_service("shop", "orders.shop.svc.cluster.local", 2)}},
+                  {"calls.yaml", kFrontendOrders});
+  EXPECT_EQ(number(m.calls[1], "client.outlier_5xx"), 3);
+  EXPECT_EQ(number(m.calls[1], "client.outlier_ejection_s"), 30);
+  // The text names the engine key as itself, not under the call's name.
+  EXPECT_EQ(mesh_text(m).find("calls[1] = agent"), std::string::npos) << mesh_text(m);
+}
+
+// A file of a known system that cannot be read (a TCP-only route, a stream
+// proxy) is skipped with its reason; the mesh is read (it was refused whole).
+TEST(MeshHosts, AFileThatCannotBeReadIsSkippedNotTheMesh) {
+  MeshImport m =
+      import_mesh({{"orders.yaml", virtual_service("shop", "orders.shop.svc.cluster.local", 2)},
+                   {"db.conf",
+                    "stream {\n  upstream db { server 10.0.0.1:5432; server 10.0.0.2:5432; }\n"
+                    "  server { listen 5432; proxy_pass db; }\n}\n"}},
+                  {"calls.yaml", kFrontendOrders});
+  EXPECT_EQ(number(m.calls[1], "client.retries"), 2);
+  EXPECT_TRUE(any_has(m.skipped, "stream (TCP) proxy"));
+}
+
+// lint --mesh reports a storm of more attempts than a run allows (exit 1,
+// retries-multiply-across-hops); it was refused as bad input (exit 2).
+TEST(MeshHosts, LintReportsAStormPastTheRunLimit) {
+  testing::TempDir dir("mesh-storm");
+  std::string calls =
+      "demand: {rate_per_s: 50}\nservices:\n  a: {}\n  b: {}\n  c: {}\n  d: {}\n"
+      "  e: {capacity_per_s: 1000}\ncalls:\n"
+      "  - {from: user, to: a, retries: 0, timeout_s: 30}\n";
+  for (const char* hop : {"a, to: b", "b, to: c", "c, to: d", "d, to: e"})
+    calls += "  - {from: " + std::string(hop) + ", retries: 10, timeout_s: 1}\n";
+  testing::write_file(dir.path() / "calls.yaml", calls);
+  testing::Outcome linted = testing::run_cli(dir.path(), {"lint", "--mesh", "."});
+  EXPECT_EQ(linted.status, 1) << linted.err;
+  EXPECT_NE(linted.out.find("one user request makes 14,641 attempts at e"), std::string::npos)
+      << linted.out;
+  testing::Outcome run = testing::run_cli(dir.path(), {"import", "--mesh", "."});
+  EXPECT_EQ(run.status, 0) << run.err;
+}
+
 }  // namespace
 }  // namespace retrystorm::configs

@@ -383,6 +383,13 @@ std::vector<LayerPolicy> merge_budget_files(std::vector<LayerPolicy>& read) {
     if (!target) continue;
     LayerPolicy& t = read[*target];
     t.take_budget(read[i]);
+    // The budget file's other keys come along (a DestinationRule's outlier
+    // detection): the retrying layer's own value of a key wins.
+    for (const auto& [path, value] : read[i].extra)
+      if (t.extra.emplace(path, value).second) {
+        auto src = read[i].from.find(path);
+        if (src != read[i].from.end()) t.from[path] = src->second;
+      }
     t.has_budget_part = true;
     t.file += ", " + read[i].file;
     t.format += " + " + read[i].format;

@@ -1,6 +1,7 @@
 #include "systems/mesh/mesh.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -91,11 +92,20 @@ std::vector<MeshFile> read_mesh_files(const std::vector<ConfigFile>& files, Work
       continue;
     }
     std::vector<std::string> ignored;  // import_configs says them again, per call
-    MeshFile m{f, import_file(f, ignored)};
-    out.formats.push_back(f.name + ": " + m.layer.format +
-                          (m.layer.host.empty() ? std::string(" (names no destination)")
-                                                : " (destination " + m.layer.host + ")"));
-    read.push_back(std::move(m));
+    // A file of a known system that cannot be read (a TCP-only route, a
+    // stream proxy) is skipped with its reason, not the whole mesh; a call
+    // that pins it still fails, naming it.
+    std::optional<MeshFile> m;
+    try {
+      m.emplace(MeshFile{f, import_file(f, ignored)});
+    } catch (const InputError& e) {
+      out.skipped.push_back(std::string(e.what()));
+      continue;
+    }
+    out.formats.push_back(f.name + ": " + m->layer.format +
+                          (m->layer.host.empty() ? std::string(" (names no destination)")
+                                                 : " (destination " + m->layer.host + ")"));
+    read.push_back(std::move(*m));
   }
   return read;
 }
@@ -178,9 +188,53 @@ std::vector<ImportedKey> hop_keys(std::vector<ImportedKey> keys, const std::stri
   return out;
 }
 
+// A host a call inside the cluster can name: "orders", "orders.shop",
+// "orders.shop.svc" or "orders.shop.svc.cluster.local" (Kubernetes' forms),
+// not an outside name such as "api.stripe.com", whose first label only looks
+// like a service's.
+bool in_cluster_host(const std::string& host) {
+  std::string h = host;
+  if (size_t scheme = h.find("://"); scheme != std::string::npos) h = h.substr(scheme + 3);
+  h = h.substr(0, h.find_first_of(":/"));
+  std::vector<std::string> labels;
+  for (size_t at = 0; at <= h.size();) {
+    size_t dot = h.find('.', at);
+    labels.push_back(h.substr(at, dot == std::string::npos ? std::string::npos : dot - at));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  return labels.size() <= 2 || text::lower_ascii(labels[2]) == "svc";
+}
+
+// One sidecar, one proxy or one client library applies one policy to a call:
+// of the files of one layer (Istio and Linkerd, say) that name the callee in
+// several namespaces or twice, the first is read and the others are named in
+// a warning (they were stacked as layers, multiplying the attempts). Files
+// with only a budget (a DestinationRule) stay: they join their layer.
+std::vector<MeshFile*> one_policy_per_rank(const std::vector<MeshFile*>& group,
+                                           const std::string& where,
+                                           std::vector<std::string>& warnings) {
+  std::vector<MeshFile*> out;
+  for (MeshFile* f : group) {
+    auto same = std::find_if(out.begin(), out.end(), [&](const MeshFile* kept) {
+      return kept->layer.has_retry_policy && f->layer.has_retry_policy &&
+             layer_rank(kept->layer.system) == layer_rank(f->layer.system);
+    });
+    if (same == out.end()) {
+      out.push_back(f);
+      continue;
+    }
+    warnings.push_back(where + ": " + f->file.name + " (" + f->layer.host + ") and " +
+                       (*same)->file.name + " (" + (*same)->layer.host +
+                       ") both give this call's policy at one layer; " + (*same)->file.name +
+                       " is read (name the right one with the call's `configs`)");
+  }
+  return out;
+}
+
 // The files that give call `index`'s policy, outermost first.
 std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call,
-                                  const std::string& where) {
+                                  const std::string& where, std::vector<std::string>& warnings) {
   std::vector<MeshFile*> group;
   if (call.contains("configs")) {
     const json& names = call["configs"];
@@ -194,12 +248,13 @@ std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call
   }
   std::string to = service_of_host(call.value("to", ""));
   for (MeshFile& f : files)
-    if (!f.pinned && !f.layer.host.empty() && service_of_host(f.layer.host) == to)
+    if (!f.pinned && !f.layer.host.empty() && in_cluster_host(f.layer.host) &&
+        service_of_host(f.layer.host) == to)
       group.push_back(&f);
   std::stable_sort(group.begin(), group.end(), [](const MeshFile* a, const MeshFile* b) {
     return layer_rank(a->layer.system) < layer_rank(b->layer.system);
   });
-  return group;
+  return one_policy_per_rank(group, where, warnings);
 }
 
 // A name for the proxy between two layers of one call, not yet taken.
@@ -221,7 +276,7 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                            const Workloads& workloads, json& services, MeshImport& out,
                            const std::string& source) {
   std::string where = "calls[" + std::to_string(index) + "]";
-  std::vector<MeshFile*> group = call_files(files, call, where);
+  std::vector<MeshFile*> group = call_files(files, call, where, out.warnings);
   json graph = json::object();
   for (const auto& [key, value] : call.items())
     if (kCallFields.count(key) && key != "configs") graph[key] = value;
@@ -383,28 +438,39 @@ void fault_incident(json& doc, MeshImport& out, const std::string& source) {
   }
 }
 
+// What an imported graph is checked against: every rule of a scenario, but no
+// limit on the attempts its retries multiply to. That is a cost a run is
+// refused for (validate() again, when it runs), while a storm of 14,641
+// attempts per request is what `lint --mesh` is there to report.
+RunLimits import_limits() {
+  RunLimits limits;
+  limits.max_attempts = std::numeric_limits<int>::max();
+  return limits;
+}
+
 // The scenario of the filled-in calls file. Without a step_s of its own, the
 // coarsest of 0.1 s, 50 ms, 10 ms, 5 ms and 1 ms that every imported timeout
-// is a whole number of (the files' durations are theirs, not ours).
+// is a whole number of (the files' durations are theirs, not ours). When none
+// fits, the finest step's error says why (the first's was about steps).
 Scenario scenario_with_step(json& doc) {
   if (doc.contains("step_s")) {
     Scenario s = scenario_from_json(doc);
-    validate(s);
+    validate(s, import_limits());
     return s;
   }
-  std::optional<InputError> first;
+  std::optional<InputError> last;
   for (double step : {0.1, 0.05, 0.01, 0.005, 0.001}) {
     doc["step_s"] = step;
     try {
       Scenario s = scenario_from_json(doc);
-      validate(s);
+      validate(s, import_limits());
       return s;
     } catch (const InputError& e) {
-      if (!first) first = e;
+      last = e;
     }
   }
   doc.erase("step_s");
-  throw *first;
+  throw *last;
 }
 
 }  // namespace
@@ -426,7 +492,8 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
   std::vector<MeshFile> read = read_mesh_files(files, workloads, out);
   for (size_t i = 0; i < doc["calls"].size(); ++i)
     if (doc["calls"][i].contains("configs"))
-      for (MeshFile* f : call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]"))
+      for (MeshFile* f :
+           call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]", out.warnings))
         f->pinned = true;
   declare_services(doc, source, out.warnings);
   json graph_calls = json::array();
@@ -516,11 +583,16 @@ std::string mesh_text(const MeshImport& m) {
     if (!files.empty()) o << " (" << files << ")";
     if (!c.note.empty()) o << "; " << c.note;
     o << "\n";
+    // A call's client.* key under the call's name; a scenario key (the
+    // engine an outlier detection needs) as it is.
+    auto line_of = [&](const ImportedKey& k) {
+      const bool client = k.path.rfind("client.", 0) == 0;
+      return (client ? name + k.path.substr(6) : k.path) + " = " + to_string(k.value);
+    };
     size_t width = 0;
-    for (const ImportedKey& k : c.keys)
-      width = std::max(width, name.size() + k.path.size() - 6 + 3 + to_string(k.value).size());
+    for (const ImportedKey& k : c.keys) width = std::max(width, line_of(k).size());
     for (const ImportedKey& k : c.keys) {
-      std::string line = name + k.path.substr(6) + " = " + to_string(k.value);
+      std::string line = line_of(k);
       o << line << std::string(width - line.size() + 2, ' ') << "# " << k.from << "\n";
     }
   }
