@@ -943,6 +943,29 @@ TEST(GraphLint, AnInnerTimeoutLongerThanItsCallerAndABudgetThatProtectsOnlyItsHo
     }
 }
 
+// A service that calls two others one after another: each fits the 5 s its
+// caller waits, together (6 s) they do not (lint said nothing); in parallel,
+// or with room enough, no finding.
+TEST(GraphLint, CallsInSequenceThatTogetherOutlastTheCaller) {
+  auto rules = [](const std::string& pattern, double timeout) {
+    Scenario s = scenario_from_text(
+        "engine: agent\nservices:\n  a: {capacity_per_s: 1000" + pattern +
+            "}\n  b: {capacity_per_s: 1000}\n  c: {capacity_per_s: 1000}\ncalls:\n"
+            "  - {from: user, to: a, retries: 0, timeout_s: 5}\n"
+            "  - {from: a, to: b, retries: 0, timeout_s: " +
+            number_text(timeout) +
+            "}\n  - {from: a, to: c, retries: 0, timeout_s: " + number_text(timeout) + "}\n",
+        "x.yaml");
+    return rules_of(lint_scenario(s, "x"), "x");
+  };
+  auto has = [](const std::vector<std::string>& r) {
+    return std::find(r.begin(), r.end(), "sequence-outlasts-caller") != r.end();
+  };
+  EXPECT_TRUE(has(rules("", 3)));
+  EXPECT_FALSE(has(rules(", pattern: parallel", 3)));
+  EXPECT_FALSE(has(rules("", 2)));
+}
+
 // The caller's wait is its per-attempt timeout or its deadline, whichever
 // comes first (a 10 s timeout under a 2 s deadline hid a 5 s call below); a
 // call with a deadline of its own is fixed by a deadline within the wait (the

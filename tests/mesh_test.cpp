@@ -589,6 +589,21 @@ TEST(MeshHosts, AFileThatCannotBeReadIsSkippedNotTheMesh) {
   EXPECT_TRUE(any_has(m.skipped, "stream (TCP) proxy"));
 }
 
+// A VirtualService with retries and no timeout at all: an attempt waits as
+// long as it takes. The call said the scenario's default 5 s, with no source,
+// and lint called it a warning where the inner call outlasts any caller.
+TEST(MeshHosts, APolicyWithoutATimeoutIsUnbounded) {
+  const std::string vs =
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders, "
+      "namespace: shop}\nspec:\n  hosts: [orders.shop.svc.cluster.local]\n  http:\n"
+      "  - route: [{destination: {host: orders.shop.svc.cluster.local}}]\n"
+      "    retries: {attempts: 2, retryOn: 5xx}\n";
+  MeshImport m = import_mesh({{"orders.yaml", vs}}, {"calls.yaml", kFrontendOrders});
+  const ImportedKey& t = key(m.calls[1], "client.timeout_s");
+  EXPECT_EQ(std::get<double>(t.value), key_or_throw("client.timeout_s").max);
+  EXPECT_NE(t.from.find("no per-attempt timeout and no deadline"), std::string::npos) << t.from;
+}
+
 // lint --mesh reports a storm of more attempts than a run allows (exit 1,
 // retries-multiply-across-hops); it was refused as bad input (exit 2).
 TEST(MeshHosts, LintReportsAStormPastTheRunLimit) {

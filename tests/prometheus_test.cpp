@@ -20,8 +20,8 @@
 #include <sstream>
 #include <thread>
 
-#include "cli_run.hpp"
 #include "analysis/incident/observed.hpp"
+#include "cli_run.hpp"
 #include "formats/metrics_out.hpp"
 #include "free_port.hpp"
 #include "model/keys.hpp"

@@ -182,6 +182,39 @@ void rule_outlasts_caller(const Hop& above, const Hop& below, const std::string&
   out.push_back(std::move(d));
 }
 
+// A service that makes its calls one after another (pattern sequence): its
+// visit takes their longest times added up, `count` times each. When no one
+// call outlasts the caller's wait (rule_outlasts_caller says that) but the
+// sum does, the caller gives up while the later calls still run.
+void rule_sequence_outlasts_caller(const Scenario& s, const Hop& above,
+                                   const std::vector<Hop>& hops, const std::string& source,
+                                   std::vector<Finding>& out) {
+  const int v = service_index(s.graph, above.call->to);
+  if (v < 0 || s.graph.services[static_cast<size_t>(v)].pattern != CallPattern::sequence) return;
+  const double waits = attempt_wait_s(above.edge);
+  double total = 0;
+  std::vector<std::string> names;
+  for (const Hop& below : hops) {
+    if (below.call->from != above.call->to) continue;
+    const double longest = longest_call_s(below.edge);
+    if (longest > waits) return;  // that call alone is reported
+    total += below.call->count * longest;
+    names.push_back(call_name(below));
+  }
+  if (names.size() < 2 || total <= waits) return;
+  Finding f = finding(Severity::warning, "sequence-outlasts-caller", source);
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  f.message = above.call->to + " makes its calls one after another (" + list +
+              "): together they may take up to " + format_seconds(total) + ", longer than " +
+              call_name(above) + "'s " + format_seconds(waits) +
+              ": the caller gives up while the later calls still run";
+  f.fix = "fit the calls' timeouts and retries of " + above.call->to + " into " +
+          format_seconds(waits) + " together, or make them in parallel (pattern: parallel)";
+  f.numbers = {{"longest_s", total}, {"caller_timeout_s", waits}};
+  out.push_back(std::move(f));
+}
+
 void rule_budget_below(const std::vector<const Hop*>& path, const std::string& source,
                        std::set<std::string>& said, std::vector<Finding>& out) {
   for (size_t i = 0; i < path.size(); ++i) {
@@ -244,6 +277,7 @@ void graph_rules(const Scenario& s, const std::string& source, std::vector<Findi
   for (const Hop& below : hops)
     for (const Hop& above : hops)
       if (above.call->to == below.call->from) rule_outlasts_caller(above, below, source, out);
+  for (const Hop& above : hops) rule_sequence_outlasts_caller(s, above, hops, source, out);
   rule_shared_dependency(s, source, out);
 }
 

@@ -16,6 +16,7 @@
 #include "systems/room.hpp"
 #include "systems/traces/call_graph.hpp"
 #include "text/ascii.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::configs {
 
@@ -232,6 +233,22 @@ std::vector<MeshFile*> one_policy_per_rank(const std::vector<MeshFile*>& group,
   return out;
 }
 
+// A retrying layer that sets no per-attempt timeout and no deadline: its
+// attempts wait as long as they take. The call gets the key's largest value
+// (with where it came from) instead of the scenario's default 5 s, which lint
+// read as a timeout the files never set.
+void unbounded_attempts(const LayerPolicy& l, std::vector<ImportedKey>& keys) {
+  if (!l.has_retry_policy || l.per_try_timeout_s) return;
+  for (const ImportedKey& k : keys)
+    if (k.path == "client.timeout_s") return;
+  const double longest = key_or_throw("client.timeout_s").max;
+  keys.push_back({"client.timeout_s", longest,
+                  l.file +
+                      ": no per-attempt timeout and no deadline, so an attempt waits as "
+                      "long as it takes (the key's largest value, " +
+                      number_text(longest) + " s)"});
+}
+
 // The files that give call `index`'s policy, outermost first.
 std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call,
                                   const std::string& where, std::vector<std::string>& warnings) {
@@ -312,7 +329,9 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
       c.files.push_back(l.file);
       if (l.fault && !c.fault) c.fault = l.fault;
     }
-    c.keys = hop_keys(r.keys, from, workloads, own);
+    std::vector<ImportedKey> keys = r.keys;
+    if (!retrying.empty()) unbounded_attempts(*retrying[0], keys);
+    c.keys = hop_keys(keys, from, workloads, own);
     return {{c, graph}};
   }
   std::vector<Hop> hops;
@@ -334,8 +353,9 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                    " on " + from + " -> " + to,
                retrying[k]->fault};
     // A proxy between layers is the caller's own (its sidecar): its instances.
-    c.keys =
-        hop_keys(retrying[k]->keys, from, workloads, k == 0 ? own : std::vector<ImportedKey>{});
+    std::vector<ImportedKey> keys = retrying[k]->keys;
+    unbounded_attempts(*retrying[k], keys);
+    c.keys = hop_keys(keys, from, workloads, k == 0 ? own : std::vector<ImportedKey>{});
     hops.push_back({c, g});
     caller = callee;
   }
