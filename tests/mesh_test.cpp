@@ -604,6 +604,27 @@ TEST(MeshHosts, APolicyWithoutATimeoutIsUnbounded) {
   EXPECT_NE(t.from.find("no per-attempt timeout and no deadline"), std::string::npos) << t.from;
 }
 
+// One file with a VirtualService for orders and one for search: each call
+// gets its own (search fell back to the model's defaults, and lint reported
+// its retries: "retried 3 times").
+TEST(MeshHosts, EachResourceOfAFileGivesItsOwnCallsPolicy) {
+  const std::string calls =
+      "demand: {rate_per_s: 10}\nservices:\n  frontend: {capacity_per_s: 1000}\n"
+      "  orders: {capacity_per_s: 1000}\n  search: {capacity_per_s: 1000}\ncalls:\n"
+      "  - {from: user, to: frontend, retries: 0, timeout_s: 10}\n"
+      "  - {from: frontend, to: orders}\n  - {from: frontend, to: search}\n";
+  const std::string routes = virtual_service("shop", "orders.shop.svc.cluster.local", 1) + "---\n" +
+                             virtual_service("shop", "search.shop.svc.cluster.local", 0);
+  MeshImport m = import_mesh({{"routes.yaml", routes}}, {"calls.yaml", calls});
+  ASSERT_EQ(m.calls.size(), 3u);
+  EXPECT_EQ(number(m.calls[1], "client.retries"), 1);
+  EXPECT_EQ(number(m.calls[2], "client.retries"), 0);
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"routes.yaml"});
+  // Line numbers stay the file's: search's retries are on line 17.
+  EXPECT_NE(key(m.calls[2], "client.retries").from.find("routes.yaml:17"), std::string::npos)
+      << key(m.calls[2], "client.retries").from;
+}
+
 // lint --mesh reports a storm of more attempts than a run allows (exit 1,
 // retries-multiply-across-hops); it was refused as bad input (exit 2).
 TEST(MeshHosts, LintReportsAStormPastTheRunLimit) {

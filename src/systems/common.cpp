@@ -56,21 +56,7 @@ void fail(const Where& w, const std::string& message) {
   throw InputError(w.text() + ": " + message);
 }
 
-std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file) {
-  if (text.size() > kMaxInputBytes) fail({file, "", 0}, "larger than 4 MiB");
-  check_utf8(text, file);     // formats/input_text.hpp
-  check_nesting(text, file);  // before any recursive parser
-  size_t first = text.find_first_not_of(" \t\r\n");
-  std::vector<YAML::Node> docs;
-  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
-    nlohmann::json j = parse_json_text(text, file);  // nesting and duplicate keys
-    try {
-      docs.push_back(YAML::Load(text));  // the same data, with line numbers
-    } catch (const std::exception&) {
-      docs.push_back(json_to_yaml(j));
-    }
-    return docs;
-  }
+std::vector<std::string> document_texts(const std::string& text) {
   // Documents are split here, not by YAML::LoadAll: yaml-cpp 0.7's LoadAll
   // loops forever on some malformed input (found by fuzzing), Load does not.
   // Each document keeps its line numbers: the lines before it become empty.
@@ -91,7 +77,25 @@ std::vector<YAML::Node> parse_documents(const std::string& text, const std::stri
     if (end == std::string::npos) break;
     pos = end + 1;
   }
-  for (const auto& chunk : chunks) {
+  return chunks;
+}
+
+std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file) {
+  if (text.size() > kMaxInputBytes) fail({file, "", 0}, "larger than 4 MiB");
+  check_utf8(text, file);     // formats/input_text.hpp
+  check_nesting(text, file);  // before any recursive parser
+  size_t first = text.find_first_not_of(" \t\r\n");
+  std::vector<YAML::Node> docs;
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    nlohmann::json j = parse_json_text(text, file);  // nesting and duplicate keys
+    try {
+      docs.push_back(YAML::Load(text));  // the same data, with line numbers
+    } catch (const std::exception&) {
+      docs.push_back(json_to_yaml(j));
+    }
+    return docs;
+  }
+  for (const auto& chunk : document_texts(text)) {
     try {
       YAML::Node d = YAML::Load(chunk);
       if (!d.IsDefined() || d.IsNull()) continue;

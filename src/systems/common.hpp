@@ -42,6 +42,9 @@ std::string config_word(const std::string& word);
 // Parses a whole file as YAML (documents separated by ---) or JSON. JSON is
 // checked with nlohmann::json first so a JSON syntax error names its line.
 std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file);
+// The YAML documents of `text` (split at `---` lines) as texts of their own,
+// each padded with empty lines so that its line numbers are the file's.
+std::vector<std::string> document_texts(const std::string& text);
 
 // Durations. Accepted forms: "1.5s", "100ms", "250us", "1m", "2h", "1m30s"
 // (Go style, as Istio and Linkerd write them), protobuf Duration strings

@@ -76,8 +76,55 @@ bool read_workloads(const ConfigFile& f, Workloads& out, std::vector<std::string
   return !docs.empty() && workloads == docs.size();
 }
 
+// A file of several routing resources of one kind (two VirtualServices, for
+// orders and for search) as one file per resource, each with the file's name
+// and line numbers: each resource names its own destination (the importer
+// reads the first of each kind, and the other callees got no policy). Other
+// documents (a Deployment) are left out of the parts: read_workloads read
+// them from the whole file.
+std::vector<ConfigFile> per_resource(const ConfigFile& f) {
+  static const std::set<std::string> kRouting = {"VirtualService", "DestinationRule",
+                                                 "ServiceProfile", "HTTPRoute", "GRPCRoute"};
+  const size_t first = f.text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || f.text[first] == '{') return {f};
+  std::vector<ConfigFile> parts;
+  std::map<std::string, int> kinds;
+  for (const std::string& chunk : document_texts(f.text)) {
+    try {
+      YAML::Node d = YAML::Load(chunk);
+      if (!d.IsMap() || !d["kind"] || !d["kind"].IsScalar()) continue;
+      if (!kRouting.count(d["kind"].Scalar())) continue;
+      ++kinds[d["kind"].Scalar()];
+      parts.push_back({f.name, chunk});
+    } catch (const std::exception&) {
+      return {f};  // the importer says what is wrong with it
+    }
+  }
+  for (const auto& [kind, n] : kinds)
+    if (n > 1) return parts;
+  return {f};
+}
+
 // The files that are retry configuration, each read once for its destination;
 // the others are listed in `skipped` with the reason.
+// One retry configuration (a file, or one resource of it): read for its
+// destination, or listed as skipped with the reason. A file of a known system
+// that cannot be read (a TCP-only route, a stream proxy) is skipped, not the
+// whole mesh; a call that pins it still fails, naming it.
+void read_mesh_file(const ConfigFile& f, std::vector<MeshFile>& read, MeshImport& out) {
+  std::vector<std::string> ignored;  // import_configs says them again, per call
+  try {
+    detect_system(f);
+    MeshFile m{f, import_file(f, ignored)};
+    out.formats.push_back(f.name + ": " + m.layer.format +
+                          (m.layer.host.empty() ? std::string(" (names no destination)")
+                                                : " (destination " + m.layer.host + ")"));
+    read.push_back(std::move(m));
+  } catch (const InputError& e) {
+    out.skipped.push_back(std::string(e.what()));
+  }
+}
+
 std::vector<MeshFile> read_mesh_files(const std::vector<ConfigFile>& files, Workloads& workloads,
                                       MeshImport& out) {
   std::vector<MeshFile> read;
@@ -86,27 +133,7 @@ std::vector<MeshFile> read_mesh_files(const std::vector<ConfigFile>& files, Work
       out.formats.push_back(f.name + ": Kubernetes workloads (client instances per caller)");
       continue;
     }
-    try {
-      detect_system(f);
-    } catch (const InputError& e) {
-      out.skipped.push_back(std::string(e.what()));
-      continue;
-    }
-    std::vector<std::string> ignored;  // import_configs says them again, per call
-    // A file of a known system that cannot be read (a TCP-only route, a
-    // stream proxy) is skipped with its reason, not the whole mesh; a call
-    // that pins it still fails, naming it.
-    std::optional<MeshFile> m;
-    try {
-      m.emplace(MeshFile{f, import_file(f, ignored)});
-    } catch (const InputError& e) {
-      out.skipped.push_back(std::string(e.what()));
-      continue;
-    }
-    out.formats.push_back(f.name + ": " + m->layer.format +
-                          (m->layer.host.empty() ? std::string(" (names no destination)")
-                                                 : " (destination " + m->layer.host + ")"));
-    read.push_back(std::move(*m));
+    for (const ConfigFile& part : per_resource(f)) read_mesh_file(part, read, out);
   }
   return read;
 }
