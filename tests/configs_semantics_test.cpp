@@ -263,6 +263,32 @@ TEST(GrpcSemantics, WhatCCoreRefusesIsSaid) {
   EXPECT_TRUE(warned(import_text("t.json", ratio), "keeps 3 decimals, 0, and refuses"));
 }
 
+// ---- Istio ----------------------------------------------------------------
+
+// A route whose match names some callers only (sourceLabels) is not what the
+// other callers get: the catch-all route below it is read (istio/api
+// networking/v1alpha3/virtual_service.proto: "The first rule matching an
+// incoming request is used"). It read attempts: 0 from the checkout-only route.
+TEST(IstioSemantics, ARouteForSomeCallersOnlyIsNotRead) {
+  const std::string vs =
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders}\n"
+      "spec:\n  hosts: [orders]\n  http:\n  - match: [{sourceLabels: {app: checkout}}]\n"
+      "    route: [{destination: {host: orders}}]\n    retries: {attempts: 0}\n"
+      "  - route: [{destination: {host: orders}}]\n    timeout: 3s\n"
+      "    retries: {attempts: 4, perTryTimeout: 500ms}\n";
+  auto r = import_text("vs.yaml", vs);
+  EXPECT_EQ(num(r, "client.retries"), 4);
+  EXPECT_EQ(num(r, "client.deadline_s"), 3);
+  EXPECT_TRUE(warned(r, "some callers only"));
+  // Rules bound to gateways without "mesh" are said to be a gateway's.
+  auto gw = import_text("gw.yaml",
+                        "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: "
+                        "{name: o}\nspec:\n  hosts: [orders]\n  gateways: [istio-system/public]\n"
+                        "  http:\n  - route: [{destination: {host: orders}}]\n"
+                        "    retries: {attempts: 3, perTryTimeout: 1s}\n");
+  EXPECT_TRUE(warned(gw, "only at the gateways"));
+}
+
 // ---- HAProxy --------------------------------------------------------------
 
 // A proxy without a mode line is in mode tcp (src/proxy.c, init_new_proxy sets

@@ -625,6 +625,24 @@ TEST(MeshHosts, EachResourceOfAFileGivesItsOwnCallsPolicy) {
       << key(m.calls[2], "client.retries").from;
 }
 
+// A VirtualService bound to a gateway (no "mesh") is the policy of the call
+// that enters through it, not of a sidecar's call to the same service: it
+// gave frontend -> orders 10 retries.
+TEST(MeshHosts, AGatewaysRulesAreTheEntrysOnly) {
+  const std::string gateway =
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: o, namespace: "
+      "shop}\nspec:\n  hosts: [orders]\n  gateways: [istio-system/public]\n  http:\n"
+      "  - route: [{destination: {host: orders}}]\n    retries: {attempts: 10, perTryTimeout: "
+      "2s}\n";
+  MeshImport m = import_mesh({{"gateway.yaml", gateway}}, {"calls.yaml", kFrontendOrders});
+  EXPECT_TRUE(m.calls[1].files.empty());
+  const std::string entry =
+      "demand: {rate_per_s: 10}\nservices:\n  orders: {capacity_per_s: 1000}\n"
+      "calls:\n  - {from: user, to: orders}\n";
+  MeshImport e = import_mesh({{"gateway.yaml", gateway}}, {"calls.yaml", entry});
+  EXPECT_EQ(number(e.calls[0], "client.retries"), 10);
+}
+
 // lint --mesh reports a storm of more attempts than a run allows (exit 1,
 // retries-multiply-across-hops); it was refused as bad input (exit 2).
 TEST(MeshHosts, LintReportsAStormPastTheRunLimit) {

@@ -108,6 +108,9 @@ struct LayerPolicy {
   // cluster max_requests (client.max_requests), its adaptive concurrency
   // filter (server.adaptive_concurrency, ...). `from` says where each was read.
   std::map<std::string, KeyValue> extra;
+  // An Istio VirtualService whose gateways leave out "mesh": the policy of
+  // calls entering through a gateway (the user's), not between sidecars.
+  bool gateway_only = false;
   // The fault the route injects, if any (Istio, Envoy).
   std::optional<RouteFault> fault;
   // The client instances a Kubernetes workload beside the settings runs.

@@ -1,6 +1,7 @@
 // Istio: VirtualService (http[].retries, timeout) and DestinationRule
 // (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
 #include <algorithm>
+#include <optional>
 
 #include "systems/envoy/fault.hpp"
 #include "systems/envoy/retry_on.hpp"
@@ -21,10 +22,34 @@ double istio_duration(const YAML::Node& n, const Where& w) {
   return v;
 }
 
-// The route read: the first that sets retries, else the first.
+// Whether `gateways` (a VirtualService's or a match's) lets the rule apply
+// between sidecars: left out, or naming "mesh" (the VirtualService proto:
+// "If a list of gateway names is provided, the rules will apply only to the
+// gateways").
+bool reaches_sidecars(const YAML::Node& gateways) {
+  if (!gateways || !gateways.IsSequence() || gateways.size() == 0) return true;
+  for (const auto& g : gateways)
+    if (g.IsScalar() && g.Scalar() == "mesh") return true;
+  return false;
+}
+
+// A route every sidecar caller may take: no match, or a match whose
+// condition does not name some callers only (sourceLabels, which the
+// caller's pod labels decide, or gateways without "mesh").
+bool for_every_caller(const YAML::Node& route) {
+  const YAML::Node match = route["match"];
+  if (!match || !match.IsSequence() || match.size() == 0) return true;
+  for (const auto& m : match)
+    if (m.IsMap() && !m["sourceLabels"] && reaches_sidecars(m["gateways"])) return true;
+  return false;
+}
+
+// The route read: among the routes every caller may take, the first that
+// sets retries, else the first (a route for some callers only, one with
+// sourceLabels, is not what the others get).
 size_t pick_route(YAML::Node http, const Reader& r) {
-  size_t pick = 0;
-  int with_retries = 0;
+  std::optional<size_t> pick, first;
+  int with_retries = 0, for_some = 0;
   for (size_t i = 0; i < http.size(); ++i) {
     std::string k = "spec.http[" + std::to_string(i) + "]";
     if (!http[i].IsMap()) fail(at(r.file, k, http[i]), "must be an object");
@@ -32,12 +57,22 @@ size_t pick_route(YAML::Node http, const Reader& r) {
                    {"name", "match", "route", "redirect", "directResponse", "delegate", "rewrite",
                     "timeout", "retries", "fault", "mirror", "mirrors", "mirrorPercentage",
                     "mirrorPercent", "mirror_percent", "corsPolicy", "headers"});
+    if (!for_every_caller(http[i])) {
+      ++for_some;
+      continue;
+    }
+    if (!first) first = i;
     if (http[i]["retries"] && ++with_retries == 1) pick = i;
   }
   if (with_retries > 1)
     r.warn(at(r.file, "spec.http", http),
            std::to_string(with_retries) + " routes set retries; the first is read");
-  return pick;
+  if (for_some > 0)
+    r.warn(at(r.file, "spec.http", http),
+           std::to_string(for_some) +
+               (for_some == 1 ? " route applies" : " routes apply") +
+               " to some callers only (sourceLabels, or gateways without mesh); not read");
+  return pick ? *pick : first ? *first : 0;
 }
 
 // The route timeout: the whole request, all attempts included.
@@ -333,6 +368,12 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   if (YAML::Node hosts = spec["hosts"];
       hosts && hosts.IsSequence() && hosts.size() > 0 && hosts[0].IsScalar())
     l.host = hosts[0].Scalar();
+  if (!reaches_sidecars(spec["gateways"])) {
+    l.gateway_only = true;
+    r.warn(at(r.file, "spec.gateways", spec["gateways"]),
+           "the rules apply only at the gateways named (no mesh): the policy of a call that "
+           "enters through them, not of calls between sidecars");
+  }
   size_t pick = pick_route(http, r);
   std::string hk = "spec.http[" + std::to_string(pick) + "]";
   YAML::Node route = http[pick];

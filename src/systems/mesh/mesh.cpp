@@ -291,12 +291,16 @@ std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call
     return group;
   }
   std::string to = service_of_host(call.value("to", ""));
+  // A gateway's rules (an Istio VirtualService without "mesh") are only the
+  // entry's, whose requests come in through it, and come first there.
+  const bool entry = call.value("from", "") == "user";
   for (MeshFile& f : files)
     if (!f.pinned && !f.layer.host.empty() && in_cluster_host(f.layer.host) &&
-        service_of_host(f.layer.host) == to)
+        service_of_host(f.layer.host) == to && (entry || !f.layer.gateway_only))
       group.push_back(&f);
   std::stable_sort(group.begin(), group.end(), [](const MeshFile* a, const MeshFile* b) {
-    return layer_rank(a->layer.system) < layer_rank(b->layer.system);
+    const int ra = layer_rank(a->layer.system), rb = layer_rank(b->layer.system);
+    return ra != rb ? ra < rb : a->layer.gateway_only && !b->layer.gateway_only;
   });
   return one_policy_per_rank(group, where, warnings);
 }
