@@ -16,7 +16,9 @@
 #include "formats/scenario_io.hpp"
 #include "model/graph.hpp"
 #include "model/keys.hpp"
+#include "systems/prometheus/call_graph.hpp"
 #include "systems/traces/call_graph.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -205,6 +207,44 @@ TEST(MeshObserved, IstioRatesGiveTheCallsAndTheirCounts) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("none sets capacity_per_s"), std::string::npos);
   }
+}
+
+// Istio's canonical service labels name services, as the calls file does:
+// reviews-v1, -v2 and -v3 are one callee, reviews (they were three, each
+// "0.33 calls per request, taken as 1"). Linkerd's owner labels other than
+// deployment name callers too: a StatefulSet's calls were read as traffic
+// from outside the mesh, and its callee became the entry.
+TEST(MeshObserved, CanonicalServicesAndEveryOwnerKindNameTheServices) {
+  auto answer = [](const std::string& series) {
+    return R"({"status":"success","data":{"resultType":"vector","result":[)" + series + "]}}";
+  };
+  auto sample = [](const std::string& labels, double rate) {
+    return "{\"metric\":{" + labels + "},\"value\":[1700000000,\"" + number_text(rate) + "\"]}";
+  };
+  std::string istio;
+  for (const char* version : {"v1", "v2", "v3"})
+    istio += (istio.empty() ? "" : ",") +
+             sample(R"("source_canonical_service":"productpage","destination_canonical_service":)"
+                    R"("reviews","destination_workload":"reviews-)" +
+                        std::string(version) + "\"",
+                    10);
+  istio += "," + sample(R"("source_canonical_service":"unknown","destination_canonical_service":)"
+                        R"("productpage")",
+                        30);
+  ObservedCalls seen = read_observed_calls(answer(istio), "rates.json");
+  ASSERT_EQ(seen.calls.size(), 2u);
+  EXPECT_EQ(seen.labels, "Istio's source_canonical_service and destination_canonical_service");
+  for (const ObservedCall& c : seen.calls) {
+    if (c.to == "reviews") {
+      EXPECT_EQ(c.rate_per_s, 30);
+    }
+  }
+  std::string linkerd = sample(R"("statefulset":"ledger","dst_deployment":"db")", 5) + "," +
+                        sample(R"("deployment":"web","dst_statefulset":"ledger")", 5) + "," +
+                        sample(R"("deployment":"web","dst_service":"cache")", 2);
+  ObservedCalls owners = read_observed_calls(answer(linkerd), "rates.json");
+  ASSERT_EQ(owners.calls.size(), 3u);
+  for (const ObservedCall& c : owners.calls) EXPECT_FALSE(c.from.empty()) << c.to;
 }
 
 TEST(MeshObserved, ACallsFileAddsItsKeysAndAnEntryFromLinkerdsRange) {

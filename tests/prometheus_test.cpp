@@ -364,15 +364,20 @@ TEST_F(PrometheusServed, MeshCallGraphAskedLiveIsTheSavedAnswersGraph) {
   Outcome text = run_cli(served->dir->path(), {"import", "--mesh", shop, "--calls-from-prometheus",
                                                served->url, "--calls-at", at(kLinkerdCalls + 900)});
   EXPECT_EQ(text.status, 0) << text.err;
-  EXPECT_NE(text.out.find(served->url + ": sum by (deployment, dst_deployment)"), std::string::npos)
+  EXPECT_NE(text.out.find(served->url + ": sum by (deployment, statefulset, daemonset, "
+                                        "dst_deployment, dst_statefulset, dst_daemonset, "
+                                        "dst_service)"),
+            std::string::npos)
       << text.out.substr(0, 600);
   // A time when neither mesh served: refused, naming both queries.
   Outcome none = run_cli(served->dir->path(), {"import", "--mesh", shop, "--calls-from-prometheus",
                                                served->url, "--calls-at", at(kStart - 86400)});
   EXPECT_EQ(none.status, 2);
-  EXPECT_NE(none.err.find("has no series for Istio's sum by (source_workload, "
-                          "destination_workload) (rate(istio_requests_total{reporter="
-                          "\"destination\"}[600s])) nor Linkerd's"),
+  EXPECT_NE(none.err.find("has no series for Istio's sum by (source_canonical_service, "
+                          "destination_canonical_service) (rate(istio_requests_total{reporter="
+                          "\"destination\",destination_canonical_service!=\"\"}[600s])) nor "
+                          "Istio's sum by (source_workload, destination_workload) (rate("
+                          "istio_requests_total{reporter=\"destination\"}[600s])) nor Linkerd's"),
             std::string::npos)
       << none.err;
 }
