@@ -12,9 +12,9 @@
 namespace retrystorm {
 
 // The pairs of an answer of /api/v1/query (a vector) or /api/v1/query_range
-// (a matrix: each series' mean) whose series carry Istio's
-// source_workload/destination_workload or Linkerd's deployment/dst_deployment
-// labels, summed per pair. InputError naming `what` for an answer Prometheus
+// (a matrix: each series' mean) whose series carry Istio's canonical service
+// or workload labels, or Linkerd's owner labels (deployment, ...; dst_*), summed
+// per pair. InputError naming `what` for an answer Prometheus
 // refused, series with neither pair of labels, or a negative rate.
 ObservedCalls read_observed_calls(const std::string& body, const std::string& what);
 
