@@ -1167,6 +1167,22 @@ TEST_F(AnalyzeOutage, WindowSplitAddsUpToLWithEvents) {
   }
 }
 
+// A per-second CSV whose second hour gives no concurrency: that hour's L is
+// unknown (it read 0.00), and the whole log's window ends at its last row
+// (a row counts the interval before it; the window ran past the log).
+TEST(AnalyzeFormats, PerSecondHoursWithoutAConcurrencyHaveNoL) {
+  fs::path dir = temp_dir("ps_gap");
+  std::string text = "t,starts,successes,retries,timeouts,concurrency\n";
+  for (int t = 0; t < 600; ++t) text += std::to_string(t) + ",10,10,0,0,10\n";
+  for (int t = 3600; t < 4200; ++t) text += std::to_string(t) + ",10,10,0,0,\n";
+  Report r = analyze({write_file(dir, "ps.csv", text)});
+  ASSERT_EQ(r.hours.size(), 2u);
+  EXPECT_NEAR(r.hours[0].in_flight, 10, 1e-9);
+  EXPECT_FALSE(incident::known(r.hours[1].in_flight));
+  EXPECT_EQ(r.l_to_s, 4199);
+  EXPECT_NEAR(r.mean_in_flight, 10, 1e-9);
+}
+
 // A client log may open with blank lines before its header, as every other
 // format may (the header was taken for a record).
 TEST(AnalyzeFormats, AClientLogsHeaderAfterBlankLines) {

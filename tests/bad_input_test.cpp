@@ -358,6 +358,7 @@ std::vector<BadCase> bad_cases() {
                {"run", "--set", "engine=agent", "--log", ".", "--out", "requests.csv"},
                {"--log", "--out", "requests.csv"},
                false});
+  c.push_back({"LogEmpty", {}, {"run", "--log", "", "--format", "csv"}, {"--log", "empty"}});
   c.push_back(
       {"RunDeadlineNaN", {}, {"serve", "--run-deadline", "nan"}, {"--run-deadline", "nan"}, false});
   c.push_back({"PortOutOfRange", {}, {"serve", "--port", "70000"}, {"--port"}, false});

@@ -61,6 +61,18 @@ TEST(EnvoySemantics, ARoutesOwnPolicyAndTimeoutWinOverItsVirtualHosts) {
       "        retry_on: connect-failure\n        num_retries: 2\n        per_try_timeout: 1s\n";
   auto c = import_text("vh3.yaml", hedged);
   EXPECT_EQ(str(c, "client.hedging"), "envoy");
+  // The virtual host's hedge_policy beside its own retry_policy (the
+  // resolution rewrote the virtual host's node and lost it), and the first
+  // route that forwards, after a redirect.
+  const std::string vhost_hedge =
+      "virtual_hosts:\n- name: backend\n  domains: [\"*\"]\n"
+      "  retry_policy: {retry_on: 5xx, num_retries: 4, per_try_timeout: 0.5s}\n"
+      "  hedge_policy: {hedge_on_per_try_timeout: true}\n  routes:\n"
+      "  - match: {prefix: /old}\n    redirect: {path_redirect: /new}\n"
+      "  - match: {prefix: /}\n    route: {cluster: backend, timeout: 2s}\n";
+  auto d = import_text("vh6.yaml", vhost_hedge);
+  EXPECT_EQ(str(d, "client.hedging"), "envoy");
+  EXPECT_EQ(num(d, "client.deadline_s"), 2);
 }
 
 // retry_on's gRPC and reset conditions retry failures too
@@ -280,6 +292,14 @@ TEST(IstioSemantics, ARouteForSomeCallersOnlyIsNotRead) {
   EXPECT_EQ(num(r, "client.retries"), 4);
   EXPECT_EQ(num(r, "client.deadline_s"), 3);
   EXPECT_TRUE(warned(r, "some callers only"));
+  // Routes for some callers only and none for all: the others match no
+  // route and are not retried (the first route's 7 retries were read).
+  auto only = import_text(
+      "vs1.yaml",
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders}\n"
+      "spec:\n  hosts: [orders]\n  http:\n  - match: [{sourceLabels: {app: batch}}]\n"
+      "    route: [{destination: {host: orders}}]\n    retries: {attempts: 7}\n");
+  EXPECT_EQ(num(only, "client.retries"), 0);
   // Rules bound to gateways without "mesh" are said to be a gateway's.
   auto gw = import_text("gw.yaml",
                         "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: "

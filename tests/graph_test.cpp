@@ -964,6 +964,13 @@ TEST(GraphLint, CallsInSequenceThatTogetherOutlastTheCaller) {
   EXPECT_TRUE(has(rules("", 3)));
   EXPECT_FALSE(has(rules(", pattern: parallel", 3)));
   EXPECT_FALSE(has(rules("", 2)));
+  // One call made four times in a row is a sequence too.
+  Scenario counted = scenario_from_text(
+      "engine: agent\nservices:\n  a: {capacity_per_s: 1000}\n  b: {capacity_per_s: 1000}\n"
+      "calls:\n  - {from: user, to: a, retries: 0, timeout_s: 3}\n"
+      "  - {from: a, to: b, count: 4, retries: 0, timeout_s: 1}\n",
+      "x.yaml");
+  EXPECT_TRUE(has(rules_of(lint_scenario(counted, "x"), "x")));
 }
 
 // The caller's wait is its per-attempt timeout or its deadline, whichever

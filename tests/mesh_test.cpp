@@ -683,6 +683,29 @@ TEST(MeshHosts, AGatewaysRulesAreTheEntrysOnly) {
   EXPECT_EQ(number(e.calls[0], "client.retries"), 10);
 }
 
+// A file split per resource keeps every document but workloads (a Service's
+// Linkerd annotations were dropped), and a call that pins the file gets the
+// part for its callee (the name matched every part, and was refused).
+TEST(MeshHosts, APinnedFileOfSeveralResourcesGivesTheCalleesPart) {
+  const std::string calls =
+      "demand: {rate_per_s: 10}\nservices:\n  frontend: {capacity_per_s: 1000}\n"
+      "  orders: {capacity_per_s: 1000}\n  search: {capacity_per_s: 1000}\n"
+      "  payments: {capacity_per_s: 1000}\ncalls:\n"
+      "  - {from: user, to: frontend, retries: 0, timeout_s: 10}\n"
+      "  - {from: frontend, to: orders, configs: [routes.yaml]}\n"
+      "  - {from: frontend, to: search}\n  - {from: frontend, to: payments}\n";
+  const std::string routes =
+      virtual_service("shop", "orders.shop.svc.cluster.local", 1) + "---\n" +
+      virtual_service("shop", "search.shop.svc.cluster.local", 2) + "---\n" +
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: payments\n  annotations:\n"
+      "    retry.linkerd.io/http: 5xx\n    retry.linkerd.io/limit: \"4\"\n";
+  MeshImport m = import_mesh({{"istio/routes.yaml", routes}}, {"calls.yaml", calls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(number(m.calls[1], "client.retries"), 1);
+  EXPECT_EQ(number(m.calls[2], "client.retries"), 2);
+  EXPECT_EQ(number(m.calls[3], "client.retries"), 4);
+}
+
 // lint --mesh reports a storm of more attempts than a run allows (exit 1,
 // retries-multiply-across-hops); it was refused as bad input (exit 2).
 TEST(MeshHosts, LintReportsAStormPastTheRunLimit) {

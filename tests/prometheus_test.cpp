@@ -586,6 +586,23 @@ TEST(PrometheusDiagnosis, ATriggerRunningToTheEndIsNotAStorm) {
   incident::ObservedReport ended = incident::analyze_observed(s, {});
   EXPECT_FALSE(ended.ongoing);
   EXPECT_EQ(ended.findings[0].id, "recovered");
+  // A storm that sustains itself has no end either: with two retries a
+  // request to the end, it is the storm (it was "still in the trigger").
+  for (size_t i = 20; i < n; ++i) {
+    s.retries[i] = 200;
+    s.successes[i] = 30;
+    s.failed[i] = 70;
+  }
+  incident::ObservedReport storm = incident::analyze_observed(s, {});
+  EXPECT_FALSE(storm.ongoing);
+  EXPECT_TRUE(storm.metastable);
+  EXPECT_EQ(storm.findings[0].id, "metastable_retry_storm");
+  EXPECT_DOUBLE_EQ(storm.amplification_after, 3);
+  // Unless --trigger-end says the trigger itself went on past the range.
+  incident::ObservedOptions told;
+  told.trigger_start_s = 20;
+  told.trigger_end_s = 200;
+  EXPECT_EQ(incident::analyze_observed(s, told).findings[0].id, "still_in_trigger");
 }
 
 // Steps of 5 s: a step's counts spread over its five seconds, and the

@@ -219,7 +219,8 @@ void add_run_command(CLI::App& app, CommandTable& table) {
                   "the generator restarts with SEED after EVENTS events (docs/risk.md)");
   cmd->add_option("--log", c->log_dir,
                   "agent engine: write DIR/requests.csv, one row per attempt; sessions: "
-                  "DIR/sessions.csv and DIR/events.jsonl");
+                  "DIR/sessions.csv and DIR/events.jsonl")
+      ->check(not_empty("a directory"));
   cmd->add_option("--metrics-out", c->metrics_out,
                   "also write the run's series as OpenMetrics text, one sample a second, "
                   "for promtool tsdb create-blocks-from openmetrics (docs/prometheus.md)");

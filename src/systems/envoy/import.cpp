@@ -335,38 +335,44 @@ struct RetryPolicyAt {
 // (RouteEntryImplBase::buildRetryPolicy, buildHedgePolicy in
 // source/common/router/config_impl.cc), and the timeout is the route's
 // (RouteAction; a virtual host has none). The first route is read.
+// Nodes are rebound with reset(): assigning a YAML::Node that refers to a
+// node of the document rewrites that node (the virtual host became its
+// route's action, and lost its hedge_policy).
 void resolve_virtual_host(RetryPolicyAt& p) {
   YAML::Node routes = get(p.route, "routes");
-  if (!routes || !routes.IsSequence() || routes.size() == 0) return;
-  YAML::Node action = get(routes[0], "route");
-  if (!action || !action.IsMap()) return;
-  p.vhost = p.route;
-  p.vhost_key = p.route_key;
-  p.route = action;
-  p.route_key = join(p.vhost_key, "routes[0].route");
-  if (YAML::Node own = get(action, "retry_policy")) {
-    p.rp = own;
-    p.rp_key = join(p.route_key, "retry_policy");
+  if (!routes || !routes.IsSequence()) return;
+  for (size_t i = 0; i < routes.size(); ++i) {  // the first route that forwards
+    YAML::Node action = get(routes[i], "route");
+    if (!action || !action.IsMap()) continue;  // a redirect, a direct response
+    p.vhost.reset(p.route);
+    p.vhost_key = p.route_key;
+    p.route.reset(action);
+    p.route_key = join(p.vhost_key, "routes[" + std::to_string(i) + "].route");
+    if (YAML::Node own = get(action, "retry_policy")) {
+      p.rp.reset(own);
+      p.rp_key = join(p.route_key, "retry_policy");
+    }
+    return;
   }
 }
 
 RetryPolicyAt find_retry_policy(const EnvoyParts& parts, const Reader& r) {
   RetryPolicyAt p;
   if (parts.routes.empty()) {
-    p.rp = parts.bare.front().map;
-    p.route = p.rp;
+    p.rp.reset(parts.bare.front().map);
+    p.route.reset(p.rp);
     return p;
   }
-  p.route = parts.routes.front().map;
+  p.route.reset(parts.routes.front().map);
   p.route_key = parts.routes.front().path;
-  p.rp = get(p.route, "retry_policy");
+  p.rp.reset(get(p.route, "retry_policy"));
   p.rp_key = join(p.route_key, "retry_policy");
   // A virtual host's retry_policy applies to its routes; a route's is its own.
   bool vhost = get(p.route, "routes") || get(p.route, "domains");
   if (vhost) resolve_virtual_host(p);
   for (const Found& v : parts.vhosts)  // a route's virtual host: its hedge_policy is the default
     if (!vhost && p.route_key.rfind(join(v.path, "routes["), 0) == 0) {
-      p.vhost = v.map;
+      p.vhost.reset(v.map);
       p.vhost_key = v.path;
     }
   if (parts.routes.size() > 1)

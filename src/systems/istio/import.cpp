@@ -69,10 +69,10 @@ size_t pick_route(YAML::Node http, const Reader& r) {
            std::to_string(with_retries) + " routes set retries; the first is read");
   if (for_some > 0)
     r.warn(at(r.file, "spec.http", http),
-           std::to_string(for_some) +
-               (for_some == 1 ? " route applies" : " routes apply") +
+           std::to_string(for_some) + (for_some == 1 ? " route applies" : " routes apply") +
                " to some callers only (sourceLabels, or gateways without mesh); not read");
-  return pick ? *pick : first ? *first : 0;
+  if (pick || first) return pick ? *pick : *first;
+  return http.size();  // none: read_virtual_service reads no retries
 }
 
 // The route timeout: the whole request, all attempts included.
@@ -375,6 +375,10 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
            "enters through them, not of calls between sidecars");
   }
   size_t pick = pick_route(http, r);
+  // No route every caller takes: the others match none of them (Istio
+  // answers 404 NR), and none retries; the first route's timeout is read.
+  const bool none_for_all = pick == http.size();
+  if (none_for_all) pick = 0;
   std::string hk = "spec.http[" + std::to_string(pick) + "]";
   YAML::Node route = http[pick];
   l.has_retry_policy = true;
@@ -389,6 +393,12 @@ void read_virtual_service(const YAML::Node& d, Reader& r) {
   read_backoff(retries, r);
   if (route["fault"]) read_istio_fault(route["fault"], hk + ".fault", r);
   warn_other_faults(http, pick, r);
+  if (none_for_all) {
+    l.retries = 0;
+    l.from["client.retries"] = at(r.file, "spec.http", http).text() +
+                               ": every route names some callers only; the others' requests "
+                               "match none (Istio answers 404 NR) and are not retried";
+  }
   if (!l.has_budget_part) {
     l.budget.kind = BudgetKind::none;
     l.from["client.budget.kind"] = r.file +

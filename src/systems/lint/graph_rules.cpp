@@ -193,15 +193,18 @@ void rule_sequence_outlasts_caller(const Scenario& s, const Hop& above,
   if (v < 0 || s.graph.services[static_cast<size_t>(v)].pattern != CallPattern::sequence) return;
   const double waits = attempt_wait_s(above.edge);
   double total = 0;
+  int calls = 0;  // one call made `count` times in a row is a sequence too
   std::vector<std::string> names;
   for (const Hop& below : hops) {
     if (below.call->from != above.call->to) continue;
     const double longest = longest_call_s(below.edge);
     if (longest > waits) return;  // that call alone is reported
     total += below.call->count * longest;
-    names.push_back(call_name(below));
+    calls += below.call->count;
+    names.push_back(call_name(below) +
+                    (below.call->count > 1 ? " x" + std::to_string(below.call->count) : ""));
   }
-  if (names.size() < 2 || total <= waits) return;
+  if (calls < 2 || total <= waits) return;
   Finding f = finding(Severity::warning, "sequence-outlasts-caller", source);
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -79,9 +79,9 @@ bool read_workloads(const ConfigFile& f, Workloads& out, std::vector<std::string
 // A file of several routing resources of one kind (two VirtualServices, for
 // orders and for search) as one file per resource, each with the file's name
 // and line numbers: each resource names its own destination (the importer
-// reads the first of each kind, and the other callees got no policy). Other
-// documents (a Deployment) are left out of the parts: read_workloads read
-// them from the whole file.
+// reads the first of each kind, and the other callees got no policy). Every
+// document but a workload (read_workloads read those from the whole file)
+// becomes a part: a Service's retry annotations too.
 std::vector<ConfigFile> per_resource(const ConfigFile& f) {
   static const std::set<std::string> kRouting = {"VirtualService", "DestinationRule",
                                                  "ServiceProfile", "HTTPRoute", "GRPCRoute"};
@@ -92,9 +92,9 @@ std::vector<ConfigFile> per_resource(const ConfigFile& f) {
   for (const std::string& chunk : document_texts(f.text)) {
     try {
       YAML::Node d = YAML::Load(chunk);
-      if (!d.IsMap() || !d["kind"] || !d["kind"].IsScalar()) continue;
-      if (!kRouting.count(d["kind"].Scalar())) continue;
-      ++kinds[d["kind"].Scalar()];
+      if (!d.IsMap() || is_workload(d)) continue;
+      if (d["kind"] && d["kind"].IsScalar() && kRouting.count(d["kind"].Scalar()))
+        ++kinds[d["kind"].Scalar()];
       parts.push_back({f.name, chunk});
     } catch (const std::exception&) {
       return {f};  // the importer says what is wrong with it
@@ -105,8 +105,6 @@ std::vector<ConfigFile> per_resource(const ConfigFile& f) {
   return {f};
 }
 
-// The files that are retry configuration, each read once for its destination;
-// the others are listed in `skipped` with the reason.
 // One retry configuration (a file, or one resource of it): read for its
 // destination, or listed as skipped with the reason. A file of a known system
 // that cannot be read (a TCP-only route, a stream proxy) is skipped, not the
@@ -125,6 +123,8 @@ void read_mesh_file(const ConfigFile& f, std::vector<MeshFile>& read, MeshImport
   }
 }
 
+// The files that are retry configuration, each read once for its destination;
+// the others are listed in `skipped` with the reason.
 std::vector<MeshFile> read_mesh_files(const std::vector<ConfigFile>& files, Workloads& workloads,
                                       MeshImport& out) {
   std::vector<MeshFile> read;
@@ -139,22 +139,37 @@ std::vector<MeshFile> read_mesh_files(const std::vector<ConfigFile>& files, Work
 }
 
 // The file a call's `configs` entry names: its path in the folder, or a
-// base name only one file has.
-MeshFile& pinned_file(std::vector<MeshFile>& files, const std::string& name,
-                      const std::string& where) {
-  std::vector<MeshFile*> hits;
+// base name only one file has. A file read per resource (per_resource) gives
+// the parts whose destination is the call's callee, or all of them when none
+// names it.
+std::vector<MeshFile*> pinned_file(std::vector<MeshFile>& files, const std::string& name,
+                                   const std::string& to, const std::string& where) {
+  std::vector<MeshFile*> exact, by_base;
+  std::set<std::string> base_files;
   for (MeshFile& f : files) {
     std::string base = f.file.name.substr(f.file.name.find_last_of('/') + 1);
-    if (f.file.name == name) return f;
-    if (base == name) hits.push_back(&f);
+    if (f.file.name == name) exact.push_back(&f);
+    if (base == name) {
+      by_base.push_back(&f);
+      base_files.insert(f.file.name);
+    }
   }
-  if (hits.size() == 1) return *hits.front();
+  std::vector<MeshFile*> hits = !exact.empty()           ? exact
+                                : base_files.size() == 1 ? by_base
+                                                         : std::vector<MeshFile*>{};
+  if (!hits.empty()) {
+    std::vector<MeshFile*> callee;
+    for (MeshFile* f : hits)
+      if (!f->layer.host.empty() && service_of_host(f->layer.host) == service_of_host(to))
+        callee.push_back(f);
+    return hits.size() > 1 && !callee.empty() ? callee : hits;
+  }
   std::string names;
   for (size_t i = 0; i < files.size() && i < 8; ++i) names += (i ? ", " : "") + files[i].file.name;
   if (files.size() > 8) names += ", ...";
   throw InputError(where + ": '" + name + "' " +
-                   (hits.empty() ? "is not a retry configuration of the folder"
-                                 : "is the name of several files; give its path") +
+                   (base_files.empty() ? "is not a retry configuration of the folder"
+                                       : "is the name of several files; give its path") +
                    (names.empty() ? std::string() : " (they are: " + names + ")"));
 }
 
@@ -286,7 +301,9 @@ std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call
       throw InputError(where + ".configs: must be a list of file names");
     for (const json& n : names) {
       if (!n.is_string()) throw InputError(where + ".configs: must be a list of file names");
-      group.push_back(&pinned_file(files, n.get<std::string>(), where + ".configs"));
+      for (MeshFile* f :
+           pinned_file(files, n.get<std::string>(), call.value("to", ""), where + ".configs"))
+        group.push_back(f);
     }
     return group;
   }

@@ -271,8 +271,10 @@ void Accumulator::add_bucket(const CountBucket& b) {
   h.started_failed += b.timeouts;
   h.started_failed_erring += b.timeouts;  // a timeout is the log's error
   h.row_other += b.timeouts;
-  bucket_from_ = saw_buckets_ ? std::min(bucket_from_, b.t_s) : b.t_s;
-  bucket_to_ = saw_buckets_ ? std::max(bucket_to_, b.t_s + b.width_s) : b.t_s + b.width_s;
+  // A row counts the interval since the row before: (t - width, t].
+  const double from = std::max(0.0, b.t_s - b.width_s);
+  bucket_from_ = saw_buckets_ ? std::min(bucket_from_, from) : from;
+  bucket_to_ = saw_buckets_ ? std::max(bucket_to_, b.t_s) : b.t_s;
   saw_buckets_ = true;
   if (known(b.concurrency)) {
     h.gauged_s += b.width_s;

@@ -294,7 +294,8 @@ HourRow Accumulator::hour_row(const Hour& h, int64_t hour, double ceiling, bool 
   row.hour = hour;
   row.launches = h.launches;
   row.retries = h.retries;
-  row.in_flight = h.busy_s / span;
+  // A per-second CSV's hour without a concurrency has no L to give.
+  row.in_flight = saw_buckets_ && h.gauged_s == 0 ? kUnknown : h.busy_s / span;
   row.mean_duration_s = h.launches > 0 && !saw_buckets_ ? h.duration_sum / h.launches : kUnknown;
   row.little = known(row.mean_duration_s) ? h.launches * row.mean_duration_s / span : kUnknown;
   row.utilization = known(ceiling) && ceiling > 0 ? row.in_flight / ceiling : kUnknown;

@@ -207,8 +207,6 @@ ObservedReport analyze_observed(const ObservedSeries& s, const ObservedOptions& 
   size_t after = std::min(n, static_cast<size_t>(std::ceil(r.trigger_end_s / s.step_s - 1e-9)));
   double req = sum(s.requests, 0, n), retries = sum(s.retries, 0, n);
   r.amplification = ratio(req + retries, req);
-  r.amplification_after =
-      ratio(sum(s.requests, after, n) + sum(s.retries, after, n), sum(s.requests, after, n));
   r.retry_share = ratio(retries, req + retries);
   r.failed_share = r.metrics.failed_fraction;
   r.recovery_s = recovery_time(r.metrics, r.run.scenario);
@@ -217,16 +215,24 @@ ObservedReport analyze_observed(const ObservedSeries& s, const ObservedOptions& 
     r.slow_share = ratio(sum(s.slow, 0, n), sum(s.measured, 0, n));
   // The last minute: after the trigger, or the range's own last minute when
   // the trigger runs to its end (nothing came after it to judge).
-  r.ongoing = after >= n;
+  const bool to_end = after >= n;
   size_t last = n - std::min(n, static_cast<size_t>(std::lround(kLastWindowS / s.step_s)));
-  if (!r.ongoing) last = std::max(last, after);
+  if (!to_end) last = std::max(last, after);
+  const size_t from = to_end ? last : after;  // amplification: after the trigger, else last minute
+  r.amplification_after =
+      ratio(sum(s.requests, from, n) + sum(s.retries, from, n), sum(s.requests, from, n));
   double secs = std::max(1.0, (n - last) * s.step_s);
   r.goodput_after = sum(s.successes, last, n) / secs;
   r.throughput_after = (sum(s.requests, last, n) + sum(s.retries, last, n)) / secs;
   bool had_trigger = r.trigger_end_s > 0 || bad_step(s, 0);
+  // Bad seconds to the end of the range: a trigger still under way, or a
+  // storm that sustains itself (whose inferred trigger never ends). Retries
+  // tell them apart, not goodput; a --trigger-end past the range is the
+  // trigger's own word.
+  const bool storm_signature = r.amplification_after >= kStormAmplification;
+  r.ongoing = to_end && (o.trigger_end_s.has_value() || !storm_signature);
   r.metastable = had_trigger && !r.ongoing && !r.recovery_s &&
-                 (r.amplification_after >= kStormAmplification ||
-                  r.goodput_after < kGoodputKept * r.demand_per_s);
+                 (storm_signature || (!to_end && r.goodput_after < kGoodputKept * r.demand_per_s));
   r.windows = windows(s, o.window_s);
   diagnose(r, had_trigger);
   add_unknowns(s, o, r);
