@@ -209,6 +209,20 @@ TEST(LabCommand, RefusesAServiceConfigThatGrpcRefuses) {
       << o.err;
 }
 
+// A layer with no timeout at all waits as long as the backend takes, which
+// the prediction does not follow: refused before anything starts (the lab's
+// own settings had filled the gap with a 9 s server timeout).
+TEST(LabCommand, RefusesAConfigThatSetsNoTimeout) {
+  TempDir dir("lab_no_timeout");
+  retrystorm::testing::write_file(dir.path() / "b.cfg",
+                                  "backend b\n  mode http\n  retries 2\n  retry-on 503\n"
+                                  "  server s1 127.0.0.1:9000\n");
+  auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--scale", "0.1",
+                                "--through", "haproxy", "--config", "b.cfg"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("set no timeout"), std::string::npos) << o.err;
+}
+
 TEST(LabCommand, RefusesConfigWithoutAProxy) {
   TempDir dir("lab_config_direct");
   auto o = run_cli(dir.path(), {"lab", "--preset", "primary-failover", "--config", "x.cfg"});
@@ -426,6 +440,29 @@ TEST(LabRun, HaproxyCollapseAgreesWithTheAgentEngine) {
   EXPECT_NE(j["lab"]["layer_config"].get<std::string>().find("retries 2"), std::string::npos);
   EXPECT_NE(j["lab"]["imported_policy"].get<std::string>().find("client.backoff.base_s = 0"),
             std::string::npos);
+}
+
+// A HAProxy backend without a mode line runs in mode tcp, as the importer
+// reads it: only failed connections are retried, so the outage's timeouts
+// are not (the lab's own defaults had made it mode http: 540 retries where
+// the prediction had none).
+TEST(LabRun, HaproxyWithoutAModeRunsAsTheImporterReadsIt) {
+  if (!real_runs()) GTEST_SKIP() << "real run: ctest -L lab";
+  TempDir dir("lab_haproxy_no_mode");
+  retrystorm::testing::write_file(
+      dir.path() / "nomode.cfg",
+      "backend b\n  retries 2\n  retry-on conn-failure empty-response response-timeout 503\n"
+      "  timeout connect 1000ms\n  timeout server 1000ms\n  server s1 127.0.0.1:9000\n");
+  auto o = run_cli(dir.path(), lab_args({"--through", "haproxy", "--config", "nomode.cfg"}));
+  ASSERT_EQ(o.status, 0) << o.err;
+  json j = json::parse(o.out);
+  EXPECT_NE(j["lab"]["layer_config"].get<std::string>().find("mode tcp"), std::string::npos);
+  if (!kept_time(j)) return;
+  // conn-failure is listed: a connection that fails in the outage may be
+  // retried (one was, in a run); the lab's defaults had made 540 retries.
+  double retries = 0;
+  for (double r : j["measured"]["series"]["retries"]) retries += r;
+  EXPECT_LT(retries, 10);
 }
 
 // HAProxy without retries and with shedding: the backlog drains.

@@ -52,8 +52,13 @@ inline double seconds_since_stamp(std::string_view stamp) {
 // backend sent its answer (unix_us_stamp), so the caller measures the way back.
 inline constexpr const char* kAnsweredHeader = "x-rs-answered-unix-us";
 
+// An instant far past any run (a service time of 1e300 s at a capacity near
+// 0) is clamped to 10^9 s: in nanoseconds it wrapped into the past, and the
+// timer fired at once (a frozen backend answered 200).
 inline Clock::time_point at(Clock::time_point t0, double seconds) {
-  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  constexpr double kFarest = 1e9;
+  return t0 + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(std::min(seconds, kFarest)));
 }
 
 inline double seconds_since(Clock::time_point t0, Clock::time_point now = Clock::now()) {

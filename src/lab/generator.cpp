@@ -104,11 +104,15 @@ void Generator::schedule_arrival(double t) {
     if (ec) return;
     lateness_.add(now_s() - t);
     stalls_.add(t, now_s());
-    r_.user_requests += 1;
-    CallContext c;
-    c.id = next_id_++;
-    c.start_s = t;
-    caller_.call(c, [this, t](bool ok) { ended(t, ok); });
+    // At a rate of 0 (an incident's demand_factor 0) no user comes: the
+    // timer only looks again a step later (it sent one request a step).
+    if (rate_at(t) > 0) {
+      r_.user_requests += 1;
+      CallContext c;
+      c.id = next_id_++;
+      c.start_s = t;
+      caller_.call(c, [this, t](bool ok) { ended(t, ok); });
+    }
     // Whole nanoseconds: 1/60 s steps must not drift past the horizon.
     schedule_arrival(std::round((t + next_gap(t)) * 1e9) / 1e9);
   });

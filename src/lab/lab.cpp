@@ -72,7 +72,7 @@ std::string number(double v) {
 
 }  // namespace
 
-void check_descriptors(const Scenario& scaled, double peak_attempts_per_s);
+void check_descriptors(const Scenario& scaled, double peak_attempts_per_s, bool proxied);
 
 // The backend answers a full queue with 503 and its incident is a slower or
 // stopped server (attempts wait); other classes it does not produce. `where`
@@ -165,7 +165,7 @@ void check_lab(const LabOptions& o) {
         " attempts/s, more than the " + number(kMaxAttemptsPerS) +
         " this machine sustains with a small timing error (docs/lab.md); try --scale " +
         number(suggested_scale(o.scale, peak)));
-  check_descriptors(scaled, peak);
+  check_descriptors(scaled, peak, o.through == "haproxy" || o.through == "nginx");
 }
 
 double open_files_allowed() {
@@ -179,16 +179,22 @@ double open_files_allowed() {
   return static_cast<double>(r.rlim_cur);
 }
 
-void check_descriptors(const Scenario& scaled, double peak_attempts_per_s) {
-  // Every attempt in flight holds a connection for at most its timeout; a
-  // hundred more for the lab's own files and listening sockets.
-  double connections = std::ceil(peak_attempts_per_s * scaled.client.timeout_s) + 100;
+double connections_in_flight(const Scenario& scaled) {
+  return std::ceil(peak_attempt_rate(scaled) * scaled.client.timeout_s) + 100;
+}
+
+// `proxied`: HAProxy or nginx holds two descriptors a request, its caller's
+// and its backend's, under the same limit (the proxy inherits it).
+void check_descriptors(const Scenario& scaled, double peak_attempts_per_s, bool proxied) {
+  double connections = connections_in_flight(scaled);
+  double descriptors = proxied ? 2 * connections : connections;
   double allowed = open_files_allowed();
-  if (connections > allowed)
+  if (descriptors > allowed)
     throw InputError("lab: the scenario can hold about " + number(connections) +
                      " connections open at once (" + number(std::round(peak_attempts_per_s)) +
-                     " attempts/s for up to " + number(scaled.client.timeout_s) +
-                     " s each), more than the " + number(allowed) +
+                     " attempts/s for up to " + number(scaled.client.timeout_s) + " s each" +
+                     (proxied ? ", two descriptors each in the proxy" : "") + "), more than the " +
+                     number(allowed) +
                      " open files this process may have (ulimit -n); raise the limit or lower "
                      "--scale");
 }

@@ -108,6 +108,11 @@ Scenario scale_scenario(const Scenario& s, double k);
 // The attempts per second the scaled scenario can ask for at its worst:
 // peak demand x attempts per request.
 double peak_attempt_rate(const Scenario& scaled);
+// The connections the scaled scenario can hold open at once: every attempt
+// in flight for at most its timeout, and a hundred for the lab's own files
+// and listening sockets. A proxy holds two a request (caller and backend):
+// its limits (HAProxy's maxconn, nginx's worker_connections) are sized from it.
+double connections_in_flight(const Scenario& scaled);
 // The open files this process may have, after raising its soft limit to the
 // hard one (RLIMIT_NOFILE).
 double open_files_allowed();

@@ -122,11 +122,25 @@ std::string layer_settings(const LabOptions& o, const Scenario& scaled) {
 }
 
 // The layer's settings read back as scenario keys (`retrystorm import`).
+// A layer that sets no timeout at all (HAProxy without `timeout server`, a
+// gRPC method config without `timeout` or `perAttemptRecvTimeout`) is refused:
+// the real layer would wait as long as the backend takes, while the
+// prediction keeps the scenario's client.timeout_s (and the lab's own
+// settings filled the gap: a 9 s server timeout, a made-up call deadline).
 configs::ImportResult imported_settings(const std::string& through, const std::string& settings) {
-  if (through != "grpc") return configs::import_configs({{through + ".conf", settings}});
-  if (std::string error = grpc_config_error(settings); !error.empty())
-    throw InputError("--through grpc: the service config is refused by gRPC: " + error);
-  return configs::import_configs({{"service-config.json", settings}});
+  if (through == "grpc")
+    if (std::string error = grpc_config_error(settings); !error.empty())
+      throw InputError("--through grpc: the service config is refused by gRPC: " + error);
+  configs::ImportResult r = configs::import_configs(
+      {{through == "grpc" ? "service-config.json" : through + ".conf", settings}});
+  for (const configs::LayerPolicy& l : r.layers)
+    if (l.has_retry_policy && !l.per_try_timeout_s && !(l.deadline_s.value_or(0) > 0))
+      throw InputError("--config: the " + through +
+                       " settings set no timeout (HAProxy: timeout server; gRPC: timeout or "
+                       "perAttemptRecvTimeout; nginx: proxy_read_timeout): the real layer "
+                       "would wait as long as the backend takes, which the prediction does "
+                       "not follow; give one");
+  return r;
 }
 
 // How long a gRPC caller waits for a request its channel retries: every attempt
@@ -365,7 +379,8 @@ LabResult run_lab(const LabOptions& o) {
     target = grpc_port;
     r.layer_config = settings;
   } else if (!direct) {
-    proxy = start_proxy(o.through, settings, backend_port, dir.path(), patience);
+    proxy = start_proxy(o.through, settings, backend_port, dir.path(), patience,
+                        connections_in_flight(lab));
     target = proxy.port;
     r.pids.push_back(proxy.process.pid());
     r.layer_config = proxy.config;

@@ -20,8 +20,10 @@ struct Proxy {
 // `retry_settings`: the export's text or the --config file's, confined to
 // what the importer reads (configs::lab_haproxy_config, lab_nginx_config):
 // every server becomes the backend, every listen the chosen port. `dir` holds the config,
-// pid and logs. Throws std::runtime_error when it does not start.
+// pid and logs; `connections`, the requests it may hold open at once
+// (connections_in_flight), sizes its limits. Throws std::runtime_error when it
+// does not start.
 Proxy start_proxy(const std::string& system, const std::string& retry_settings, int backend_port,
-                  const std::string& dir, double client_timeout_s);
+                  const std::string& dir, double client_timeout_s, double connections);
 
 }  // namespace retrystorm::lab

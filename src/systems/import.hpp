@@ -220,6 +220,8 @@ std::string json_to_yaml_text(const nlohmann::json& j);
 struct LabProxyConfig {
   std::string text;     // the settings, rewritten
   std::string backend;  // HAProxy: the backend section the lab's frontend uses
+  std::string mode =
+      "http";  // HAProxy: the backend's mode, as the importer reads it (tcp without one)
 };
 LabProxyConfig lab_haproxy_config(const std::string& text, const std::string& file,
                                   const std::string& backend_address);

@@ -590,6 +590,9 @@ LabProxyConfig lab_haproxy_config(const std::string& text, const std::string& fi
     }
   }
   if (out.backend.empty()) fail({file, "backend", 0}, "no backend section for the lab to run");
+  std::vector<std::string> ignored;  // the import says them, with the layer it reads
+  LayerPolicy l = import_file({file, text}, ignored, "haproxy");
+  if (auto m = l.settings.find("mode"); m != l.settings.end()) out.mode = m->second;
   return out;
 }
 
