@@ -99,6 +99,14 @@ TEST(FixEditsInRealSystems, NginxAcceptsTheEditOfAOneLineLocation) {
   EXPECT_EQ(nginx_accepts(edits, dir.path()), static_cast<int>(edits.size()));
 }
 
+// The start of a script that reads the AWS config file argv[1] with
+// botocore, and nothing else of the machine's.
+const std::string kBotocoreSession =
+    "import os, sys\n"
+    "os.environ['AWS_CONFIG_FILE'] = sys.argv[1]\n"
+    "os.environ['AWS_SHARED_CREDENTIALS_FILE'] = os.devnull\n"
+    "import botocore.session\n";
+
 // Profiles written as configparser allows (names in any case, `:` for `=`,
 // a comment after the header): botocore's reading and import's agree
 // (botocore/configloader.py raw_config_parse uses RawConfigParser, which
@@ -107,13 +115,10 @@ TEST(FixEditsInRealSystems, BotocoreAndImportReadTheSameProfile) {
   if (!fs::exists("/usr/lib/python3/dist-packages/botocore/retries"))
     GTEST_SKIP() << "python3-botocore is not installed (scripts/setup.sh)";
   TempDir dir("aws_parse");
-  const std::string check =
-      "import os, sys\n"
-      "os.environ['AWS_CONFIG_FILE'] = sys.argv[1]\n"
-      "os.environ['AWS_SHARED_CREDENTIALS_FILE'] = os.devnull\n"
-      "import botocore.session\n"
-      "s = botocore.session.Session(profile='default')\n"
-      "print(s.get_config_variable('retry_mode'), s.get_config_variable('max_attempts'))\n";
+  const std::string check = kBotocoreSession +
+                            "s = botocore.session.Session(profile='default')\n"
+                            "print(s.get_config_variable('retry_mode'), "
+                            "s.get_config_variable('max_attempts'))\n";
   testing::write_file(dir.path() / "check.py", check);
   int n = 0;
   for (const char* text :
@@ -143,10 +148,7 @@ TEST(FixEditsInRealSystems, BotocoreLoadsTheEditedProfile) {
   // The profile as botocore reads it, and a client made from it: an unknown
   // retry_mode or a bad max_attempts is refused there.
   const std::string check =
-      "import os, sys\n"
-      "os.environ['AWS_CONFIG_FILE'] = sys.argv[1]\n"
-      "os.environ['AWS_SHARED_CREDENTIALS_FILE'] = os.devnull\n"
-      "import botocore.session\n"
+      kBotocoreSession +
       "s = botocore.session.Session(profile=sys.argv[2])\n"
       "c = s.create_client('logs', region_name='us-east-1', aws_access_key_id='a',\n"
       "                    aws_secret_access_key='b')\n"
