@@ -4,6 +4,7 @@
 #include <set>
 
 #include "systems/readers.hpp"
+#include "text/ascii.hpp"
 
 namespace retrystorm::configs {
 
@@ -22,11 +23,6 @@ std::string camel_case(const std::string& snake) {
   return out;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The field as a client reads it: its lowerCamelCase name, else the same name
 // in another case, which grpc-go's encoding/json matches (and C-core does not).
 YAML::Node get(const YAML::Node& map, const std::string& snake) {
@@ -35,7 +31,7 @@ YAML::Node get(const YAML::Node& map, const std::string& snake) {
   for (const auto& kv : map)
     if (key_of(kv.first) == name) return kv.second;
   for (const auto& kv : map)
-    if (lower(key_of(kv.first)) == lower(name)) return kv.second;
+    if (text::lower_ascii(key_of(kv.first)) == text::lower_ascii(name)) return kv.second;
   return missing();
 }
 
@@ -52,7 +48,7 @@ void check_grpc_fields(const Reader& r, const YAML::Node& map, const std::string
     bool exact = false, other_case = false;
     for (const char* want : known) {
       exact = exact || k == camel_case(want);
-      other_case = other_case || lower(k) == lower(camel_case(want));
+      other_case = other_case || text::lower_ascii(k) == text::lower_ascii(camel_case(want));
     }
     if (k.find('_') != std::string::npos)
       r.warn(at(r.file, where, kv.first), "gRPC reads lowerCamelCase names only ('" +

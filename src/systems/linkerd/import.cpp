@@ -1,13 +1,13 @@
 // Linkerd: ServiceProfile (routes[].isRetryable/timeout, retryBudget) or the
 // annotations of Linkerd 2.16+ (retry.linkerd.io/*, timeout.linkerd.io/*).
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <map>
 
 #include "systems/readers.hpp"
+#include "text/ascii.hpp"
 #include "text/list.hpp"
 
 namespace retrystorm::configs {
@@ -309,18 +309,13 @@ void read_annotation_answers(const YAML::Node& http, const YAML::Node& grpc,
   // index/http.rs): "5xx" and "gateway-error" (502-504) in any case, a code, or
   // a range of codes from 100 to 599.
   auto in_ranges = [](const std::string& ranges, int code) {
-    auto lower = [](std::string_view s) {
-      std::string out(s);
-      for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return out;
-    };
     auto code_of = [](const std::string& s) {
       return !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos
                  ? std::stoi(s)
                  : -1;
     };
     for (std::string_view item : text::list_items(ranges)) {
-      const std::string s = lower(item);
+      const std::string s = text::lower_ascii(item);
       if (s == "5xx" && code / 100 == 5) return true;
       if (s == "gateway-error" && code >= 502 && code <= 504) return true;
       const size_t dash = s.find('-');
