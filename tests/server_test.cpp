@@ -949,7 +949,7 @@ TEST(ReplicationCache, ABatchIsPricedByWhatItWillRun) {
   Scenario s = preset_or_throw("partial-brownout").scenario;
   s.engine = Engine::agent;
   s.runs = 50;
-  s.horizon_s = 2400;
+  s.horizon_s = 3000;
   s.seed = 123;
   validate(s);
   app::ReplicationCache cache;

@@ -310,8 +310,9 @@ def test_distributed_run_takes_the_scenarios_runs_and_its_limits(client, monkeyp
     assert got.to_json() == rs.run(s, runs=4, seed=SEED).to_json()
     submitted = []
     monkeypatch.setattr(client, "submit", lambda *a, **k: submitted.append(a))
+    longer = s.copy().set("horizon_s", 180)  # 10,000 runs of it: past this machine's limit
     with pytest.raises(ValueError, match="limit"):
-        rs.distributed.run(s, runs=10_000, seed=1, client=client, allow_large=False)
+        rs.distributed.run(longer, runs=10_000, seed=1, client=client, allow_large=False)
     assert submitted == []
     sessions = rs.Scenario.preset("scheduler-normal-day")
     assert rs.distributed.run(sessions).to_json() == rs.run(sessions).to_json()
