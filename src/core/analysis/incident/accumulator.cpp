@@ -301,24 +301,17 @@ bool Accumulator::counts_in_hours(const Live& live, double t) const {
 
 // Time from the session's last event to `t` goes to the state it was in.
 void Accumulator::attribute(Live& live, double t, Phase phase) {
+  // The state's own total: asleep, blocked on a call, else working.
+  auto of_phase = [phase](double& asleep, double& blocked, double& working) -> double& {
+    return phase == Phase::asleep ? asleep : phase == Phase::calling ? blocked : working;
+  };
   if (t > live.since) {
     SessionRecord& r = live.rebuilt;
     if (counts_in_hours(live, live.since))
       spread(live.since, t, [&](Hour& h, double seconds) {
-        if (phase == Phase::asleep)
-          h.ev_asleep_s += seconds;
-        else if (phase == Phase::calling)
-          h.ev_blocked_s += seconds;
-        else
-          h.ev_working_s += seconds;
+        of_phase(h.ev_asleep_s, h.ev_blocked_s, h.ev_working_s) += seconds;
       });
-    double d = t - live.since;
-    if (phase == Phase::asleep)
-      r.asleep_s += d;
-    else if (phase == Phase::calling)
-      r.blocked_s += d;
-    else
-      r.working_s += d;
+    of_phase(r.asleep_s, r.blocked_s, r.working_s) += t - live.since;
   }
   live.since = std::max(live.since, t);
 }
