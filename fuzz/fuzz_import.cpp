@@ -1,4 +1,4 @@
-// libFuzzer target for the configuration importers (src/io/configs).
+// libFuzzer target for the configuration importers (src/systems).
 // The format comes from FUZZ_FORMAT (envoy, grpc, istio, linkerd, aws,
 // haproxy, nginx, retrystorm; "detect" runs the detection too; "scenario" reads the input as a
 // scenario file, JSON or YAML, as `run --scenario` does; "mesh" reads the input as the calls

@@ -1,5 +1,5 @@
 // libFuzzer target for the incident-log readers of `retrystorm analyze`
-// (src/io/logs) and what they feed: the accumulator, the reports and the
+// (src/logs) and what they feed: the accumulator, the reports and the
 // replay scenario. The reader comes from FUZZ_FORMAT: sessions, events,
 // requests, client_log, per_second, or time (the time, clock and number parsers
 // and the terminal escaping on the raw text); shard (a `sweep --shard` file

@@ -1,4 +1,4 @@
-// The per-system readers behind import_file(); internal to src/io/configs.
+// The per-system readers behind import_file(); internal to src/systems.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

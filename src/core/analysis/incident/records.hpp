@@ -1,6 +1,6 @@
 // What `retrystorm analyze` reads from incident logs, whatever file it came
 // from: sessions, their events, and per-interval counts. The file formats are
-// docs/log-formats.md; the readers live in src/io/logs.
+// docs/log-formats.md; the readers live in src/logs.
 #pragma once
 
 #include <cmath>
