@@ -294,6 +294,46 @@ TEST(AnalyzeNormalDay, IsHealthy) {
   EXPECT_EQ(replay_yaml(r).find("api:"), std::string::npos);  // healthy all along
 }
 
+// The session engine's own log: a session still running at the horizon
+// has committed items (each the moment its work ended), and they count; a
+// log of events alone counts its item_done lines.
+TEST(AnalyzeSessionEngineLog, CountsTheItemsOfSessionsStillRunning) {
+  fs::path d = temp_dir("engine-log");
+  CliRun made = run_cli(
+      "run --preset scheduler-normal-day --format json --no-trace --log " + (d / "log").string(),
+      d);
+  ASSERT_EQ(made.status, 0) << made.err;
+  double column = 0, running_items = 0;
+  {
+    std::ifstream in(d / "log" / "sessions.csv");
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::string> header;
+    for (std::stringstream h(line); std::getline(h, line, ',');) header.push_back(line);
+    size_t items = std::find(header.begin(), header.end(), "items_done") - header.begin();
+    size_t outcome = std::find(header.begin(), header.end(), "outcome") - header.begin();
+    ASSERT_LT(items, header.size());
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      for (std::stringstream row(line); std::getline(row, line, ',');) f.push_back(line);
+      column += std::stod(f.at(items));
+      if (f.at(outcome) == "in_flight") running_items += std::stod(f.at(items));
+    }
+  }
+  ASSERT_GT(running_items, 0) << "the preset no longer ends with a session holding items";
+  double goodput = 0;
+  Report both =
+      analyze({(d / "log" / "sessions.csv").string(), (d / "log" / "events.jsonl").string()});
+  EXPECT_EQ(both.items_done, column);
+  for (const auto& h : both.hours) goodput += h.goodput;
+  EXPECT_EQ(goodput, column);
+  Report events = analyze({(d / "log" / "events.jsonl").string()});
+  EXPECT_EQ(events.items_done, column);
+  goodput = 0;
+  for (const auto& h : events.hours) goodput += h.goodput;
+  EXPECT_EQ(goodput, column);
+}
+
 TEST(AnalyzeFormats, DetectsEveryFormat) {
   using logs::LogFormat;
   EXPECT_EQ(logs::detect_format(kFixtures + "requests.csv"), LogFormat::requests_csv);

@@ -174,16 +174,18 @@ void Accumulator::add_counts(const SessionRecord& s) {
   day.completions += ok ? 1 : 0;
   day.lines_429 += s.lines_429;
   day.errors += s.error_lines();
-  if (running) return;
   if (!options_.to_s || s.end_s < *options_.to_s) {
-    Hour& end = hour(s.end_s);
-    (ok ? end.completions : end.failures) += 1;
+    // A running session's items are committed already (each the moment its
+    // work ends); its end is the log's, so they go to the hour before it.
+    Hour& end = hour(running ? std::nextafter(s.end_s, s.start_s) : s.end_s);
+    if (!running) (ok ? end.completions : end.failures) += 1;
     end.goodput += known(s.items_done) ? s.items_done : (ok ? 1 : 0);
   }
   if (known(s.items_done)) {
     items_sessions_ += 1;
     totals_.items_done = (known(totals_.items_done) ? totals_.items_done : 0) + s.items_done;
   }
+  if (running) return;
   (ok ? totals_.completed : totals_.failed) += 1;
   totals_.crashed += s.outcome == Outcome::crashed ? 1 : 0;
 }
@@ -336,6 +338,15 @@ void Accumulator::event_error(Live& live, const EventRecord& e) {
   live.last_error_t = e.t;
 }
 
+// The session rebuilt from its events: its items counted from item_done
+// events once the log is seen to write them (a log without any says nothing
+// about items, and goodput then counts completed sessions).
+SessionRecord Accumulator::rebuilt(const Live& live) const {
+  SessionRecord r = live.rebuilt;
+  if (saw_item_done_) r.items_done = live.items_done;
+  return r;
+}
+
 void Accumulator::event_end(Live& live, const EventRecord& e) {
   // The last line of a session that dies asleep or fails fast repeats its error.
   if (repeats_last_error(e.outcome) && live.last_status != 0) {
@@ -347,7 +358,7 @@ void Accumulator::event_end(Live& live, const EventRecord& e) {
     }
   }
   if (!sessions_from_events_) return;
-  SessionRecord r = live.rebuilt;
+  SessionRecord r = rebuilt(live);
   r.end_s = e.t;
   r.outcome = outcome_from_name(e.outcome).value_or(Outcome::failed);
   add_record(r);  // kept only when it started inside the window
@@ -411,7 +422,12 @@ void Accumulator::add_event(const EventRecord& e) {
       event_end(live, e);
       live_.erase(it);
       break;
-    default:  // launch, item_start, item_done: working from here
+    case EventKind::item_done:
+      attribute(live, e.t, live.phase == Phase::asleep ? Phase::asleep : Phase::working);
+      live.items_done += 1;
+      saw_item_done_ = true;
+      break;
+    default:  // launch, item_start: working from here
       attribute(live, e.t, live.phase == Phase::asleep ? Phase::asleep : Phase::working);
       break;
   }
@@ -428,7 +444,7 @@ void Accumulator::end_live_sessions() {
   });
   for (auto& [sid, live] : open) {
     attribute(live, last_event_t_, live.phase);
-    SessionRecord r = live.rebuilt;
+    SessionRecord r = rebuilt(live);
     r.end_s = std::max(last_event_t_, r.start_s);
     r.outcome = Outcome::in_flight;
     add_record(r);

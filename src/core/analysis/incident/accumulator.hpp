@@ -84,6 +84,7 @@ class Accumulator {
     int last_status = 0;
     double last_error_t = kUnknown;
     bool slept_with_dur = false;
+    double items_done = 0;  // item_done events
     SessionRecord rebuilt;  // when sessions come from events
   };
 
@@ -98,6 +99,7 @@ class Accumulator {
   bool drop(double t);
   void add_record(const SessionRecord& s);
   void add_event(const EventRecord& e);
+  SessionRecord rebuilt(const Live& live) const;
   void add_bucket(const CountBucket& b);
 
   bool outside(double start, double end) const;
@@ -126,6 +128,7 @@ class Accumulator {
   std::string unit_ = "sessions";
   bool sessions_from_events_ = false;
   bool saw_events_ = false;
+  bool saw_item_done_ = false;  // the events write item_done lines
   bool saw_buckets_ = false;
   std::map<int64_t, Hour> hours_;
   std::map<int64_t, DayRow> days_;
