@@ -178,18 +178,35 @@ def ladder(scenario, *, allow_large=False):
     .attrs["goodput_per_s"]: a DataFrame with t_s (each bucket's start) and
     one column per rung."""
     rows = _core.ladder(scenario, allow_large)["rows"]
-    goodput = {}
+    goodput, times = {}, {}
     for row in rows:
-        row.pop("scenario", None)  # the whole scenario of each rung: in to_dict()
-        goodput[row["name"]] = row.pop("goodput_per_s", None)
+        rung = row.pop("scenario", None) or {}  # the whole scenario of each rung: in to_dict()
+        goodput[row["name"]] = values = row.pop("goodput_per_s", None)
+        if values is not None:
+            times[row["name"]] = _bucket_starts(
+                rung.get("horizon_s", scenario.get("horizon_s")),
+                rung.get("step_s", scenario.get("step_s")), len(values))
     table = _flat_rows(rows)
-    series = pd.DataFrame({name: v for name, v in goodput.items() if v is not None})
-    if len(series.columns):
-        step = scenario.get("step_s")
-        steps, buckets = round(scenario.get("horizon_s") / step), len(series)
-        series.insert(0, "t_s", [(b * steps // buckets) * step for b in range(buckets)])
-    table.attrs["goodput_per_s"] = series
+    table.attrs["goodput_per_s"] = _rung_series(goodput, times)
     return table
+
+
+def _bucket_starts(horizon_s, step_s, buckets):
+    """The start of each of a run's buckets of steps (ladder.cpp, spark_of)."""
+    steps = round(horizon_s / step_s)
+    return [(b * steps // buckets) * step_s for b in range(buckets)]
+
+
+def _rung_series(goodput, times):
+    """One column per rung over t_s: a rung that changes horizon_s or step_s
+    has buckets of its own, and is NaN at the other rungs' times."""
+    columns = {name: pd.Series(v, index=times[name]) for name, v in goodput.items()
+               if v is not None}
+    if not columns:
+        return pd.DataFrame()
+    series = pd.DataFrame(columns).sort_index()
+    series.index.name = "t_s"
+    return series.reset_index()
 
 
 def tipping(scenario, grid_s=0.0, *, allow_large=False):
@@ -224,8 +241,10 @@ def risk_request(loads, runs, horizon_s, exact, vary, splitting, split_effort, s
              whole("split_levels", split_levels)] if splitting else []
     if vary is not None and not isinstance(vary, str):
         raise TypeError(f"vary: {vary!r} is not text like 'client.retries=0,1,2'")
+    if not isinstance(exact, bool):  # bool("no") is True
+        raise TypeError(f"exact: {exact!r} is not True or False")
     return (number_list("loads", loads), whole("runs", runs), number("horizon_s", horizon_s),
-            bool(exact), vary or "", split)
+            exact, vary or "", split)
 
 
 def with_risk_table(answer, vary):
@@ -270,7 +289,13 @@ def step_down(scenario, *, from_load=0.5, to_load=1.5, step=0.1, hold_s=0.0, run
 def _paths(paths):
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    return [os.fspath(p) for p in paths]
+    out = [os.fspath(p) for p in paths]
+    for p in out:
+        if not isinstance(p, str):
+            raise TypeError(f"paths: {p!r}: give a str or a pathlib.Path, not bytes")
+        if "\0" in p:  # the file system would read the path up to it: another file
+            raise ValueError(f"paths: {p!r} holds a NUL character, which no file name can")
+    return out
 
 
 def _time(name, value):
@@ -322,6 +347,11 @@ def lint(target, *, load=None, simulate=False, incident=None, instances=None):
     client instances sharing the load (--instances)."""
     load, instances = optional_number("load", load), optional_whole("instances", instances)
     if isinstance(target, Scenario):
+        if incident is not None:  # as `lint --preset` takes no second preset
+            raise ValueError(
+                "incident: a Scenario is its own incident to simulate; give incident= with "
+                "configuration files"
+            )
         return _core.lint_scenario(target, f"scenario {target.name}", load, simulate, instances)
     return _core.lint_files(_paths(target), load, simulate, incident or "", instances)
 

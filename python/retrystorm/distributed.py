@@ -15,7 +15,7 @@ cluster set-ups and how the task size is chosen."""
 import math
 
 from . import _core
-from ._args import whole
+from ._args import optional_whole, whole
 from .api import Result
 from .api import risk as local_risk
 from .api import risk_request
@@ -248,7 +248,9 @@ def run(
     workers with a client (the cluster is the budget)."""
     runs = whole("runs", scenario.get("runs") if runs is None else runs)
     seed = seed_of(seed)
-    if client is None or runs <= 1:
+    task_runs = optional_whole("task_runs", task_runs, 1)
+    if client is None or not _core._montecarlo_wanted(scenario, runs):
+        # One run (a fluid run is one, whatever runs says): nothing to split.
         # rs.run itself, with its own default: the limit of this machine.
         return local_run(scenario, runs, seed, trace=trace, allow_large=bool(allow_large))
     if allow_large is None:
@@ -312,6 +314,7 @@ def risk(
     client None runs on this machine."""
     if allow_large is None:
         allow_large = client is not None
+    task_runs = optional_whole("task_runs", task_runs, 1)
     if client is None:
         return local_risk(scenario, loads, runs=runs, horizon_s=horizon_s, exact=exact,
                           vary=vary, splitting=splitting, split_effort=split_effort,

@@ -37,11 +37,23 @@ def axes_of(vary):
     """vary: {path: (from, to, step)} or {path: [v1, v2, ...]} (a list or
     array of values, in any order) -> the axes as _core takes them, in the
     given order. A tuple is a range, a list is the values themselves."""
+    if isinstance(vary, (str, bytes)):
+        raise TypeError(
+            f"vary: {vary!r}: give a dict of key -> (from, to, step) or a list of values, "
+            "like {'client.retries': (0, 4, 1)}"
+        )
     if not vary:
         raise ValueError("vary: give at least one key to vary")
     items = vary.items() if isinstance(vary, dict) else vary
     axes = []
-    for path, spec in items:
+    for item in items:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise TypeError(f"vary: {item!r} is not a (key, values) pair")
+        path, spec = item
+        if isinstance(spec, (dict, set, frozenset)):  # no order of its own, or keys only
+            raise ValueError(
+                f"vary {path}: {spec!r} must be (from, to, step) numbers, or a list of values"
+            )
         if not isinstance(spec, tuple) and hasattr(spec, "__len__"):
             axes.append(listed_axis(path, spec))
             continue

@@ -288,7 +288,7 @@ app::RunAnswer run_of_parts(const Scenario& scenario, int runs, std::optional<do
   std::vector<Replication> all = replications_of(parts, s.runs);
   app::RunOptions o;
   o.report.trace = trace;
-  o.montecarlo = true;
+  o.montecarlo = app::montecarlo_wanted(s);  // rs.run's rule: a fluid run is one run
   app::CostBudget budget = python_budget(allow_large);
   return interruptible([&] { return app::run_of_parts(s, o, budget, all); });
 }
@@ -330,6 +330,14 @@ void bind_run(py::module_& m) {
   m.def("_montecarlo_price", &montecarlo_price, py::arg("scenario"), py::arg("runs"),
         py::arg("seed"), py::arg("allow_large") = false,
         "Prices every replication of a run's Monte Carlo before rs.distributed.run submits any.");
+  m.def(
+      "_montecarlo_wanted",
+      [](const Scenario& s, int runs) {
+        return app::montecarlo_wanted(with_options(s, runs, std::nullopt));
+      },
+      py::arg("scenario"), py::arg("runs"),
+      "True when rs.run of the scenario with `runs` has a Monte Carlo (a random engine, runs > "
+      "1).");
   m.def("_run_of_parts", &run_of_parts, py::arg("scenario"), py::arg("runs"), py::arg("seed"),
         py::arg("parts"), py::arg("trace") = true, py::arg("allow_large") = false,
         "rs.run's answer with its Monte Carlo from _montecarlo_part's answers.");

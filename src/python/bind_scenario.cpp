@@ -88,7 +88,12 @@ std::string path_text(py::handle path) {
   py::object text = py::module_::import("os").attr("fspath")(path);
   if (!py::isinstance<py::str>(text))
     throw py::type_error("path: give a str or a pathlib.Path, not bytes");
-  return text.cast<std::string>();
+  std::string given = text.cast<std::string>();
+  // The file system reads a path up to its first NUL: a longer text names another file.
+  if (given.find('\0') != std::string::npos)
+    throw py::value_error("path: " + py::repr(text).cast<std::string>() +
+                          " holds a NUL character, which no file name can");
+  return given;
 }
 
 py::object get_value(const Scenario& s, const std::string& key) {

@@ -20,13 +20,24 @@ namespace retrystorm::python {
 
 namespace {
 
-py::object ladder(const Scenario& s, bool allow_large) {
+// The scenario a study runs: a copy taken with the GIL held (another Python
+// thread may change the original once the work releases it), validated as
+// the command line validates before any study (Scenario.set checks a key
+// alone; a study on a scenario that fails validation would run nonsense).
+Scenario study_scenario(Scenario s) {
+  validate(s);
+  return s;
+}
+
+py::object ladder(Scenario s, bool allow_large) {
+  s = study_scenario(std::move(s));
   std::vector<LadderResult> rows =
       interruptible([&] { return app::ladder(s, python_budget(allow_large)); });
   return json_to_python(ladder_json(rows));
 }
 
-py::object tipping(const Scenario& s, double grid_s, bool allow_large) {
+py::object tipping(Scenario s, double grid_s, bool allow_large) {
+  s = study_scenario(std::move(s));
   TippingResult t =
       interruptible([&] { return app::tipping(s, grid_s, python_budget(allow_large)); });
   return json_to_python(tipping_json(t));
@@ -41,9 +52,9 @@ void set_splitting(RiskOptions& o, const std::vector<int>& split) {
   o.split_effort = split[0], o.split_runs = split[1], o.split_levels = split[2];
 }
 
-py::object risk(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
-                unsigned threads, bool exact, const std::string& vary, bool allow_large,
-                std::vector<int> split) {
+py::object risk(Scenario s, std::vector<double> loads, int runs, double horizon_s, unsigned threads,
+                bool exact, const std::string& vary, bool allow_large, std::vector<int> split) {
+  s = study_scenario(std::move(s));
   RiskOptions o;
   set_splitting(o, split);
   o.loads = std::move(loads);
@@ -141,8 +152,9 @@ void bind_configs(py::module_& m) {
       [](const Scenario& s, const std::string& source, std::optional<double> load, bool simulate,
          std::optional<double> instances) {
         app::LintRequest r;
-        r.scenario = s;
+        r.scenario = study_scenario(s);
         r.source = source;
+        r.options.base = r.scenario;  // its own incident and load, as `lint --scenario` takes them
         return lint_report(std::move(r), load, simulate, instances);
       },
       py::arg("scenario"), py::arg("source"), py::arg("load") = py::none(),
@@ -154,7 +166,7 @@ void bind_configs(py::module_& m) {
 // A risk request from rs.risk's arguments (its runs resolved).
 RiskRequest risk_request(const Scenario& s, std::vector<double> loads, int runs, double horizon_s,
                          bool exact, const std::string& vary, const std::vector<int>& split) {
-  RiskRequest r{s, {}, std::nullopt};
+  RiskRequest r{study_scenario(s), {}, std::nullopt};
   set_splitting(r.options, split);
   r.options.loads = std::move(loads);
   r.options.runs = runs;
@@ -194,8 +206,9 @@ py::object risk_of_parts(const Scenario& s, std::vector<double> loads, int runs,
 }
 
 // `retrystorm step-down`: the hysteresis loop as one staircase of loads.
-py::object step_down(const Scenario& s, double from, double to, double step, double hold_s,
-                     int runs, unsigned threads, bool allow_large) {
+py::object step_down(Scenario s, double from, double to, double step, double hold_s, int runs,
+                     unsigned threads, bool allow_large) {
+  s = study_scenario(std::move(s));
   StepDownOptions o;
   o.from = from, o.to = to, o.step = step, o.hold_s = hold_s, o.runs = runs, o.threads = threads;
   StepDown d = interruptible([&] { return app::step_down(s, o, python_budget(allow_large)); });

@@ -39,11 +39,15 @@ SweepOptions options_of(int runs, std::optional<double> seed, unsigned threads) 
   return o;
 }
 
+// Each function takes the scenario by value: pybind11 copies it with the
+// GIL held, and the work, which releases it, never reads an object another
+// Python thread may be changing meanwhile.
+
 // The grid checked and every point validated, as the command line does before
 // any work: {"points", "paths", "figures", "seconds"}; seconds: each point's
 // estimated CPU seconds, priced by the check (None for a grid too large to
 // price point by point), for _sweep_ranges.
-py::dict sweep_grid_info(const Scenario& s, const std::vector<Axis>& axes, int runs,
+py::dict sweep_grid_info(Scenario s, const std::vector<Axis>& axes, int runs,
                          std::optional<double> seed, bool allow_large) {
   SweepOptions o = options_of(runs, seed, 0);
   std::vector<SweepAxis> sweep_axes = axes_of(axes);
@@ -86,7 +90,7 @@ py::array figure_column(const std::vector<SweepRow>& rows, const MetricField& fi
 
 // Points [first, first + count) of the grid as columns: "point", one per
 // axis, then the figures of the sweep's CSV (one copy, straight from the rows).
-py::dict sweep_points(const Scenario& s, const std::vector<Axis>& axes, size_t first, size_t count,
+py::dict sweep_points(Scenario s, const std::vector<Axis>& axes, size_t first, size_t count,
                       int runs, std::optional<double> seed, unsigned threads, bool validate_grid,
                       bool allow_large) {
   std::vector<SweepAxis> sweep_axes = axes_of(axes);
@@ -114,9 +118,9 @@ py::dict sweep_points(const Scenario& s, const std::vector<Axis>& axes, size_t f
 // Ranges of about equal estimated cost covering the grid (the cut of
 // `sweep --shard K/N`): [(first, count), ...], `parts` of them. `seconds`:
 // the points' prices _sweep_grid gave, or none to price them here.
-std::vector<std::pair<size_t, size_t>> sweep_ranges(const Scenario& s,
-                                                    const std::vector<Axis>& axes, int runs,
-                                                    std::optional<double> seed, size_t parts,
+std::vector<std::pair<size_t, size_t>> sweep_ranges(Scenario s, const std::vector<Axis>& axes,
+                                                    int runs, std::optional<double> seed,
+                                                    size_t parts,
                                                     std::optional<std::vector<double>> seconds) {
   std::vector<SweepAxis> sweep_axes = axes_of(axes);
   SweepOptions o = options_of(runs, seed, 0);

@@ -396,3 +396,20 @@ def test_the_grid_is_priced_once(agent):
         )
     with pytest.raises(ValueError, match="seconds: 19 prices for a grid of another size"):
         cost_ranges(agent, axes, RUNS, SEED, 3, grid["seconds"][:19])
+
+
+def test_distributed_run_of_a_fluid_scenario_is_one_run(client):
+    # rs.run and the command line run a fluid scenario once, whatever runs says.
+    s = rs.Scenario.preset("order-status")
+    got = rs.distributed.run(s, runs=5, seed=1, client=client)
+    assert got.montecarlo is None
+    assert got.to_json() == rs.run(s, runs=5, seed=1).to_json()
+
+
+@pytest.mark.parametrize("task_runs", [-1, 0, 0.5, 2.7, "2", True])
+def test_task_runs_is_a_whole_number_of_one_or_more(client, task_runs):
+    s = rs.Scenario.preset("order-status").set("engine", "agent")
+    with pytest.raises((TypeError, ValueError), match="task_runs"):
+        rs.distributed.run(s, runs=4, seed=1, client=client, task_runs=task_runs)
+    with pytest.raises((TypeError, ValueError), match="task_runs"):
+        rs.distributed.risk(s, runs=4, client=client, task_runs=task_runs)

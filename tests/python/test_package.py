@@ -507,3 +507,104 @@ def test_arguments_are_checked_as_the_command_line_checks_its_flags(tmp_path):
     plain = {k: v for k, v in rs.analyze([log], from_s=0.0).items() if k != "tables"}
     numpy = {k: v for k, v in rs.analyze([log], from_s=np.int64(0)).items() if k != "tables"}
     assert numpy == plain
+
+
+def test_studies_validate_their_scenario_as_the_command_line_does(cli):
+    # Scenario.set checks one key alone; a study of a scenario that fails
+    # validation crashed (a graph's unknown service) or answered nonsense.
+    graph = rs.Scenario.preset("three-tier-chain").set("incident.service", "zzz")
+    refused = cli("tipping", "--preset", "three-tier-chain", "--set", "incident.service=zzz",
+                  check=False)
+    assert refused.returncode == 2
+    for study in (rs.tipping, rs.ladder, lambda s: rs.risk(s, runs=2),
+                  lambda s: rs.step_down(s, from_load=0.5, to_load=1.0, step=0.5)):
+        with pytest.raises(ValueError, match="incident.service"):
+            study(graph)
+    half = rs.Scenario.preset("order-status").set("horizon_s", 100.5)
+    for study in (rs.tipping, rs.lint):
+        with pytest.raises(ValueError, match="horizon_s"):
+            study(half)
+
+
+def test_a_sweep_works_on_its_own_copy_of_the_scenario():
+    # Another thread changing the scenario while the sweep (GIL released)
+    # copies it point by point crashed the interpreter.
+    s = rs.Scenario.preset("order-status")
+    stop = threading.Event()
+
+    def mutate():
+        i = 0
+        while not stop.is_set():
+            s.set("description", "x" * (1_000_000 + (i % 7) * 300_000))
+            i += 1
+
+    worker = threading.Thread(target=mutate)
+    worker.start()
+    try:
+        for _ in range(3):
+            rows = rs.sweep(s, {"client.retries": (0, 4, 1), "incident.duration_s": (1, 40, 1)},
+                            threads=2)
+            assert len(rows) == 5 * 40
+    finally:
+        stop.set()
+        worker.join()
+
+
+def test_lint_of_a_scenario_simulates_that_scenario(source_dir, cli):
+    s = rs.Scenario.preset("order-status")
+    ours = rs.lint(s, simulate=True)
+    theirs = json.loads(
+        cli("lint", "--preset", "order-status", "--simulate", "--format", "json",
+            check=False).stdout
+    )
+    assert ours["simulation"]["scenario"] == theirs["simulation"]["scenario"]
+
+    def same(findings):  # the file and message name the source: "scenario ..." or "preset ..."
+        return [(f["rule"], f["numbers"], f.get("fix")) for f in findings]
+
+    assert same(ours["findings"]) == same(theirs["findings"])
+    with pytest.raises(ValueError, match="incident"):
+        rs.lint(s, simulate=True, incident="brief-outage")
+    path = source_dir / "examples/random-tipping.yaml"
+    ours = rs.lint(rs.Scenario.scenario_file(path))
+    theirs = json.loads(cli("lint", "--scenario", str(path), "--format", "json",
+                            check=False).stdout)
+    assert same(ours["findings"]) == same(theirs["findings"])
+    assert any(f["rule"] == "load" or "load" in f["message"] for f in ours["findings"])
+
+
+def test_a_rung_of_its_own_horizon_and_step_keeps_its_own_times():
+    d = rs.Scenario.preset("primary-failover").to_dict()
+    d["ladder"] = {"mode": "single", "rows": [
+        {"name": "base", "change": "x", "set": {"client.retries": 0}},
+        {"name": "coarse", "change": "c", "set": {"horizon_s": 30.0, "step_s": 1.0}},
+        {"name": "short", "change": "s", "set": {"horizon_s": 30.0}},
+    ]}
+    ladder = rs.ladder(rs.Scenario.from_dict(d))
+    goodput = ladder.attrs["goodput_per_s"]
+    assert goodput["t_s"].is_monotonic_increasing
+    for name, horizon in (("base", 120), ("coarse", 30), ("short", 30)):
+        times = goodput.loc[goodput[name].notna(), "t_s"]
+        assert times.iloc[0] == 0 and times.iloc[-1] < horizon
+    # The short rung's 0.5 s buckets: its last starts at 29.5 s at most, not 118.
+    assert goodput.loc[goodput["short"].notna(), "t_s"].iloc[-1] <= 29.5
+
+
+def test_paths_with_a_nul_are_refused(source_dir):
+    path = str(source_dir / "examples/random-tipping.yaml")
+    with pytest.raises(ValueError, match="NUL"):
+        rs.Scenario.scenario_file(path + "\0ignored")
+    for call in (rs.analyze, rs.import_configs, rs.lint):
+        with pytest.raises(ValueError, match="NUL"):
+            call(path + "\0x")
+
+
+def test_sweep_and_risk_arguments_of_the_wrong_kind_are_named():
+    s = rs.Scenario()
+    with pytest.raises(TypeError, match="vary"):
+        rs.sweep(s, "client.retries=0,1,2")
+    for spec in ({4: "a", 1: "b"}, {1, 2}):
+        with pytest.raises(ValueError, match="vary client.retries"):
+            rs.sweep(s, {"client.retries": spec})
+    with pytest.raises(TypeError, match="exact"):
+        rs.risk(s.set("engine", "agent"), runs=2, exact="no")
