@@ -57,6 +57,14 @@ describe('inputs checked before sending (items 1-3, 5)', () => {
     expect(ignored.map((i) => i.path)).toEqual(['client.retriez', 'client.retries']);
     expect(ignored[0].why).toBe('not a scenario key');
   });
+  it('checks a link value counted in steps against the step the link sets', () => {
+    const step: SchemaKey = { path: 'step_s', type: 'number', min: 0, min_exclusive: true, max: 60, step: 0 };
+    const link: [string, number][] = [['step_s', 0.5], ['client.timeout_s', 5.5]];
+    expect(filterSet(link, [step, timeout], sc()).kept).toEqual(link);
+    // A step the page refuses is not the one the others are checked against.
+    const bad = filterSet([['step_s', -1], ['client.timeout_s', 5.5]], [step, timeout], sc());
+    expect(bad.ignored.map((i) => i.path)).toEqual(['step_s', 'client.timeout_s']);
+  });
   it('finds the field a server error names', () => {
     expect(errorPath('client.retries: 101 is above 100', [retries])).toBe('client.retries');
     expect(errorPath('body: must be a JSON object', [retries])).toBeNull();
@@ -124,6 +132,11 @@ describe('words (items 3, 10, 11, 13)', () => {
     expect(perSecondText('capacity 50; sent 30 new + 12 retries; served 25 on time, 5 late; backlog 1,200 (~12 s of work)', 0.5))
       .toBe('capacity 100/s; sent 60/s new + 24/s retries; served 50/s on time, 10/s late; backlog 1,200 (~12 s of work)');
     expect(perSecondText('capacity 100; sent 80 new', 1)).toBe('capacity 100; sent 80 new');
+    // The server's other word orders (analysis/summary.cpp, decision_trace); a comma is no number.
+    expect(perSecondText('capacity 5; sent 3 new; queue full, rejected 10; served 5 on time', 0.05))
+      .toBe('capacity 100/s; sent 60/s new; queue full, rejected 200/s; served 100/s on time');
+    expect(perSecondText('served 5 on time; 20 reached the 2 s timeout and gave up, shed 30 from the queue; backlog 400', 0.05))
+      .toBe('served 100/s on time; 400/s reached the 2 s timeout and gave up, shed 600/s from the queue; backlog 400');
   });
   it('agrees nouns with numbers', () => {
     expect(plural(1, 'attempt')).toBe('1 attempt');

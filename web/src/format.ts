@@ -107,9 +107,22 @@ export function tippingDetail(t: Tipping | null): string {
 }
 
 /** The model bound in plain words. */
+/**
+ * The load the bound is of: the server's (closed-loop clients send what their
+ * think time lets them, not demand.rate_per_s), else demand over capacity.
+ */
+export function boundLoad(m: Metrics, sc: Scenario): number {
+  return m.bound.load ?? sc.demand.rate_per_s / sc.server.capacity_per_s;
+}
+
+/** The same load as requests per second. */
+export function boundDemand(m: Metrics, sc: Scenario): number {
+  return m.bound.load != null ? m.bound.load * sc.server.capacity_per_s : sc.demand.rate_per_s;
+}
+
 export function boundSentence(m: Metrics, sc: Scenario): string {
   const amp = m.bound.max_amplification;
-  const load = m.bound.load ?? sc.demand.rate_per_s / sc.server.capacity_per_s;
+  const load = boundLoad(m, sc);
   const peakLoad = amp * load;
   const safe = m.bound.safe_load_below;
   const head =

@@ -33,6 +33,9 @@ describe('per-second conversion', () => {
     const pooled = loadData({ ...r, series: { ...r.series, pooled: [0, 12] } });
     expect(pooled.pooled).toEqual([0, 12]); // a level, like the backlog
     expect(loadData({ ...r, series: { ...r.series, pooled: [0, 0] } }).pooled).toBeNull();
+    // Closed-loop clients: the server's load, not demand.rate_per_s, which they do not read.
+    const closed = loadData({ ...r, metrics: { bound: { max_amplification: 4, load: 0.5 } } as Metrics });
+    expect(closed.bound).toEqual([2000, 2000]);
   });
 
   it('converts the Monte Carlo goodput band to per-second rates like goodput', () => {

@@ -242,8 +242,10 @@ function clearServerMarks() {
 // A busy server (503) asks to be tried again: the same inputs, after its Retry-After.
 let busyRetry: ReturnType<typeof setTimeout> | undefined;
 async function runNow() {
-  const sc = S.scenario;
-  if (!sc) return;
+  if (!S.scenario) return;
+  // The inputs as they are now: the controls edit S.scenario in place, and a
+  // later edit (even one refused) must not reach this run's requests, link or export.
+  const sc = clone(S.scenario);
   // Rules between keys (incident inside the run, whole steps): refuse here, as the server would.
   const rules = checkScenario(sc, S.schema);
   for (const [p, e] of rules) { controls?.mark(p, e); S.invalid.set(p, e); }
@@ -524,8 +526,8 @@ const secondary = debounce(() => {
   if (baseKey !== S.ladderBase || !S.ladder.length) {
     S.ladderBase = baseKey;
     const asked = ++ladderAsked;
-    api.ladder(base).then((l) => { S.ladder = l.rows; drawLadder(); keepAdviceInPlace(); hooks.ladderReady = true; }).catch((e) => {
-      if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; drawLadder(); hooks.ladderReady = true; }
+    api.ladder(base).then((l) => { S.ladder = l.rows; showLadderError(null); drawLadder(); keepAdviceInPlace(); hooks.ladderReady = true; }).catch((e) => {
+      if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; showLadderError(e); drawLadder(); hooks.ladderReady = true; }
       else if (asked === ladderAsked) S.ladderBase = ''; // stopped by a change: the next result asks again
     });
   } else { drawLadder(); hooks.ladderReady = true; }
@@ -537,7 +539,13 @@ const secondary = debounce(() => {
     return;
   }
   showTipping(null);
-  const tippingAlone = () => api.tipping(sc).then((t) => { S.tipping = t; showTipping(t); hooks.tippingReady = true; }).catch((e) => { if (!isAbort(e)) { showTipping(null); $('m-tipping').querySelector('.v')!.textContent = '–'; hooks.tippingReady = true; } });
+  const tippingAlone = () => api.tipping(sc).then((t) => { S.tipping = t; showTipping(t); hooks.tippingReady = true; }).catch((e) => {
+    if (isAbort(e)) return;
+    showTipping(null);
+    $('m-tipping').querySelector('.v')!.textContent = '–';
+    $('m-tipping').querySelector('.s')!.textContent = `not computed: ${refusal(e)}`;
+    hooks.tippingReady = true;
+  });
   // Advice (and the tipping point it uses) come after the chart: /api/run is asked without them.
   const r = S.result;
   api.advice(sc).then((a) => {
@@ -548,6 +556,18 @@ const secondary = debounce(() => {
     if (a.tipping) { S.tipping = a.tipping; showTipping(a.tipping); hooks.tippingReady = true; } else void tippingAlone();
   }).catch((e) => { if (!isAbort(e)) void tippingAlone(); });
 }, 250);
+
+/** What a refused or failed request says, for a line of the page. */
+function refusal(e: unknown): string {
+  return e instanceof Error && e.message ? e.message : 'the server did not answer';
+}
+
+/** The ladder's rows are gone: say why (null: they came). */
+function showLadderError(e: unknown) {
+  const note = $('ladder-error');
+  note.hidden = e === null;
+  note.textContent = e === null ? '' : `The server refused the ladder for these inputs: ${refusal(e)}`;
+}
 
 /** A change made by the user at time t0. */
 function changed(t0: number, keepLadder = false) {
@@ -962,6 +982,8 @@ async function drawPhase() {
     hooks.phaseReady = true;
     document.body.dataset.phaseMs = hooks.lastPhaseMs.toFixed(0);
     $('phase-status').textContent = `${notes.length ? `${notes.join('; ')}. ` : ''}${grid.xs.length}×${grid.ys.length} runs in ${hooks.lastPhaseMs.toFixed(0)} ms, coloured by ${criterionOf(sc) === 'goodput' ? 'goodput' : 'failure'} recovery time.`;
+    // Inputs changed while the sweep ran: its cells are of the scenario it was sent.
+    markPhaseStaleIfChanged();
   } catch (e) {
     if (!isAbort(e)) $('phase-status').textContent = `Phase map failed: ${e instanceof Error ? e.message : String(e)}`;
   } finally {

@@ -2,6 +2,7 @@
 // (the Monte Carlo goodput band too).
 
 import { timeoutWork } from './events';
+import { boundDemand } from './format';
 import type { RunResult } from './types';
 
 export function perSecond(arr: number[] | undefined, step: number, n: number): number[] {
@@ -78,7 +79,8 @@ export function loadData(r: RunResult): LoadData {
   const n = s.t_s.length;
   const first = perSecond(s.first_attempts, step, n);
   const retries = perSecond(s.retries, step, n);
-  const boundLevel = r.metrics.bound.max_amplification * r.scenario.demand.rate_per_s;
+  // Attempts per second when every attempt is late: the bound's load, as the server gave it.
+  const boundLevel = r.metrics.bound.max_amplification * boundDemand(r.metrics, r.scenario);
   const cap = perSecond(s.capacity, step, n);
   return {
     t: s.t_s,

@@ -23,7 +23,8 @@ export function perSecondText(text: string, step: number): string {
     const v = Number(n.replace(/,/g, '')) / step;
     return Number.isFinite(v) ? `${Number(v.toPrecision(6)).toLocaleString('en-US')}/s` : n;
   };
+  // A number starts with a digit: a bare comma before a word is punctuation.
   return text
-    .replace(/\b(capacity|budget denied|denied) ([\d,]+(?:\.\d+)?)(?![\d.]| s\b)/g, (_m, w: string, n: string) => `${w} ${rate(n)}`)
-    .replace(/(?<![~\d.,])([\d,]+(?:\.\d+)?) (new|retries|retry|on time|late|reached|user requests?|shed|rejected|refused|denied)\b/g, (_m, n: string, w: string) => `${rate(n)} ${w}`);
+    .replace(/\b(capacity|budget denied|denied|rejected|shed) (\d[\d,]*(?:\.\d+)?)(?![\d.]| s\b)/g, (_m, w: string, n: string) => `${w} ${rate(n)}`)
+    .replace(/(?<![~\d.,])(\d[\d,]*(?:\.\d+)?) (new|retries|retry|on time|late|reached|user requests?|shed|rejected|refused|denied)\b/g, (_m, n: string, w: string) => `${rate(n)} ${w}`);
 }

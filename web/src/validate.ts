@@ -2,7 +2,7 @@
 // a value the server would refuse (or silently round) never reaches the chart
 // or the link. The server checks again (docs/http-api.md); these are its rules.
 
-import { getPath } from './paths';
+import { clone, getPath, setPath } from './paths';
 import type { Scenario, SchemaKey } from './types';
 import type { Value } from './urlstate';
 
@@ -115,12 +115,19 @@ export interface Ignored { path: string; value: string; why: string }
 /** The link's `set` entries the page can apply, and the ones it drops with the reason. */
 export function filterSet(set: [string, Value][], keys: SchemaKey[], base: Scenario): { kept: [string, Value][]; ignored: Ignored[] } {
   const byPath = new Map(keys.map((k) => [k.path, k]));
+  // A value counted in steps is of the link's own step (step_s set beside it), not the preset's.
+  const steps = clone(base) as Record<string, unknown>;
+  for (const [path, v] of set) {
+    const k = byPath.get(path);
+    const c = k && !k.multiple_of ? checkValue(k, v, base) : null;
+    if (c?.ok) setPath(steps, path, c.value);
+  }
   const kept: [string, Value][] = [];
   const ignored: Ignored[] = [];
   for (const [path, v] of set) {
     const k = byPath.get(path);
     if (!k) { ignored.push({ path, value: String(v), why: 'not a scenario key' }); continue; }
-    const c = checkValue(k, v, base);
+    const c = checkValue(k, v, steps as Scenario);
     if (!c.ok) { ignored.push({ path, value: String(v), why: c.error }); continue; }
     kept.push([path, c.value as Value]);
   }
