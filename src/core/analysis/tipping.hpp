@@ -26,6 +26,9 @@ TippingResult tipping_point(const Scenario& s, double grid_s = 0,
 double default_grid_s(const Scenario& s);
 // The incident lengths on the grid between incident.start_s and horizon_s.
 long tipping_grid_points(const Scenario& s, double grid_s = 0);
+// The longest incident the tipping point tries: one that leaves a whole step
+// before the horizon to judge recovery in (may be 0 or less: none fits).
+double tipping_room_s(const Scenario& s);
 
 // An upper bound on the steps tipping_point() runs: every grid point a whole
 // run, plus the bisection. Callers use it to refuse or skip work too large.
@@ -34,7 +37,8 @@ double tipping_steps(const Scenario& s, double grid_s = 0);
 // second of work); the `tipping` command and /api/tipping have their own limits.
 constexpr double kReportTippingSteps = 3e6;
 
-// Whether the run with this incident length recovers (scenario's criterion).
+// Whether the run with this incident length recovers (scenario's criterion),
+// or is no storm at all: no request failed and the backlog is not growing.
 bool recovers_with_duration(Scenario s, double duration_s);
 
 // Remembers tipping points by scenario. The tipping point does not depend on
