@@ -35,6 +35,50 @@ TEST(RiskReport, TheChainsMixingIsWrittenAsMetaforCountsIt) {
   EXPECT_NE(risk_text(r).find("(mixing, as metafor counts it: "), std::string::npos);
 }
 
+// The chain is a queue with one retrying client: a scenario with a defense
+// it does not model gets no chain figures (they were printed unchanged, as
+// if the defense were not there), and the note names the defense.
+TEST(RiskReport, TheChainIsLeftOutWhereTheScenarioHasMoreThanIt) {
+  std::string why;
+  ASSERT_TRUE(chain_params(small_server({}), 1.0, why)) << why;
+  const std::map<std::string, std::string> beyond[] = {
+      {{"server.adaptive_concurrency", "envoy"}},
+      {{"client.deadline_s", "2"}},
+      {{"server.shed_abandoned", "true"}},
+      {{"client.budget.kind", "token_bucket"}},
+      {{"server.discipline", "lifo"}},
+      {{"client.layers", "2"}},
+  };
+  for (const auto& sets : beyond) {
+    EXPECT_FALSE(chain_params(small_server(sets), 1.0, why)) << sets.begin()->first;
+    EXPECT_NE(why.find("is not in the chain"), std::string::npos) << why;
+  }
+}
+
+// A chain that never reaches the stuck mode has no stay in it to leave:
+// "none", and null in JSON (it said "0 s").
+TEST(RiskReport, AChainNeverStuckHasNoTimeToLeave) {
+  RiskOptions o = testing::quick_risk({0.8}, 2);
+  o.exact = true;
+  const RiskResult r = assess_risk(small_server({{"server.queue_limit", "5"}}), o);
+  ASSERT_TRUE(r.levels[0].exact);
+  ASSERT_EQ(r.levels[0].exact->bad_share, 0);
+  EXPECT_TRUE(risk_json(r)["levels"][0]["exact"]["leave_s"].is_null());
+  EXPECT_NE(risk_text(r).find("from stuck to empty none (never stuck)"), std::string::npos);
+}
+
+// An interval too small for a percentage is written in powers of ten: "0 of
+// 100000 (0% to 0%)" hid a high end of 3.8e-05.
+TEST(RiskReport, ATinyIntervalKeepsItsHighEnd) {
+  RiskOptions o = testing::quick_risk({1.0}, 20000);
+  o.horizon_s = 1;
+  const RiskResult r = assess_risk(small_server({{"demand.rate_per_s", "0.01"}}), o);
+  ASSERT_EQ(r.levels[0].enter.events, 0);
+  const std::string text = risk_text(r);
+  EXPECT_EQ(text.find("0% to 0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("0 of 20000 (0% to 0.00019)"), std::string::npos) << text;
+}
+
 TEST(RiskReport, IncidentsAtRandomAreSaidWithTheirRateAndSize) {
   const RiskResult r = assess_risk(small_server({{"incident.random_per_h", "6"},
                                                  {"incident.duration_s", "20"},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,14 +20,25 @@ namespace {
 
 constexpr double kHour = 3600, kDay = 86400;
 
+// A chance as a percentage, or in powers of ten when `scale` (the largest
+// of the figures written together) is too small for one.
+std::string chance_text(double p, double scale) {
+  return scale >= 0.001 || p == 0 ? format_percent(p) : text::general_text(p, 2);
+}
+std::string chance_text(double p) {
+  return chance_text(p, p);
+}
+
+// An interval's high end sets the scale: 0 of 100,000 is "0% to 3.8e-05",
+// not "0% to 0%".
 std::string share_text(const Share& s) {
-  return fmt::format("{} ({} to {})", format_percent(s.p), format_percent(s.low),
-                     format_percent(s.high));
+  return fmt::format("{} ({} to {})", chance_text(s.p, s.high), chance_text(s.low, s.high),
+                     chance_text(s.high));
 }
 
 std::string count_text(const Share& s) {
-  return fmt::format("{} of {} ({} to {})", s.k, s.n, format_percent(s.low),
-                     format_percent(s.high));
+  return fmt::format("{} of {} ({} to {})", s.k, s.n, chance_text(s.low, s.high),
+                     chance_text(s.high));
 }
 
 std::string mean_text(const WaitingTime& w) {
@@ -35,15 +47,6 @@ std::string mean_text(const WaitingTime& w) {
     return fmt::format("{} (at least {})", rough_duration(*w.mean_s), rough_duration(w.low_s));
   return fmt::format("{} ({} to {})", rough_duration(*w.mean_s), rough_duration(w.low_s),
                      rough_duration(*w.high_s));
-}
-
-// A chance as a percentage, or in powers of ten when `scale` (the largest
-// of the figures written together) is too small for one.
-std::string chance_text(double p, double scale) {
-  return scale >= 0.001 || p == 0 ? format_percent(p) : text::general_text(p, 2);
-}
-std::string chance_text(double p) {
-  return chance_text(p, p);
 }
 
 void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
@@ -120,8 +123,9 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
   out << "  exact, " << l.exact_note << " (" << text::grouped_text(x.states) << " states):\n"
       << "    stuck (" << x.bad_from << " or more at the server) " << format_percent(x.bad_share)
       << " of the time; from empty to stuck " << rough_duration(x.enter_bad_s)
-      << "; from stuck to empty " << rough_duration(x.leave_bad_s) << "; relaxation "
-      << rough_duration(x.relaxation_s)
+      << "; from stuck to empty "
+      << (std::isnan(x.leave_bad_s) ? "none (never stuck)" : rough_duration(x.leave_bad_s))
+      << "; relaxation " << rough_duration(x.relaxation_s)
       << " (mixing, as metafor counts it: " << rough_duration(x.mixing_metafor_s) << ")\n";
 }
 

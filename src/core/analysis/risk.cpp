@@ -10,6 +10,8 @@
 #include "engines/montecarlo.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
+#include "policies/client_guards.hpp"
+#include "policies/client_policy.hpp"
 #include "text/number.hpp"
 #include "text/units.hpp"
 
@@ -173,10 +175,44 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
   return r;
 }
 
+namespace {
+
+// What the scenario has that the exact chain does not model (a queue, one
+// retrying client, timeouts and retries): with any of it the chain would
+// answer for another system. Empty when the chain is the scenario's model.
+std::string beyond_the_chain(const Scenario& s) {
+  const ClientPolicy policy = ClientPolicy::of(s, Engine::agent);
+  const ClientGuards guards(s);
+  if (!s.graph.empty()) return "a graph of services";
+  if (policy.layers() > 1) return "more than one retrying layer";
+  if (policy.hedging(0) != Hedging::none) return "hedging";
+  if (!policy.retry_on_timeout()) return "timeouts that are not retried";
+  if (policy.budget().kind != BudgetKind::none) return "a retry budget";
+  if (policy.deadline_rule() != DeadlineRule::none) return "a deadline (client.deadline_s)";
+  if (policy.rate_limiter() != RateLimiter::none) return "a client rate limiter";
+  if (guards.on() || guards.pool_on()) return "client breakers, throttles or connection limits";
+  if (s.server.shed_abandoned) return "shedding abandoned work (server.shed_abandoned)";
+  if (s.server.concurrency.kind != ConcurrencyLimiter::none) return "a concurrency limiter";
+  if (s.server.discipline != QueueDiscipline::fifo) return "a queue discipline other than fifo";
+  if (s.server.hosts > 1) return "several hosts";
+  if (s.server.contention > 0) return "contention (server.contention)";
+  if (s.server.error_share > 0) return "injected errors (server.error_share)";
+  if (s.server.retry_after_s > 0) return "pushback (server.retry_after_s)";
+  if (s.server.answer_delay_s > 0) return "an answer delay (server.answer_delay_s)";
+  if (s.demand.clients > 0) return "closed-loop clients (demand.clients)";
+  if (!s.demand.profile.empty() || !s.server.capacity_profile.empty())
+    return "a demand or capacity profile";
+  return "";
+}
+
+}  // namespace
+
 std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double load,
                                                      std::string& why_not) {
   why_not.clear();
-  if (s.incident.random_per_h > 0)
+  if (std::string beyond = beyond_the_chain(s); !beyond.empty())
+    why_not = beyond + " is not in the chain";
+  else if (s.incident.random_per_h > 0)
     why_not = "incidents at random (incident.random_per_h) are not in the chain";
   else if (s.demand.process != DemandProcess::poisson)
     why_not = "arrivals are not Poisson";

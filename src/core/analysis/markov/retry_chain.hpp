@@ -11,6 +11,7 @@
 // relaxation and mixing times.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,8 +50,10 @@ struct RetryChainFigures {
   double bad_share = 0;         // stationary probability of the bad mode
   double orbit_full_share = 0;  // stationary probability that the orbit is full
   double enter_bad_s = 0;       // from an empty system to the bad mode
-  double leave_bad_s = 0;       // from the bad mode (as the chain sits in it) to empty
-                                // (nothing at the server, nobody waiting to retry)
+  // From the bad mode (as the chain sits in it) to empty; NaN when the chain
+  // never reaches the bad mode (bad_share 0): there is no stay to leave.
+  double leave_bad_s = std::numeric_limits<double>::quiet_NaN();
+  // (nothing at the server, nobody waiting to retry)
   double relaxation_s = 0;      // 1 / |lambda_2|
   double mixing_metafor_s = 0;  // metafor's mixing time: log2(100) x relaxation
 };
