@@ -441,6 +441,12 @@ TEST_F(Server, SweepOverTheRunLimitIs400) {
                  {{"path", "client.retries"}, {"from", 0}, {"to", 100}, {"step", 1}}}}};
   expect_error(post("/api/sweep", body), 400, "vary");
   expect_error(post("/api/sweep", json{{"preset", "order-status"}}), 400, "vary");
+  // Each point is a run, held to /api/run's 200,000 steps (it ran the command
+  // line's million).
+  for (const json& axis : {json{{"path", "horizon_s"}, {"values", {1000000}}},
+                           json{{"path", "step_s"}, {"values", {0.001}}}})
+    expect_error(post("/api/sweep", json{{"preset", "order-status"}, {"vary", {axis}}}), 400,
+                 "the limit is 200000");
 }
 
 // POST /api/risk: `retrystorm risk` in JSON; the map with vary; bad fields 400.
@@ -930,16 +936,38 @@ TEST(HandleApi, MonteCarloInBatchesRefusesWhatHasNone) {
 
 // The cache keeps the newest scenario whole and forgets the oldest first.
 TEST(ReplicationCache, ForgetsTheLeastRecentlyUsedScenario) {
-  app::ReplicationCache cache(10);
   Scenario a = preset_or_throw("order-status").scenario, b = a;
   b.seed = a.seed + 100;
+  app::ReplicationCache alone;
+  alone.keep(b, 0, {{}, std::vector<double>(6, 2.0)});
+  const size_t key = alone.values() - 6;  // what b's key counts
+  ASSERT_GT(key, 0u);
+  app::ReplicationCache cache(key + 10);
   cache.keep(a, 0, {{}, std::vector<double>(6, 1.0)});
   cache.keep(b, 0, {{}, std::vector<double>(6, 2.0)});
-  EXPECT_EQ(cache.values(), 6u) << "a went when b came";
+  EXPECT_EQ(cache.values(), key + 6) << "a went when b came";
   cache.keep(b, 0, {{}, std::vector<double>(6, 2.0)});
-  EXPECT_EQ(cache.values(), 6u) << "a replication kept twice counts once";
+  EXPECT_EQ(cache.values(), key + 6) << "a replication kept twice counts once";
   cache.keep(b, 1, {{}, std::vector<double>(6, 2.0)});
-  EXPECT_EQ(cache.values(), 12u) << "the newest scenario stays, however large";
+  EXPECT_EQ(cache.values(), key + 12) << "the newest scenario stays, however large";
+}
+
+// Words change no number: a scenario's name and description are not in its
+// key (each POST /api/run with a new 1 MB description kept 1 MB for good),
+// and the keys' bytes count against the limit, so it holds whatever they are.
+TEST(ReplicationCache, KeysAreBoundedLikeTheNumbers) {
+  Scenario a = preset_or_throw("order-status").scenario, b = a;
+  b.name = "other", b.description = std::string(100'000, 'x');
+  app::ReplicationCache cache(100'000);
+  cache.keep(a, 0, {{}, std::vector<double>(6, 1.0)});
+  EXPECT_EQ(cache.kept(b, 1), 1u) << "the same run under another name";
+  for (int i = 0; i < 2000; ++i) {
+    Scenario c = a;
+    c.seed = a.seed + 1 + i;
+    c.client.backoff.base_s = 1 + i * 1e-3;  // a new key each time
+    cache.keep(c, 0, {{}, std::vector<double>(6, 1.0)});
+    ASSERT_LE(cache.values(), 100'000u) << i;
+  }
 }
 
 // A batch is priced by the replications this server has not kept, not by

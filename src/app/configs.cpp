@@ -181,6 +181,9 @@ configs::LintReport lint(const LintRequest& r) {
   configs::LintReport report = r.files.empty() && r.scenario
                                    ? configs::lint_scenario(*r.scenario, r.source, r.options)
                                    : configs::lint_configs(r.files, r.options);  // none: refused
+  if (r.options.simulate && r.budget)
+    check_cost(lint_simulation_cost(report, r.options), r.budget->limits, "lint --simulate",
+               r.budget->hint);
   if (r.options.simulate) report.simulation = simulate_lint(report, r.options);
   return report;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/commands.hpp"
 #include "systems/export.hpp"
 #include "systems/import.hpp"
 #include "systems/lint.hpp"
@@ -60,6 +61,9 @@ struct LintRequest {
   std::optional<Scenario> scenario;
   std::string source;
   configs::LintOptions options;
+  // With --simulate: the runs are priced against it first (the server's);
+  // none: the command line's, whose user asked for the work.
+  std::optional<CostBudget> budget;
 };
 
 // Lints the files, else the scenario's policy; InputError when given neither.

@@ -7,6 +7,7 @@
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
+#include "text/number.hpp"
 #include "text/units.hpp"
 
 namespace retrystorm::app {
@@ -108,6 +109,23 @@ std::vector<std::pair<double, SimulatedOutcome>> by_instances(
 }
 
 }  // namespace
+
+Cost lint_simulation_cost(const configs::LintReport& r, const configs::LintOptions& o) {
+  std::vector<std::string> notes;
+  const Scenario s = incident_with_policy(r, o, notes);
+  double runs = 1;  // as configured
+  size_t fixes = 0;
+  for (const auto& f : r.findings)
+    if (!f.fix_keys.empty() && f.severity != configs::Severity::info) ++fixes;
+  runs += double(fixes) + (fixes > 1 ? 1 : 0);
+  if (r.instances_matter) runs += 3;  // 1, 10 and 100 instances beside the configured count
+  Cost cost = engine_run_cost(s);
+  const std::string one = cost.size;
+  cost.seconds *= runs;
+  cost.size = number_text(runs) + " runs of " + one + " and the defense ladder";
+  cost += ladder_cost(s);
+  return cost;
+}
 
 configs::LintSimulation simulate_lint(const configs::LintReport& r, const configs::LintOptions& o) {
   configs::LintSimulation out;

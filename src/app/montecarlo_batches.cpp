@@ -18,7 +18,8 @@ constexpr std::chrono::milliseconds kAnswerEvery{250};
 
 std::string ReplicationCache::key_of(const Scenario& s) {
   Scenario one = s;
-  one.runs = 1;  // replication i is the same run whatever the count
+  one.runs = 1;                               // replication i is the same run whatever the count
+  one.name.clear(), one.description.clear();  // words change no number
   return scenario_to_json(one).dump();
 }
 
@@ -33,6 +34,7 @@ void ReplicationCache::keep_locked(const std::string& key, size_t i, Replication
   if (it == entries_.end()) {
     entries_.push_front({key, {}});
     it = entries_.begin();
+    values_ += key_values(key);
   } else {
     entries_.splice(entries_.begin(), entries_, it);
   }
@@ -42,6 +44,7 @@ void ReplicationCache::keep_locked(const std::string& key, size_t i, Replication
   // The newest scenario stays, however large: its batches must make progress.
   while (values_ > max_values_ && entries_.size() > 1) {
     for (const auto& [k, old] : entries_.back().runs) values_ -= values_of(old);
+    values_ -= key_values(entries_.back().key);
     entries_.pop_back();
   }
 }

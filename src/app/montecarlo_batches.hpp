@@ -19,7 +19,8 @@ namespace retrystorm::app {
 
 // Replications of the scenarios asked for lately, by scenario (its `runs`
 // aside) and replication index; the least recently used scenario goes
-// first once more than `max_values` numbers (32 MB) are kept.
+// first once more than `max_values` numbers (32 MB, the keys' bytes
+// included) are kept.
 class ReplicationCache {
  public:
   explicit ReplicationCache(size_t max_values = 4'000'000) : max_values_(max_values) {}
@@ -43,6 +44,9 @@ class ReplicationCache {
   };
   static std::string key_of(const Scenario& s);
   static size_t values_of(const Replication& r) { return r.figures.size() + r.band.size(); }
+  // A scenario's key counts too, as the numbers its bytes would hold: a
+  // thousand one-step runs of large scenarios held their keys unbounded.
+  static size_t key_values(const std::string& key) { return key.size() / sizeof(double) + 1; }
   void keep_locked(const std::string& key, size_t i, Replication r);
   size_t kept_prefix(const std::string& key, std::vector<Replication>& out);
   void run_and_keep(const Scenario& s, const std::string& key, std::vector<Replication>& out,

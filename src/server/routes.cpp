@@ -130,7 +130,12 @@ json export_json(const std::string& system, const json& body, const ServerLimits
 
 // POST /api/import and /api/lint: {"files": [{"name", "text"}]}; lint also
 // takes "load", "instances", "simulate" and "preset".
-json configs_json(const std::string& path, const json& body) {
+// What one request may cost, and the check that stops it when its client has gone.
+app::CostBudget budget_of(const ServerLimits& limits) {
+  return {limits.cost, "", limits.cancelled};
+}
+
+json configs_json(const std::string& path, const json& body, const ServerLimits& limits) {
   if (!body.is_object() || !body.contains("files") || !body["files"].is_array())
     throw InputError("files: must be a list of {name, text}");
   bool lint = path == "/api/lint";
@@ -182,6 +187,7 @@ json configs_json(const std::string& path, const json& body) {
     o.preset = body["preset"].get<std::string>();
     preset_or_throw(o.preset);
   }
+  request.budget = budget_of(limits);  // --simulate's runs, priced before any
   return configs::lint_json(app::lint(request));
 }
 
@@ -202,11 +208,6 @@ TippingCache& tipping_cache() {
 app::ReplicationCache& replication_cache() {
   static app::ReplicationCache cache;
   return cache;
-}
-
-// What one request may cost, and the check that stops it when its client has gone.
-app::CostBudget budget_of(const ServerLimits& limits) {
-  return {limits.cost, "", limits.cancelled};
 }
 
 // POST /api/run for a valid scenario: the session report, or the run's report
@@ -312,6 +313,7 @@ json sweep_route(const std::string&, const json& body, const ServerLimits& limit
   SweepOptions options;
   options.max_runs = limits.max_sweep_runs;
   options.threads = limits.sweep_threads;
+  options.limits.max_steps = limits.max_steps;  // each point is a run: /api/run's limit
   return sweep_json(axes, app::sweep(s, axes, options, budget_of(limits)));
 }
 
@@ -434,8 +436,8 @@ json export_route(const std::string& path, const json& body, const ServerLimits&
   return export_json(path.substr(kExportPrefix.size()), body, limits);
 }
 
-json configs_route(const std::string& path, const json& body, const ServerLimits&) {
-  return configs_json(path, body);
+json configs_route(const std::string& path, const json& body, const ServerLimits& limits) {
+  return configs_json(path, body, limits);
 }
 
 using Handler = json (*)(const std::string&, const json&, const ServerLimits&);

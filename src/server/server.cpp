@@ -110,7 +110,14 @@ void set_error_handlers(httplib::Server& server, const ServerLimits& limits) {
               {{"error", reason + (req.path.empty() ? "" : " (" + clip(req.path) + ")")}});
   });
   server.set_post_routing_handler([&limits](const httplib::Request& req, httplib::Response& res) {
-    if (http::t_late) send_json(res, 408, {{"error", http::late_message(limits)}});
+    if (http::t_late) {
+      send_json(res, 408, {{"error", http::late_message(limits)}});
+      // The transport's answer had its length set already: this body's it is now.
+      if (res.has_header("Content-Length")) {
+        res.headers.erase("Content-Length");
+        res.set_header("Content-Length", std::to_string(res.body.size()));
+      }
+    }
     // httplib does not check the CR LF after each chunk of a chunked body:
     // what follows one is not read as the next request.
     if (res.status < 400 && !req.has_header("Transfer-Encoding")) return;

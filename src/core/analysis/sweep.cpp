@@ -214,7 +214,7 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
     Scenario point;
     for (size_t i = 0; i < grid.points; ++i) {
       sweep_point_into(point, base, axes, grid, i, options);
-      validate(point);
+      validate(point, options.limits);
     }
   }
   return grid;
@@ -290,7 +290,7 @@ std::vector<SweepRow> run_sweep(const Scenario& base, const std::vector<SweepAxi
   points.reserve(total);
   for (size_t i = 0; i < total; ++i) {
     points.push_back(sweep_point(base, axes, grid, first + i, options));
-    if (!options.validate_grid) validate(points.back());
+    if (!options.validate_grid) validate(points.back(), options.limits);
     rows[i].point = first + i;
     rows[i].values = grid.point_values(first + i);
   }

@@ -67,6 +67,8 @@ struct SweepOptions {
   // Validate every point of the grid before any work (false: only the range
   // run, when the caller has validated the grid once, as Dask tasks do).
   bool validate_grid = true;
+  // What each point may cost, as a run is held to it (the server's are lower).
+  RunLimits limits;
 };
 
 // The grid of a sweep: each axis's values and the number of points.
