@@ -328,6 +328,25 @@ TEST_F(HostileServer, FiftySlowClientsDoNotStarveOthers) {
   for (int fd : slow) ::close(fd);
 }
 
+// A body that ends before its Content-Length is said to be short (it was
+// "malformed chunked encoding", with no chunk in sight).
+TEST_F(HostileServer, AShortBodyIsSaidToBeShort) {
+  int fd = connect_to(port_);
+  ASSERT_GE(fd, 0);
+  const std::string request =
+      "POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 100\r\n\r\n{\"preset\"";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+  ::shutdown(fd, SHUT_WR);
+  const std::string response = read_response(fd, 5);
+  ::close(fd);
+  EXPECT_EQ(status_of(response), 400) << response;
+  EXPECT_NE(body_of(response).find("shorter than its Content-Length (100 bytes)"),
+            std::string::npos)
+      << response;
+  expect_alive("a short body");
+}
+
 TEST_F(HostileServer, TricklingClientIsCutOffAtTheDeadline) {
   int fd = connect_to(port_);
   ASSERT_GE(fd, 0);

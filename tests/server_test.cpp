@@ -385,6 +385,9 @@ TEST_F(Server, ExportOfAGraphTakesTheCall) {
   expect_error(
       post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", 100000000000000LL}}),
       400, "call: 100000000000000 is not a call");
+  expect_error(post("/api/export/envoy",
+                    json{{"preset", "three-tier-chain"}, {"call", 18446744073709551615ULL}}),
+               400, "call: 18446744073709551615 is not a call");
   expect_error(post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", "1"}}), 400,
                "call: must be the index of a call (an integer), got \"1\"");
   expect_error(post("/api/export/envoy", json{{"preset", "primary-failover"}, {"call", 0}}), 400,

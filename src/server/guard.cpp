@@ -137,7 +137,7 @@ std::optional<Refusal> refusal_of(const httplib::Request& req, const HostRules& 
 // cpp-httplib 0.11.4 checks payload_max_length against Content-Length only,
 // and reads a chunked body whole: the limit is checked here as the body comes.
 bool read_body(const httplib::ContentReader& reader, size_t max, std::string& body,
-               httplib::Response& res) {
+               httplib::Response& res, const std::string& content_length) {
   bool too_big = false;
   bool ok = reader([&](const char* data, size_t n) {
     if (n > max - body.size()) {
@@ -151,6 +151,11 @@ bool read_body(const httplib::ContentReader& reader, size_t max, std::string& bo
   if (too_big)
     send_json(res, 413,
               {{"error", "body: larger than the limit of " + std::to_string(max) + " bytes"}});
+  else if (!content_length.empty())
+    send_json(res, 400,
+              {{"error", "body: shorter than its Content-Length (" + clip(content_length, 20) +
+                             " bytes): the connection ended or stalled after " +
+                             std::to_string(body.size()) + " bytes"}});
   else
     send_json(res, 400, {{"error", "body: incomplete or malformed chunked encoding"}});
   return false;

@@ -46,7 +46,8 @@ std::optional<Refusal> refusal_of(const httplib::Request& req, const HostRules& 
 
 // The body of a POST, refused with 413 as soon as it passes the limit (the
 // answer written into `res`; false then).
+// `content_length`: the request's header, empty for a chunked body.
 bool read_body(const httplib::ContentReader& reader, size_t max, std::string& body,
-               httplib::Response& res);
+               httplib::Response& res, const std::string& content_length = "");
 
 }  // namespace retrystorm::http

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -120,6 +121,10 @@ json export_json(const std::string& system, const json& body, const ServerLimits
     const json& call = body["call"];
     if (!call.is_number_integer())
       throw InputError("call: must be the index of a call (an integer), got " + call.dump());
+    // Beyond a long long it would wrap (and be quoted as -1).
+    if (call.is_number_unsigned() &&
+        call.get<uint64_t>() > uint64_t(std::numeric_limits<long long>::max()))
+      throw InputError("call: " + call.dump() + " is not a call of the scenario");
     s = call_scenario(s, call.get<long long>(), "call");
   }
   configs::ExportResult r = configs::export_config(s, system);

@@ -177,7 +177,8 @@ int serve(const std::string& host, int port, const ServerLimits& limits) {
       server.Post(r.path, [&](const httplib::Request& req, httplib::Response& res,
                               const httplib::ContentReader& reader) {
         std::string body;
-        if (http::read_body(reader, limits.max_body_bytes, body, res))
+        if (http::read_body(reader, limits.max_body_bytes, body, res,
+                            req.get_header_value("Content-Length")))
           answer_api(req.path, body, limits, budget, res);
       });
   }
