@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "analysis/graph_report.hpp"
 #include "analysis/ladder.hpp"
@@ -374,6 +376,83 @@ TEST(Graph, APassedDeadlineStopsHedgesAndLaterCalls) {
   EXPECT_EQ(sum(stopped.graph.services[2].first_attempts), 0);
   EXPECT_GT(sum(sent.graph.edges[2].calls), 0);
   EXPECT_EQ(stopped.user_requests, stopped.succeeded + stopped.failed + stopped.in_flight);
+}
+
+// A call dropped because its propagated deadline passed fails, and its visit
+// goes on without it (or fails): freed alone, it left its visit waiting for
+// good, and memory grew with the run (233,400 calls "ended nowhere").
+TEST(Graph, ADroppedCallEndsItsVisit) {
+  auto leak = [](double horizon) {
+    return read(
+        "engine: agent\nhorizon_s: " + number_text(horizon) +
+        "\nstep_s: 1\ndemand: {rate_per_s: 200}\n"
+        "client: {backoff: {base_s: 3, multiplier: 1, cap_s: 3, jitter: none}}\n"
+        "services: {a: {}, b: {capacity_per_s: 100000, slots: 100}, c: {capacity_per_s: 100000, "
+        "slots: 100}}\n"
+        "calls:\n  - {from: user, to: a, retries: 0, timeout_s: 50}\n"
+        "  - {from: a, to: b, retries: 3, timeout_s: 2}\n"
+        "  - {from: b, to: c, retries: 3, timeout_s: 1, propagate_deadline: true}\n"
+        "incident: {service: c, start_s: 1, duration_s: " +
+        number_text(horizon - 2) + ", capacity_factor: 0, failure: \"503\"}\n");
+  };
+  AgentStats short_run, long_run;
+  const RunResult r = run_agent(leak(100), {.stats = &short_run});
+  run_agent(leak(300), {.stats = &long_run});
+  EXPECT_GT(sum(r.graph.edges[2].failed), 0) << "the dropped calls fail";
+  EXPECT_EQ(r.user_requests, r.succeeded + r.failed + r.in_flight);
+  EXPECT_LT(long_run.peak_calls, short_run.peak_calls * 1.5) << "bounded by what is in flight";
+}
+
+// A parallel service makes all its calls whatever happens to the first: a
+// required call that fails at once (a fault aborting every call) left the
+// calls listed after it unmade, and the answer depended on the listing order.
+TEST(Graph, AFanOutMakesEveryCallWhateverFailsFirst) {
+  Scenario s = preset_or_throw("fan-out-page").scenario;
+  set_key(s, "incident.abort_share", KeyValue{1.0});
+  set_key(s, "incident.fault_on", KeyValue{std::string("calls")});
+  set_key(s, "incident.capacity_factor", KeyValue{1.0});
+  std::vector<double> siblings;
+  for (int faulted : {1, 5}) {
+    set_key(s, "incident.call", KeyValue{double(faulted)});
+    const RunResult r = run_engine(s);
+    const int other = faulted == 1 ? 5 : 1;
+    siblings.push_back(sum(r.graph.edges[size_t(other)].calls));
+  }
+  EXPECT_EQ(siblings[0], siblings[1]) << "the first sibling's calls and the last's";
+}
+
+// Every attempt has one row: a CoDel drop at a service with calls, after the
+// caller gave up (its row "timeout" written), wrote a second ("rejected");
+// an attempt a fault still holds at the end has none (it had "in_flight").
+TEST(Graph, EveryAttemptHasOneRow) {
+  const Scenario codel = read(
+      "engine: agent\nhorizon_s: 20\nstep_s: 0.1\nseed: 1\ndemand: {rate_per_s: 400}\n"
+      "server: {service: exponential}\nservices:\n"
+      "  api: {capacity_per_s: 200, slots: 2, discipline: codel}\n"
+      "  db: {capacity_per_s: 5000, slots: 10}\n"
+      "calls:\n  - {from: user, to: api, retries: 0, timeout_s: 0.1}\n"
+      "  - {from: api, to: db, retries: 0, timeout_s: 0.1}\n"
+      "incident: {service: db, start_s: 5, duration_s: 1, capacity_factor: 1}\n");
+  RowLog rows;
+  const RunResult r = run_agent(codel, {.log = &rows});
+  std::set<std::tuple<int, uint64_t, int>> seen;
+  for (const AttemptRow& row : rows.rows)
+    EXPECT_TRUE(seen.insert({row.call, row.request_id, row.attempt}).second)
+        << "call " << row.call << " request " << row.request_id << " attempt " << row.attempt;
+  EXPECT_EQ(double(seen.size()), sum(r.graph.edges[0].calls) + sum(r.graph.edges[0].retries) +
+                                     sum(r.graph.edges[1].calls) + sum(r.graph.edges[1].retries));
+  const Scenario held = read(
+      "engine: agent\nhorizon_s: 10\nstep_s: 0.1\ndemand: {rate_per_s: 10}\n"
+      "server: {service: deterministic}\nservices:\n  api: {capacity_per_s: 1000, slots: 10}\n"
+      "  db: {capacity_per_s: 1000, slots: 10}\n"
+      "calls:\n  - {from: user, to: api, retries: 0, timeout_s: 30}\n"
+      "  - {from: api, to: db, retries: 0, timeout_s: 30}\n"
+      "incident: {call: 0, delay_s: 20, start_s: 8, duration_s: 2}\n");
+  RowLog held_rows;
+  run_agent(held, {.log = &held_rows});
+  for (const AttemptRow& row : held_rows.rows)
+    EXPECT_FALSE(row.call == 0 && row.sent_s >= 8 && std::isnan(row.done_s))
+        << "a held attempt's row, request " << row.request_id;
 }
 
 // Each call's token bucket holds window_s seconds of its own first attempts:

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -614,6 +616,20 @@ TEST(MeshHosts, ADestinationRuleInItsOwnFileBringsItsOutlierDetection) {
   EXPECT_EQ(number(m.calls[1], "client.outlier_ejection_s"), 30);
   // The text names the engine key as itself, not under the call's name.
   EXPECT_EQ(mesh_text(m).find("calls[1] = agent"), std::string::npos) << mesh_text(m);
+}
+
+// A cluster's connection limit is a client guard the graph engine does not
+// run (a call that sets one is refused): the mesh leaves it out and says so,
+// and the imported mesh runs; the cluster's retry budget stays.
+TEST(MeshHosts, AClustersConnectionLimitIsLeftOutAndSaid) {
+  std::ifstream in(std::string(RETRYSTORM_SOURCE_DIR) +
+                   "/tests/fixtures/configs/envoy/cluster.yaml");
+  const std::string cluster((std::istreambuf_iterator<char>(in)), {});
+  MeshImport m = import_mesh({{"orders-cluster.yaml", cluster}}, {"calls.yaml", kFrontendOrders});
+  EXPECT_THROW(key(m.calls[1], "client.max_connections"), std::runtime_error);
+  EXPECT_EQ(to_string(key(m.calls[1], "client.budget.kind").value), "envoy_concurrency");
+  EXPECT_TRUE(any_has(m.warnings, "client.max_connections 1024 left out")) << mesh_text(m);
+  EXPECT_NO_THROW(run_engine(m.scenario));
 }
 
 // A file of a known system that cannot be read (a TCP-only route, a stream

@@ -199,14 +199,31 @@ std::vector<ImportedKey> own_keys(const json& call, const std::string& where,
 
 // One hop's keys: the layer's, without what a graph's call does not take,
 // the caller's instances for a per-instance budget, the calls file's own on top.
+// Client guards a graph does not run (engines/graph/graph_engine.cpp refuses
+// them on a call): a cluster's circuit breakers are read, said, and left out,
+// so that the imported mesh runs.
+bool guard_key(const std::string& path) {
+  for (const char* prefix :
+       {"client.breaker", "client.throttle", "client.max_requests", "client.max_connections"})
+    if (path.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 std::vector<ImportedKey> hop_keys(std::vector<ImportedKey> keys, const std::string& caller,
-                                  const Workloads& workloads, const std::vector<ImportedKey>& own) {
+                                  const Workloads& workloads, const std::vector<ImportedKey>& own,
+                                  std::vector<std::string>& warnings) {
   std::vector<ImportedKey> out;
   bool per_instance = false;  // a budget or a rate limiter, counted per caller instance
   for (ImportedKey& k : keys) {
     if (k.path == "client.layers" || k.path == "client.stack_retries" ||
         k.path == "client.budget.clients")
       continue;
+    if (guard_key(k.path)) {
+      warnings.push_back(k.from + ": " + k.path + " " + to_string(k.value) +
+                         " left out: a graph of services does not run client-side breakers, "
+                         "throttles or connection limits yet");
+      continue;
+    }
     // Hedging and AWS adaptive mode run per call; "none" is every call's default.
     if ((k.path == "client.hedging" || k.path == "client.rate_limiter") &&
         to_string(k.value) == "none")
@@ -355,7 +372,7 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                "no configuration file names " + to +
                    ": the calls file's keys and the scenario's client block",
                {}};
-    c.keys = hop_keys({}, from, workloads, own);
+    c.keys = hop_keys({}, from, workloads, own, out.warnings);
     return {{c, graph}};
   }
   std::vector<ConfigFile> texts;
@@ -379,7 +396,7 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
     }
     std::vector<ImportedKey> keys = r.keys;
     if (!retrying.empty()) unbounded_attempts(*retrying[0], keys);
-    c.keys = hop_keys(keys, from, workloads, own);
+    c.keys = hop_keys(keys, from, workloads, own, out.warnings);
     return {{c, graph}};
   }
   std::vector<Hop> hops;
@@ -403,7 +420,8 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
     // A proxy between layers is the caller's own (its sidecar): its instances.
     std::vector<ImportedKey> keys = retrying[k]->keys;
     unbounded_attempts(*retrying[k], keys);
-    c.keys = hop_keys(keys, from, workloads, k == 0 ? own : std::vector<ImportedKey>{});
+    c.keys =
+        hop_keys(keys, from, workloads, k == 0 ? own : std::vector<ImportedKey>{}, out.warnings);
     hops.push_back({c, g});
     caller = callee;
   }

@@ -17,6 +17,8 @@
 // made only while the fault is on, so a run without one keeps its bytes.
 #include "engines/graph/graph_engine.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -782,10 +784,13 @@ class GraphEngine {
   }
 
   // Nobody waits for the call any more (a propagated deadline): it ends
-  // without an answer, its hedges cancelled.
+  // without an answer, its hedges cancelled, and fails as gRPC's
+  // DEADLINE_EXCEEDED does; its visit goes on without it (or fails), as when
+  // the call is not made at all. Freed alone, it left its visit waiting for
+  // good: memory grew with the run.
   void drop_call(uint32_t call_id) {
     cancel_hedges(call_id);
-    free_call(call_id);
+    call_fails(call_id, FailureClass::timeout);
   }
 
   // ---- hedging (docs/policies.md, "Hedging") ---------------------------------
@@ -997,23 +1002,43 @@ class GraphEngine {
       return make_call(visit_id, 0);
     }
     v.next = static_cast<uint16_t>(node.calls.size());
-    uint32_t gen = v.gen;
-    for (size_t i = 0; i < node.calls.size() && visit_current(visit_id, gen); ++i)
-      make_call(visit_id, i);
+    // All at once, whatever happens to the first: a required call that fails
+    // at once (a full queue, an immediate 503) ends the visit, and the others
+    // go on for nobody; stopping there made the answer depend on the order
+    // the calls are listed in.
+    const CallOrigin origin = origin_of(visit_id);
+    for (size_t i = 0; i < node.calls.size(); ++i) make_call(origin, i);
   }
 
-  void make_call(uint32_t visit_id, size_t slot) {
+  // What a visit's calls are made from, copied: a visit that fails while its
+  // calls are being made is freed, and its slot may be taken by the next.
+  struct CallOrigin {
+    uint32_t visit, gen, request;
+    uint16_t service;
+    bool first;
+    double start_s;
+  };
+  CallOrigin origin_of(uint32_t visit_id) const {
     const Visit& v = visits_[visit_id];
-    if (server_depth_ > 0) return deferred_.push_back({visit_id, v.gen, slot});
-    uint16_t edge = nodes_[v.service].calls[slot];
+    return {visit_id, v.gen, v.request, v.service, v.first, calls_[v.caller].start_s};
+  }
+
+  void make_call(uint32_t visit_id, size_t slot) { make_call(origin_of(visit_id), slot); }
+  void make_call(const CallOrigin& o, size_t slot) {
+    if (server_depth_ > 0) return deferred_.push_back({o, slot});
+    const bool current = visit_current(o.visit, o.gen);
+    // A sequence's next call follows a live visit only; a parallel visit's
+    // calls all go out, also after the visit ended.
+    if (!current && nodes_[o.service].pattern == CallPattern::sequence) return;
+    uint16_t edge = nodes_[o.service].calls[slot];
     // A propagated deadline that has passed: the call is not made (gRPC
     // fails it with DEADLINE_EXCEEDED before any attempt), and the visit
     // goes on without it, to an end nobody waits for.
-    if (edges_[edge].propagates && !visit_wanted(visit_id, v.gen))
-      return child_failed(visit_id, edges_[edge].optional, FailureClass::timeout);
-    const GCall& caller = calls_[v.caller];
-    double start = caller.start_s;
-    uint32_t child = new_call(visit_id, v.gen, edge, v.request, v.first, start);
+    if (edges_[edge].propagates && !visit_wanted(o.visit, o.gen)) {
+      if (current) child_failed(o.visit, edges_[edge].optional, FailureClass::timeout);
+      return;
+    }
+    uint32_t child = new_call(o.visit, o.gen, edge, o.request, o.first, o.start_s);
     start_call(child);
   }
 
@@ -1065,8 +1090,14 @@ class GraphEngine {
     const Job& job = node.server->job(job_id);
     at(service).rejected[step_] += 1;
     if (service == hit_) result_.series.rejected[step_] += 1;
-    log_job(*node.server, job_id, now_, AttemptOutcome::rejected);
     uint32_t visit_id = job.caller, gen = job.caller_gen;
+    // At a service with calls the attempt's row is its caller's: written
+    // here while the caller waits, by abandon_attempt ("timeout") once it
+    // gave up (a CoDel drop after that wrote a second row).
+    if (server_rows(service) ||
+        (visit_current(visit_id, gen) &&
+         awaits(calls_[visits_[visit_id].caller], visits_[visit_id].caller_gen)))
+      log_job(*node.server, job_id, now_, AttemptOutcome::rejected);
     node.server->release(job_id);
     if (!visit_current(visit_id, gen)) return;
     FailureClass answer =
@@ -1128,7 +1159,7 @@ class GraphEngine {
     draining_ = true;
     for (size_t i = 0; i < deferred_.size(); ++i) {
       Deferred d = deferred_[i];
-      if (visit_current(d.visit, d.gen)) make_call(d.visit, d.slot);
+      make_call(d.origin, d.slot);  // a parallel call for nobody, if the visit has ended
     }
     deferred_.clear();
     draining_ = false;
@@ -1146,7 +1177,8 @@ class GraphEngine {
     for (Node& node : nodes_)
       if (node.serves) node.server->finish(now_, stats_);
     result_.in_flight = static_cast<double>(live_users_);
-    stats_.peak_calls = calls_.peak();
+    // A graph's entities in flight: its calls and their visits.
+    stats_.peak_calls = calls_.peak() + visits_.peak();
     if (stats_out_) *stats_out_ = stats_;
     if (log_) log_in_flight();
   }
@@ -1165,7 +1197,8 @@ class GraphEngine {
     }
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
       const GCall& call = calls_[call_id];
-      if (call.state == kWaiting && !server_rows(edges_[call.edge].to))
+      // An attempt the fault still holds has no row, whatever its callee (docs/graph.md).
+      if (call.state == kWaiting && !call.in_transit && !server_rows(edges_[call.edge].to))
         log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::in_flight, call.edge);
     }
   }
@@ -1196,13 +1229,49 @@ class GraphEngine {
   uint32_t next_request_ = 0, next_serial_ = 0;
   uint64_t live_users_ = 0;
   struct Deferred {
-    uint32_t visit, gen;
+    CallOrigin origin;
     size_t slot;
   };
   std::vector<Deferred> deferred_;  // calls to make once out of a server
   int server_depth_ = 0;
   bool draining_ = false;
 };
+
+}  // namespace
+
+namespace {
+
+// Keys a call or a service may set that the graph engine does not run: each
+// refused by its path, as the same key at the top is (they were accepted and
+// had no effect at all).
+void refuse_what_a_graph_does_not_run(const Scenario& s) {
+  for (size_t i = 0; i < s.graph.calls.size(); ++i) {
+    const auto& c = edge_scenario(s, s.graph.calls[i]).client;
+    const char* key = c.breaker.kind != BreakerKind::none ? "breaker"
+                      : c.throttle.k > 0                  ? "throttle_k"
+                      : c.max_requests > 0                ? "max_requests"
+                      : c.max_connections > 0             ? "max_connections"
+                                                          : nullptr;
+    if (key)
+      throw InputError(fmt::format(
+          "calls[{}].{}: client-side breakers, throttles and connection limits run on one "
+          "population of clients; not on a graph of services yet",
+          i, key));
+  }
+  for (const GraphService& service : s.graph.services) {
+    const auto& server = service_scenario(s, service).server;
+    if (server.hosts > 1)
+      throw InputError(
+          fmt::format("services.{}.hosts: {} hosts behind one service; not on a "
+                      "graph of services yet",
+                      service.name, server.hosts));
+    if (!server.capacity_profile.empty())
+      throw InputError(fmt::format(
+          "services.{}.capacity_profile: not with services yet; give the service's capacity "
+          "with its keys and the incident",
+          service.name));
+  }
+}
 
 }  // namespace
 
@@ -1214,6 +1283,7 @@ void validate_graph_run(const Scenario& s, const RunLimits& limits) {
         "client.layers: a graph has one layer per call; give each hop its own call "
         "(client.layers 1, client.stack_retries and client.layer_timeouts_s empty)");
   for (const GraphCall& call : s.graph.calls) validate_rate_limiter(edge_scenario(s, call));
+  refuse_what_a_graph_does_not_run(s);
   // A graph injects errors with a fault on a call (docs/graph.md).
   for (const GraphService& service : s.graph.services)
     if (double share = service_scenario(s, service).server.error_share; share > 0)
