@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "analysis/markov/chain.hpp"
 #include "analysis/markov/retry_chain.hpp"
@@ -61,6 +62,45 @@ TEST(Risk, GoodputIsJudgedOverOneTimeout) {
   // One starved step among served ones does not make a deep queue stuck.
   RunResult run = synthetic({40, 40, 40, 40}, {1, 1, 0.8, 1});
   EXPECT_FALSE(read_passage(run, rule).enter_s);
+}
+
+// The window moves with the steps, whole counts or fractions alike: the
+// same passages as summing each window afresh (which cost steps x window:
+// a 9,990 s timeout at 0.01 s steps ran for minutes past its price).
+TEST(Risk, TheWindowMovesWithTheSteps) {
+  const size_t n = 2000;
+  std::vector<double> backlog(n), whole(n), fraction(n);
+  for (size_t i = 0; i < n; ++i) {
+    backlog[i] = (i / 300) % 2 ? 50 : 5;
+    whole[i] = (i / 300) % 2 ? 0.3 : 1;
+    fraction[i] = whole[i] * (1 - 1e-3 * double(i % 7));
+  }
+  const StuckRule rule{.backlog_above = 30, .goodput_below = 0.9, .window_steps = 40};
+  for (const auto* shares : {&whole, &fraction}) {
+    const RunResult run = synthetic(backlog, *shares);
+    // Summed afresh: each step's window, as a reference.
+    std::vector<int> verdicts;
+    bool stuck = false;
+    std::optional<double> enter;
+    for (size_t i = 0; i < n; ++i) {
+      double asked = 0, served = 0;
+      for (size_t j = i + 1 >= 40 ? i + 1 - 40 : 0; j <= i; ++j)
+        asked += run.series.first_attempts[j], served += run.series.goodput[j];
+      const bool deep = backlog[i] > 30, starved = served / asked < 0.9;
+      if (deep && starved && !stuck) stuck = true, enter = enter ? enter : double(i + 1);
+      if (!deep && !starved) stuck = false;
+    }
+    const Passage p = read_passage(run, rule);
+    ASSERT_TRUE(p.enter_s && enter);
+    EXPECT_EQ(*p.enter_s, *enter);
+  }
+  Scenario wide;
+  wide.horizon_s = 2000, wide.step_s = 0.01, wide.client.timeout_s = 1000;
+  RunResult long_run;
+  long_run.scenario = wide;
+  long_run.series.resize(200000);
+  for (size_t i = 0; i < 200000; ++i) long_run.series.t_s[i] = 0.01 * double(i);
+  EXPECT_FALSE(read_passage(long_run, stuck_rule(wide)).enter_s);  // ms, not minutes
 }
 
 TEST(Risk, WilsonIntervals) {

@@ -36,18 +36,52 @@ std::string describe(const StuckRule& rule, const Scenario& s) {
 
 namespace {
 
-// +1 stuck, -1 healthy, 0 neither (the state stays) at the end of step i.
-int judge(const Series& x, size_t i, const StuckRule& rule) {
-  const size_t from =
-      i + 1 >= static_cast<size_t>(rule.window_steps) ? i + 1 - rule.window_steps : 0;
-  double asked = 0, served = 0;
-  for (size_t j = from; j <= i; ++j) asked += x.first_attempts[j], served += x.goodput[j];
+// +1 stuck, -1 healthy, 0 neither (the state stays) at the end of step i,
+// from the window's requests asked and served.
+int judge(const Series& x, size_t i, const StuckRule& rule, double asked, double served) {
   const double share = asked > 0 ? served / asked : 1.0;
   const bool deep = x.backlog[i] > rule.backlog_above;
   if (deep && share < rule.goodput_below) return 1;
   if (!deep && share >= rule.goodput_below) return -1;
   return 0;
 }
+
+// The window's sums at the end of each step. Whole counts (the agent
+// engine's) are kept as the window moves, exactly: a sum of whole numbers
+// below 2^53 is the same in any order. Fractions (the fluid engine's) are
+// summed afresh each step, in order, as they always were: the same bytes.
+class WindowSums {
+ public:
+  WindowSums(const Series& x, int window_steps)
+      : x_(x), window_(static_cast<size_t>(window_steps)), whole_(whole_counts(x)) {}
+  void at(size_t i, double& asked, double& served) {
+    const size_t from = i + 1 >= window_ ? i + 1 - window_ : 0;
+    if (!whole_) {
+      asked = served = 0;
+      for (size_t j = from; j <= i; ++j) asked += x_.first_attempts[j], served += x_.goodput[j];
+      return;
+    }
+    asked_ += x_.first_attempts[i], served_ += x_.goodput[i];
+    if (from > 0) asked_ -= x_.first_attempts[from - 1], served_ -= x_.goodput[from - 1];
+    asked = asked_, served = served_;
+  }
+
+ private:
+  static bool whole_counts(const Series& x) {
+    double total = 0;
+    for (size_t j = 0; j < x.size(); ++j) {
+      if (x.first_attempts[j] != std::floor(x.first_attempts[j]) ||
+          x.goodput[j] != std::floor(x.goodput[j]) || x.first_attempts[j] < 0 || x.goodput[j] < 0)
+        return false;
+      total += x.first_attempts[j] + x.goodput[j];
+    }
+    return total < 9e15;  // below 2^53: every partial sum exact
+  }
+  const Series& x_;
+  size_t window_;
+  bool whole_;
+  double asked_ = 0, served_ = 0;
+};
 
 }  // namespace
 
@@ -57,10 +91,13 @@ Passage read_passage(const RunResult& run, const StuckRule& rule, double from_s)
   Passage p;
   p.end_s = x.size() * step;
   bool stuck = false, judged_from = from_s <= 0;
+  WindowSums window(x, rule.window_steps);
   for (size_t i = 0; i < x.size(); ++i) {
     const double end = x.t_s[i] + step;
     if (!judged_from && end > from_s + 1e-9) p.stuck_at_from = stuck, judged_from = true;
-    const int verdict = judge(x, i, rule);
+    double asked, served;
+    window.at(i, asked, served);
+    const int verdict = judge(x, i, rule, asked, served);
     if (verdict > 0 && !stuck) {
       stuck = true;
       if (!p.enter_s) p.enter_s = end;
