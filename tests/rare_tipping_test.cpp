@@ -4,6 +4,7 @@
 // chance of about one in a million per hour in seconds where plain Monte
 // Carlo sees nothing.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -226,6 +227,40 @@ TEST(RareTipping, AChanceIsAMeanWaitWithoutMemory) {
   const WaitingTime none = waiting_time_from_chance(0, 0, 0, 60);
   EXPECT_FALSE(none.mean_s);
   EXPECT_EQ(none.low_s, 60);
+}
+
+// risk runs side by side only as many replications as fit in one request's
+// memory, whatever --threads asks: the price is of one run (eight threads of
+// a 0.4 GB run peaked at 3.1 GB, past the 1 GiB limit, without --allow-large).
+TEST(RareTipping, ThreadsDoNotMultiplyAPricedRunsMemory) {
+  testing::TempDir dir("risk_threads");
+  const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  const testing::Outcome o = testing::run_cli(dir.path(), {"risk",
+                                                           "--scenario",
+                                                           example,
+                                                           "--set",
+                                                           "demand.rate_per_s=200000",
+                                                           "--set",
+                                                           "server.capacity_per_s=10000",
+                                                           "--set",
+                                                           "server.queue_limit=0",
+                                                           "--set",
+                                                           "client.retries=0",
+                                                           "--set",
+                                                           "client.timeout_s=100",
+                                                           "--set",
+                                                           "horizon_s=20",
+                                                           "--set",
+                                                           "incident.duration_s=0",
+                                                           "--no-exact",
+                                                           "--runs",
+                                                           "8",
+                                                           "--threads",
+                                                           "8"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  rusage children{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
+  EXPECT_LT(double(children.ru_maxrss) * 1024, 1.1 * 1024 * 1024 * 1024) << "peak of the run";
 }
 
 TEST(RareTipping, TheCommandLinePrintsItBesideTheRuns) {

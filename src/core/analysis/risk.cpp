@@ -6,6 +6,7 @@
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 
+#include "analysis/cost.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
 #include "model/keys.hpp"
@@ -289,8 +290,12 @@ enum PassageFigure { kEnter, kLeaveAfterEnter, kStuckAtEnd, kLeaveAfterPush, kEn
 
 std::vector<Passage> passages(const Scenario& s, size_t first, size_t count, const StuckRule& rule,
                               double from_s, const RiskOptions& o) {
+  // Side by side only as many as fit in one request's memory, whatever
+  // `threads` asks (the price is of one run): the same figures on any count.
+  const unsigned fit = runs_at_once(s);
+  const unsigned threads = o.threads > 0 ? std::min(o.threads, fit) : fit;
   std::vector<Replication> reps =
-      run_replications(s, first, count, o.threads, [&](size_t, const Scenario& one) {
+      run_replications(s, first, count, threads, [&](size_t, const Scenario& one) {
         throw_if_cancelled(o.cancelled);
         const Passage p = read_passage(run_engine(one), rule, from_s);
         std::vector<Figure> f(kFigures);

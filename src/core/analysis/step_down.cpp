@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/cost.hpp"
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "engines/montecarlo.hpp"
@@ -156,7 +157,10 @@ StepDown run_step_down(const Scenario& s, const StepDownOptions& o) {
   const int runs = step_down_runs(s, o);
   std::vector<RunResult> firsts(1);
   std::vector<StepDownRun> all(static_cast<size_t>(runs));
-  run_replications(out.scenario, 0, static_cast<size_t>(runs), o.threads,
+  // Side by side only as many as fit in one request's memory (risk.cpp, passages).
+  const unsigned fit = runs_at_once(out.scenario);
+  run_replications(out.scenario, 0, static_cast<size_t>(runs),
+                   o.threads > 0 ? std::min(o.threads, fit) : fit,
                    [&](size_t i, const Scenario& one) {
                      throw_if_cancelled(o.cancelled);
                      RunResult run = run_engine(one);
