@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <span>
@@ -261,6 +262,29 @@ TEST(RareTipping, ThreadsDoNotMultiplyAPricedRunsMemory) {
   rusage children{};
   ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
   EXPECT_LT(double(children.ru_maxrss) * 1024, 1.1 * 1024 * 1024 * 1024) << "peak of the run";
+}
+
+// A map's cells are each checked and priced before any run: the largest
+// value priced them all (a smaller step_s costs more: accepted, then killed
+// after minutes), and a cell that fails validation failed after the others ran.
+TEST(RareTipping, AMapIsPricedCellByCellBeforeAnyRun) {
+  testing::TempDir dir("risk_map_price");
+  const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  for (const char* vary : {"step_s=1,0.0001", "step_s=0.0001,1"}) {
+    const auto start = std::chrono::steady_clock::now();
+    const testing::Outcome bad = testing::run_cli(
+        dir.path(),
+        {"risk", "--scenario", example, "--loads", "0.8,0.9,1", "--runs", "300", "--vary", vary});
+    EXPECT_EQ(bad.status, 2) << vary << bad.out;
+    EXPECT_NE(bad.err.find("step_s 0.0001"), std::string::npos) << bad.err;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 3)
+        << vary << ": refused before the first cell's runs";
+  }
+  const testing::Outcome dear =
+      testing::run_cli(dir.path(), {"risk", "--scenario", example, "--loads", "0.8,0.9,1", "--runs",
+                                    "300", "--vary", "step_s=1,0.001", "--set", "horizon_s=999"});
+  EXPECT_EQ(dear.status, 2) << dear.out;
+  EXPECT_NE(dear.err.find("2 cells of step_s, the dearest (0.001)"), std::string::npos) << dear.err;
 }
 
 TEST(RareTipping, TheCommandLinePrintsItBesideTheRuns) {

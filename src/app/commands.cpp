@@ -153,6 +153,30 @@ Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
   return cost;
 }
 
+// A map's cells, each checked (as its run would be) and priced at its own
+// value, before any runs: the largest value priced every cell, where a
+// smaller step_s or horizon costs more, and a bad cell failed after the
+// others had run.
+Cost risk_map_cost(const Scenario& s, const SweepAxis& knob, RiskOptions options) {
+  options.exact = false;  // a map has no exact chains
+  const std::vector<double> values = risk_map_values(knob, options);
+  Cost total, dearest;
+  double dearest_value = values.front();
+  for (double value : values) {
+    Scenario cell = s;
+    set_key(cell, knob.path, KeyValue{value});
+    const Cost cost = risk_cost(cell, options, 1);  // throws what the cell's runs would
+    if (cost.seconds > dearest.seconds) dearest = cost, dearest_value = value;
+    total += cost;
+  }
+  total.keys = dearest.keys.find(knob.path) == std::string::npos
+                   ? knob.path + (dearest.keys.empty() ? "" : ", " + dearest.keys)
+                   : dearest.keys;
+  total.size = number_text(double(values.size())) + " cells of " + knob.path + ", the dearest (" +
+               number_text(dearest_value) + ") " + dearest.size;
+  return total;
+}
+
 }  // namespace
 
 RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget) {
@@ -164,15 +188,8 @@ RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget
 void check_risk_shard(const RiskRequest& r, size_t count, const CostBudget& budget) {
   RiskOptions o = r.options;
   o.runs = static_cast<int>(std::max<size_t>(count, 1));
-  double maps = 1;
-  Scenario priced = r.scenario;
-  if (r.knob) {
-    const std::vector<double> values = risk_map_values(*r.knob, r.options);
-    set_key(priced, r.knob->path, KeyValue{*std::max_element(values.begin(), values.end())});
-    maps = static_cast<double>(values.size());
-    o.exact = false;
-  }
-  check(risk_cost(priced, o, maps), budget, "risk");
+  check(r.knob ? risk_map_cost(r.scenario, *r.knob, o) : risk_cost(r.scenario, o, 1), budget,
+        "risk");
 }
 
 void check_risk_merge(const RiskRequest& r, const CostBudget& budget) {
@@ -195,11 +212,7 @@ StepDown step_down(const Scenario& s, StepDownOptions options, const CostBudget&
 
 RiskMap risk_map(const Scenario& s, const SweepAxis& knob, RiskOptions options,
                  const CostBudget& budget) {
-  // The knob's largest value prices every cell: retries and timeouts cost more as they grow.
-  const std::vector<double> values = risk_map_values(knob, options);
-  Scenario priced = s;
-  set_key(priced, knob.path, KeyValue{*std::max_element(values.begin(), values.end())});
-  check(risk_cost(priced, options, static_cast<double>(values.size())), budget, "risk");
+  check(risk_map_cost(s, knob, options), budget, "risk");
   if (budget.cancelled) options.cancelled = budget.cancelled;
   return assess_risk_map(s, knob, options);
 }
