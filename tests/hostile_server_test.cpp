@@ -767,5 +767,49 @@ TEST(HostileServerSlowReader, LargeAnswerEndsAtTheResponseDeadline) {
                        << " bytes";
 }
 
+// A client that stops reading for longer than the write timeout (5 s) is cut
+// off with a reset: an ordinary close after part of the answer let the part
+// pass for the whole (3.9 MB of 35 MB, then a clean end of stream).
+TEST(HostileServerSlowReader, AStalledReaderIsResetNotClosed) {
+  int port = free_port();
+  ASSERT_NE(port, 0);
+  std::thread([port] { serve("127.0.0.1", port, ServerLimits{}); }).detach();
+  const std::string body = R"({"preset": "order-status", "set": {"horizon_s": 100000}})";
+  const std::string request =
+      "POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body;
+  int fd = -1;
+  for (int i = 0; i < 250 && fd < 0; ++i) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int small = 65536;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd);
+      fd = -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, request));
+  std::this_thread::sleep_for(std::chrono::seconds(8));  // past the 5 s write timeout
+  auto start = Clock::now();
+  size_t got = 0;
+  char buf[65536];
+  ssize_t n = 0;
+  while (seconds_since(start) < 20 && (n = ::recv(fd, buf, sizeof buf, 0)) > 0)
+    got += static_cast<size_t>(n);
+  const int error = errno;
+  ::close(fd);
+  EXPECT_GT(got, 0u);
+  EXPECT_LT(got, 30'000'000u) << "the whole answer came: the stall did not cut it";
+  EXPECT_EQ(n, -1) << "a clean end of stream after " << got << " bytes";
+  EXPECT_EQ(error, ECONNRESET);
+}
+
 }  // namespace
 }  // namespace retrystorm

@@ -144,7 +144,10 @@ class DeadlineStream : public httplib::Stream {
   bool is_writable() const override {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(answer_until_ - Clock::now()).count();
     bool writable = left > 0 && wait(POLLOUT, static_cast<int>(std::min<long>(left, write_ms_)));
-    t_answer_late = t_answer_late || (!writable && Clock::now() >= answer_until_);
+    // Cut off with part of the answer sent (the deadline, or a reader that
+    // stopped for longer than the write timeout): reset, so that the client
+    // cannot take the part for the whole, as an ordinary close would let it.
+    t_answer_late = t_answer_late || (!writable && (Clock::now() >= answer_until_ || written_ > 0));
     return writable;
   }
   // All of `size` or -1: httplib writes an answer's body in one call and
