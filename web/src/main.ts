@@ -532,7 +532,7 @@ const secondary = debounce(() => {
     });
   } else { drawLadder(); hooks.ladderReady = true; }
   const inRun = S.result && !isSessions(S.result) ? S.result.tipping : undefined;
-  if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema).length === 0) {
+  if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema, false).length === 0) {
     S.tipping = inRun;
     showTipping(inRun);
     hooks.tippingReady = true;
@@ -766,7 +766,7 @@ function ladderBaseOf(sc: Scenario): Scenario {
 }
 function ladderCurrentIndex(): number {
   if (!S.scenario) return -1;
-  return S.ladder.findIndex((r) => r.scenario && diffScenario(r.scenario, S.scenario!, S.schema).length === 0);
+  return S.ladder.findIndex((r) => r.scenario && diffScenario(r.scenario, S.scenario!, S.schema, false).length === 0);
 }
 /** The user's inputs the ladder sets back to the preset's (a row of it
  * changes them), by label: the rows do not run with those. */

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { clone } from './paths';
 import { applySet, decodeState, decodeValue, diffScenario, encodeState } from './urlstate';
 import type { Scenario, SchemaKey } from './types';
+import { filterSet } from './validate';
 
 const base = {
   name: 'order-status', horizon_s: 300, step_s: 1, service_completes: 'start',
@@ -84,6 +86,31 @@ describe('URL state', () => {
     const sc = applySet(base, [['ladder.mode', 'cumulative'], ['name', 'evil']]);
     expect((sc.ladder as { mode: string }).mode).toBe('single');
     expect(sc.name).toBe('order-status');
+  });
+
+  it('keeps settings the page has no control for: text keys, a graph\'s calls and services', () => {
+    const graph = {
+      ...clone(base),
+      client: { ...clone(base.client), retry_on: '' }, // the server writes every key
+      services: { api: { capacity_per_s: 100 }, db: { capacity_per_s: 50, shed_abandoned: false } },
+      calls: [{ from: 'user', to: 'api', retries: 0 }, { from: 'api', to: 'db', retries: 2 }],
+    } as unknown as Scenario;
+    const sc = applySet(graph, [['calls[1].retries', 0], ['services.db.shed_abandoned', true], ['client.retry_on', '5xx,reset']]);
+    const d = diffScenario(graph, sc, keys);
+    expect(d).toEqual([['client.retry_on', '5xx,reset'], ['services.db.shed_abandoned', true], ['calls[1].retries', 0]]);
+    // Through the link and back: the same settings.
+    const st = decodeState(encodeState({ preset: 'g', set: d }), types);
+    expect(filterSet(st.set, keys, graph).kept).toEqual(d);
+    expect(diffScenario(graph, applySet(graph, d), keys)).toEqual(d);
+  });
+
+  it('drops link paths that reach nothing the scenario has, or an object\'s prototype', () => {
+    const { kept, ignored } = filterSet(
+      [['__proto__.polluted', 1], ['constructor.prototype.x', 1], ['calls[0].retries', 1], ['nosuch.key', 1], ['name', 'evil']],
+      keys, base);
+    expect(kept).toEqual([]);
+    expect(ignored.map((i) => i.path)).toEqual(['__proto__.polluted', 'constructor.prototype.x', 'calls[0].retries', 'nosuch.key', 'name']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('treats float noise as equal', () => {

@@ -79,9 +79,16 @@ export function decodeState(hash: string, types: Record<string, string> = {}): U
 const same = (a: unknown, b: unknown) =>
   typeof a === 'number' && typeof b === 'number' ? Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a)) : a === b;
 
-/** The schema keys whose value in `scenario` differs from `base`. */
-export function diffScenario(base: Scenario, scenario: Scenario, keys: SchemaKey[]): [string, Value][] {
+/**
+ * The keys whose value in `scenario` differs from `base`: the schema's first,
+ * then every other setting the scenario holds (text keys such as
+ * client.retry_on, a graph's calls[i].* and services.NAME.*), which a run
+ * reads as well: left out, a link, a pin or Undo lost them. `others` false:
+ * the schema's keys only.
+ */
+export function diffScenario(base: Scenario, scenario: Scenario, keys: SchemaKey[], others = true): [string, Value][] {
   const out: [string, Value][] = [];
+  const schema = new Set(keys.map((k) => k.path));
   for (const k of keys) {
     if (isHidden(k.path)) continue;
     const a = getPath(base, k.path);
@@ -89,6 +96,20 @@ export function diffScenario(base: Scenario, scenario: Scenario, keys: SchemaKey
     if (b === undefined) continue;
     if (!same(a, b)) out.push([k.path, b as Value]);
   }
+  if (!others) return out; // a scenario the server wrote back spells out what the page's leaves implicit
+  for (const [path, b] of leaves(scenario)) {
+    if (schema.has(path) || isHidden(path)) continue;
+    if (!same(getPath(base, path), b)) out.push([path, b]);
+  }
+  return out;
+}
+
+/** Every scalar in a scenario with its path ("calls[2].budget.kind"), in order. */
+function leaves(v: unknown, path = '', out: [string, Value][] = []): [string, Value][] {
+  if (Array.isArray(v)) v.forEach((item, i) => leaves(item, `${path}[${i}]`, out));
+  else if (v !== null && typeof v === 'object')
+    for (const [k, item] of Object.entries(v)) leaves(item, path ? `${path}.${k}` : k, out);
+  else if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') out.push([path, v]);
   return out;
 }
 

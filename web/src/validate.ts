@@ -2,7 +2,44 @@
 // a value the server would refuse (or silently round) never reaches the chart
 // or the link. The server checks again (docs/http-api.md); these are its rules.
 
-import { clone, getPath, setPath } from './paths';
+import { clone, getPath, isHidden, setPath } from './paths';
+
+const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
+/** Every list index on the path names an item the scenario has (calls[9] of four calls does not). */
+function listsFit(base: Scenario, path: string): boolean {
+  let prefix = '';
+  for (const part of path.split('.')) {
+    const name = part.replace(/\[.*$/, '');
+    prefix = prefix ? `${prefix}.${name}` : name;
+    for (const m of part.matchAll(/\[(\d+)\]/g)) {
+      const list = getPath(base, prefix);
+      if (!Array.isArray(list) || Number(m[1]) >= list.length) return false;
+      prefix += m[0];
+    }
+  }
+  return true;
+}
+
+/**
+ * A setting the scenario has (the server writes every key), or a key of one
+ * of a graph's calls or services, which list only what they change.
+ */
+function settingOf(base: Scenario, path: string): boolean {
+  if (getPath(base, path) !== undefined) return true;
+  const call = /^calls\[\d+\]\./.exec(path);
+  if (call) return true; // listsFit found the call
+  const service = /^services\.([A-Za-z0-9_-]+)\./.exec(path);
+  const found = service && getPath(base, `services.${service[1]}`);
+  return Boolean(found) && typeof found === 'object';
+}
+
+/** A path of plain names and list indices, none of them one that reaches an object's prototype. */
+function plainPath(path: string): boolean {
+  return path.split('.').every((part) => {
+    const m = /^([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)$/.exec(part);
+    return m !== null && !UNSAFE.has(m[1]);
+  });
+}
 import type { Scenario, SchemaKey } from './types';
 import type { Value } from './urlstate';
 
@@ -126,7 +163,15 @@ export function filterSet(set: [string, Value][], keys: SchemaKey[], base: Scena
   const ignored: Ignored[] = [];
   for (const [path, v] of set) {
     const k = byPath.get(path);
-    if (!k) { ignored.push({ path, value: String(v), why: 'not a scenario key' }); continue; }
+    if (!k) {
+      // A setting the page has no control for (a text key, a graph's call or
+      // service): kept when the preset has its section, typed as the preset's
+      // value is; the server checks it with the run.
+      const known = plainPath(path) && !isHidden(path) && listsFit(base, path) && settingOf(base, path);
+      if (!known) { ignored.push({ path, value: String(v), why: 'not a scenario key' }); continue; }
+      kept.push([path, typeof getPath(base, path) === 'string' ? String(v) : v]);
+      continue;
+    }
     const c = checkValue(k, v, steps as Scenario);
     if (!c.ok) { ignored.push({ path, value: String(v), why: c.error }); continue; }
     kept.push([path, c.value as Value]);
