@@ -721,24 +721,22 @@ TEST_F(HostileServer, ConnectionFloodAnswersNewClientsAtOnce) {
   expect_alive("the flood's end");
 }
 
-// A client reading a large answer a few bytes at a time is cut off at the
-// response deadline, on a server of its own with a short one.
-TEST(HostileServerSlowReader, LargeAnswerEndsAtTheResponseDeadline) {
-  static ServerLimits limits;
-  limits.response_deadline_s = 2;
+// A server of its own on a free port (the slow-reader tests change its
+// limits; `limits` must outlive the test, a static), and a connection to it
+// with a small receive buffer that has sent
+// POST /api/run with `body`; -1 when none could be made.
+int slow_reader_posting(const ServerLimits& limits, const std::string& body, int rcvbuf) {
   int port = free_port();
-  ASSERT_NE(port, 0);
-  std::thread([port] { serve("127.0.0.1", port, limits); }).detach();
-  std::string body = R"({"preset": "primary-failover", "trace": true, "set": {"horizon_s": 3000}})";
-  std::string request =
+  if (port == 0) return -1;
+  std::thread([port, &limits] { serve("127.0.0.1", port, limits); }).detach();
+  const std::string request =
       "POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\n\r\n" + body;
   int fd = -1;
   for (int i = 0; i < 250 && fd < 0; ++i) {
     fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    int small = 4096;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -749,8 +747,21 @@ TEST(HostileServerSlowReader, LargeAnswerEndsAtTheResponseDeadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  if (fd >= 0 && !send_all(fd, request)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A client reading a large answer a few bytes at a time is cut off at the
+// response deadline, on a server of its own with a short one.
+TEST(HostileServerSlowReader, LargeAnswerEndsAtTheResponseDeadline) {
+  static ServerLimits limits;
+  limits.response_deadline_s = 2;
+  const int fd = slow_reader_posting(
+      limits, R"({"preset": "primary-failover", "trace": true, "set": {"horizon_s": 3000}})", 4096);
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(send_all(fd, request));
   auto start = Clock::now();
   size_t got = 0;
   char buf[256];
@@ -771,31 +782,10 @@ TEST(HostileServerSlowReader, LargeAnswerEndsAtTheResponseDeadline) {
 // off with a reset: an ordinary close after part of the answer let the part
 // pass for the whole (3.9 MB of 35 MB, then a clean end of stream).
 TEST(HostileServerSlowReader, AStalledReaderIsResetNotClosed) {
-  int port = free_port();
-  ASSERT_NE(port, 0);
-  std::thread([port] { serve("127.0.0.1", port, ServerLimits{}); }).detach();
-  const std::string body = R"({"preset": "order-status", "set": {"horizon_s": 100000}})";
-  const std::string request =
-      "POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-      "\r\n\r\n" + body;
-  int fd = -1;
-  for (int i = 0; i < 250 && fd < 0; ++i) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    int small = 65536;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-      ::close(fd);
-      fd = -1;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
+  static const ServerLimits limits;
+  const int fd = slow_reader_posting(
+      limits, R"({"preset": "order-status", "set": {"horizon_s": 100000}})", 65536);
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(send_all(fd, request));
   std::this_thread::sleep_for(std::chrono::seconds(8));  // past the 5 s write timeout
   auto start = Clock::now();
   size_t got = 0;
