@@ -115,10 +115,17 @@ export function boundLoad(m: Metrics, sc: Scenario): number {
   return m.bound.load ?? sc.demand.rate_per_s / sc.server.capacity_per_s;
 }
 
-/** The same load as requests per second. */
+/**
+ * The same load as requests per second. A graph's load is its incident
+ * service's, whose capacity is not the top-level server's: its users'
+ * demand is the rate.
+ */
 export function boundDemand(m: Metrics, sc: Scenario): number {
-  return m.bound.load != null ? m.bound.load * sc.server.capacity_per_s : sc.demand.rate_per_s;
+  return m.bound.load != null && !isGraph(sc) ? m.bound.load * sc.server.capacity_per_s : sc.demand.rate_per_s;
 }
+
+/** A scenario with services and calls (docs/graph.md). */
+export const isGraph = (s: Scenario) => s.services !== undefined || s.calls !== undefined;
 
 export function boundSentence(m: Metrics, sc: Scenario): string {
   const amp = m.bound.max_amplification;

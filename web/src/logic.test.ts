@@ -36,6 +36,9 @@ describe('per-second conversion', () => {
     // Closed-loop clients: the server's load, not demand.rate_per_s, which they do not read.
     const closed = loadData({ ...r, metrics: { bound: { max_amplification: 4, load: 0.5 } } as Metrics });
     expect(closed.bound).toEqual([2000, 2000]);
+    // A graph: its users' demand (the top-level server is no service of it).
+    const graph = loadData({ ...r, scenario: { ...r.scenario, services: {}, calls: [] } as unknown as Scenario, metrics: { bound: { max_amplification: 6, load: 0.5 } } as Metrics });
+    expect(graph.bound).toEqual([3600, 3600]);
   });
 
   it('converts the Monte Carlo goodput band to per-second rates like goodput', () => {

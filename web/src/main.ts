@@ -6,7 +6,7 @@ import { api, ApiError, isAbort } from './api';
 import { Charts, PIN_DASH, type PinLine } from './charts';
 import { Controls, isRelevant } from './controls';
 import { debounce } from './debounce';
-import { criterionOf, fmtAmp, fmtNum, fmtPct, fmtTime } from './format';
+import { criterionOf, fmtAmp, fmtNum, fmtPct, fmtTime, isGraph } from './format';
 import { axisFromRange, defaultAxis, gridOf, gridStep, PHASE_CELLS } from './phaseaxes';
 import { OccupancyChart } from './occupancy';
 import { GraphView, type ColourBy } from './graphview';
@@ -1209,8 +1209,6 @@ function applyLink() {
   else if (!S.scenario || diffScenario(want, S.scenario, S.schema).length) loadScenario(want); // the same preset: zoom and ladder stay
 }
 
-/** A scenario with services and calls (docs/graph.md). */
-const isGraph = (s: Scenario) => s.services !== undefined || s.calls !== undefined;
 
 /** The link's preset and the settings the page can apply; says what it dropped and why. */
 function linkState(): { preset: string; set: [string, string | number | boolean][] } | null {

@@ -111,6 +111,26 @@ describe('URL state', () => {
     expect(kept).toEqual([]);
     expect(ignored.map((i) => i.path)).toEqual(['__proto__.polluted', 'constructor.prototype.x', 'calls[0].retries', 'nosuch.key', 'name']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // Sections, inherited names, and paths deeper than any key are no settings
+    // (a call path 5,000 names deep made the page fail to start).
+    const graph = { ...clone(base), calls: [{ from: 'user', to: 'api' }], services: { api: {} } } as unknown as Scenario;
+    const deep = `calls[0].${Array(5000).fill('a').join('.')}`;
+    const odd = filterSet([['client', 3], ['demand', 'x'], ['calls[0]', 2], ['toString', 'x'], ['hasOwnProperty', 1], [deep, 1], ['services.api.toString', 1]], keys, graph);
+    expect(odd.kept).toEqual([]);
+    expect(odd.ignored.length).toBe(7);
+  });
+
+  it('types a call\'s or a service\'s value as the client\'s or the server\'s key is', () => {
+    const graph = {
+      ...clone(base),
+      client: { ...clone(base.client), retry_on: '' },
+      server: { ...clone(base.server), reject_status: '503' },
+      calls: [{ from: 'user', to: 'api' }, { from: 'api', to: 'db' }],
+      services: { api: {}, db: {} },
+    } as unknown as Scenario;
+    const set = diffScenario(graph, applySet(graph, [['calls[1].retry_on', '503'], ['services.db.reject_status', '429'], ['calls[1].retries', 0]]), keys);
+    const st = decodeState(encodeState({ preset: 'g', set }), types);
+    expect(filterSet(st.set, keys, graph).kept).toEqual([['calls[1].retry_on', '503'], ['calls[1].retries', 0], ['services.db.reject_status', '429']]);
   });
 
   it('treats float noise as equal', () => {

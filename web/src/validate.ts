@@ -3,45 +3,52 @@
 // or the link. The server checks again (docs/http-api.md); these are its rules.
 
 import { clone, getPath, isHidden, setPath } from './paths';
+import type { Scenario, SchemaKey } from './types';
+import type { Value } from './urlstate';
 
 const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
-/** Every list index on the path names an item the scenario has (calls[9] of four calls does not). */
-function listsFit(base: Scenario, path: string): boolean {
-  let prefix = '';
+
+/** The scalar at `path` when every step is the object's own (no inherited name, no index past a list's end). */
+function ownScalar(obj: unknown, path: string): Value | undefined {
+  let cur: unknown = obj;
   for (const part of path.split('.')) {
-    const name = part.replace(/\[.*$/, '');
-    prefix = prefix ? `${prefix}.${name}` : name;
-    for (const m of part.matchAll(/\[(\d+)\]/g)) {
-      const list = getPath(base, prefix);
-      if (!Array.isArray(list) || Number(m[1]) >= list.length) return false;
-      prefix += m[0];
+    const m = /^([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)$/.exec(part);
+    if (!m || UNSAFE.has(m[1])) return undefined;
+    const keys: (string | number)[] = [m[1], ...[...m[2].matchAll(/\[(\d+)\]/g)].map((i) => Number(i[1]))];
+    for (const k of keys) {
+      if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, k)) return undefined;
+      cur = (cur as Record<string | number, unknown>)[k];
     }
   }
-  return true;
+  return typeof cur === 'number' || typeof cur === 'string' || typeof cur === 'boolean' ? cur : undefined;
 }
 
 /**
- * A setting the scenario has (the server writes every key), or a key of one
- * of a graph's calls or services, which list only what they change.
+ * What a link path without a control sets, as the preset holds it: a setting
+ * the scenario has (the server writes every key), or a key of one of a
+ * graph's calls or services, which list only what they change and take the
+ * client's or the server's keys. Undefined: no setting of this scenario.
  */
-function settingOf(base: Scenario, path: string): boolean {
-  if (getPath(base, path) !== undefined) return true;
-  const call = /^calls\[\d+\]\./.exec(path);
-  if (call) return true; // listsFit found the call
-  const service = /^services\.([A-Za-z0-9_-]+)\./.exec(path);
-  const found = service && getPath(base, `services.${service[1]}`);
-  return Boolean(found) && typeof found === 'object';
+function templateOf(base: Scenario, path: string): Value | undefined {
+  const own = ownScalar(base, path);
+  if (own !== undefined) return own;
+  const call = /^(calls\[\d+\])\.(.+)$/.exec(path);
+  if (call && ownScalar(base, `${call[1]}.from`) !== undefined) return ownScalar(base, `client.${call[2]}`);
+  const service = /^services\.([A-Za-z0-9_-]+)\.(.+)$/.exec(path);
+  const services = getPath(base, 'services');
+  if (service && services && typeof services === 'object' && Object.prototype.hasOwnProperty.call(services, service[1]))
+    return ownScalar(base, `server.${service[2]}`);
+  return undefined;
 }
 
-/** A path of plain names and list indices, none of them one that reaches an object's prototype. */
-function plainPath(path: string): boolean {
-  return path.split('.').every((part) => {
-    const m = /^([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)$/.exec(part);
-    return m !== null && !UNSAFE.has(m[1]);
-  });
+/** A link's value as the type of the setting it replaces ("503" stays text for a text key). */
+function asTemplate(v: Value, template: Value): Value {
+  if (typeof template === 'string') return String(v);
+  if (typeof template === 'boolean') return v === true || v === 'true';
+  const n = typeof v === 'number' ? v : Number(v);
+  return Number.isFinite(n) ? n : v; // the server names a value that is no number
 }
-import type { Scenario, SchemaKey } from './types';
-import type { Value } from './urlstate';
+
 
 /** A value the page accepts, or why not (in words, naming the limit). */
 export type Checked = { ok: true; value: number | string | boolean } | { ok: false; error: string };
@@ -167,9 +174,9 @@ export function filterSet(set: [string, Value][], keys: SchemaKey[], base: Scena
       // A setting the page has no control for (a text key, a graph's call or
       // service): kept when the preset has its section, typed as the preset's
       // value is; the server checks it with the run.
-      const known = plainPath(path) && !isHidden(path) && listsFit(base, path) && settingOf(base, path);
-      if (!known) { ignored.push({ path, value: String(v), why: 'not a scenario key' }); continue; }
-      kept.push([path, typeof getPath(base, path) === 'string' ? String(v) : v]);
+      const template = isHidden(path) ? undefined : templateOf(base, path);
+      if (template === undefined) { ignored.push({ path, value: String(v), why: 'not a scenario key' }); continue; }
+      kept.push([path, asTemplate(v, template)]);
       continue;
     }
     const c = checkValue(k, v, steps as Scenario);
