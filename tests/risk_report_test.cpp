@@ -53,6 +53,15 @@ TEST(RiskReport, TheChainIsLeftOutWhereTheScenarioHasMoreThanIt) {
     EXPECT_FALSE(chain_params(small_server(sets), 1.0, why)) << sets.begin()->first;
     EXPECT_NE(why.find("is not in the chain"), std::string::npos) << why;
   }
+  EXPECT_FALSE(chain_params(small_server({{"client.retry_on", "none"}}), 1.0, why));
+  EXPECT_NE(why.find("client.retry_on"), std::string::npos) << why;
+  // The layer's retries and timeout as its policy reads them (a stack of one
+  // layer, a timeout per layer), not client.retries and client.timeout_s.
+  const auto stack = chain_params(
+      small_server({{"client.stack_retries", "0"}, {"client.layer_timeouts_s", "1"}}), 1.0, why);
+  ASSERT_TRUE(stack) << why;
+  EXPECT_EQ(stack->retries, 0);
+  EXPECT_EQ(stack->timeout_s, 1);
 }
 
 // A chain that never reaches the stuck mode has no stay in it to leave:

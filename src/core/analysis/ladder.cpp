@@ -7,6 +7,7 @@
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
+#include "text/number.hpp"
 
 namespace retrystorm {
 
@@ -21,8 +22,23 @@ std::string seconds_text(double s) {
 Ladder generic_ladder(const Scenario& s) {
   if (!s.graph.empty()) return {LadderMode::single, graph_defenses(s)};  // one hop at a time
   int retries = std::max(s.client.retries, 2);
-  int layers = s.retrying_layers();
-  int attempts = static_cast<int>(std::lround(std::pow(retries + 1.0, layers)));
+  // A stack of its own (client.stack_retries) wins over client.retries: the
+  // rows set it, layer by layer, or "No retries" kept retrying.
+  const bool stacked = !s.client.stack_retries.empty();
+  std::string none_each, immediate_each;
+  double attempts = 1;
+  for (int r : s.layer_retries()) {
+    const int immediate = std::max(r, 2);
+    none_each += (none_each.empty() ? "" : ",") + std::string("0");
+    immediate_each += (immediate_each.empty() ? "" : ",") + std::to_string(immediate);
+    attempts *= stacked ? immediate + 1 : retries + 1;
+  }
+  using Settings = std::vector<std::pair<std::string, KeyValue>>;
+  const Settings no_retries =
+      stacked ? Settings{{"client.stack_retries", none_each}} : Settings{{"client.retries", 0.0}};
+  const std::pair<std::string, KeyValue> immediate =
+      stacked ? std::pair<std::string, KeyValue>{"client.stack_retries", immediate_each}
+              : std::pair<std::string, KeyValue>{"client.retries", double(retries)};
   // Backoff sized from the timeout, unless the scenario already jitters.
   bool own = s.client.backoff.jitter != Jitter::none && s.client.backoff.base_s > 0;
   double base = own ? s.client.backoff.base_s : std::max(s.step_s, s.client.timeout_s / 10);
@@ -32,12 +48,10 @@ Ladder generic_ladder(const Scenario& s) {
   Ladder l;
   l.mode = LadderMode::cumulative;
   l.rows = {
-      {"No retries",
-       "One attempt; a failure goes straight to the user.",
-       {{"client.retries", 0.0}}},
+      {"No retries", "One attempt; a failure goes straight to the user.", no_retries},
       {"Immediate retries",
-       std::to_string(attempts) + " attempts per request, sent again at once.",
-       {{"client.retries", double(retries)},
+       number_text(attempts) + " attempts per request, sent again at once.",
+       {immediate,
         {"client.backoff.base_s", 0.0},
         {"client.backoff.cap_s", 0.0},
         {"client.backoff.jitter", std::string("none")}}},

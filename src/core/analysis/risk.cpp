@@ -26,6 +26,12 @@ StuckRule stuck_rule(const Scenario& s) {
   return r;
 }
 
+bool no_storm(const RunResult& run, const Metrics& m) {
+  const Series& x = run.series;
+  return m.failed == 0 && !m.backlog_growing && x.size() > 0 &&
+         x.backlog[x.size() - 1] <= stuck_rule(run.scenario).backlog_above;
+}
+
 std::string describe(const StuckRule& rule, const Scenario& s) {
   return fmt::format(
       "stuck: more than {} attempts queued (one timeout of work, {} s x {}/s) and less than {} "
@@ -223,6 +229,8 @@ std::string beyond_the_chain(const Scenario& s) {
   const ClientGuards guards(s);
   if (!s.graph.empty()) return "a graph of services";
   if (policy.layers() > 1) return "more than one retrying layer";
+  if (!(policy.retried_answers() & answer_bit(s.server.reject_status)))
+    return "a full queue's answer that is not retried (client.retry_on)";
   if (policy.hedging(0) != Hedging::none) return "hedging";
   if (!policy.retry_on_timeout()) return "timeouts that are not retried";
   if (policy.budget().kind != BudgetKind::none) return "a retry budget";
@@ -264,8 +272,11 @@ std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double l
   p.slots = std::max(1, s.server.slots);
   p.service_per_s = s.server.capacity_per_s / p.slots;
   p.queue = p.slots + static_cast<int>(s.server.queue_limit);
-  p.timeout_s = s.client.timeout_s;
-  p.retries = s.client.retries;
+  // The client's one layer as its policy reads it: client.stack_retries and
+  // client.layer_timeouts_s win over client.retries and client.timeout_s.
+  const ClientPolicy policy = ClientPolicy::of(s, Engine::agent);
+  p.timeout_s = policy.layer_timeouts_s().front();
+  p.retries = policy.retries(0);
   // The first retry's mean delay: the middle of the window its backoff is
   // drawn from (policies/backoff.hpp), cap and jitter included.
   const DelayRange first = backoff_delay(s.client.backoff, 1);

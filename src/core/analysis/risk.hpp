@@ -29,6 +29,13 @@ struct StuckRule {
   int window_steps = 1;      // goodput is judged over this many steps
 };
 StuckRule stuck_rule(const Scenario& s);
+// A run that is no storm, whatever its recovery criterion reads at the end
+// (the agent engine's goodput at a few requests a second falls short of
+// demand by chance): no request failed, the backlog is not growing, and the
+// queue at the end holds no more than the stuck rule's depth, one timeout of
+// work, so new requests are served in time. A queue held full by retries
+// that never run out (nobody fails, goodput 0) is a storm.
+bool no_storm(const RunResult& run, const Metrics& m);
 std::string describe(const StuckRule& rule, const Scenario& s);
 
 // One run read with the rule: when it first became stuck, and when it was

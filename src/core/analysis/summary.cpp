@@ -7,6 +7,7 @@
 #include "analysis/cost.hpp"
 #include "analysis/graph_report.hpp"
 #include "analysis/ladder.hpp"
+#include "analysis/risk.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
 #include "model/graph.hpp"
@@ -49,14 +50,17 @@ namespace {
 // incident, a growing backlog, failures or goodput short at the end, or too
 // little time after the incident; the give-ups' loop only when work went to
 // callers who had given up.
-std::string unrecovered_detail(const Metrics& m, const Scenario& s) {
+std::string unrecovered_detail(const RunResult& run, const Metrics& m) {
+  const Scenario& s = run.scenario;
   std::string why;
   if (s.incident_end_s() >= s.horizon_s)
     why = "The run ended inside the incident";
   else if (m.backlog_growing)
     why = "The backlog was still growing at the end";
-  else if (m.failed == 0)
+  else if (no_storm(run, m))
     why = "No request failed, but the run ends too soon after the incident to tell";
+  else if (m.failed == 0)
+    why = "No request failed yet, but the queue stayed full: every request was still retrying";
   else if (s.recovery.criterion == RecoveryCriterion::goodput)
     why = "Goodput was still below " + format_percent(s.recovery.goodput_fraction) +
           " of demand at the end";
@@ -91,7 +95,7 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
     v.headline = "Still in the incident when the run ends at " + format_seconds(s.horizon_s) +
                  ": it would end at " + format_seconds(s.incident_end_s()) +
                  "; lengthen horizon_s to see what follows";
-  } else if (m.failed == 0 && !m.backlog_growing) {
+  } else if (no_storm(run, m)) {
     v.headline = "Not judged by " + format_seconds(s.horizon_s) + ": the run ends " +
                  format_seconds(s.horizon_s - s.incident_end_s()) +
                  " after the incident, too soon to tell, and no request failed";
@@ -113,7 +117,7 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
                       format_percent(m.bound.safe_load_below) +
                       " load, and this scenario runs at " + format_percent(m.bound.load) + ".";
   if (!rec) {
-    v.detail = unrecovered_detail(m, s) + bound;
+    v.detail = unrecovered_detail(run, m) + bound;
   } else {
     v.detail = format_percent(m.failed_fraction) + " of user requests failed (" +
                format_amount(m.failed) + " of " + format_amount(m.user_requests) + "), and " +

@@ -7,6 +7,7 @@
 
 #include "analysis/cost.hpp"
 #include "analysis/metrics.hpp"
+#include "analysis/risk.hpp"
 #include "engines/engine.hpp"
 #include "engines/incident_window.hpp"
 #include "model/keys.hpp"
@@ -48,12 +49,10 @@ long tipping_grid_points(const Scenario& s, double grid_s) {
 
 bool recovers_with_duration(Scenario s, double duration_s) {
   s.incident.duration_s = duration_s;
-  const Metrics m = compute_metrics(run_engine(s));
-  // A run in which no request failed and the backlog is not growing is no
-  // storm, whatever the criterion reads at its end: the verdict calls it not
-  // judged (analysis/summary.cpp), and at a few requests a second the agent
-  // engine's last steps of goodput fall short of demand by chance alone.
-  return m.recovered || (m.failed == 0 && !m.backlog_growing);
+  const RunResult run = run_engine(s);
+  const Metrics m = compute_metrics(run);
+  // The verdict calls a run that is no storm "not judged" (analysis/summary.cpp).
+  return m.recovered || no_storm(run, m);
 }
 
 namespace {
