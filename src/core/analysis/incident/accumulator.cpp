@@ -174,20 +174,42 @@ void Accumulator::add_counts(const SessionRecord& s) {
   day.completions += ok ? 1 : 0;
   day.lines_429 += s.lines_429;
   day.errors += s.error_lines();
+  Goodput g{std::nullopt, ok, s.items_done};
   if (!options_.to_s || s.end_s < *options_.to_s) {
     // A running session's items are committed already (each the moment its
     // work ends); its end is the log's, so they go to the hour before it.
-    Hour& end = hour(running ? std::nextafter(s.end_s, s.start_s) : s.end_s);
-    if (!running) (ok ? end.completions : end.failures) += 1;
-    end.goodput += known(s.items_done) ? s.items_done : (ok ? 1 : 0);
+    const double end_s = running ? std::nextafter(s.end_s, s.start_s) : s.end_s;
+    g.hour = hour_of(end_s);
+    if (!running) (ok ? hour(end_s).completions : hour(end_s).failures) += 1;
   }
-  if (known(s.items_done)) {
-    items_sessions_ += 1;
-    totals_.items_done = (known(totals_.items_done) ? totals_.items_done : 0) + s.items_done;
-  }
+  // From events, whether the log counts items is known at its end only.
+  if (sessions_from_events_)
+    pending_goodput_.push_back(g);
+  else
+    add_goodput(g);
   if (running) return;
   (ok ? totals_.completed : totals_.failed) += 1;
   totals_.crashed += s.outcome == Outcome::crashed ? 1 : 0;
+}
+
+// A session's goodput at the hour it ended: its items, or 1 for a
+// completion when the log does not count items.
+void Accumulator::add_goodput(const Goodput& g) {
+  if (g.hour) hours_[*g.hour].goodput += known(g.items) ? g.items : (g.ok ? 1 : 0);
+  if (!known(g.items)) return;
+  items_sessions_ += 1;
+  totals_.items_done = (known(totals_.items_done) ? totals_.items_done : 0) + g.items;
+}
+
+// Sessions rebuilt from events: their items count once the whole log has
+// shown whether it writes item_done lines (a session that ended before the
+// first one had no items, not unknown ones).
+void Accumulator::settle_goodput() {
+  for (Goodput& g : pending_goodput_) {
+    g.items = saw_item_done_ ? g.items : kUnknown;
+    add_goodput(g);
+  }
+  pending_goodput_.clear();
 }
 
 // The queue as a session saw it at open, by the hour it opened in.
@@ -338,12 +360,12 @@ void Accumulator::event_error(Live& live, const EventRecord& e) {
   live.last_error_t = e.t;
 }
 
-// The session rebuilt from its events: its items counted from item_done
-// events once the log is seen to write them (a log without any says nothing
-// about items, and goodput then counts completed sessions).
+// The session rebuilt from its events, its items counted from item_done
+// events (a log without any says nothing about items, and goodput then
+// counts completed sessions: settle_goodput).
 SessionRecord Accumulator::rebuilt(const Live& live) const {
   SessionRecord r = live.rebuilt;
-  if (saw_item_done_) r.items_done = live.items_done;
+  r.items_done = live.items_done;  // unknown after all if no item_done line comes (settle_goodput)
   return r;
 }
 

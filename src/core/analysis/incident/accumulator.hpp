@@ -100,6 +100,15 @@ class Accumulator {
   void add_record(const SessionRecord& s);
   void add_event(const EventRecord& e);
   SessionRecord rebuilt(const Live& live) const;
+  // A session's goodput: the hour it ended in (none past --to), whether it
+  // completed, its items (unknown: the log does not count them).
+  struct Goodput {
+    std::optional<int64_t> hour;
+    bool ok;
+    double items;
+  };
+  void add_goodput(const Goodput& g);
+  void settle_goodput();
   void add_bucket(const CountBucket& b);
 
   bool outside(double start, double end) const;
@@ -128,7 +137,8 @@ class Accumulator {
   std::string unit_ = "sessions";
   bool sessions_from_events_ = false;
   bool saw_events_ = false;
-  bool saw_item_done_ = false;  // the events write item_done lines
+  bool saw_item_done_ = false;            // the events write item_done lines
+  std::vector<Goodput> pending_goodput_;  // sessions from events, until the log ends
   bool saw_buckets_ = false;
   std::map<int64_t, Hour> hours_;
   std::map<int64_t, DayRow> days_;

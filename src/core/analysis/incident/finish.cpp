@@ -194,6 +194,7 @@ struct Accumulator::HourTotals {
 Report Accumulator::finish() {
   if (!anchor_) settle();
   end_live_sessions();
+  settle_goodput();
   Report r = std::move(totals_);
   if (dropped_ > 0) {
     r.outliers = dropped_;
