@@ -149,6 +149,24 @@ TEST(TippingGrid, ARunWithoutFailuresIsNoStormWhateverTheGrid) {
   }
 }
 
+// A queue held full by retries that never run out is a storm though nobody
+// failed yet: the tipping point finds it and the verdict says so (a "no
+// request failed" exemption called it recovered and "too soon to tell").
+TEST(TippingGrid, AQueueHeldFullByRetriesIsAStormThoughNobodyFailed) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  set_key(s, "server.queue_limit", KeyValue{1000.0});
+  set_key(s, "client.retries", KeyValue{100.0});
+  validate(s);
+  const RunReport r = make_report(s, ReportOptions{});
+  ASSERT_EQ(r.metrics.failed, 0);
+  EXPECT_FALSE(r.verdict.recovered);
+  EXPECT_EQ(r.verdict.headline.find("Not judged"), std::string::npos) << r.verdict.headline;
+  EXPECT_NE(r.verdict.detail.find("the queue stayed full"), std::string::npos) << r.verdict.detail;
+  const TippingResult t = tipping_point(s, 0);
+  ASSERT_TRUE(t.exact_s);
+  EXPECT_LE(*t.exact_s, s.incident.duration_s);
+}
+
 // The verdict's detail says what happened: a run that ends inside its
 // incident said "Users were still failing" with none failed.
 TEST(TippingGrid, TheVerdictSaysWhyFromTheFacts) {

@@ -48,3 +48,15 @@ def number_list(name, values):
     except TypeError:
         raise TypeError(f"{name}: {values!r} is not a list of numbers") from None
     return [number(f"{name}[{i}]", v) for i, v in enumerate(items)]
+
+
+def flag(name, value):
+    """True or False: a bool, numpy's too, or the whole numbers 1 and 0 (any
+    other value is refused, where bool("no") would have been True)."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__name__ == "bool_" and type(value).__module__ == "numpy":
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"{name}: {value!r} is not a flag; give True or False")

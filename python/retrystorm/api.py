@@ -7,7 +7,7 @@ import os
 import pandas as pd
 
 from . import _core
-from ._args import number, number_list, optional_number, optional_whole, whole
+from ._args import flag, number, number_list, optional_number, optional_whole, whole
 from ._core import Scenario
 
 
@@ -241,10 +241,8 @@ def risk_request(loads, runs, horizon_s, exact, vary, splitting, split_effort, s
              whole("split_levels", split_levels)] if splitting else []
     if vary is not None and not isinstance(vary, str):
         raise TypeError(f"vary: {vary!r} is not text like 'client.retries=0,1,2'")
-    if not isinstance(exact, bool):  # bool("no") is True
-        raise TypeError(f"exact: {exact!r} is not True or False")
     return (number_list("loads", loads), whole("runs", runs), number("horizon_s", horizon_s),
-            exact, vary or "", split)
+            flag("exact", exact), vary or "", split)
 
 
 def with_risk_table(answer, vary):

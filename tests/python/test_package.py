@@ -608,3 +608,7 @@ def test_sweep_and_risk_arguments_of_the_wrong_kind_are_named():
             rs.sweep(s, {"client.retries": spec})
     with pytest.raises(TypeError, match="exact"):
         rs.risk(s.set("engine", "agent"), runs=2, exact="no")
+    # A flag: a bool, numpy's, or 1 and 0.
+    agent = rs.Scenario.preset("order-status").set("engine", "agent").set("demand.process", "poisson")
+    for yes in (True, np.bool_(True), 1):
+        assert rs.risk(agent, loads=[0.9], runs=2, horizon_s=120, exact=yes)["levels"]
