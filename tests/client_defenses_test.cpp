@@ -363,3 +363,25 @@ TEST(CircuitBreaker, PollyNeedsAThroughputItsClientsReach) {
 
 }  // namespace
 }  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// The generic ladder sets a stack of its own (client.stack_retries) layer by
+// layer: its "No retries" row set client.retries, which the stack overrides,
+// and kept retrying at 6x; "Immediate retries" said 9 attempts and sent 6.
+TEST(GenericLadder, AStackOfItsOwnIsSetLayerByLayer) {
+  Scenario s = preset_or_throw("two-layer-stack").scenario;
+  set_key(s, "client.stack_retries", KeyValue{std::string("2,1")});
+  s.ladder.rows.clear();
+  validate(s);
+  const std::vector<LadderResult> rows = run_ladder(s);
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_EQ(rows[0].row.name, "No retries");
+  EXPECT_EQ(rows[0].metrics.peak_amplification, 1);
+  EXPECT_EQ(rows[1].row.change.rfind("9 attempts per request", 0), 0u) << rows[1].row.change;
+  EXPECT_EQ(rows[1].metrics.peak_amplification, 9);
+}
+
+}  // namespace
+}  // namespace retrystorm
