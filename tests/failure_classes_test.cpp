@@ -185,3 +185,34 @@ TEST(FailureClasses, TheIncidentsFailureDecidesWhatIsRetried) {
 
 }  // namespace
 }  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// A layer that gives up on a refused connection answers the layer above with
+// its own 503, as Envoy's router does once its retries are spent (router.cc,
+// Filter::onUpstreamReset): an outer layer that retries refused connections
+// only (Istio's default) does not retry it. The refusal went up as it came,
+// and the outer layer multiplied the inner one's attempts (9 at the
+// dependency, not 3).
+TEST(FailureClasses, ALayerAnswersARefusedConnectionWithItsOwn503) {
+  auto peak = [](const std::string& retry_on) {
+    Scenario s = testing::preset("two-layer-stack", {{"engine", "agent"},
+                                                     {"incident.failure", "refused"},
+                                                     {"incident.capacity_factor", "0"},
+                                                     {"client.retry_on", retry_on},
+                                                     {"client.retry_on_timeout", "false"},
+                                                     {"client.backoff.base_s", "0"},
+                                                     {"client.backoff.jitter", "none"}});
+    return compute_metrics(run_engine(s)).peak_amplification;  // retries at once: one step
+  };
+  const Scenario stack = testing::preset("two-layer-stack");
+  const std::vector<int> retries = stack.layer_retries();
+  ASSERT_EQ(retries.size(), 2u);
+  EXPECT_NEAR(peak("refused"), retries[1] + 1, 1e-9) << "the inner layer's attempts only";
+  EXPECT_NEAR(peak("503,refused"), (retries[0] + 1) * (retries[1] + 1), 1e-9)
+      << "an outer layer that retries 503 retries the inner one's answer";
+}
+
+}  // namespace
+}  // namespace retrystorm

@@ -79,6 +79,15 @@ inline constexpr const char* kFailureClassNames[] = {"503",   "429",     "refuse
 inline const char* failure_class_name(FailureClass c) {
   return kFailureClassNames[static_cast<int>(c)];
 }
+// What the caller one layer (or one service) up hears when a call gives up
+// on a refused connection or a reset: the proxy's or service's own 503
+// (Envoy's router answers 503 once its retries are spent: router.cc,
+// Filter::onUpstreamReset), never the connection failure itself; an answer
+// (503, 429) goes up as it came.
+inline FailureClass heard_above(FailureClass last) {
+  return last == FailureClass::refused || last == FailureClass::reset ? FailureClass::http_503
+                                                                        : last;
+}
 // Where a call's fault sits: on each attempt its client sends (at the callee's
 // side or on the wire: the call's retries see it), or on the call itself,
 // before its client's retries (in the caller's own proxy, as Istio's and

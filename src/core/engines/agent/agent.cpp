@@ -1007,7 +1007,7 @@ class AgentEngine {
     log(caller.request, attempt_of(caller, parent_gen), made, now_, AttemptOutcome::failed,
         caller.layer + 1);
     end_attempt(caller, parent_gen);
-    answer_failed(parent, parent_gen, heard);
+    answer_failed(parent, parent_gen, heard_above(heard));
   }
 
   // A response to the call's attempt of generation `gen`, sent at `sent_s`,

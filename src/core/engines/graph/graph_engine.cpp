@@ -892,7 +892,7 @@ class GraphEngine {
       return;
     }
     if (!visit_current(parent, parent_gen)) return;
-    child_failed(parent, optional, heard);
+    child_failed(parent, optional, heard_above(heard));
   }
 
   // A call of the visit failed (or was never made: its deadline had passed).
