@@ -388,8 +388,9 @@ void read_hedging_policy(const YAML::Node& hp, const std::string& hk, Reader& r)
                     ": hedging, modelled by the agent engine (client.hedging); the fluid "
                     "engine reads it as retries after a per-attempt timeout of hedgingDelay "
                     "and abandons the earlier attempts (the server still serves them). "
-                    "grpc-java and grpc-js hedge; gRPC C-core and grpc-go do not, and send one "
-                    "attempt");
+                    "grpc-java and grpc-js hedge (after a failed hedge the model follows "
+                    "grpc-js; grpc-java waits hedgingDelay unless pushed back); gRPC C-core and "
+                    "grpc-go do not, and send one attempt");
 }
 
 }  // namespace
