@@ -14,6 +14,7 @@
 
 #include "analysis/cost.hpp"
 #include "analysis/report.hpp"
+#include "analysis/summary.hpp"
 #include "analysis/tipping.hpp"
 #include "engines/engine.hpp"
 #include "formats/scenario_io.hpp"
@@ -165,6 +166,28 @@ TEST(TippingGrid, AQueueHeldFullByRetriesIsAStormThoughNobodyFailed) {
   const TippingResult t = tipping_point(s, 0);
   ASSERT_TRUE(t.exact_s);
   EXPECT_LE(*t.exact_s, s.incident.duration_s);
+}
+
+// The decision trace's wait is at the step's own capacity: in order-status's
+// incident (40/s) 240 queued is 6 s of work, longer than the 5 s timeout, and
+// the next requests do give up (it said 2.4 s, at normal capacity, and
+// nothing of lateness); with no capacity at all nothing drains.
+TEST(TippingGrid, TheTraceWaitsAtTheStepsCapacity) {
+  Scenario s = preset_or_throw("order-status").scenario;
+  const std::vector<TraceEntry> trace = decision_trace(run_engine(s));
+  auto at = [&](double t) {
+    for (const TraceEntry& e : trace)
+      if (e.t_s == t) return e.text;
+    return std::string();
+  };
+  EXPECT_NE(at(65).find("backlog 240 (~6 s of work, longer than the timeout"), std::string::npos)
+      << at(65);
+  s.incident.capacity_factor = 0;
+  const std::vector<TraceEntry> outage = decision_trace(run_engine(s));
+  bool said = false;
+  for (const TraceEntry& e : outage)
+    said = said || e.text.find("nothing is served while capacity is 0") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // The verdict's detail says what happened: a run that ends inside its
