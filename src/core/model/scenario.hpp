@@ -86,7 +86,7 @@ inline const char* failure_class_name(FailureClass c) {
 // (503, 429) goes up as it came.
 inline FailureClass heard_above(FailureClass last) {
   return last == FailureClass::refused || last == FailureClass::reset ? FailureClass::http_503
-                                                                        : last;
+                                                                      : last;
 }
 // Where a call's fault sits: on each attempt its client sends (at the callee's
 // side or on the wire: the call's retries see it), or on the call itself,
