@@ -224,8 +224,7 @@ namespace {
 // What the scenario has that the exact chain does not model (a queue, one
 // retrying client, timeouts and retries): with any of it the chain would
 // answer for another system. Empty when the chain is the scenario's model.
-std::string beyond_the_chain(const Scenario& s) {
-  const ClientPolicy policy = ClientPolicy::of(s, Engine::agent);
+std::string beyond_the_chain(const Scenario& s, const ClientPolicy& policy) {
   const ClientGuards guards(s);
   if (!s.graph.empty()) return "a graph of services";
   if (policy.layers() > 1) return "more than one retrying layer";
@@ -256,7 +255,8 @@ std::string beyond_the_chain(const Scenario& s) {
 std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double load,
                                                      std::string& why_not) {
   why_not.clear();
-  if (std::string beyond = beyond_the_chain(s); !beyond.empty())
+  const ClientPolicy policy = ClientPolicy::of(s, Engine::agent);
+  if (std::string beyond = beyond_the_chain(s, policy); !beyond.empty())
     why_not = beyond + " is not in the chain";
   else if (s.incident.random_per_h > 0)
     why_not = "incidents at random (incident.random_per_h) are not in the chain";
@@ -274,7 +274,6 @@ std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double l
   p.queue = p.slots + static_cast<int>(s.server.queue_limit);
   // The client's one layer as its policy reads it: client.stack_retries and
   // client.layer_timeouts_s win over client.retries and client.timeout_s.
-  const ClientPolicy policy = ClientPolicy::of(s, Engine::agent);
   p.timeout_s = policy.layer_timeouts_s().front();
   p.retries = policy.retries(0);
   // The first retry's mean delay: the middle of the window its backoff is

@@ -155,7 +155,6 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
   // A graph's series are its incident service's: read that server and the client calling it.
   const Scenario s = run.scenario.graph.empty() ? run.scenario : dependency_view(run.scenario);
   const Series& x = run.series;
-  double normal_capacity = s.server.capacity_per_s * s.step_s;
   std::string timeout = format_seconds(s.client.timeout_s);
   std::vector<TraceEntry> out;
   out.reserve(x.size());
@@ -183,11 +182,10 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
     // The wait at the step's own capacity: during an incident the queue
     // drains at what is left (at normal capacity 240 queued read as 2.4 s
     // while the next requests waited 6 s and gave up).
-    const double capacity = x.capacity[i] > 0 ? x.capacity[i] : normal_capacity;
-    if (x.backlog[i] > 0 && x.capacity[i] <= 0 && normal_capacity > 0) {
+    if (x.backlog[i] > 0 && x.capacity[i] <= 0) {
       add({" (nothing is served while capacity is 0: new work will be late)"});
-    } else if (x.backlog[i] > 0 && capacity > 0) {
-      double wait_s = x.backlog[i] / capacity * s.step_s;
+    } else if (x.backlog[i] > 0) {
+      double wait_s = x.backlog[i] / x.capacity[i] * s.step_s;
       add({" (~", format_seconds(wait_s), " of work",
            wait_s > s.client.timeout_s ? ", longer than the timeout: new work will be late)"
                                        : ")"});
