@@ -95,16 +95,41 @@ TEST(ConfigsLint, NoRetriesIsWrittenAsEachSystemTurnsRetriesOff) {
   EXPECT_NE(grpc.find("remove the retryPolicy"), std::string::npos) << grpc;
   EXPECT_EQ(grpc.find("maxAttempts = 1"), std::string::npos) << grpc;
   std::string annotations = fix_of(fixture("linkerd/annotations.yaml"));
-  EXPECT_NE(annotations.find("remove the retry.linkerd.io/http and retry.linkerd.io/grpc"),
+  EXPECT_NE(annotations.find("remove every retry.linkerd.io annotation (/http, /grpc, /limit, "
+                             "/timeout)"),
             std::string::npos)
       << annotations;
-  EXPECT_EQ(annotations.find("limit = 0"), std::string::npos) << annotations;
+  EXPECT_EQ(annotations.find("limit: \"0\""), std::string::npos) << annotations;
+  // Removing /http and /grpc alone would leave a policy: /limit or /timeout
+  // make one (parse_http_retry, linkerd2 policy-controller/k8s/index/src/
+  // outbound/index/http.rs), and the fix's result must import as no retries.
+  ConfigFile stripped = fixture("linkerd/annotations.yaml");
+  for (const char* gone :
+       {"    retry.linkerd.io/http: 5xx\n", "    retry.linkerd.io/limit: \"2\"\n",
+        "    retry.linkerd.io/timeout: 400ms\n"}) {
+    std::string& t = stripped.text;
+    t.erase(t.find(gone), std::string(gone).size());
+  }
+  EXPECT_EQ(import_configs({stripped}).layers.at(0).retries, 0);
+  ConfigFile limit_only = fixture("linkerd/annotations.yaml");
+  limit_only.text.erase(limit_only.text.find("    retry.linkerd.io/http: 5xx\n"), 30);
+  EXPECT_EQ(import_configs({limit_only}).layers.at(0).retries, 2);
   std::string profile = fix_of(fixture("linkerd/serviceprofile.yaml"));
   EXPECT_NE(profile.find("isRetryable: false"), std::string::npos) << profile;
   EXPECT_EQ(profile.find("retry.linkerd.io/limit"), std::string::npos) << profile;
   // Where 0 is a count the system takes, it stays one.
   std::string envoy = fix_of(fixture("envoy/route.yaml"));
-  EXPECT_NE(envoy.find("retry_policy.num_retries = 0"), std::string::npos) << envoy;
+  EXPECT_NE(envoy.find("set retry_policy.num_retries: 0"), std::string::npos) << envoy;
+  // Each in the file's own syntax: HAProxy's and nginx's directives take a
+  // space (and nginx a semicolon).
+  EXPECT_NE(fix_of(fixture("haproxy/backend.cfg")).find("set retries 0"), std::string::npos)
+      << fix_of(fixture("haproxy/backend.cfg"));
+  std::string nginx = fix_of(fixture("nginx/location.conf"));
+  EXPECT_NE(nginx.find("set proxy_next_upstream_tries 1;"), std::string::npos) << nginx;
+  // Istio refuses attempts 0 beside perTryTimeout or retryOn
+  // (ValidateHTTPRetry, istio pkg/config/validation/agent/validation.go).
+  std::string istio = fix_of(fixture("istio/virtualservice.yaml"));
+  EXPECT_NE(istio.find("set retries to {attempts: 0} alone"), std::string::npos) << istio;
 }
 
 // Envoy retries a timed-out attempt only with 5xx, gateway-error or reset in

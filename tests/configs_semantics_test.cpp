@@ -199,6 +199,44 @@ TEST(LinkerdSemantics, EachRouteKindReadsItsOwnConditions) {
   EXPECT_EQ(str(grpc_route, "client.retry_on"), "refused");
 }
 
+// The annotations' lists as the policy controller splits them: at each
+// comma, nothing trimmed, an unknown item fails the policy (parse_http_retry
+// and parse_grpc_retry, linkerd2 policy-controller/k8s/index/src/outbound/
+// index/http.rs and grpc.rs); /limit is a u16. These imported as retries.
+TEST(LinkerdSemantics, AListLinkerdRefusesIsRefusedByName) {
+  auto refusal = [](const std::string& annotations, const char* kind = "HTTPRoute") {
+    try {
+      import_text("a.yaml", httproute(annotations, kind));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(refusal("    retry.linkerd.io/http: \"5xx, 429\"\n")
+                .find("'5xx, 429': Linkerd refuses the item ' 429'"),
+            std::string::npos);
+  EXPECT_NE(refusal("    retry.linkerd.io/http: 5xx,timeout\n").find("the item 'timeout'"),
+            std::string::npos);
+  EXPECT_NE(refusal("    retry.linkerd.io/http: 600\n").find("the item '600'"), std::string::npos);
+  EXPECT_NE(
+      refusal("    retry.linkerd.io/grpc: unavailable,slow\n", "GRPCRoute").find("the item 'slow'"),
+      std::string::npos);
+  EXPECT_NE(refusal("    retry.linkerd.io/limit: \"70000\"\n").find("allowed 0 to 65535"),
+            std::string::npos);
+  // What it takes: any case, ranges, gateway-error, gRPC names in any case.
+  auto upper = import_text("g.yaml", httproute("    retry.linkerd.io/grpc: UNAVAILABLE\n"
+                                               "    retry.linkerd.io/limit: \"3\"\n",
+                                               "GRPCRoute"));
+  EXPECT_EQ(str(upper, "client.retry_on"),
+            str(import_text("g.yaml", httproute("    retry.linkerd.io/grpc: "
+                                                "unavailable\n",
+                                                "GRPCRoute")),
+                "client.retry_on"));
+  EXPECT_NE(str(upper, "client.retry_on"), "refused");
+  auto ranges = import_text("h.yaml", httproute("    retry.linkerd.io/http: 5XX,420-430\n"));
+  EXPECT_EQ(str(ranges, "client.retry_on"), "503,429,refused");
+}
+
 // ---- gRPC -----------------------------------------------------------------
 
 bool warned(const ImportResult& r, const std::string& needle) {

@@ -101,6 +101,56 @@ TEST(Mesh, TheShopFolderGivesEachCallItsPolicy) {
   for (const ImportedKey& k : m.calls[5].keys) EXPECT_NE(k.path, "client.budget.clients");
 }
 
+// The calls file numbers its own calls: a call split into hops (a stack of
+// retrying layers) moves the graph's numbers on, not the file's.
+MeshImport shop_calls_with(const std::string& from, const std::string& to) {
+  app::MeshFolder folder = app::read_mesh_folder(kShop);
+  std::string& text = folder.calls->text;
+  size_t at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("no " + from);
+  text.replace(at, from.size(), to);
+  return import_mesh(folder.files, *folder.calls);
+}
+
+const std::string kShopIncident =
+    "incident: {service: db, start_s: 30, duration_s: 20, capacity_factor: 0.3}";
+
+TEST(Mesh, TheCallsFilesIncidentCallIsItsOwnCall) {
+  // calls[4] of the file is orders -> db, the graph's calls[5].
+  MeshImport m = shop_calls_with(kShopIncident, "incident: {call: 4, delay_s: 2}");
+  ASSERT_EQ(m.scenario.incident.call, 5);
+  EXPECT_EQ(m.calls[5].from + ">" + m.calls[5].to, "orders>db");
+  // A fault on the split call: on the attempts, the hop that reaches orders;
+  // on the call, before the gateway's own retries.
+  m = shop_calls_with(kShopIncident, "incident: {call: 2, delay_s: 2}");
+  EXPECT_EQ(m.scenario.incident.call, 3);
+  m = shop_calls_with(kShopIncident, "incident: {call: 2, delay_s: 2, fault_on: calls}");
+  EXPECT_EQ(m.scenario.incident.call, 2);
+  try {
+    shop_calls_with(kShopIncident, "incident: {call: 6, delay_s: 2}");
+    ADD_FAILURE() << "calls[6] of six calls";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "calls.yaml: incident.call: 6 names no call; the file has calls[0] to calls[5]"),
+              std::string::npos)
+        << e.what();
+  }
+  // A message about a call after the split names the file's call.
+  try {
+    shop_calls_with("- {from: search, to: db}", "- {from: search, to: db, count: 0}");
+    ADD_FAILURE() << "count 0";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("calls[5].count"), std::string::npos) << e.what();
+  }
+  try {
+    shop_calls_with("- {from: gateway, to: search, optional: true}",
+                    "- {from: gateway, to: search, optional: yes please}");
+    ADD_FAILURE() << "optional: a text";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("calls[3].optional"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Mesh, TheGraphIsTheScenarioAndReadsBackAsWritten) {
   MeshImport m = shop();
   EXPECT_EQ(m.scenario.engine, Engine::agent);

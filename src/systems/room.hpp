@@ -24,10 +24,13 @@ struct Draft;  // export_kit.hpp
 struct LintTerms {
   std::string retries, per_try, deadline, cap;
   bool counts_attempts = false;  // the count field counts attempts, not retries
-  // How to turn retries off where writing a count of 0 does not ("": it does).
+  // How to turn retries off where writing a count of 0 does not ("": it
+  // does), as an instruction ("remove ...", "set ...").
   std::string no_retries;
   // How to retry less where the file has no count to lower ("": it has one).
   std::string no_count;
+  // How the file writes a count: "retries" + assign + "2" + end.
+  std::string assign = " = ", end;
 };
 
 // A fix as scenario keys.

@@ -35,7 +35,7 @@ const std::array<Room, 8> kRooms = {{
      .write = write_envoy,
      .min_duration_s = 0.001,
      .terms = {"retry_policy.num_retries", "retry_policy.per_try_timeout", "the route timeout",
-               "retry_back_off.max_interval", false, "", ""},
+               "retry_back_off.max_interval", false, "", "", ": ", ""},
      .budget_fix = {"add circuit_breakers.thresholds[].retry_budget {budget_percent: 20, "
                     "min_retry_concurrency: 3} to the cluster",
                     kEnvoyBudget},
@@ -53,7 +53,7 @@ const std::array<Room, 8> kRooms = {{
                "methodConfig.timeout", "retryPolicy.maxBackoff", true,
                "remove the retryPolicy (gRPC rejects the service config for a maxAttempts below "
                "2)",
-               ""},
+               "", ": ", ""},
      .budget_fix = {"add retryThrottling {\"maxTokens\": 10, \"tokenRatio\": 0.1}",
                     {{"client.budget.kind", std::string("grpc_throttling")},
                      {"client.budget.max_tokens", 10.0},
@@ -64,8 +64,13 @@ const std::array<Room, 8> kRooms = {{
      .read_documents = read_istio,
      .write = write_istio,
      .min_duration_s = 0.001,
+     // Istio refuses a retry policy of attempts 0 with anything beside it
+     // (ValidateHTTPRetry, istio pkg/config/validation/agent/validation.go).
      .terms = {"retries.attempts", "retries.perTryTimeout", "the route timeout",
-               "retries.backoff (Istio 1.26+; Envoy caps the window at 10 x it)", false, "", ""},
+               "retries.backoff (Istio 1.26+; Envoy caps the window at 10 x it)", false,
+               "set retries to {attempts: 0} alone (Istio refuses perTryTimeout, retryOn and "
+               "the rest beside attempts 0)",
+               "", ": ", ""},
      .budget_fix = {"add a DestinationRule with trafficPolicy.retryBudget {percent: 20, "
                     "minRetryConcurrency: 3}",
                     kEnvoyBudget},
@@ -81,9 +86,10 @@ const std::array<Room, 8> kRooms = {{
      .terms = {"retry.linkerd.io/limit", "retry.linkerd.io/timeout",
                "timeout.linkerd.io/request (or the route's timeout)",
                "(Linkerd's backoff is fixed: 25 ms doubling to 250 ms)", false,
-               "remove the retry.linkerd.io/http and retry.linkerd.io/grpc annotations (Linkerd "
-               "reads limit 0 as unset and keeps 1 retry)",
-               ""},
+               "remove every retry.linkerd.io annotation (/http, /grpc, /limit, /timeout): each "
+               "of them makes a retry policy, and Linkerd reads limit 0 as unset and keeps 1 "
+               "retry",
+               "", ": \"", "\""},
      .budget_fix = {"move the retries to a ServiceProfile with retryBudget {retryRatio: 0.2, "
                     "minRetriesPerSecond: 10, ttl: 10s}",
                     {{"client.budget.kind", std::string("ratio_ttl")},
@@ -97,7 +103,8 @@ const std::array<Room, 8> kRooms = {{
      .write = write_aws,
      .min_duration_s = 0.001,
      .terms = {"max_attempts", "the SDK client's read timeout", "the caller's deadline",
-               "(fixed by the SDKs: 20 s in standard mode, no cap in legacy mode)", true, "", ""},
+               "(fixed by the SDKs: 20 s in standard mode, no cap in legacy mode)", true, "", "",
+               " = ", ""},
      .budget_fix = {"set retry_mode = standard (its retry quota stops retries when most fail)",
                     {{"client.budget.kind", std::string("aws_quota")},
                      {"client.budget.quota_tokens", 500.0},
@@ -111,7 +118,7 @@ const std::array<Room, 8> kRooms = {{
      .write = write_haproxy,
      .min_duration_s = 0.001,
      .terms = {"retries", "timeout server", "the caller's deadline (HAProxy has none per request)",
-               "(HAProxy retries at once)", false, "", ""},
+               "(HAProxy retries at once)", false, "", "", " ", ""},
      // No budget to add: the fix (fewer retries) is the text only.
      .budget_fix = {"HAProxy has no retry budget: keep retries at 1 and bound the queue (server "
                     "maxconn, timeout queue) so overload is shed, not retried",
@@ -122,7 +129,7 @@ const std::array<Room, 8> kRooms = {{
      .write = write_nginx,
      .min_duration_s = 0.001,
      .terms = {"proxy_next_upstream_tries", "proxy_read_timeout", "proxy_next_upstream_timeout",
-               "(nginx retries at once)", true, "", ""},
+               "(nginx retries at once)", true, "", "", " ", ";"},
      .budget_fix = {"nginx has no retry budget: set proxy_next_upstream_tries 2 (one retry) and "
                     "proxy_next_upstream_timeout",
                     {}},
@@ -130,7 +137,7 @@ const std::array<Room, 8> kRooms = {{
                        "the first (a try started before it runs on; ngx_http_upstream_next)"},
     {.system = System::retrystorm,
      .read_documents = read_policy,
-     .terms = {"retries", "timeout_s", "deadline_s", "backoff.cap_s", false, "", ""},
+     .terms = {"retries", "timeout_s", "deadline_s", "backoff.cap_s", false, "", "", ": ", ""},
      .budget_fix = {"add budget: {kind: window, ratio: 0.1, window_s: 10}",
                     {{"client.budget.kind", std::string("window")},
                      {"client.budget.ratio", 0.1},
@@ -171,9 +178,9 @@ LintTerms lint_terms(const LayerPolicy& l) {
     // A ServiceProfile has no retry count and ignores retry.linkerd.io
     // annotations: its route retries or not, and its budget bounds how much.
     t.cap = "(a ServiceProfile retries at once)";
-    t.no_retries = "isRetryable: false on the route (a ServiceProfile has no retry count)";
+    t.no_retries = "set isRetryable: false on the route (a ServiceProfile has no retry count)";
     t.no_count =
-        "a lower retryBudget.retryRatio (a ServiceProfile has no retry count; "
+        "set a lower retryBudget.retryRatio (a ServiceProfile has no retry count; "
         "retry.linkerd.io annotations are ignored on it)";
   }
   return t;

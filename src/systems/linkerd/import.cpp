@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "systems/readers.hpp"
 #include "text/ascii.hpp"
@@ -297,6 +300,78 @@ void read_request_timeout(const YAML::Node& d, const YAML::Node& request, const 
   }
 }
 
+// An annotation's list as Linkerd's policy controller splits it: at every
+// comma, nothing trimmed ("5xx, 429" has the item " 429").
+std::vector<std::string> annotation_items(const std::string& list) {
+  std::vector<std::string> items(1);
+  for (char c : list)
+    if (c == ',')
+      items.emplace_back();
+    else
+      items.back().push_back(c);
+  return items;
+}
+
+[[noreturn]] void refused_item(const Where& w, const std::string& list, const std::string& item,
+                               const std::string& known) {
+  fail(w, "'" + list + "': Linkerd refuses the item '" + item + "' (" + known +
+              ", separated by commas without spaces) and with it the retry policy");
+}
+
+struct StatusRange {
+  int min, max;
+};
+
+// retry.linkerd.io/http (parse_http_retry, linkerd2 policy-controller/k8s/
+// index/src/outbound/index/http.rs): 5xx and gateway-error (502-504) in any
+// case, a status code from 100 to 599, or a range of two of them.
+std::vector<StatusRange> http_retry_conditions(const std::string& list, const Where& w) {
+  auto code_of = [](const std::string& s) {
+    return !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos &&
+                   std::stoi(s) >= 100 && std::stoi(s) <= 599
+               ? std::stoi(s)
+               : -1;
+  };
+  std::vector<StatusRange> ranges;
+  for (const std::string& item : annotation_items(list)) {
+    const std::string lower = text::lower_ascii(item);
+    const size_t dash = item.find('-');
+    const int lo = code_of(item.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : code_of(item.substr(dash + 1));
+    if (lower == "5xx")
+      ranges.push_back({500, 599});
+    else if (lower == "gateway-error")
+      ranges.push_back({502, 504});
+    else if (lo > 0 && hi > 0 && lo <= hi)
+      ranges.push_back({lo, hi});
+    else
+      refused_item(w, list, item, "known: 5xx, gateway-error, a status code or a range as 500-504");
+  }
+  return ranges;
+}
+
+bool in_ranges(const std::vector<StatusRange>& ranges, int code) {
+  for (const StatusRange& r : ranges)
+    if (code >= r.min && code <= r.max) return true;
+  return false;
+}
+
+// retry.linkerd.io/grpc (parse_grpc_retry, linkerd2 policy-controller/k8s/
+// index/src/outbound/index/grpc.rs): five codes in any case, as lower case.
+std::vector<std::string> grpc_retry_conditions(const std::string& list, const Where& w) {
+  static const std::set<std::string> kCodes = {"cancelled", "deadline-exceeded", "internal",
+                                               "resource-exhausted", "unavailable"};
+  std::vector<std::string> codes;
+  for (const std::string& item : annotation_items(list)) {
+    codes.push_back(text::lower_ascii(item));
+    if (!kCodes.count(codes.back()))
+      refused_item(w, list, item,
+                   "known: cancelled, deadline-exceeded, internal, resource-exhausted, "
+                   "unavailable");
+  }
+  return codes;
+}
+
 // Which error answers the annotations retry: refused streams and fail-fast
 // errors always (a refused connection), /http's status ranges ("5xx",
 // "429", "500-504") and /grpc's codes (unavailable is how a 503, a refused
@@ -305,38 +380,19 @@ void read_annotation_answers(const YAML::Node& http, const YAML::Node& grpc,
                              const std::function<std::string(const std::string&)>& key, Reader& r) {
   LayerPolicy& l = r.layer;
   l.retried_answers = answer_bit(FailureClass::refused);
-  // parse_http_retry (linkerd2 policy-controller/k8s/index/src/outbound/
-  // index/http.rs): "5xx" and "gateway-error" (502-504) in any case, a code, or
-  // a range of codes from 100 to 599.
-  auto in_ranges = [](const std::string& ranges, int code) {
-    auto code_of = [](const std::string& s) {
-      return !s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos
-                 ? std::stoi(s)
-                 : -1;
-    };
-    for (std::string_view item : text::list_items(ranges)) {
-      const std::string s = text::lower_ascii(item);
-      if (s == "5xx" && code / 100 == 5) return true;
-      if (s == "gateway-error" && code >= 502 && code <= 504) return true;
-      const size_t dash = s.find('-');
-      const int lo = code_of(s.substr(0, dash));
-      const int hi = dash == std::string::npos ? lo : code_of(s.substr(dash + 1));
-      if (lo >= 100 && hi <= 599 && lo <= hi && code >= lo && code <= hi) return true;
-    }
-    return false;
-  };
   std::string from = r.file + ": refused streams and fail-fast errors";
   if (http) {
     Where w = at(r.file, key("retry.linkerd.io/http"), http);
     std::string ranges = text(http, w);
-    if (in_ranges(ranges, 503)) l.retried_answers |= answer_bit(FailureClass::http_503);
-    if (in_ranges(ranges, 429)) l.retried_answers |= answer_bit(FailureClass::http_429);
+    std::vector<StatusRange> items = http_retry_conditions(ranges, w);
+    if (in_ranges(items, 503)) l.retried_answers |= answer_bit(FailureClass::http_503);
+    if (in_ranges(items, 429)) l.retried_answers |= answer_bit(FailureClass::http_429);
     from = w.text() + ": '" + ranges + "', with refused streams and fail-fast errors";
   }
   if (grpc) {
     Where w = at(r.file, key("retry.linkerd.io/grpc"), grpc);
     std::string codes = text(grpc, w);
-    for (std::string_view item : text::list_items(codes)) {
+    for (const std::string& item : grpc_retry_conditions(codes, w)) {
       if (item == "unavailable") l.retried_answers = kAllAnswers;
       if (item == "resource-exhausted") l.retried_answers |= answer_bit(FailureClass::http_429);
     }
@@ -358,7 +414,7 @@ void read_retry_annotations(const YAML::Node& http, const YAML::Node& grpc, cons
   std::string limit_from;
   if (limit) {
     Where w = at(r.file, key("retry.linkerd.io/limit"), limit);
-    n = whole(limit, w, 0, 1LL << 31);
+    n = whole(limit, w, 0, 65535);  // parsed as a u16 (parse_http_retry)
     limit_from = w.text() + ": " + std::to_string(n) +
                  (n == 0 ? " counts as left out (Linkerd default 1)"
                          : " (retries; " + std::to_string(n + 1) + " attempts)");

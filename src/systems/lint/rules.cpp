@@ -8,7 +8,8 @@ std::string count_text(const LayerPolicy& l, int retries) {
   LintTerms t = lint_terms(l);
   if (retries == 0 && !t.no_retries.empty()) return t.no_retries;
   if (!t.no_count.empty()) return t.no_count;
-  return t.retries + " = " + std::to_string(t.counts_attempts ? retries + 1 : retries);
+  return "set " + t.retries + t.assign + std::to_string(t.counts_attempts ? retries + 1 : retries) +
+         t.end;
 }
 
 std::string plural(long long n, const std::string& one, const std::string& many) {

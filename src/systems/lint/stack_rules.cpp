@@ -48,10 +48,10 @@ void rule_layers(const Context& c) {
               " attempts at the bottom for one user request";
   size_t keep = with.back();
   f.fix = "retry at one layer only: keep the " + std::to_string(c.retrying[keep]->retries) +
-          " retries of " + c.retrying[keep]->file + " and set " +
+          " retries of " + c.retrying[keep]->file + " and " +
           (with.size() == 2
                ? count_text(*c.retrying[with.front()], 0) + " in " + c.retrying[with.front()]->file
-               : std::string("the other layers to 0 retries"));
+               : std::string("set the other layers to 0 retries"));
   f.numbers = {{"layers", per_layer}, {"amplification", a}};
   std::string stack;
   for (size_t i = 0; i < c.retrying.size(); ++i)

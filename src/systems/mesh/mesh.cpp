@@ -1,11 +1,14 @@
 #include "systems/mesh/mesh.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include "formats/input_text.hpp"
 #include "formats/scenario_io.hpp"
@@ -524,6 +527,63 @@ void fault_incident(json& doc, MeshImport& out, const std::string& source) {
   }
 }
 
+// The calls of the calls file and those of the graph: a call with a stack
+// of retrying layers is one hop per layer, so the numbers differ after it.
+struct HopNumbers {
+  std::vector<size_t> first_hop;  // by the file's call (and one past the last)
+  struct Hop {
+    size_t call;  // the file's call
+    size_t hops;  // how many hops it became
+  };
+  std::vector<Hop> user_call;  // by the graph's call
+
+  // A message about the graph, with its calls[N] as the file numbers them.
+  std::string user_text(const std::string& message) const {
+    static const std::regex kCall(R"(calls\[(\d+)\])");
+    std::string out;
+    auto at = message.cbegin();
+    for (std::sregex_iterator m(message.begin(), message.end(), kCall), end; m != end; ++m) {
+      out.append(at, (*m)[0].first);
+      size_t graph = std::stoul((*m)[1].str());
+      if (graph < user_call.size() && user_call[graph].hops > 1)
+        out += "calls[" + std::to_string(user_call[graph].call) + "] (hop " +
+               std::to_string(graph - first_hop[user_call[graph].call] + 1) + " of " +
+               std::to_string(user_call[graph].hops) + ")";
+      else if (graph < user_call.size())
+        out += "calls[" + std::to_string(user_call[graph].call) + "]";
+      else
+        out += (*m)[0].str();
+      at = (*m)[0].second;
+    }
+    out.append(at, message.cend());
+    return out;
+  }
+};
+
+// The calls file's own `incident.call` numbers its calls: on the graph it
+// names the hop the fault sits on. A fault on the attempts is on the wire to
+// the callee (the last hop, the innermost layer's); a fault on the call is
+// before any of its retries (the first hop, the caller's own client).
+void own_incident_on_its_hop(json& doc, const HopNumbers& numbers, const std::string& source) {
+  if (!doc.contains("incident") || !doc["incident"].is_object()) return;
+  json& incident = doc["incident"];
+  if (!incident.contains("call") || !incident["call"].is_number()) return;
+  const double number = incident["call"].get<double>();
+  // Not a whole number, or past any count: validation's message names it.
+  if (number != std::floor(number) || !(std::abs(number) < 1e15)) return;
+  const auto call = static_cast<long long>(number);
+  const size_t calls = numbers.first_hop.size() - 1;
+  if (call < 0) return;  // -1: no fault (validation refuses other negatives)
+  if (static_cast<unsigned long long>(call) >= calls)
+    throw InputError(source + ": incident.call: " + std::to_string(call) + " names no call; " +
+                     (calls == 0
+                          ? std::string("the file has none")
+                          : "the file has calls[0] to calls[" + std::to_string(calls - 1) + "]"));
+  const auto i = static_cast<size_t>(call);
+  const bool on_calls = incident.value("fault_on", std::string("attempts")) == "calls";
+  incident["call"] = on_calls ? numbers.first_hop[i] : numbers.first_hop[i + 1] - 1;
+}
+
 // What an imported graph is checked against: every rule of a scenario, but no
 // limit on the attempts its retries multiply to. That is a cost a run is
 // refused for (validate() again, when it runs), while a storm of 14,641
@@ -583,22 +643,30 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
         f->pinned = true;
   declare_services(doc, source, out.warnings);
   json graph_calls = json::array();
-  for (size_t i = 0; i < doc["calls"].size(); ++i)
-    for (Hop& h : call_hops(doc["calls"][i], i, read, workloads, doc["services"], out, source)) {
+  HopNumbers numbers;
+  for (size_t i = 0; i < doc["calls"].size(); ++i) {
+    std::vector<Hop> hops =
+        call_hops(doc["calls"][i], i, read, workloads, doc["services"], out, source);
+    numbers.first_hop.push_back(graph_calls.size());
+    for (Hop& h : hops) {
       json c = h.graph;
       json keys = keys_object(h.call.keys);
       if (keys.is_object() && keys.contains("client")) c.update(keys["client"]);
+      numbers.user_call.push_back({i, hops.size()});
       graph_calls.push_back(c);
       out.calls.push_back(std::move(h.call));
     }
+  }
+  numbers.first_hop.push_back(graph_calls.size());
   doc["calls"] = graph_calls;
   if (!doc.contains("engine")) doc["engine"] = "agent";  // a graph runs on the agent engine
+  own_incident_on_its_hop(doc, numbers, source);
   fault_incident(doc, out, source);
   warn_unused(read, out.warnings);
   try {
     out.scenario = scenario_with_step(doc);
   } catch (const InputError& e) {
-    throw InputError(source + " with the imported policies: " + e.what());
+    throw InputError(source + " with the imported policies: " + numbers.user_text(e.what()));
   }
   out.document = doc;
   return out;
