@@ -70,11 +70,17 @@ TEST(ErrorInjection, AmplificationIsTheGeometricSumOfTheFailureRate) {
 TEST(ErrorInjection, AnInjectedTimeoutIsNeverAnsweredAndItsRetryFollowsTheTimeout) {
   RunResult r = run_engine(flaky(0.2, {{"server.error_status", "timeout"}}));
   EXPECT_NEAR(sent_per_request(r), 1.248, 0.03);
-  double rejected = 0, gave_up = 0;
-  for (size_t i = 0; i < r.series.size(); ++i)
+  double rejected = 0, gave_up = 0, shed = 0, served = 0, sent = 0;
+  for (size_t i = 0; i < r.series.size(); ++i) {
     rejected += r.series.rejected[i], gave_up += r.series.gave_up[i];
+    shed += r.series.shed[i], served += r.series.goodput[i] + r.series.served_late[i];
+    sent += r.series.first_attempts[i] + r.series.retries[i];
+  }
   EXPECT_EQ(rejected, 0);  // nothing is answered at once
   EXPECT_GT(gave_up, 0.19 * r.user_requests);
+  // Dropped unanswered, each is counted as shed: every attempt sent is accounted for.
+  EXPECT_GT(shed, 0.19 * r.user_requests);
+  EXPECT_EQ(sent, served + shed + r.series.backlog.back());
   EXPECT_GT(compute_metrics(r).latency_p99_s.value_or(0), 1) << "a retry waits the timeout";
 }
 
@@ -381,6 +387,114 @@ TEST(GenericLadder, AStackOfItsOwnIsSetLayerByLayer) {
   EXPECT_EQ(rows[0].metrics.peak_amplification, 1);
   EXPECT_EQ(rows[1].row.change.rfind("9 attempts per request", 0), 0u) << rows[1].row.change;
   EXPECT_EQ(rows[1].metrics.peak_amplification, 9);
+}
+
+// A user's deadline that abandons the attempt a half-open breaker let
+// through is heard by the breaker as that attempt's timeout (docs/
+// agent-engine.md, "Deadlines": abandoned like a timeout). Unheard, the
+// trial never ended and the breaker refused every request to the end.
+TEST(ClientDefenses, ADeadlineEndsTheBreakersTrial) {
+  Scenario s = scenario_from_text(R"(
+engine: agent
+horizon_s: 200
+step_s: 1
+demand: {rate_per_s: 80}
+server: {capacity_per_s: 100, queue_limit: 100}
+incident: {start_s: 60, duration_s: 20, capacity_factor: 0.4}
+client:
+  timeout_s: 5
+  deadline_s: 1
+  retries: 0
+  breaker: consecutive
+  breaker_open_s: 0.5
+  budget: {kind: none, clients: 1}
+)",
+                                  "breaker.yaml");
+  RunResult r = run_engine(s);
+  double refused_late = 0, goodput_late = 0;
+  for (size_t i = 100; i < r.series.size(); ++i) {
+    refused_late += r.series.refused_locally[i];
+    goodput_late += r.series.goodput[i];
+  }
+  EXPECT_EQ(refused_late, 0) << "the breaker closed again after the incident";
+  EXPECT_NEAR(goodput_late, 80 * 100, 80);
+}
+
+// Every attempt is accounted for when a deadline fires while the attempt
+// waits for its rate limiter's token: never sent, refused at the client.
+TEST(ClientDefenses, AnAttemptHeldForATokenAtItsDeadlineIsRefusedLocally) {
+  Scenario s = testing::preset("order-status", {{"engine", "agent"},
+                                                {"client.rate_limiter", "aws_adaptive"},
+                                                {"server.reject_status", "429"},
+                                                {"server.queue_limit", "50"},
+                                                {"client.deadline_s", "8"},
+                                                {"client.retries", "0"}});
+  RunResult r = run_engine(s);
+  double sent = 0, ended = 0, refused = 0;
+  for (size_t i = 0; i < r.series.size(); ++i) {
+    sent += r.series.first_attempts[i] + r.series.retries[i];
+    ended +=
+        r.series.goodput[i] + r.series.served_late[i] + r.series.shed[i] + r.series.rejected[i];
+    refused += r.series.refused_locally[i];
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(sent - refused, ended + r.series.backlog.back());
+  EXPECT_EQ(r.user_requests, r.succeeded + r.failed + r.in_flight);
+}
+
+// A layer whose budget refuses its retry answers the layer above with what
+// it heard last (docs/policies.md), not a 503: an outer layer that retries
+// 429s only retries it, on tokens of its own.
+TEST(ClientDefenses, ARetryTheBudgetRefusesPassesTheLastAnswerUp) {
+  Scenario s = scenario_from_text(R"(
+engine: agent
+horizon_s: 40
+step_s: 1
+demand: {rate_per_s: 2}
+server: {capacity_per_s: 100, reject_status: "429"}
+incident: {start_s: 10, duration_s: 20, capacity_factor: 0, failure: "429"}
+client:
+  timeout_s: 5
+  layers: 2
+  stack_retries: "3,3"
+  retry_on: "429"
+  backoff: {base_s: 0.1, multiplier: 1, cap_s: 0, jitter: none}
+  budget: {kind: grpc_throttling, max_tokens: 10, token_ratio: 0.1, clients: 1}
+)",
+                                  "denied.yaml");
+  // Every answer is a 429: retrying 429s only must do what retrying every
+  // failure does. Told a 503 after a refusal, the outer layer stopped.
+  Scenario every_failure = s;
+  set_key_text(every_failure, "client.retry_on", "all");
+  validate(every_failure);
+  RunResult r = run_engine(s), all = run_engine(every_failure);
+  double denied = 0;
+  for (size_t i = 0; i < r.series.size(); ++i) denied += r.series.budget_denied[i];
+  ASSERT_GT(denied, 0);
+  auto retries = [](const RunResult& run) {
+    return std::vector<double>(run.series.retries.begin(), run.series.retries.end());
+  };
+  EXPECT_EQ(retries(r), retries(all));
+  EXPECT_EQ(r.failed, all.failed);
+}
+
+// gRPC's throttling keeps each channel's tokens: a client count that would
+// make millions of them is refused before the run.
+TEST(ClientDefenses, TooManyChannelsAreRefusedBeforeTheRun) {
+  Scenario s = testing::preset("order-status", {{"engine", "agent"}});
+  s.client.budget.kind = BudgetKind::grpc_throttling;
+  s.client.budget.clients = 60000;
+  s.client.layers = 2;
+  try {
+    validate(s);
+    ADD_FAILURE() << "120,000 channels accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("grpc_throttling (a channel's tokens at each of 2 "
+                                         "layers): one per client and layer, at most 100000 in "
+                                         "all"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -303,7 +303,7 @@ TEST(Graph, AnAdaptiveRateLimiterOnACallPacesOnlyThatCall) {
     read(base + ", rate_limiter: aws_adaptive, budget: {clients: 200000}}\n");
     ADD_FAILURE() << "200,000 limiters accepted";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("one limiter per client, at most 100000"),
+    EXPECT_NE(std::string(e.what()).find("aws_adaptive: one per client, at most 100000"),
               std::string::npos)
         << e.what();
   }

@@ -87,10 +87,6 @@ ClientPolicy one_channel(const ClientPolicy& layer_policy) {
   return ClientPolicy(std::move(settings));
 }
 
-RetryCause cause_of(bool after_error) {
-  return after_error ? RetryCause::error : RetryCause::timeout;
-}
-
 // The memory of a run, kept for the next one (engines/workspace_shelf.hpp).
 struct Workspace {
   Pool<Call> calls;
@@ -561,14 +557,23 @@ class AgentEngine {
   void on_deadline(uint32_t call_id) {
     ++stats_.events;
     Call& call = calls_[call_id];
+    // An abandoned attempt is heard as a timeout (Envoy: a 504) by the
+    // client's outlier detection, rate limiter and breaker: a half-open
+    // breaker's trial must end, or the breaker stays half-open for good.
     if (call.state == kWaiting && hedged(call.layer)) {
+      if (call.hedges_out > 0) heard(call, false);
       cancel_hedges(call_id);
     } else if (call.state == kWaiting) {
-      if (call.layer == layers() - 1) outlier_heard(call, true);  // Envoy: a timeout, 504
+      heard(call, false);
       end_attempt(call, call.gen);
       abandon_attempt(call_id);
     } else if (call.state == kBackoff) {
       retries_in_backoff_[call.layer] -= 1;  // the retry in backoff gives its slot back
+    } else if (call.state == kHeld) {
+      // Never sent: it waited for its rate limiter's token. A retry is
+      // counted as one, as a retry waiting for a connection is.
+      if (!(call.first && call.attempt == 0)) result_.series.retries[step_] += 1;
+      result_.series.refused_locally[step_] += 1;
     } else if (call.state == kPooled) {
       // Never sent: the pool held it (or had just handed it a connection,
       // which its release passes on).
@@ -599,7 +604,7 @@ class AgentEngine {
     call.layer = static_cast<uint8_t>(layer);
     call.state = kBackoff;
     call.first = first;
-    call.after_error = false;
+    call.heard = {};
     call.host = 0;
     call.holds_slot = false;
     call.ticket = 0;
@@ -908,12 +913,13 @@ class AgentEngine {
                     .answer = answer,
                     .pushback_s = pushback_s};
     RetryOutcome outcome = retry_of(call).on_failure(failure, budget_in_flight(layer), draw());
-    if (outcome.action == RetryAction::denied) return budget_denied(call_id);
     // The layer above hears the last answer; a timeout below as a gateway's 503.
-    if (!outcome.retries()) return call_fails(call_id, timed_out ? FailureClass::http_503 : answer);
+    const LastHeard heard = LastHeard::of(timed_out, answer);
+    if (outcome.action == RetryAction::denied) return budget_denied(call_id, heard);
+    if (!outcome.retries()) return call_fails(call_id, heard.passed_up());
     ++call.gen;
     call.state = kBackoff;
-    call.after_error = !timed_out;
+    call.heard = heard;
     retries_in_backoff_[layer] += 1;
     events_.push(now_ + outcome.decision.delay_s, kRetry, {call_id, call.gen});
   }
@@ -932,10 +938,10 @@ class AgentEngine {
     ++stats_.events;
     int layer = call.layer;
     retries_in_backoff_[layer] -= 1;  // from here on the retry is in flight (retries_in_flight_)
-    if (retry_of(call).on_due(budget_in_flight(layer), cause_of(call.after_error)))
+    if (retry_of(call).on_due(budget_in_flight(layer), call.heard.cause()))
       send_attempt(call_id);
     else
-      budget_denied(call_id);
+      budget_denied(call_id, call.heard);
   }
 
   // A hedge that waited its backoff goes out (admitted when it was decided).
@@ -973,10 +979,11 @@ class AgentEngine {
     return retry_[layer].budget().enabled() ? in_flight(layer) : InFlight{};
   }
 
-  // The budget refused the call's retry: the call fails at once.
-  void budget_denied(uint32_t call_id) {
+  // The budget refused the call's retry: the call fails at once, and its
+  // caller hears what it heard last.
+  void budget_denied(uint32_t call_id, LastHeard heard) {
     count_denied(calls_[call_id]);
-    call_fails(call_id);
+    call_fails(call_id, heard.passed_up());
   }
 
   // The budget refused the call's next attempt.
@@ -1019,7 +1026,7 @@ class AgentEngine {
       int attempt = attempt_of(call, gen);
       end_attempt(call, gen);
       if (hedged(call.layer)) cancel_hedges(call_id);
-      if (budget_on_) retry_of(call).budget().on_success(1, attempt, cause_of(call.after_error));
+      if (budget_on_) retry_of(call).budget().on_success(1, attempt, call.heard.cause());
       if (call.layer < layers() - 1)
         log(call.request, attempt, sent_s, now_, AttemptOutcome::ok, call.layer + 1);
       uint32_t parent = call.parent, parent_gen = call.parent_gen;
@@ -1091,6 +1098,7 @@ class AgentEngine {
     if (s_.server.error_status != FailureClass::timeout) return refuse(job_id, Refusal::injected);
     const Job& job = jobs().job(job_id);
     filter_heard(job_id, job, false);
+    result_.series.shed[step_] += 1;  // dropped unanswered, as a shed attempt is
     log_job(job_id, kNaN, AttemptOutcome::timeout);
     calls_[job.caller].job = kNone;
     jobs().release(job_id);
@@ -1304,16 +1312,35 @@ std::vector<double> layer_timeouts(const Scenario& s) {
   return ClientPolicy::of(s, Engine::agent).layer_timeouts_s();
 }
 
+// What keeps a state per client instance (a limiter, a breaker, a gRPC
+// channel's tokens) runs for at most this many clients: the states are made
+// before the run, at a cost no other limit prices.
+void refuse_too_many_clients(const Scenario& s, const std::string& with, int per_client = 1) {
+  constexpr double kMaxStates = 100000;
+  if (s.client.budget.clients * per_client > kMaxStates)
+    throw InputError("client.budget.clients: " + number_text(s.client.budget.clients) +
+                     " clients with " + with + ": one per client" +
+                     (per_client > 1 ? " and layer" : "") + ", at most " + number_text(kMaxStates) +
+                     (per_client > 1 ? " in all" : ""));
+}
+
+// gRPC's throttling keeps each channel's tokens: one per client at every
+// layer of the stack.
+void validate_channels(const Scenario& s) {
+  if (s.client.budget.kind != BudgetKind::grpc_throttling) return;
+  const int layers = ClientPolicy::of(s, Engine::agent).layers();
+  refuse_too_many_clients(
+      s,
+      "client.budget.kind grpc_throttling (a channel's tokens" +
+          (layers > 1 ? " at each of " + std::to_string(layers) + " layers)" : std::string(")")),
+      layers);
+}
+
 // client.rate_limiter: one limiter per client instance, in front of the
 // innermost layer, which sends attempts one at a time.
 void validate_rate_limiter(const Scenario& s) {
   if (s.client.rate_limiter == RateLimiter::none) return;
-  constexpr double kMaxLimiters = 100000;
-  if (s.client.budget.clients > kMaxLimiters)
-    throw InputError("client.budget.clients: " + number_text(s.client.budget.clients) +
-                     " clients with client.rate_limiter aws_adaptive: one limiter per client, "
-                     "at most " +
-                     number_text(kMaxLimiters));
+  refuse_too_many_clients(s, "client.rate_limiter aws_adaptive");
   if (s.hedged_layers().back() != Hedging::none)
     throw InputError(
         "client.rate_limiter: aws_adaptive paces an innermost layer that retries; client.hedging "
@@ -1364,11 +1391,7 @@ void validate_client_defenses(const Scenario& s) {
     throw InputError(std::string(key) +
                      ": client-side breakers and throttling run on one population of clients; "
                      "not on a graph of services yet");
-  constexpr double kMaxClients = 100000;
-  if (s.client.budget.clients > kMaxClients)
-    throw InputError("client.budget.clients: " + number_text(s.client.budget.clients) +
-                     " clients with " + key + ": one per client, at most " +
-                     number_text(kMaxClients));
+  refuse_too_many_clients(s, key);
   if (s.hedged_layers().back() != Hedging::none)
     throw InputError(std::string(key) +
                      ": a breaker or throttle guards an innermost layer that retries; "
@@ -1418,6 +1441,7 @@ void validate_hosts(const Scenario& s) {
 }
 
 void validate_agent(const Scenario& s, const RunLimits& limits) {
+  validate_channels(s);
   validate_client_defenses(s);
   validate_hosts(s);
   if (!s.graph.empty()) validate_graph_run(s, limits);

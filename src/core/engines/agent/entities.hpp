@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "engines/large_allocator.hpp"
+#include "model/scenario.hpp"
+#include "policies/budget.hpp"
 
 namespace retrystorm::agent {
 
@@ -17,6 +19,23 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 // Call::state (kHeld: for a token; kPooled: for a connection, client.max_connections)
 enum : uint8_t { kCallFree, kWaiting, kBackoff, kHeld, kPooled };
 enum : uint8_t { kJobFree, kQueued, kInService, kShed };  // Job::state
+
+// What ended a call's latest failed attempt, kept for the retry it backs off
+// toward: a timeout or the error answer heard. The budget prices the retry by
+// it, and a retry it then refuses fails the call with it: the layer above
+// hears what this one heard last (a timeout below as a gateway's 503).
+struct LastHeard {
+  uint8_t answer = static_cast<uint8_t>(FailureClass::timeout);
+
+  static LastHeard of(bool timed_out, FailureClass heard) {
+    return {static_cast<uint8_t>(timed_out ? FailureClass::timeout : heard)};
+  }
+  bool timed_out() const { return answer == static_cast<uint8_t>(FailureClass::timeout); }
+  RetryCause cause() const { return timed_out() ? RetryCause::timeout : RetryCause::error; }
+  FailureClass passed_up() const {
+    return timed_out() ? FailureClass::http_503 : static_cast<FailureClass>(answer);
+  }
+};
 
 // A call made to a retrying layer: a user request at layer 0, or a call of
 // layer l - 1 to layer l. It sends attempts one at a time; a hedging layer's
@@ -37,11 +56,11 @@ struct Call {
   uint16_t attempt;
   uint8_t layer;
   uint8_t state;
-  bool first;        // every call above is on its first attempt
-  bool after_error;  // the current attempt's retry followed an error, not a timeout
-  uint8_t host;      // innermost layer: the host of its current attempt (server.hosts)
-  bool holds_slot;   // hedging: the request's one retry slot is held (Envoy's budget)
-  uint32_t ticket;   // innermost layer: what the client's breaker let it go with
+  bool first;       // every call above is on its first attempt
+  LastHeard heard;  // what ended the call's previous attempt (its retry followed it)
+  uint8_t host;     // innermost layer: the host of its current attempt (server.hosts)
+  bool holds_slot;  // hedging: the request's one retry slot is held (Envoy's budget)
+  uint32_t ticket;  // innermost layer: what the client's breaker let it go with
 };
 
 static_assert(sizeof(Call) == 64, "a call fills one cache line");

@@ -79,12 +79,12 @@ struct GCall {
   uint16_t edge;
   uint16_t hedges_out;  // hedging: its attempts in flight
   uint8_t state;
-  bool first_out;    // hedging: its first attempt is one of them
-  bool hedge_due;    // hedging: the next hedge waits its backoff
-  bool first;        // every call above is on its first attempt
-  bool after_error;  // the current attempt's retry followed an error
-  bool in_transit;   // the current attempt is held by the fault's delay
-  bool aborting;     // the fault answers it once the delay is over
+  bool first_out;   // hedging: its first attempt is one of them
+  bool hedge_due;   // hedging: the next hedge waits its backoff
+  bool first;       // every call above is on its first attempt
+  LastHeard heard;  // what ended its previous attempt (entities.hpp)
+  bool in_transit;  // the current attempt is held by the fault's delay
+  bool aborting;    // the fault answers it once the delay is over
 };
 
 enum : uint8_t { kVisitFree, kAtServer, kCalling };
@@ -143,10 +143,6 @@ struct Edge {
 };
 
 constexpr uint16_t kNoService = std::numeric_limits<uint16_t>::max();
-
-RetryCause cause_of(bool after_error) {
-  return after_error ? RetryCause::error : RetryCause::timeout;
-}
 
 class GraphEngine {
  public:
@@ -485,7 +481,7 @@ class GraphEngine {
     call.hedge_due = false;
     call.state = kBackoff;
     call.first = first;
-    call.after_error = false;
+    call.heard = {};
     call.in_transit = false;
     call.aborting = false;
     on(edge).calls[step_] += 1;
@@ -735,11 +731,12 @@ class GraphEngine {
                     .answer = answer,
                     .pushback_s = pushback_s};
     RetryOutcome outcome = edge.retry->on_failure(failure, in_flight(edge), draw());
-    if (outcome.action == RetryAction::denied) return budget_denied(call_id);
-    if (!outcome.retries()) return call_fails(call_id, timed_out ? FailureClass::http_503 : answer);
+    const LastHeard heard = LastHeard::of(timed_out, answer);
+    if (outcome.action == RetryAction::denied) return budget_denied(call_id, heard);
+    if (!outcome.retries()) return call_fails(call_id, heard.passed_up());
     ++call.gen;
     call.state = kBackoff;
-    call.after_error = !timed_out;
+    call.heard = heard;
     edge.retries_in_backoff += 1;
     retries_.push(now_ + outcome.decision.delay_s, kRetry, {call_id, call.gen});
   }
@@ -760,10 +757,10 @@ class GraphEngine {
     Edge& edge = edges_[call.edge];
     edge.retries_in_backoff -= 1;
     if (!wanted(call_id)) return drop_call(call_id);
-    if (edge.retry->on_due(in_flight(edge), cause_of(call.after_error)))
+    if (edge.retry->on_due(in_flight(edge), call.heard.cause()))
       send_attempt(call_id);
     else
-      budget_denied(call_id);
+      budget_denied(call_id, call.heard);
   }
 
   static InFlight in_flight(const Edge& edge) {
@@ -771,9 +768,10 @@ class GraphEngine {
             static_cast<double>(edge.retries_in_backoff + edge.retries_in_flight)};
   }
 
-  void budget_denied(uint32_t call_id) {
+  // The caller hears what the call heard last (entities.hpp, LastHeard).
+  void budget_denied(uint32_t call_id, LastHeard heard) {
     count_denied(calls_[call_id]);
-    call_fails(call_id);
+    call_fails(call_id, heard.passed_up());
   }
 
   // The budget refused the call's next attempt.
@@ -920,7 +918,7 @@ class GraphEngine {
     end_attempt(call, gen);
     cancel_hedges(call_id);
     Edge& edge = edges_[call.edge];
-    if (edge.budget_on) edge.retry->budget().on_success(1, attempt, cause_of(call.after_error));
+    if (edge.budget_on) edge.retry->budget().on_success(1, attempt, call.heard.cause());
     uint32_t parent = call.parent, parent_gen = call.parent_gen;
     double started = call.start_s;
     free_call(call_id);
