@@ -455,6 +455,25 @@ TEST(AgentValidation, KeysAndLimits) {
   EXPECT_THROW(validate(s), InputError);
   EXPECT_THROW(set_key_text(s, "server.discipline", "random"), InputError);
   EXPECT_THROW(set_key_text(s, "runs", "0"), InputError);
+  // Bursty arrivals cost a draw per on or off period: bounded as requests are
+  // (a cycle of 2e-12 s ran for minutes).
+  set_key_text(s, "demand.rate_per_s", "80");
+  set_key_text(s, "demand.process", "bursty");
+  set_key_text(s, "demand.burst_on_s", "1e-12");
+  set_key_text(s, "demand.burst_off_s", "1e-12");
+  try {
+    validate(s);
+    FAIL() << "periods of 1e-12 s accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("demand.burst_on_s, demand.burst_off_s: 1e-12 s on and "
+                                         "1e-12 s off over 300 s are 300000000000000 periods; at "
+                                         "most 50000000"),
+              std::string::npos)
+        << e.what();
+  }
+  set_key_text(s, "demand.burst_on_s", "0.01");
+  set_key_text(s, "demand.burst_off_s", "0.04");
+  EXPECT_NO_THROW(validate(s));
   // The fluid engine ignores the agent keys.
   Scenario f = preset_or_throw("primary-failover").scenario;
   Scenario g = f;

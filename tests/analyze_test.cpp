@@ -402,6 +402,61 @@ TEST(AnalyzeFormats, PerSecondCsvGivesLButNotW) {
   EXPECT_TRUE(w_unknown);
 }
 
+// A row counts (t - width, t]: the row at t = 3600 s ends hour 0, it does
+// not start hour 1 (3,599 launches and a phantom hour of one).
+TEST(AnalyzeFormats, PerSecondRowsBelongToTheHourTheirIntervalStartsIn) {
+  fs::path dir = temp_dir("rows");
+  std::ofstream seconds(dir / "sec.csv"), minutes(dir / "min.csv");
+  seconds << "t,starts,successes,retries,timeouts,concurrency\n";
+  for (int t = 1; t <= 3600; ++t) seconds << t << ",1,1,0,0,3\n";
+  minutes << "t,starts,successes,retries,timeouts,concurrency\n";
+  for (int t = 60; t <= 7200; t += 60) minutes << t << ",60,60,0,0,3\n";
+  seconds.close(), minutes.close();
+  Report one = analyze({(dir / "sec.csv").string()});
+  ASSERT_EQ(one.hours.size(), 1u);
+  EXPECT_EQ(one.hours[0].launches, 3600);
+  Report two = analyze({(dir / "min.csv").string()});
+  ASSERT_EQ(two.hours.size(), 2u);
+  EXPECT_EQ(two.hours[0].launches, 3600);
+  EXPECT_EQ(two.hours[1].launches, 3600);
+}
+
+// "A row may not have fewer fields than the header" (docs/log-formats.md),
+// in every CSV: a short per-second row lost its starts' outcomes.
+TEST(AnalyzeFormats, EveryCsvRowHasTheHeadersFields) {
+  fs::path dir = temp_dir("short");
+  std::ofstream(dir / "ps.csv") << "t,starts,successes,retries,timeouts,concurrency\n"
+                                   "1,10,10,0,0,3\n2,10\n";
+  std::ofstream(dir / "requests.csv") << "request_id,attempt,sent_s,done_s,outcome,layer\n"
+                                         "1,1,1,2,ok,1\n2,1,12,13,ok\n";
+  for (const char* name : {"ps.csv", "requests.csv"}) {
+    try {
+      analyze({(dir / name).string()});
+      ADD_FAILURE() << name << ": a short row accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("fields, the header names 6"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// An end names its outcome (docs/log-formats.md); one without was counted
+// as failed.
+TEST(AnalyzeFormats, AnEndNamesItsOutcome) {
+  fs::path dir = temp_dir("end");
+  std::ofstream(dir / "bare.jsonl") << R"({"t":0,"ev":"launch","sid":"a"})"
+                                       "\n"
+                                       R"({"t":5,"ev":"end","sid":"a"})"
+                                       "\n";
+  try {
+    analyze({(dir / "bare.jsonl").string()});
+    ADD_FAILURE() << "an end without its outcome accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("key outcome: '' is not an outcome"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(AnalyzeTimes, ClocksDateTimesAndSeconds) {
   EXPECT_EQ(logs::parse_clock("1d09:40"), 86400 + 9 * 3600 + 40 * 60);
   EXPECT_EQ(logs::parse_clock("22:15:09"), 22 * 3600 + 15 * 60 + 9);
@@ -412,6 +467,10 @@ TEST(AnalyzeTimes, ClocksDateTimesAndSeconds) {
   EXPECT_EQ(logs::parse_time("2024-03-10T19:40:00Z", base), 19 * 3600 + 40 * 60);
   EXPECT_EQ(logs::parse_time("2024-03-11 01:00:00.5+01:00", base), 86400 + 0.5);
   EXPECT_EQ(logs::parse_time("12.5", base), 12.5);
+  // RFC 3339's offsets: hours to 23, minutes to 59, a colon between.
+  EXPECT_EQ(logs::parse_time("2024-03-11T00:30:00-23:59", base), 86400 + 1800 + 23 * 3600 + 3540);
+  for (const char* zone : {"+99:99", "+24:00", "+01:60", "+01-00"})
+    EXPECT_FALSE(logs::parse_time(std::string("2024-03-10T12:00:00") + zone, base)) << zone;
 }
 
 // Bad input: exit 2, one line naming the file, the column, the value and

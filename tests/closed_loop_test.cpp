@@ -73,6 +73,20 @@ TEST(ClosedLoop, TheSameSeedGivesTheSameRun) {
   }
 }
 
+// demand.rate_per_s is not read with clients: a token bucket is sized from
+// what the clients send at most, not from a rate they do not have.
+TEST(ClosedLoop, ATokenBucketDoesNotReadTheOpenLoopRate) {
+  std::vector<double> failed;
+  for (const char* rate : {"1", "40", "1000"}) {
+    RunResult r = run_engine(example({{"client.budget.kind", "token_bucket"},
+                                      {"client.budget.ratio", "0.1"},
+                                      {"demand.rate_per_s", rate}}));
+    failed.push_back(r.failed);
+  }
+  EXPECT_EQ(failed[0], failed[1]);
+  EXPECT_EQ(failed[1], failed[2]);
+}
+
 TEST(ClosedLoop, WhatIsNotModelledIsRefused) {
   auto message = [](std::map<std::string, std::string> sets) {
     try {

@@ -228,6 +228,37 @@ TEST(ConfigsExport, IstioRoundTrip) {
   }
 }
 
+// Istio sets Envoy's floor only above 0 (applyRetryBudget,
+// pilot/pkg/networking/core/cluster_traffic_policy.go): a 0 written came back
+// as 3. The export writes the lowest floor Istio takes, and says so.
+TEST(ConfigsExport, IstioWritesNoFloorItReadsAsThree) {
+  Scenario s;
+  s.client.budget.kind = BudgetKind::envoy_concurrency;
+  s.client.budget.ratio = 0.25;
+  s.client.budget.min_concurrency = 0;
+  ExportResult e = export_config(s, "istio");
+  EXPECT_NE(e.text.find("minRetryConcurrency: 1"), std::string::npos) << e.text;
+  bool said = false;
+  for (const std::string& n : e.notes) said = said || n.find("reads 0 as left out (3)") != n.npos;
+  EXPECT_TRUE(said);
+  std::string text;
+  EXPECT_EQ(reimport(s, "istio", text).client.budget.min_concurrency, 1);
+}
+
+// Linkerd retries refused streams whatever /http says, and /limit alone
+// makes a policy (parse_http_retry): a scenario retrying refused connections
+// only is written without /http (it wrote 5xx, which retries every 503).
+TEST(ConfigsExport, LinkerdRefusedOnlyHasNoStatusRanges) {
+  Scenario s;
+  s.client.retries = 2;
+  s.client.retry_on = "refused";
+  std::string text;
+  Scenario back = reimport(s, "linkerd", text);
+  EXPECT_EQ(text.find("retry.linkerd.io/http"), std::string::npos) << text;
+  EXPECT_EQ(back.client.retry_on, "refused") << text;
+  EXPECT_EQ(back.client.retries, 2);
+}
+
 TEST(ConfigsExport, LinkerdRoundTrip) {
   for (const Scenario& s : policies()) {
     std::string text;

@@ -109,6 +109,25 @@ TEST(ConfigsEnvoy, ClusterBudgetMergesIntoTheRoute) {
   EXPECT_EQ(str(c, "client.budget.kind"), "envoy_concurrency");
 }
 
+// A budget file whose system has no retry policy among the files bounds
+// nothing here: said and left out (its ratio and floor landed beside
+// budget kind none on the gRPC layer).
+TEST(ConfigsImport, ABudgetWithoutItsSystemsRetriesIsLeftOut) {
+  auto r =
+      import_configs({fixture("grpc/no-throttling.json"), fixture("istio/destinationrule.yaml")});
+  EXPECT_EQ(r.layers.size(), 1u);
+  EXPECT_FALSE(has_key(r, "client.budget.ratio"));
+  EXPECT_FALSE(has_key(r, "client.budget.min_concurrency"));
+  bool said = false;
+  for (const std::string& w : r.warnings)
+    said = said || (w.rfind("istio/destinationrule.yaml: ", 0) == 0 &&
+                    w.find("no file here sets Istio's retries") != w.npos);
+  EXPECT_TRUE(said);
+  // Alone, a budget file is still read for its budget.
+  EXPECT_EQ(str(import_configs({fixture("istio/destinationrule.yaml")}), "client.budget.kind"),
+            "envoy_concurrency");
+}
+
 TEST(ConfigsEnvoy, MaxRetriesOnlyIsAFixedCap) {
   auto r = import_configs({{"c.yaml",
                             "circuit_breakers:\n  thresholds:\n  - max_retries: 7\n"

@@ -141,6 +141,40 @@ TEST(EnvoySemantics, UInt32FieldsAndDurationFormsAreEnvoys) {
   EXPECT_NE(unit.find("write e.g. 0.1s"), std::string::npos) << unit;
 }
 
+// Envoy keeps durations in whole milliseconds (PROTOBUF_GET_MS_OR_DEFAULT):
+// a per-try timeout below 1 ms is none, and a backoff base below 1 ms is
+// 1 ms ("Values less than 1 ms are rounded up to 1 ms", route_components.proto).
+// A per_try_idle_timeout ends an attempt as a per-try timeout does
+// (Filter::onPerTryIdleTimeout -> onPerTryTimeoutCommon), and RetryPolicy has
+// no timeout field under a route.
+TEST(EnvoySemantics, MillisecondsIdleTimeoutsAndTheRetryPolicysFields) {
+  auto tiny = import_text("t.yaml",
+                          "route:\n  timeout: 10s\n  retry_policy:\n    retry_on: 5xx\n"
+                          "    num_retries: 2\n    per_try_timeout: 0.0000001s\n"
+                          "    retry_back_off: {base_interval: 0.0004s}\n");
+  EXPECT_EQ(num(tiny, "client.timeout_s"), 10);  // no per-try timeout: the route's
+  EXPECT_FALSE(flag(tiny, "client.retry_on_timeout"));
+  EXPECT_EQ(num(tiny, "client.backoff.base_s"), 0.001);
+  auto idle = import_text("i.yaml",
+                          "route:\n  timeout: 10s\n  retry_policy:\n    retry_on: 5xx\n"
+                          "    num_retries: 3\n    per_try_idle_timeout: 1s\n");
+  EXPECT_EQ(num(idle, "client.timeout_s"), 1);
+  EXPECT_TRUE(flag(idle, "client.retry_on_timeout"));
+  auto both = import_text("b.yaml",
+                          "route:\n  timeout: 10s\n  retry_policy:\n    retry_on: 5xx\n"
+                          "    num_retries: 3\n    per_try_timeout: 0.5s\n"
+                          "    per_try_idle_timeout: 2s\n");
+  EXPECT_EQ(num(both, "client.timeout_s"), 0.5);
+  std::string field = error_of("f.yaml",
+                               "route:\n  retry_policy:\n    retry_on: 5xx\n"
+                               "    num_retries: 3\n    timeout: 2s\n");
+  EXPECT_NE(field.find("timeout"), std::string::npos) << field;
+  // A retry policy alone may say its route's timeout.
+  EXPECT_EQ(num(import_text("p.yaml", "retry_on: 5xx\nnum_retries: 3\ntimeout: 2s\n"),
+                "client.deadline_s"),
+            2);
+}
+
 // ---- Linkerd --------------------------------------------------------------
 
 std::string httproute(const std::string& annotations, const std::string& kind = "HTTPRoute") {
@@ -338,6 +372,33 @@ TEST(IstioSemantics, ARouteForSomeCallersOnlyIsNotRead) {
       "spec:\n  hosts: [orders]\n  http:\n  - match: [{sourceLabels: {app: batch}}]\n"
       "    route: [{destination: {host: orders}}]\n    retries: {attempts: 7}\n");
   EXPECT_EQ(num(only, "client.retries"), 0);
+  // sourceNamespace is such a selector too (virtual_service.proto: "it filters
+  // which workloads the VirtualService applies to"); its 10 retries were read.
+  auto ns = import_text(
+      "vsns.yaml",
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders}\n"
+      "spec:\n  hosts: [orders]\n  http:\n  - match: [{sourceNamespace: batch}]\n"
+      "    route: [{destination: {host: orders}}]\n    retries: {attempts: 10}\n"
+      "  - route: [{destination: {host: orders}}]\n    retries: {attempts: 1}\n");
+  EXPECT_EQ(num(ns, "client.retries"), 1);
+  EXPECT_TRUE(warned(ns, "some callers only"));
+  // What Istio's validation refuses is said (validateHTTPRetry, istio
+  // pkg/config/validation/validation.go): apply fails.
+  auto istio_vs = [](const std::string& retries) {
+    return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: o}\n"
+           "spec:\n  hosts: [orders]\n  http:\n  - route: [{destination: {host: orders}}]\n"
+           "    retries: " +
+           retries + "\n";
+  };
+  EXPECT_TRUE(warned(import_text("z.yaml", istio_vs("{attempts: 0, perTryTimeout: 1s}")),
+                     "beside attempts 0"));
+  EXPECT_FALSE(warned(import_text("z.yaml", istio_vs("{attempts: 0}")), "beside attempts 0"));
+  EXPECT_TRUE(warned(import_text("b.yaml", istio_vs("{attempts: 2, retryOn: \"5xx,timeout\"}")),
+                     "'timeout' is not a retryOn policy"));
+  EXPECT_TRUE(warned(import_text("s.yaml", istio_vs("{attempts: 2, retryOn: \"5xx, reset\"}")),
+                     "' reset' is not a retryOn policy"));
+  EXPECT_FALSE(warned(import_text("g.yaml", istio_vs("{attempts: 2, retryOn: \"5xx,429,reset\"}")),
+                      "is not a retryOn policy"));
   // Rules bound to gateways without "mesh" are said to be a gateway's.
   auto gw = import_text("gw.yaml",
                         "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: "
@@ -365,6 +426,12 @@ TEST(HaproxySemantics, TcpIsTheDefaultModeAndRetriesOnlyListedConnectionFailures
   auto http = import_text("h.cfg", "backend b\n  mode http\n  retries 3\n  retry-on 503\n");
   EXPECT_EQ(num(http, "client.retries"), 3);
   EXPECT_EQ(str(http, "client.retry_on"), "503");
+  // Every http-request rule applies: one after disable-l7-retry hid it.
+  auto later = import_text("d.cfg",
+                           "backend b\n  mode http\n  retries 3\n  retry-on 503\n"
+                           "  http-request disable-l7-retry if METH_POST\n"
+                           "  http-request set-header X-Seen 1\n");
+  EXPECT_TRUE(warned(later, "never retried after the connection"));
 }
 
 // ---- nginx ----------------------------------------------------------------

@@ -135,6 +135,19 @@ TEST(Hedging, AFailedHedgeBringsTheNextOneAtOnceOrEndsTheCall) {
     ++checked;
   }
   EXPECT_GT(checked, 500);
+  // A backoff given by hand does not hold gRPC's next hedge back after an
+  // answer (handleProcessedStatus starts it at once).
+  Scenario by_hand = failing_fast("grpc");
+  set_key_text(by_hand, "client.backoff.base_s", "0.1");
+  validate(by_hand);
+  checked = 0;
+  for (const auto& [request, attempts] : by_request(by_hand)) {
+    if (attempts.at(1).sent_s < 11 || attempts.at(1).sent_s > 24) continue;
+    ASSERT_EQ(attempts.size(), 3u) << "request " << request;
+    for (const auto& [n, a] : attempts) EXPECT_EQ(a.sent_s, attempts.at(1).sent_s);
+    ++checked;
+  }
+  EXPECT_GT(checked, 500);
   for (const auto& [request, attempts] : by_request(failing_fast("grpc", "none"))) {
     if (attempts.at(1).sent_s < 11 || attempts.at(1).sent_s > 24) continue;
     EXPECT_EQ(attempts.size(), 1u) << "request " << request;
@@ -147,6 +160,21 @@ TEST(Hedging, AFailedHedgeBringsTheNextOneAtOnceOrEndsTheCall) {
       EXPECT_GT(gap, 0);
       EXPECT_LT(gap, 0.1 * (n == 2 ? 1 : 2));  // full jitter over 100 ms, then 200 ms
     }
+  }
+}
+
+// A hedging layer hedges when its timeout passes whatever it retries:
+// Envoy's hedge_on_per_try_timeout does not read retry_on
+// (RetryStateImpl::shouldHedgeRetryPerTryTimeout), gRPC's hedgingDelay no
+// status. client.retry_on_timeout false stopped every hedge.
+TEST(Hedging, TheTimeoutHedgesWhateverTimeoutsRetry) {
+  for (const char* kind : {"grpc", "envoy"}) {
+    Scenario s = slow_answers(kind, "0.3");
+    set_key_text(s, "client.retry_on_timeout", "false");
+    validate(s);
+    int hedged = 0;
+    for (const auto& [request, attempts] : by_request(s)) hedged += attempts.size() > 1;
+    EXPECT_GT(hedged, 50) << kind;
   }
 }
 

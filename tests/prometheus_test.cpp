@@ -598,6 +598,11 @@ TEST(PrometheusDiagnosis, ATriggerRunningToTheEndIsNotAStorm) {
   EXPECT_TRUE(storm.metastable);
   EXPECT_EQ(storm.findings[0].id, "metastable_retry_storm");
   EXPECT_DOUBLE_EQ(storm.amplification_after, 3);
+  // The model bound reads the 3 attempts a request the metrics show, not
+  // the scenario default's 4 (the clients' retries are not in the metrics).
+  EXPECT_EQ(storm.run.scenario.client.retries, 2);
+  EXPECT_NE(storm.verdict.detail.find("each request can cost up to 3 attempts"), std::string::npos)
+      << storm.verdict.detail;
   // Unless --trigger-end says the trigger itself went on past the range.
   incident::ObservedOptions told;
   told.trigger_start_s = 20;

@@ -178,8 +178,7 @@ void read_events_jsonl(LineReader& in, TimeBase& base, incident::Accumulator& ac
               "\" key; every event needs t (seconds) and ev (arrival, launch, call, resp, sleep, "
               "wake, end, ...)");
     e.kind = incident::event_kind_from_name(ev).value_or(incident::EventKind::other);
-    if (e.kind == incident::EventKind::end && !e.outcome.empty() &&
-        !incident::outcome_from_name(e.outcome))
+    if (e.kind == incident::EventKind::end && !incident::outcome_from_name(e.outcome))
       in.fail("key outcome: '" + printable(e.outcome.substr(0, 40)) +
               "' is not an outcome; allowed: " + incident::outcome_names());
     clock.check(in, e);

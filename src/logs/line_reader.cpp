@@ -115,7 +115,7 @@ void split(std::string_view line, char sep, std::vector<std::string_view>& field
   }
 }
 
-CsvHeader::CsvHeader(std::string_view line, char sep) {
+CsvHeader::CsvHeader(std::string_view line, char sep) : sep_(sep) {
   std::vector<std::string_view> f;
   split(line, sep, f);
   for (auto name : f) {
@@ -123,6 +123,14 @@ CsvHeader::CsvHeader(std::string_view line, char sep) {
     if (twice_.empty() && std::find(names_.begin(), names_.end(), n) != names_.end()) twice_ = n;
     names_.push_back(n);
   }
+}
+
+void CsvHeader::split_row(const LineReader& in, std::string_view line,
+                          std::vector<std::string_view>& fields) const {
+  split(line, sep_, fields);
+  if (fields.size() < names_.size())
+    in.fail(std::to_string(fields.size()) + " fields, the header names " +
+            std::to_string(names_.size()));
 }
 
 int CsvHeader::find(std::string_view name) const {

@@ -69,10 +69,15 @@ class CsvHeader {
   // The column's index; InputError naming the file, the column and `needs` when absent.
   int require(const LineReader& in, std::string_view name, const std::string& needs) const;
   size_t size() const { return names_.size(); }
+  // Splits a row of the file into `fields`; InputError when it has fewer
+  // fields than the header names (docs/log-formats.md).
+  void split_row(const LineReader& in, std::string_view line,
+                 std::vector<std::string_view>& fields) const;
 
  private:
   std::vector<std::string> names_;
   std::string twice_;  // the first name the header repeats
+  char sep_;
 };
 
 // Field readers for one row; each throws InputError naming the line, the

@@ -28,7 +28,7 @@ void read_per_second_csv(LineReader& in, TimeBase& base, incident::Accumulator& 
   double last_t = incident::kUnknown;
   while (in.next(line)) {
     if (line.empty()) continue;
-    split(line, ',', fields);
+    header.split_row(in, line, fields);
     incident::CountBucket b;
     b.t_s = row.time(t, "t");
     if (incident::known(last_t) && b.t_s <= last_t)

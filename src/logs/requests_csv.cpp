@@ -27,7 +27,7 @@ void read_requests_csv(LineReader& in, TimeBase& base, incident::Accumulator& ac
   Row row(in, fields, base);
   while (in.next(line)) {
     if (line.empty()) continue;
-    split(line, ',', fields);
+    header.split_row(in, line, fields);
     incident::SessionRecord s;
     s.start_s = row.time(sent, "sent_s");
     // An attempt never answered leaves its client at the send time.

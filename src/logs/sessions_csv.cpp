@@ -94,10 +94,7 @@ void read_sessions_csv(LineReader& in, TimeBase& base, incident::Accumulator& ac
   Row row(in, fields, base);
   while (in.next(line)) {
     if (line.empty()) continue;
-    split(line, ',', fields);
-    if (fields.size() < header.size())
-      in.fail(std::to_string(fields.size()) + " fields, the header names " +
-              std::to_string(header.size()));
+    header.split_row(in, line, fields);
     acc.add(session_row(columns, row, in));
   }
 }

@@ -58,7 +58,10 @@ std::optional<double> parse_date_time(std::string_view s) {
   std::string_view zone = s.substr(at);
   if (zone.empty() || zone == "Z") return t;
   auto zh = digits(zone, 1, 2), zm = digits(zone, 4, 2);
-  if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || !zh || !zm) return std::nullopt;
+  // RFC 3339's offset: +HH:MM, hours to 23 and minutes to 59.
+  if (zone.size() != 6 || (zone[0] != '+' && zone[0] != '-') || zone[3] != ':' || !zh || !zm ||
+      *zh > 23 || *zm > 59)
+    return std::nullopt;
   double offset = *zh * text::kHour + *zm * text::kMinute;
   return zone[0] == '+' ? t - offset : t + offset;
 }

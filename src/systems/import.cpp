@@ -363,9 +363,12 @@ namespace {
 // Budget-only files (an Envoy cluster, an Istio DestinationRule) belong to
 // the layer of the same system before them, else the one after them: the
 // layers with those merged in.
-std::vector<LayerPolicy> merge_budget_files(std::vector<LayerPolicy>& read) {
+std::vector<LayerPolicy> merge_budget_files(std::vector<LayerPolicy>& read,
+                                            std::vector<std::string>& warnings) {
   std::vector<LayerPolicy> layers;
   std::vector<bool> merged(read.size(), false);
+  const bool any_retrying = std::any_of(read.begin(), read.end(),
+                                        [](const LayerPolicy& l) { return l.has_retry_policy; });
   for (size_t i = 0; i < read.size(); ++i) {
     if (read[i].has_retry_policy) continue;
     std::optional<size_t> target;
@@ -380,6 +383,15 @@ std::vector<LayerPolicy> merge_budget_files(std::vector<LayerPolicy>& read) {
           target = j;
           break;
         }
+    if (!target && any_retrying) {
+      // Its budget belongs to a retrying layer of its own system, and none
+      // is here: left out, or its keys would land on another system's layer.
+      const std::string system = facts(read[i].system).label;
+      warnings.push_back(read[i].file + ": " + read[i].format + " bounds " + system +
+                         "'s retries, and no file here sets " + system + "'s retries; not read");
+      merged[i] = true;
+      continue;
+    }
     if (!target) continue;
     LayerPolicy& t = read[*target];
     t.take_budget(read[i]);
@@ -575,7 +587,7 @@ ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
     throw InputError(files.front().name +
                      ": only Kubernetes workloads; give them beside a retry configuration");
   add_instances(out, instances);
-  out.layers = merge_budget_files(read);
+  out.layers = merge_budget_files(read, out.warnings);
   std::vector<const LayerPolicy*> retrying;
   for (const auto& l : out.layers)
     if (l.has_retry_policy) retrying.push_back(&l);

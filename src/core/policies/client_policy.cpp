@@ -214,7 +214,7 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
                     : RetryVerdict::exhausted;
     return d;
   }
-  if (!retryable(f)) {
+  if (!f.hedge_due && !retryable(f)) {
     d.verdict = f.timed_out ? RetryVerdict::timeout_not_retried : RetryVerdict::answer_not_retried;
     return d;
   }

@@ -90,6 +90,9 @@ struct Failure {
   double start_s = 0;      // when the user request started (the deadline counts from it)
   FailureClass answer = FailureClass::http_503;  // the error answer, when not timed out
   double pushback_s = 0;  // the answer's pushback (Retry-After), seconds; 0 = none
+  // A hedging layer's timeout passed: it hedges whatever it retries
+  // (client.retry_on_timeout, retry_on), so the decision does not ask.
+  bool hedge_due = false;
   static constexpr int kAllLayers = -1;
 };
 
@@ -219,6 +222,10 @@ class ClientPolicy {
   RetryDecision decide(const Failure& f) const;
   // The same, drawing the delay with `uniform(low, high)` (called only when the
   // range has a width, so a fixed ladder consumes no random numbers).
+  // The wait before the retry of `f`: its pushback where the client waits
+  // one (client.pushback), else `backoff`.
+  DelayRange pushback_delay(const Failure& f, DelayRange backoff) const;
+
   template <typename Uniform>
   RetryDecision decide(const Failure& f, Uniform&& uniform) const {
     RetryDecision d = decide(f);
@@ -230,7 +237,6 @@ class ClientPolicy {
 
  private:
   int plan_deadline() const;
-  DelayRange pushback_delay(const Failure& f, DelayRange backoff) const;
   Settings settings_;
   int attempts_ = 1;
   int last_planned_attempt_ = 1;

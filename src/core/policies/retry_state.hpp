@@ -76,11 +76,23 @@ class RetryState {
   // answer the layer retries, attempts left, the budget admits), denied = the
   // budget refused it, fail = an answer not retried or no attempts left. The
   // engine waits for the other hedges in flight before failing the call.
-  // The delay is drawn as after any failure (an Envoy hedge waits its backoff).
+  // The delay is drawn as after any failure (an Envoy hedge waits its
+  // backoff); gRPC's next hedge goes at once, or after the pushback it waits
+  // (grpc-js RetryingCall.handleProcessedStatus: no backoff when hedging).
   template <typename Uniform>
   RetryOutcome on_hedge_failure(const Failure& f, const InFlight& in_flight, Uniform&& uniform) {
     RetryOutcome out;
-    judge(f, policy_->decide(f, std::forward<Uniform>(uniform)), 1, out);
+    if (policy_->hedging(f.layer) != Hedging::grpc) {
+      judge(f, policy_->decide(f, std::forward<Uniform>(uniform)), 1, out);
+    } else {
+      RetryDecision d = policy_->decide(f);
+      if (d.retries()) {
+        d.delay = policy_->pushback_delay(f, {0, 0});
+        d.delay_s =
+            d.delay.high_s > d.delay.low_s ? uniform(d.delay.low_s, d.delay.high_s) : d.delay.low_s;
+      }
+      judge(f, d, 1, out);
+    }
     if (out.action != RetryAction::fail) settle(admits_hedge(in_flight) ? 1 : 0, 1, out);
     return out;
   }
@@ -109,7 +121,9 @@ class RetryState {
   template <typename Uniform>
   RetryOutcome on_hedge_due(const Failure& f, const InFlight& in_flight, Uniform&& uniform) {
     RetryOutcome out;
-    out.decision = policy_->decide(f, std::forward<Uniform>(uniform));
+    Failure due = f;
+    due.hedge_due = true;
+    out.decision = policy_->decide(due, std::forward<Uniform>(uniform));
     out.cause = RetryCause::timeout;
     if (!out.decision.retries()) return out;
     out.action = RetryAction::retry;

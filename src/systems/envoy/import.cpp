@@ -46,7 +46,8 @@ std::string join(const std::string& a, const std::string& b) {
   return a.empty() ? b : a + "." + b;
 }
 
-double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& key) {
+// A duration as written, in seconds.
+double envoy_seconds(const Reader& r, const YAML::Node& n, const std::string& key) {
   Where w = at(r.file, key, n);
   if (n.IsScalar()) {
     std::string t = n.Scalar();
@@ -61,6 +62,12 @@ double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& k
     }
   }
   return duration(n, w, {true, false, false});
+}
+
+// A duration as Envoy keeps it: whole milliseconds, the rest cut off
+// (PROTOBUF_GET_MS_OR_DEFAULT, PROTOBUF_GET_MS_REQUIRED): 0.4 ms is 0.
+double envoy_duration(const Reader& r, const YAML::Node& n, const std::string& key) {
+  return std::floor(envoy_seconds(r, n, key) * 1000 + 1e-6) / 1000;
 }
 
 // Envoy's own limit when no retry_budget is in force: max_retries concurrent
@@ -473,16 +480,31 @@ void read_per_try_timeout(const RetryPolicyAt& p, const std::string& retry_on, d
   const std::string& rp_key = p.rp_key;
   YAML::Node ro = get(rp, "retry_on");
   YAML::Node pt = get(rp, "per_try_timeout");
-  double per_try = pt ? envoy_duration(r, pt, join(rp_key, "per_try_timeout")) : 0;
+  std::string pt_key = join(rp_key, "per_try_timeout");
+  double per_try = pt ? envoy_duration(r, pt, pt_key) : 0;
+  // An attempt whose upstream sends nothing for per_try_idle_timeout ends as a
+  // per-try timeout does (Filter::onPerTryIdleTimeout calls
+  // onPerTryTimeoutCommon): the model's attempts send nothing before their
+  // answer, so the shorter of the two bounds an attempt.
+  YAML::Node idle = get(rp, "per_try_idle_timeout");
+  const double idle_s = idle ? envoy_duration(r, idle, join(rp_key, "per_try_idle_timeout")) : 0;
+  if (idle_s > 0 && (!(per_try > 0) || idle_s < per_try)) {
+    l.notes.push_back(at(r.file, join(rp_key, "per_try_idle_timeout"), idle).text() + ": " +
+                      human_duration(idle_s) +
+                      " with no byte from the upstream ends the attempt as a per-try timeout; "
+                      "read as the per-try timeout (an attempt sends nothing before its answer)");
+    pt.reset(idle);
+    pt_key = join(rp_key, "per_try_idle_timeout");
+    per_try = idle_s;
+  }
   if (pt && per_try > 0) {
     l.per_try_timeout_s = per_try;
     l.retry_on_timeout = envoy::retries_timeouts(retry_on);
-    l.from["client.timeout_s"] =
-        at(r.file, join(rp_key, "per_try_timeout"), pt).text() + ": " + human_duration(per_try);
+    l.from["client.timeout_s"] = at(r.file, pt_key, pt).text() + ": " + human_duration(per_try);
     l.from["client.retry_on_timeout"] =
         l.retry_on_timeout
-            ? at(r.file, join(rp_key, "per_try_timeout"), pt).text() + ": set, and retry_on '" +
-                  retry_on + "' retries a timed-out attempt"
+            ? at(r.file, pt_key, pt).text() + ": set, and retry_on '" + retry_on +
+                  "' retries a timed-out attempt"
             : at(r.file, join(rp_key, "retry_on"), ro).text() + ": '" + retry_on +
                   "' has none of 5xx, gateway-error, reset: a timed-out attempt is not retried";
     if (deadline > 0 && per_try > deadline)
@@ -587,8 +609,10 @@ void read_backoff(const RetryPolicyAt& p, Reader& r) {
     bi = get(bo, "base_interval");
     mi = get(bo, "max_interval");
     if (!bi) fail(at(r.file, bo_key, bo), "base_interval is required by Envoy");
-    base = envoy_duration(r, bi, bo_key + ".base_interval");
-    if (base <= 0) fail(at(r.file, bo_key + ".base_interval", bi), "must be above 0");
+    if (envoy_seconds(r, bi, bo_key + ".base_interval") <= 0)
+      fail(at(r.file, bo_key + ".base_interval", bi), "must be above 0");
+    // route_components.proto: "Values less than 1 ms are rounded up to 1 ms."
+    base = std::max(0.001, envoy_duration(r, bi, bo_key + ".base_interval"));
   }
   // A window above the key's range never binds in any incident the model runs.
   cap = std::min(10 * base, key_or_throw("client.backoff.cap_s").max);
@@ -940,6 +964,13 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   if (YAML::Node c = get(p.route, "cluster"); c && c.IsScalar()) l.host = c.Scalar();
   const YAML::Node& rp = p.rp;
   if (!rp.IsMap()) fail(at(r.file, p.rp_key, rp), "must be an object");
+  // A retry policy alone may carry its route's timeout; RetryPolicy itself
+  // has no such field, and Envoy rejects one under a route.
+  if (YAML::Node t = get(rp, "timeout"); t && !p.route_key.empty())
+    fail(at(r.file, join(p.rp_key, "timeout"), t),
+         "RetryPolicy has no timeout field, and Envoy rejects the route; the whole request's "
+         "limit is the route's own timeout (" +
+             join(p.route_key, "timeout") + ")");
   r.check_fields(
       rp, p.rp_key,
       {"retry_on", "num_retries", "per_try_timeout", "per_try_idle_timeout", "retry_priority",

@@ -206,8 +206,8 @@ std::map<std::string, const CfgLine*> effective(const Picked& p) {
       std::string key = w[0];
       if (no)
         key = "option " + w[2];
-      else if ((w[0] == "timeout" || w[0] == "option") && w.size() > 1)
-        key = w[0] + " " + w[1];
+      else if ((w[0] == "timeout" || w[0] == "option" || w[0] == "http-request") && w.size() > 1)
+        key = w[0] + " " + w[1];  // http-request rules all apply: one per action
       out[key] = &l;
     }
   };
@@ -387,11 +387,10 @@ void warn_unmodelled(const Settings& s, LayerPolicy& l, const std::set<std::stri
         s.r.warn({s.r.file, "retry-on " + std::string(k), s.get("retry-on")->line},
                  "the model does not tell this failure from others: every failed attempt is "
                  "retried the same way");
-  if (const CfgLine* d = s.get("http-request"))
-    if (d->words.size() > 1 && d->words[1] == "disable-l7-retry")
-      s.r.warn(s.where(*d, "http-request disable-l7-retry"),
-               "requests it matches are never retried after the connection; the model "
-               "retries every request");
+  if (const CfgLine* d = s.get("http-request disable-l7-retry"))
+    s.r.warn(s.where(*d, "http-request disable-l7-retry"),
+             "requests it matches are never retried after the connection; the model "
+             "retries every request");
 }
 
 void read_retries(const Settings& s, LayerPolicy& l, const std::set<std::string>& on) {

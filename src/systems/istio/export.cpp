@@ -41,8 +41,16 @@ void istio_budget(YAML::Emitter& dr, const Scenario& s, const Fit& fit) {
     double minc = b.kind == BudgetKind::envoy_concurrency ? b.min_concurrency : 3;
     begin_map(dr, "retryBudget", "recent Istio releases");
     entry(dr, "percent", number_text(fit.percent(b.ratio, "retryBudget.percent")));
-    entry(dr, "minRetryConcurrency",
-          number_text(fit.whole(minc, 0, kUint32Max, "retryBudget.minRetryConcurrency")));
+    // applyRetryBudget (cluster_traffic_policy.go) sets the floor only above
+    // 0: a 0 written would be read as 3. 1 is the closest floor it takes.
+    double floor = fit.whole(minc, 0, kUint32Max, "retryBudget.minRetryConcurrency");
+    if (floor == 0) {
+      floor = 1;
+      notes.push_back(
+          "retryBudget.minRetryConcurrency: Istio reads 0 as left out (3); written as 1, the "
+          "lowest floor it takes");
+    }
+    entry(dr, "minRetryConcurrency", number_text(floor));
     dr << YAML::EndMap;
     if (b.kind != BudgetKind::envoy_concurrency)
       notes.push_back("the scenario's '" + budget_kind_name(b.kind) +

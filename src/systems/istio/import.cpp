@@ -2,6 +2,8 @@
 // (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
 #include <algorithm>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "systems/envoy/fault.hpp"
 #include "systems/envoy/retry_on.hpp"
@@ -34,19 +36,20 @@ bool reaches_sidecars(const YAML::Node& gateways) {
 }
 
 // A route every sidecar caller may take: no match, or a match whose
-// condition does not name some callers only (sourceLabels, which the
-// caller's pod labels decide, or gateways without "mesh").
+// condition does not name some callers only (sourceLabels or sourceNamespace,
+// which the caller's pod decides, or gateways without "mesh").
 bool for_every_caller(const YAML::Node& route) {
   const YAML::Node match = route["match"];
   if (!match || !match.IsSequence() || match.size() == 0) return true;
   for (const auto& m : match)
-    if (m.IsMap() && !m["sourceLabels"] && reaches_sidecars(m["gateways"])) return true;
+    if (m.IsMap() && !m["sourceLabels"] && !m["sourceNamespace"] && reaches_sidecars(m["gateways"]))
+      return true;
   return false;
 }
 
 // The route read: among the routes every caller may take, the first that
 // sets retries, else the first (a route for some callers only, one with
-// sourceLabels, is not what the others get).
+// sourceLabels or sourceNamespace, is not what the others get).
 size_t pick_route(YAML::Node http, const Reader& r) {
   std::optional<size_t> pick, first;
   int with_retries = 0, for_some = 0;
@@ -70,7 +73,8 @@ size_t pick_route(YAML::Node http, const Reader& r) {
   if (for_some > 0)
     r.warn(at(r.file, "spec.http", http),
            std::to_string(for_some) + (for_some == 1 ? " route applies" : " routes apply") +
-               " to some callers only (sourceLabels, or gateways without mesh); not read");
+               " to some callers only (sourceLabels, sourceNamespace, or gateways without "
+               "mesh); not read");
   if (pick || first) return pick ? *pick : *first;
   return http.size();  // none: read_virtual_service reads no retries
 }
@@ -96,7 +100,51 @@ struct RetriesAt {
   std::string hk, rk;
 };
 
-// Retries: attempts, or Istio's default policy without a block. Returns retryOn.
+// What Istio's validation refuses in a retries block (validateHTTPRetry, istio
+// pkg/config/validation/validation.go): kubectl apply fails, and the
+// VirtualService never reaches the sidecars. Said, and read as written.
+void refused_by_validation(const YAML::Node& re, long long attempts, const std::string& rk,
+                           Reader& r) {
+  if (attempts == 0 && (re["perTryTimeout"] || re["retryOn"] || re["retryRemoteLocalities"]))
+    r.warn(at(r.file, rk, re),
+           "Istio's validation refuses perTryTimeout, retryOn or retryRemoteLocalities beside "
+           "attempts 0 (\"http retry policy configured when attempts are set to 0\"): apply "
+           "fails; read as no retries. Write retries: {attempts: 0} alone");
+  if (!re["retryOn"]) return;
+  static const std::set<std::string> kSupported = {"5xx",
+                                                   "gateway-error",
+                                                   "reset",
+                                                   "reset-before-request",
+                                                   "connect-failure",
+                                                   "retriable-4xx",
+                                                   "refused-stream",
+                                                   "retriable-status-codes",
+                                                   "retriable-headers",
+                                                   "envoy-ratelimited",
+                                                   "http3-post-connect-failure",
+                                                   "cancelled",
+                                                   "deadline-exceeded",
+                                                   "internal",
+                                                   "resource-exhausted",
+                                                   "unavailable"};
+  const Where w = at(r.file, rk + ".retryOn", re["retryOn"]);
+  std::string list = text(re["retryOn"], w), item;
+  if (list.empty()) return;
+  // Split at each comma with nothing trimmed, as the validation splits it.
+  for (size_t start = 0; start <= list.size(); start += item.size() + 1) {
+    item = list.substr(start, list.find(',', start) - start);
+    const bool code = item.size() == 3 &&
+                      item.find_first_not_of("0123456789") == std::string::npos && item >= "100" &&
+                      item <= "599";
+    if (!code && !kSupported.count(item))
+      r.warn(w, "'" + item +
+                    "' is not a retryOn policy Istio's validation accepts (Envoy's conditions, "
+                    "a status code, separated by commas without spaces): apply fails");
+  }
+}
+
+// Retries: attempts, or Istio's default policy without a block. Returns retryOn.// Retries:
+// attempts, or Istio's default policy without a block. Returns retryOn.
 std::string read_retries(const RetriesAt& where, Reader& r) {
   LayerPolicy& l = r.layer;
   YAML::Node route = where.route, re = where.re;
@@ -128,6 +176,7 @@ std::string read_retries(const RetriesAt& where, Reader& r) {
                                  "without a retries block gets the default 2)";
     }
     if (re["retryOn"]) retry_on = text(re["retryOn"], at(r.file, rk + ".retryOn", re["retryOn"]));
+    refused_by_validation(re, attempts, rk, r);
   } else {
     l.from["client.retries"] = at(r.file, hk, route).text() +
                                ": no retries block: Istio's default policy, 2 retries on "

@@ -66,15 +66,16 @@ bool linkerd_backoff(const Backoff& b) {
 
 // retry.linkerd.io/http's status ranges for the scenario's retried answers
 // (linkerd/import.cpp reads them back): 5xx a 503, 429 a 429; Linkerd
-// retries refused streams whatever they say. Neither retried: 5xx, noted.
+// retries refused streams whatever they say. Neither retried: none ("": no
+// /http annotation, and /limit alone retries refused streams only).
 std::string linkerd_http_ranges(const Scenario& s, std::vector<std::string>& notes) {
   const AnswerSet a = s.retried_answers();
   const bool r503 = a & answer_bit(FailureClass::http_503),
              r429 = a & answer_bit(FailureClass::http_429);
-  std::string ranges = r429 && !r503 ? "429" : r429 ? "5xx,429" : "5xx";
+  std::string ranges = r429 && !r503 ? "429" : r429 ? "5xx,429" : r503 ? "5xx" : "";
   AnswerSet written = answer_bit(FailureClass::refused) |
                       (r429 ? answer_bit(FailureClass::http_429) : 0) |
-                      (r503 || !r429 ? answer_bit(FailureClass::http_503) : 0);
+                      (r503 ? answer_bit(FailureClass::http_503) : 0);
   note_retried(s, written, "Linkerd", notes);
   return ranges;
 }
@@ -99,7 +100,8 @@ std::string annotation_duration(double v, const Fit& fit, const std::string& key
 void linkerd_annotation_entries(YAML::Emitter& y, const Scenario& s, int retries, const Fit& fit) {
   auto& notes = fit.notes;
   if (retries > 0) {
-    entry(y, "retry.linkerd.io/http", linkerd_http_ranges(s, notes));
+    if (std::string ranges = linkerd_http_ranges(s, notes); !ranges.empty())
+      entry(y, "retry.linkerd.io/http", ranges);
     quoted_entry(y, "retry.linkerd.io/limit", std::to_string(retries),
                  "retries, so " + std::to_string(retries + 1) + " attempts");
     if (s.client.retry_on_timeout)

@@ -285,8 +285,11 @@ void Accumulator::add_shape(const SessionRecord& s) {
 }
 
 void Accumulator::add_bucket(const CountBucket& b) {
-  if (outside(b.t_s, b.t_s)) return;
-  Hour& h = hour(b.t_s);
+  // A row counts the interval since the row before, (t - width, t]: it
+  // belongs to the hour (and day, and window) that interval starts in.
+  const double from = std::max(0.0, b.t_s - b.width_s);
+  if (outside(from, from)) return;
+  Hour& h = hour(from);
   h.launches += b.starts;
   h.retries += b.retries;
   h.completions += b.successes;
@@ -295,8 +298,6 @@ void Accumulator::add_bucket(const CountBucket& b) {
   h.started_failed += b.timeouts;
   h.started_failed_erring += b.timeouts;  // a timeout is the log's error
   h.row_other += b.timeouts;
-  // A row counts the interval since the row before: (t - width, t].
-  const double from = std::max(0.0, b.t_s - b.width_s);
   bucket_from_ = saw_buckets_ ? std::min(bucket_from_, from) : from;
   bucket_to_ = saw_buckets_ ? std::max(bucket_to_, b.t_s) : b.t_s;
   saw_buckets_ = true;
@@ -310,7 +311,7 @@ void Accumulator::add_bucket(const CountBucket& b) {
   totals_.completed += b.successes;
   totals_.failed += b.timeouts;
   totals_.errors.lines += b.timeouts;
-  DayRow& day = days_[static_cast<int64_t>(std::floor(b.t_s / text::kDay))];
+  DayRow& day = days_[static_cast<int64_t>(std::floor(from / text::kDay))];
   day.launches += b.starts;
   day.completions += b.successes;
   day.errors += b.timeouts;

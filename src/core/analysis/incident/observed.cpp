@@ -77,6 +77,26 @@ void place_rates(const ObservedSeries& s, const ObservedOptions& o, ObservedRepo
   }
 }
 
+}  // namespace
+
+double unconstrained_peak(const Series& x) {
+  double peak = 1, most = 0;
+  for (double v : x.first_attempts) most = std::max(most, v);
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x.first_attempts[i] >= 0.2 * most && x.first_attempts[i] > 0)
+      peak = std::max(
+          peak, (x.first_attempts[i] + x.retries[i] + x.budget_denied[i]) / x.first_attempts[i]);
+  return peak;
+}
+
+int fitted_retries(double peak) {
+  return static_cast<int>(std::isfinite(peak)
+                              ? std::clamp(std::round(peak) - 1, 0.0, kMaxFittedRetries)
+                              : kMaxFittedRetries);
+}
+
+namespace {
+
 // The observed amounts as a run of the per-step engines, for metrics.cpp.
 RunResult as_run(const ObservedSeries& s, const ObservedOptions& o, const ObservedReport& r) {
   RunResult run;
@@ -102,6 +122,10 @@ RunResult as_run(const ObservedSeries& s, const ObservedOptions& o, const Observ
     run.series.budget_denied[i] = s.overflow.empty() ? 0 : s.overflow[i];
     run.series.backlog[i] = s.in_flight.empty() ? 0 : s.in_flight[i];
   }
+  // The clients' retries are not in the metrics: the verdict's model bound
+  // reads those the series show, as the replay does, not the default 3.
+  const double peak = unconstrained_peak(run.series);
+  sc.client.retries = fitted_retries(peak);
   run.user_requests = sum(s.requests, 0, n);
   run.succeeded = sum(s.successes, 0, n);
   run.failed = sum(s.failed, 0, n);

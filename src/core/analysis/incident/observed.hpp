@@ -55,6 +55,17 @@ struct ObservedWindow {
   double overflow_per_s = kUnknown;
 };
 
+// The most retries a fitted scenario gets: the key table's range is wider,
+// but per-second counters do not show more than a few attempts per request.
+constexpr double kMaxFittedRetries = 10;
+// Attempts per request a step would have sent with no budget (retries sent
+// plus retries refused), at its peak over the steps with at least a fifth of
+// the most requests: the attempts each request may cost.
+double unconstrained_peak(const Series& x);
+// Those attempts less one, whole, from 0 to kMaxFittedRetries: the clients'
+// retries as the series show them.
+int fitted_retries(double peak);
+
 struct ObservedReport {
   RunResult run;  // the series as a run, for the verdict
   Metrics metrics;

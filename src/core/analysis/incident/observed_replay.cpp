@@ -11,25 +11,8 @@ namespace retrystorm::incident {
 
 namespace {
 
-// The most retries a fitted scenario gets: the key table's range is wider, but
-// per-second counters do not show more than a few attempts per request.
-constexpr double kMaxFittedRetries = 10;
-
 std::string number(double v, int decimals = 2) {
   return text::decimal_text(v, decimals);
-}
-
-// Attempts per request a step would have sent with no budget: retries sent
-// plus retries refused. Its peak over steps with enough requests is the
-// attempts each request may cost.
-double unconstrained_peak(const Series& x) {
-  double peak = 1, most = 0;
-  for (double v : x.first_attempts) most = std::max(most, v);
-  for (size_t i = 0; i < x.size(); ++i)
-    if (x.first_attempts[i] >= 0.2 * most && x.first_attempts[i] > 0)
-      peak = std::max(
-          peak, (x.first_attempts[i] + x.retries[i] + x.budget_denied[i]) / x.first_attempts[i]);
-  return peak;
 }
 
 // Retries over first attempts in the steps where the budget refused some:
@@ -83,10 +66,7 @@ std::vector<ReplayKey> observed_replay_keys(const ObservedReport& r, const Obser
   add("client.timeout_s", number(timeout, 3),
       o.timeout_s ? "--timeout" : "not in the metrics: 1 s (give --timeout)");
   double peak = unconstrained_peak(x);
-  add("client.retries",
-      number(std::isfinite(peak) ? std::clamp(std::round(peak) - 1, 0.0, kMaxFittedRetries)
-                                 : kMaxFittedRetries,
-             0),
+  add("client.retries", std::to_string(fitted_retries(peak)),
       "the peak attempts per request (" + number(peak) + ", refused retries included), less one");
   bool budget = known(r.overflow) && r.overflow > 0;
   add("client.budget.kind", budget ? "window" : "none",

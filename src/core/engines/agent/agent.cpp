@@ -88,6 +88,13 @@ ClientPolicy one_channel(const ClientPolicy& layer_policy) {
 }
 
 // The memory of a run, kept for the next one (engines/workspace_shelf.hpp).
+// The demand a token bucket is sized from: demand.rate_per_s, or with
+// closed-loop clients (which do not read it) the most they send, each one
+// request per think time.
+double base_demand_per_s(const Scenario& s) {
+  return s.demand.clients > 0 ? s.demand.clients / s.demand.think_s : s.demand.rate_per_s;
+}
+
 struct Workspace {
   Pool<Call> calls;
   ServerMemory server;
@@ -163,7 +170,7 @@ class AgentEngine {
     result_.series.resize(static_cast<size_t>(steps_));
     for (int layer = 0; layer < layers(); ++layer)
       retry_.emplace_back(policy_,
-                          RetryBudget(one_layer(policy_, layer), s.demand.rate_per_s, s.step_s));
+                          RetryBudget(one_layer(policy_, layer), base_demand_per_s(s), s.step_s));
     budget_on_ = retry_[0].budget().enabled();
     envoy_budget_ = policy_.budget().kind == BudgetKind::envoy_concurrency;
     deadlines_on_ = policy_.deadline_rule() == DeadlineRule::fires;
@@ -180,7 +187,7 @@ class AgentEngine {
         for (size_t c = 0; c < clients_; ++c)
           channel_retry_.back().emplace_back(
               policy_,
-              RetryBudget(one_channel(one_layer(policy_, layer)), s.demand.rate_per_s, s.step_s));
+              RetryBudget(one_channel(one_layer(policy_, layer)), base_demand_per_s(s), s.step_s));
       }
     guards_on_ = guards_.on();
     pool_on_ = guards_.pool_on();
@@ -1347,6 +1354,20 @@ void validate_rate_limiter(const Scenario& s) {
         "makes it hedge (AWS SDKs do not hedge)");
 }
 
+// Bursty arrivals are drawn one on or off period at a time: a cost per
+// period, which the requests' limit bounds as it bounds the requests.
+void validate_bursts(const Scenario& s, const RunLimits& limits) {
+  if (s.demand.process != DemandProcess::bursty || s.demand.clients > 0) return;
+  const double cycle = s.demand.burst_on_s + s.demand.burst_off_s;
+  const double periods = 2 * s.horizon_s / cycle;
+  if (periods > limits.max_agent_requests)
+    throw InputError("demand.burst_on_s, demand.burst_off_s: " + number_text(s.demand.burst_on_s) +
+                     " s on and " + number_text(s.demand.burst_off_s) + " s off over " +
+                     number_text(s.horizon_s) + " s are " + number_text(periods) +
+                     " periods; at most " + number_text(limits.max_agent_requests) +
+                     " (longer periods or a shorter horizon_s)");
+}
+
 // demand.clients: each client's requests one after the other.
 void validate_closed_loop(const Scenario& s) {
   if (s.demand.clients <= 0) return;
@@ -1450,6 +1471,7 @@ void validate_agent(const Scenario& s, const RunLimits& limits) {
   if (s.seed != std::floor(s.seed))
     throw InputError("seed: " + number_text(s.seed) + " must be a whole number");
   validate_closed_loop(s);
+  validate_bursts(s, limits);
   double requests = s.requests_bound();
   if (requests > limits.max_agent_requests && s.demand.clients > 0)
     throw InputError("demand.clients: " + std::to_string(s.demand.clients) + " clients thinking " +
