@@ -110,19 +110,26 @@ TEST(ConfigsEnvoy, ClusterBudgetMergesIntoTheRoute) {
 }
 
 // A budget file whose system has no retry policy among the files bounds
-// nothing here: said and left out (its ratio and floor landed beside
-// budget kind none on the gRPC layer).
+// nothing here: its budget is said and left out (its ratio and floor landed
+// beside budget kind none on the gRPC layer); its other keys stay.
 TEST(ConfigsImport, ABudgetWithoutItsSystemsRetriesIsLeftOut) {
   auto r =
       import_configs({fixture("grpc/no-throttling.json"), fixture("istio/destinationrule.yaml")});
-  EXPECT_EQ(r.layers.size(), 1u);
+  EXPECT_EQ(str(r, "client.budget.kind"), "none");
   EXPECT_FALSE(has_key(r, "client.budget.ratio"));
   EXPECT_FALSE(has_key(r, "client.budget.min_concurrency"));
   bool said = false;
   for (const std::string& w : r.warnings)
     said = said || (w.rfind("istio/destinationrule.yaml: ", 0) == 0 &&
-                    w.find("no file here sets Istio's retries") != w.npos);
+                    w.find("no file here sets Istio's retries; the budget is not read") != w.npos);
   EXPECT_TRUE(said);
+  // An Envoy cluster's connection limit stays.
+  ConfigFile cluster{"od-cluster.yaml",
+                     "name: orders\ncircuit_breakers:\n  thresholds:\n  - max_requests: 64\n"
+                     "    retry_budget: {budget_percent: {value: 25}}\n"};
+  auto kept = import_configs({fixture("grpc/no-throttling.json"), cluster});
+  EXPECT_EQ(num(kept, "client.max_requests"), 64);
+  EXPECT_FALSE(has_key(kept, "client.budget.ratio"));
   // Alone, a budget file is still read for its budget.
   EXPECT_EQ(str(import_configs({fixture("istio/destinationrule.yaml")}), "client.budget.kind"),
             "envoy_concurrency");

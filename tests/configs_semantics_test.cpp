@@ -169,6 +169,16 @@ TEST(EnvoySemantics, MillisecondsIdleTimeoutsAndTheRetryPolicysFields) {
                                "route:\n  retry_policy:\n    retry_on: 5xx\n"
                                "    num_retries: 3\n    timeout: 2s\n");
   EXPECT_NE(field.find("timeout"), std::string::npos) << field;
+  // A route at the file's root has no retry_policy timeout either.
+  EXPECT_NE(error_of("g.yaml", "retry_policy: {retry_on: 5xx, num_retries: 3, timeout: 2s}\n")
+                .find("RetryPolicy has no timeout field"),
+            std::string::npos);
+  // Both backoff bounds below 1 ms are 1 ms (RetryPolicyImpl rounds them up).
+  auto both_tiny = import_text("m.yaml",
+                               "route:\n  retry_policy:\n    retry_on: 5xx\n    num_retries: 2\n"
+                               "    retry_back_off: {base_interval: 0.0004s, max_interval: "
+                               "0.0008s}\n");
+  EXPECT_EQ(num(both_tiny, "client.backoff.cap_s"), 0.001);
   // A retry policy alone may say its route's timeout.
   EXPECT_EQ(num(import_text("p.yaml", "retry_on: 5xx\nnum_retries: 3\ntimeout: 2s\n"),
                 "client.deadline_s"),
@@ -397,6 +407,8 @@ TEST(IstioSemantics, ARouteForSomeCallersOnlyIsNotRead) {
                      "'timeout' is not a retryOn policy"));
   EXPECT_TRUE(warned(import_text("s.yaml", istio_vs("{attempts: 2, retryOn: \"5xx, reset\"}")),
                      "' reset' is not a retryOn policy"));
+  EXPECT_TRUE(warned(import_text("c.yaml", istio_vs("{attempts: 2, retryOn: \"5xx,599\"}")),
+                     "'599' is not a retryOn policy"));  // no http.StatusText
   EXPECT_FALSE(warned(import_text("g.yaml", istio_vs("{attempts: 2, retryOn: \"5xx,429,reset\"}")),
                       "is not a retryOn policy"));
   // Rules bound to gateways without "mesh" are said to be a gateway's.

@@ -143,6 +143,22 @@ TEST(Mesh, TheCallsFilesIncidentCallIsItsOwnCall) {
     EXPECT_NE(std::string(e.what()).find("calls[5].count"), std::string::npos) << e.what();
   }
   try {
+    shop_calls_with(kShopIncident, "incident: {call: 4}");
+    ADD_FAILURE() << "a fault that does nothing";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("incident.call: 4"), std::string::npos) << e.what();
+  }
+  // What a message quotes is the user's own text, left as written, and a
+  // number past any call is no crash.
+  try {
+    shop_calls_with("- {from: search, to: db}",
+                    "- {from: search, to: db, retry_on: \"calls[99999999999999999999999]\"}");
+    ADD_FAILURE() << "a retry_on of no class";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("calls[99999999999999999999999]"), std::string::npos)
+        << e.what();
+  }
+  try {
     shop_calls_with("- {from: gateway, to: search, optional: true}",
                     "- {from: gateway, to: search, optional: yes please}");
     ADD_FAILURE() << "optional: a text";

@@ -517,6 +517,29 @@ TEST(PrometheusSeries, CountersBecomeIncreasesAcrossResetsAndSeries) {
   EXPECT_THROW(parse_query_answer("<html>", "q"), InputError);
 }
 
+// Two pods' histograms with different buckets: each keeps its own highest
+// bound below the timeout. One bound for all (b's 0.75) dropped a's fast
+// bucket (0.5), and its 70 fast attempts a second read as slow: 65% slow
+// where 30% are.
+TEST(PrometheusSeries, EachHistogramKeepsItsOwnFastBucket) {
+  auto bucket = [](const std::string& pod, const std::string& le, double per_s) {
+    PromSeries s;
+    s.labels = {{"pod", pod}, {"le", le}};
+    for (int t = 0; t <= 4; ++t) s.points.push_back({100.0 + t, per_s * t});
+    return s;
+  };
+  std::vector<PromSeries> buckets = {
+      bucket("a", "0.1", 20),   bucket("a", "0.5", 70), bucket("a", "2.5", 100),
+      bucket("a", "+Inf", 100), bucket("b", "0.1", 20), bucket("b", "0.25", 50),
+      bucket("b", "0.75", 70),  bucket("b", "5", 100),  bucket("b", "+Inf", 100)};
+  SlowAttempts slow = slow_attempts(buckets, QueryGrid{100, 1, 5}, 1, 1);
+  ASSERT_EQ(slow.measured.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(slow.measured[i], 200);
+    EXPECT_EQ(slow.slow[i], 60);  // 30 of each pod's 100
+  }
+}
+
 TEST(PrometheusSeries, SelectorAndMappingFile) {
   EXPECT_EQ(expand_selector("x{a=\"1\",SELECTOR}", selector_matchers("{b=\"2\"}")),
             "x{a=\"1\",b=\"2\"}");

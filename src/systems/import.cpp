@@ -383,13 +383,17 @@ std::vector<LayerPolicy> merge_budget_files(std::vector<LayerPolicy>& read,
           target = j;
           break;
         }
-    if (!target && any_retrying) {
+    if (!target && any_retrying && read[i].has_budget_part) {
       // Its budget belongs to a retrying layer of its own system, and none
-      // is here: left out, or its keys would land on another system's layer.
+      // is here: left out, or it would land on another system's layer. Its
+      // other keys (outlier detection, connection limits) stay.
       const std::string system = facts(read[i].system).label;
-      warnings.push_back(read[i].file + ": " + read[i].format + " bounds " + system +
-                         "'s retries, and no file here sets " + system + "'s retries; not read");
-      merged[i] = true;
+      warnings.push_back(read[i].file + ": its retry budget bounds " + system +
+                         "'s retries, and no file here sets " + system +
+                         "'s retries; the budget is not read (the file's other keys are)");
+      read[i].clear_budget();
+      read[i].has_budget_part = false;
+      read[i].finalize();
       continue;
     }
     if (!target) continue;

@@ -220,12 +220,11 @@ class ClientPolicy {
   // rest_of_ladder_mean; `fires` leaves the deadline to the engine's timer).
   // An answer's pushback replaces the backoff's range as `pushback` says.
   RetryDecision decide(const Failure& f) const;
-  // The same, drawing the delay with `uniform(low, high)` (called only when the
-  // range has a width, so a fixed ladder consumes no random numbers).
   // The wait before the retry of `f`: its pushback where the client waits
   // one (client.pushback), else `backoff`.
   DelayRange pushback_delay(const Failure& f, DelayRange backoff) const;
-
+  // The same as decide(f), drawing the delay with `uniform(low, high)` (called
+  // only when the range has a width, so a fixed ladder consumes no random numbers).
   template <typename Uniform>
   RetryDecision decide(const Failure& f, Uniform&& uniform) const {
     RetryDecision d = decide(f);

@@ -617,7 +617,10 @@ void read_backoff(const RetryPolicyAt& p, Reader& r) {
   // A window above the key's range never binds in any incident the model runs.
   cap = std::min(10 * base, key_or_throw("client.backoff.cap_s").max);
   if (mi) {
-    cap = envoy_duration(r, mi, bo_key + ".max_interval");
+    if (envoy_seconds(r, mi, bo_key + ".max_interval") <= 0)
+      fail(at(r.file, bo_key + ".max_interval", mi), "must be above 0");
+    // RetryPolicyImpl rounds a max_interval below 1 ms up to 1 ms as well.
+    cap = std::max(0.001, envoy_duration(r, mi, bo_key + ".max_interval"));
     if (cap < base)
       fail(at(r.file, bo_key + ".max_interval", mi),
            human_duration(cap) + " is below base_interval " + human_duration(base) +
@@ -966,7 +969,7 @@ void read_envoy(const std::vector<YAML::Node>& docs, Reader& r) {
   if (!rp.IsMap()) fail(at(r.file, p.rp_key, rp), "must be an object");
   // A retry policy alone may carry its route's timeout; RetryPolicy itself
   // has no such field, and Envoy rejects one under a route.
-  if (YAML::Node t = get(rp, "timeout"); t && !p.route_key.empty())
+  if (YAML::Node t = get(rp, "timeout"); t && !p.route.is(p.rp))
     fail(at(r.file, join(p.rp_key, "timeout"), t),
          "RetryPolicy has no timeout field, and Envoy rejects the route; the whole request's "
          "limit is the route's own timeout (" +

@@ -127,6 +127,12 @@ void refused_by_validation(const YAML::Node& re, long long attempts, const std::
                                                    "internal",
                                                    "resource-exhausted",
                                                    "unavailable"};
+  // The codes Go's http.StatusText names, which the validation asks for.
+  static const std::set<int> kRegisteredCodes = {
+      100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301,
+      302, 303, 304, 305, 307, 308, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409,
+      410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425, 426, 428,
+      429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511};
   const Where w = at(r.file, rk + ".retryOn", re["retryOn"]);
   std::string list = text(re["retryOn"], w), item;
   if (list.empty()) return;
@@ -134,8 +140,8 @@ void refused_by_validation(const YAML::Node& re, long long attempts, const std::
   for (size_t start = 0; start <= list.size(); start += item.size() + 1) {
     item = list.substr(start, list.find(',', start) - start);
     const bool code = item.size() == 3 &&
-                      item.find_first_not_of("0123456789") == std::string::npos && item >= "100" &&
-                      item <= "599";
+                      item.find_first_not_of("0123456789") == std::string::npos &&
+                      kRegisteredCodes.count(std::stoi(item));
     if (!code && !kSupported.count(item))
       r.warn(w, "'" + item +
                     "' is not a retryOn policy Istio's validation accepts (Envoy's conditions, "
@@ -143,8 +149,7 @@ void refused_by_validation(const YAML::Node& re, long long attempts, const std::
   }
 }
 
-// Retries: attempts, or Istio's default policy without a block. Returns retryOn.// Retries:
-// attempts, or Istio's default policy without a block. Returns retryOn.
+// Retries: attempts, or Istio's default policy without a block. Returns retryOn.
 std::string read_retries(const RetriesAt& where, Reader& r) {
   LayerPolicy& l = r.layer;
   YAML::Node route = where.route, re = where.re;

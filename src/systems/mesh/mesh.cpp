@@ -1,6 +1,7 @@
 #include "systems/mesh/mesh.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -537,26 +538,51 @@ struct HopNumbers {
   };
   std::vector<Hop> user_call;  // by the graph's call
 
-  // A message about the graph, with its calls[N] as the file numbers them.
+  // A message about the graph, with its calls[N] (and incident.call: N) as
+  // the file numbers them; what the message quotes ('...') is left as it is.
   std::string user_text(const std::string& message) const {
-    static const std::regex kCall(R"(calls\[(\d+)\])");
+    static const std::regex kCall(R"((calls\[|incident\.call: )(\d+)\]?)");
     std::string out;
-    auto at = message.cbegin();
-    for (std::sregex_iterator m(message.begin(), message.end(), kCall), end; m != end; ++m) {
+    bool quoted = false;
+    size_t from = 0;
+    for (size_t to = 0; to <= message.size(); ++to) {
+      if (to < message.size() && message[to] != '\'') continue;
+      std::string part = message.substr(from, to - from);
+      out += quoted ? part : renumbered(part, kCall);
+      if (to < message.size()) out += '\'';
+      quoted = !quoted;
+      from = to + 1;
+    }
+    return out;
+  }
+
+ private:
+  std::string renumbered(const std::string& text, const std::regex& call) const {
+    std::string out;
+    auto at = text.cbegin();
+    for (std::sregex_iterator m(text.begin(), text.end(), call), end; m != end; ++m) {
       out.append(at, (*m)[0].first);
-      size_t graph = std::stoul((*m)[1].str());
-      if (graph < user_call.size() && user_call[graph].hops > 1)
-        out += "calls[" + std::to_string(user_call[graph].call) + "] (hop " +
-               std::to_string(graph - first_hop[user_call[graph].call] + 1) + " of " +
-               std::to_string(user_call[graph].hops) + ")";
-      else if (graph < user_call.size())
-        out += "calls[" + std::to_string(user_call[graph].call) + "]";
-      else
-        out += (*m)[0].str();
+      out += user_call_text((*m)[1].str(), (*m)[2].str(), (*m)[0].str());
       at = (*m)[0].second;
     }
-    out.append(at, message.cend());
+    out.append(at, text.cend());
     return out;
+  }
+
+  // "calls[" or "incident.call: " with the graph's number `digits`, as the
+  // file numbers it (`whole` when it names no call of the graph).
+  std::string user_call_text(const std::string& head, const std::string& digits,
+                             const std::string& whole) const {
+    size_t graph = 0;
+    auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), graph);
+    if (error != std::errc() || end != digits.data() + digits.size() || graph >= user_call.size())
+      return whole;
+    const Hop& h = user_call[graph];
+    std::string hop = h.hops > 1 ? " (hop " + std::to_string(graph - first_hop[h.call] + 1) +
+                                       " of " + std::to_string(h.hops) + ")"
+                                 : "";
+    if (head == "calls[") return "calls[" + std::to_string(h.call) + "]" + hop;
+    return head + std::to_string(h.call) + hop;
   }
 };
 
@@ -661,7 +687,10 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
   doc["calls"] = graph_calls;
   if (!doc.contains("engine")) doc["engine"] = "agent";  // a graph runs on the agent engine
   own_incident_on_its_hop(doc, numbers, source);
+  const size_t said = out.warnings.size();
   fault_incident(doc, out, source);
+  for (size_t w = said; w < out.warnings.size(); ++w)
+    out.warnings[w] = numbers.user_text(out.warnings[w]);
   warn_unused(read, out.warnings);
   try {
     out.scenario = scenario_with_step(doc);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -315,8 +316,15 @@ std::vector<double> gauge_values(const std::vector<PromSeries>& series, const Qu
 
 SlowAttempts slow_attempts(const std::vector<PromSeries>& buckets, const QueryGrid& g,
                            double timeout_s, double unit_s) {
-  // The highest bound below the timeout: attempts above it took the timeout.
-  double fast_bound = -1;
+  // Each histogram (its labels but le) on its own buckets: its highest bound
+  // below the timeout, attempts above which took the timeout. Two pods with
+  // different bounds each keep their own (one bound for all dropped the
+  // other's fast bucket, and its fast attempts read as slow).
+  struct Fast {
+    double bound = -1;
+    const PromSeries* series = nullptr;
+  };
+  std::map<std::map<std::string, std::string>, Fast> fastest;
   std::vector<PromSeries> inf, fast;
   for (const auto& s : buckets) {
     auto le = s.labels.find("le");
@@ -326,12 +334,14 @@ SlowAttempts slow_attempts(const std::vector<PromSeries>& buckets, const QueryGr
     if (!v) continue;
     if (std::isinf(*v)) {
       inf.push_back(s);
-    } else if (*v * unit_s < timeout_s * (1 - 1e-9) && *v >= fast_bound) {
-      if (*v > fast_bound) fast.clear();
-      fast_bound = *v;
-      fast.push_back(s);
+    } else if (*v * unit_s < timeout_s * (1 - 1e-9)) {
+      std::map<std::string, std::string> histogram = s.labels;
+      histogram.erase("le");
+      Fast& f = fastest[histogram];
+      if (*v > f.bound) f = {*v, &s};
     }
   }
+  for (const auto& [labels, f] : fastest) fast.push_back(*f.series);
   SlowAttempts out;
   out.measured = counter_increases(inf, g);
   auto quick = counter_increases(fast, g);

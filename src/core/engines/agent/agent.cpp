@@ -1334,7 +1334,8 @@ void refuse_too_many_clients(const Scenario& s, const std::string& with, int per
 // gRPC's throttling keeps each channel's tokens: one per client at every
 // layer of the stack.
 void validate_channels(const Scenario& s) {
-  if (s.client.budget.kind != BudgetKind::grpc_throttling) return;
+  // A graph's calls keep no channel of their own (docs/graph.md).
+  if (s.client.budget.kind != BudgetKind::grpc_throttling || !s.graph.empty()) return;
   const int layers = ClientPolicy::of(s, Engine::agent).layers();
   refuse_too_many_clients(
       s,
