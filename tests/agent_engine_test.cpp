@@ -471,6 +471,22 @@ TEST(AgentValidation, KeysAndLimits) {
               std::string::npos)
         << e.what();
   }
+  // An adaptive concurrency filter's floor above its ceiling is refused
+  // (std::clamp of the limit had no answer).
+  Scenario filtered = preset_or_throw("order-status").scenario;
+  set_key_text(filtered, "engine", "agent");
+  set_key_text(filtered, "server.adaptive_concurrency", "envoy");
+  set_key_text(filtered, "server.min_concurrency", "50");
+  set_key_text(filtered, "server.max_concurrency", "10");
+  try {
+    validate(filtered);
+    FAIL() << "min above max accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("server.min_concurrency: 50 is above "
+                                         "server.max_concurrency 10"),
+              std::string::npos)
+        << e.what();
+  }
   set_key_text(s, "demand.burst_on_s", "0.01");
   set_key_text(s, "demand.burst_off_s", "0.04");
   EXPECT_NO_THROW(validate(s));

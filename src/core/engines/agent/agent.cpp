@@ -1331,6 +1331,16 @@ void refuse_too_many_clients(const Scenario& s, const std::string& with, int per
                      (per_client > 1 ? " in all" : ""));
 }
 
+// Envoy's adaptive concurrency limit moves between its two bounds
+// (docs/policies.md): a floor above the ceiling leaves it nowhere.
+void validate_concurrency_bounds(const Scenario& s) {
+  const auto& c = s.server.concurrency;
+  if (c.kind == ConcurrencyLimiter::envoy && c.min_concurrency > c.max_concurrency)
+    throw InputError("server.min_concurrency: " + number_text(c.min_concurrency) +
+                     " is above server.max_concurrency " + number_text(c.max_concurrency) +
+                     "; the limit moves between the two (at most server.max_concurrency)");
+}
+
 // gRPC's throttling keeps each channel's tokens: one per client at every
 // layer of the stack.
 void validate_channels(const Scenario& s) {
@@ -1464,6 +1474,7 @@ void validate_hosts(const Scenario& s) {
 
 void validate_agent(const Scenario& s, const RunLimits& limits) {
   validate_channels(s);
+  validate_concurrency_bounds(s);
   validate_client_defenses(s);
   validate_hosts(s);
   if (!s.graph.empty()) validate_graph_run(s, limits);
