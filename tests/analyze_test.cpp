@@ -1306,6 +1306,11 @@ TEST(AnalyzeFormats, PerSecondHoursWithoutAConcurrencyHaveNoL) {
   EXPECT_FALSE(incident::known(r.hours[1].in_flight));
   EXPECT_EQ(r.l_to_s, 4199);
   EXPECT_NEAR(r.mean_in_flight, 10, 1e-9);
+  // No row with a concurrency at all: the whole log's L is unknown too (it read 0.00).
+  std::string blank = "t,starts,successes,retries,timeouts,concurrency\n";
+  for (int t = 0; t < 600; ++t) blank += std::to_string(t) + ",10,10,0,0,\n";
+  Report none = analyze({write_file(dir, "blank.csv", blank)});
+  EXPECT_FALSE(incident::known(none.mean_in_flight));
 }
 
 // A client log may open with blank lines before its header, as every other

@@ -630,7 +630,12 @@ TEST(PrometheusDiagnosis, ATriggerRunningToTheEndIsNotAStorm) {
   incident::ObservedOptions told;
   told.trigger_start_s = 20;
   told.trigger_end_s = 200;
-  EXPECT_EQ(incident::analyze_observed(s, told).findings[0].id, "still_in_trigger");
+  const incident::ObservedReport on = incident::analyze_observed(s, told);
+  EXPECT_EQ(on.findings[0].id, "still_in_trigger");
+  // Its headline names what moves the end: the range, not a scenario key.
+  EXPECT_EQ(on.verdict.headline.find("horizon_s"), std::string::npos) << on.verdict.headline;
+  EXPECT_NE(on.verdict.headline.find("Still in the trigger when the range ends"), std::string::npos)
+      << on.verdict.headline;
 }
 
 // Steps of 5 s: a step's counts spread over its five seconds, and the

@@ -29,6 +29,23 @@ TEST(VerdictWords, AnIncidentPastTheEndIsStillOn) {
       << h;
 }
 
+// An incident of no length is none, even where it starts at the end: the
+// headline does not say the run is still in it.
+TEST(VerdictWords, AnIncidentOfNoLengthAtTheEndIsNone) {
+  const Scenario s = testing::preset(
+      "order-status",
+      {{"incident.start_s", "300"}, {"incident.duration_s", "0"}, {"demand.rate_per_s", "2000"}});
+  const RunResult run = run_engine(s);
+  Metrics m = compute_metrics(run);
+  m.recovered = false;
+  m.goodput_recovery_s.reset();
+  m.failure_recovery_s.reset();
+  m.failed = 1;
+  const std::string h = verdict(run, m).headline;
+  EXPECT_EQ(h.find("Still in the incident"), std::string::npos) << h;
+  EXPECT_NE(h.find("no incident was scripted"), std::string::npos) << h;
+}
+
 // Metrics that saw no failure, a backlog not growing and yet no recovery
 // (the recovery criterion's window did not fit in the run's last seconds).
 TEST(VerdictWords, TooSoonAfterTheIncidentWithoutFailuresIsNotJudged) {

@@ -341,7 +341,7 @@ nlohmann::json analyze_json(const Report& r) {
       {"items_done", known_or_null(r.items_done)},
       {"ceiling", known_or_null(r.ceiling)},
       {"ceiling_source", r.ceiling_source},
-      {"mean_in_flight", r.mean_in_flight},
+      {"mean_in_flight", known_or_null(r.mean_in_flight)},
       {"l_window", {{"from_s", known_or_null(r.l_from_s)}, {"to_s", known_or_null(r.l_to_s)}}},
       {"mean_duration_s", known_or_null(r.mean_duration_s)},
       {"little", known_or_null(r.little)},

@@ -90,8 +90,9 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
     if (*rec == 0)
       v.headline = goodput ? "Absorbed: goodput held up as soon as the incident ended"
                            : "Absorbed: no user failed after the incident ended";
-  } else if (s.incident_end_s() >= s.horizon_s) {
-    // The run ends inside the incident: nothing after it to judge.
+  } else if (s.incident.duration_s > 0 && s.incident_end_s() >= s.horizon_s) {
+    // The run ends inside the incident: nothing after it to judge. (An
+    // incident of no length is none, wherever it starts.)
     v.headline = "Still in the incident when the run ends at " + format_seconds(s.horizon_s) +
                  ": it would end at " + format_seconds(s.incident_end_s()) +
                  "; lengthen horizon_s to see what follows";

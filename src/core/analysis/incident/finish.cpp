@@ -344,7 +344,8 @@ void Accumulator::set_little(Report& r, const HourTotals& t) {
     r.l_to_s = std::max(ends_.empty() ? r.l_from_s : ends_.back(), r.l_from_s + 1);
   }
   double span = saw_buckets_ && t.gauged > 0 ? t.gauged : r.l_to_s - r.l_from_s;
-  r.mean_in_flight = t.busy / span;
+  // A per-second CSV none of whose rows gives a concurrency has no L to give.
+  r.mean_in_flight = saw_buckets_ && t.gauged == 0 ? kUnknown : t.busy / span;
   if (r.sessions > 0 && !saw_buckets_) {
     r.mean_duration_s = t.durations / r.sessions;
     r.little = r.sessions / span * r.mean_duration_s;

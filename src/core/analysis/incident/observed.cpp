@@ -227,6 +227,12 @@ ObservedReport analyze_observed(const ObservedSeries& s, const ObservedOptions& 
   r.run = as_run(s, o, r);
   r.metrics = compute_metrics(r.run);
   r.verdict = verdict(r.run, r.metrics);
+  // The run's horizon is the range's end: what moves it is --to, not horizon_s.
+  if (!recovery_time(r.metrics, r.run.scenario) &&
+      r.run.scenario.incident_end_s() >= r.run.scenario.horizon_s)
+    r.verdict.headline = "Still in the trigger when the range ends, " +
+                         format_seconds(r.run.scenario.horizon_s) +
+                         " in: query a range that runs past its end to see what follows";
   size_t n = s.size();
   size_t after = std::min(n, static_cast<size_t>(std::ceil(r.trigger_end_s / s.step_s - 1e-9)));
   double req = sum(s.requests, 0, n), retries = sum(s.retries, 0, n);

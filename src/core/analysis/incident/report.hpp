@@ -159,7 +159,7 @@ struct Report {
   double items_done = kUnknown;
   double ceiling = kUnknown;
   std::string ceiling_source;  // "--slots", "deadline / launch interval" or "peak in flight"
-  double mean_in_flight = 0;   // L over the whole log: [l_from_s, l_to_s)
+  double mean_in_flight = 0;   // L over the whole log: [l_from_s, l_to_s); unknown without a gauge
   double mean_duration_s = kUnknown;
   double little = kUnknown;  // λ·W over the same window
   // The window L covers: the log's state window, from its first launch to
