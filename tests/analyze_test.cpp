@@ -1326,3 +1326,54 @@ TEST(AnalyzeFormats, AClientLogsHeaderAfterBlankLines) {
 
 }  // namespace
 }  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// Sessions of many hours: their whole hours are added in bulk at the end,
+// each the same amount, and give what a walk hour by hour gave; a
+// million-hour walk (rows x hours) is no longer the cost of a long log.
+TEST(AnalyzeFormats, LongSessionsSpreadOverTheirWholeHours) {
+  fs::path dir = temp_dir("long_sessions");
+  const std::string text =
+      "session_id,start_s,end_s,outcome,n_429\n"
+      "a,1800,73800,completed,0\n"  // 20 h from half past hour 0
+      "b,0,36000,completed,0\n";    // hours 0 to 9, whole
+  Report r = analyze({write_file(dir, "long.csv", text)});
+  ASSERT_EQ(r.hours.size(), 21u);
+  EXPECT_DOUBLE_EQ(r.hours[0].in_flight, 1.5);
+  for (size_t h = 1; h < 10; ++h) EXPECT_DOUBLE_EQ(r.hours[h].in_flight, 2) << h;
+  for (size_t h = 10; h < 20; ++h) EXPECT_DOUBLE_EQ(r.hours[h].in_flight, 1) << h;
+  EXPECT_DOUBLE_EQ(r.hours[20].in_flight, 0.5);
+  // Many sessions of 10^7 s (2,778 hours each) take no time per hour.
+  std::string many = "session_id,start_s,end_s,outcome,n_429\n";
+  for (int i = 0; i < 20000; ++i)
+    many += "s" + std::to_string(i) + "," + std::to_string(i) + "," + std::to_string(i + 10000000) +
+            ",completed,0\n";
+  const auto start = std::chrono::steady_clock::now();
+  Report big = analyze({write_file(dir, "many.csv", many)});
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(big.sessions, 20000);
+  EXPECT_NEAR(big.hours[100].in_flight, 20000, 1e-6);
+  EXPECT_LT(took, 20) << "20,000 sessions of 2,778 hours each";
+}
+
+// An events.jsonl session lasts at most 10^7 s, as a sessions.csv row does.
+TEST(AnalyzeFormats, AnEventsSessionLongerThanTheLongestIsRefused) {
+  fs::path dir = temp_dir("long_events");
+  const std::string log = write_file(dir, "events.jsonl",
+                                     "{\"t\": 0, \"ev\": \"launch\", \"sid\": \"s1\"}\n"
+                                     "{\"t\": 31000000, \"ev\": \"end\", \"sid\": \"s1\", "
+                                     "\"outcome\": \"completed\"}\n");
+  try {
+    analyze({log});
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("events.jsonl:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at most 10000000 s"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace retrystorm

@@ -102,6 +102,12 @@ std::vector<BadCase> bad_cases() {
                {"run", "--scenario", "s.yaml"},
                {"server.capacity_per_s"}});
   c.push_back({"ZeroHorizon", {}, {"run", "--set", "horizon_s=0"}, {"horizon_s"}});
+  // A seed is whole: 1.5 ran as 1 while the report said 1.5.
+  c.push_back({"FractionalSeed", {}, {"run", "--set", "seed=1.5"}, {"seed", "1.5"}});
+  c.push_back({"FractionalSessionSeed",
+               {},
+               {"run", "--preset", "scheduler-normal-day", "--seed", "1.5"},
+               {"seed", "1.5"}});
   c.push_back({"NegativeCapacityFactor",
                {},
                {"run", "--set", "incident.capacity_factor=-1"},

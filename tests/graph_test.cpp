@@ -1096,3 +1096,96 @@ TEST(GraphLint, TheCallersDeadlineCountsAndEachFixSaysWhatFits) {
 
 }  // namespace
 }  // namespace retrystorm::configs
+
+namespace retrystorm {
+namespace {
+
+// Sequences of calls to services that only call on, each answered in the
+// same instant: every call was made inside the last one's answer, 10,000
+// deep, and the stack overflowed. They go one after the other now.
+TEST(GraphReview, CallsAnsweredAtOnceDoNotNestOnTheStack) {
+  std::string text =
+      "engine: agent\nhorizon_s: 2\nstep_s: 0.1\ndemand: {rate_per_s: 1}\n"
+      "client: {retries: 0, timeout_s: 1}\nservices:\n  a: {}\n  b: {}\n"
+      "  srv: {capacity_per_s: 100}\n";
+  for (int p = 0; p <= 10; ++p) text += "  p" + std::to_string(p) + ": {pattern: parallel}\n";
+  text +=
+      "calls:\n  - {from: user, to: a}\n  - {from: a, to: srv}\n"
+      "  - {from: a, to: b, count: 100}\n  - {from: b, to: p0, count: 100}\n";
+  for (int p = 0; p < 10; ++p)
+    text += "  - {from: p" + std::to_string(p) + ", to: p" + std::to_string(p + 1) + "}\n";
+  text += "incident: {service: srv, start_s: 0.5, duration_s: 0.5, capacity_factor: 0.5}\n";
+  const Scenario s = read(text);
+  const RunResult r = run_agent(s);
+  EXPECT_GT(r.user_requests, 0);
+  EXPECT_EQ(r.succeeded + r.failed + r.in_flight, r.user_requests);
+  // Each b visit made its 100 calls to p0, each of which reached p10.
+  auto arrivals = [&](const std::string& name) {
+    for (const ServiceSeries& service : r.graph.services)
+      if (service.name == name) return sum(service.first_attempts);
+    ADD_FAILURE() << name;
+    return 0.0;
+  };
+  EXPECT_GT(arrivals("b"), 0);
+  EXPECT_EQ(arrivals("p10"), 100 * arrivals("b"));
+}
+
+// A shed attempt's visit ends with it: the entities in flight stay what the
+// stacked engine keeps (they grew with every shed attempt).
+TEST(GraphReview, ShedAttemptsEndTheirVisits) {
+  const Scenario s = read(
+      "engine: agent\nhorizon_s: 60\nstep_s: 0.01\ndemand: {rate_per_s: 5000}\n"
+      "server: {service: deterministic}\nclient: {retries: 0, timeout_s: 0.05}\n"
+      "services:\n  gw: {}\n  db: {capacity_per_s: 1000, slots: 10, shed_abandoned: true}\n"
+      "calls:\n  - {from: user, to: gw, retries: 0, timeout_s: 10}\n  - {from: gw, to: db}\n"
+      "incident: {service: db, start_s: 30, duration_s: 20, capacity_factor: 0.5}\n");
+  AgentStats stats;
+  const RunResult r = run_agent(s, {nullptr, &stats});
+  const double shed = std::accumulate(r.series.shed.begin(), r.series.shed.end(), 0.0);
+  ASSERT_GT(shed, 100000);
+  // Calls and visits alive at once: about rate x timeout per hop, not the sheds.
+  EXPECT_LT(stats.peak_calls, 20000u) << shed << " shed";
+}
+
+// An attempt the fault still held when its caller's timer fired never
+// reached the server, which writes the rows of those it got: its row is the
+// caller's (195 rows were missing behind a server, none behind a proxy).
+TEST(GraphReview, AttemptsHeldByTheFaultHaveTheirRowsBehindAServer) {
+  const Scenario s = read(
+      "engine: agent\nhorizon_s: 30\nstep_s: 0.1\ndemand: {rate_per_s: 20}\n"
+      "client: {retries: 1, timeout_s: 0.2, backoff: {base_s: 0.05}}\n"
+      "services:\n  gw: {}\n  db: {capacity_per_s: 200, slots: 4}\n"
+      "calls:\n  - {from: user, to: gw, retries: 0, timeout_s: 5}\n  - {from: gw, to: db}\n"
+      "incident: {call: 1, start_s: 10, duration_s: 5, delay_s: 0.5}\n");
+  RowLog log;
+  const RunResult r = run_agent(s, {&log, nullptr});
+  double rows = 0;
+  for (const AttemptRow& row : log.rows) rows += row.call == 1 ? 1 : 0;
+  const EdgeSeries& edge = r.graph.edges[1];
+  ASSERT_GT(sum(edge.timeouts), 0);
+  // Every attempt sent has its row, but those the fault holds at the end.
+  EXPECT_LE(rows, sum(edge.calls) + sum(edge.retries));
+  EXPECT_GE(rows, sum(edge.calls) + sum(edge.retries) - 20);
+}
+
+// Calls in backoff keep their deadline: the deadline lane is swept only
+// when it outgrows the calls alive (it was swept on every call made once
+// the retries in backoff outnumbered the attempts in flight).
+TEST(GraphReview, ADeadlineLaneOfRetriesInBackoffIsNotSweptOnEveryCall) {
+  const Scenario s = read(
+      "engine: agent\nhorizon_s: 60\nstep_s: 0.1\ndemand: {rate_per_s: 2000}\n"
+      "server: {service: deterministic}\nclient: {retries: 0, timeout_s: 1, deadline_s: 50, "
+      "backoff: {base_s: 15, multiplier: 1, cap_s: 15, jitter: none}}\n"
+      "services:\n  gw: {}\n  db: {capacity_per_s: 16000, slots: 40}\n"
+      "calls:\n  - {from: user, to: gw, retries: 3}\n  - {from: gw, to: db}\n"
+      "incident: {service: db, start_s: 5, duration_s: 50, capacity_factor: 0, failure: '503'}\n");
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult r = run_agent(s);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(r.failed, 0);
+  EXPECT_LT(took, 20) << "78 s before; about 2 s now";
+}
+
+}  // namespace
+}  // namespace retrystorm

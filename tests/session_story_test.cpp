@@ -62,6 +62,28 @@ TEST(SessionStory, DeterministicRecoveryBurstHeadlineSaysWhatWasCutAndWhen) {
   EXPECT_EQ(session_json(r)["verdict"]["claim"], r.claim);
 }
 
+// Items the anchor rule set aside are not cut: a session that deferred 14
+// of its 20 and did the other 6 before the deadline cut nothing, and the
+// headline does not blame the batch (it read "6 done and 14 cut").
+TEST(SessionStory, ItemsSetAsideByTheAnchorRuleAreNotCut) {
+  const std::map<std::string, std::string> sets = {{"sessions.deterministic", "true"},
+                                                   {"sessions.anchor_first", "true"},
+                                                   {"sessions.housekeeping_median_s", "1500"}};
+  SessionReport r = make_session_report(preset("scheduler-recovery-burst", sets));
+  EXPECT_FALSE(has(r.verdict, "A batch cut by the deadline")) << r.verdict;
+  sessions::SessionRun run = sessions::run_sessions(preset("scheduler-recovery-burst", sets));
+  const auto& first = run.sessions.front();
+  EXPECT_EQ(first.items_cut(), first.items_in - first.items_deferred - first.items_done);
+  // A slower anchor: the deadline cuts the anchor and the others kept with
+  // it, and the headline counts those only, the deferred ones apart.
+  auto slow = sets;
+  slow["items.anchor_work_median_s"] = "2000";
+  SessionReport cut = make_session_report(preset("scheduler-recovery-burst", slow));
+  EXPECT_TRUE(has(cut.verdict, "A batch cut by the deadline")) << cut.verdict;
+  EXPECT_TRUE(has(cut.verdict, "set aside by the anchor rule")) << cut.verdict;
+  EXPECT_FALSE(has(cut.verdict, "and 20 cut")) << cut.verdict;
+}
+
 // A claim about the dependency needs its error answers, in every preset and seed.
 TEST(SessionStory, EveryHeadlineChecksItsEvidence) {
   for (const char* name : kSessionPresets) {
@@ -162,8 +184,19 @@ TEST(SessionStory, LintSaysTheDeadlineAwareRuleCutsTheLadder) {
     EXPECT_EQ(f.severity, Severity::info);
     EXPECT_TRUE(has(f.message, "cut by") || has(f.message, "cuts it")) << f.message;
     EXPECT_TRUE(has(f.message, "deadline-aware rule")) << f.message;
+    // What the engine does with this ladder (its middles add up past the
+    // deadline): every session fails fast on its first error.
+    EXPECT_TRUE(has(f.message, "every session fails fast on its first error")) << f.message;
   }
   EXPECT_TRUE(found);
+  sessions::SessionRun run = sessions::run_sessions(preset("scheduler-429-outage-deadline-aware"));
+  int failed_fast = 0;
+  for (const auto& row : run.sessions) {
+    if (row.outcome != session_log::Outcome::failed_fast) continue;
+    ++failed_fast;
+    EXPECT_EQ(row.n_429 + row.n_401, 1) << row.session_id;
+  }
+  EXPECT_GT(failed_fast, 0);
   // The same ladder without the fix stays an error.
   EXPECT_EQ(lint_scenario(preset("scheduler-429-outage"), "plain").errors, 1);
 }

@@ -292,6 +292,8 @@ TEST(SessionModel, BadInputNamesTheKey) {
             std::string::npos);
   EXPECT_NE(message("sessions.boot_min_s", "100").find("sessions.boot_min_s"), std::string::npos);
   EXPECT_NE(message("sessions.start_s", "90000").find("horizon_s"), std::string::npos);
+  // A focus window past the run (it doubled "session time asleep").
+  EXPECT_NE(message("sessions.focus_to_s", "172800").find("horizon_s"), std::string::npos);
   EXPECT_EQ(message("api.timeline", "1d06:00 401, 1d08:00 healthy"), "accepted");
   // A count is digits ('2.9' gave 2, '5abc' 5); a bad time names its token
   // ('@-1' said '' is not a time); items arrive by the first tick.

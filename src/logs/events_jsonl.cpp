@@ -117,19 +117,26 @@ int small_int(const LineReader& in, std::string_view key, std::string_view v) {
 }
 
 // Each session's events come in time order: a session's time that went back
-// would be spread over its hours as negative work. Kept per session until
-// its end event, so the memory follows the sessions in flight.
+// would be spread over its hours as negative work. And a session lasts at
+// most kMaxDuration, as a sessions.csv row does (longer is a broken clock).
+// Kept per session until its end event, so the memory follows the sessions
+// in flight.
 class SessionClock {
  public:
   void check(const LineReader& in, const incident::EventRecord& e) {
     if (e.sid.empty()) return;
-    auto [it, fresh] = last_.try_emplace(std::string(e.sid), Last{e.t, in.line_number()});
+    auto [it, fresh] = last_.try_emplace(std::string(e.sid), Last{e.t, in.line_number(), e.t});
     if (!fresh && e.t < it->second.t)
       in.fail("key t: " + number_text(e.t) + " s is before the event of session '" +
               printable(e.sid.substr(0, 40)) + "' on line " + std::to_string(it->second.line) +
               " (" + number_text(it->second.t) +
               " s); events.jsonl lists each session's events in time order");
-    it->second = {e.t, in.line_number()};
+    if (e.t - it->second.first_t > kMaxDuration)
+      in.fail("key t: " + number_text(e.t) + " s is " + number_text(e.t - it->second.first_t) +
+              " s after the first event of session '" + printable(e.sid.substr(0, 40)) +
+              "'; a session lasts at most " + number_text(kMaxDuration) + " s");
+    it->second.t = e.t;
+    it->second.line = in.line_number();
     if (e.kind == incident::EventKind::end) last_.erase(it);
   }
 
@@ -137,6 +144,7 @@ class SessionClock {
   struct Last {
     double t;
     size_t line;
+    double first_t;  // the session's first event
   };
   std::unordered_map<std::string, Last> last_;
 };

@@ -212,8 +212,7 @@ int error_failures(const sessions::SessionRun& run, const SessionMetrics& m) {
 // anchor among them. A session killed on its last item of a small batch is
 // a slow session, not a batch too large for the deadline.
 bool cut_the_batch(const sessions::SessionRow& r, int batch_cap) {
-  bool cut = r.items_done < r.items_in;
-  return cut && (r.items_in >= batch_cap || (r.anchor_in_batch && !r.anchor_done));
+  return r.items_cut() > 0 && (r.items_in >= batch_cap || (r.anchor_in_batch && !r.anchor_done));
 }
 
 // The first session of the window the deadline cut while it worked, with no
@@ -239,13 +238,14 @@ std::string hour_of(double t_s) {
 std::string batch_cut_headline(const sessions::SessionRow& r, const Scenario& s,
                                const SessionMetrics& m) {
   bool full = r.items_in >= s.sessions.batch_cap;
-  std::string out = "A batch cut by the deadline, not a dead dependency: the session launched at " +
-                    sessions::format_clock(r.start_s) + " opened " +
-                    (full ? "a full batch of " : "a batch of ") +
-                    plural(r.items_in, "item", "items") + " and was killed working at " +
-                    sessions::format_clock(r.end_s) + " (after " + format_minutes(r.duration_s()) +
-                    ") with " + std::to_string(r.items_done) + " done and " +
-                    std::to_string(r.items_in - r.items_done) + " cut";
+  std::string out =
+      "A batch cut by the deadline, not a dead dependency: the session launched at " +
+      sessions::format_clock(r.start_s) + " opened " + (full ? "a full batch of " : "a batch of ") +
+      plural(r.items_in, "item", "items") + " and was killed working at " +
+      sessions::format_clock(r.end_s) + " (after " + format_minutes(r.duration_s()) + ") with " +
+      std::to_string(r.items_done) + " done and " + std::to_string(r.items_cut()) + " cut";
+  if (r.items_deferred > 0)
+    out += " (" + std::to_string(r.items_deferred) + " set aside by the anchor rule)";
   if (r.anchor_in_batch && !r.anchor_done) out += ", the anchor job among them";
   return out + "; " + std::to_string(m.errors_429) + " 429 and " + std::to_string(m.errors_401) +
          " 401 answers in the window.";

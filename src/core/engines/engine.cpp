@@ -1,5 +1,7 @@
 #include "engines/engine.hpp"
 
+#include <cmath>
+
 #include "engines/agent/agent.hpp"
 #include "engines/fluid.hpp"
 #include "engines/sessions/session_engine.hpp"
@@ -124,6 +126,10 @@ const EngineFacts& engine_facts(Engine e) {
 
 // Declared in model/keys.hpp: the model's rules, then the engine's.
 void validate(const Scenario& s, const RunLimits& limits) {
+  // The generator takes a whole seed: 1.5 ran as 1 while the report said 1.5.
+  if (std::floor(s.seed) != s.seed)
+    throw InputError("seed: " + number_text(s.seed) +
+                     " is not a whole number; give one from 0 to " + number_text(kMaxSeed));
   validate_horizon(s, limits);
   validate_call_fault(s);
   engine_facts(s).validate(s, limits);

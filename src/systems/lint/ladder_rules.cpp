@@ -97,13 +97,20 @@ void ladder_cut_info(const Context& c, size_t index, const LadderView& v, double
   Finding f = ladder_finding(Severity::info, "ladder-exceeds-deadline", l, v, deadline);
   f.numbers["retries_that_fit"] = fits;
   f.numbers["deadline_aware"] = true;
+  // The rule (ClientPolicy::decide, rest_of_ladder_mean) retries only while
+  // the rest of the ladder, each step at its middle, ends before the deadline.
+  const double middles = v.alone.mean_s();
   f.message = "the backoff ladder (" + v.text() + ") adds up to " + v.sum_text() +
               ", longer than the " + human_duration(deadline) +
               " deadline, but the deadline-aware rule (sessions.deadline_aware) cuts it: a "
-              "session fails fast instead of sleeping a step that cannot end before the "
-              "deadline; " +
-              std::to_string(fits) + " of " + std::to_string(l.retries) +
-              " retries can start in time (99th percentile)";
+              "session retries only while the rest of the ladder, each step at its middle, "
+              "can end before its deadline; " +
+              (middles > deadline
+                   ? "the whole ladder at its middles (" + human_duration(middles) +
+                         ") is already longer, so every session fails fast on its first error"
+                   : "at its middles the ladder takes " + human_duration(middles) +
+                         ", so a session that starts erring with less than that left before its "
+                         "deadline fails fast");
   c.out.push_back(f);
 }
 

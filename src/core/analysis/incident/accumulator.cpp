@@ -1,8 +1,11 @@
 #include "analysis/incident/accumulator.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <tuple>
+#include <type_traits>
 
 namespace retrystorm::incident {
 
@@ -141,10 +144,60 @@ void Accumulator::spread(double a, double b, F f) {
     f(hour(a), 0.0);
     return;
   }
-  for (int64_t h = hour_of(a); h * kHour < b; ++h) {
+  int64_t h = hour_of(a);
+  const int64_t last = hour_of(b);
+  if (last - h - 1 >= kWholeHoursInBulk) {
+    // Its whole hours all get the same: noted once, added at finish (a
+    // session of 10^7 s spans 2,778 hours; walking them cost rows x hours).
+    const double lo = std::max(a, h * kHour), hi = (h + 1) * kHour;
+    if (hi > lo) f(hours_[h], hi - lo);
+    Hour each;
+    f(each, kHour);
+    add_whole_hours(h + 1, last, each);
+    if (b > last * kHour) f(hours_[last], b - last * kHour);
+    return;
+  }
+  for (; h * kHour < b; ++h) {
     double lo = std::max(a, h * kHour), hi = std::min(b, (h + 1) * kHour);
     if (hi > lo) f(hours_[h], hi - lo);
   }
+}
+
+// An Hour is doubles only: added as an array, so that its fields are listed once.
+void Accumulator::add_scaled(Hour& into, const Hour& amount, double sign) {
+  static_assert(std::is_trivially_copyable_v<Hour> && sizeof(Hour) % sizeof(double) == 0);
+  constexpr size_t kFields = sizeof(Hour) / sizeof(double);
+  auto sum = std::bit_cast<std::array<double, kFields>>(into);
+  const auto add = std::bit_cast<std::array<double, kFields>>(amount);
+  for (size_t i = 0; i < kFields; ++i) sum[i] += sign * add[i];
+  into = std::bit_cast<Hour>(sum);
+}
+
+// Whole hours [from, to) each get `each`.
+void Accumulator::add_whole_hours(int64_t from, int64_t to, const Hour& each) {
+  WholeHours& start = whole_hours_[from];
+  add_scaled(start.each, each, +1);
+  start.spans += 1;
+  WholeHours& end = whole_hours_[to];
+  add_scaled(end.each, each, -1);
+  end.spans -= 1;
+}
+
+// The long spans' whole hours into the hours, each hour once: a running sum
+// of what the spans open at that hour give, reset to exactly none where no
+// span is open (no rounding residue is left in the hours after them).
+void Accumulator::settle_whole_hours() {
+  Hour running;
+  int64_t open = 0;
+  for (auto it = whole_hours_.begin(); it != whole_hours_.end(); ++it) {
+    add_scaled(running, it->second.each, +1);
+    open += it->second.spans;
+    if (open == 0) running = Hour{};
+    const auto next = std::next(it);
+    if (open == 0 || next == whole_hours_.end()) continue;
+    for (int64_t h = it->first; h < next->first; ++h) add_scaled(hours_[h], running, +1);
+  }
+  whole_hours_.clear();
 }
 
 void Accumulator::add_record(const SessionRecord& s) {

@@ -141,6 +141,19 @@ class Accumulator {
   std::vector<Goodput> pending_goodput_;  // sessions from events, until the log ends
   bool saw_buckets_ = false;
   std::map<int64_t, Hour> hours_;
+  // Long spans' whole hours, added at finish (add_whole_hours): by the hour
+  // each span starts and ends, what each of its whole hours gets (+ and -),
+  // and the spans starting (+1) and ending (-1) there.
+  struct WholeHours {
+    Hour each;
+    int64_t spans = 0;
+  };
+  std::map<int64_t, WholeHours> whole_hours_;
+  void add_whole_hours(int64_t from, int64_t to, const Hour& each);
+  void settle_whole_hours();
+  static void add_scaled(Hour& into, const Hour& amount, double sign);
+  // A span with more whole hours than this has them added in bulk.
+  static constexpr int64_t kWholeHoursInBulk = 8;
   std::map<int64_t, DayRow> days_;
   std::unordered_map<std::string, Live> live_;
   double last_event_t_ = 0;  // the latest instant an event names

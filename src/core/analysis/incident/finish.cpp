@@ -195,6 +195,7 @@ Report Accumulator::finish() {
   if (!anchor_) settle();
   end_live_sessions();
   settle_goodput();
+  settle_whole_hours();
   Report r = std::move(totals_);
   if (dropped_ > 0) {
     r.outliers = dropped_;

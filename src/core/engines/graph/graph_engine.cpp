@@ -135,6 +135,7 @@ struct Edge {
   std::unique_ptr<RetryState> retry;
   bool budget_on = false;
   int64_t attempts_in_flight = 0, retries_in_flight = 0, retries_in_backoff = 0;
+  int64_t live_calls = 0;      // made and not yet freed: the deadline lane's live events at most
   double calls_this_step = 0;  // received, for the budget's next step
   TimerLane timers, deadlines;
   // client.rate_limiter aws_adaptive: one per caller instance (budget.clients),
@@ -465,6 +466,7 @@ class GraphEngine {
   uint32_t new_call(uint32_t parent, uint32_t parent_gen, uint16_t edge, uint32_t request,
                     bool first, double start_s) {
     uint32_t call_id = calls_.alloc();
+    edges_[edge].live_calls += 1;
     GCall& call = calls_[call_id];
     call.start_s = start_s;
     call.sent_s = start_s;
@@ -546,11 +548,17 @@ class GraphEngine {
     Edge& e = edges_[calls_[call_id].edge];
     calls_[call_id].deadline_from = now_;
     e.deadlines.push(now_ + e.deadline_s, {call_id, calls_[call_id].serial});
-    e.deadlines.drop_stale_beyond(static_cast<size_t>(e.attempts_in_flight + 1),
+    // Calls in backoff keep their deadline too: bounded by the calls alive,
+    // not the attempts in flight (a lane of retries in backoff was swept on
+    // every call made, and a run took 50 times as long as the stacked engine).
+    e.deadlines.drop_stale_beyond(static_cast<size_t>(e.live_calls),
                                   [this](const TimerLane::Event& ev) { return is_live(ev.what); });
   }
 
-  void free_call(uint32_t call_id) { free_entity(calls_, call_id, kCallFree); }
+  void free_call(uint32_t call_id) {
+    edges_[calls_[call_id].edge].live_calls -= 1;
+    free_entity(calls_, call_id, kCallFree);
+  }
 
   // `token`: the edge's rate limiter let it go already (client.rate_limiter).
   void send_attempt(uint32_t call_id, bool token = false) {
@@ -680,7 +688,10 @@ class GraphEngine {
     on(call.edge).timeouts[step_] += count;
     uint16_t to = edges_[call.edge].to;
     // A hedging call's cancelled hedges have no row (as the stacked engine's).
-    if (count == 1 && !server_rows(to) && edges_[call.edge].hedging == Hedging::none)
+    // A server writes the rows of the attempts it got; one the fault still
+    // held never got there, and has its row here.
+    if (count == 1 && (!server_rows(to) || call.in_transit) &&
+        edges_[call.edge].hedging == Hedging::none)
       log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::timeout, call.edge);
     if (to == hit_) result_.series.gave_up[step_] += count;
     if (call.visit == kNone) return;
@@ -1022,8 +1033,18 @@ class GraphEngine {
   }
 
   void make_call(uint32_t visit_id, size_t slot) { make_call(origin_of(visit_id), slot); }
+  // Inside a server, or below too many calls made and answered at once (a
+  // sequence of calls to services that only call on, each answering in the
+  // same instant, nests one call in the last's answer: 10,000 of them
+  // overflowed the stack), the call is made later at the same instant, by
+  // the outermost make_call, in the order deferred.
   void make_call(const CallOrigin& o, size_t slot) {
-    if (server_depth_ > 0) return deferred_.push_back({o, slot});
+    if (server_depth_ > 0 || call_depth_ >= kDeepestCalls) return deferred_.push_back({o, slot});
+    ++call_depth_;
+    make_call_now(o, slot);
+    if (--call_depth_ == 0 && !deferred_.empty()) drain_deferred();
+  }
+  void make_call_now(const CallOrigin& o, size_t slot) {
     const bool current = visit_current(o.visit, o.gen);
     // A sequence's next call follows a live visit only; a parallel visit's
     // calls all go out, also after the visit ended.
@@ -1108,6 +1129,11 @@ class GraphEngine {
     at(service).shed[step_] += 1;
     if (service == hit_) result_.series.shed[step_] += 1;
     if (server_rows(service)) log_job(*nodes_[service].server, job_id, kNaN, AttemptOutcome::shed);
+    // The visit waiting at the server for this job ends with it: nothing
+    // else frees it (memory grew with every shed attempt).
+    const Job& job = nodes_[service].server->job(job_id);
+    const Visit& v = visits_[job.caller];
+    if (v.state == kAtServer && v.gen == job.caller_gen && v.job == job_id) free_visit(job.caller);
     nodes_[service].server->shed(job_id, now_);
   }
 
@@ -1232,6 +1258,8 @@ class GraphEngine {
   };
   std::vector<Deferred> deferred_;  // calls to make once out of a server
   int server_depth_ = 0;
+  int call_depth_ = 0;  // make_call within make_call
+  static constexpr int kDeepestCalls = 64;
   bool draining_ = false;
 };
 

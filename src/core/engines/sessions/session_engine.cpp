@@ -850,6 +850,12 @@ void validate_sessions(const Scenario& s, const RunLimits&) {
     throw InputError("sessions.focus_to_s: " + number_text(x.focus_to_s) +
                      " must not be before sessions.focus_from_s (" + number_text(x.focus_from_s) +
                      ")");
+  // The headline's figures are rates over the window: one past the run
+  // would spread what was simulated over time that was not.
+  if (x.focus_to_s > s.horizon_s)
+    throw InputError("sessions.focus_to_s: " + number_text(x.focus_to_s) +
+                     " must not be past the end of the run (horizon_s " + number_text(s.horizon_s) +
+                     ")");
   if (s.client.retries > 100)
     throw InputError("client.retries: " + std::to_string(s.client.retries) +
                      " ladder steps; the session model allows up to 100");

@@ -47,6 +47,8 @@ struct SessionRow {
   double anchor_started_after_s = -1;  // time from start to the anchor's first work; -1 = never
   int delivery = 1;                    // which delivery of its wake-up chain
   double duration_s() const { return end_s - start_s; }
+  // Items of the batch left undone: not the ones the anchor rule set aside.
+  int items_cut() const { return items_in - items_deferred - items_done; }
 };
 
 // One line of events.jsonl (docs/log-formats.md).
