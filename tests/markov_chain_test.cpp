@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "analysis/markov/chain.hpp"
@@ -56,6 +57,26 @@ TEST(MarkovChain, RelaxationTimeOfAFiniteQueue) {
   const double gap =
       lambda + mu - 2 * std::sqrt(lambda * mu) * std::cos(std::numbers::pi / (k + 1));
   EXPECT_NEAR(c.relaxation_time_s(c.stationary()), 1 / gap, 1e-8 / gap);
+}
+
+// A cycle of k states at rate r: eigenvalues r (exp(2 pi i j / k) - 1),
+// complex pairs; the slowest decays at r (1 - cos(2 pi / k)), the pair's
+// real part, not its modulus.
+TEST(MarkovChain, RelaxationTimeOfAComplexPair) {
+  const int k = 10;
+  const double r = 2;
+  Chain c(k);
+  for (int n = 0; n < k; ++n) c.add(n, (n + 1) % k, r);
+  const double decay = r * (1 - std::cos(2 * std::numbers::pi / k));
+  EXPECT_NEAR(c.relaxation_time_s(c.stationary()), 1 / decay, 1e-8 / decay);
+}
+
+// A state of no weight adds nothing, even an infinite value: 0 x infinity
+// made the mean time to leave NaN.
+TEST(MarkovChain, AnExpectationLeavesOutStatesOfNoWeight) {
+  const double never = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(expect({0.0, 0.25, 0.75}, {never, 2, 4}), 3.5);
+  EXPECT_TRUE(std::isinf(expect({0.5, 0.5}, {never, 1})));
 }
 
 TEST(MarkovChain, ReachWithinAHorizon) {
@@ -130,6 +151,28 @@ TEST(MarkovChain, RetriesMakeTheBadModeSticky) {
   EXPECT_LT(none.bad_share, three.bad_share);
   EXPECT_GT(none.enter_bad_s, three.enter_bad_s);
   EXPECT_LT(none.leave_bad_s, three.leave_bad_s);
+}
+
+// One timeout of work past 2^31 attempts (a 10^6 s timeout at 10,000/s):
+// the threshold is past the queue, not an int's overflow.
+TEST(MarkovChain, AThresholdPastTheQueueIsNeverReached) {
+  RetryChainParams p = own(8, 2);
+  p.service_per_s = 10000, p.arrival_per_s = 8000, p.timeout_s = 1e6, p.queue = 10;
+  EXPECT_EQ(bad_threshold(p), p.queue + 1);
+  const RetryChainFigures f = solve_retry_chain(p);
+  EXPECT_EQ(f.bad_share, 0);
+  EXPECT_TRUE(std::isinf(f.enter_bad_s));
+}
+
+// One retry after 10 ms at 1.6 times the capacity: lambda_2 is the complex
+// pair -2.77407 +- 0.2622i (a dense eigensolver on the 1,386 states), so
+// the relaxation is 1 / 2.77407 s.
+TEST(MarkovChain, AChainWithAComplexSecondEigenvalueRelaxes) {
+  RetryChainParams p;
+  p.arrival_per_s = 16, p.service_per_s = 10, p.queue = 10, p.orbit = 20;
+  p.timeout_s = 0.5, p.retries = 1, p.retry_delay_s = 0.01, p.bad_from = 6;
+  const RetryChainFigures f = solve_retry_chain(p);
+  EXPECT_NEAR(f.relaxation_s, 1 / 2.77407, 1e-5);
 }
 
 TEST(MarkovChain, RefusesChainsTooLargeOrMalformed) {

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "analysis/cost.hpp"
 #include "analysis/markov/retry_chain.hpp"
 #include "analysis/risk.hpp"
 #include "cli_run.hpp"
@@ -262,6 +263,27 @@ TEST(RareTipping, ThreadsDoNotMultiplyAPricedRunsMemory) {
   rusage children{};
   ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &children), 0);
   EXPECT_LT(double(children.ru_maxrss) * 1024, 1.1 * 1024 * 1024 * 1024) << "peak of the run";
+}
+
+// A splitting stage's walks side by side are runs too: as many as fit in
+// the memory the request was priced at, not --threads (8 walks of a 0.4 GB
+// run at once, where the replications beside them ran 2).
+TEST(RareTipping, AStagesWalksRunNoMoreAtOnceThanFitInMemory) {
+  const Scenario s = random_server({{"demand.rate_per_s", "200000"},
+                                    {"server.capacity_per_s", "10000"},
+                                    {"server.queue_limit", "0"},
+                                    {"client.retries", "0"},
+                                    {"client.timeout_s", "100"},
+                                    {"horizon_s", "20"}});
+  RiskOptions o = splitting_only(1, 40, 8);
+  o.threads = 8;
+  const unsigned fit = runs_at_once(s);
+  ASSERT_LT(fit, 8u);
+  EXPECT_EQ(risk_threads(s, o), fit);
+  EXPECT_EQ(split_plan(s, 8, true, o).threads, fit);
+  EXPECT_EQ(split_plan(s, 8, true, o).stages, 9u);
+  o.threads = 1;
+  EXPECT_EQ(split_plan(s, 8, true, o).threads, 1u);
 }
 
 // A map's cells are each checked and priced before any run: the largest

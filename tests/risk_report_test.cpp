@@ -2,15 +2,18 @@
 // words, and the exact chain's figures beside the estimates.
 #include "formats/risk_report.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "analysis/markov/splitting.hpp"
 #include "analysis/risk.hpp"
 #include "preset_scenario.hpp"
 #include "quick_risk.hpp"
 #include "random_server.hpp"
+#include "text/units.hpp"
 
 namespace retrystorm {
 namespace {
@@ -21,6 +24,41 @@ Scenario small_server(std::map<std::string, std::string> sets) {
   keys["horizon_s"] = "120";
   for (auto& [k, v] : sets) keys[k] = v;
   return testing::preset("order-status", keys);
+}
+
+// A small server: 8 requests/s against 10/s, 10 places,
+// a 0.5 s timeout, 2 retries after a jittered 0.2 s backoff, half-second steps.
+Scenario small_yaml(std::map<std::string, std::string> sets) {
+  std::map<std::string, std::string> keys = {{"engine", "agent"},
+                                             {"horizon_s", "60"},
+                                             {"step_s", "0.5"},
+                                             {"demand.rate_per_s", "8"},
+                                             {"demand.process", "poisson"},
+                                             {"server.capacity_per_s", "10"},
+                                             {"server.service", "exponential"},
+                                             {"server.queue_limit", "9"},
+                                             {"incident.duration_s", "0"},
+                                             {"recovery.criterion", "goodput"},
+                                             {"recovery.goodput_fraction", "0.9"},
+                                             {"client.timeout_s", "0.5"},
+                                             {"client.retries", "2"},
+                                             {"client.backoff.base_s", "0.2"},
+                                             {"client.backoff.multiplier", "2"},
+                                             {"client.backoff.cap_s", "0"},
+                                             {"client.backoff.jitter", "full"}};
+  for (auto& [k, v] : sets) keys[k] = v;
+  return testing::preset("order-status", keys);
+}
+
+// A report of the given levels on small_server's scenario, as risk_text
+// and risk_json write it, without running anything.
+RiskResult report_of(std::vector<RiskLevel> levels) {
+  RiskResult r;
+  r.scenario = small_server({});
+  r.rule = stuck_rule(r.scenario);
+  r.runs = 10;
+  r.levels = std::move(levels);
+  return r;
 }
 
 TEST(RiskReport, TheChainsMixingIsWrittenAsMetaforCountsIt) {
@@ -129,6 +167,127 @@ TEST(RiskReport, SplittingsIntervalStaysWithinAChance) {
   EXPECT_LE(e.high, 1.0);
   EXPECT_GT(e.high, e.p);
   EXPECT_EQ(waiting_time_from_chance(e.p, e.low, 1.0, 120).low_s, 0);
+}
+
+// A chain stuck a fifth of the time whose way back to empty is beyond what
+// it resolves from some stuck states (retries wait 500 s on average, the
+// orbit is nearly always full) leaves "never": states of no weight made the
+// mean 0 x infinity, NaN, and it read "none (never stuck)".
+TEST(RiskReport, AStuckChainThatNeverEmptiesLeavesNever) {
+  RiskOptions o = testing::quick_risk({1.0}, 1);
+  o.exact = true;
+  const RiskResult r = assess_risk(small_yaml({{"client.backoff.base_s", "1000"}}), o);
+  ASSERT_TRUE(r.levels[0].exact) << r.levels[0].exact_note;
+  const markov::RetryChainFigures& x = *r.levels[0].exact;
+  EXPECT_GT(x.bad_share, 0.1);
+  EXPECT_FALSE(std::isnan(x.leave_bad_s));
+  const std::string text = risk_text(r);
+  EXPECT_EQ(text.find("none (never stuck)"), std::string::npos) << text;
+  EXPECT_NE(text.find("from stuck to empty never"), std::string::npos) << text;
+  // The orbit's cap is where this chain spends its time: the line says so.
+  EXPECT_GT(x.orbit_full_share, 0.5);
+  EXPECT_NE(text.find("orbit full " + format_percent(x.orbit_full_share) + " of the time"),
+            std::string::npos)
+      << text;
+}
+
+// λ₂ complex (one retry after 10 ms at twice the capacity): the relaxation
+// is 1 / |Re λ₂|, 0.3605 s as a dense eigensolver has it, where the
+// iteration's NaN was written "relaxation 0 s".
+TEST(RiskReport, AComplexSecondEigenvalueIsNoRelaxationOfZero) {
+  RiskOptions o = testing::quick_risk({2.0}, 1);
+  o.exact = true;
+  const RiskResult r =
+      assess_risk(small_yaml({{"client.retries", "1"}, {"client.backoff.base_s", "0.02"}}), o);
+  ASSERT_TRUE(r.levels[0].exact) << r.levels[0].exact_note;
+  EXPECT_NEAR(r.levels[0].exact->relaxation_s, 0.360481, 1e-5);
+  EXPECT_EQ(risk_text(r).find("relaxation 0 s"), std::string::npos) << risk_text(r);
+  // Where the figure is not known it says so, and JSON has null.
+  RiskLevel level;
+  level.exact = markov::RetryChainFigures{};
+  level.exact->bad_share = 0.5;
+  level.exact->leave_bad_s = 10;
+  level.exact->relaxation_s = level.exact->mixing_metafor_s =
+      std::numeric_limits<double>::quiet_NaN();
+  const RiskResult unknown = report_of({level});
+  const std::string text = risk_text(unknown);
+  EXPECT_NE(text.find("relaxation unknown (mixing, as metafor counts it: unknown)"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(risk_json(unknown)["levels"][0]["exact"]["relaxation_s"].is_null());
+}
+
+// Each end of an interval is written by its own value: 1 of 2,000 has a low
+// end under 0.1%, which read "0%" beside a high end above it.
+TEST(RiskReport, EachEndOfAnIntervalIsWrittenByItsOwnValue) {
+  RiskLevel level;
+  level.enter_within_horizon = share_of(1, 2000);
+  ASSERT_GT(level.enter_within_horizon.low, 0);
+  ASSERT_LT(level.enter_within_horizon.low, 0.001);
+  ASSERT_GE(level.enter_within_horizon.high, 0.001);
+  const std::string text = risk_text(report_of({level}));
+  EXPECT_EQ(text.find("1 of 2000 (0% to"), std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("1 of 2000 ({:.2g} to {})", level.enter_within_horizon.low,
+                                  format_percent(level.enter_within_horizon.high))),
+            std::string::npos)
+      << text;
+}
+
+// "and below" only where every lower load comes back too: 0.7 qualifies,
+// 0.5 below it does not.
+TEST(RiskReport, TheRecoveryLoadIsNotSaidForLoadsBelowThatDoNotQualify) {
+  auto level = [](double load, int stuck, int left) {
+    RiskLevel l;
+    l.load = load;
+    l.enter_within_horizon = share_of(0, 10);
+    l.pushed = share_of(stuck, 10);
+    l.leave_within_horizon = share_of(left, stuck);
+    return l;
+  };
+  const std::string gap =
+      risk_text(report_of({level(0.5, 10, 2), level(0.7, 10, 8), level(0.9, 10, 0)}));
+  EXPECT_EQ(gap.find("and below"), std::string::npos) << gap;
+  EXPECT_NE(gap.find("healthy again within the horizon at load 0.7, though not at every load "
+                     "below it"),
+            std::string::npos)
+      << gap;
+  const std::string down =
+      risk_text(report_of({level(0.5, 10, 9), level(0.7, 10, 8), level(0.9, 10, 0)}));
+  EXPECT_NE(down.find("healthy again within the horizon at load 0.7 and below"), std::string::npos)
+      << down;
+}
+
+// Splitting whose walks never reached the rule has no estimate: it said
+// "0% (0% to 0%)"; now it says so in words, with how far the walks got, and
+// the JSON flags it.
+TEST(RiskReport, SplittingWithoutAWalkAtTheRuleGivesNoInterval) {
+  RiskOptions o;
+  o.split_runs = 2;
+  const StuckRule rule = stuck_rule(small_server({}));  // levels 4, 8, ..., 31
+  const std::vector<SplitEvidence> none = {{0, {0.5, 0.25, 0}, 120, {}}, {0, {0.5, 0}, 80, {}}};
+  RiskLevel level;
+  level.rare = rare_tip_of(none, rule, o, 120);
+  EXPECT_FALSE(level.rare->reached);
+  EXPECT_EQ(level.rare->stages_passed, 2);
+  const RiskResult r = report_of({level});
+  const std::string text = risk_text(r);
+  EXPECT_EQ(text.find("0% (0% to 0%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("by splitting: no walk reached the stuck rule within 2 min"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("the furthest reached 8 attempts at the server (2 of 9 stages)"),
+            std::string::npos)
+      << text;
+  const nlohmann::json split = risk_json(r)["levels"][0]["splitting"];
+  EXPECT_FALSE(split["reached"].get<bool>());
+  EXPECT_EQ(split["stages_passed"], 2);
+  const std::vector<SplitEvidence> some = {{0.01, {0.5, 0.5, 1, 1, 1, 1, 1, 0.4, 0.1}, 180, {}},
+                                           {0, {0.5, 0}, 80, {}}};
+  level.rare = rare_tip_of(some, rule, o, 120);
+  EXPECT_TRUE(level.rare->reached);
+  EXPECT_EQ(level.rare->stages_passed, 9);
+  EXPECT_NE(risk_text(report_of({level})).find("by splitting: tips within 2 min: 0.5% ("),
+            std::string::npos);
 }
 
 }  // namespace

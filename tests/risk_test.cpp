@@ -12,6 +12,7 @@
 #include "analysis/markov/chain.hpp"
 #include "analysis/markov/retry_chain.hpp"
 #include "analysis/markov/splitting.hpp"
+#include "analysis/step_down.hpp"
 #include "model/keys.hpp"
 #include "policies/backoff.hpp"
 #include "preset_scenario.hpp"
@@ -317,6 +318,51 @@ TEST(Risk, WithTimeoutsTheChainAndTheAgentEngineBothCallItStuck) {
   EXPECT_LT(l.exact->enter_bad_s, *l.enter.mean_s) << "the chain's early give-ups tip it sooner";
 }
 
+// The rule counts in the timeout the engine and the chain give an attempt,
+// client.layer_timeouts_s over client.timeout_s: a layer timeout of 2 s
+// beside a client.timeout_s of 3 s kept a rule of 30 attempts, 3 s of work.
+TEST(Risk, TheStuckRuleCountsInTheLayersOwnTimeout) {
+  auto server = [](const char* key) {
+    return metafor_like({{key, "2"}, {"server.queue_limit", "30"}, {"horizon_s", "300"}});
+  };
+  const Scenario plain = server("client.timeout_s"), layered = server("client.layer_timeouts_s");
+  ASSERT_EQ(layered.client.timeout_s, 3);
+  const StuckRule a = stuck_rule(plain), b = stuck_rule(layered);
+  EXPECT_EQ(a.backlog_above, 20);
+  EXPECT_EQ(b.backlog_above, a.backlog_above);
+  EXPECT_EQ(b.window_steps, a.window_steps);
+  EXPECT_EQ(describe(b, layered), describe(a, plain));
+  std::string why;
+  const auto pa = chain_params(plain, 1.0, why), pb = chain_params(layered, 1.0, why);
+  ASSERT_TRUE(pa && pb) << why;
+  EXPECT_EQ(pa->bad_from, 21);
+  EXPECT_EQ(pb->bad_from, pa->bad_from);
+  // The step-down reads the same rule and holds each load 40 of the same timeouts.
+  const Scenario stairs_a = step_down_scenario(plain, {}),
+                 stairs_b = step_down_scenario(layered, {});
+  EXPECT_EQ(stuck_rule(stairs_b).backlog_above, 20);
+  EXPECT_EQ(stairs_b.horizon_s, stairs_a.horizon_s);
+}
+
+// A rule deeper than the server's places is never met: timeout x capacity
+// of 10^10 overflowed an int and made every state of the chain stuck.
+TEST(Risk, ARuleDeeperThanTheQueueIsNeverMetByTheChain) {
+  const Scenario s = metafor_like({{"demand.rate_per_s", "8000"},
+                                   {"server.capacity_per_s", "10000"},
+                                   {"server.queue_limit", "9"},
+                                   {"client.timeout_s", "1000000"},
+                                   {"client.retries", "2"},
+                                   {"horizon_s", "10"}});
+  std::string why;
+  const auto p = chain_params(s, 1.0, why);
+  ASSERT_TRUE(p) << why;
+  EXPECT_EQ(p->bad_from, p->queue + 1);
+  const markov::RetryChainFigures f = markov::solve_retry_chain(*p);
+  EXPECT_NE(f.bad_from, 1);
+  EXPECT_EQ(f.bad_share, 0);
+  EXPECT_TRUE(std::isnan(f.leave_bad_s));
+}
+
 TEST(Risk, TheHysteresisLoopIsReadAcrossTheLoads) {
   RiskResult r;
   auto level = [](double load, int tipped, int stuck, int left) {
@@ -351,6 +397,14 @@ TEST(Risk, RefusesWhatItCannotEstimate) {
                InputError);
   EXPECT_THROW(assess_risk(metafor_like({{"client.layers", "2"}}), testing::quick_risk({1.0}, 2)),
                InputError);
+  // The session model by name: on the agent engine its keys read as nothing
+  // random, and the refusal said so.
+  try {
+    assess_risk(testing::preset("scheduler-normal-day"), testing::quick_risk({1.0}, 2));
+    ADD_FAILURE() << "the session model was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the session model has"), std::string::npos) << e.what();
+  }
 }
 
 // What each option can measure, refused before any run when it cannot.

@@ -29,6 +29,16 @@ TEST(VerdictWords, AnIncidentPastTheEndIsStillOn) {
       << h;
 }
 
+// The run's metrics, made to say it did not recover, with `failed` failures.
+Metrics unrecovered(const RunResult& run, double failed) {
+  Metrics m = compute_metrics(run);
+  m.recovered = false;
+  m.goodput_recovery_s.reset();
+  m.failure_recovery_s.reset();
+  m.failed = failed;
+  return m;
+}
+
 // An incident of no length is none, even where it starts at the end: the
 // headline does not say the run is still in it.
 TEST(VerdictWords, AnIncidentOfNoLengthAtTheEndIsNone) {
@@ -36,11 +46,7 @@ TEST(VerdictWords, AnIncidentOfNoLengthAtTheEndIsNone) {
       "order-status",
       {{"incident.start_s", "300"}, {"incident.duration_s", "0"}, {"demand.rate_per_s", "2000"}});
   const RunResult run = run_engine(s);
-  Metrics m = compute_metrics(run);
-  m.recovered = false;
-  m.goodput_recovery_s.reset();
-  m.failure_recovery_s.reset();
-  m.failed = 1;
+  Metrics m = unrecovered(run, 1);
   const std::string h = verdict(run, m).headline;
   EXPECT_EQ(h.find("Still in the incident"), std::string::npos) << h;
   EXPECT_NE(h.find("no incident was scripted"), std::string::npos) << h;
@@ -52,11 +58,7 @@ TEST(VerdictWords, TooSoonAfterTheIncidentWithoutFailuresIsNotJudged) {
   const Scenario s =
       testing::preset("order-status", {{"incident.start_s", "290"}, {"incident.duration_s", "5"}});
   const RunResult run = run_engine(s);
-  Metrics m = compute_metrics(run);
-  m.recovered = false;
-  m.goodput_recovery_s.reset();
-  m.failure_recovery_s.reset();
-  m.failed = 0;
+  Metrics m = unrecovered(run, 0);
   m.backlog_growing = false;
   const std::string h = verdict(run, m).headline;
   EXPECT_EQ(h,

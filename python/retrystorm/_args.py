@@ -13,11 +13,29 @@ import numbers
 INT_MAX = 2**31 - 1
 
 
+def shown(value, limit=40):
+    """A value's repr for a message, shortened past `limit` characters (an
+    int of 10**400 would fill the screen; past Python's 4300 digits it has no
+    repr at all)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        if isinstance(value, numbers.Integral):
+            return f"an integer of {int(value).bit_length()} bits"
+        return f"a {type(value).__name__}"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 12]}... ({len(text)} characters)"
+
+
 def number(name, value):
     """A real number (NaN and infinity go on: the core names them)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: {value!r} is not a number")
-    return float(value)
+        raise TypeError(f"{name}: {shown(value)} is not a number")
+    try:
+        return float(value)
+    except OverflowError:  # an int (or Fraction) past a double: say which argument
+        raise ValueError(f"{name}: {shown(value)} is outside the range of numbers") from None
 
 
 def optional_number(name, value):
@@ -29,7 +47,7 @@ def whole(name, value, low=0, high=INT_MAX):
     as_float = number(name, value)
     if not (math.isfinite(as_float) and as_float == math.floor(as_float) and
             low <= as_float <= high):
-        raise ValueError(f"{name}: {value!r} must be a whole number from {low} to {high}")
+        raise ValueError(f"{name}: {shown(value)} must be a whole number from {low} to {high}")
     return int(as_float)
 
 
@@ -42,7 +60,7 @@ def number_list(name, values):
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name}: give numbers, like [0.8, 1.0], not the text {values!r}")
     if isinstance(values, numbers.Real) and not isinstance(values, bool):
-        return [float(values)]
+        return [number(name, values)]
     try:
         items = list(values)
     except TypeError:

@@ -149,7 +149,8 @@ def run(scenario, runs=None, seed=None, *, trace=True, allow_large=False):
     """Runs a scenario as `retrystorm run` does; runs and seed as --runs and
     --seed (None: the scenario's keys). The GIL is released while it runs."""
     runs = optional_whole("runs", runs)
-    return Result(_core.run(scenario, runs, optional_number("seed", seed), trace, allow_large))
+    return Result(_core.run(scenario, runs, optional_number("seed", seed), flag("trace", trace),
+                            flag("allow_large", allow_large)))
 
 
 def requests(scenario, seed=None, *, max_rows=20_000_000, allow_large=False):
@@ -159,7 +160,8 @@ def requests(scenario, seed=None, *, max_rows=20_000_000, allow_large=False):
     categorical: ok, late, timeout, ...), layer, and call for a graph. More
     than max_rows attempts raise ValueError before memory runs out."""
     max_rows = whole("max_rows", max_rows, 1, 2**62)
-    columns = _core._request_log(scenario, optional_number("seed", seed), max_rows, allow_large)
+    columns = _core._request_log(scenario, optional_number("seed", seed), max_rows,
+                                 flag("allow_large", allow_large))
     names = columns.pop("outcomes")
     columns["outcome"] = pd.Categorical.from_codes(columns["outcome"], categories=names)
     return pd.DataFrame(columns)
@@ -176,19 +178,39 @@ def ladder(scenario, *, allow_large=False):
     per cell. Each rung's on-time goodput per second, averaged over at most
     60 equal buckets of steps (the page's small lines), is in
     .attrs["goodput_per_s"]: a DataFrame with t_s (each bucket's start) and
-    one column per rung."""
-    rows = _core.ladder(scenario, allow_large)["rows"]
-    goodput, times = {}, {}
-    for row in rows:
+    one column per rung, in the rungs' order, named by the rung (a name
+    already taken, by an earlier rung or by t_s, gets " (2)", " (3)", ...)."""
+    rows = _core.ladder(scenario, flag("allow_large", allow_large))["rows"]
+    goodput = {}
+    for row, column in zip(rows, _rung_columns([row["name"] for row in rows])):
         rung = row.pop("scenario", None) or {}  # the whole scenario of each rung: in to_dict()
-        goodput[row["name"]] = values = row.pop("goodput_per_s", None)
+        values = row.pop("goodput_per_s", None)
         if values is not None:
-            times[row["name"]] = _bucket_starts(
+            goodput[column] = pd.Series(values, index=_bucket_starts(
                 rung.get("horizon_s", scenario.get("horizon_s")),
-                rung.get("step_s", scenario.get("step_s")), len(values))
+                rung.get("step_s", scenario.get("step_s")), len(values)))
     table = _flat_rows(rows)
-    table.attrs["goodput_per_s"] = _rung_series(goodput, times)
+    table.attrs["goodput_per_s"] = _rung_series(goodput)
     return table
+
+
+def _rung_columns(names):
+    """A column name per rung, unique and never t_s: a rung keeps its name
+    unless an earlier rung has it or it is t_s; then the name with the first
+    free " (2)", " (3)", ... (free: no rung's own name either), so that no
+    rung's goodput replaces another's."""
+    taken = {"t_s", *names}  # what a new name must not be
+    used, columns = {"t_s"}, []
+    for name in names:
+        column, n = name, 2
+        if column in used:
+            while f"{name} ({n})" in taken:
+                n += 1
+            column = f"{name} ({n})"
+            taken.add(column)
+        used.add(column)
+        columns.append(column)
+    return columns
 
 
 def _bucket_starts(horizon_s, step_s, buckets):
@@ -197,11 +219,10 @@ def _bucket_starts(horizon_s, step_s, buckets):
     return [(b * steps // buckets) * step_s for b in range(buckets)]
 
 
-def _rung_series(goodput, times):
-    """One column per rung over t_s: a rung that changes horizon_s or step_s
-    has buckets of its own, and is NaN at the other rungs' times."""
-    columns = {name: pd.Series(v, index=times[name]) for name, v in goodput.items()
-               if v is not None}
+def _rung_series(columns):
+    """One column per rung over t_s (columns: name -> Series indexed by its
+    buckets' starts): a rung that changes horizon_s or step_s has buckets of
+    its own, and is NaN at the other rungs' times."""
     if not columns:
         return pd.DataFrame()
     series = pd.DataFrame(columns).sort_index()
@@ -212,7 +233,7 @@ def _rung_series(goodput, times):
 def tipping(scenario, grid_s=0.0, *, allow_large=False):
     """The tipping point (`retrystorm tipping`): the shortest incident after
     which the scenario does not recover: grid_s, on_grid_s, exact_s."""
-    return _core.tipping(scenario, number("grid_s", grid_s), allow_large)
+    return _core.tipping(scenario, number("grid_s", grid_s), flag("allow_large", allow_large))
 
 
 def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True, vary=None,
@@ -229,7 +250,7 @@ def risk(scenario, loads=(1.0,), *, runs=0, horizon_s=0.0, threads=0, exact=True
         loads, runs, horizon_s, exact, vary, splitting, split_effort, split_runs, split_levels
     )
     answer = _core.risk(scenario, loads, runs, horizon_s, whole("threads", threads), exact, vary,
-                        allow_large, split)
+                        flag("allow_large", allow_large), split)
     return with_risk_table(answer, vary)
 
 
@@ -238,7 +259,7 @@ def risk_request(loads, runs, horizon_s, exact, vary, splitting, split_effort, s
     """rs.risk's arguments checked: (loads, runs, horizon_s, exact, vary,
     split), as rs.risk and rs.distributed.risk hand them to the core."""
     split = [whole("split_effort", split_effort), whole("split_runs", split_runs),
-             whole("split_levels", split_levels)] if splitting else []
+             whole("split_levels", split_levels)] if flag("splitting", splitting) else []
     if vary is not None and not isinstance(vary, str):
         raise TypeError(f"vary: {vary!r} is not text like 'client.retries=0,1,2'")
     return (number_list("loads", loads), whole("runs", runs), number("horizon_s", horizon_s),
@@ -275,7 +296,7 @@ def step_down(scenario, *, from_load=0.5, to_load=1.5, step=0.1, hold_s=0.0, run
     answer = _core.step_down(scenario, number("from_load", from_load),
                              number("to_load", to_load), number("step", step),
                              number("hold_s", hold_s), whole("runs", runs),
-                             whole("threads", threads), allow_large)
+                             whole("threads", threads), flag("allow_large", allow_large))
     answer["table"] = pd.DataFrame(
         answer["runs"],
         columns=["seed", "tipped_s", "tipped_load", "stuck_at_top", "recovered_s",
@@ -285,7 +306,7 @@ def step_down(scenario, *, from_load=0.5, to_load=1.5, step=0.1, hold_s=0.0, run
 
 
 def _paths(paths):
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):  # one path; bytes refused below, not iterated
         paths = [paths]
     out = [os.fspath(p) for p in paths]
     for p in out:
@@ -344,6 +365,7 @@ def lint(target, *, load=None, simulate=False, incident=None, instances=None):
     `incident` (--simulate --preset; default primary-failover); instances:
     client instances sharing the load (--instances)."""
     load, instances = optional_number("load", load), optional_whole("instances", instances)
+    simulate = flag("simulate", simulate)
     if isinstance(target, Scenario):
         if incident is not None:  # as `lint --preset` takes no second preset
             raise ValueError(

@@ -15,7 +15,7 @@ cluster set-ups and how the task size is chosen."""
 import math
 
 from . import _core
-from ._args import optional_whole, whole
+from ._args import flag, optional_whole, whole
 from .api import Result
 from .api import risk as local_risk
 from .api import risk_request
@@ -172,8 +172,7 @@ def sweep(
     for the same arguments.
     allow_large: None lifts the one-machine cost limit with a client (the
     cluster is the budget) and keeps it without one."""
-    if allow_large is None:
-        allow_large = client is not None
+    allow_large = client is not None if allow_large is None else flag("allow_large", allow_large)
     if client is None:
         return local_sweep(
             scenario, vary, runs, seed, progress=progress, allow_large=allow_large,
@@ -249,6 +248,9 @@ def run(
     runs = whole("runs", scenario.get("runs") if runs is None else runs)
     seed = seed_of(seed)
     task_runs = optional_whole("task_runs", task_runs, 1)
+    trace = flag("trace", trace)
+    if allow_large is not None:
+        allow_large = flag("allow_large", allow_large)
     if client is None or not _core._montecarlo_wanted(scenario, runs):
         # One run (a fluid run is one, whatever runs says): nothing to split.
         # rs.run itself, with its own default: the limit of this machine.
@@ -312,8 +314,7 @@ def risk(
     replication order, with the exact chain). With splitting=True each task
     also runs its share of the independent splitting replicas.
     client None runs on this machine."""
-    if allow_large is None:
-        allow_large = client is not None
+    allow_large = client is not None if allow_large is None else flag("allow_large", allow_large)
     task_runs = optional_whole("task_runs", task_runs, 1)
     if client is None:
         return local_risk(scenario, loads, runs=runs, horizon_s=horizon_s, exact=exact,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from ._args import number, number_list, optional_number, whole
+from ._args import flag, number, number_list, optional_number, whole
 
 
 def listed_axis(path, values):
@@ -24,6 +24,14 @@ def listed_axis(path, values):
     the grid takes them in the order given, as `--vary PATH=V1,V2,...`."""
     if isinstance(values, (str, bytes)):
         raise ValueError(f"vary {path}: {values!r} must be numbers, not text")
+    # Counted before listed: a range(3 * 10**6) would fill memory before the
+    # core's check of the grid's size saw it. The core's limit and words.
+    count, limit = _count(values), _core._sweep_max_points
+    if count is not None and count > limit:
+        raise _core.InputError(
+            f"vary {path}: the grid has more than {limit} points ({count} listed values); "
+            f"the limit is {limit}"
+        )
     try:
         listed = number_list(f"vary {path}", values)
     except TypeError:
@@ -31,6 +39,18 @@ def listed_axis(path, values):
     if not listed:
         raise ValueError(f"vary {path}: give at least one value")
     return (str(path), 0.0, 0.0, 1.0, listed)
+
+
+def _count(values):
+    """How many values there are, without listing them; None when unknown."""
+    try:
+        return len(values)
+    except OverflowError:  # past a C ssize_t: only a range gets here
+        if isinstance(values, range):
+            return (values[-1] - values.start) // values.step + 1
+        return None
+    except TypeError:
+        return None
 
 
 def axes_of(vary):
@@ -76,7 +96,8 @@ def grid_of(scenario, axes, runs, seed, allow_large=False):
     """The whole grid checked (cost, keys, every point validated) before any
     work: {"points", "paths", "figures", "seconds"} (each point's estimated
     CPU seconds, for cost_ranges; None for a grid too large to price)."""
-    return _core._sweep_grid(scenario, axes, whole("runs", runs), seed_of(seed), allow_large)
+    return _core._sweep_grid(scenario, axes, whole("runs", runs), seed_of(seed),
+                             flag("allow_large", allow_large))
 
 
 def ranges_of(points, task_points):
@@ -141,7 +162,7 @@ def show_progress(progress):
     """progress=None: a bar in a terminal or a notebook, none in a pipe or a test."""
     if progress is None:
         return in_notebook() or sys.stderr.isatty()
-    return bool(progress)
+    return flag("progress", progress)
 
 
 def progress_bar(total, enabled, unit="point", desc="sweep"):
@@ -193,6 +214,7 @@ def sweep(
     DataFrame as rs.distributed.sweep on any cluster."""
     axes = axes_of(vary)
     runs, threads = whole("runs", runs), whole("threads", threads)
+    enabled = show_progress(progress)  # checked before the grid's work
     grid = grid_of(scenario, axes, runs, seed, allow_large)
     cores = threads or os.cpu_count() or 1
     if task_points is not None:
@@ -204,7 +226,7 @@ def sweep(
         ranges = cost_ranges(
             scenario, axes, runs, seed, math.ceil(grid["points"] / size), grid["seconds"]
         )
-    bar = progress_bar(grid["points"], show_progress(progress))
+    bar = progress_bar(grid["points"], enabled)
     batches = []
     try:
         for first, count in ranges:

@@ -20,25 +20,19 @@ namespace {
 
 constexpr double kHour = 3600, kDay = 86400;
 
-// A chance as a percentage, or in powers of ten when `scale` (the largest
-// of the figures written together) is too small for one.
-std::string chance_text(double p, double scale) {
-  return scale >= 0.001 || p == 0 ? format_percent(p) : text::general_text(p, 2);
-}
+// A chance as a percentage, or in powers of ten below 0.1%, each figure by
+// its own value: 0 of 100,000 is "0% to 3.8e-05", not "0% to 0%", and an
+// interval's low end of 2e-05 is not "0%" beside a high end of 0.4%.
 std::string chance_text(double p) {
-  return chance_text(p, p);
+  return p >= 0.001 || p == 0 ? format_percent(p) : text::general_text(p, 2);
 }
 
-// An interval's high end sets the scale: 0 of 100,000 is "0% to 3.8e-05",
-// not "0% to 0%".
 std::string share_text(const Share& s) {
-  return fmt::format("{} ({} to {})", chance_text(s.p, s.high), chance_text(s.low, s.high),
-                     chance_text(s.high));
+  return fmt::format("{} ({} to {})", chance_text(s.p), chance_text(s.low), chance_text(s.high));
 }
 
 std::string count_text(const Share& s) {
-  return fmt::format("{} of {} ({} to {})", s.k, s.n, chance_text(s.low, s.high),
-                     chance_text(s.high));
+  return fmt::format("{} of {} ({} to {})", s.k, s.n, chance_text(s.low), chance_text(s.high));
 }
 
 std::string mean_text(const WaitingTime& w) {
@@ -52,12 +46,28 @@ std::string mean_text(const WaitingTime& w) {
 void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
   std::string levels;
   for (int64_t level : t.levels) levels += (levels.empty() ? "" : ", ") + std::to_string(level);
-  out << "  by splitting: tips within " << rough_duration(r.scenario.horizon_s) << ": "
-      << chance_text(t.p, t.high) << " (" << chance_text(t.low, t.high) << " to "
-      << chance_text(t.high) << "); mean time to tip " << mean_text(t.enter) << "\n"
-      << "    tips within 1 h: " << chance_text(t.enter.within(kHour).p)
-      << "; within 1 day: " << chance_text(t.enter.within(kDay).p) << "\n"
-      << "    stages: attempts at the server reaching " << levels << ", then the stuck rule; "
+  if (t.reached) {
+    out << "  by splitting: tips within " << rough_duration(r.scenario.horizon_s) << ": "
+        << chance_text(t.p) << " (" << chance_text(t.low) << " to " << chance_text(t.high)
+        << "); mean time to tip " << mean_text(t.enter) << "\n"
+        << "    tips within 1 h: " << chance_text(t.enter.within(kHour).p)
+        << "; within 1 day: " << chance_text(t.enter.within(kDay).p) << "\n";
+  } else {
+    // Every run's product is 0: no evidence for a chance, not a chance of 0
+    // with an interval of [0, 0].
+    const size_t passed = std::min(static_cast<size_t>(t.stages_passed), t.levels.size());
+    out << "  by splitting: no walk reached the stuck rule within "
+        << rough_duration(r.scenario.horizon_s)
+        << ", so no estimate: only that the chance is below what " << t.effort
+        << " walks per stage can see; ";
+    if (passed == 0)
+      out << "none reached the first level";
+    else
+      out << "the furthest reached " << t.levels[passed - 1] << " attempts at the server ("
+          << passed << " of " << t.levels.size() + 1 << " stages)";
+    out << "; more walks per stage (--split-effort) see smaller chances\n";
+  }
+  out << "    stages: attempts at the server reaching " << levels << ", then the stuck rule; "
       << t.effort << " walks per stage, " << t.runs << " independent splitting runs, "
       << text::grouped_text(double(t.engine_runs)) << " runs of the engine in all\n";
 }
@@ -120,13 +130,18 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
     return;
   }
   const markov::RetryChainFigures& x = *l.exact;
+  // NaN is a figure the chain has not: "0 s" (what rough_duration makes of
+  // it) would read as an answer. Infinite is beyond what it resolves: never.
+  auto chain_time = [](double s) { return std::isnan(s) ? "unknown" : rough_duration(s); };
   out << "  exact, " << l.exact_note << " (" << text::grouped_text(x.states) << " states):\n"
       << "    stuck (" << x.bad_from << " or more at the server) " << format_percent(x.bad_share)
       << " of the time; from empty to stuck " << rough_duration(x.enter_bad_s)
       << "; from stuck to empty "
-      << (std::isnan(x.leave_bad_s) ? "none (never stuck)" : rough_duration(x.leave_bad_s))
-      << "; relaxation " << rough_duration(x.relaxation_s)
-      << " (mixing, as metafor counts it: " << rough_duration(x.mixing_metafor_s) << ")\n";
+      << (x.bad_share > 0 ? chain_time(x.leave_bad_s) : "none (never stuck)") << "; relaxation "
+      << chain_time(x.relaxation_s)
+      << " (mixing, as metafor counts it: " << chain_time(x.mixing_metafor_s) << ")"
+      << "; orbit full " << format_percent(x.orbit_full_share)
+      << " of the time (the cap on requests waiting to retry)\n";
 }
 
 void hysteresis_text(std::ostringstream& out, const RiskResult& r) {
@@ -138,11 +153,17 @@ void hysteresis_text(std::ostringstream& out, const RiskResult& r) {
         << number_text(*h.tipping_load);
   else
     out << "fewer than half the runs tip by chance within " << within << " at every load";
-  if (h.recovery_load)
+  if (h.recovery_load) {
+    // "and below" only when every lower load where runs were stuck also
+    // comes back: the highest load that does may stand above one that does not.
+    const bool below = std::all_of(r.levels.begin(), r.levels.end(), [&](const RiskLevel& l) {
+      return l.load > *h.recovery_load || l.pushed.k == 0 || l.leave_within_horizon.p >= 0.5;
+    });
     out << "; once stuck, half or more are healthy again within the horizon at load "
-        << number_text(*h.recovery_load) << " and below";
-  else if (std::any_of(r.levels.begin(), r.levels.end(),
-                       [](const RiskLevel& l) { return l.pushed.k > 0; }))
+        << number_text(*h.recovery_load)
+        << (below ? " and below" : ", though not at every load below it");
+  } else if (std::any_of(r.levels.begin(), r.levels.end(),
+                         [](const RiskLevel& l) { return l.pushed.k > 0; }))
     out << "; once stuck, fewer than half come back within the horizon at every load";
   out << "\n";
 }
@@ -174,7 +195,9 @@ nlohmann::json rare_json(const RareTip& t) {
           {"effort", t.effort},
           {"runs", t.runs},
           {"engine_runs", t.engine_runs},
-          {"tipped_path", std::move(path)}};
+          {"tipped_path", std::move(path)},
+          {"reached", t.reached},
+          {"stages_passed", t.stages_passed}};
 }
 
 nlohmann::json exact_json(const markov::RetryChainFigures& x) {

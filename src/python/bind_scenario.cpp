@@ -6,6 +6,7 @@
 #include "app/scenario_request.hpp"
 #include "bindings.hpp"
 #include "formats/scenario_io.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 
 namespace py = pybind11;
@@ -96,7 +97,10 @@ std::string path_text(py::handle path) {
   return given;
 }
 
+// A graph path ("calls[0].retries", "services.db.queue_limit") is read as
+// set_value writes it: whatever Scenario.set takes, Scenario.get gives back.
 py::object get_value(const Scenario& s, const std::string& key) {
+  if (is_graph_path(key)) return json_to_python(key_value_to_json(graph_key_value(s, key)));
   return json_to_python(key_value_to_json(key_or_throw(key).get(s)));
 }
 

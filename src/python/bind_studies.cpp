@@ -112,12 +112,15 @@ py::object analyze_report(const app::AnalyzeRequest& request) {
 }
 
 // `retrystorm lint --format json`, with the exit status the command gives.
+// The request is this function's own copy (files read, scenario copied with
+// the GIL held), so --simulate's runs can release the GIL and hear Ctrl-C.
 py::object lint_report(app::LintRequest request, std::optional<double> load, bool simulate,
                        std::optional<double> instances) {
   request.options.load = load;            // checked by lint, in the ranges of --load
   request.options.instances = instances;  // and of --instances
   request.options.simulate = simulate;
-  return json_to_python(configs::lint_json(app::lint(request)));
+  nlohmann::json j = interruptible([&] { return configs::lint_json(app::lint(request)); });
+  return json_to_python(j);
 }
 
 void bind_configs(py::module_& m) {
@@ -131,7 +134,9 @@ void bind_configs(py::module_& m) {
   m.def(
       "export",
       [](const Scenario& s, const std::string& system) {
-        configs::ExportResult r = configs::export_config(s, system);
+        // Validated as `retrystorm export` builds its scenario: a policy of a
+        // scenario the command line refuses is no answer.
+        configs::ExportResult r = configs::export_config(study_scenario(s), system);
         return json_to_python(app::export_json(r));
       },
       py::arg("scenario"), py::arg("to"));

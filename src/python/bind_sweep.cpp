@@ -137,6 +137,9 @@ std::vector<std::pair<size_t, size_t>> sweep_ranges(Scenario s, const std::vecto
 }  // namespace
 
 void bind_sweep(py::module_& m) {
+  // The grid's point limit, for sweep.py to refuse a listed axis past it
+  // before turning it into a list (a range of millions would fill memory first).
+  m.attr("_sweep_max_points") = py::int_(SweepOptions{}.max_runs);
   m.def("_sweep_grid", &sweep_grid_info, py::arg("scenario"), py::arg("axes"), py::arg("runs") = 1,
         py::arg("seed") = py::none(), py::arg("allow_large") = false,
         "Checks a sweep's cost, axes, runs and seed and validates every grid point; returns "

@@ -413,3 +413,21 @@ def test_task_runs_is_a_whole_number_of_one_or_more(client, task_runs):
         rs.distributed.run(s, runs=4, seed=1, client=client, task_runs=task_runs)
     with pytest.raises((TypeError, ValueError), match="task_runs"):
         rs.distributed.risk(s, runs=4, client=client, task_runs=task_runs)
+
+
+@pytest.mark.parametrize("value", ["no", 2.0])
+def test_on_off_options_are_flags_with_a_client_or_without(client, agent, random_server, value):
+    # allow_large=None has a meaning of its own here (the cluster is the
+    # budget); anything else is a flag, refused before any task.
+    words = "is not a flag"
+    for on in (None, client):
+        with pytest.raises(TypeError, match=f"^allow_large: {value!r} {words}"):
+            rs.distributed.sweep(agent, VARY, runs=RUNS, seed=SEED, client=on, allow_large=value)
+        with pytest.raises(TypeError, match=f"^allow_large: {value!r} {words}"):
+            rs.distributed.run(agent, runs=4, seed=1, client=on, allow_large=value)
+        with pytest.raises(TypeError, match=f"^trace: {value!r} {words}"):
+            rs.distributed.run(agent, runs=4, seed=1, client=on, trace=value)
+        with pytest.raises(TypeError, match=f"^allow_large: {value!r} {words}"):
+            rs.distributed.risk(random_server(), runs=4, client=on, allow_large=value)
+        with pytest.raises(TypeError, match=f"^splitting: {value!r} {words}"):
+            rs.distributed.risk(random_server(), runs=4, client=on, splitting=value)

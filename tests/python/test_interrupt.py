@@ -1,5 +1,5 @@
-"""Ctrl-C stops long work within about 100 ms: run, ladder, tipping and a
-sweep each raise KeyboardInterrupt soon after SIGINT, though the C++ core
+"""Ctrl-C stops long work within about 100 ms: run, ladder, tipping, a
+sweep and lint's simulation each raise KeyboardInterrupt soon after SIGINT, though the C++ core
 runs with the GIL released (src/python/module.cpp, InterruptScope). Each
 runs in a child process that is killed if it outlives the test's bound.
 "short runs" are thousands of calls of a few milliseconds: a Ctrl-C that
@@ -18,6 +18,7 @@ import sys, time
 import retrystorm as rs
 s = rs.Scenario.preset("partial-brownout").set("engine", "agent")
 fluid = rs.Scenario.preset("partial-brownout").set("engine", "fluid")
+chain = rs.Scenario.preset("three-tier-chain")  # lint --simulate: about 2 s a call
 work = {
     "run": lambda: rs.run(s, runs=300, trace=False, allow_large=True),
     "ladder": lambda: [rs.ladder(s, allow_large=True) for _ in range(100)],
@@ -25,6 +26,7 @@ work = {
     "short runs": lambda: [rs.run(fluid) for _ in range(4000)],
     "sweep": lambda: rs.sweep(s, {"client.retries": (0, 3, 1), "seed": (1, 60, 1)},
                               allow_large=True, progress=False),
+    "lint": lambda: [rs.lint(chain, simulate=True) for _ in range(20)],
 }[sys.argv[1]]
 print("ready", flush=True)
 try:
@@ -38,7 +40,7 @@ except KeyboardInterrupt:
 BOUND_S = 1.0
 
 
-@pytest.mark.parametrize("work", ["run", "ladder", "tipping", "short runs", "sweep"])
+@pytest.mark.parametrize("work", ["run", "ladder", "tipping", "short runs", "sweep", "lint"])
 def test_ctrl_c_stops_the_work_soon(work):
     env = dict(os.environ)
     child = subprocess.Popen(

@@ -190,12 +190,11 @@ def test_scenario_round_trips_through_dict_file_and_pickle(tmp_path):
     assert s.set("name", "x") is s and s.name == "x"
 
 
-def test_the_gil_is_released_while_a_run_runs():
-    # An agent-engine Monte Carlo long enough to take a while; while it
-    # runs, this thread must keep counting (it could not if the run held the GIL).
-    s = rs.Scenario.preset("primary-failover").set("engine", "agent")
+def counted_while(call):
+    """How often this thread counts while `call` runs in another: near 0
+    when the call holds the GIL."""
     started = threading.Event()
-    worker = threading.Thread(target=lambda: (started.set(), rs.run(s, runs=8, trace=False)))
+    worker = threading.Thread(target=lambda: (started.set(), call()))
     worker.start()
     started.wait()
     time.sleep(0.005)  # let it enter C++
@@ -203,7 +202,20 @@ def test_the_gil_is_released_while_a_run_runs():
     while worker.is_alive():
         counted += 1
     worker.join()
-    assert counted > 10_000  # about a million here; a held GIL leaves it near 0
+    return counted
+
+
+def test_the_gil_is_released_while_a_run_runs():
+    # An agent-engine Monte Carlo long enough to take a while; while it
+    # runs, this thread must keep counting (it could not if the run held the GIL).
+    s = rs.Scenario.preset("primary-failover").set("engine", "agent")
+    assert counted_while(lambda: rs.run(s, runs=8, trace=False)) > 10_000  # about a million here
+
+
+def test_the_gil_is_released_while_lint_simulates():
+    # lint's --simulate runs held the GIL (and so could not hear Ctrl-C).
+    s = rs.Scenario.preset("partial-brownout").set("engine", "agent")
+    assert counted_while(lambda: rs.lint(s, simulate=True)) > 10_000
 
 
 def test_ladder_and_tipping_match_the_command_line(cli):
@@ -612,3 +624,142 @@ def test_sweep_and_risk_arguments_of_the_wrong_kind_are_named():
     agent = rs.Scenario.preset("order-status").set("engine", "agent").set("demand.process", "poisson")
     for yes in (True, np.bool_(True), 1):
         assert rs.risk(agent, loads=[0.9], runs=2, horizon_s=120, exact=yes)["levels"]
+
+
+def test_ladder_goodput_columns_are_unique_and_never_t_s():
+    # Rungs named alike kept only the last one's series; a rung named t_s
+    # raised "cannot insert t_s, already exists".
+    def ladder_of(names):
+        d = rs.Scenario.preset("primary-failover").to_dict()
+        d["ladder"] = {"mode": "single", "rows": [
+            {"name": name, "change": f"retries {i}", "set": {"client.retries": i}}
+            for i, name in enumerate(names)
+        ]}
+        return rs.ladder(rs.Scenario.from_dict(d))
+
+    ours = ladder_of(["base", "base", "t_s"])
+    assert list(ours["name"]) == ["base", "base", "t_s"]  # the rows keep the rungs' names
+    goodput = ours.attrs["goodput_per_s"]
+    assert list(goodput.columns) == ["t_s", "base", "base (2)", "t_s (2)"]
+    distinct = ladder_of(["a", "b", "c"]).attrs["goodput_per_s"]
+    for column, rung in (("base", "a"), ("base (2)", "b"), ("t_s (2)", "c")):
+        assert list(goodput[column]) == list(distinct[rung])
+    assert not goodput["base"].equals(goodput["base (2)"])
+    # A suffix no rung is named: a later rung "a (2)" keeps its own name.
+    assert rs.api._rung_columns(["a", "a", "a (2)", "a"]) == ["a", "a (3)", "a (2)", "a (4)"]
+
+
+def test_get_reads_the_graph_keys_set_takes():
+    s = rs.Scenario.preset("three-tier-chain")
+    s.set("calls[1].retries", 2).set("services.db.queue_limit", 50).set("calls[0].optional", True)
+    assert s.get("calls[1].retries") == 2
+    assert s.get("services.db.queue_limit") == 50
+    assert s.get("calls[0].optional") is True
+    assert s.get("calls[0].timeout_s") == 4.0  # the call's own
+    assert s.get("calls[2].retries") == s.get("client.retries")  # else the scenario's
+    with pytest.raises(ValueError, match=r"calls\[9\]: the scenario has 4 calls"):
+        s.get("calls[9].retries")
+    with pytest.raises(ValueError, match="services.nope: no such service"):
+        s.get("services.nope.slots")
+
+
+def test_export_validates_its_scenario_as_the_command_line_does(cli):
+    half = rs.Scenario.preset("order-status").set("horizon_s", 100.5)
+    refused = cli("export", "--preset", "order-status", "--set", "horizon_s=100.5", "--to", "envoy",
+                  check=False)
+    assert refused.returncode == 2
+    with pytest.raises(rs.InputError) as e:
+        rs.export(half, "envoy")
+    assert str(e.value) == "horizon_s: 100.5 is not a whole number of steps of step_s = 1"
+    assert str(e.value) in refused.stderr
+
+
+def test_a_number_past_a_double_is_a_value_error_naming_the_argument(random_server):
+    s = random_server()
+    for call, name in ((lambda: rs.run(s, seed=10**400), "seed"),
+                       (lambda: rs.tipping(s, grid_s=10**400), "grid_s"),
+                       (lambda: rs.risk(s, loads=[1.0, 10**400]), r"loads\[1\]"),
+                       (lambda: rs.risk(s, loads=10**400), "loads"),
+                       (lambda: rs.step_down(s, runs=10**400), "runs")):
+        with pytest.raises(ValueError, match=rf"^{name}: 1000.*\(401 characters\) is outside the "
+                                             "range of numbers$"):
+            call()
+    # Past Python's 4300 digits an int has no repr: its size instead.
+    with pytest.raises(ValueError, match="^seed: an integer of 16610 bits is outside the range"):
+        rs.run(s, seed=10**5000)
+
+
+def test_a_single_bytes_path_is_refused_as_a_list_of_them_is(source_dir):
+    path = bytes(source_dir / "tests/fixtures/logs/requests.csv")
+    for call in (rs.analyze, rs.import_configs, rs.lint):
+        for given in (path, [path]):
+            with pytest.raises(TypeError, match="give a str or a pathlib.Path, not bytes"):
+                call(given)
+
+
+# Each on/off option and a call that takes it: (name, call(scenario, value)).
+FLAG_CALLS = [
+    ("trace", lambda s, v: rs.run(s, trace=v)),
+    ("allow_large", lambda s, v: rs.run(s, allow_large=v)),
+    ("allow_large", lambda s, v: rs.requests(s, allow_large=v)),
+    ("allow_large", lambda s, v: rs.ladder(s, allow_large=v)),
+    ("allow_large", lambda s, v: rs.tipping(s, allow_large=v)),
+    ("allow_large", lambda s, v: rs.risk(s, runs=2, allow_large=v)),
+    ("splitting", lambda s, v: rs.risk(s, runs=2, splitting=v)),
+    ("allow_large", lambda s, v: rs.step_down(s, runs=2, allow_large=v)),
+    ("allow_large", lambda s, v: rs.sweep(s, {"client.retries": [0]}, allow_large=v)),
+    ("progress", lambda s, v: rs.sweep(s, {"client.retries": [0]}, progress=v)),
+    ("simulate", lambda s, v: rs.lint(s, simulate=v)),
+]
+
+
+@pytest.mark.parametrize(
+    "name, call, value",
+    [pytest.param(name, call, value, id=f"{i}-{name}={value!r}")
+     for i, (name, call) in enumerate(FLAG_CALLS) for value in (None, 2.0, "no", 2)
+     if not (name == "progress" and value is None)],  # progress=None: a bar where one shows
+)
+def test_every_on_off_option_is_a_flag(name, call, value, random_server):
+    # Each was handed to pybind11 or bool(): None was False, 2.0 and "no" True.
+    with pytest.raises(TypeError, match=f"^{name}: {value!r} is not a flag; give True or False$"):
+        call(random_server(), value)
+
+
+def test_flags_still_take_bools_numpy_bools_and_1_and_0():
+    s = rs.Scenario.preset("order-status")
+    for no in (False, np.bool_(False), 0):
+        assert rs.tipping(s, allow_large=no) == rs.tipping(s)
+        assert rs.run(s, trace=no, allow_large=no).to_json() == rs.run(s, trace=False).to_json()
+        assert rs.lint(s, simulate=no) == rs.lint(s)
+
+
+def test_a_listed_axis_past_the_point_limit_is_refused_before_it_is_listed():
+    class Huge:
+        """3,000,000 values that must never be listed."""
+
+        def __len__(self):
+            return 3 * 10**6
+
+        def __iter__(self):
+            raise AssertionError("listed")
+
+        def __getitem__(self, i):
+            raise AssertionError("listed")
+
+    s = rs.Scenario.preset("order-status")
+    limit = rs._core._sweep_max_points
+    assert limit == 1_000_000
+    for values, count in ((Huge(), 3 * 10**6), (range(3 * 10**6), 3 * 10**6),
+                          (range(10**20), 10**20), (range(0, 10**20, 7), (10**20 - 1) // 7 + 1)):
+        with pytest.raises(rs.InputError) as e:
+            rs.sweep(s, {"client.retries": values})
+        assert str(e.value) == (
+            f"vary client.retries: the grid has more than 1000000 points ({count} listed "
+            "values); the limit is 1000000"
+        )
+    # The words the core gives a listed axis it counts itself.
+    with pytest.raises(rs.InputError, match=r"more than 1000000 points \(1000001 listed values\)"):
+        rs._core._sweep_grid(s, [("client.retries", 0.0, 0.0, 1.0, [0.0] * 1_000_001)])
+    # At the limit the grid is the core's to check (here its cost).
+    with pytest.raises(ValueError, match=r"make 1e\+06 points"):
+        rs.sweep(s, {"client.retries": range(10**6)})

@@ -6,6 +6,7 @@
 // that fail run to the horizon anyway.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/markov/splitting.hpp"
@@ -43,22 +44,17 @@ std::optional<Walk> climb(const Scenario& s, const StuckRule* rule,
   return Walk{std::move(walk.reseeds), *walk.stopped_after_events};
 }
 
-markov::SplitPlan plan_of(const Scenario& quiet, size_t levels, bool judged, const RiskOptions& o) {
-  return {levels + (judged ? 1 : 0), o.split_effort, o.split_runs,
-          static_cast<uint64_t>(quiet.seed), o.threads};
-}
-
 // Fixed effort up `levels`, then (with a rule) the rule's own stage:
 // replicas [first, first + count).
 std::vector<SplitEvidence> split_agent(const Scenario& quiet, const std::vector<int64_t>& levels,
                                        const StuckRule* rule, const RiskOptions& o, int first,
                                        int count) {
   std::vector<SplitEvidence> out;
-  for (auto& one : markov::split_replicas(Walk{}, plan_of(quiet, levels.size(), rule != nullptr, o),
-                                          first, count, [&](const Walk&from, size_t k, Rng&rng) {
-                                            return climb(quiet, rule, levels, from, k, rng,
-                                                         o.cancelled);
-                                          })) {
+  for (auto& one :
+       markov::split_replicas(Walk{}, split_plan(quiet, levels.size(), rule != nullptr, o), first,
+                              count, [&](const Walk&from, size_t k, Rng&rng) {
+                                return climb(quiet, rule, levels, from, k, rng, o.cancelled);
+                              })) {
     SplitEvidence e{one.product, std::move(one.factors), one.walks, {}};
     if (!one.reached.empty()) e.tipped_path = std::move(one.reached.front().path);
     out.push_back(std::move(e));
@@ -86,6 +82,11 @@ RareTip tip_of(const std::vector<SplitEvidence>& replicas, std::vector<int64_t> 
   const markov::RareEstimate e = markov::combine_replicas(products, factors);
   tip.p = e.p, tip.low = e.low, tip.high = e.high;
   tip.factors = e.factors;
+  tip.reached = std::any_of(products.begin(), products.end(), [](double p) { return p > 0; });
+  // A stage's mean factor is above 0 when some walk passed it.
+  size_t passed = 0;
+  while (passed < tip.factors.size() && tip.factors[passed] > 0) ++passed;
+  tip.stages_passed = static_cast<int>(passed);
   tip.enter = waiting_time_from_chance(tip.p, tip.low, tip.high, horizon_s);
   return tip;
 }
@@ -104,6 +105,14 @@ std::vector<int64_t> split_levels(const StuckRule& rule, int count) {
 
 double split_engine_runs(const RiskOptions& o) {
   return double(o.split_runs) * o.split_effort * (o.split_levels + 1);
+}
+
+markov::SplitPlan split_plan(const Scenario& quiet, size_t levels, bool judged,
+                             const RiskOptions& o) {
+  // A stage's walks side by side are runs as the replications are: as many as
+  // fit in the memory the request was priced at.
+  return {levels + (judged ? 1 : 0), o.split_effort, o.split_runs,
+          static_cast<uint64_t>(quiet.seed), risk_threads(quiet, o)};
 }
 
 WaitingTime waiting_time_from_chance(double p, double low, double high, double horizon_s) {

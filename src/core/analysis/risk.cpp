@@ -18,11 +18,20 @@
 
 namespace retrystorm {
 
+double stuck_timeout_s(const Scenario& s) {
+  // The server queues the innermost layer's attempts: its timeout is the one
+  // a queued attempt outlives or not (the engine and the chain read the same).
+  const ClientPolicy policy = ClientPolicy::of(s);
+  const std::vector<double>& layers = policy.layer_timeouts_s();
+  return layers.empty() ? s.client.timeout_s : layers.back();
+}
+
 StuckRule stuck_rule(const Scenario& s) {
   StuckRule r;
-  r.backlog_above = s.client.timeout_s * s.server.capacity_per_s;
+  r.timeout_s = stuck_timeout_s(s);
+  r.backlog_above = r.timeout_s * s.server.capacity_per_s;
   r.goodput_below = s.recovery.goodput_fraction;
-  r.window_steps = std::max(1, static_cast<int>(std::lround(s.client.timeout_s / s.step_s)));
+  r.window_steps = std::max(1, static_cast<int>(std::lround(r.timeout_s / s.step_s)));
   return r;
 }
 
@@ -36,7 +45,7 @@ std::string describe(const StuckRule& rule, const Scenario& s) {
   return fmt::format(
       "stuck: more than {} attempts queued (one timeout of work, {} s x {}/s) and less than {} "
       "of new requests served in time over the last {} s; healthy again when both are back",
-      number_text(rule.backlog_above), number_text(s.client.timeout_s),
+      number_text(rule.backlog_above), number_text(rule.timeout_s),
       number_text(s.server.capacity_per_s), format_percent(rule.goodput_below),
       number_text(rule.window_steps * s.step_s));
 }
@@ -154,6 +163,13 @@ int risk_runs(const Scenario& s, const RiskOptions& o) {
   return s.runs > 1 ? s.runs : 100;
 }
 
+unsigned risk_threads(const Scenario& s, const RiskOptions& o) {
+  // Whatever `threads` asks: the same figures on any count, and the memory
+  // the request was priced at.
+  const unsigned fit = runs_at_once(s);
+  return o.threads > 0 ? std::min(o.threads, fit) : fit;
+}
+
 namespace {
 
 // The time to leave is measured from the incident's end: an incident that
@@ -171,6 +187,12 @@ void refuse_push_past_horizon(const Scenario& r) {
 }  // namespace
 
 Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
+  // Named before the agent engine replaces it: the session model's keys say
+  // nothing random to the agent engine, and that refusal would mislead.
+  if (s.engine == Engine::sessions)
+    throw InputError(
+        "risk: engine fluid or agent (the session model has no queue of attempts for the stuck "
+        "rule to read)");
   Scenario r = s;
   r.engine = Engine::agent;
   r.runs = 1;
@@ -289,7 +311,10 @@ std::optional<markov::RetryChainParams> chain_params(const Scenario& s, double l
         p.queue, text::grouped_text(kRiskChainStates));
     return std::nullopt;
   }
-  p.bad_from = static_cast<int>(std::floor(stuck_rule(s).backlog_above)) + 1;
+  // Compared as a double: timeout x capacity can pass 2^31, and a rule deeper
+  // than the places at the server is never met (no state stuck).
+  const double deep = stuck_rule(s).backlog_above;
+  p.bad_from = deep < p.queue ? static_cast<int>(std::floor(deep)) + 1 : p.queue + 1;
   return p;
 }
 
@@ -300,12 +325,8 @@ enum PassageFigure { kEnter, kLeaveAfterEnter, kStuckAtEnd, kLeaveAfterPush, kEn
 
 std::vector<Passage> passages(const Scenario& s, size_t first, size_t count, const StuckRule& rule,
                               double from_s, const RiskOptions& o) {
-  // Side by side only as many as fit in one request's memory, whatever
-  // `threads` asks (the price is of one run): the same figures on any count.
-  const unsigned fit = runs_at_once(s);
-  const unsigned threads = o.threads > 0 ? std::min(o.threads, fit) : fit;
   std::vector<Replication> reps =
-      run_replications(s, first, count, threads, [&](size_t, const Scenario& one) {
+      run_replications(s, first, count, risk_threads(s, o), [&](size_t, const Scenario& one) {
         throw_if_cancelled(o.cancelled);
         const Passage p = read_passage(run_engine(one), rule, from_s);
         std::vector<Figure> f(kFigures);

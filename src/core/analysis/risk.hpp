@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/markov/retry_chain.hpp"
+#include "analysis/markov/splitting.hpp"
 #include "analysis/sweep.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/montecarlo.hpp"
@@ -27,8 +28,14 @@ struct StuckRule {
   double backlog_above = 0;  // attempts queued at the end of a step
   double goodput_below = 0;  // share of new requests served in time
   int window_steps = 1;      // goodput is judged over this many steps
+  double timeout_s = 0;      // the timeout the rule counts in
 };
 StuckRule stuck_rule(const Scenario& s);
+// The timeout of an attempt at the server as the scenario's engine reads the
+// policy: the innermost layer's, client.layer_timeouts_s over
+// client.timeout_s on the agent engine. The stuck rule and the step-down's
+// holds count in it.
+double stuck_timeout_s(const Scenario& s);
 // A run that is no storm, whatever its recovery criterion reads at the end
 // (the agent engine's goodput at a few requests a second falls short of
 // demand by chance): no request failed, the backlog is not growing, and the
@@ -77,6 +84,10 @@ struct RareTip {
   int effort = 0, runs = 0;         // walks per stage; independent splitting runs
   long engine_runs = 0;             // the work: walks run in all
   std::vector<Reseed> tipped_path;  // a walk that tipped: its reseeds (seed hashed from --seed)
+  // Whether any walk passed every stage: without one, p and its interval
+  // are 0 for want of evidence, not an estimate.
+  bool reached = false;
+  int stages_passed = 0;  // the stages some walk passed (levels, then the rule's)
 };
 
 struct RiskLevel {
@@ -183,6 +194,14 @@ RareTip split_backlog(const Scenario& quiet, const std::vector<int64_t>& levels,
 std::vector<int64_t> split_levels(const StuckRule& rule, int count);
 // Agent runs one splitting estimate takes at most.
 double split_engine_runs(const RiskOptions& o);
+
+// Runs side by side, replications or a stage's walks: --threads (0: every
+// core), at most as many as fit in one request's memory (the price is of
+// one run).
+unsigned risk_threads(const Scenario& s, const RiskOptions& o);
+// The splitting plan on `quiet`: `levels` stages, and the rule's when judged.
+markov::SplitPlan split_plan(const Scenario& quiet, size_t levels, bool judged,
+                             const RiskOptions& o);
 
 // The metastable region: risk at each value of one policy knob (a numeric
 // key: client.retries, client.timeout_s, client.budget.ratio, ...) and each

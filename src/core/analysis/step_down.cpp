@@ -28,7 +28,8 @@ std::vector<double> staircase(const StepDownOptions& o) {
 }
 
 double hold_of(const Scenario& s, const StepDownOptions& o) {
-  double hold = o.hold_s > 0 ? o.hold_s : std::max(60.0, 40 * s.client.timeout_s);
+  // 40 of the timeouts the stuck rule counts in (client.layer_timeouts_s too).
+  double hold = o.hold_s > 0 ? o.hold_s : std::max(60.0, 40 * stuck_timeout_s(s));
   // Whole steps, at least one (a hold of 1e-10 s came to no step at all).
   return std::max(1.0, std::ceil(hold / s.step_s - 1e-9)) * s.step_s;
 }

@@ -212,6 +212,43 @@ std::vector<double> Chain::reach_within(const std::vector<bool>& target, double 
   return sum;
 }
 
+namespace {
+
+// A complex pair lambda_2, conj(lambda_2): one real vector turns in the
+// pair's plane and never settles, two span it. Subspace iteration on (u, v),
+// the pair from the 2 x 2 projection of the inverse: mu = 1 / lambda, and
+// the slowest decay is exp(Re lambda_2 t), so the time is 1 / |Re lambda_2|
+// = |mu|^2 / |Re mu|. NaN when it does not settle either.
+template <typename Inverse, typename Center, typename Deflate>
+double pair_relaxation_s(Vector u, Inverse inverse, Center center, Deflate deflate) {
+  Vector v = inverse(u);
+  double previous = 0;
+  for (int round = 0; round < 500; ++round) {
+    center(v);
+    v -= u.dot(v) * u;
+    if (!(v.norm() > 0)) break;
+    v /= v.norm();
+    const Vector iu = inverse(u), iv = inverse(v);
+    const double h11 = u.dot(iu), h12 = u.dot(iv), h21 = v.dot(iu), h22 = v.dot(iv);
+    const double half = (h11 + h22) / 2, det = h11 * h22 - h12 * h21;
+    const double gap = half * half - det;
+    double estimate;
+    if (gap < 0)  // the complex pair half +- i sqrt(-gap): |mu|^2 is det
+      estimate = det / std::abs(half);
+    else  // two real ones: the slower, 1 / |lambda| = |mu|
+      estimate = std::abs(half) + std::sqrt(gap);
+    if (!std::isfinite(estimate) || !(estimate > 0)) break;
+    if (round > 3 && std::abs(estimate - previous) <= 1e-9 * estimate) return estimate;
+    previous = estimate;
+    u = iu;
+    deflate(u);
+    v = iv;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
 double Chain::relaxation_time_s(const std::vector<double>& pi) const {
   if (states_ < 2) return 0;
   // Q y = x for x with pi.x = 0 has solutions y + c 1; fixing y at 0 in one
@@ -251,10 +288,19 @@ double Chain::relaxation_time_s(const std::vector<double>& pi) const {
   deflate(x);
   try {
     Solver solver(a, "relaxation");
+    // y with Q y = x, off the stationary direction: y = x / lambda along an
+    // eigenvector.
+    auto center = [&](Vector& v) {  // off the stationary direction
+      v.array() -= expect(pi, std::vector<double>(v.data(), v.data() + states_));
+    };
+    auto inverse = [&](const Vector& v) {
+      Vector y = lift(solver.solve(drop(v)));
+      center(y);
+      return y;
+    };
     double lambda = 0;
     for (int round = 0; round < 500; ++round) {
-      Vector y = lift(solver.solve(drop(x)));
-      y.array() -= expect(pi, std::vector<double>(y.data(), y.data() + states_));
+      const Vector y = inverse(x);
       const double estimate = x.dot(y) / y.dot(y);  // y = x / lambda
       x = y;
       deflate(x);
@@ -262,6 +308,7 @@ double Chain::relaxation_time_s(const std::vector<double>& pi) const {
         return 1 / std::abs(estimate);
       lambda = estimate;
     }
+    return pair_relaxation_s(x, inverse, center, deflate);
   } catch (const InputError&) {
   }
   return std::numeric_limits<double>::quiet_NaN();
@@ -304,7 +351,10 @@ std::optional<double> Walker::first_passage(int start, const std::vector<bool>& 
 
 double expect(const std::vector<double>& weight, const std::vector<double>& value) {
   double sum = 0;
-  for (size_t i = 0; i < weight.size(); ++i) sum += weight[i] * value[i];
+  // A state of no weight adds nothing, even where its value is infinite
+  // (0 x infinity would make the whole sum NaN).
+  for (size_t i = 0; i < weight.size(); ++i)
+    if (weight[i] != 0) sum += weight[i] * value[i];
   return sum;
 }
 

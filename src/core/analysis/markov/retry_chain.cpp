@@ -139,7 +139,10 @@ double metafor_timeout_bound(int waiting, int slots, double service_per_s, doubl
 
 int bad_threshold(const RetryChainParams& p) {
   if (p.bad_from > 0) return p.bad_from;
-  return std::max(1, static_cast<int>(std::ceil(p.timeout_s * p.slots * p.service_per_s)));
+  // Capped before the cast: timeout x capacity can pass 2^31, and no state
+  // holds more than the queue anyway.
+  const double work = std::ceil(p.timeout_s * p.slots * p.service_per_s);
+  return std::max(1, static_cast<int>(std::min(work, p.queue + 1.0)));
 }
 
 double chain_states(const RetryChainParams& p) {
