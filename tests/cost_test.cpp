@@ -232,6 +232,15 @@ TEST(CostEstimate, PresetsAndTheirLaddersAreInside) {
   EXPECT_EQ(run_ladder(s).size(), 500u);
 }
 
+// A session report's advice tries up to three changes, a run each: its
+// price has them (it had the run alone).
+TEST(CostEstimate, ASessionReportIsPricedWithItsAdviceRuns) {
+  Scenario s = preset_or_throw("scheduler-429-outage").scenario;
+  EXPECT_DOUBLE_EQ(run_cost(s).seconds, 4 * engine_run_cost(s).seconds);
+  s.runs = 10;  // the replications are in the engine's price; the advice runs once
+  EXPECT_DOUBLE_EQ(run_cost(s).seconds, engine_run_cost(s).seconds * (1 + 3.0 / 10));
+}
+
 // What the page asks: every step preset under the agent engine, with and
 // without Monte Carlo replications, is inside the server's limits (its report
 // includes a tipping point, priced as tipping_cost prices it).

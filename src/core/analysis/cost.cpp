@@ -36,6 +36,7 @@ constexpr double kAgentEventS = 50e-9;
 constexpr double kAgentEventsPerAttempt = 3;
 constexpr double kAgentBytesPerAttempt = 120;  // call, job, timer and heap entry
 constexpr double kSessionEventS = 400e-9;      // one event of the session model
+constexpr double kSessionAdviceRuns = 3;       // the changes a session report tries
 constexpr double kSessionBytes = 600;          // a session's row and its items
 constexpr double kSessionBytesPerStep = 160;   // occupancy buckets, series, charts
 constexpr double kBaseBytes = 1 << 20;         // a run's fixed part (scenario, tables)
@@ -208,7 +209,12 @@ unsigned replications_at_once(const Scenario& s) {
 
 Cost run_cost(const Scenario& s) {
   Cost c = engine_run_cost(s);
-  if (!engine_facts(s).run) return c;  // sessions: its replications are in sessions_cost
+  if (!engine_facts(s).run) {
+    // Sessions: its replications are in sessions_cost; the advice tries up
+    // to three changes on the same seed, a run each (session_advice.cpp).
+    c.seconds += kSessionAdviceRuns * c.seconds / std::max(1, s.runs);
+    return c;
+  }
   double steps = s.steps();
   if (s.runs > 1 && engine_facts(s).random) {
     // Replications side by side (replications_at_once), a goodput series for
