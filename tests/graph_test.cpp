@@ -1189,3 +1189,36 @@ TEST(GraphReview, ADeadlineLaneOfRetriesInBackoffIsNotSweptOnEveryCall) {
 
 }  // namespace
 }  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// An answer 0.7 s in the making and 0.5 s on its way back reaches the gateway
+// (timeout 2 s) in time, but not the user (timeout 1 s): no success, in the
+// graph as in the stack (both counted successes of 1.2 s before).
+TEST(GraphReview, AnAnswerLateForACallerAboveIsNoSuccess) {
+  const std::string common =
+      "engine: agent\nhorizon_s: 20\nstep_s: 0.1\ndemand: {rate_per_s: 2}\n"
+      "incident: {start_s: 10, duration_s: 1, capacity_factor: 1}\n";
+  const Scenario graph = read(
+      common +
+      "server: {service: deterministic}\nclient: {retries: 0, timeout_s: 1}\n"
+      "services:\n  gw: {}\n  db: {capacity_per_s: 10, slots: 7, answer_delay_s: 0.5}\n"
+      "calls:\n  - {from: user, to: gw, timeout_s: 1}\n  - {from: gw, to: db, timeout_s: 2}\n");
+  const Scenario stack =
+      read(common +
+           "server: {service: deterministic, capacity_per_s: 10, slots: 7, answer_delay_s: 0.5}\n"
+           "client: {retries: 0, timeout_s: 1, layers: 2, layer_timeouts_s: '1,2'}\n");
+  for (const Scenario* s : {&graph, &stack}) {
+    const RunResult r = run_agent(*s);
+    EXPECT_EQ(r.succeeded, 0) << (s == &graph ? "graph" : "stack");
+    EXPECT_GT(r.failed, 30);
+  }
+  // With the user's timeout past the way back, every answer is a success.
+  Scenario patient = stack;
+  set_key_text(patient, "client.layer_timeouts_s", "1.5,2");
+  EXPECT_GT(run_agent(patient).succeeded, 30);
+}
+
+}  // namespace
+}  // namespace retrystorm

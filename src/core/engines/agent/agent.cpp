@@ -1045,7 +1045,9 @@ class AgentEngine {
         user_done(now_ + s_.server.answer_delay_s);
         return true;
       }
-      if (!awaits(calls_[parent], parent_gen)) return false;
+      // The answer reaches each caller up the stack the delay late: one
+      // whose timeout (or the deadline) comes first gives up on it.
+      if (!awaits(calls_[parent], parent_gen) || !answer_in_time(calls_[parent])) return false;
       call_id = parent;
       gen = parent_gen;
       sent_s = made;  // the caller's attempt made this call

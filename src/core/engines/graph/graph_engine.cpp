@@ -1079,8 +1079,10 @@ class GraphEngine {
     double sent = v.sent_s, delay = answer_delay(v.service), back = v.back_s + delay;
     free_visit(visit_id);
     // An answer that arrives after its caller gave up is of no use: the
-    // caller's timer ends the attempt.
-    if (!answer_in_time(calls_[caller], delay)) return;
+    // caller's timer ends the attempt. It arrives after every delay on its
+    // way up so far (a caller above the first did not see it in time
+    // because the one below did: success latencies passed the user's timeout).
+    if (!answer_in_time(calls_[caller], back)) return;
     call_succeeded(caller, caller_gen, sent, back);
   }
 
