@@ -1359,6 +1359,24 @@ TEST(AnalyzeFormats, LongSessionsSpreadOverTheirWholeHours) {
   EXPECT_LT(took, 20) << "20,000 sessions of 2,778 hours each";
 }
 
+// Hours where only an error-free long session is open have no errors: what
+// the closed spans gave is not left behind by rounding (1.4e-17 lines of 429
+// read as an error share of 100%, and the replay's API as dead).
+TEST(AnalyzeFormats, LongSessionsLeaveNoErrorsWhereNoneWere) {
+  fs::path dir = temp_dir("long_residue");
+  const std::string text =
+      "session_id,start_s,end_s,outcome,n_429\n"
+      "a,1000,145000,completed,7\nb,1000,181000,completed,13\n"
+      "c,1000,361000,completed,0\nd,2000,300000,completed,3\n";
+  Report r = analyze({write_file(dir, "long.csv", text)});
+  ASSERT_GT(r.hours.size(), 99u);
+  for (size_t h = 84; h < 99; ++h) {
+    EXPECT_EQ(r.hours[h].lines_429, 0) << h;
+    EXPECT_FALSE(incident::known(r.hours[h].error_share) && r.hours[h].error_share > 0) << h;
+    EXPECT_DOUBLE_EQ(r.hours[h].in_flight, 1) << h;
+  }
+}
+
 // An events.jsonl session lasts at most 10^7 s, as a sessions.csv row does.
 TEST(AnalyzeFormats, AnEventsSessionLongerThanTheLongestIsRefused) {
   fs::path dir = temp_dir("long_events");

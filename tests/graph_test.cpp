@@ -1130,6 +1130,22 @@ TEST(GraphReview, CallsAnsweredAtOnceDoNotNestOnTheStack) {
   EXPECT_EQ(arrivals("p10"), 100 * arrivals("b"));
 }
 
+// A server that refuses at once at the depth limit: its refusal's next call
+// is drained from a fresh depth (it went back on the list for ever, and the
+// run filled memory).
+TEST(GraphReview, ARefusalAtTheDepthLimitMakesTheNextCall) {
+  const Scenario s = read(
+      "engine: agent\nhorizon_s: 2\nstep_s: 0.1\ndemand: {rate_per_s: 1}\n"
+      "client: {retries: 0, timeout_s: 1}\n"
+      "services:\n  c: {}\n  leaf: {}\n  tail: {}\n  db: {capacity_per_s: 100}\n"
+      "calls:\n  - {from: user, to: c}\n  - {from: c, to: leaf, count: 63}\n"
+      "  - {from: c, to: db, optional: true}\n  - {from: c, to: tail}\n"
+      "incident: {service: db, start_s: 0, duration_s: 2, capacity_factor: 0, failure: '503'}\n");
+  const RunResult r = run_agent(s);
+  EXPECT_EQ(r.succeeded + r.failed + r.in_flight, r.user_requests);
+  EXPECT_EQ(r.succeeded, r.user_requests);  // the db's call is optional
+}
+
 // A shed attempt's visit ends with it: the entities in flight stay what the
 // stacked engine keeps (they grew with every shed attempt).
 TEST(GraphReview, ShedAttemptsEndTheirVisits) {

@@ -77,4 +77,4 @@ def flag(name, value):
         return bool(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
-    raise TypeError(f"{name}: {value!r} is not a flag; give True or False")
+    raise TypeError(f"{name}: {shown(value)} is not a flag; give True or False")

@@ -725,6 +725,12 @@ def test_every_on_off_option_is_a_flag(name, call, value, random_server):
         call(random_server(), value)
 
 
+def test_a_huge_int_as_a_flag_is_refused_naming_the_option():
+    # Past Python's 4300 digits an int has no repr: the message still names it.
+    with pytest.raises(TypeError, match="^trace: an integer of .* bits is not a flag"):
+        rs.run(rs.Scenario.preset("order-status"), trace=10**5000)
+
+
 def test_flags_still_take_bools_numpy_bools_and_1_and_0():
     s = rs.Scenario.preset("order-status")
     for no in (False, np.bool_(False), 0):

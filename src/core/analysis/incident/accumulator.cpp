@@ -166,36 +166,45 @@ void Accumulator::spread(double a, double b, F f) {
 // An Hour is doubles only: added as an array, so that its fields are listed once.
 void Accumulator::add_scaled(Hour& into, const Hour& amount, double sign) {
   static_assert(std::is_trivially_copyable_v<Hour> && sizeof(Hour) % sizeof(double) == 0);
-  constexpr size_t kFields = sizeof(Hour) / sizeof(double);
-  auto sum = std::bit_cast<std::array<double, kFields>>(into);
-  const auto add = std::bit_cast<std::array<double, kFields>>(amount);
-  for (size_t i = 0; i < kFields; ++i) sum[i] += sign * add[i];
+  auto sum = std::bit_cast<std::array<double, kHourFields>>(into);
+  const auto add = std::bit_cast<std::array<double, kHourFields>>(amount);
+  for (size_t i = 0; i < kHourFields; ++i) sum[i] += sign * add[i];
   into = std::bit_cast<Hour>(sum);
 }
 
 // Whole hours [from, to) each get `each`.
 void Accumulator::add_whole_hours(int64_t from, int64_t to, const Hour& each) {
+  const auto add = std::bit_cast<std::array<double, kHourFields>>(each);
   WholeHours& start = whole_hours_[from];
-  add_scaled(start.each, each, +1);
-  start.spans += 1;
   WholeHours& end = whole_hours_[to];
-  add_scaled(end.each, each, -1);
-  end.spans -= 1;
+  for (size_t i = 0; i < kHourFields; ++i) {
+    if (add[i] == 0) continue;
+    start.each[i] += add[i];
+    start.open[i] += 1;
+    end.each[i] -= add[i];
+    end.open[i] -= 1;
+  }
 }
 
 // The long spans' whole hours into the hours, each hour once: a running sum
-// of what the spans open at that hour give, reset to exactly none where no
-// span is open (no rounding residue is left in the hours after them).
+// of what the open spans give, field by field; a field no open span gives is
+// reset to exactly 0 (the spans that closed leave a rounding residue, and an
+// hour without errors read 1e-17 of them: an error share of 100%).
 void Accumulator::settle_whole_hours() {
-  Hour running;
-  int64_t open = 0;
+  std::array<double, kHourFields> running{};
+  std::array<int64_t, kHourFields> open{};
   for (auto it = whole_hours_.begin(); it != whole_hours_.end(); ++it) {
-    add_scaled(running, it->second.each, +1);
-    open += it->second.spans;
-    if (open == 0) running = Hour{};
+    bool any = false;
+    for (size_t i = 0; i < kHourFields; ++i) {
+      running[i] += it->second.each[i];
+      open[i] += it->second.open[i];
+      if (open[i] == 0) running[i] = 0;
+      any = any || open[i] != 0;
+    }
     const auto next = std::next(it);
-    if (open == 0 || next == whole_hours_.end()) continue;
-    for (int64_t h = it->first; h < next->first; ++h) add_scaled(hours_[h], running, +1);
+    if (!any || next == whole_hours_.end()) continue;
+    const Hour each = std::bit_cast<Hour>(running);
+    for (int64_t h = it->first; h < next->first; ++h) add_scaled(hours_[h], each, +1);
   }
   whole_hours_.clear();
 }

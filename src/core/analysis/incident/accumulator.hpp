@@ -5,6 +5,7 @@
 // dropped and counted (docs/analyze.md, Limits).
 #pragma once
 
+#include <array>
 #include <deque>
 #include <map>
 #include <optional>
@@ -144,9 +145,13 @@ class Accumulator {
   // Long spans' whole hours, added at finish (add_whole_hours): by the hour
   // each span starts and ends, what each of its whole hours gets (+ and -),
   // and the spans starting (+1) and ending (-1) there.
+  static constexpr size_t kHourFields = sizeof(Hour) / sizeof(double);
+  // Per field of an Hour: what each whole hour gets, and the spans that give
+  // it something (a field none of the open spans gives is exactly 0 there,
+  // not what rounding left of the spans that closed).
   struct WholeHours {
-    Hour each;
-    int64_t spans = 0;
+    std::array<double, kHourFields> each{};
+    std::array<int64_t, kHourFields> open{};
   };
   std::map<int64_t, WholeHours> whole_hours_;
   void add_whole_hours(int64_t from, int64_t to, const Hour& each);

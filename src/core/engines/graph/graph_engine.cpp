@@ -1183,10 +1183,14 @@ class GraphEngine {
   void drain_deferred() {
     if (draining_) return;
     draining_ = true;
+    // From a fresh depth: a drain that starts deep (a server left at the
+    // depth limit) would put every call back on the list, for ever.
+    const int depth = std::exchange(call_depth_, 0);
     for (size_t i = 0; i < deferred_.size(); ++i) {
       Deferred d = deferred_[i];
       make_call(d.origin, d.slot);  // a parallel call for nobody, if the visit has ended
     }
+    call_depth_ = depth;
     deferred_.clear();
     draining_ = false;
   }
