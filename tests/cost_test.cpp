@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/ladder.hpp"
+#include "analysis/summary.hpp"
 #include "app/commands.hpp"
 #include "cli_run.hpp"
 #include "engines/fluid.hpp"
@@ -230,6 +231,19 @@ TEST(CostEstimate, PresetsAndTheirLaddersAreInside) {
   s.ladder.rows.assign(500, LadderRow{"r", "", {{"client.retries", 1.0}}});
   EXPECT_EQ(refusal(ladder_cost(s)), "");
   EXPECT_EQ(run_ladder(s).size(), 500u);
+}
+
+// A report's advice runs each defense it tries: its price has those runs (a
+// graph's 1,000 trials ran unpriced, past the limit the ladder keeps).
+TEST(CostEstimate, AReportIsPricedWithTheDefensesItTries) {
+  for (const char* name : {"order-status", "three-tier-chain"}) {
+    Scenario s = preset_or_throw(name).scenario;
+    s.engine = Engine::agent;
+    ASSERT_GT(defense_trials(s), 0u) << name;
+    EXPECT_GE(run_cost(s).seconds,
+              (1 + static_cast<double>(defense_trials(s))) * engine_run_cost(s).seconds)
+        << name;
+  }
 }
 
 // A session report's advice tries up to three changes, a run each: its

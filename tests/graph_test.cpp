@@ -183,6 +183,21 @@ TEST(Graph, TheTippingCacheKeepsGraphsThatDifferOnlyInTheirServicesApart) {
   EXPECT_NE(a.exact_s, c.exact_s);
 }
 
+// The cache is bounded by its keys' bytes too: requests with long profiles
+// (a megabyte of key text each) no longer stay held by the hundred.
+TEST(Graph, TheTippingCacheIsBoundedByItsKeysBytes) {
+  Scenario a = preset_or_throw("order-status").scenario;
+  Scenario b = a;
+  b.client.retries = 1;
+  TippingCache cache(256, 1);  // room for the latest entry only
+  cache.get(a);
+  const size_t one = cache.key_bytes();
+  ASSERT_GT(one, 0u);
+  cache.get(b);
+  EXPECT_LT(cache.key_bytes(), 2 * one);  // a's key went
+  EXPECT_EQ(cache.get(b).exact_s, tipping_point(b).exact_s);
+}
+
 TEST(Graph, WithoutServicesAScenarioIsTodaysModel) {
   Scenario s = preset_or_throw("two-layer-stack").scenario;
   EXPECT_TRUE(s.graph.empty());

@@ -392,6 +392,12 @@ TEST(Risk, RefusesWhatItCannotEstimate) {
   EXPECT_THROW(assess_risk(testing::preset("order-status"), testing::quick_risk({1.0}, 2)),
                InputError);
   EXPECT_THROW(assess_risk(metafor_like(), testing::quick_risk({0.0}, 2)), InputError);
+  // A subnormal demand (load 1e-310) is refused by name; stod's out_of_range
+  // was an internal error (HTTP 500).
+  EXPECT_THROW(assess_risk(metafor_like(), testing::quick_risk({1e-310}, 2)), InputError);
+  EXPECT_THROW(
+      assess_risk(metafor_like({{"demand.rate_per_s", "1e-310"}}), testing::quick_risk({1.0}, 2)),
+      InputError);
   EXPECT_THROW(assess_risk(metafor_like(), testing::quick_risk({1.0}, 200000)), InputError);
   EXPECT_THROW(assess_risk(metafor_like({{"demand.clients", "10"}}), testing::quick_risk({1.0}, 2)),
                InputError);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "analysis/ladder.hpp"
+#include "analysis/summary.hpp"
 #include "analysis/tipping.hpp"
 #include "engines/agent/agent.hpp"
 #include "engines/engine.hpp"
@@ -224,6 +225,9 @@ Cost run_cost(const Scenario& s) {
     c.keys += ", runs";
   }
   c.bytes += kReportBytesPerStep * steps;
+  // The report's advice: a run of each defense it tries (try_defenses), each
+  // priced as the run itself (a graph's 1,000 trials ran unpriced).
+  c.seconds += static_cast<double>(defense_trials(s)) * engine_run_cost(s).seconds;
   // The report's tipping point, when it has one (result_json.cpp: make_report).
   if (tipping_steps(s) <= kReportTippingSteps) c.seconds += tipping_cost(s).seconds;
   return c;

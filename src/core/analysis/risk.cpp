@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
+#include <cstdlib>
 
 #include "analysis/cost.hpp"
 #include "engines/engine.hpp"
@@ -214,10 +215,17 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
         "risk --splitting: incident.random_per_h: the incidents at random are drawn when a run "
         "starts, so every walk split from it would meet the same ones; estimate them with plain "
         "Monte Carlo (no --splitting)");
-  for (double load : o.loads)
+  for (double load : o.loads) {
     if (!(load > 0 && load <= 100))
       throw InputError("risk: load " + number_text(load) +
                        " must be above 0 and at most 100 (a multiple of demand.rate_per_s)");
+    // A rate below a normal double (1e-310 requests a second) is no demand.
+    if (!std::isnormal(r.demand.rate_per_s * load))
+      throw InputError("risk: load " + number_text(load) + " x demand.rate_per_s " +
+                       number_text(r.demand.rate_per_s) +
+                       " is no demand a run can draw; give a load and rate whose product is at "
+                       "least 1e-300 requests a second");
+  }
   if (o.runs < 0 || o.runs > 100000)
     throw InputError("risk: runs " + std::to_string(o.runs) +
                      " must be 1 to 100000 (0: the scenario's runs, else 100)");
@@ -411,7 +419,8 @@ struct AtLoad {
 AtLoad at_load(const Scenario& s, double load) {
   AtLoad a;
   // 12 digits: 9.5 x 0.8 is 7.6, not 7.6000000000000005
-  a.demand_per_s = std::stod(fmt::format("{:.12g}", s.demand.rate_per_s * load));
+  // (strtod, not stod: a subnormal rate would throw out_of_range; risk_scenario refuses one.)
+  a.demand_per_s = std::strtod(fmt::format("{:.12g}", s.demand.rate_per_s * load).c_str(), nullptr);
   a.quiet = s;
   a.quiet.demand.rate_per_s = a.demand_per_s;
   if (s.incident.random_per_h > 0) return a;  // the randomness the quiet runs meet

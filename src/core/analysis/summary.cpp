@@ -416,6 +416,10 @@ std::vector<size_t> longest_first(const std::vector<DefenseTrial>& trials) {
 
 }  // namespace
 
+size_t defense_trials(const Scenario& s) {
+  return (s.graph.empty() ? defenses(s) : graph_candidates(s)).size();
+}
+
 std::vector<DefenseTrial> try_defenses(const Scenario& s, const std::function<void()>& beside) {
   std::vector<DefenseTrial> trials;
   for (Advice& a : s.graph.empty() ? defenses(s) : graph_candidates(s)) {

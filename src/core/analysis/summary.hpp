@@ -57,6 +57,8 @@ struct DefenseTrial {
 // given, runs first among them (the scenario's own run, the longest), so
 // that the report's runs all start at once.
 std::vector<DefenseTrial> try_defenses(const Scenario& s, const std::function<void()>& beside = {});
+// How many runs try_defenses makes (the report's advice: its price).
+size_t defense_trials(const Scenario& s);
 // Ranks the defenses that help (trials: try_defenses(run.scenario)); then
 // adds what the run itself says (backoff alone, headroom).
 std::vector<Advice> advise(const RunResult& run, const Metrics& m,

@@ -189,8 +189,12 @@ TippingResult TippingCache::get(const Scenario& s, double grid_s) {
   }
   TippingResult r = tipping_point(s, grid_s);  // outside the lock: it takes a while
   std::lock_guard lock(mutex_);
+  key_bytes_ += key.size();
   entries_.emplace_front(std::move(key), r);
-  if (entries_.size() > capacity_) entries_.pop_back();
+  while (entries_.size() > capacity_ || (key_bytes_ > max_key_bytes_ && entries_.size() > 1)) {
+    key_bytes_ -= entries_.back().first.size();
+    entries_.pop_back();
+  }
   return r;
 }
 

@@ -43,15 +43,23 @@ bool recovers_with_duration(Scenario s, double duration_s);
 
 // Remembers tipping points by scenario. The tipping point does not depend on
 // the incident's own length, so changing only that hits the cache. Safe to
-// share between threads.
+// share between threads. Bounded by entries and by the bytes of their keys
+// (every key's text: a profile of 10,000 points is most of a megabyte).
 class TippingCache {
  public:
-  explicit TippingCache(size_t capacity = 256) : capacity_(capacity) {}
+  explicit TippingCache(size_t capacity = 256, size_t max_key_bytes = size_t{16} << 20)
+      : capacity_(capacity), max_key_bytes_(max_key_bytes) {}
   TippingResult get(const Scenario& s, double grid_s = 0);
+  size_t key_bytes() const {
+    std::lock_guard lock(mutex_);
+    return key_bytes_;
+  }
 
  private:
   size_t capacity_;
-  std::mutex mutex_;
+  size_t max_key_bytes_;
+  size_t key_bytes_ = 0;
+  mutable std::mutex mutex_;
   std::list<std::pair<std::string, TippingResult>> entries_;  // most recent first
 };
 
