@@ -246,6 +246,19 @@ TEST(CostEstimate, AReportIsPricedWithTheDefensesItTries) {
   }
 }
 
+// A batch of the page's band runs replications only: priced without the
+// report's advice trials and tipping point (a band the server's run accepted
+// was refused batch by batch).
+TEST(CostEstimate, ABatchOfReplicationsIsPricedWithoutTheReport) {
+  Scenario s = preset_or_throw("three-tier-chain").scenario;
+  s.engine = Engine::agent;
+  s.runs = 8;
+  const Cost batch = run_cost(s, false), report = run_cost(s);
+  EXPECT_DOUBLE_EQ(batch.seconds, engine_run_cost(s).seconds * (1 + s.runs));
+  EXPECT_GE(report.seconds,
+            batch.seconds + static_cast<double>(defense_trials(s)) * engine_run_cost(s).seconds);
+}
+
 // A session report's advice tries up to three changes, a run each: its
 // price has them (it had the run alone).
 TEST(CostEstimate, ASessionReportIsPricedWithItsAdviceRuns) {

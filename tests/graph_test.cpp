@@ -1240,11 +1240,16 @@ TEST(GraphReview, AnAnswerLateForACallerAboveIsNoSuccess) {
       read(common +
            "server: {service: deterministic, capacity_per_s: 10, slots: 7, answer_delay_s: 0.5}\n"
            "client: {retries: 0, timeout_s: 1, layers: 2, layer_timeouts_s: '1,2'}\n");
+  std::vector<double> late;
   for (const Scenario* s : {&graph, &stack}) {
     const RunResult r = run_agent(*s);
     EXPECT_EQ(r.succeeded, 0) << (s == &graph ? "graph" : "stack");
     EXPECT_GT(r.failed, 30);
+    late.push_back(std::accumulate(r.series.served_late.begin(), r.series.served_late.end(), 0.0));
   }
+  // Every answer served was late for the user, in both: none on time.
+  EXPECT_GT(late[0], 30);
+  EXPECT_EQ(late[0], late[1]);
   // With the user's timeout past the way back, every answer is a success.
   Scenario patient = stack;
   set_key_text(patient, "client.layer_timeouts_s", "1.5,2");

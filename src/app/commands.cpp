@@ -29,8 +29,8 @@ void check_runs(const Scenario& s, int limit) {
                      " (use the command line for more)");
 }
 
-void check_run_cost(const Scenario& s, const CostBudget& budget) {
-  check(run_cost(s), budget, "run");
+void check_run_cost(const Scenario& s, const CostBudget& budget, bool report) {
+  check(run_cost(s, report), budget, "run");
 }
 
 RunAnswer run(const Scenario& s, const RunOptions& o, const CostBudget& budget) {

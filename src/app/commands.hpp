@@ -56,7 +56,9 @@ bool montecarlo_wanted(const Scenario& s);
 void check_runs(const Scenario& s, int limit);
 // InputError when a run of `s` costs more than the budget (run() checks it
 // too; the command line checks first, before writing its logs).
-void check_run_cost(const Scenario& s, const CostBudget& budget);
+// `report`: the run's report too (its advice trials and tipping point), not
+// a batch of replications alone.
+void check_run_cost(const Scenario& s, const CostBudget& budget, bool report = true);
 RunAnswer run(const Scenario& s, const RunOptions& options, const CostBudget& budget);
 // run()'s answer with `runs` replications whose figures and goodput ran
 // elsewhere (montecarlo_part, in order): rs.distributed.run. The report runs

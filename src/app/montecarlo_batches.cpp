@@ -136,7 +136,7 @@ MonteCarloBatch montecarlo_batch(const Scenario& s, int done, int max_runs, Repl
     // not what this server kept (a replication it lacks is run again).
     Scenario batch = s;
     batch.runs = upto - static_cast<int>(cache.kept(s, static_cast<size_t>(upto)));
-    check_run_cost(batch, budget);
+    check_run_cost(batch, budget, false);  // replications only: no report, advice or tipping
     all = cache.prefix(s, static_cast<size_t>(upto), budget.cancelled, static_cast<size_t>(b.done));
     b.done = upto;
   } while (b.done < s.runs && std::chrono::steady_clock::now() - start < kAnswerEvery);

@@ -208,7 +208,7 @@ unsigned replications_at_once(const Scenario& s) {
   return static_cast<unsigned>(std::clamp<double>(fit, 1, std::max(1, s.runs)));
 }
 
-Cost run_cost(const Scenario& s) {
+Cost run_cost(const Scenario& s, bool report) {
   Cost c = engine_run_cost(s);
   if (!engine_facts(s).run) {
     // Sessions: its replications are in sessions_cost; the advice tries up
@@ -224,6 +224,7 @@ Cost run_cost(const Scenario& s) {
     c.seconds *= 1 + s.runs;
     c.keys += ", runs";
   }
+  if (!report) return c;  // a batch of replications (the page's band): no report
   c.bytes += kReportBytesPerStep * steps;
   // The report's advice: a run of each defense it tries (try_defenses), each
   // priced as the run itself (a graph's 1,000 trials ran unpriced).

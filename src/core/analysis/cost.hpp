@@ -31,9 +31,10 @@ struct CostLimits {
 CostLimits large_cost_limits();
 
 // One `run` (or /api/run) of the scenario's engine, with its report: the
-// Monte Carlo replications of `runs`, and the tipping point when the report
-// includes one.
-Cost run_cost(const Scenario& s);
+// Monte Carlo replications of `runs`, the runs of the defenses its advice
+// tries, and the tipping point when the report includes one. Without
+// `report`: the replications alone (a batch of the page's band).
+Cost run_cost(const Scenario& s, bool report = true);
 // One run of the engine alone (one replication): what ladders, sweeps and
 // tipping points repeat.
 Cost engine_run_cost(const Scenario& s);

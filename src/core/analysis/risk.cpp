@@ -219,12 +219,14 @@ Scenario risk_scenario(const Scenario& s, const RiskOptions& o) {
     if (!(load > 0 && load <= 100))
       throw InputError("risk: load " + number_text(load) +
                        " must be above 0 and at most 100 (a multiple of demand.rate_per_s)");
-    // A rate below a normal double (1e-310 requests a second) is no demand.
-    if (!std::isnormal(r.demand.rate_per_s * load))
+    // A subnormal rate (1e-310 requests a second) is no demand a run can
+    // draw; a rate of 0 goes on, as before (the incident's randomness).
+    const double demand = r.demand.rate_per_s * load;
+    if (demand != 0 && !std::isnormal(demand))
       throw InputError("risk: load " + number_text(load) + " x demand.rate_per_s " +
                        number_text(r.demand.rate_per_s) +
-                       " is no demand a run can draw; give a load and rate whose product is at "
-                       "least 1e-300 requests a second");
+                       " is below the smallest rate a run can draw (about 2.2e-308 requests a "
+                       "second)");
   }
   if (o.runs < 0 || o.runs > 100000)
     throw InputError("risk: runs " + std::to_string(o.runs) +

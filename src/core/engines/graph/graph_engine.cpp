@@ -103,7 +103,7 @@ struct Visit {
   uint16_t attempt;
   uint8_t state;
   bool first;
-  float back_s;  // the way back of its calls' answers (server.answer_delay_s), for latency
+  double back_s;  // the way back of its calls' answers (server.answer_delay_s)
 };
 
 // A service as the engine runs it.
@@ -441,13 +441,17 @@ class GraphEngine {
     return call.attempt - static_cast<int>(call.gen - gen);
   }
 
-  // Every caller from this visit up to the user still waits for it.
+  // Every caller from this visit up to the user still waits for it, and
+  // will when its answer arrives, the delays on its way back added up
+  // (visit_succeeds checks each caller so).
   bool path_waits(uint32_t visit_id, uint32_t gen) const {
+    double back = 0;
     for (;;) {
       if (!visit_current(visit_id, gen)) return false;
       const Visit& v = visits_[visit_id];
       const GCall& call = calls_[v.caller];
-      if (!awaits(call, v.caller_gen)) return false;
+      back += answer_delay(v.service);
+      if (!awaits(call, v.caller_gen) || !answer_in_time(call, back)) return false;
       if (call.parent == kNone) return true;
       visit_id = call.parent;
       gen = call.parent_gen;
@@ -943,7 +947,7 @@ class GraphEngine {
     if (!visit_current(parent, parent_gen)) return;
     Visit& v = visits_[parent];  // calls in sequence add their way back, a join its longest
     bool join = nodes_[v.service].pattern == CallPattern::parallel;
-    v.back_s = static_cast<float>(join ? std::max<double>(v.back_s, back_s) : v.back_s + back_s);
+    v.back_s = join ? std::max(v.back_s, back_s) : v.back_s + back_s;
     call_done(parent);
   }
 
