@@ -164,11 +164,11 @@ void Accumulator::spread(double a, double b, F f) {
 }
 
 // An Hour is doubles only: added as an array, so that its fields are listed once.
-void Accumulator::add_scaled(Hour& into, const Hour& amount, double sign) {
+void Accumulator::add_hour(Hour& into, const Hour& amount) {
   static_assert(std::is_trivially_copyable_v<Hour> && sizeof(Hour) % sizeof(double) == 0);
   auto sum = std::bit_cast<std::array<double, kHourFields>>(into);
   const auto add = std::bit_cast<std::array<double, kHourFields>>(amount);
-  for (size_t i = 0; i < kHourFields; ++i) sum[i] += sign * add[i];
+  for (size_t i = 0; i < kHourFields; ++i) sum[i] += add[i];
   into = std::bit_cast<Hour>(sum);
 }
 
@@ -204,7 +204,7 @@ void Accumulator::settle_whole_hours() {
     const auto next = std::next(it);
     if (!any || next == whole_hours_.end()) continue;
     const Hour each = std::bit_cast<Hour>(running);
-    for (int64_t h = it->first; h < next->first; ++h) add_scaled(hours_[h], each, +1);
+    for (int64_t h = it->first; h < next->first; ++h) add_hour(hours_[h], each);
   }
   whole_hours_.clear();
 }

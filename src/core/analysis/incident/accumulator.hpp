@@ -156,7 +156,7 @@ class Accumulator {
   std::map<int64_t, WholeHours> whole_hours_;
   void add_whole_hours(int64_t from, int64_t to, const Hour& each);
   void settle_whole_hours();
-  static void add_scaled(Hour& into, const Hour& amount, double sign);
+  static void add_hour(Hour& into, const Hour& amount);
   // A span with more whole hours than this has them added in bulk.
   static constexpr int64_t kWholeHoursInBulk = 8;
   std::map<int64_t, DayRow> days_;
