@@ -1241,6 +1241,32 @@ TEST(AnalyzeHostile, ControlCharactersFromLogsAndPathsAreEscaped) {
   EXPECT_NO_THROW(nlohmann::json::parse(json.out));
 }
 
+// A file name that opens a comment and then a script tag put the HTML parser
+// in the script's double-escaped state: the JSON element no longer ended at
+// its "</script>", and the charts never drew. The embedded JSON holds no "<".
+TEST(AnalyzeHostile, FileNamesCannotBreakTheEmbeddedJson) {
+  fs::path d = temp_dir("script");
+  const std::string path = write_file(d, "a<!--<script>.csv", sessions_csv(2));
+  Report r = analyze({path});
+  r.sources = {path + ": sessions.csv"};  // as the command's analysis names its files
+  const std::string page = analyze_html(r);
+  const std::string tag = "<script type=\"application/json\" id=\"report-data\">";
+  const size_t at = page.find(tag);
+  ASSERT_NE(at, std::string::npos);
+  const size_t begin = at + tag.size(), end = page.find("</script>", begin);
+  ASSERT_NE(end, std::string::npos);
+  const std::string block = page.substr(begin, end - begin);
+  EXPECT_EQ(block.find('<'), std::string::npos) << block;
+  EXPECT_EQ(block.find('>'), std::string::npos) << block;
+  EXPECT_EQ(block.find('&'), std::string::npos) << block;
+  EXPECT_NE(block.find("a\\u003c!--\\u003cscript\\u003e.csv"), std::string::npos) << block;
+  // Still JSON, and the same value: the escapes are only inside strings.
+  const nlohmann::json back = nlohmann::json::parse(block);
+  EXPECT_EQ(back, nlohmann::json::parse(analyze_json(r).dump()));
+  ASSERT_FALSE(back["sources"].empty());
+  EXPECT_NE(back["sources"][0].get<std::string>().find("a<!--<script>.csv"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace retrystorm
 

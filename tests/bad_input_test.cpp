@@ -370,6 +370,64 @@ std::vector<BadCase> bad_cases() {
   c.push_back({"PortOutOfRange", {}, {"serve", "--port", "70000"}, {"--port"}, false});
   c.push_back({"PortZero", {}, {"serve", "--port", "0"}, {"--port"}, false});
   c.push_back({"PortNotANumber", {}, {"serve", "--port", "http"}, {"--port"}, false});
+  // Regression (fixed): an address that is no host name was a failure to listen (exit 1).
+  c.push_back({"HostNotAName",
+               {},
+               {"serve", "--host", "bad host!", "--port", "65000"},
+               {"--host", "bad host!", "host name or an IP address"},
+               false});
+  c.push_back(
+      {"HostNotAnAddress", {}, {"serve", "--host", "1.2.3.999"}, {"--host", "1.2.3.999"}, false});
+  c.push_back({"HostEmpty", {}, {"serve", "--host", ""}, {"--host"}, false});
+  // Regression (fixed): an unknown option before any command got "A subcommand is required".
+  c.push_back({"UnknownOptionFirst", {}, {"--bogus"}, {"--bogus", "--help"}, false});
+  // Regression (fixed): an empty --walk read as none given.
+  c.push_back({"WalkEmpty", {}, {"run", "--walk", ""}, {"--walk", "empty"}});
+  // Regression (fixed): a device was "no such shard file".
+  c.push_back({"MergeADevice", {}, {"merge", "/dev/null"}, {"/dev/null", "not a regular file"}});
+  // Regression (fixed): a text key of another engine was only "ignored", whatever its form.
+  c.push_back({"TimelineOfAnotherEngine",
+               {},
+               {"run", "--set", "api.timeline=zzz"},
+               {"api.timeline", "zzz", "WHEN STATE"}});
+  c.push_back({"LayerTimeoutsOfAnotherEngine",
+               {},
+               {"run", "--set", "client.layer_timeouts_s=zzz"},
+               {"client.layer_timeouts_s", "zzz", "timeouts in seconds"}});
+  c.push_back({"PingRatesOfAnotherEngine",
+               {},
+               {"run", "--set", "items.ping_rates_per_h=zzz"},
+               {"items.ping_rates_per_h", "zzz", "not a number"}});
+  c.push_back({"InitialQueueOfAnotherEngine",
+               {},
+               {"run", "--set", "items.initial_queue=zzz"},
+               {"items.initial_queue", "zzz", "KIND @WHEN"}});
+  c.push_back({"RetryOnOfAnotherEngine",
+               {},
+               {"run", "--set", "engine=sessions", "--set", "client.retry_on=zzz"},
+               {"client.retry_on", "zzz", "allowed"}});
+  // Regression (fixed): --set took yes, 1, on, no, 0 and off where a file takes only true, false.
+  c.push_back({"YesForBoolInSet",
+               {},
+               {"run", "--set", "server.shed_abandoned=yes"},
+               {"server.shed_abandoned", "'yes'", "true or false"}});
+  c.push_back({"OneForBoolInSet",
+               {},
+               {"run", "--set", "client.retry_on_timeout=1"},
+               {"client.retry_on_timeout", "'1'", "true or false"}});
+  c.push_back({"YesForBoolInYaml",
+               {{"s.yaml", "client:\n  retry_on_timeout: yes\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml", "client.retry_on_timeout", "'yes'", "true or false"}});
+  // Regression (fixed): a rule between two keys of a file did not name the file.
+  c.push_back({"StepNotDividingHorizonInFile",
+               {{"s.yaml", "horizon_s: 300\nstep_s: 0.7\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml: horizon_s: 300", "step_s = 0.7"}});
+  c.push_back({"TimelineInFile",
+               {{"s.yaml", "api: {timeline: zzz}\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml: api.timeline", "zzz"}});
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include "configs_helpers.hpp"
 #include "formats/scenario_io.hpp"
 #include "systems/common.hpp"
+#include "systems/lint.hpp"
 
 namespace retrystorm::configs {
 namespace {
@@ -23,6 +24,20 @@ std::string error_of(const std::vector<ConfigFile>& files) {
     return e.what();
   }
   return "";
+}
+
+// Whether a warning of `r` contains `part`.
+bool warned(const ImportResult& r, const std::string& part) {
+  for (const auto& w : r.warnings)
+    if (w.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// Every warning of `r`, for a failure's message.
+std::string said(const ImportResult& r) {
+  std::string out;
+  for (const auto& w : r.warnings) out += w + "\n";
+  return out;
 }
 
 TEST(ConfigsDetect, NamesEachFormat) {
@@ -322,6 +337,105 @@ TEST(ConfigsIstio, PerTryTimeoutOfADroppedRetriesBlockImportsNothing) {
   EXPECT_TRUE(noted);
 }
 
+// Istio's ValidateDuration (pkg/config/validation/agent/validation.go), which
+// validateHTTPRetry runs on perTryTimeout and the VirtualService validation
+// on the route timeout, refuses a duration that is not whole milliseconds
+// ("only durations to ms precision are supported"): read as written, with a
+// warning naming the value, as for the other forms a system refuses.
+TEST(ConfigsIstio, ADurationFinerThanAMillisecondIsWarnedAbout) {
+  auto r = import_configs({{"ms.yaml",
+                            "apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec:\n"
+                            "  http:\n  - timeout: 4s\n    retries:\n      attempts: 2\n"
+                            "      perTryTimeout: 1.0005s\n"}});
+  EXPECT_DOUBLE_EQ(num(r, "client.timeout_s"), 1.0005);
+  EXPECT_TRUE(warned(r,
+                     "ms.yaml:8: spec.http[0].retries.perTryTimeout: '1.0005s' is not whole "
+                     "milliseconds: Istio's validation refuses it"));
+  EXPECT_EQ(r.warnings.size(), 1u);
+  // Whole milliseconds, in any unit, are not warned about (1.001 s is no
+  // whole number of nanoseconds as a double).
+  for (const char* ok : {"1.001s", "1500ms", "2000us", "1m"}) {
+    auto w = import_configs({{"ok.yaml", std::string("kind: VirtualService\nspec:\n  http:\n"
+                                                     "  - retries: {attempts: 2, perTryTimeout: ") +
+                                             ok + "}\n"}});
+    EXPECT_TRUE(w.warnings.empty()) << ok << ": " << said(w);
+  }
+  auto t =
+      import_configs({{"t.yaml", "kind: VirtualService\nspec:\n  http:\n  - timeout: 2500us\n"}});
+  EXPECT_TRUE(warned(t, "t.yaml:4: spec.http[0].timeout: '2500us' is not whole milliseconds"));
+}
+
+// kubectl turns a manifest's YAML into JSON with sigs.k8s.io/yaml, which
+// decodes with go-yaml v2 (decode.go: d.mapping, d.merge, isMerge): merge
+// keys are expanded before Istio, Linkerd or Kubernetes see the resource.
+// The entries are taken in order and a merge sets its keys where `<<`
+// stands: a key after `<<` wins, a key before it loses, and of a list the
+// earlier map wins. kubectl v1.32 (`kubectl label --local -o json`) gives
+// exactly these values for the file below.
+TEST(ConfigsKubernetes, MergeKeysAreExpandedAsKubectlDoes) {
+  // The anchor sits on a route for one caller only (not read); the route
+  // every caller takes merges it.
+  const std::string vs =
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec:\n  http:\n"
+      "  - match: [{sourceLabels: {app: batch}}]\n"
+      "    retries: &r {attempts: 4, perTryTimeout: 2s}\n"  // line 6
+      "  - route: [{destination: {host: a}}]\n"
+      "    retries:\n      <<: *r\n      retryOn: 5xx\n";
+  auto r = import_configs({{"vs.yaml", vs}});
+  EXPECT_EQ(num(r, "client.retries"), 4);
+  EXPECT_DOUBLE_EQ(num(r, "client.timeout_s"), 2);
+  EXPECT_TRUE(flag(r, "client.retry_on_timeout"));  // retryOn 5xx, written beside the merge
+  EXPECT_FALSE(warned(r, "<<")) << said(r);         // no "<<: unknown field"
+  // The merged value keeps the line it was written on.
+  std::string text = keys_text(r);
+  EXPECT_NE(text.find("vs.yaml:6: spec.http[1].retries.perTryTimeout"), std::string::npos) << text;
+  auto f = [](const std::string& retries) {
+    return import_configs(
+        {{"m.yaml", "kind: VirtualService\nspec:\n  http:\n  - retries:\n" + retries}});
+  };
+  auto after = f("      <<: {attempts: 4, perTryTimeout: 2s}\n      attempts: 5\n");
+  EXPECT_EQ(num(after, "client.retries"), 5);
+  auto before =
+      f("      attempts: 1\n      <<: [{attempts: 4, perTryTimeout: 2s}, {attempts: 9}]\n");
+  EXPECT_EQ(num(before, "client.retries"), 4);
+  EXPECT_TRUE(warned(before, "m.yaml:5: spec.http[0].retries.attempts: written before `<<`"));
+  auto nested = f("      <<: {<<: {attempts: 7, perTryTimeout: 1s}, perTryTimeout: 3s}\n");
+  EXPECT_EQ(num(nested, "client.retries"), 7);
+  EXPECT_DOUBLE_EQ(num(nested, "client.timeout_s"), 3);
+  // A quoted "<<" is a key of its own; a merge of a scalar is refused, as kubectl refuses it.
+  auto quoted = f("      attempts: 3\n      \"<<\": {attempts: 4}\n");
+  EXPECT_EQ(num(quoted, "client.retries"), 3);
+  std::string e = error_of({{"m.yaml",
+                             "kind: VirtualService\nspec:\n  http:\n  - retries:\n"
+                             "      <<: 4\n"}});
+  EXPECT_NE(e.find("m.yaml:5: spec.http[0].retries.<<: a merge key takes a map or a list of maps"),
+            std::string::npos)
+      << e;
+  // Linkerd's annotations and a Deployment's replicas, merged in.
+  auto l =
+      import_configs({{"svc.yaml",
+                       "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  annotations:\n"
+                       "    <<: {retry.linkerd.io/http: 5xx, retry.linkerd.io/limit: \"3\"}\n"}});
+  EXPECT_EQ(num(l, "client.retries"), 3);
+  auto d = import_configs(
+      {{"d.yaml", "kind: Deployment\nmetadata: {name: a}\nspec:\n  <<: {replicas: 6}\n"},
+       {"vs.yaml", vs}});
+  ASSERT_TRUE(d.instances.has_value());
+  EXPECT_EQ(d.instances->count, 6);
+}
+
+// Envoy's loader does not expand merge keys: MessageUtil::loadFromYaml
+// (source/common/protobuf/yaml_utility.cc, parseYamlNode) turns each yaml-cpp
+// map entry into a field by its key, and yaml-cpp has no merge keys, so `<<`
+// is a field Envoy does not know; import leaves it unexpanded too.
+TEST(ConfigsEnvoy, MergeKeysAreNotExpanded) {
+  auto r = import_configs({{"e.yaml",
+                            "route:\n  retry_policy:\n    retry_on: 5xx\n    num_retries: 3\n"
+                            "    <<: {num_retries: 7}\n"}});
+  EXPECT_EQ(num(r, "client.retries"), 3);
+  EXPECT_TRUE(warned(r, "<<")) << said(r);
+}
+
 TEST(ConfigsLinkerd, ServiceProfile) {
   auto r = import1("linkerd/serviceprofile.yaml");
   EXPECT_GT(num(r, "client.retries"), 0);
@@ -402,6 +516,60 @@ TEST(ConfigsAws, RepeatsBotocoreRefusesAreRefused) {
                             "[default]\nretry_mode = standard\nmax_attempts = 4\ns3 =\n"
                             "  max_attempts = 3\n"}});
   EXPECT_EQ(num(r, "client.retries"), 3);
+}
+
+// botocore reads the file with configparser.RawConfigParser
+// (botocore/configloader.py: raw_config_parse); configparser's _read makes a
+// line indented deeper than the setting above it (blank and comment lines
+// between) part of that setting's value. botocore 1.43.11 reads the first
+// file below as region = 'us-west-2\nmax_attempts = 7' and max_attempts
+// unset, and refuses retry_mode 'standard\n\nmax_attempts = 7'
+// (InvalidRetryModeError). "s3 =" with indented lines is its nested form
+// (_parse_nested, which refuses a line without '=').
+TEST(ConfigsAws, AnIndentedLineContinuesTheValueAboveIt) {
+  auto r = import_configs(
+      {{"c.ini", "[default]\nretry_mode = standard\nregion = us-west-2\n  max_attempts = 7\n"}});
+  EXPECT_EQ(num(r, "client.retries"), 2);  // standard's 3 attempts: max_attempts is not set
+  EXPECT_TRUE(warned(r,
+                     "c.ini:4: [default] region: 'max_attempts = 7' is indented deeper than "
+                     "the setting on line 3, so botocore (configparser) reads it as part of "
+                     "region's value"))
+      << said(r);
+  // As deep as the setting above it, a line is a setting of its own.
+  auto own =
+      import_configs({{"o.ini", "[default]\n  retry_mode = standard\n  max_attempts = 7\n"}});
+  EXPECT_EQ(num(own, "client.retries"), 6);
+  EXPECT_TRUE(own.warnings.empty());
+  // A blank line and a comment do not end the value; a header indented under it is value too.
+  std::string e =
+      error_of({{"e.ini", "[default]\nretry_mode = standard\n\n# x\n  max_attempts = 7\n"}});
+  EXPECT_NE(e.find("e.ini:2: [default] retry_mode: the value runs on over the indented lines "
+                   "below it: botocore reads 'standard\\n\\nmax_attempts = 7'"),
+            std::string::npos)
+      << e;
+  auto h = import_configs({{"h.ini",
+                            "[default]\nretry_mode = standard\nmax_attempts = 3\noutput = json\n"
+                            "  [profile b]\n  max_attempts = 9\n"}});
+  EXPECT_EQ(num(h, "client.retries"), 2);
+  EXPECT_FALSE(warned(h, "profiles"));  // [profile b] is no section
+  e = error_of({{"n.ini", "[default]\nretry_mode = standard\ns3 =\n  addressing_style\n"}});
+  EXPECT_NE(e.find("n.ini:4: [default] s3: 'addressing_style' under 's3 =' is not 'key = value'"),
+            std::string::npos)
+      << e;
+}
+
+// Lint's edit adds a setting under the header as deep as the first setting
+// there: with less, that setting would continue the new one's value.
+TEST(ConfigsAws, TheFixNeverTurnsASettingIntoAContinuation) {
+  LintReport lint = lint_configs({{"config", "[default]\n  region = us-west-2\n"}});
+  const FileEdit* edit = nullptr;
+  for (const auto& f : lint.findings)
+    if (f.rule == "no-retry-budget" && f.edit) edit = &*f.edit;
+  ASSERT_NE(edit, nullptr);
+  auto r = import_configs({{"config", edit->text}});
+  EXPECT_EQ(str(r, "client.budget.kind"), "aws_quota") << edit->text;
+  EXPECT_EQ(num(r, "client.retries"), 4) << edit->text;  // legacy's 5 attempts, as before
+  EXPECT_FALSE(warned(r, "indented deeper")) << edit->text;
 }
 
 // nginx keeps one value of most directives and refuses a second in one block

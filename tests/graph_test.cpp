@@ -1010,6 +1010,25 @@ TEST(GraphLint, TheRulesThatNeedTheGraph) {
   EXPECT_EQ(std::count(rules.begin(), rules.end(), "retries-multiply-across-hops"), 2);
 }
 
+// Envoy's max_retries alone (envoy_concurrency at ratio 0) is a fixed cap,
+// which no-retry-budget calls no budget: it protects nothing below either.
+TEST(GraphLint, AFixedCapIsNoBudgetThatCouldProtectBelow) {
+  auto rules_with = [](const std::string& budget) {
+    Scenario s = scenario_from_text(
+        "engine: agent\nservices: {api: {capacity_per_s: 100}, db: {capacity_per_s: 100}}\n"
+        "calls:\n  - {from: user, to: api, timeout_s: 3, retries: 2, budget: " +
+            budget +
+            "}\n"
+            "  - {from: api, to: db, timeout_s: 1, retries: 1, propagate_deadline: true}\n",
+        "x.yaml");
+    return rules_of(lint_scenario(s, "x"), "x");
+  };
+  std::vector<std::string> cap = rules_with("{kind: envoy_concurrency, ratio: 0}");
+  EXPECT_EQ(std::find(cap.begin(), cap.end(), "budget-does-not-protect-below"), cap.end());
+  std::vector<std::string> share = rules_with("{kind: envoy_concurrency, ratio: 0.2}");
+  EXPECT_NE(std::find(share.begin(), share.end(), "budget-does-not-protect-below"), share.end());
+}
+
 TEST(GraphLint, AnInnerTimeoutLongerThanItsCallerAndABudgetThatProtectsOnlyItsHop) {
   Scenario s = scenario_from_text(
       "engine: agent\nservices: {api: {capacity_per_s: 100}, db: {capacity_per_s: 100}}\n"

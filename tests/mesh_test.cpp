@@ -464,6 +464,77 @@ TEST(Mesh, ALinkThatLeadsNowhereIsSkipped) {
   EXPECT_EQ(linted.status, 1) << linted.err;
 }
 
+// One file with a VirtualService for orders and a DestinationRule for
+// search: each resource is read for its own host (Istio applies a
+// DestinationRule to its `host` only), not the pair as orders' one layer.
+TEST(Mesh, AVirtualServiceAndADestinationRuleForTwoHostsInOneFile) {
+  const std::string calls =
+      "services: {gateway: {capacity_per_s: 100}, orders: {capacity_per_s: 100},\n"
+      "  search: {capacity_per_s: 100}}\n"
+      "calls:\n  - {from: user, to: gateway}\n  - {from: gateway, to: orders}\n"
+      "  - {from: gateway, to: search}\n";
+  const std::string istio =
+      "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders}\n"
+      "spec:\n  hosts: [orders]\n  http:\n  - route:\n    - destination: {host: orders}\n"
+      "    retries: {attempts: 4, perTryTimeout: 1s, retryOn: 5xx}\n"
+      "---\n"
+      "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: search}\n"
+      "spec:\n  host: search\n  trafficPolicy:\n"
+      "    retryBudget: {percent: 10, minRetryConcurrency: 2}\n"
+      "    outlierDetection: {consecutive5xxErrors: 3}\n";
+  MeshImport m = import_mesh({{"istio.yaml", istio}}, {"calls.yaml", calls});
+  ASSERT_EQ(m.calls.size(), 3u);
+  const MeshCall& orders = m.calls[1];
+  const MeshCall& search = m.calls[2];
+  EXPECT_EQ(orders.to, "orders");
+  EXPECT_EQ(number(orders, "client.retries"), 4);
+  for (const ImportedKey& k : orders.keys) {
+    EXPECT_NE(k.path, "client.budget.ratio") << k.from;
+    EXPECT_NE(k.path, "client.outlier_5xx") << k.from;
+  }
+  EXPECT_EQ(search.to, "search");
+  EXPECT_EQ(number(search, "client.budget.ratio"), 0.1);
+  EXPECT_EQ(key(search, "client.budget.ratio").from.rfind("istio.yaml:", 0), 0u);
+}
+
+// A retry file of a known system that cannot be read leaves its call to the
+// defaults: said on stderr whatever the format, by import and by lint; and
+// lint --mesh's --set applies to the folder's graph, not to a preset.
+TEST(Mesh, AnUnreadFileIsSaidAndSetAppliesToTheGraph) {
+  testing::TempDir dir("mesh_unread");
+  const fs::path mesh = dir.path() / "shop";
+  fs::copy(kShop, mesh, fs::copy_options::recursive);
+  {
+    std::ofstream vs(mesh / "istio" / "orders-vs.yaml", std::ios::app);
+    vs << "---\napiVersion: networking.istio.io/v1\nkind: VirtualService\n"
+          "metadata: {name: search}\nspec:\n  hosts: [search]\n  http:\n"
+          "  - route:\n    - destination: {host: search}\n"
+          "    retries: {attempts: 3, perTryTimeout: 2x}\n";
+  }
+  for (const char* format : {"json", "yaml"}) {
+    testing::Outcome imported =
+        testing::run_cli(dir.path(), {"import", "--mesh", "shop", "--format", format});
+    EXPECT_EQ(imported.status, 0) << imported.err;
+    EXPECT_NE(imported.err.find("not read, so its calls take the defaults: "
+                                "istio/orders-vs.yaml:"),
+              std::string::npos)
+        << imported.err;
+    EXPECT_NE(imported.err.find("'2x' is not a duration"), std::string::npos) << imported.err;
+  }
+  testing::Outcome linted =
+      testing::run_cli(dir.path(), {"lint", "--mesh", "shop", "--format", "json"});
+  EXPECT_EQ(linted.status, 1) << linted.err;
+  EXPECT_NE(linted.err.find("not read, so its calls take the defaults"), std::string::npos)
+      << linted.err;
+
+  testing::Outcome set = testing::run_cli(
+      dir.path(), {"lint", "--mesh", "shop", "--set", "services.db.capacity_per_s=100000", "--set",
+                   "calls[1].retries=0"});
+  EXPECT_EQ(set.status, 1) << set.err;
+  EXPECT_EQ(set.err.find("no such service"), std::string::npos) << set.err;
+  EXPECT_EQ(set.err.find("the scenario has 0 calls"), std::string::npos) << set.err;
+}
+
 TEST(MeshFault, AnIstioRouteFaultIsTheIncidentOnItsCall) {
   app::MeshFolder folder = shop_with("istio/orders-vs.yaml",
                                      "    fault:\n"

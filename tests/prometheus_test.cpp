@@ -581,20 +581,28 @@ TEST(PrometheusWrite, OpenMetricsIsDeterministicAndEnds) {
   EXPECT_NE(bad.err.find("--metrics-as"), std::string::npos);
 }
 
-// 100 requests a second, no retries, 30% failing from t = 20 s to the end of
-// the range: an incident still under way, not a retry storm (the last-minute
-// window was empty and read as goodput 0).
-TEST(PrometheusDiagnosis, ATriggerRunningToTheEndIsNotAStorm) {
+// 120 steps of 100 requests, no retries, 30 of them failing in steps
+// [from, to): a trigger without a storm.
+incident::ObservedSeries failing_between(size_t from, size_t to) {
   incident::ObservedSeries s;
   const size_t n = 120;
   s.requests.assign(n, 100);
   s.retries.assign(n, 0);
   s.successes.assign(n, 100);
   s.failed.assign(n, 0);
-  for (size_t i = 20; i < n; ++i) {
+  for (size_t i = from; i < to; ++i) {
     s.successes[i] = 70;
     s.failed[i] = 30;
   }
+  return s;
+}
+
+// 100 requests a second, no retries, 30% failing from t = 20 s to the end of
+// the range: an incident still under way, not a retry storm (the last-minute
+// window was empty and read as goodput 0).
+TEST(PrometheusDiagnosis, ATriggerRunningToTheEndIsNotAStorm) {
+  incident::ObservedSeries s = failing_between(20, 120);
+  const size_t n = s.requests.size();
   incident::ObservedReport r = incident::analyze_observed(s, {});
   EXPECT_TRUE(r.ongoing);
   EXPECT_FALSE(r.metastable);
@@ -636,6 +644,67 @@ TEST(PrometheusDiagnosis, ATriggerRunningToTheEndIsNotAStorm) {
   EXPECT_EQ(on.verdict.headline.find("horizon_s"), std::string::npos) << on.verdict.headline;
   EXPECT_NE(on.verdict.headline.find("Still in the trigger when the range ends"), std::string::npos)
       << on.verdict.headline;
+}
+
+// Steps of 300 s: 60 / 300 rounded to no step, the last minute was an empty
+// window read as goodput 0, and with a failure in the last step that made a
+// storm. The last minute is the last step when a step is over a minute.
+TEST(PrometheusDiagnosis, StepsOverAMinuteReadTheLastStepAsTheLastMinute) {
+  incident::ObservedSeries s;
+  s.step_s = 300;
+  const size_t n = 12;
+  s.requests.assign(n, 30000);  // 100 a second
+  s.retries.assign(n, 0);
+  s.successes.assign(n, 30000);
+  s.failed.assign(n, 0);
+  s.successes[3] = 15000;  // the trigger: 900 s to 1200 s
+  s.failed[3] = 15000;
+  const incident::ObservedReport r = incident::analyze_observed(s, {});
+  EXPECT_DOUBLE_EQ(r.trigger_end_s, 1200);
+  EXPECT_DOUBLE_EQ(r.demand_per_s, 100);
+  EXPECT_DOUBLE_EQ(r.goodput_after, 100);
+  EXPECT_DOUBLE_EQ(r.throughput_after, 100);
+  EXPECT_FALSE(r.metastable);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "recovered");
+  // One failure in the last step: not recovered, and still no storm.
+  s.successes[n - 1] = 29999;
+  s.failed[n - 1] = 1;
+  const incident::ObservedReport tail = incident::analyze_observed(s, {});
+  EXPECT_FALSE(tail.recovery_s.has_value());
+  EXPECT_FALSE(tail.metastable);
+  EXPECT_DOUBLE_EQ(tail.goodput_after, 29999.0 / 300);
+  EXPECT_DOUBLE_EQ(tail.throughput_after, 100);
+  ASSERT_FALSE(tail.findings.empty());
+  EXPECT_NE(tail.findings[0].id, "metastable_retry_storm");
+  EXPECT_EQ(tail.findings[0].id, "still_failing_at_end");
+}
+
+// The load back down after the trigger, but one background failure in the
+// last second: the verdict is not recovered, so neither is the diagnosis (it
+// said "recovered" under a "Not recovered" headline).
+TEST(PrometheusDiagnosis, AFailureInTheLastStepIsNotARecovery) {
+  incident::ObservedSeries s = failing_between(20, 45);
+  const size_t n = s.requests.size();
+  const incident::ObservedReport clean = incident::analyze_observed(s, {});
+  EXPECT_TRUE(clean.verdict.recovered);
+  ASSERT_FALSE(clean.findings.empty());
+  EXPECT_EQ(clean.findings[0].id, "recovered");
+  s.successes[n - 1] = 99;
+  s.failed[n - 1] = 1;
+  const incident::ObservedReport r = incident::analyze_observed(s, {});
+  EXPECT_FALSE(r.verdict.recovered);
+  EXPECT_FALSE(r.recovery_s.has_value());
+  EXPECT_NE(r.verdict.headline.find("Not recovered"), std::string::npos) << r.verdict.headline;
+  EXPECT_FALSE(r.metastable);
+  EXPECT_FALSE(r.ongoing);
+  ASSERT_FALSE(r.findings.empty());
+  const incident::Diagnosis& d = r.findings[0];
+  EXPECT_EQ(d.id, "still_failing_at_end");
+  for (const auto& f : r.findings) EXPECT_NE(f.id, "recovered");
+  ASSERT_GE(d.evidence.size(), 2u);
+  EXPECT_EQ(d.evidence[0], r.verdict.headline);
+  EXPECT_NE(d.evidence[1].find("1 of 100 requests failed"), std::string::npos) << d.evidence[1];
 }
 
 // Steps of 5 s: a step's counts spread over its five seconds, and the

@@ -6,6 +6,7 @@
 // after a shorter one).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -48,7 +49,9 @@ TippingResult tipping_one_at_a_time(const Scenario& s) {
     long mid = lo + (hi - lo) / 2;
     (recovers_with_duration(s, tidy(mid * s.step_s)) ? lo : hi) = mid;
   }
-  r.exact_s = tidy(hi * s.step_s);
+  // The cases start on a step boundary: the steps found last hi whole steps,
+  // never longer than the grid's answer (analysis/tipping.cpp).
+  r.exact_s = std::min(*r.on_grid_s, tidy(hi * s.step_s));
   return r;
 }
 
@@ -89,13 +92,15 @@ TEST(TippingGrid, AGridWithNoLengthToTryClaimsNothing) {
 
 // The bisection counts a grid point as the steps its incident covers: on a
 // 2.8 s grid with 1 s steps, 11.2 s covers 12 steps, and 11 s (which
-// recovers) is never the answer.
+// recovers) is never the answer. Every length in (11 s, 12 s] covers those
+// 12 steps; the exact answer is never longer than the grid's.
 TEST(TippingGrid, AGridOffTheStepsBisectsTheStepsItCovers) {
   Scenario s = preset_or_throw("order-status").scenario;
   const TippingResult t = tipping_point(s, 2.8);
   ASSERT_TRUE(t.exact_s && t.on_grid_s);
   EXPECT_DOUBLE_EQ(*t.on_grid_s, 11.2);
-  EXPECT_DOUBLE_EQ(*t.exact_s, 12);
+  EXPECT_DOUBLE_EQ(*t.exact_s, 11.2);
+  EXPECT_FALSE(recovers_with_duration(s, 11.2));
   EXPECT_TRUE(recovers_with_duration(s, 11));
   EXPECT_FALSE(recovers_with_duration(s, 12));
 }

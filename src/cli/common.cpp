@@ -12,6 +12,7 @@
 
 #include "app/scenario_request.hpp"
 #include "logs/atomic_file.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "text/printable.hpp"
 
@@ -113,9 +114,23 @@ std::optional<int> CommandTable::run_parsed() const {
 
 namespace {
 
+// An option before any command (`retrystorm --bogus`) that the program does
+// not take: CLI11 would only say that a command is missing.
+bool known_first_option(CLI::App& app, const std::string& word) {
+  const std::string name = word.substr(0, word.find('='));
+  if (app.get_option_no_throw(name)) return true;
+  std::string names;
+  for (const CLI::Option* option : app.get_options())
+    if (!option->get_name().empty()) names += (names.empty() ? "" : ", ") + option->get_name();
+  std::cerr << "retrystorm: unknown option '" << printable(name) << "'; before a command only "
+            << names << " are taken: give a command first (see --help)\n";
+  return false;
+}
+
 // CLI11 reports an unknown command as a missing one: name it instead.
 bool known_command(CLI::App& app, int argc, char** argv) {
-  if (argc <= 1 || argv[1][0] == '-') return true;
+  if (argc <= 1) return true;
+  if (argv[1][0] == '-') return known_first_option(app, argv[1]);
   std::string names;
   bool known = false;
   for (const auto* sub : app.get_subcommands({})) {
@@ -149,6 +164,19 @@ int run_parsed(const CommandTable& table) {
   }
 }
 
+// --help and --version print to standard output as the commands do: when
+// it cannot be written they fail too, never exiting 0 with nothing shown.
+int print_and_finish(const CLI::App& app, const CLI::Error& e) {
+  const int status = app.exit(e);
+  try {
+    finish_stdout();
+  } catch (const std::exception& failed) {
+    std::cerr << "retrystorm: " << failed.what() << "\n";
+    return kExitFailure;
+  }
+  return status;
+}
+
 }  // namespace
 
 int run_command_line(CLI::App& app, const CommandTable& table, int argc, char** argv) {
@@ -156,17 +184,49 @@ int run_command_line(CLI::App& app, const CommandTable& table, int argc, char** 
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_and_finish(app, e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_and_finish(app, e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return print_and_finish(app, e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "retrystorm: " << e.what() << " (see --help)\n";
     return kExitBadInput;
   }
   return run_parsed(table);
 }
+
+namespace {
+
+// Whether a --set is refused on its own: a key's type and range do not depend
+// on the scenario it is set in (a graph's key does: it counts as taken).
+bool set_refused(const std::vector<std::string>& sets) {
+  for (const std::string& kv : sets) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return true;
+    const std::string path = kv.substr(0, eq);
+    if (is_graph_path(path)) continue;
+    try {
+      Scenario alone;
+      set_key_text(alone, path, kv.substr(eq + 1));
+    } catch (const InputError&) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Errors of a scenario file read FILE: ... (docs/limits.md). The reader names
+// the file itself; the rules that tie keys together are checked once the
+// scenario is whole, and are named here. A --set's own error names its key.
+std::string file_error(const std::string& file, const std::vector<std::string>& sets,
+                       const std::string& what) {
+  if (what.rfind(file + ":", 0) == 0 || what.rfind("--scenario:", 0) == 0 || set_refused(sets))
+    return what;
+  return file + ": " + what;
+}
+
+}  // namespace
 
 Scenario build_scenario(const std::string& preset, const std::string& file,
                         const std::vector<std::string>& sets, const std::string& fallback) {
@@ -177,7 +237,13 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
   request.file = file;
   request.fallback = fallback;
   for (const std::string& kv : sets) request.sets.push_back({kv, std::nullopt});
-  app::AssembledScenario assembled = app::assemble_scenario(request);
+  app::AssembledScenario assembled;
+  try {
+    assembled = app::assemble_scenario(request);
+  } catch (const InputError& e) {
+    if (file.empty()) throw;
+    throw InputError(file_error(file, sets, e.what()));
+  }
   for (const std::string& w : assembled.warnings) std::cerr << "retrystorm: warning: " << w << "\n";
   return assembled.scenario;
 }

@@ -53,12 +53,20 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "retrystorm: warning: " << w << "\n";
 }
 
+// The mesh's files of a known system that could not be read: the calls they
+// would name take the defaults, whatever the output's format.
+void print_unread(const MeshImport& m) {
+  for (const auto& u : m.unread)
+    std::cerr << "retrystorm: warning: not read, so its calls take the defaults: " << u << "\n";
+}
+
 app::MeshSources mesh_sources(const ConfigCommands& c);
 
 // import --mesh: the graph, with each call's policy from the folder.
 int import_mesh_command(const ConfigCommands& c) {
   MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, mesh_sources(c)));
   print_warnings(m.warnings);
+  print_unread(m);
   if (c.format == "text")
     emit(mesh_text(m), c.out);
   else if (c.format == "json")
@@ -145,7 +153,9 @@ int lint_command(const ConfigCommands& c) {
     o.instances = checked_lint_instances(c.instances, "--instances");
   o.simulate = c.simulate;
   o.preset = c.preset;
-  if (!c.scenario.empty() || !c.sets.empty()) o.base = build_scenario(c, "primary-failover");
+  // With --mesh, --set applies to the folder's graph (below), not to a preset.
+  if (c.mesh.empty() && (!c.scenario.empty() || !c.sets.empty()))
+    o.base = build_scenario(c, "primary-failover");
   request.files = app::read_config_files(c.files);
   check_mesh_options(c, "lint");
   if (!c.mesh.empty()) {
@@ -155,6 +165,7 @@ int lint_command(const ConfigCommands& c) {
           "or --scenario (--set applies on top)");
     MeshImport m = app::import_mesh_folder(app::read_mesh_folder(c.mesh, mesh_sources(c)));
     if (c.format == "text") print_warnings(m.warnings);
+    print_unread(m);
     app::ScenarioRequest mesh;
     mesh.scenario = m.document;
     // A storm of more attempts than a run allows is what lint reports, not a
@@ -163,7 +174,6 @@ int lint_command(const ConfigCommands& c) {
     for (const std::string& kv : c.sets) mesh.sets.push_back({kv, std::nullopt});
     request.scenario = app::assemble_scenario(mesh).scenario;
     request.source = "mesh " + c.mesh;
-    o.base.reset();
   } else if (c.files.empty() && (!c.preset.empty() || !c.scenario.empty())) {
     request.scenario = build_scenario(c, "primary-failover");
     request.source = c.preset.empty() ? c.scenario : "preset " + c.preset;

@@ -112,11 +112,19 @@ struct MergeCommand {
 // The file's bytes, bounded (a shard of a large grid is beyond kMaxInputBytes).
 std::string read_shard_bytes(const std::string& path) {
   std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (std::filesystem::is_directory(path))
-    throw InputError("merge: " + path + ": a directory; name the shard files in it");
-  if (ec || !std::filesystem::is_regular_file(path))
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found)
     throw InputError("merge: " + path + ": no such shard file");
+  if (ec) throw InputError("merge: " + path + ": cannot be read (" + ec.message() + ")");
+  if (std::filesystem::is_directory(status))
+    throw InputError("merge: " + path + ": a directory; name the shard files in it");
+  // A device or FIFO holds no shard that `sweep --shard` or `risk --shard` wrote.
+  if (!std::filesystem::is_regular_file(status))
+    throw InputError("merge: " + path +
+                     ": not a regular file (a device, FIFO or socket); name a shard file "
+                     "that `sweep --shard K/N` or `risk --shard K/N` wrote");
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError("merge: " + path + ": cannot be read (" + ec.message() + ")");
   if (size > kMaxShardBytes)
     throw InputError("merge: " + path + ": larger than 1 GiB; cut the sweep into more shards");
   std::ifstream in(path, std::ios::binary);

@@ -216,7 +216,8 @@ void add_run_command(CLI::App& app, CommandTable& table) {
                   "seed of the agent engine or session model (default: seed key)");
   cmd->add_option("--walk", c->walk,
                   "EVENTS:SEED,...: replay a walk of `risk --splitting` (its tipped_path): "
-                  "the generator restarts with SEED after EVENTS events (docs/risk.md)");
+                  "the generator restarts with SEED after EVENTS events (docs/risk.md)")
+      ->check(not_empty("a walk, EVENTS:SEED,... (a tipped_path of `risk --splitting`)"));
   cmd->add_option("--log", c->log_dir,
                   "agent engine: write DIR/requests.csv, one row per attempt; sessions: "
                   "DIR/sessions.csv and DIR/events.jsonl")

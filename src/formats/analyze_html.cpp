@@ -40,15 +40,27 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-// JSON inside <script>: "</" would end the element.
+// JSON inside <script>: "</script" would end the element and "<!--" with
+// "<script" would put the parser in the double-escaped state, where the
+// element no longer ends at its "</script>". No "<" at all rules out both;
+// these characters only occur inside JSON strings, so \uXXXX is the same value.
 std::string script_json(const nlohmann::json& j) {
   std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '<' && i + 1 < s.size() && s[i + 1] == '/')
-      out += "<\\";
-    else
-      out += s[i];
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
+    }
   }
   return out;
 }

@@ -188,14 +188,16 @@ json trace_json(const std::vector<TraceEntry>& trace) {
 
 json ladder_json(const std::vector<LadderResult>& rows) {
   json out = json::array();
-  for (const auto& r : rows) {
+  const std::vector<std::string> changes = row_changes(rows, presets());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const LadderResult& r = rows[i];
     json set = json::object();
     for (const auto& [path, v] : r.row.set) set[path] = key_value_to_json(v);
     RunResult dummy;  // verdict needs only the scenario and metrics
     dummy.scenario = r.scenario;
     Verdict v = verdict(dummy, r.metrics);
     out.push_back({{"name", r.row.name},
-                   {"change", r.row.change},
+                   {"change", changes[i]},
                    {"set", set},
                    {"scenario", scenario_to_json(r.scenario)},
                    {"metrics", metrics_json(r.metrics)},

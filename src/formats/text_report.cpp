@@ -151,19 +151,10 @@ namespace {
 
 // The preset's description tells of its own incident and load; once the
 // scenario has left the preset, the keys it changed are said instead, so
-// that no sentence states a value the run no longer has.
+// that no sentence states a value the run no longer has (the ladder's rows
+// by the same rule: row_changes).
 std::string scenario_line(const Scenario& s) {
-  const Preset* preset = nullptr;
-  for (const Preset& p : presets())
-    if (p.name == s.name) preset = &p;
-  if (!preset || s.description != preset->description) return printable(s.description);
-  std::string changed;
-  for (const KeySpec& k : scenario_keys()) {
-    if (k.path == "name" || k.path == "description") continue;
-    std::string now = to_string(k.get(s));
-    if (now == to_string(k.get(preset->scenario))) continue;
-    changed += (changed.empty() ? "" : ", ") + k.path + " = " + printable(now);
-  }
+  std::string changed = left_preset_by(s, preset_behind(s, presets()));
   if (changed.empty()) return printable(s.description);
   return "the preset with " + changed + " (its own description no longer applies)";
 }
@@ -229,13 +220,15 @@ std::string ladder_text(const Scenario& s, const std::vector<LadderResult>& rows
   size_t width = 24;  // the longest name and two spaces (a graph's rows name their call)
   for (const auto& r : rows) width = std::max(width, printable(r.row.name).size() + 2);
   out << "  " << pad("defense", width) << pad("outcome", 34) << pad("failed", 22) << "peak\n";
-  for (const auto& r : rows) {
+  const std::vector<std::string> changes = row_changes(rows, presets());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const LadderResult& r = rows[i];
     std::string failed =
         format_percent(r.metrics.failed_fraction) + " (" + format_amount(r.metrics.failed) + ")";
     out << "  " << pad(printable(r.row.name), width)
         << pad(recovery_text(r.scenario, r.metrics), 34) << pad(failed, 22)
         << format_amount(r.metrics.peak_amplification) << "x\n";
-    out << "  " << std::string(width, ' ') << printable(r.row.change) << "\n";
+    out << "  " << std::string(width, ' ') << printable(changes[i]) << "\n";
   }
   return out.str();
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "formats/input_text.hpp"
@@ -80,7 +81,147 @@ std::vector<std::string> document_texts(const std::string& text) {
   return chunks;
 }
 
-std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file) {
+namespace {
+
+// go-yaml's isMerge: a plain `<<` (yaml-cpp's tag "?") or one tagged !!merge.
+bool is_merge_key(const YAML::Node& key) {
+  return key.IsScalar() && key.Scalar() == "<<" &&
+         (key.Tag() == "?" || key.Tag() == "tag:yaml.org,2002:merge");
+}
+
+std::string child_key(const std::string& path, const YAML::Node& key) {
+  std::string k = key.IsScalar() ? key.Scalar() : "?";
+  return path.empty() ? k : path + "." + k;
+}
+
+// One expansion of a document's merge keys (expand_merge_keys).
+struct MergeExpansion {
+  const std::string& file;
+  std::vector<std::string>* warnings;
+  size_t values = 0;  // nodes visited: aliases make a node count each time
+
+  // Every map below `n` first, so that a map merged in has its own merges
+  // expanded (maps shared through aliases are expanded once, in place).
+  void walk(const YAML::Node& n, const std::string& path, int depth) {
+    if (depth > kMaxNesting) fail(at(file, path, n), "nested too deep");
+    if (++values > kMaxValues)
+      fail(at(file, path, n),
+           "expands to more than " + std::to_string(kMaxValues) + " values (aliases, merge keys?)");
+    if (n.IsSequence()) {
+      size_t i = 0;
+      for (const auto& item : n) walk(item, path + "[" + std::to_string(i++) + "]", depth + 1);
+      return;
+    }
+    if (!n.IsMap()) return;
+    bool merges = false;
+    for (const auto& kv : n) {
+      walk(kv.second, child_key(path, kv.first), depth + 1);
+      merges = merges || is_merge_key(kv.first);
+    }
+    if (merges) expand(n, path);
+  }
+
+  // The maps a `<<` merges, in the order go-yaml v2 sets them: a list's
+  // backwards, so that the earlier one wins.
+  std::vector<YAML::Node> sources(const YAML::Node& v, const std::string& path) const {
+    auto refuse = [&](const YAML::Node& bad) {
+      fail(at(file, path, bad),
+           "a merge key takes a map or a list of maps; kubectl refuses the file (go-yaml: \"map "
+           "merge requires map or sequence of maps as the value\")");
+    };
+    if (v.IsMap()) return {v};
+    if (!v.IsSequence()) refuse(v);
+    std::vector<YAML::Node> out;
+    for (const auto& item : v) {
+      if (!item.IsMap()) refuse(item);
+      out.push_back(item);
+    }
+    // Copied backwards, not std::reverse: swapping Nodes assigns them, which
+    // writes one map into the other.
+    return std::vector<YAML::Node>(out.rbegin(), out.rend());
+  }
+
+  void expand(YAML::Node map, const std::string& path) {
+    struct Entry {
+      YAML::Node key, value;
+      bool merged;
+    };
+    std::vector<Entry> result;  // the map as go-yaml v2 makes it
+    std::map<std::string, size_t> index;
+    auto set = [&](const YAML::Node& k, const YAML::Node& v, bool merged) {
+      if (k.IsScalar()) {
+        auto [it, fresh] = index.emplace(k.Scalar(), result.size());
+        if (!fresh) {
+          Entry& e = result[it->second];
+          if (merged && !e.merged && warnings)
+            warnings->push_back(
+                at(file, child_key(path, k), e.value).text() +
+                ": written before `<<`, and the merged value (line " + std::to_string(line_of(v)) +
+                ") replaces it as kubectl reads the file (go-yaml v2 sets a merge's keys where "
+                "the `<<` stands); read as kubectl does. YAML's merge rule keeps this one: write "
+                "it after `<<` to say so for every reader");
+          // reset() re-points a handle; Node's operator= would write into the
+          // node it points at, a node of the document.
+          e.key.reset(k);
+          e.value.reset(v);
+          e.merged = merged;
+          return;
+        }
+      }
+      result.push_back({k, v, merged});
+    };
+    for (const auto& kv : map) {
+      if (!is_merge_key(kv.first)) {
+        set(kv.first, kv.second, false);
+        continue;
+      }
+      for (const YAML::Node& source : sources(kv.second, child_key(path, kv.first)))
+        for (const auto& skv : source) set(skv.first, skv.second, true);
+    }
+    // The map's own entries stay (their nodes and Marks); `<<` and the keys
+    // a merge replaced go, and the merged entries are added after them.
+    std::vector<YAML::Node> drop;
+    for (const auto& kv : map)
+      if (is_merge_key(kv.first) ||
+          (kv.first.IsScalar() && result[index.at(kv.first.Scalar())].merged))
+        drop.push_back(kv.first);
+    for (const YAML::Node& k : drop) map.remove(k);
+    for (const Entry& e : result)
+      if (e.merged) map.force_insert(e.key, e.value);
+  }
+};
+
+// A map with `kind` or `apiVersion` among its keys; `kind` read when it is.
+bool names_a_kind(const YAML::Node& map, std::string& kind) {
+  if (!map.IsMap()) return false;
+  const YAML::Node k = map["kind"];
+  if (k && k.IsScalar()) kind = k.Scalar();
+  return k || map["apiVersion"];
+}
+
+}  // namespace
+
+bool kubernetes_resource(const YAML::Node& doc) {
+  std::string kind;
+  bool named = names_a_kind(doc, kind);
+  if (!named && doc.IsMap())
+    for (const auto& kv : doc) {
+      if (!is_merge_key(kv.first)) continue;
+      if (kv.second.IsMap()) named = names_a_kind(kv.second, kind);
+      if (kv.second.IsSequence())
+        for (const auto& item : kv.second) named = names_a_kind(item, kind) || named;
+    }
+  return named && kind != "retrystorm-policy";
+}
+
+YAML::Node expand_merge_keys(YAML::Node doc, const std::string& file,
+                             std::vector<std::string>* warnings) {
+  MergeExpansion{file, warnings}.walk(doc, "", 0);
+  return doc;
+}
+
+std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file,
+                                        std::vector<std::string>* warnings) {
   if (text.size() > kMaxInputBytes) fail({file, "", 0}, "larger than 4 MiB");
   check_utf8(text, file);     // formats/input_text.hpp
   check_nesting(text, file);  // before any recursive parser
@@ -100,6 +241,8 @@ std::vector<YAML::Node> parse_documents(const std::string& text, const std::stri
       YAML::Node d = YAML::Load(chunk);
       if (!d.IsDefined() || d.IsNull()) continue;
       check_yaml_document(d, file);  // duplicate keys, aliases (formats/input_text.hpp)
+      // Bounded by the check above: a merge's entries were counted under its `<<`.
+      if (kubernetes_resource(d)) expand_merge_keys(d, file, warnings);
       docs.push_back(d);
     } catch (const YAML::Exception& e) {
       fail({file, "", e.mark.is_null() ? 0 : e.mark.line + 1}, "not valid YAML: " + e.msg);

@@ -41,7 +41,30 @@ std::string config_word(const std::string& word);
 
 // Parses a whole file as YAML (documents separated by ---) or JSON. JSON is
 // checked with nlohmann::json first so a JSON syntax error names its line.
-std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file);
+// A YAML document that is a Kubernetes resource has its merge keys expanded
+// (expand_merge_keys); `warnings`, when given, gets what that expansion says.
+std::vector<YAML::Node> parse_documents(const std::string& text, const std::string& file,
+                                        std::vector<std::string>* warnings = nullptr);
+
+// Whether a document is a Kubernetes resource, read as kubectl reads it: a
+// map with `kind` or `apiVersion` at its top, written or merged in (our own
+// kind: retrystorm-policy is not one).
+bool kubernetes_resource(const YAML::Node& doc);
+
+// YAML merge keys (`<<: {attempts: 4}`, `<<: *anchor`, `<<: [*a, *b]`)
+// expanded as kubectl does, whose sigs.k8s.io/yaml decodes with go-yaml v2
+// (decode.go: d.mapping, d.merge, isMerge): the entries are taken in order
+// and a merge sets its keys where it stands, so a key written after `<<`
+// wins over a merged one, and a merged one over a key written before `<<`
+// (a warning says so: YAML's merge rule keeps that key); of a list of maps
+// the earlier wins. A `<<` of anything but a map or a list of maps is
+// refused, as kubectl refuses it. A plain `<<` or one tagged !!merge merges;
+// a quoted "<<" is a key. The maps are edited in place and `doc` returned:
+// every value is the node it was written as, so its Mark (file:line) stays
+// where it was written. Envoy's loader (yaml-cpp, no merge keys) and our own
+// formats do not get this.
+YAML::Node expand_merge_keys(YAML::Node doc, const std::string& file,
+                             std::vector<std::string>* warnings = nullptr);
 // The YAML documents of `text` (split at `---` lines) as texts of their own,
 // each padded with empty lines so that its line numbers are the file's.
 std::vector<std::string> document_texts(const std::string& text);

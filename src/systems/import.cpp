@@ -345,7 +345,8 @@ LayerPolicy import_file(const ConfigFile& f, std::vector<std::string>& warnings,
   if (reader.read_text) {
     reader.read_text(f.text, r);
   } else {
-    auto docs = parse_documents(f.text, f.name);
+    // Kubernetes resources come with their merge keys expanded (common.hpp).
+    auto docs = parse_documents(f.text, f.name, &warnings);
     if (docs.empty()) fail({f.name, "", 0}, "empty: no settings to import");
     layer.instances = take_workloads(docs, f.name, warnings);
     try {
@@ -523,19 +524,24 @@ void add_stack_keys(ImportResult& out, const std::vector<const LayerPolicy*>& re
 }
 
 // A YAML file of Kubernetes workloads only (Deployment, ...): its documents;
-// nullopt for anything else, which import_file reads (and refuses).
-std::optional<std::vector<YAML::Node>> workload_documents(const ConfigFile& f) {
+// nullopt for anything else, which import_file reads (and refuses). What the
+// merge keys' expansion says goes to `warnings` only for such a file
+// (import_file says it for the others).
+std::optional<std::vector<YAML::Node>> workload_documents(const ConfigFile& f,
+                                                          std::vector<std::string>& warnings) {
   for (const SystemFacts& sys : system_table()) {
     const Room& r = room(sys.system);
     if (r.looks_like && r.looks_like(f.text)) return std::nullopt;
   }
   std::vector<YAML::Node> docs;
+  std::vector<std::string> said;
   try {
-    docs = parse_documents(f.text, f.name);
+    docs = parse_documents(f.text, f.name, &said);
   } catch (const InputError&) {
     return std::nullopt;  // import_file says what is wrong with it
   }
   if (docs.empty() || !std::all_of(docs.begin(), docs.end(), is_workload)) return std::nullopt;
+  warnings.insert(warnings.end(), said.begin(), said.end());
   return docs;
 }
 
@@ -578,7 +584,7 @@ ImportResult import_configs(const std::vector<ConfigFile>& files, bool check) {
   std::vector<LayerPolicy> read;
   std::vector<Instances> instances;  // in file order
   for (const auto& f : files) {
-    if (std::optional<std::vector<YAML::Node>> docs = workload_documents(f)) {
+    if (std::optional<std::vector<YAML::Node>> docs = workload_documents(f, out.warnings)) {
       for (const Instances& i : take_workloads(*docs, f.name, out.warnings)) instances.push_back(i);
       out.formats.push_back(f.name + ": Kubernetes workload (client instances)");
       continue;

@@ -4,7 +4,7 @@ import { niceStep, parseControl, stepValue } from './controls';
 import { debounce } from './debounce';
 import { axisFromRange, defaultAxis, gridOf } from './phaseaxes';
 import { addArrays, goodputBand, goodputBandLabel, loadData, nearestIndex, perSecond } from './series';
-import { traceAll, traceCurrent, traceNext, traceSeek, traceStart } from './trace';
+import { traceAll, traceCurrent, traceDrawable, traceNext, traceSeek, traceStart } from './trace';
 import type { Metrics, RunResult, Scenario, SchemaKey, SweepRow } from './types';
 
 describe('per-second conversion', () => {
@@ -157,6 +157,18 @@ describe('trace player', () => {
     expect(s.visible).toBe(0);
     expect(traceAll(s).visible).toBe(5);
     expect(traceStart({ total: 0, visible: 0 }).visible).toBe(0);
+  });
+
+  it('draws no step of a trace that has not arrived', () => {
+    // The request failed: total is the run's step count, but there are no steps to draw.
+    const missing = traceAll({ total: 120, visible: 0 });
+    expect(missing.visible).toBe(120);
+    expect(traceDrawable(missing, null)).toEqual({ total: 120, visible: 0 });
+    expect(traceCurrent(traceDrawable(traceNext(missing), null))).toBe(-1);
+    // Arrived: as many as asked, never past its last step.
+    expect(traceDrawable({ total: 120, visible: 7 }, 120).visible).toBe(7);
+    expect(traceDrawable({ total: 120, visible: 120 }, 100).visible).toBe(100);
+    expect(traceDrawable({ total: 120, visible: 3 }, 0).visible).toBe(0);
   });
 });
 

@@ -17,12 +17,14 @@ import { AmpChart } from './ampchart';
 import { AMP_POLICIES, ampScenario, ampSeries, ampSummary, SHARES } from './amplification';
 import { clone, getPath, isHidden, setPath } from './paths';
 import { loadData } from './series';
-import { traceAll, traceCurrent, traceNext, traceSeek, traceStart, type TraceState } from './trace';
+import { traceAll, traceCurrent, traceDrawable, traceNext, traceSeek, traceStart, type TraceState } from './trace';
+import { adviceErrorText, askAgainIn, busyWaitS, ladderErrorText, refusal } from './retry';
+import { fileBase } from './exportname';
 import { renderHours, renderSessionVerdict } from './sessionview';
 import { pickWindow, windowHours } from './sessions';
 import { isSessions, type AnyResult, type MonteCarloBatch, type LadderRow, type Preset, type RiskMap, type RunResult, type Scenario, type SchemaKey, type SessionResult, type Tipping } from './types';
 import { applySet, decodeState, diffScenario, encodeState, type PinState } from './urlstate';
-import { MAX_PINS, onTimeLine, pinName, pinRows, type Pin } from './pins';
+import { MAX_PINS, onTimeLine, pinName, pinRows, removePin, type Pin } from './pins';
 import { moments, nextMoment, timeoutWork } from './events';
 import { checkScenario, errorPath, filterSet, type Ignored } from './validate';
 import { clockOfDay, describeText, plural } from './format';
@@ -259,6 +261,7 @@ async function runNow() {
   // server stops the runs of a caller that has gone, and the cores are free.
   api.stopMonteCarlo();
   api.abort('ladder', 'advice', 'tipping', 'trace');
+  cancelAskAgain();
   // Nor is the ladder, advice and tipping point the last result asked for and
   // has not yet sent: it would run beside this run and its band. This run asks again.
   secondary.cancel();
@@ -305,7 +308,7 @@ async function runNow() {
       if (e instanceof ApiError && e.busy) {
         // Busy, not refused: the same inputs again once the server says so
         // (a run over the server's deadline is no busy server: not again).
-        const wait = Math.min(Math.max(e.retryAfterS ?? 2, 1), 30);
+        const wait = busyWaitS(e.retryAfterS);
         showError(`The server is busy (${e.message}); trying again in ${wait} s.`);
         S.failed = 'the server is busy; trying again';
         busyRetry = setTimeout(() => { if (seq === S.seq) void runNow(); }, wait * 1000);
@@ -492,11 +495,12 @@ function renderResult(r: RunResult) {
   renderVerdict(r);
   renderStack(r.scenario ?? S.scenario!, r);
   if (r.advice?.length) renderAdvice(r, applyChange);
-  else $('advice').replaceChildren(Object.assign(document.createElement('li'), { textContent: 'Working out what to change…' }));
+  else showAdviceNote('Working out what to change…');
   renderGoodputTable(r);
   // A new run starts with the trace folded (it can hold one line per step);
   // its text arrives separately (loadTrace), one entry per step.
   S.trace = { total: r.trace?.length ?? r.series.t_s.length, visible: 0 };
+  traceLoadedAgain();
   showTrace(false);
   renderSummary(r);
   if (!$('envoy-panel').hidden) void refreshExport();
@@ -509,10 +513,41 @@ const runSoon = debounce(() => void runNow(), 60, { leading: true });
 
 // Ladder and tipping point: slower, after the chart.
 let ladderAsked = 0;
+// Advice and ladder asked again after a busy answer: a newer run cancels them
+// (and a newer secondary(), which asks for all it needs itself).
+const askAgainTimers = new Set<ReturnType<typeof setTimeout>>();
+function askAgainLater(seconds: number, ask: () => void) {
+  const seq = S.seq;
+  const t = setTimeout(() => { askAgainTimers.delete(t); if (seq === S.seq) ask(); }, seconds * 1000);
+  askAgainTimers.add(t);
+}
+function cancelAskAgain() {
+  for (const t of askAgainTimers) clearTimeout(t);
+  askAgainTimers.clear();
+}
+/** The ladder's rows for `base` (its JSON: baseKey); `tries`: asks again made after busy answers. */
+function askLadder(base: Scenario, baseKey: string, tries = 0) {
+  S.ladderBase = baseKey;
+  const asked = ++ladderAsked;
+  api.ladder(base).then((l) => { S.ladder = l.rows; showLadderError(null); drawLadder(); keepAdviceInPlace(); hooks.ladderReady = true; }).catch((e) => {
+    if (isAbort(e)) {
+      if (asked === ladderAsked) S.ladderBase = ''; // stopped by a change: the next result asks again
+      return;
+    }
+    S.ladder = [];
+    S.ladderBase = '';
+    const wait = askAgainIn(e, tries);
+    showLadderError(e, wait);
+    drawLadder();
+    if (wait === null) hooks.ladderReady = true;
+    else askAgainLater(wait, () => askLadder(base, baseKey, tries + 1));
+  });
+}
 const secondary = debounce(() => {
   // For the result on screen: the inputs may since hold a value that is not applied.
   const sc = S.sent;
   if (!sc) return;
+  cancelAskAgain();
   if (sc.engine === 'sessions') {
     // No trace, ladder, tipping point or phase map for the session model.
     hooks.ladderReady = hooks.tippingReady = hooks.traceReady = true;
@@ -523,14 +558,8 @@ const secondary = debounce(() => {
   // rows keep meaning what their labels say after a row is loaded.
   const base = ladderBaseOf(sc);
   const baseKey = JSON.stringify(base);
-  if (baseKey !== S.ladderBase || !S.ladder.length) {
-    S.ladderBase = baseKey;
-    const asked = ++ladderAsked;
-    api.ladder(base).then((l) => { S.ladder = l.rows; showLadderError(null); drawLadder(); keepAdviceInPlace(); hooks.ladderReady = true; }).catch((e) => {
-      if (!isAbort(e)) { S.ladder = []; S.ladderBase = ''; showLadderError(e); drawLadder(); hooks.ladderReady = true; }
-      else if (asked === ladderAsked) S.ladderBase = ''; // stopped by a change: the next result asks again
-    });
-  } else { drawLadder(); hooks.ladderReady = true; }
+  if (baseKey !== S.ladderBase || !S.ladder.length) askLadder(base, baseKey);
+  else { drawLadder(); hooks.ladderReady = true; }
   const inRun = S.result && !isSessions(S.result) ? S.result.tipping : undefined;
   if (inRun && typeof inRun === 'object' && 'grid_s' in inRun && S.result?.scenario && diffScenario(S.result.scenario, sc, S.schema, false).length === 0) {
     S.tipping = inRun;
@@ -548,25 +577,34 @@ const secondary = debounce(() => {
   });
   // Advice (and the tipping point it uses) come after the chart: /api/run is asked without them.
   const r = S.result;
-  api.advice(sc).then((a) => {
+  const askAdvice = (tries: number) => api.advice(sc).then((a) => {
     if (S.result !== r || !r || isSessions(r)) return;
     r.advice = a.advice;
     renderAdvice(r, applyChange);
     keepAdviceInPlace();
     if (a.tipping) { S.tipping = a.tipping; showTipping(a.tipping); hooks.tippingReady = true; } else void tippingAlone();
-  }).catch((e) => { if (!isAbort(e)) void tippingAlone(); });
+  }).catch((e) => {
+    if (isAbort(e) || S.result !== r) return;
+    // The placeholder says the advice is coming: say what happened instead.
+    const wait = askAgainIn(e, tries);
+    showAdviceNote(adviceErrorText(e, wait));
+    keepAdviceInPlace();
+    if (wait !== null) askAgainLater(wait, () => void askAdvice(tries + 1)); // its answer holds the tipping point too
+    else void tippingAlone();
+  });
+  void askAdvice(0);
 }, 250);
 
-/** What a refused or failed request says, for a line of the page. */
-function refusal(e: unknown): string {
-  return e instanceof Error && e.message ? e.message : 'the server did not answer';
+/** A line in place of the advice list (working on it, or why there is none). */
+function showAdviceNote(text: string) {
+  $('advice').replaceChildren(Object.assign(document.createElement('li'), { textContent: text }));
 }
 
-/** The ladder's rows are gone: say why (null: they came). */
-function showLadderError(e: unknown) {
+/** The ladder's rows are gone: say why (null: they came); wait: seconds before it is asked again. */
+function showLadderError(e: unknown, wait: number | null = null) {
   const note = $('ladder-error');
   note.hidden = e === null;
-  note.textContent = e === null ? '' : `The server refused the ladder for these inputs: ${refusal(e)}`;
+  note.textContent = e === null ? '' : ladderErrorText(e, wait);
 }
 
 /** A change made by the user at time t0. */
@@ -743,7 +781,12 @@ function pinsFromLink() {
       if (!S.pins.includes(pin)) return;
       pin.result = r;
       showPins();
-    }).catch((e) => { if (!isAbort(e)) { S.pins.splice(S.pins.indexOf(pin), 1); showPins(); showError(`Pin ${pin.name}: ${e instanceof Error ? e.message : String(e)}`); } });
+    }).catch((e) => {
+      // A pin the user removed meanwhile is gone already: nothing to take out or report.
+      if (isAbort(e) || !removePin(S.pins, pin)) return;
+      showPins();
+      showError(`Pin ${pin.name}: ${e instanceof Error ? e.message : String(e)}`);
+    });
   }
   if (hooks.linkIgnored.length) showLinkNote([...hooks.linkIgnored]);
 }
@@ -800,8 +843,11 @@ function drawLadder() {
 }
 
 // ---------- trace ----------
-/** Fetches the trace of the shown run once; later calls share the answer. */
+/** Fetches the trace of the shown run once; later calls share the answer.
+ * After a failure the next call (a trace control used) asks again. */
 let tracePending: Promise<void> | null = null;
+let traceFailed: string | null = null; // why the last ask for the trace of the run on screen failed
+let traceNoteWas: { text: string; kind?: string } | null = null; // the note before it said the trace is not loaded
 function loadTrace(): Promise<void> {
   const r = S.result;
   const sc = S.sent;
@@ -811,15 +857,41 @@ function loadTrace(): Promise<void> {
     if (S.result === r) {
       r.trace = steps;
       hooks.traceReady = true;
+      traceLoadedAgain();
       if (S.trace.visible > 0) showTrace();
     }
-  }).catch((e) => { if (!isAbort(e)) showError(`trace: ${e instanceof Error ? e.message : String(e)}`); })
-    .finally(() => { tracePending = null; });
+  }).catch((e) => {
+    if (isAbort(e) || S.result !== r) return;
+    traceFailed = refusal(e);
+    showError(`The trace did not load: ${traceFailed}`);
+    traceNotLoaded();
+    hooks.traceReady = true; // settled: the controls say it is not there
+  }).finally(() => { tracePending = null; });
   return tracePending;
+}
+/** A trace came (or a new run is on screen): the note no longer says it failed. */
+function traceLoadedAgain() {
+  traceFailed = null;
+  if (!traceNoteWas) return;
+  const note = $('trace-event-note');
+  note.textContent = traceNoteWas.text;
+  if (traceNoteWas.kind !== undefined) note.dataset.kind = traceNoteWas.kind;
+  traceNoteWas = null;
+}
+/** The trace of the run on screen, or null while it has not arrived. */
+const loadedTrace = () => (S.result && !isSessions(S.result) ? S.result.trace ?? null : null);
+/** The trace controls say the trace is not there, and that using them asks again. */
+function traceNotLoaded() {
+  const note = $('trace-event-note');
+  traceNoteWas ??= { text: note.textContent ?? '', kind: note.dataset.kind };
+  note.textContent = `The trace is not loaded${traceFailed ? ` (${traceFailed})` : ''}. Start trace, Next step or Show all ask for it again.`;
+  delete note.dataset.kind;
 }
 
 function showTrace(moveCursor = true) {
-  const steps = S.result?.trace ?? [];
+  const steps = loadedTrace() ?? [];
+  // A trace that has not arrived (or is shorter than the run) has no steps to draw.
+  S.trace = traceDrawable(S.trace, loadedTrace()?.length ?? null);
   renderTrace(steps, S.trace.visible, moveCursor, Number(S.result?.scenario?.step_s) || 1, S.trace.total);
   const i = traceCurrent(S.trace);
   if (moveCursor) charts.cursorTo(i >= 0 && i < steps.length ? steps[i].t_s : null);
@@ -1126,7 +1198,6 @@ function download(name: string, text: string, type: string) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
-const fileBase = () => `retrystorm-${S.preset?.name ?? 'scenario'}`;
 
 // ---------- configuration export (live) ----------
 let exportPending: Promise<void> | null = null;
@@ -1269,7 +1340,7 @@ function wire() {
   });
   $('export-json').addEventListener('click', async () => {
     await loadTrace();
-    download(`${fileBase()}.json`, JSON.stringify(exportData(), null, 2), 'application/json');
+    download(`${fileBase(S)}.json`, JSON.stringify(exportData(), null, 2), 'application/json');
   });
   $('export-envoy').addEventListener('click', async () => {
     if (!S.scenario || S.sessions) return;
@@ -1290,14 +1361,20 @@ function wire() {
   $('envoy-download').addEventListener('click', async () => {
     await exportPending;
     const system = $<HTMLSelectElement>('export-system').value;
-    download(`${fileBase()}-${system}.${$('envoy-panel').dataset.extension ?? 'txt'}`, $<HTMLTextAreaElement>('envoy-yaml').value, 'text/plain');
+    download(`${fileBase(S)}-${system}.${$('envoy-panel').dataset.extension ?? 'txt'}`, $<HTMLTextAreaElement>('envoy-yaml').value, 'text/plain');
   });
-  $('trace-event').addEventListener('click', () => void loadTrace().then(traceToNextEvent));
+  $('trace-event').addEventListener('click', () => void loadTrace().then(() => (loadedTrace() ? traceToNextEvent() : traceNotLoaded())));
   wireImport();
   $('envoy-close').addEventListener('click', () => { $('envoy-panel').hidden = true; $('export-envoy').focus(); });
   $('theme-toggle').addEventListener('click', () => setTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark'));
   $<HTMLInputElement>('show-backlog').addEventListener('change', (e) => charts.setBacklogVisible((e.target as HTMLInputElement).checked));
-  const withTrace = (step: () => void) => loadTrace().then(() => { step(); showTrace(); });
+  // A control moves the trace once it is there; while it is not (its request
+  // failed), it says so and the next use asks again.
+  const withTrace = (step: () => void) => loadTrace().then(() => {
+    if (!loadedTrace()) { traceNotLoaded(); showTrace(false); return; }
+    step();
+    showTrace();
+  });
   $('trace-start').addEventListener('click', () => withTrace(() => { S.trace = traceStart(S.trace); }));
   $('trace-next').addEventListener('click', () => withTrace(() => { S.trace = traceNext(S.trace); }));
   $('trace-all').addEventListener('click', () => withTrace(() => { S.trace = traceAll(S.trace); }));

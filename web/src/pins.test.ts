@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PINS, onTimeLine, pinName, pinRows, type Pin } from './pins';
+import { MAX_PINS, onTimeLine, pinName, pinRows, removePin, type Pin } from './pins';
 import type { RunResult, SchemaKey } from './types';
 
 const keys: SchemaKey[] = [{ path: 'client.retries', type: 'integer', label: 'Retries' }, { path: 'client.timeout_s', type: 'number', label: 'Timeout' }];
@@ -30,5 +30,17 @@ describe('pins', () => {
     expect(rows.find((r) => r[0] === 'Goodput back after')).toEqual(['Goodput back after', '19 s', 'never', '…']);
     expect(rows.find((r) => r[0] === 'Verdict')).toEqual(['Verdict', 'Recovered +19 s', 'Not recovered by 120 s', '…']);
     expect(rows.find((r) => r[0] === 'Latency p99')?.[1]).toBe('1.25 s');
+  });
+
+  it('are removed only if still there: a pin removed meanwhile takes no other with it', () => {
+    const pin = (name: string): Pin => ({ name, preset: 'p', set: [], result: null });
+    const [a, b, c] = [pin('a'), pin('b'), pin('c')];
+    const pins = [a, b, c];
+    expect(removePin(pins, b)).toBe(true);
+    expect(pins).toEqual([a, c]);
+    // b's run fails after the user removed it: c (the last) stays.
+    expect(removePin(pins, b)).toBe(false);
+    expect(pins).toEqual([a, c]);
+    expect(removePin([], a)).toBe(false);
   });
 });

@@ -26,6 +26,17 @@ export function pinName(preset: string, set: PinState['set'], keys: SchemaKey[],
 }
 
 /**
+ * Takes `pin` out of `pins` if it is still there: the user may have removed
+ * it while its run was under way. True when it was there.
+ */
+export function removePin(pins: Pin[], pin: Pin): boolean {
+  const i = pins.indexOf(pin);
+  if (i < 0) return false; // splice(-1, 1) would take the last pin instead
+  pins.splice(i, 1);
+  return true;
+}
+
+/**
  * One per-second series of a pinned run on the time line of the run on screen:
  * the pin's value at the nearest of its own steps, null outside its run.
  */

@@ -9,6 +9,14 @@ export const traceSeek = (s: TraceState, n: number): TraceState => ({
   ...s,
   visible: Math.max(0, Math.min(s.total, Math.round(n))),
 });
+/**
+ * The state as the list can draw it: no step past the trace that has
+ * arrived (loaded: its length; null when none has, as after a failed request).
+ */
+export const traceDrawable = (s: TraceState, loaded: number | null): TraceState => ({
+  ...s,
+  visible: Math.max(0, Math.min(s.visible, loaded ?? 0)),
+});
 /** Index of the step the chart cursor follows, or -1 when none is shown. */
 export const traceCurrent = (s: TraceState): number => s.visible - 1;
 

@@ -8,6 +8,7 @@
 #include "engines/engine.hpp"
 #include "model/keys.hpp"
 #include "text/number.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm {
 
@@ -56,8 +57,9 @@ Ladder generic_ladder(const Scenario& s) {
         {"client.backoff.cap_s", 0.0},
         {"client.backoff.jitter", std::string("none")}}},
       {"+ Backoff with jitter",
-       "Exponential backoff from " + seconds_text(base) + ", capped at " + seconds_text(cap) +
-           ", " + jitter + " jitter.",
+       "Exponential backoff from " + seconds_text(base) +
+           (cap > 0 ? ", capped at " + seconds_text(cap) : std::string(", no cap")) + ", " +
+           jitter + " jitter.",
        {{"client.backoff.base_s", base},
         {"client.backoff.cap_s", cap},
         {"client.backoff.jitter", jitter}}},
@@ -80,6 +82,67 @@ Ladder ladder_of(const Scenario& s) {
 Scenario apply_row(Scenario s, const LadderRow& row) {
   for (const auto& [path, value] : row.set) set_key(s, path, value);
   return s;
+}
+
+namespace {
+
+using KeyTexts = std::vector<std::pair<std::string, std::string>>;  // path, value as printed
+
+// The keys `s` sets otherwise than `preset`, in the key table's order.
+KeyTexts keys_left(const Scenario& s, const Scenario& preset) {
+  KeyTexts out;
+  for (const KeySpec& k : scenario_keys()) {
+    if (k.path == "name" || k.path == "description") continue;
+    std::string now = to_string(k.get(s));
+    if (now != to_string(k.get(preset))) out.emplace_back(k.path, printable(now));
+  }
+  return out;
+}
+
+std::string joined(const KeyTexts& keys) {
+  std::string out;
+  for (const auto& [path, value] : keys) out += (out.empty() ? "" : ", ") + path + " = " + value;
+  return out;
+}
+
+}  // namespace
+
+std::string left_preset_by(const Scenario& s, const Scenario* preset) {
+  return preset ? joined(keys_left(s, *preset)) : std::string();
+}
+
+std::vector<std::string> row_changes(const std::vector<LadderResult>& rows,
+                                     const Scenario* preset) {
+  // Each row against the preset with the same rows applied: the keys the
+  // scenario changed that the rows do not set again (a row hides what it sets).
+  KeyTexts left;
+  if (preset) {
+    Scenario expected = *preset;
+    for (const LadderResult& r : rows) {
+      // The generic ladder is worded from the scenario it runs: its words hold.
+      if (r.scenario.ladder.rows.empty()) continue;
+      const bool cumulative = r.scenario.ladder.mode == LadderMode::cumulative;
+      Scenario row_expected = apply_row(cumulative ? expected : *preset, r.row);
+      for (auto& key : keys_left(r.scenario, row_expected))
+        if (std::none_of(left.begin(), left.end(),
+                         [&](const auto& k) { return k.first == key.first; }))
+          left.push_back(std::move(key));
+      if (cumulative) expected = std::move(row_expected);
+    }
+  }
+  std::vector<std::string> out;
+  for (const LadderResult& r : rows) {
+    if (left.empty() || r.scenario.ladder.rows.empty()) {
+      out.push_back(r.row.change);
+      continue;
+    }
+    KeyTexts sets;
+    for (const auto& [path, value] : r.row.set)
+      sets.emplace_back(path, printable(to_string(value)));
+    out.push_back((sets.empty() ? std::string("no change") : "sets " + joined(sets)) +
+                  " (its own description no longer applies: the preset with " + joined(left) + ")");
+  }
+  return out;
 }
 
 namespace {

@@ -34,4 +34,29 @@ std::vector<LadderResult> run_ladder(const Scenario& s, const CancelCheck& cance
 // + 10% retry budget; + shed abandoned work. Sizes follow the scenario.
 Ladder generic_ladder(const Scenario& s);
 
+// A preset's own words (its description, its ladder rows') tell of its own
+// scenario: the keys `s` sets otherwise than `preset`, "path = value, ..."
+// (name and description aside), which those words may no longer hold for;
+// empty when none or when `preset` is null (a scenario of its own).
+std::string left_preset_by(const Scenario& s, const Scenario* preset);
+
+// The scenario of the preset `s` still is by name and description, among
+// `all` (formats' presets(): core reads none), or null.
+template <class Presets>
+const Scenario* preset_behind(const Scenario& s, const Presets& all) {
+  for (const auto& p : all)
+    if (p.name == s.name && p.description == s.description) return &p.scenario;
+  return nullptr;
+}
+
+// Each row's change in words, for every view of a ladder (text, JSON): its
+// own description while the rows run on their preset's scenario (`preset`,
+// preset_behind the rows' scenario), else the keys it sets and those the
+// scenario left the preset by, as `run` says of the description.
+std::vector<std::string> row_changes(const std::vector<LadderResult>& rows, const Scenario* preset);
+template <class Presets>
+std::vector<std::string> row_changes(const std::vector<LadderResult>& rows, const Presets& all) {
+  return row_changes(rows, rows.empty() ? nullptr : preset_behind(rows.front().scenario, all));
+}
+
 }  // namespace retrystorm

@@ -48,13 +48,21 @@ double demand_per_s(const RunResult& run) {
   return before > 0 ? sum(run.series.first_attempts, 0, before) / (before * s.step_s) : 0;
 }
 
+// The step whose span holds instant t_s (the step starting there, on a boundary).
+size_t step_holding(const Scenario& s, double t_s) {
+  return static_cast<size_t>(std::max(0.0, std::floor(t_s / s.step_s + 1e-9)));
+}
+
 // Smallest s >= incident end from which goodput per second stays at or above
-// the fraction of demand in every step to the end.
+// the fraction of demand in every step to the end. Counted from the end
+// instant itself: when the step holding it already meets the fraction, 0
+// (from the next step's start, an incident ending inside a step read as a
+// recovery of the rest of that step, even with goodput that never fell).
 std::optional<double> goodput_recovery(const RunResult& run) {
   const Scenario& s = run.scenario;
   const auto& goodput = run.series.goodput;
   size_t n = goodput.size();
-  size_t earliest = first_step_at_or_after(s, s.incident_end_s());
+  size_t earliest = step_holding(s, s.incident_end_s());
   if (earliest >= n) return std::nullopt;
   const double needed = s.recovery.goodput_fraction * demand_per_s(run) * s.step_s;
   // With a demand profile, the fraction of the demand of each step.
@@ -101,13 +109,35 @@ std::optional<double> failure_recovery(const RunResult& run, bool growing) {
 
 }  // namespace
 
-double attempts_per_request(const RunResult& run, double from_s, double to_s) {
-  size_t from = first_step_at_or_after(run.scenario, from_s);
-  size_t to = first_step_at_or_after(run.scenario, to_s);
-  double first = sum(run.series.first_attempts, from, to);
-  double sent =
-      first + sum(run.series.retries, from, to) - sum(run.series.refused_locally, from, to);
+namespace {
+
+// (first attempts + retries sent) / first attempts over steps [from, to).
+double attempts_per_request_over(const Series& x, size_t from, size_t to) {
+  double first = sum(x.first_attempts, from, to);
+  double sent = first + sum(x.retries, from, to) - sum(x.refused_locally, from, to);
   return first > 0 ? sent / first : 0;
+}
+
+// The last window: the last whole steps nearest kLastWindowS (at least one;
+// the whole run if shorter). Its length is theirs, so that every figure over
+// it is per second of the steps summed: 60 s of 7 s steps is 9 steps, 63 s.
+struct StepWindow {
+  size_t from;
+  double seconds;
+};
+StepWindow last_window_steps(const Scenario& s, size_t n) {
+  double steps = std::max(1.0, std::round(std::min(kLastWindowS, s.horizon_s) / s.step_s));
+  size_t from = n - std::min(n, static_cast<size_t>(steps));
+  // The last step ends at the horizon (step_span), whatever its length.
+  double start = from < n ? step_span(s, static_cast<int>(from), static_cast<int>(n)).start : 0;
+  return {from, tidy_seconds(s.horizon_s - start)};
+}
+
+}  // namespace
+
+double attempts_per_request(const RunResult& run, double from_s, double to_s) {
+  return attempts_per_request_over(run.series, first_step_at_or_after(run.scenario, from_s),
+                                   first_step_at_or_after(run.scenario, to_s));
 }
 
 std::optional<double> recovery_time(const Metrics& m, const Scenario& s) {
@@ -188,15 +218,13 @@ Metrics compute_metrics(const RunResult& run) {
   m.failure_recovery_s = failure_recovery(run, m.backlog_growing);
   m.recovered = recovery_time(m, s).has_value();
 
-  double window_s = std::min(kLastWindowS, s.horizon_s);
-  size_t from = n - std::min(n, static_cast<size_t>(std::lround(window_s / s.step_s)));
+  const auto [from, window_s] = last_window_steps(s, n);
   double capacity = sum(x.capacity, from, n);
   m.last_window.seconds = window_s;
-  m.last_window.goodput_per_s = sum(x.goodput, from, n) / window_s;
+  m.last_window.goodput_per_s = window_s > 0 ? sum(x.goodput, from, n) / window_s : 0;
   m.last_window.utilization =
       capacity > 0 ? (sum(x.goodput, from, n) + sum(x.served_late, from, n)) / capacity : 0;
-  m.last_window.attempts_per_request =
-      attempts_per_request(run, s.horizon_s - window_s, s.horizon_s);
+  m.last_window.attempts_per_request = attempts_per_request_over(x, from, n);
   if (hit) {  // at the incident's service, per user request's share; its completions
     double users = sum(x.first_attempts, from, n) * share;
     m.last_window.attempts_per_request =

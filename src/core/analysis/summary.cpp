@@ -90,6 +90,11 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
     if (*rec == 0)
       v.headline = goodput ? "Absorbed: goodput held up as soon as the incident ended"
                            : "Absorbed: no user failed after the incident ended";
+    // An incident of no length is none: nothing after it is its doing.
+    if (s.incident.duration_s <= 0)
+      v.headline =
+          "Absorbed: an incident of no length (incident.duration_s 0) leaves nothing to recover "
+          "from";
   } else if (s.incident.duration_s > 0 && s.incident_end_s() >= s.horizon_s) {
     // The run ends inside the incident: nothing after it to judge. (An
     // incident of no length is none, wherever it starts.)

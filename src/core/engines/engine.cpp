@@ -1,11 +1,15 @@
 #include "engines/engine.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engines/agent/agent.hpp"
 #include "engines/fluid.hpp"
 #include "engines/sessions/session_engine.hpp"
 #include "model/graph.hpp"
+#include "policies/client_policy.hpp"
+#include "text/list.hpp"
 #include "text/number.hpp"
 
 namespace retrystorm {
@@ -118,6 +122,47 @@ static_assert(kEngines[static_cast<int>(Engine::fluid)].engine == Engine::fluid 
               kEngines[static_cast<int>(Engine::agent)].engine == Engine::agent &&
               kEngines[static_cast<int>(Engine::sessions)].engine == Engine::sessions);
 
+// The form of every text key an engine parses, whatever the engine: a value
+// the scenario's engine ignores is still written into the scenario it
+// reports (`run --format json`), which must run with the engine that reads
+// it. Each text goes through that engine's own parser, alone in a default
+// scenario, so that the rules tying it to other keys stay with its engine.
+void validate_text_keys(const Scenario& s, const RunLimits& limits) {
+  Scenario session_texts;
+  session_texts.engine = Engine::sessions;
+  session_texts.api.timeline = s.api.timeline;
+  session_texts.items.ping_rates_per_h = s.items.ping_rates_per_h;
+  session_texts.items.ping_day_factors = s.items.ping_day_factors;
+  session_texts.items.initial_queue = s.items.initial_queue;
+  // The latest start: the queue's times against sessions.start_s are its engine's rule.
+  session_texts.sessions.start_s = std::numeric_limits<double>::max();
+  session_texts.horizon_s = INFINITY;
+  sessions::validate_sessions(session_texts, limits);
+
+  // The number of timeouts per layer is checked against the layers by the agent engine.
+  std::vector<double> timeouts;
+  std::string bad;
+  parse_number_list(s.client.layer_timeouts_s, timeouts, bad);
+  ClientPolicy::parse_layer_timeouts(s.client.layer_timeouts_s, static_cast<int>(timeouts.size()),
+                                     s.client.timeout_s);
+
+  Scenario client_texts;
+  client_texts.client.retry_on = s.client.retry_on;
+  client_texts.client.stack_retries = s.client.stack_retries;
+  client_texts.demand.profile = s.demand.profile;
+  client_texts.server.capacity_profile = s.server.capacity_profile;
+  client_texts.retried_answers();
+  client_texts.layer_retries();
+  client_texts.demand_profile();
+  client_texts.capacity_profile_over_time();
+  // Hedging per layer: as many layers as it names (the count is its engine's rule).
+  Scenario hedging_text;
+  hedging_text.client.hedging = s.client.hedging;
+  hedging_text.client.layers =
+      std::max(1, static_cast<int>(text::list_items(s.client.hedging).size()));
+  hedging_text.hedged_layers();
+}
+
 }  // namespace
 
 const EngineFacts& engine_facts(Engine e) {
@@ -133,6 +178,7 @@ void validate(const Scenario& s, const RunLimits& limits) {
   validate_horizon(s, limits);
   validate_call_fault(s);
   engine_facts(s).validate(s, limits);
+  validate_text_keys(s, limits);
 }
 
 void require_step_run(const Scenario& s) {

@@ -1256,11 +1256,10 @@ void set_key_text(Scenario& s, const std::string& path, const std::string& text)
     case KeyType::integer:
       return set_key(s, path, parse_number(path, text));
     case KeyType::boolean:
-      if (text == "true" || text == "1" || text == "yes" || text == "on")
-        return set_key(s, path, true);
-      if (text == "false" || text == "0" || text == "no" || text == "off")
-        return set_key(s, path, false);
-      throw InputError(path + ": '" + text + "' is not true or false");
+      // Only the words a scenario file takes: anything else (yes, 1, on) is
+      // refused by set_key, as the same value in a file is.
+      if (text == "true" || text == "false") return set_key(s, path, text == "true");
+      return set_key(s, path, text);
     case KeyType::choice:
     case KeyType::text:
       return set_key(s, path, text);

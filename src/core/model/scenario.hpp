@@ -143,6 +143,12 @@ struct Budget {
   double min_retries_per_s = 10;  // ratio_ttl, per client
   double ttl_s = 10;              // ratio_ttl
   double clients = 100;           // client instances sharing the load
+
+  // Envoy's max_retries alone: a fixed cap on retries in flight, which no
+  // share of the traffic loosens or tightens; lint calls it no retry budget.
+  bool fixed_cap() const { return kind == BudgetKind::envoy_concurrency && ratio == 0; }
+  // A budget that follows the traffic (every kind but none and a fixed cap).
+  bool follows_traffic() const { return kind != BudgetKind::none && !fixed_cap(); }
 };
 
 // A graph of services (agent engine; docs/graph.md): user requests enter at

@@ -126,6 +126,14 @@ double RetryBudget::take(double wanted, const InFlight& in_flight, RetryCause ca
   return taken;
 }
 
+bool RetryBudget::take_one(RetryCause cause) {
+  // botocore retries/quota.py RetryQuota.acquire: all or nothing. The
+  // tolerance keeps fractional rewards summed to a whole cost from refusing.
+  if (cost(cause) > tokens_ + 1e-9) return false;
+  add_tokens(-cost(cause));
+  return true;
+}
+
 void RetryBudget::on_success(double amount, int attempt, RetryCause cause) {
   if (kind_ == BudgetKind::grpc_throttling) add_tokens(amount * b_.token_ratio);
   if (kind_ == BudgetKind::ratio_ttl) deposit(amount);

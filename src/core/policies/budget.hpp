@@ -16,7 +16,9 @@
 //                      timeout_cost, after an error answer retry_cost (AWS
 //                      standard mode: 10 and 5); a successful retry refunds
 //                      what it cost, a first-attempt success adds
-//                      success_reward; a retry without tokens fails.
+//                      success_reward; a retry whose cost is above the
+//                      tokens left fails and takes none (of a cohort, the
+//                      share the tokens pay for goes).
 //   ratio_ttl:         Linkerd's proxy: retries in the last ttl_s may reach
 //                      clients x min_retries_per_s x floor(ttl_s) + ratio_eff x
 //                      deposits in it; deposits are the outcomes that are not
@@ -73,6 +75,12 @@ class RetryBudget {
   // is asked at the failure instant instead, before the backoff.
   double take(double wanted, const InFlight& in_flight = {},
               RetryCause cause = RetryCause::timeout);
+  // One request's retry from a budget that prices a retry whole (aws_quota):
+  // granted only when its whole cost is there, and a refused one takes
+  // nothing, as botocore's RetryQuota.acquire does. The other kinds grant
+  // amounts through take().
+  bool whole_retries() const { return kind_ == BudgetKind::aws_quota; }
+  bool take_one(RetryCause cause);
   // The budgets of real systems decide when the failure arrives, before the
   // backoff; a refused retry fails at once (docs/policies.md, "When a budget
   // decides"). The spec'd token_bucket and window decide when the retry is due

@@ -171,8 +171,10 @@ class RetryState {
     if (admitted <= 0) out.action = RetryAction::denied;
   }
   // One whole retry from a budget that deals in amounts: parts it grants
-  // are banked until they make a whole retry.
+  // are banked until they make a whole retry. AWS's quota is not banked: a
+  // part would take tokens for a retry it refuses.
   bool take_whole(const InFlight& in_flight, RetryCause cause) {
+    if (budget_.whole_retries()) return budget_.take_one(cause);
     double taken = budget_.take(1.0, in_flight, cause);
     if (taken >= 1) return true;
     if (taken <= 0) return false;

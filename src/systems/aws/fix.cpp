@@ -11,7 +11,23 @@ using namespace fix_text;
 
 namespace {
 
-// `name = value` on the setting's line, or a new line under the section.
+// The indent of the section's first setting after line `from`: a line
+// inserted above it with less would make it, indented deeper, part of the new
+// line's value (configparser's continuation lines), not a setting.
+int first_setting_indent(const std::vector<std::string>& lines, size_t from) {
+  for (size_t i = from; i < lines.size(); ++i) {
+    size_t p = lines[i].find_first_not_of(" \t\r\f\v");
+    if (p == std::string::npos || lines[i][p] == '#' || lines[i][p] == ';') continue;
+    return lines[i][p] == '[' ? 0 : static_cast<int>(p);
+  }
+  return 0;
+}
+
+// `name = value` on the setting's line, or a new line under the section. The
+// spots are lines the import read as settings, never a line that continues
+// another setting's value (aws/import.cpp, parse_sections); and the import
+// refuses a max_attempts or retry_mode continued over lines, so the line
+// rewritten has no continuation under it.
 bool set_setting(std::vector<std::string>& lines, const LayerPolicy& l, const std::string& name,
                  const std::string& value) {
   std::string text = name + " = " + value;
@@ -22,7 +38,10 @@ bool set_setting(std::vector<std::string>& lines, const LayerPolicy& l, const st
     return true;
   }
   auto section = l.spots.find("section");
-  return section != l.spots.end() && insert_line(lines, section->second.line + 1, 0, text);
+  if (section == l.spots.end()) return false;
+  const int below = section->second.line + 1;
+  return below >= 0 &&
+         insert_line(lines, below, first_setting_indent(lines, static_cast<size_t>(below)), text);
 }
 
 }  // namespace

@@ -112,18 +112,56 @@ void read_aws_backoff(LayerPolicy& l, bool legacy, const std::string& mode_from)
         "(docs/configs.md, \"AWS SDKs\")");
 }
 
-// The INI file's sections and their settings; the settings of an indented
-// sub-section ("s3 =" then "  key = value") are skipped.
+// Where a line's text starts: configparser's indent level (the first
+// non-whitespace character, a tab counting as one).
+size_t indent_of(const std::string& raw) {
+  size_t p = raw.find_first_not_of(" \t\r\f\v");
+  return p == std::string::npos ? raw.size() : p;
+}
+
+// The INI file's sections and their settings, as botocore's
+// configparser.RawConfigParser reads them: a line indented deeper than the
+// setting before it (blank and comment lines between) continues that
+// setting's value. Under "s3 =" (an empty value) those lines are botocore's
+// nested service settings, skipped; under a value of its own the line is
+// part of that value, never a setting, and is warned about.
 std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
   std::vector<Section> sections;
   std::istringstream in(text);
   std::string raw;
   int line = 0;
-  bool in_sub = false;  // inside an indented sub-section ("s3 =" then "  key = value")
+  bool open = false;    // a setting is open: deeper lines continue it
+  bool nested = false;  // the open setting's value was empty ("s3 =")
+  size_t open_indent = 0;
+  std::string blanks;  // blank lines inside the open value, kept as configparser keeps them
   while (std::getline(in, raw)) {
     ++line;
     std::string t = trim(raw);
-    if (t.empty() || t[0] == '#' || t[0] == ';') continue;
+    if (t.empty()) blanks += '\n';
+    if (t.empty() || t[0] == '#' || t[0] == ';') continue;  // neither ends a value
+    const size_t indent = indent_of(raw);
+    if (!open || indent <= open_indent) {
+      blanks.clear();
+    } else {
+      // Checked before a [header] too: configparser reads "  [x]" here as value.
+      auto& [name, entry] = sections.back().entries.back();
+      const Where w{r.file, "[" + sections.back().name + "] " + name, line};
+      if (nested) {
+        // botocore's _parse_nested (configloader.py) splits each line at '='
+        // and refuses the file when one has none.
+        if (t.find('=') == std::string::npos)
+          fail(w, "'" + t + "' under '" + name +
+                      " =' is not 'key = value'; botocore refuses the file (a nested setting)");
+        continue;
+      }
+      r.warn(w, "'" + t + "' is indented deeper than the setting on line " +
+                    std::to_string(entry.line) +
+                    ", so botocore (configparser) reads it as part of " + name +
+                    "'s value, not as a setting of its own; unindent it to set it");
+      entry.value += blanks + "\n" + t;
+      blanks.clear();
+      continue;
+    }
     if (t[0] == '[') {
       // configparser's header is from '[' to the last ']' on the line; what
       // follows it (a comment) is left (SECTCRE in Python's configparser).
@@ -137,7 +175,7 @@ std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
                "the section appears twice (line " + std::to_string(earlier.line) +
                    "); botocore refuses the file (configparser's strict reading)");
       sections.push_back({name, line, {}});
-      in_sub = false;
+      open = false;
       continue;
     }
     // configparser splits at the first '=' or ':' (OPTCRE).
@@ -147,9 +185,6 @@ std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
     if (sections.empty())
       fail({r.file, trim(t.substr(0, eq)), line}, "a setting before any [profile] section");
     std::string k = trim(t.substr(0, eq)), v = trim(t.substr(eq + 1));
-    bool indented = raw[0] == ' ' || raw[0] == '\t';
-    if (indented && in_sub) continue;  // a nested service setting
-    in_sub = v.empty();
     if (k.empty()) fail({r.file, "", line}, "a setting without a name");
     // configparser compares names in lower case and refuses a second one.
     for (const auto& [earlier, entry] : sections.back().entries)
@@ -158,8 +193,21 @@ std::vector<Section> parse_sections(const std::string& text, const Reader& r) {
              "the setting appears twice in its section (line " + std::to_string(entry.line) +
                  "); botocore refuses the file (configparser's strict reading)");
     sections.back().entries.push_back({k, {v, line}});
+    open = true;
+    nested = v.empty();
+    open_indent = indent;
   }
   return sections;
+}
+
+// A value continued over indented lines (parse_sections) is several lines
+// long to botocore, which refuses it as a number or a retry mode.
+void one_line(const Entry& e, const Where& w) {
+  if (e.value.find('\n') == std::string::npos) return;
+  std::string shown;
+  for (char c : e.value) shown += c == '\n' ? std::string("\\n") : std::string(1, c);
+  fail(w, "the value runs on over the indented lines below it: botocore reads '" + shown +
+              "' and refuses it; unindent those lines");
 }
 
 // The profile read: [default] (or [profile default]), else the first [profile NAME].
@@ -216,6 +264,7 @@ void read_max_attempts(const Entry* attempts, const std::string& m, const std::s
   if (attempts) {
     YAML::Node v(attempts->value);
     Where w{r.file, section + " max_attempts", attempts->line};
+    one_line(*attempts, w);
     n = whole(v, w, 1, 1LL << 31);
     l.from["client.retries"] = w.text() + ": " + std::to_string(n) +
                                " (attempts, the first "
@@ -274,6 +323,7 @@ void read_aws(const std::string& text, Reader& r) {
   // botocore (boto3) defaults to legacy (configprovider.py: _DEFAULT_RETRY_MODE
   // = 'standard' if NEW_RETRIES_ENABLED else 'legacy'); the AWS CLI v2, Go v2
   // and JS v3 SDKs default to standard. Read as botocore, with a warning.
+  if (mode) one_line(*mode, {r.file, section + " retry_mode", mode->line});
   std::string m = mode ? mode->value : "legacy";
   if (m != "legacy" && m != "standard" && m != "adaptive")
     fail({r.file, section + " retry_mode", mode->line},

@@ -140,6 +140,34 @@ MethodConfigAt pick_method_config(const YAML::Node& mcs, const Reader& r) {
   return {mc, mc_key};
 }
 
+// tokenRatio as gRPC C-core reads the number's text
+// (RetryGlobalConfig::JsonPostLoad): without a decimal point the number
+// counts thousandths; only with one is the whole part multiplied by 1000.
+// grpc-go (a float64) and grpc-java (JsonUtil.getDouble) read the value as
+// written; the import models C-core, as for perAttemptRecvTimeout. What
+// C-core refuses, or cuts past three decimals, is read as grpc-go reads it.
+double token_ratio(const YAML::Node& tr, const Where& tw, const Reader& r) {
+  double ratio = number(tr, tw);
+  if (ratio <= 0) fail(tw, "must be above 0");
+  const std::string& written = tr.Scalar();
+  if (written.find_first_of("eE") != std::string::npos) {
+    r.warn(tw, written +
+                   ": gRPC C-core reads digits and a decimal point only and refuses "
+                   "the service config; read as grpc-go and grpc-java read it");
+  } else if (written.find('.') == std::string::npos) {
+    const double thousandths = ratio / 1000;
+    r.warn(tw, written + " has no decimal point: gRPC C-core reads it in thousandths, " +
+                   number_text(thousandths) + " tokens per success (grpc-go and grpc-java read " +
+                   written + "); read as C-core reads it, write " + written + ".0 for " + written);
+    ratio = thousandths;
+  } else if (const double kept = std::floor(ratio * 1000 + 1e-9) / 1000; kept != ratio) {
+    r.warn(tw, number_text(ratio) + ": gRPC C-core keeps 3 decimals, " +
+                   (kept > 0 ? number_text(kept) + " (grpc-go reads the whole value)"
+                             : std::string("0, and refuses the service config")));
+  }
+  return ratio;
+}
+
 // Budget: retryThrottling, per channel. Returns whether there is one.
 bool read_throttling(const YAML::Node& d, Reader& r) {
   LayerPolicy& l = r.layer;
@@ -155,13 +183,7 @@ bool read_throttling(const YAML::Node& d, Reader& r) {
     Where mw = at(r.file, "retryThrottling.maxTokens", mt),
           tw = at(r.file, "retryThrottling.tokenRatio", tr);
     long long max_tokens = whole(mt, mw, 1, 1000);
-    double ratio = number(tr, tw);
-    if (ratio <= 0) fail(tw, "must be above 0");
-    // C-core keeps three decimals of the ratio (RetryGlobalConfig::JsonPostLoad).
-    if (const double kept = std::floor(ratio * 1000 + 1e-9) / 1000; kept != ratio)
-      r.warn(tw, number_text(ratio) + ": gRPC C-core keeps 3 decimals, " +
-                     (kept > 0 ? number_text(kept) + " (grpc-go reads the whole value)"
-                               : std::string("0, and refuses the service config")));
+    double ratio = token_ratio(tr, tw, r);
     l.budget.kind = BudgetKind::grpc_throttling;
     l.set_budget("max_tokens", static_cast<double>(max_tokens));
     l.set_budget("token_ratio", ratio);

@@ -1,6 +1,7 @@
 // Istio: VirtualService (http[].retries, timeout) and DestinationRule
 // (trafficPolicy.retryBudget, connectionPool.http.maxRetries).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,9 +19,18 @@ namespace {
 
 const DurationRules kIstio{false, false, true};  // "1s", "500ms", "1m", "1h"
 
-double istio_duration(const YAML::Node& n, const Where& w) {
+// Istio's ValidateDuration (pkg/config/validation/agent/validation.go), run on
+// every duration read here, refuses one under 1 ms and one that is not whole
+// milliseconds; the second is read as written, with a warning.
+double istio_duration(const YAML::Node& n, const Where& w, const Reader& r) {
   double v = duration(n, w, kIstio);
   if (v > 0 && v < 0.001) fail(w, "Istio requires at least 1ms");
+  // In whole nanoseconds, as Go holds a Duration (up to 292 years): 1.001 s
+  // is 1000999999.9... ns as a double, 1001000000 ns.
+  if (v < 9e9 && std::llround(v * 1e9) % 1'000'000 != 0)
+    r.warn(w, "'" + n.Scalar() +
+                  "' is not whole milliseconds: Istio's validation refuses it (\"only durations "
+                  "to ms precision are supported\"), so kubectl apply fails; read as written");
   return v;
 }
 
@@ -85,7 +95,7 @@ void read_route_timeout(YAML::Node route, const std::string& hk, Reader& r) {
   YAML::Node to = route["timeout"];
   if (to) {
     Where w = at(r.file, hk + ".timeout", to);
-    l.deadline_s = istio_duration(to, w);
+    l.deadline_s = istio_duration(to, w, r);
     l.from["client.deadline_s"] = w.text() + ": route timeout, all attempts included";
   } else {
     l.deadline_s = 0;
@@ -241,7 +251,7 @@ void read_per_try_timeout(const RetriesAt& where, const std::string& retry_on, R
     // ConvertPolicy returns no retry policy for such a block, so Envoy gets
     // no per_try_timeout either: the attempt is bounded by the route timeout.
     // Still a duration Istio's validation accepts, or refused here.
-    istio_duration(ptt, at(r.file, rk + ".perTryTimeout", ptt));
+    istio_duration(ptt, at(r.file, rk + ".perTryTimeout", ptt), r);
     l.notes.push_back(at(r.file, rk + ".perTryTimeout", ptt).text() +
                       ": the retries block turns retries off, and Istio drops the whole retry "
                       "policy with it, so this per-try timeout is not applied and not imported");
@@ -249,7 +259,7 @@ void read_per_try_timeout(const RetriesAt& where, const std::string& retry_on, R
   }
   if (ptt) {
     Where w = at(r.file, rk + ".perTryTimeout", ptt);
-    double t = istio_duration(ptt, w);
+    double t = istio_duration(ptt, w, r);
     if (t <= 0) fail(w, "must be at least 1ms");
     l.per_try_timeout_s = t;
     l.retry_on_timeout = envoy::retries_timeouts(retry_on);
@@ -297,7 +307,7 @@ void read_backoff(const RetriesAt& where, Reader& r) {
   l.from["client.backoff.jitter"] = "Envoy draws each delay uniformly in [0, window)";
   if (re && re["backoff"]) {
     Where w = at(r.file, rk + ".backoff", re["backoff"]);
-    double b = istio_duration(re["backoff"], w);
+    double b = istio_duration(re["backoff"], w, r);
     if (b > 0) {
       // Envoy's max_interval is 10 x base_interval (RetryStateImpl); a window
       // above the key's range never binds in any incident the model runs.
@@ -336,7 +346,7 @@ void read_istio_delay(const YAML::Node& d, const std::string& key, RouteFault& f
     return;
   }
   Where w = at(r.file, key + ".fixedDelay", d["fixedDelay"]);
-  f.delay_s = istio_duration(d["fixedDelay"], w);
+  f.delay_s = istio_duration(d["fixedDelay"], w, r);
   f.delay_share = istio_share(d, key, r);
   f.from["incident.delay_s"] = w.text() + ": " + human_duration(f.delay_s);
   f.from["incident.delay_share"] =
@@ -569,7 +579,7 @@ void read_outlier_detection(const YAML::Node& od, const std::string& key, Reader
                              std::pair{"baseEjectionTime", "client.outlier_ejection_s"}}) {
     if (YAML::Node n = od[field]) {
       Where w = at(r.file, key + "." + field, n);
-      l.extra[path] = istio_duration(n, w);
+      l.extra[path] = istio_duration(n, w, r);
       l.from[path] = w.text();
     }
   }

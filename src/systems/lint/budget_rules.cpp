@@ -69,8 +69,8 @@ void rule_budget(const Context& c, size_t index) {
   if (!l.budget_modelled) return;
   if (!retries_overload(l)) return;        // its retries do not multiply an overload
   if (l.hedging == Hedging::grpc) return;  // the hedging finding says what bounds hedges
-  bool cap_only = l.budget.kind == BudgetKind::envoy_concurrency && l.budget.ratio == 0;
-  if (l.budget.kind != BudgetKind::none && !cap_only) return;
+  bool cap_only = l.budget.fixed_cap();
+  if (l.budget.follows_traffic()) return;
   Finding f = finding(Severity::warning, "no-retry-budget", l.file);
   std::string why = l.budget_from.empty() ? "no retry budget" : l.budget_from;
   std::string classes = retried_classes(l);

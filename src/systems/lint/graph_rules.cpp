@@ -221,11 +221,11 @@ void rule_sequence_outlasts_caller(const Scenario& s, const Hop& above,
 void rule_budget_below(const std::vector<const Hop*>& path, const std::string& source,
                        std::set<std::string>& said, std::vector<Finding>& out) {
   for (size_t i = 0; i < path.size(); ++i) {
-    if (path[i]->edge.client.budget.kind == BudgetKind::none) continue;
+    // A fixed cap is no budget here, as no-retry-budget says of it.
+    if (!path[i]->edge.client.budget.follows_traffic()) continue;
     for (size_t j = i + 1; j < path.size(); ++j) {
       const Hop& below = *path[j];
-      if (below.edge.client.retries == 0 || below.edge.client.budget.kind != BudgetKind::none)
-        continue;
+      if (below.edge.client.retries == 0 || below.edge.client.budget.follows_traffic()) continue;
       if (!said.insert(std::to_string(path[i]->index) + ">" + std::to_string(below.index)).second)
         continue;
       Finding f = finding(Severity::warning, "budget-does-not-protect-below", source);

@@ -80,10 +80,13 @@ bool read_workloads(const ConfigFile& f, Workloads& out, std::vector<std::string
   return !docs.empty() && workloads == docs.size();
 }
 
-// A file of several routing resources of one kind (two VirtualServices, for
-// orders and for search) as one file per resource, each with the file's name
-// and line numbers: each resource names its own destination (the importer
-// reads the first of each kind, and the other callees got no policy). Every
+// A file of several routing resources (two VirtualServices, for orders and
+// for search; a VirtualService for orders and a DestinationRule for search)
+// as one file per resource, each with the file's name and line numbers: each
+// resource names its own destination (read as one file, the first of each
+// kind was read for the first one's destination, and a DestinationRule gave
+// its budget to another service's calls). Parts for one destination join
+// again as its files do (import_configs). Every
 // document but a workload (read_workloads read those from the whole file)
 // becomes a part: a Service's retry annotations too.
 std::vector<ConfigFile> per_resource(const ConfigFile& f) {
@@ -92,21 +95,18 @@ std::vector<ConfigFile> per_resource(const ConfigFile& f) {
   const size_t first = f.text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || f.text[first] == '{') return {f};
   std::vector<ConfigFile> parts;
-  std::map<std::string, int> kinds;
+  int routing = 0;  // routing resources in the file
   for (const std::string& chunk : document_texts(f.text)) {
     try {
       YAML::Node d = YAML::Load(chunk);
       if (!d.IsMap() || is_workload(d)) continue;
-      if (d["kind"] && d["kind"].IsScalar() && kRouting.count(d["kind"].Scalar()))
-        ++kinds[d["kind"].Scalar()];
+      if (d["kind"] && d["kind"].IsScalar() && kRouting.count(d["kind"].Scalar())) ++routing;
       parts.push_back({f.name, chunk});
     } catch (const std::exception&) {
       return {f};  // the importer says what is wrong with it
     }
   }
-  for (const auto& [kind, n] : kinds)
-    if (n > 1) return parts;
-  return {f};
+  return routing > 1 ? parts : std::vector<ConfigFile>{f};
 }
 
 // One retry configuration (a file, or one resource of it): read for its
@@ -117,6 +117,11 @@ void read_mesh_file(const ConfigFile& f, std::vector<MeshFile>& read, MeshImport
   std::vector<std::string> ignored;  // import_configs says them again, per call
   try {
     detect_system(f);
+  } catch (const InputError& e) {
+    out.skipped.push_back(std::string(e.what()));
+    return;
+  }
+  try {
     MeshFile m{f, import_file(f, ignored)};
     out.formats.push_back(f.name + ": " + m.layer.format +
                           (m.layer.host.empty() ? std::string(" (names no destination)")
@@ -124,6 +129,7 @@ void read_mesh_file(const ConfigFile& f, std::vector<MeshFile>& read, MeshImport
     read.push_back(std::move(m));
   } catch (const InputError& e) {
     out.skipped.push_back(std::string(e.what()));
+    out.unread.push_back(std::string(e.what()));
   }
 }
 

@@ -33,6 +33,10 @@ struct MeshImport {
   std::vector<ImportedKey> incident;
   std::vector<std::string> formats;  // "istio/orders.yaml: Istio VirtualService (orders)"
   std::vector<std::string> skipped;  // files that are no retry configuration, and why
+  // Files of a known system that could not be read, and why (in `skipped`
+  // too): a call they would name falls back to the defaults, so the
+  // commands say it on every output, not only in the text.
+  std::vector<std::string> unread;
   std::vector<std::string> warnings;
 };
 

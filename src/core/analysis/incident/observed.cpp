@@ -185,6 +185,29 @@ void diagnose(ObservedReport& r, bool had_trigger) {
                      format_amount(r.throughput_after) + " attempts/s",
                  r.verdict.headline},
                 "cap retries with a budget, shed work whose caller has gone, or fewer attempts");
+  } else if (!r.recovery_s) {
+    // The load came down, yet the verdict has no recovery (a failure in the
+    // last step, or a growing in-flight gauge): the report must not say both.
+    const Series& x = r.run.series;
+    const double failed = x.failed.back(), requests = x.first_attempts.back();
+    const bool failing = failed > 0;
+    add_finding(r, "still_failing_at_end",
+                failing ? "The load came back down, but users were still failing when the "
+                          "range ended"
+                        : "The load came back down, but the in-flight gauge was still growing "
+                          "when the range ended",
+                0.8,
+                {r.verdict.headline,
+                 failing ? "last step (from " + format_seconds(x.t_s.back()) +
+                               "): " + format_amount(failed) + " of " + format_amount(requests) +
+                               " requests failed (" + pct(ratio(failed, requests)) + ")"
+                         : "no failure in the last step",
+                 "last minute: goodput " + format_amount(r.goodput_after) + "/s against " +
+                     format_amount(r.demand_per_s) + "/s of demand, " + amp +
+                     " attempts per request after the trigger"},
+                "widen --to: failures that go on at this share with the load down are a "
+                "background rate, not the incident; recovery needs a last step without one "
+                "and an in-flight gauge that is not growing");
   } else {
     add_finding(r, "recovered", "The load came back down after the trigger", 0.8,
                 {r.verdict.headline, "after the trigger: " + amp + " attempts per request"},
@@ -246,7 +269,10 @@ ObservedReport analyze_observed(const ObservedSeries& s, const ObservedOptions& 
   // The last minute: after the trigger, or the range's own last minute when
   // the trigger runs to its end (nothing came after it to judge).
   const bool to_end = after >= n;
-  size_t last = n - std::min(n, static_cast<size_t>(std::lround(kLastWindowS / s.step_s)));
+  // At least one step: with steps over two minutes the rounding gives none,
+  // and an empty window read as goodput 0 (a storm that was not there).
+  const long minute_steps = std::max(1L, std::lround(kLastWindowS / s.step_s));
+  size_t last = n - std::min(n, static_cast<size_t>(minute_steps));
   if (!to_end) last = std::max(last, after);
   const size_t from = to_end ? last : after;  // amplification: after the trigger, else last minute
   r.amplification_after =
