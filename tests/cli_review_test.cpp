@@ -127,7 +127,11 @@ TEST(CliReview, FileErrorsNameTheFileOnce) {
   EXPECT_EQ(with_set.status, 2);
   EXPECT_EQ(with_set.err.rfind("retrystorm: steps.yaml: horizon_s: 300", 0), 0u) << with_set.err;
 
-  for (const std::string set : {"client.layers=0", "no.such_key=1", "client.retries"}) {
+  // A --set's own mistake, or one that breaks a rule the file kept: its key
+  // alone (a text key's form is checked once the scenario is whole).
+  for (const std::string set :
+       {"client.layers=0", "no.such_key=1", "client.retries", "client.stack_retries=2,x",
+        "client.retry_on=bogus", "incident.start_s=100000", "client.hedging=grpc,retry"}) {
     Outcome o = run_cli(dir.path(), {"run", "--scenario", "good.yaml", "--set", set});
     EXPECT_EQ(o.status, 2) << set;
     EXPECT_EQ(o.err.find("good.yaml"), std::string::npos) << set << ": " << o.err;

@@ -349,6 +349,11 @@ TEST(ConfigsLint, LoadAboveTheDrainBound) {
       find(lint_configs({fixture("envoy/route.yaml")}, o), "load-above-drain-bound");
   ASSERT_NE(capped, nullptr);
   EXPECT_EQ(capped->severity, Severity::info);
+  // It names the cap, not a retry budget no-retry-budget says it has not.
+  EXPECT_NE(capped->message.find("the fixed cap on retries in flight should bound this"),
+            std::string::npos)
+      << capped->message;
+  EXPECT_EQ(capped->message.find("retry budget"), std::string::npos) << capped->message;
   EXPECT_DOUBLE_EQ(f->numbers["safe_load_below"].get<double>(), 0.25);
   o.load = 0.2;
   const Finding* ok =

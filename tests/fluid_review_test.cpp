@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,15 +51,19 @@ TEST(FluidReview, TippingExactIsNeverAboveTheGridsAnswer) {
   EXPECT_TRUE(recovers_with_duration(seven, *t.exact_s - seven.step_s));
 }
 
-TEST(FluidReview, TippingExactLastsThroughTheStepsItCovers) {
-  // A coarse grid leaves the answer to the bisection: 12 steps (61 to 72 s),
-  // which last from 60.5 s to 73 s.
+TEST(FluidReview, TippingExactIsTheStepsFoundWhateverTheGrid) {
+  // A coarse grid leaves the answer to the bisection: 12 steps (61 to 72 s).
+  // 12 s covers them from 60.5 s, the bisection ran it, and it does not
+  // recover; 11.5 s covers 11 and recovers. Every grid coarser than the
+  // answer gives the same value.
   Scenario s = preset("order-status", {{"incident.start_s", "60.5"}});
-  TippingResult t = tipping_point(s, 5);
-  ASSERT_TRUE(t.on_grid_s && t.exact_s);
-  EXPECT_EQ(*t.on_grid_s, 15.0);
-  EXPECT_EQ(*t.exact_s, 12.5);
-  EXPECT_FALSE(recovers_with_duration(s, 12.5));
+  for (double grid : {1.0, 2.0, 3.0, 5.0}) {
+    TippingResult t = tipping_point(s, grid);
+    ASSERT_TRUE(t.on_grid_s && t.exact_s) << grid;
+    EXPECT_EQ(*t.exact_s, 12.0) << grid;
+    EXPECT_LE(*t.exact_s, *t.on_grid_s) << grid;
+  }
+  EXPECT_FALSE(recovers_with_duration(s, 12));
   EXPECT_TRUE(recovers_with_duration(s, 11.5));
   // On step boundaries the answer is whole steps, as published.
   EXPECT_EQ(tipping_point(preset("order-status"), 5).exact_s, 12.0);
@@ -127,15 +132,57 @@ TEST(FluidReview, LadderRowsSayTheirKeysOnceTheScenarioLeftThePreset) {
     EXPECT_NE(change.find("client.layers = 2"), std::string::npos) << change;
     EXPECT_NE(text.find(change), std::string::npos) << change;  // one rule for both
   }
-  // The incident's length: no row may say "instead of 20 s" of a 30 s one.
+  // The incident's length: the rows that set it again run with their own
+  // and keep their words; the others say the scenario's 30 s.
   Scenario longer = preset("order-status", {{"incident.duration_s", "30"}});
-  std::string order = ladder_text(longer, run_ladder(longer));
-  EXPECT_EQ(order.find("instead of 20 s"), std::string::npos) << order;
-  EXPECT_NE(order.find("incident.duration_s = 30"), std::string::npos) << order;
+  std::vector<LadderResult> order_rows = run_ladder(longer);
+  nlohmann::json jl = ladder_json(order_rows);
+  for (size_t i = 0; i < order_rows.size(); ++i) {
+    const std::string change = jl["rows"][i]["change"];
+    if (order_rows[i].scenario.incident.duration_s == 30)
+      EXPECT_NE(change.find("incident.duration_s = 30"), std::string::npos) << change;
+    else
+      EXPECT_EQ(change, order_rows[i].row.change) << change;
+  }
   // The preset as it is keeps its own words.
   std::vector<LadderResult> own = run_ladder(preset("primary-failover"));
   nlohmann::json jo = ladder_json(own);
   for (size_t i = 0; i < own.size(); ++i) EXPECT_EQ(jo["rows"][i]["change"], own[i].row.change);
+}
+
+// Each row against its own scenario: rows that set the changed key again
+// keep their words; only the row that runs with it says so.
+TEST(FluidReview, LadderRowsSayOnlyTheKeysTheirOwnRunHas) {
+  Scenario s = preset("primary-failover", {{"client.backoff.base_s", "0.5"}});
+  std::vector<LadderResult> rows = run_ladder(s);
+  nlohmann::json j = ladder_json(rows);
+  size_t noted = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string change = j["rows"][i]["change"];
+    const bool runs_with_it = rows[i].scenario.client.backoff.base_s == 0.5;
+    if (runs_with_it) {
+      ++noted;
+      EXPECT_NE(change.find("client.backoff.base_s = 0.5"), std::string::npos) << change;
+    } else {
+      EXPECT_EQ(change, rows[i].row.change) << i;
+    }
+  }
+  EXPECT_GE(noted, 1u);
+  EXPECT_LT(noted, rows.size());
+}
+
+// Only an incident of no length that nothing followed is absorbed: a
+// capacity profile's own dip after it still has its recovery told.
+TEST(FluidReview, ARecoveryAfterAnIncidentOfNoLengthIsStillTold) {
+  Scenario s = preset("order-status", {{"incident.duration_s", "0"},
+                                       {"client.retries", "0"},
+                                       {"server.capacity_profile", "0:1,100:0.3,130:1"}});
+  RunResult run = run_engine(s);
+  Metrics m = compute_metrics(run);
+  const std::optional<double> rec = recovery_time(m, s);
+  ASSERT_TRUE(rec.has_value());
+  ASSERT_GT(*rec, 0);
+  EXPECT_EQ(verdict(run, m).headline.find("an incident of no length"), std::string::npos);
 }
 
 TEST(FluidReview, GenericLadderSaysNoCapForAnUncappedBackoff) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,9 @@
 #include "engines/series.hpp"
 #include "formats/scenario_io.hpp"
 #include "lab/backend.hpp"
+#include "lab/lab_parts.hpp"
+#include "lab/lab_report.hpp"
+#include "lab/proxy.hpp"
 #include "model/graph.hpp"
 
 namespace {
@@ -49,14 +53,16 @@ bool process_gone(int pid) {
 }
 
 // A machine that could not keep time makes the comparison void: say so, once,
-// instead of a list of disagreements that would look like the model's.
+// instead of a list of disagreements that would look like the model's. The
+// lab's own judgement (time_keeping), on the figures its report gives.
 bool kept_time(const json& j) {
-  double generator_p99 = j["lab"]["timing_error"]["generator"]["p99_s"].get<double>();
-  double backend_p99 = j["lab"]["timing_error"]["backend"]["p99_s"].get<double>();
-  if (generator_p99 < 0.05 && backend_p99 < 0.05) return true;
-  ADD_FAILURE() << "this machine could not keep time during the run (timer error p99: "
-                << "generator " << generator_p99 << " s, backend " << backend_p99
-                << " s; the bound is 0.05 s), so the comparison says nothing about the model";
+  const json& l = j["lab"];
+  auto k = retrystorm::lab::time_keeping(l["timing_error"]["generator"]["p99_s"].get<double>(),
+                                         l["timing_error"]["backend"]["p99_s"].get<double>(),
+                                         l["time_keeping"]["worst_lateness_s"].get<double>(),
+                                         l["time_keeping"]["worst_lateness_limit_s"].get<double>());
+  if (k.kept) return true;
+  ADD_FAILURE() << k.why << ", so the comparison says nothing about the model";
   return false;
 }
 
@@ -154,6 +160,133 @@ TEST(LabStalls, MarksEveryBinFromWhereATimerWasDueToWhereItFired) {
   late.add(2.4, 2.6);   // a 200 ms stall across the bins of 2 s and 2.5 s
   auto d = retrystorm::lab::disturbed_bins(late.max_s(), std::vector<double>(8, 0.0), 0.5);
   EXPECT_EQ(d, (std::vector<bool>{false, false, false, false, true, true, false, false}));
+}
+
+namespace {
+
+// A lab result over recorded bins: goodput_run's scenario measured and
+// predicted, the prediction recovering at once.
+retrystorm::lab::LabResult recorded_result(const std::vector<double>& measured_goodput) {
+  retrystorm::lab::LabResult r;
+  auto measured = goodput_run(measured_goodput);
+  auto predicted = goodput_run(std::vector<double>(measured_goodput.size(), 40));
+  r.scaled = measured.scenario;
+  r.bin_s = 0.5;
+  r.worst_lateness_limit_s = retrystorm::lab::worst_lateness_allowed_s(r.scaled, r.bin_s);
+  r.measured = retrystorm::lab::view(std::move(measured));
+  r.predicted = retrystorm::lab::view(std::move(predicted));
+  r.fluid_ran = false;
+  return r;
+}
+
+}  // namespace
+
+// Interrupted at 1.2 s, before the incident ended at 2 s: what was measured
+// stays, no verdict, recovery or agreement is made of it.
+TEST(LabJudgement, AnInterruptedRunIsNotJudged) {
+  auto run = goodput_run({40, 40, 40, 0, 0, 0, 0, 0, 0, 0});
+  retrystorm::lab::keep_until_interrupt(run, 1.2, 0.5);
+  EXPECT_EQ(run.series.size(), 3u);
+  EXPECT_EQ(run.series.goodput[2], 40);
+  auto r = recorded_result({40, 40, 40, 0, 0, 0, 0, 0, 0, 0});
+  r.measured = retrystorm::lab::view(std::move(run));
+  r.interrupted = true;
+  r.interrupted_at_s = 1.2;
+  EXPECT_EQ(retrystorm::lab::not_judged_why(r), "the run was interrupted at 1.2 s");
+  json j = retrystorm::lab::lab_json(r);
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_EQ(j["judged"], false);
+  EXPECT_EQ(j["agreement"]["judged"], false);
+  for (const char* k : {"verdict", "failed_share", "recovery"})
+    EXPECT_TRUE(j["agreement"][k].is_null()) << k;
+  EXPECT_TRUE(j["measured"]["verdict"]["recovered"].is_null());
+  EXPECT_TRUE(j["measured"]["metrics"]["recovered"].is_null());
+  EXPECT_EQ(j["measured"]["series"]["goodput"].size(), 3u);
+  EXPECT_EQ(j["predicted"]["series"]["goodput"].size(), 10u);
+  std::string text = retrystorm::lab::lab_text(r);
+  EXPECT_NE(text.find("INTERRUPTED"), std::string::npos) << text;
+  EXPECT_NE(text.find("not judged, because the run was interrupted at 1.2 s"), std::string::npos)
+      << text;
+  // The prediction keeps its verdict; the measurement has none.
+  EXPECT_EQ(text.find("measured: Absorbed"), std::string::npos) << text;
+  EXPECT_NE(text.find("measured: not judged"), std::string::npos) << text;
+  EXPECT_EQ(text.find("agreement (docs/lab.md): verdict"), std::string::npos) << text;
+  // The CSV keeps every predicted bin; the measured cells end at the interrupt.
+  std::string csv = retrystorm::lab::lab_csv(r);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 11);
+}
+
+// The bound on the worst lateness: a quarter of the shortest timeout or a
+// bin, whichever is less; beyond it, or a p99 above 50 ms, the machine did
+// not keep time.
+TEST(LabJudgement, ALateTimerMeansTheMachineDidNotKeepTime) {
+  using retrystorm::lab::time_keeping;
+  retrystorm::Scenario s;
+  s.client.timeout_s = 1;
+  EXPECT_DOUBLE_EQ(retrystorm::lab::worst_lateness_allowed_s(s, 0.5), 0.25);
+  s.client.timeout_s = 5;
+  EXPECT_DOUBLE_EQ(retrystorm::lab::worst_lateness_allowed_s(s, 0.5), 0.5);
+  EXPECT_TRUE(time_keeping(0.0005, 0.0008, 0.006, 0.25).kept);
+  EXPECT_FALSE(time_keeping(0.0005, 0.0008, 1.0, 0.25).kept);  // kill -STOP for 1 s
+  EXPECT_FALSE(time_keeping(0.06, 0.0008, 0.07, 0.25).kept);
+  EXPECT_NE(time_keeping(0.0005, 0.0008, 1.0, 0.25).why.find("could not keep time"),
+            std::string::npos);
+
+  // A 1 s stall after the incident: the measured recovery is kept, the
+  // comparison is void.
+  auto r = recorded_result({0, 0, 0, 0, 40, 0, 0, 40, 40, 40});
+  r.backend_error = {0.0001, 0.0008, 1.0, 100};
+  r.worst_lateness_s = 1.0;
+  json j = retrystorm::lab::lab_json(r);
+  EXPECT_EQ(j["kept_time"], false);
+  EXPECT_EQ(j["judged"], false);
+  EXPECT_EQ(j["lab"]["time_keeping"]["kept"], false);
+  EXPECT_TRUE(j["agreement"]["recovery"].is_null());
+  EXPECT_EQ(j["agreement"]["kept_time"], false);
+  EXPECT_FALSE(j["measured"]["verdict"]["recovered"].is_null());
+  std::string text = retrystorm::lab::lab_text(r);
+  EXPECT_NE(text.find("could not keep time"), std::string::npos) << text;
+  EXPECT_NE(text.find("agreement (docs/lab.md): not judged"), std::string::npos) << text;
+  // The same run on a machine that kept time is judged.
+  r.worst_lateness_s = 0.004;
+  r.backend_error.max_s = 0.004;
+  EXPECT_EQ(retrystorm::lab::lab_json(r)["judged"], true);
+  EXPECT_FALSE(retrystorm::lab::lab_json(r)["agreement"]["recovery"].is_null());
+}
+
+// nginx refuses a directive's value: the message names the user's file and
+// the line with the same words, and quotes nginx.
+TEST(LabProxy, ARefusedConfigNamesTheUsersLine) {
+  std::string user =
+      "upstream app {\n    server 10.0.0.1:8080;\n}\nserver {\n  listen 80;\n  location / {\n"
+      "    proxy_pass http://app;  # the app\n    proxy_buffering maybe;\n  }\n}\n";
+  std::string generated =
+      "worker_processes 1;\nhttp {\nupstream app {\n    server 127.0.0.1:1;\n}\nserver {\n"
+      "    listen 127.0.0.1:9;\n    location / {\n        proxy_pass http://app;\n"
+      "        proxy_buffering maybe;\n    }\n}\n}\n";
+  std::string log =
+      "nginx: [emerg] invalid value \"maybe\" in /tmp/retrystorm-lab-x/nginx.conf:10\n";
+  std::string m = retrystorm::lab::proxy_refusal("nginx", log, generated, "my.conf", user);
+  EXPECT_NE(m.find("--config my.conf"), std::string::npos) << m;
+  EXPECT_NE(m.find("[emerg] invalid value \"maybe\""), std::string::npos) << m;
+  EXPECT_NE(m.find("my.conf:8: proxy_buffering maybe;"), std::string::npos) << m;
+  // A line the lab rewrote (the server's address): the generated line's text.
+  log = "nginx: [emerg] host not found in upstream in /tmp/x/nginx.conf:4\n";
+  m = retrystorm::lab::proxy_refusal("nginx", log, generated, "my.conf", user);
+  EXPECT_NE(m.find("line 4 of the file the lab generated from it: server 127.0.0.1:1;"),
+            std::string::npos)
+      << m;
+  // HAProxy's parser; and a log without a refusal (a taken port is retried).
+  m = retrystorm::lab::proxy_refusal(
+      "haproxy",
+      "[NOTICE]   (1) : haproxy version is 2.6.12\n"
+      "[ALERT]    (1) : config : parsing [/tmp/x/haproxy.cfg:3] : unexpected character 'x' in "
+      "'timeout server'\n",
+      "global\nbackend b\n    timeout server 1x\n", "h.cfg", "backend b\n  timeout server 1x\n");
+  EXPECT_NE(m.find("h.cfg:2: timeout server 1x"), std::string::npos) << m;
+  EXPECT_EQ(retrystorm::lab::proxy_refusal("nginx", "2024/01/01 [notice] 1#0: start\n", generated,
+                                           "my.conf", user),
+            "");
 }
 
 TEST(LabCommand, IsListedInHelpAndItsBackendIsNot) {

@@ -1032,5 +1032,15 @@ TEST(ReplicationCache, RunsTheReplicationsTheCallerHasLastAndOnlyIfStillMissing)
   for (size_t i = 1; i < 4; ++i) EXPECT_EQ(got[i].band, whole[i].band) << i;
 }
 
+// The banner's address opens in a browser: an IPv6 literal in brackets.
+TEST(ServerBanner, ThePagesAddressOpens) {
+  EXPECT_EQ(page_url("127.0.0.1", 8080), "http://127.0.0.1:8080/");
+  EXPECT_EQ(page_url("0.0.0.0", 8080), "http://127.0.0.1:8080/");
+  EXPECT_EQ(page_url("localhost", 80), "http://localhost:80/");
+  EXPECT_EQ(page_url("::1", 8080), "http://[::1]:8080/");
+  EXPECT_EQ(page_url("::", 8080), "http://[::1]:8080/");
+  EXPECT_EQ(page_url("fe80::1%eth0", 8080), "http://[fe80::1%25eth0]:8080/");
+}
+
 }  // namespace
 }  // namespace retrystorm

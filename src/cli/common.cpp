@@ -198,31 +198,24 @@ int run_command_line(CLI::App& app, const CommandTable& table, int argc, char** 
 
 namespace {
 
-// Whether a --set is refused on its own: a key's type and range do not depend
-// on the scenario it is set in (a graph's key does: it counts as taken).
-bool set_refused(const std::vector<std::string>& sets) {
-  for (const std::string& kv : sets) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return true;
-    const std::string path = kv.substr(0, eq);
-    if (is_graph_path(path)) continue;
-    try {
-      Scenario alone;
-      set_key_text(alone, path, kv.substr(eq + 1));
-    } catch (const InputError&) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Errors of a scenario file read FILE: ... (docs/limits.md). The reader names
 // the file itself; the rules that tie keys together are checked once the
-// scenario is whole, and are named here. A --set's own error names its key.
-std::string file_error(const std::string& file, const std::vector<std::string>& sets,
-                       const std::string& what) {
-  if (what.rfind(file + ":", 0) == 0 || what.rfind("--scenario:", 0) == 0 || set_refused(sets))
-    return what;
+// scenario is whole, and the file is named when its own values break the
+// rule: the same error without the --set values. A --set's own mistake, or
+// one that breaks a rule the file kept, names only its key.
+std::string file_error(const app::ScenarioRequest& request, const std::string& what) {
+  const std::string& file = request.file;
+  if (what.rfind(file + ":", 0) == 0 || what.rfind("--scenario:", 0) == 0) return what;
+  if (!request.sets.empty()) {
+    app::ScenarioRequest alone = request;
+    alone.sets.clear();
+    try {
+      app::assemble_scenario(alone);
+      return what;  // the file alone is whole: the --set values broke it
+    } catch (const InputError& e) {
+      if (what != e.what()) return what;
+    }
+  }
   return file + ": " + what;
 }
 
@@ -242,7 +235,7 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
     assembled = app::assemble_scenario(request);
   } catch (const InputError& e) {
     if (file.empty()) throw;
-    throw InputError(file_error(file, sets, e.what()));
+    throw InputError(file_error(request, e.what()));
   }
   for (const std::string& w : assembled.warnings) std::cerr << "retrystorm: warning: " << w << "\n";
   return assembled.scenario;

@@ -1,5 +1,6 @@
 #include "lab/generator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -177,7 +178,11 @@ GeneratorResult run_generator(const GeneratorOptions& o) {
   io.run();
   GeneratorResult r = g.result();
   r.interrupted = stopped_early;
-  if (stopped_early) r.in_flight = r.user_requests - r.succeeded - r.failed_total;
+  if (stopped_early) {
+    r.in_flight = r.user_requests - r.succeeded - r.failed_total;
+    double at = static_cast<double>(unix_ms_now() - o.t0_unix_ms) / 1000;
+    r.interrupted_at_s = std::clamp(at, 0.0, o.scenario.horizon_s);
+  }
   return r;
 }
 

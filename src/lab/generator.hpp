@@ -45,6 +45,7 @@ struct GeneratorResult {
   TimingError answer_transit;
   std::vector<double> lateness_max_s;  // per bin: the worst lateness (BinLateness)
   bool interrupted = false;            // SIGINT/SIGTERM: stopped early
+  double interrupted_at_s = 0;         // when, from time zero
 };
 
 // Runs from time zero to the horizon (blocks); SIGINT/SIGTERM end it early.

@@ -17,6 +17,7 @@
 #include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "systems/export.hpp"
+#include "text/units.hpp"
 
 namespace retrystorm::lab {
 
@@ -229,6 +230,62 @@ std::optional<double> goodput_recovery_between_stalls(const RunResult& run,
   while (from < n && goodput[from] < needed) ++from;  // a disturbed bin does not start it
   if (from == n) return std::nullopt;
   return std::max(0.0, std::round((static_cast<double>(from) * s.step_s - end) * 1e9) / 1e9);
+}
+
+double worst_lateness_allowed_s(const Scenario& scaled, double bin_s) {
+  // A chain's callers are its calls (the top-level client is theirs to inherit).
+  double shortest = HUGE_VAL;
+  if (scaled.graph.empty() && scaled.client.timeout_s > 0) shortest = scaled.client.timeout_s;
+  for (const GraphCall& call : scaled.graph.calls) {
+    double t = edge_scenario(scaled, call).client.timeout_s;
+    if (t > 0) shortest = std::min(shortest, t);
+  }
+  return std::min(shortest / 4, bin_s);
+}
+
+TimeKeeping time_keeping(double generator_p99_s, double backend_p99_s, double worst_late_s,
+                         double worst_allowed_s) {
+  std::ostringstream why;
+  why << "this machine could not keep time during the run (";
+  if (generator_p99_s >= kMaxTimingErrorP99S || backend_p99_s >= kMaxTimingErrorP99S)
+    why << "timer lateness p99: generator " << human_duration(generator_p99_s) << ", backend "
+        << human_duration(backend_p99_s) << "; the bound is " << human_duration(kMaxTimingErrorP99S)
+        << ")";
+  else if (worst_late_s > worst_allowed_s)
+    why << "a timer fired " << human_duration(worst_late_s) << " late; the bound is "
+        << human_duration(worst_allowed_s)
+        << ", a quarter of the shortest timeout or one bin, whichever is less)";
+  else
+    return {};
+  return {false, why.str()};
+}
+
+TimeKeeping time_keeping(const LabResult& r) {
+  return time_keeping(r.generator_error.p99_s, r.backend_error.p99_s, r.worst_lateness_s,
+                      r.worst_lateness_limit_s);
+}
+
+std::string not_judged_why(const LabResult& r) {
+  if (r.interrupted)
+    return "the run was interrupted at " + number(std::round(r.interrupted_at_s * 10) / 10) + " s";
+  TimeKeeping k = time_keeping(r);
+  return k.kept ? std::string() : k.why;
+}
+
+void keep_until_interrupt(RunResult& run, double at_s, double bin_s) {
+  size_t n = std::min(run.series.size(),
+                      static_cast<size_t>(std::max(0.0, std::ceil(at_s / bin_s - 1e-9))));
+  Series kept;
+  kept.resize(n);
+  for (const SeriesField& f : kSeriesFields)
+    std::copy_n((run.series.*f.member).begin(), n, (kept.*f.member).begin());
+  run.series = std::move(kept);
+  for (ServiceSeries& x : run.graph.services)
+    for (const auto& f : kServiceFields) (x.*f.member).resize(std::min(n, (x.*f.member).size()));
+  for (EdgeSeries& x : run.graph.edges)
+    for (const auto& f : kEdgeFields) (x.*f.member).resize(std::min(n, (x.*f.member).size()));
+  // Its metrics are over what was measured (the last window ends here).
+  run.scenario.horizon_s = static_cast<double>(n) * bin_s;
 }
 
 std::vector<HopAgreement> hop_agreement(const RunResult& measured, const RunResult& predicted) {

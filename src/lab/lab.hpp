@@ -27,6 +27,11 @@ inline constexpr double kMaxAttemptsPerS = 2500;
 // "Stalls of the machine").
 inline constexpr double kStallBinFraction = 0.05;
 
+// The machine kept time (docs/lab.md, "Could the machine keep time?") when
+// the p99 of each process's timer lateness is below this and no timer fired
+// later than worst_lateness_allowed_s.
+inline constexpr double kMaxTimingErrorP99S = 0.05;
+
 inline constexpr const char* kThroughNames[] = {"direct", "haproxy", "nginx", "grpc"};
 
 struct LabOptions {
@@ -99,6 +104,10 @@ struct LabResult {
   std::string layer_config;     // the proxy's configuration, as run
   std::string imported_policy;  // its retry settings read back as scenario keys
   bool interrupted = false;
+  double interrupted_at_s = 0;  // where the measurement stopped (interrupted)
+  // The latest any timer of any process fired, and the most the comparison
+  // allows (worst_lateness_allowed_s).
+  double worst_lateness_s = 0, worst_lateness_limit_s = 0;
   // The processes it started (all stopped and reaped before run_lab returns).
   std::vector<int> pids;
 };
@@ -148,6 +157,26 @@ std::vector<bool> disturbed_bins(const std::vector<double>& generator_late_s,
 // where a disturbed bin below it does not count as not recovered.
 std::optional<double> goodput_recovery_between_stalls(const RunResult& run,
                                                       const std::vector<bool>& disturbed);
+
+// A quarter of the run's shortest timeout or one bin, whichever is less: a
+// pause that long makes attempts time out that would not have, or holds a
+// whole bin's work back, which the model (and a rare late timer) does not.
+double worst_lateness_allowed_s(const Scenario& scaled, double bin_s);
+struct TimeKeeping {
+  bool kept = true;
+  std::string why;  // when not kept: which figure broke which bound
+};
+// The one judgement, for the report and for the tests that judge a lab run.
+TimeKeeping time_keeping(double generator_p99_s, double backend_p99_s, double worst_late_s,
+                         double worst_allowed_s);
+TimeKeeping time_keeping(const LabResult& r);
+// Why the measured verdict, recovery or agreement are not judged (empty when
+// they are): an interrupted run measured only part of the scenario, and a
+// machine that could not keep time ran another one.
+std::string not_judged_why(const LabResult& r);
+// An interrupted run: the measured series cut after the bin the interrupt
+// came in (the bins after it hold nothing measured), its horizon with them.
+void keep_until_interrupt(RunResult& run, double at_s, double bin_s);
 
 // Tolerances of docs/lab.md: verdicts equal, failed share within 5 points,
 // recovery within 2 s or 10 %.

@@ -247,6 +247,7 @@ void read_timing(LabResult& r, const std::vector<nlohmann::json>& b, const Gener
   r.answer_transit = g.answer_transit;
   r.connection_errors += g.connection_errors;
   r.interrupted = g.interrupted;
+  r.interrupted_at_s = g.interrupted_at_s;
   discount_stalls(r, g.lateness_max_s, late);
 }
 
@@ -275,7 +276,9 @@ LabResult run_lab_chain(const LabOptions& o) {
     counts.push_back(
         read_backend(backends[i], dir.path(),
                      "backend-" + lab.graph.services[static_cast<size_t>(hops[i].service)].name));
-  r.measured = view(measured_chain(lab, hops, counts, g));
+  RunResult measured = measured_chain(lab, hops, counts, g);
+  if (g.interrupted) keep_until_interrupt(measured, g.interrupted_at_s, o.bin_s);
+  r.measured = view(std::move(measured));
   read_timing(r, counts, g);
   measure_delays(r);  // one hop's, handed to every service (docs/lab.md)
   apply_delays(r, lab);

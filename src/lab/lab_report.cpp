@@ -16,11 +16,12 @@ namespace retrystorm::lab {
 
 namespace {
 
-// Goodput per second, one value per column over the horizon.
-std::vector<double> per_column(const RunResult& run, int width) {
+// Goodput per second, one value per column over the horizon (the scenario's:
+// an interrupted measurement is shorter).
+std::vector<double> per_column(const RunResult& run, double horizon, int width) {
   const auto& g = run.series.goodput;
   std::vector<double> v(static_cast<size_t>(width), 0.0);
-  double horizon = run.scenario.horizon_s, step = run.scenario.step_s;
+  double step = run.scenario.step_s;
   for (int c = 0; c < width; ++c) {
     double from = horizon * c / width, to = horizon * (c + 1) / width, sum = 0;
     size_t i0 = static_cast<size_t>(from / step);
@@ -33,7 +34,10 @@ std::vector<double> per_column(const RunResult& run, int width) {
 
 // One chart, two curves: M measured, P predicted (agent), = both.
 std::string chart(const LabResult& r, int width = 72, int height = 12) {
-  auto m = per_column(r.measured.run, width), p = per_column(r.predicted.run, width);
+  double h = r.scaled.horizon_s;
+  auto m = per_column(r.measured.run, h, width), p = per_column(r.predicted.run, h, width);
+  // Columns after an interrupt hold nothing measured: no M there.
+  double measured_until = static_cast<double>(r.measured.run.series.size()) * r.bin_s;
   double top =
       std::max(*std::max_element(m.begin(), m.end()), *std::max_element(p.begin(), p.end()));
   top = std::max(top, r.scaled.demand.rate_per_s) * 1.05;
@@ -46,7 +50,8 @@ std::string chart(const LabResult& r, int width = 72, int height = 12) {
   for (int c = 0; c < width; ++c) {
     int a = row_of(m[static_cast<size_t>(c)]), b = row_of(p[static_cast<size_t>(c)]);
     rows[static_cast<size_t>(b)][static_cast<size_t>(c)] = 'P';
-    rows[static_cast<size_t>(a)][static_cast<size_t>(c)] = a == b ? '=' : 'M';
+    if (h * c / width < measured_until - 1e-9)
+      rows[static_cast<size_t>(a)][static_cast<size_t>(c)] = a == b ? '=' : 'M';
   }
   std::ostringstream o;
   o << "goodput per second: M measured, P predicted (agent engine), = both\n";
@@ -55,7 +60,6 @@ std::string chart(const LabResult& r, int width = 72, int height = 12) {
     o << std::setw(8) << std::lround(level) << " |" << rows[static_cast<size_t>(i)] << "\n";
   }
   std::string axis(static_cast<size_t>(width), '-');
-  double h = r.scaled.horizon_s;
   for (int c = 0; c < width; ++c) {
     double t = h * (c + 0.5) / width;
     if (t >= r.scaled.incident.start_s && t < r.scaled.incident_end_s())
@@ -100,12 +104,18 @@ std::string amplification(double v) {
 std::string table(const LabResult& r) {
   const Metrics &m = r.measured.metrics, &p = r.predicted.metrics, &f = r.fluid.metrics;
   const Scenario& s = r.scaled;
+  // An interrupted run has no measured verdict or recovery; a machine that
+  // could not keep time has them, but no comparison (not_judged_why).
+  bool judged = not_judged_why(r).empty();
+  auto measured = [&](const std::string& v) { return r.interrupted ? "not judged" : v; };
+  auto compared = [&](const std::string& v) { return judged ? v : "not judged"; };
   // Where the fluid engine refuses (a graph, a breaker), its column says so.
   auto fluid = [&](const std::string& v) { return r.fluid_ran ? v : std::string("-"); };
   std::ostringstream o;
   table_row(o, "", "measured", "predicted", "difference", "fluid engine");
-  table_row(o, "verdict", m.recovered ? "recovers" : "stuck", p.recovered ? "recovers" : "stuck",
-            m.recovered == p.recovered ? "agree" : "DISAGREE",
+  table_row(o, "verdict", measured(m.recovered ? "recovers" : "stuck"),
+            p.recovered ? "recovers" : "stuck",
+            compared(m.recovered == p.recovered ? "agree" : "DISAGREE"),
             fluid(f.recovered ? "recovers" : "stuck"));
   table_row(o, "failed requests", format_percent(m.failed_fraction),
             format_percent(p.failed_fraction), signed_points(m.failed_fraction, p.failed_fraction),
@@ -117,8 +127,8 @@ std::string table(const LabResult& r) {
             amplification(p.peak_amplification),
             amplification(m.peak_amplification - p.peak_amplification),
             fluid(amplification(f.peak_amplification)));
-  table_row(o, "recovery", recovery_text(m, s), recovery_text(p, s),
-            difference_of_recovery(m, p, s), fluid(recovery_text(f, s)));
+  table_row(o, "recovery", measured(recovery_text(m, s)), recovery_text(p, s),
+            compared(difference_of_recovery(m, p, s)), fluid(recovery_text(f, s)));
   table_row(o, "user requests", format_amount(m.user_requests), format_amount(p.user_requests), "",
             fluid(format_amount(f.user_requests)));
   // The client's breaker, throttle or max_requests (the fluid engine runs none).
@@ -135,6 +145,7 @@ std::string table(const LabResult& r) {
 // A chain, service by service: attempts per user request and the share of
 // arrivals served while their caller waited (docs/lab.md, "A chain of services").
 std::string hop_table(const LabResult& r) {
+  bool judged = not_judged_why(r).empty();
   std::ostringstream o;
   o << "per service (attempts per user request; share of its arrivals served in time):\n";
   table_row(o, "service", "measured", "predicted", "served m / p", "agree");
@@ -144,7 +155,9 @@ std::string hop_table(const LabResult& r) {
                                   : "(a proxy)";
     table_row(o, h.service, number_text(std::round(h.measured_per_request * 100) / 100),
               number_text(std::round(h.predicted_per_request * 100) / 100), served,
-              h.attempts && h.served ? "yes" : "NO");
+              !judged                  ? "not judged"
+              : h.attempts && h.served ? "yes"
+                                       : "NO");
   }
   return o.str();
 }
@@ -198,14 +211,23 @@ std::string lab_text(const LabResult& r) {
     o << "predicted with the " << r.through << " settings read back as scenario keys:\n"
       << r.imported_policy;
   o << delays_text(r);
-  if (r.interrupted) o << "INTERRUPTED: the measurement stops where Ctrl-C came\n";
+  std::string why = not_judged_why(r);
+  if (r.interrupted)
+    o << "INTERRUPTED: the measurement stops where the run was interrupted, at "
+      << number_text(std::round(r.interrupted_at_s * 10) / 10)
+      << " s; the measured verdict, recovery and agreement are not judged\n";
+  else if (!why.empty())
+    o << "TIME NOT KEPT: " << why << "; the comparison with the prediction is void\n";
   o << "\n" << chart(r) << "\n" << table(r) << "\n";
   if (!r.hops.empty()) o << hop_table(r) << "\n";
   Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
-  o << "agreement (docs/lab.md): verdict " << (a.verdict ? "yes" : "no") << ", failed within 5 pt "
-    << (a.failed_share ? "yes" : "no") << ", recovery within 2 s or 10% "
-    << (a.recovery ? "yes" : "no") << "\n";
-  o << "measured: " << r.measured.verdict.headline
+  if (!why.empty())
+    o << "agreement (docs/lab.md): not judged, because " << why << "\n";
+  else
+    o << "agreement (docs/lab.md): verdict " << (a.verdict ? "yes" : "no")
+      << ", failed within 5 pt " << (a.failed_share ? "yes" : "no")
+      << ", recovery within 2 s or 10% " << (a.recovery ? "yes" : "no") << "\n";
+  o << "measured: " << (r.interrupted ? "not judged, because " + why : r.measured.verdict.headline)
     << "\npredicted: " << r.predicted.verdict.headline << "\n";
   o << "timing error (how late timers fired, p50 / p99 / max): generator "
     << human_duration(r.generator_error.p50_s) << " / " << human_duration(r.generator_error.p99_s)
@@ -218,23 +240,88 @@ std::string lab_text(const LabResult& r) {
   return o.str();
 }
 
-nlohmann::json lab_json(const LabResult& r) {
-  auto block = [](const LabRun& v) {
-    nlohmann::json b{{"metrics", metrics_json(v.metrics)},
-                     {"verdict",
-                      {{"recovered", v.verdict.recovered},
-                       {"headline", v.verdict.headline},
-                       {"detail", v.verdict.detail}}},
-                     {"series", series_json(v.run.series)}};
-    if (!v.run.graph.empty()) b["graph"] = graph_json(v.run);
-    return b;
-  };
-  auto timing = [](const TimingError& e) {
-    return nlohmann::json{{"p50_s", e.p50_s}, {"p99_s", e.p99_s}, {"max_s", e.max_s}};
-  };
+namespace {
+
+nlohmann::json run_block(const LabRun& v) {
+  nlohmann::json b{{"metrics", metrics_json(v.metrics)},
+                   {"verdict",
+                    {{"recovered", v.verdict.recovered},
+                     {"headline", v.verdict.headline},
+                     {"detail", v.verdict.detail}}},
+                   {"series", series_json(v.run.series)}};
+  if (!v.run.graph.empty()) b["graph"] = graph_json(v.run);
+  return b;
+}
+
+nlohmann::json timing_json(const TimingError& e) {
+  return nlohmann::json{{"p50_s", e.p50_s}, {"p99_s", e.p99_s}, {"max_s", e.max_s}};
+}
+
+// The measured block; of an interrupted run, its figures up to the
+// interrupt and no verdict or recovery (`why` says so).
+nlohmann::json measured_json(const LabResult& r, const std::string& why) {
+  nlohmann::json measured = run_block(r.measured);
+  if (!r.interrupted) return measured;
+  for (const char* k : {"recovered", "goodput_recovery_s", "failure_recovery_s"})
+    if (measured["metrics"].contains(k)) measured["metrics"][k] = nullptr;
+  measured["verdict"] = {{"recovered", nullptr},
+                         {"headline", "not judged, because " + why},
+                         {"detail", ""},
+                         {"judged", false}};
+  return measured;
+}
+
+// How the run went on this machine: its clocks, its delays, its stalls.
+nlohmann::json lab_block(const LabResult& r, const TimeKeeping& kept) {
+  return {{"scenario", r.scaled.name},
+          {"through", r.through},
+          {"scale", r.scale},
+          {"seed", r.scaled.seed},
+          {"bin_s", r.bin_s},
+          {"interrupted", r.interrupted},
+          {"interrupted_at_s",
+           r.interrupted ? nlohmann::json(r.interrupted_at_s) : nlohmann::json(nullptr)},
+          {"time_keeping",
+           {{"kept", kept.kept},
+            {"why", kept.why},
+            {"p99_limit_s", kMaxTimingErrorP99S},
+            {"worst_lateness_s", r.worst_lateness_s},
+            {"worst_lateness_limit_s", r.worst_lateness_limit_s}}},
+          {"max_attempts_per_s", kMaxAttemptsPerS},
+          {"timing_error",
+           {{"generator", timing_json(r.generator_error)},
+            {"backend", timing_json(r.backend_error)},
+            {"grpc_transit", timing_json(r.grpc_transit)},
+            {"give_up_lead", timing_json(r.give_up_lead)},
+            {"answer_transit", timing_json(r.answer_transit)}}},
+          {"give_up_gap_s", r.give_up_gap_s},
+          {"answer_way_back_s", r.answer_way_back_s},
+          {"predicted_with",
+           {{"server.shed_lag_s", r.scaled.server.shed_lag_s},
+            {"server.answer_delay_s", r.scaled.server.answer_delay_s}}},
+          {"served_in_time_after_caller_left", r.served_in_time_after_caller_left},
+          {"connection_errors", r.connection_errors},
+          {"stalls",
+           {{"threshold_s", kStallBinFraction * r.bin_s},
+            {"disturbed_bins", r.disturbed_t_s.size()},
+            {"disturbed_bins_after_incident", disturbed_after_incident(r)},
+            {"disturbed_t_s", r.disturbed_t_s},
+            {"goodput_recovery_s_counting_stalls",
+             r.goodput_recovery_counting_stalls_s
+                 ? nlohmann::json(*r.goodput_recovery_counting_stalls_s)
+                 : nlohmann::json(nullptr)}}},
+          {"pids", r.pids},
+          {"layer_config", r.layer_config},
+          {"imported_policy", r.imported_policy}};
+}
+
+// Measured against predicted; not judged (an interrupt, a machine that
+// could not keep time): every field stays, its value null, and `judged`
+// and `why_not_judged` say why.
+nlohmann::json agreement_json(const LabResult& r, const std::string& why, bool kept_time) {
+  const bool judged = why.empty();
+  auto judgement = [&](bool v) { return judged ? nlohmann::json(v) : nlohmann::json(nullptr); };
   Agreement a = agreement(r.measured.metrics, r.predicted.metrics, r.scaled);
-  nlohmann::json fluid = r.fluid_ran ? block(r.fluid) : nlohmann::json(nullptr);
-  if (r.fluid_ran) fluid.erase("series");
   nlohmann::json hops = nlohmann::json::array();
   for (const HopAgreement& h : r.hops)
     hops.push_back({{"service", h.service},
@@ -243,49 +330,33 @@ nlohmann::json lab_json(const LabResult& r) {
                     {"predicted_per_request", h.predicted_per_request},
                     {"measured_served_share", h.measured_served_share},
                     {"predicted_served_share", h.predicted_served_share},
-                    {"attempts", h.attempts},
-                    {"served", h.served}});
-  return {{"lab",
-           {{"scenario", r.scaled.name},
-            {"through", r.through},
-            {"scale", r.scale},
-            {"seed", r.scaled.seed},
-            {"bin_s", r.bin_s},
-            {"interrupted", r.interrupted},
-            {"max_attempts_per_s", kMaxAttemptsPerS},
-            {"timing_error",
-             {{"generator", timing(r.generator_error)},
-              {"backend", timing(r.backend_error)},
-              {"grpc_transit", timing(r.grpc_transit)},
-              {"give_up_lead", timing(r.give_up_lead)},
-              {"answer_transit", timing(r.answer_transit)}}},
-            {"give_up_gap_s", r.give_up_gap_s},
-            {"answer_way_back_s", r.answer_way_back_s},
-            {"predicted_with",
-             {{"server.shed_lag_s", r.scaled.server.shed_lag_s},
-              {"server.answer_delay_s", r.scaled.server.answer_delay_s}}},
-            {"served_in_time_after_caller_left", r.served_in_time_after_caller_left},
-            {"connection_errors", r.connection_errors},
-            {"stalls",
-             {{"threshold_s", kStallBinFraction * r.bin_s},
-              {"disturbed_bins", r.disturbed_t_s.size()},
-              {"disturbed_bins_after_incident", disturbed_after_incident(r)},
-              {"disturbed_t_s", r.disturbed_t_s},
-              {"goodput_recovery_s_counting_stalls",
-               r.goodput_recovery_counting_stalls_s
-                   ? nlohmann::json(*r.goodput_recovery_counting_stalls_s)
-                   : nlohmann::json(nullptr)}}},
-            {"pids", r.pids},
-            {"layer_config", r.layer_config},
-            {"imported_policy", r.imported_policy}}},
-          {"measured", block(r.measured)},
-          {"predicted", block(r.predicted)},
+                    {"attempts", judgement(h.attempts)},
+                    {"served", judgement(h.served)}});
+  return {{"verdict", judgement(a.verdict)},
+          {"failed_share", judgement(a.failed_share)},
+          {"recovery", judgement(a.recovery)},
+          {"hops", hops},
+          {"judged", judged},
+          {"interrupted", r.interrupted},
+          {"kept_time", kept_time},
+          {"why_not_judged", why}};
+}
+
+}  // namespace
+
+nlohmann::json lab_json(const LabResult& r) {
+  const std::string why = not_judged_why(r);
+  const TimeKeeping kept = time_keeping(r);
+  nlohmann::json fluid = r.fluid_ran ? run_block(r.fluid) : nlohmann::json(nullptr);
+  if (r.fluid_ran) fluid.erase("series");
+  return {{"interrupted", r.interrupted},
+          {"kept_time", kept.kept},
+          {"judged", why.empty()},
+          {"lab", lab_block(r, kept)},
+          {"measured", measured_json(r, why)},
+          {"predicted", run_block(r.predicted)},
           {"predicted_fluid", fluid},
-          {"agreement",
-           {{"verdict", a.verdict},
-            {"failed_share", a.failed_share},
-            {"recovery", a.recovery},
-            {"hops", hops}}}};
+          {"agreement", agreement_json(r, why, kept.kept)}};
 }
 
 std::string lab_csv(const LabResult& r) {
@@ -298,10 +369,12 @@ std::string lab_csv(const LabResult& r) {
   for (const char* side : {"measured", "predicted"})
     for (const SeriesField& f : fields) o << "," << side << "_" << f.name;
   o << "\n";
-  for (size_t i = 0; i < m.size() && i < p.size(); ++i) {
-    o << number_text(m.t_s[i]);
+  // After an interrupt the measured cells are empty: nothing was measured.
+  for (size_t i = 0; i < p.size(); ++i) {
+    o << number_text(p.t_s[i]);
     for (const Series* s : {&m, &p})
-      for (const SeriesField& f : fields) o << "," << number_text((s->*f.member)[i]);
+      for (const SeriesField& f : fields)
+        o << "," << (i < s->size() ? number_text((s->*f.member)[i]) : std::string());
     o << "\n";
   }
   return o.str();

@@ -163,6 +163,13 @@ double patience_s(const Scenario& s) {
 void discount_stalls(LabResult& r, const std::vector<double>& generator_late_s,
                      const std::vector<double>& backend_late_s) {
   std::vector<bool> disturbed = disturbed_bins(generator_late_s, backend_late_s, r.bin_s);
+  // The latest timer, for whether the machine kept time (time_keeping).
+  r.worst_lateness_s = std::max(r.generator_error.max_s, r.backend_error.max_s);
+  for (const auto* late : {&generator_late_s, &backend_late_s})
+    for (double l : *late) r.worst_lateness_s = std::max(r.worst_lateness_s, l);
+  r.worst_lateness_limit_s = worst_lateness_allowed_s(r.scaled, r.bin_s);
+  // Bins after an interrupt were not measured (keep_until_interrupt).
+  disturbed.resize(std::min(disturbed.size(), r.measured.run.series.size()));
   for (size_t i = 0; i < disturbed.size(); ++i)
     if (disturbed[i]) r.disturbed_t_s.push_back(static_cast<double>(i) * r.bin_s);
   Metrics& m = r.measured.metrics;
@@ -255,7 +262,10 @@ void read_measurement(LabResult& r, const nlohmann::json& b, const GeneratorResu
   r.answer_transit = gr.answer_transit;
   r.served_in_time_after_caller_left = b.value("served_in_time_after_caller_left", 0.0);
   r.connection_errors = gr.connection_errors;
-  r.measured = view(measured_run(lab, b, gr, direct));
+  r.interrupted_at_s = gr.interrupted_at_s;
+  RunResult run = measured_run(lab, b, gr, direct);
+  if (r.interrupted) keep_until_interrupt(run, r.interrupted_at_s, r.bin_s);
+  r.measured = view(std::move(run));
   discount_stalls(r, gr.lateness_max_s, backend_lateness(b));
 }
 
@@ -380,7 +390,7 @@ LabResult run_lab(const LabOptions& o) {
     r.layer_config = settings;
   } else if (!direct) {
     proxy = start_proxy(o.through, settings, backend_port, dir.path(), patience,
-                        connections_in_flight(lab));
+                        connections_in_flight(lab), o.config_path);
     target = proxy.port;
     r.pids.push_back(proxy.process.pid());
     r.layer_config = proxy.config;

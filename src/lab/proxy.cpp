@@ -1,10 +1,18 @@
 #include "lab/proxy.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
+#include "model/keys.hpp"
 #include "systems/common.hpp"
 #include "systems/import.hpp"
 
@@ -61,6 +69,61 @@ bool port_taken(const std::string& dir, const std::string& system) {
   return false;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Its stderr and its error log (nginx writes a refusal to both).
+std::string proxy_logs(const std::string& dir, const std::string& system) {
+  return read_text(dir + "/" + system + ".stderr") + "\n" + read_text(dir + "/error.log");
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// A line's words without a comment and without nginx's ; { }: what the
+// lab's rewrite keeps of a directive, so the user's line can be found again.
+std::vector<std::string> words_of(std::string line) {
+  if (size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+  for (char& c : line)
+    if (c == ';' || c == '{' || c == '}') c = ' ';
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// The line number the proxy names: nginx "in PATH:N", HAProxy "parsing [PATH:N]".
+std::optional<size_t> line_named(const std::string& message) {
+  std::smatch m;
+  static const std::regex nginx(R"( in \S+:(\d+)\s*$)"), haproxy(R"(parsing \[[^\]]*:(\d+)\])");
+  if (std::regex_search(message, m, haproxy) || std::regex_search(message, m, nginx))
+    return static_cast<size_t>(std::stoul(m[1].str()));
+  return std::nullopt;
+}
+
+bool refusal_line(const std::string& system, const std::string& line) {
+  if (system == "nginx")
+    return line.find("[emerg]") != std::string::npos || line.find("[alert]") != std::string::npos;
+  return line.find("[ALERT]") != std::string::npos &&
+         (line.find(": config :") != std::string::npos ||
+          line.find("parsing [") != std::string::npos);
+}
+
+// An executable of that name on PATH (execvp's search).
+bool on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (::access(((d.empty() ? "." : d) + "/" + name).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << text;
@@ -69,12 +132,52 @@ void write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+std::string proxy_refusal(const std::string& system, const std::string& log,
+                          const std::string& generated, const std::string& config_file,
+                          const std::string& user_text) {
+  std::string first;
+  for (const std::string& line : lines_of(log))
+    if (refusal_line(system, line)) {
+      first = line;
+      break;
+    }
+  if (first.empty()) return {};
+  while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) first.pop_back();
+  std::string from = config_file.empty()
+                         ? "the configuration the lab made from the scenario's export"
+                         : "--config " + config_file;
+  std::string message = system + " refused " + from + ": " + first;
+  std::optional<size_t> n = line_named(first);
+  std::vector<std::string> made = lines_of(generated);
+  if (!n || *n == 0 || *n > made.size()) return message;
+  std::string text = made[*n - 1];
+  text.erase(0, text.find_first_not_of(' '));
+  // The lab rewrites the settings (lab_nginx_config, lab_haproxy_config:
+  // comments dropped, one directive a line), so no offset maps the lines:
+  // the user's line is the one with the same words, when only one has them.
+  std::vector<std::string> words = words_of(text);
+  std::vector<size_t> same;
+  std::vector<std::string> users = lines_of(user_text);
+  for (size_t i = 0; i < users.size() && !config_file.empty() && !words.empty(); ++i)
+    if (words_of(users[i]) == words) same.push_back(i + 1);
+  if (same.size() == 1)
+    return message + " (that is " + config_file + ":" + std::to_string(same[0]) + ": " + text + ")";
+  return message + " (line " + std::to_string(*n) +
+         " of the file the lab generated from it: " + text + ")";
+}
+
 Proxy start_proxy(const std::string& system, const std::string& retry_settings, int backend_port,
-                  const std::string& dir, double client_timeout_s, double connections) {
+                  const std::string& dir, double client_timeout_s, double connections,
+                  const std::string& config_file) {
+  if (!on_path(system))
+    throw std::runtime_error(system +
+                             " is not installed (not found on PATH; see scripts/setup.sh)");
   std::string backend = "127.0.0.1:" + std::to_string(backend_port);
-  // A port free a moment ago can be taken before the proxy binds it: try again.
+  // A port free a moment ago can be taken before the proxy binds it: try
+  // again then, and only then.
+  Proxy p;
   for (int tries = 0; tries < 3; ++tries) {
-    Proxy p;
+    p = Proxy();
     p.port = free_port();
     std::vector<std::string> argv;
     if (system == "haproxy") {
@@ -98,11 +201,19 @@ Proxy start_proxy(const std::string& system, const std::string& retry_settings, 
         !port_taken(dir, system))
       return p;
     p.process.stop();
+    if (!port_taken(dir, system)) break;
   }
-  std::ifstream err(dir + "/" + system + ".stderr");
-  std::string why((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
-  throw std::runtime_error(
-      system + " did not start (is it installed? see scripts/setup.sh): " + why.substr(0, 400));
+  if (port_taken(dir, system))
+    throw std::runtime_error(system + " did not start: another process took its port three times");
+  std::string logs = proxy_logs(dir, system);
+  std::string refused = proxy_refusal(system, logs, p.config, config_file, retry_settings);
+  if (!refused.empty()) {
+    if (config_file.empty()) throw std::runtime_error(refused);  // the export's: the lab's fault
+    throw InputError(refused);
+  }
+  std::string why = read_text(dir + "/" + system + ".stderr");
+  throw std::runtime_error(system + " did not start" +
+                           (why.empty() ? "" : ": " + why.substr(0, 400)));
 }
 
 }  // namespace retrystorm::lab

@@ -148,6 +148,16 @@ void set_error_handlers(httplib::Server& server, const ServerLimits& limits) {
 
 }  // namespace
 
+// Every address of the host as its loopback one, and an IPv6 literal in
+// brackets (RFC 3986), so that the banner's address opens.
+std::string page_url(const std::string& host, int port) {
+  std::string shown = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host;
+  if (size_t zone = shown.find('%'); zone != std::string::npos)
+    shown.replace(zone, 1, "%25");  // a zone's "%" written as RFC 6874 asks
+  if (shown.find(':') != std::string::npos) shown = "[" + shown + "]";
+  return "http://" + shown + ":" + std::to_string(port) + "/";
+}
+
 int serve(const std::string& host, int port, const ServerLimits& limits) {
   // Every open connection is a descriptor: take all the system allows, so a
   // flood meets the connection caps, not the descriptor limit.
@@ -190,8 +200,7 @@ int serve(const std::string& host, int port, const ServerLimits& limits) {
     return 1;
   }
   http::widen_backlog(server);
-  std::cout << "retrystorm explorer: http://" << (host == "0.0.0.0" ? "127.0.0.1" : host) << ":"
-            << port << "/" << std::endl;
+  std::cout << "retrystorm explorer: " << page_url(host, port) << std::endl;
   server.listen_after_bind();
   return 0;
 }

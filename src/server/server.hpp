@@ -55,6 +55,10 @@ struct ServerLimits {
 // Blocks serving until the process ends. Returns 1 when it cannot bind.
 int serve(const std::string& host, int port, const ServerLimits& limits = {});
 
+// The address the banner gives for the page: "http://[::1]:8080/" for an
+// IPv6 host, a loopback address for 0.0.0.0 and ::.
+std::string page_url(const std::string& host, int port);
+
 // One API call, without HTTP: method path and body in, status and JSON out.
 // The server and its tests both use it.
 struct ApiAnswer {

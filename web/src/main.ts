@@ -18,7 +18,8 @@ import { AMP_POLICIES, ampScenario, ampSeries, ampSummary, SHARES } from './ampl
 import { clone, getPath, isHidden, setPath } from './paths';
 import { loadData } from './series';
 import { traceAll, traceCurrent, traceDrawable, traceNext, traceSeek, traceStart, type TraceState } from './trace';
-import { adviceErrorText, askAgainIn, busyWaitS, ladderErrorText, refusal } from './retry';
+import { adviceErrorText, askAgainIn, askingStoppedText, busyWaitS, ladderErrorText, refusal } from './retry';
+import type { AskedView } from './retry';
 import { fileBase } from './exportname';
 import { renderHours, renderSessionVerdict } from './sessionview';
 import { pickWindow, windowHours } from './sessions';
@@ -261,7 +262,7 @@ async function runNow() {
   // server stops the runs of a caller that has gone, and the cores are free.
   api.stopMonteCarlo();
   api.abort('ladder', 'advice', 'tipping', 'trace');
-  cancelAskAgain();
+  const stoppedAsks = cancelAskAgain();
   // Nor is the ladder, advice and tipping point the last result asked for and
   // has not yet sent: it would run beside this run and its band. This run asks again.
   secondary.cancel();
@@ -305,6 +306,7 @@ async function runNow() {
       api.stopMonteCarlo(); // the band of inputs that did not run
       showProgress(null);
       S.pendingT0 = null;
+      if (!drawn) noteStoppedAsks(stoppedAsks);
       if (e instanceof ApiError && e.busy) {
         // Busy, not refused: the same inputs again once the server says so
         // (a run over the server's deadline is no busy server: not again).
@@ -515,15 +517,28 @@ const runSoon = debounce(() => void runNow(), 60, { leading: true });
 let ladderAsked = 0;
 // Advice and ladder asked again after a busy answer: a newer run cancels them
 // (and a newer secondary(), which asks for all it needs itself).
-const askAgainTimers = new Set<ReturnType<typeof setTimeout>>();
-function askAgainLater(seconds: number, ask: () => void) {
+const askAgainTimers = new Map<ReturnType<typeof setTimeout>, AskedView>();
+function askAgainLater(view: AskedView, seconds: number, ask: () => void) {
   const seq = S.seq;
   const t = setTimeout(() => { askAgainTimers.delete(t); if (seq === S.seq) ask(); }, seconds * 1000);
-  askAgainTimers.add(t);
+  askAgainTimers.set(t, view);
 }
-function cancelAskAgain() {
-  for (const t of askAgainTimers) clearTimeout(t);
+/** Cancels the asking again; returns the views that were waiting for it. */
+function cancelAskAgain(): Set<AskedView> {
+  const views = new Set(askAgainTimers.values());
+  for (const t of askAgainTimers.keys()) clearTimeout(t);
   askAgainTimers.clear();
+  return views;
+}
+/** A newer run cancelled the asking again and then failed: the result on
+ * screen keeps its notes, which must not promise an answer still coming. */
+function noteStoppedAsks(views: Set<AskedView>) {
+  if (views.has('advice')) showAdviceNote(askingStoppedText('advice'));
+  if (views.has('ladder')) {
+    const note = $('ladder-error');
+    note.hidden = false;
+    note.textContent = askingStoppedText('ladder');
+  }
 }
 /** The ladder's rows for `base` (its JSON: baseKey); `tries`: asks again made after busy answers. */
 function askLadder(base: Scenario, baseKey: string, tries = 0) {
@@ -540,7 +555,7 @@ function askLadder(base: Scenario, baseKey: string, tries = 0) {
     showLadderError(e, wait);
     drawLadder();
     if (wait === null) hooks.ladderReady = true;
-    else askAgainLater(wait, () => askLadder(base, baseKey, tries + 1));
+    else askAgainLater('ladder', wait, () => askLadder(base, baseKey, tries + 1));
   });
 }
 const secondary = debounce(() => {
@@ -589,7 +604,7 @@ const secondary = debounce(() => {
     const wait = askAgainIn(e, tries);
     showAdviceNote(adviceErrorText(e, wait));
     keepAdviceInPlace();
-    if (wait !== null) askAgainLater(wait, () => void askAdvice(tries + 1)); // its answer holds the tipping point too
+    if (wait !== null) askAgainLater('advice', wait, () => void askAdvice(tries + 1)); // its answer holds the tipping point too
     else void tippingAlone();
   });
   void askAdvice(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adviceErrorText, askAgainIn, BUSY_TRIES, busyWaitS, isBusy, ladderErrorText } from './retry';
+import { adviceErrorText, askAgainIn, askingStoppedText, BUSY_TRIES, busyWaitS, isBusy, ladderErrorText } from './retry';
 
 // As api.ts's ApiError carries them (api.ts needs a page to load).
 const busy = (retryAfterS: number | null) => Object.assign(new Error('busy: 2 requests under way'), { status: 503, busy: true, retryAfterS });
@@ -40,5 +40,16 @@ describe('busy answers to the views after the chart', () => {
     expect(ladderErrorText(busy(4), null)).toBe('No ladder: the server stayed busy. Change any input to ask again.');
     expect(ladderErrorText(busy(4), 4)).not.toMatch(/refused/);
     expect(ladderErrorText(refused, null)).toBe('The server refused the ladder for these inputs: client.retries: must be at most 10');
+  });
+});
+
+describe('asking again cancelled by a newer run that then failed', () => {
+  it('promises nothing still coming for the result on screen', () => {
+    for (const view of ['advice', 'ladder'] as const) {
+      const text = askingStoppedText(view);
+      expect(text).toContain(`No ${view}`);
+      expect(text).toContain('Change any input to ask again');
+      expect(text).not.toMatch(/again in \d/);
+    }
   });
 });

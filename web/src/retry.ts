@@ -38,3 +38,11 @@ export function ladderErrorText(e: unknown, wait: number | null): string {
   if (isBusy(e)) return 'No ladder: the server stayed busy. Change any input to ask again.';
   return `The server refused the ladder for these inputs: ${refusal(e)}`;
 }
+
+/** The views asked again after busy answers. */
+export type AskedView = 'advice' | 'ladder';
+
+/** The note of a view whose asking again a newer run cancelled, when that run then failed. */
+export function askingStoppedText(view: AskedView): string {
+  return `No ${view}: the server was busy, and the newer inputs did not run. Change any input to ask again.`;
+}

@@ -113,26 +113,22 @@ std::string left_preset_by(const Scenario& s, const Scenario* preset) {
 
 std::vector<std::string> row_changes(const std::vector<LadderResult>& rows,
                                      const Scenario* preset) {
-  // Each row against the preset with the same rows applied: the keys the
-  // scenario changed that the rows do not set again (a row hides what it sets).
-  KeyTexts left;
-  if (preset) {
-    Scenario expected = *preset;
-    for (const LadderResult& r : rows) {
-      // The generic ladder is worded from the scenario it runs: its words hold.
-      if (r.scenario.ladder.rows.empty()) continue;
-      const bool cumulative = r.scenario.ladder.mode == LadderMode::cumulative;
-      Scenario row_expected = apply_row(cumulative ? expected : *preset, r.row);
-      for (auto& key : keys_left(r.scenario, row_expected))
-        if (std::none_of(left.begin(), left.end(),
-                         [&](const auto& k) { return k.first == key.first; }))
-          left.push_back(std::move(key));
-      if (cumulative) expected = std::move(row_expected);
-    }
-  }
+  // Each row against the preset with its rows applied as the ladder applies
+  // them: the keys its own scenario sets otherwise, which a row that sets a
+  // key again hides. A row with none keeps its description.
   std::vector<std::string> out;
+  Scenario expected = preset ? *preset : Scenario{};
   for (const LadderResult& r : rows) {
-    if (left.empty() || r.scenario.ladder.rows.empty()) {
+    // The generic ladder is worded from the scenario it runs: its words hold.
+    if (!preset || r.scenario.ladder.rows.empty()) {
+      out.push_back(r.row.change);
+      continue;
+    }
+    const bool cumulative = r.scenario.ladder.mode == LadderMode::cumulative;
+    Scenario row_expected = apply_row(cumulative ? expected : *preset, r.row);
+    const KeyTexts left = keys_left(r.scenario, row_expected);
+    if (cumulative) expected = std::move(row_expected);
+    if (left.empty()) {
       out.push_back(r.row.change);
       continue;
     }

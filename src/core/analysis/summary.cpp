@@ -90,8 +90,9 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
     if (*rec == 0)
       v.headline = goodput ? "Absorbed: goodput held up as soon as the incident ended"
                            : "Absorbed: no user failed after the incident ended";
-    // An incident of no length is none: nothing after it is its doing.
-    if (s.incident.duration_s <= 0)
+    // An incident of no length is none: nothing after it is its doing (a
+    // recovery that took time is the capacity profile's, and is told).
+    if (*rec == 0 && s.incident.duration_s <= 0)
       v.headline =
           "Absorbed: an incident of no length (incident.duration_s 0) leaves nothing to recover "
           "from";

@@ -92,20 +92,6 @@ long incident_steps(Scenario s, double duration_s) {
   return w.end - w.first;
 }
 
-// The shortest incident that lasts through `steps` whole steps: from the
-// start to the end of the last step it covers. The engine runs an incident
-// as the steps that begin inside [start, start + duration)
-// (Scenario::in_incident), whole; a start between step boundaries is not a
-// boundary, so steps * step_s (what the bisection runs, the same steps) is
-// not this length. `covering_s` (covering at least one step) names the first.
-double covering_length_s(const Scenario& s, double covering_s, long steps) {
-  Scenario at = s;
-  at.incident.duration_s = covering_s;
-  const int first = steps_of(at).first, all = s.steps();
-  const int last = static_cast<int>(std::min<long>(first + steps, all)) - 1;
-  return tidy_seconds(step_span(s, last, all).end - s.incident.start_s);
-}
-
 }  // namespace
 
 // The scan and the bisection ask the same questions in the same order as one
@@ -160,7 +146,9 @@ TippingResult tipping_point(const Scenario& s, double grid_s, const CancelCheck&
     else
       hi = mid;
   }
-  r.exact_s = std::min(*r.on_grid_s, covering_length_s(s, *r.on_grid_s, hi));
+  // hi steps' length covers hi steps from any start, and the bisection ran
+  // it: it tips. Never longer than the grid's answer, which tips too.
+  r.exact_s = std::min(*r.on_grid_s, tidy_seconds(hi * s.step_s));
   return r;
 }
 

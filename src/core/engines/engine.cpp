@@ -127,7 +127,16 @@ static_assert(kEngines[static_cast<int>(Engine::fluid)].engine == Engine::fluid 
 // reports (`run --format json`), which must run with the engine that reads
 // it. Each text goes through that engine's own parser, alone in a default
 // scenario, so that the rules tying it to other keys stay with its engine.
-void validate_text_keys(const Scenario& s, const RunLimits& limits) {
+void validate_session_texts(const Scenario& s, const RunLimits& limits) {
+  // The sessions engine checked them with the rest of its keys.
+  if (s.engine == Engine::sessions) return;
+  // A ladder, sweep or tipping point validates the same texts for each of
+  // its runs, and the initial queue is expanded to be checked (up to 100,000
+  // items): texts that passed last on this thread are not checked again.
+  thread_local std::string passed;
+  std::string texts = s.api.timeline + '\n' + s.items.ping_rates_per_h + '\n' +
+                      s.items.ping_day_factors + '\n' + s.items.initial_queue;
+  if (texts == passed) return;
   Scenario session_texts;
   session_texts.engine = Engine::sessions;
   session_texts.api.timeline = s.api.timeline;
@@ -138,6 +147,11 @@ void validate_text_keys(const Scenario& s, const RunLimits& limits) {
   session_texts.sessions.start_s = std::numeric_limits<double>::max();
   session_texts.horizon_s = INFINITY;
   sessions::validate_sessions(session_texts, limits);
+  passed = std::move(texts);
+}
+
+void validate_text_keys(const Scenario& s, const RunLimits& limits) {
+  validate_session_texts(s, limits);
 
   // The number of timeouts per layer is checked against the layers by the agent engine.
   std::vector<double> timeouts;

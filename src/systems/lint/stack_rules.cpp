@@ -75,6 +75,13 @@ void rule_load(const Context& c, std::optional<double> load, const std::string& 
   bool budget = std::any_of(c.retrying.begin(), c.retrying.end(), [](const LayerPolicy* l) {
     return l->budget.kind != BudgetKind::none;
   });
+  // A fixed cap (Envoy's max_retries alone) bounds the retries in flight too,
+  // but it is no retry budget (no-retry-budget says so): name what bounds.
+  const bool follows = std::any_of(c.retrying.begin(), c.retrying.end(), [](const LayerPolicy* l) {
+    return l->budget.follows_traffic();
+  });
+  const std::string bounded_by =
+      follows ? "the retry budget" : "the fixed cap on retries in flight";
   std::string pct = number_text(std::round(bound * 1000) / 10) + "%";
   if (!load) {
     f.severity = Severity::info;
@@ -95,7 +102,7 @@ void rule_load(const Context& c, std::optional<double> load, const std::string& 
               ") is above 1/" + number_text(a) + " = " + pct +
               ": once every response is late, retries multiply demand by up to " + number_text(a) +
               " and the backlog need not drain after the trigger ends" +
-              (budget ? "; the retry budget should bound this (see --simulate)" : "") +
+              (budget ? "; " + bounded_by + " should bound this (see --simulate)" : "") +
               instances_note(c);
   f.fix = "at most " + std::to_string(attempts) + " attempt" + (attempts > 1 ? "s" : "") +
           " per request at this load (" +
