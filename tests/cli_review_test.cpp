@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "engines/engine.hpp"
+#include "formats/scenario_io.hpp"
+#include "model/keys.hpp"
 
 namespace {
 
@@ -167,6 +170,41 @@ TEST(CliReview, AKnownOptionBeforeACommandStillWorks) {
   Outcome bogus = run_cli(dir.path(), {"--bogus=1", "run"});
   EXPECT_EQ(bogus.status, 2);
   EXPECT_NE(bogus.err.find("unknown option '--bogus'"), std::string::npos) << bogus.err;
+}
+
+}  // namespace
+
+namespace {
+
+// The texts of another engine, checked once per thread while they stay the
+// same: kept apart, so that texts that passed never stand for others that
+// join to the same characters.
+TEST(CliReview, TextsThatPassedNeverStandForOthers) {
+  std::string ones = "1";
+  for (int h = 1; h < 24; ++h) ones += ",1";
+  retrystorm::Scenario a = retrystorm::preset_or_throw("order-status").scenario;
+  a.api.timeline = "0 healthy\n";
+  a.items.ping_rates_per_h = ones;
+  EXPECT_NO_THROW(retrystorm::validate(a));
+  retrystorm::Scenario b = a;
+  b.api.timeline = "0 healthy";
+  b.items.ping_rates_per_h = "\n" + ones;
+  EXPECT_THROW(retrystorm::validate(b), retrystorm::InputError);
+}
+
+// A scenario read from a pipe is read once: the file is still named in its
+// error when a --set is given (the error is checked against the file alone).
+TEST(CliReview, AFileFromAPipeIsNamedInItsError) {
+  TempDir dir("pipe_named");
+  write_file(dir.path() / "bad.yaml", "horizon_s: 30\nincident: {start_s: 40}\n");
+  std::string cmd = "cd " + shell_quote(dir.path().string()) + " && cat bad.yaml | timeout 30 " +
+                    RETRYSTORM_BIN +
+                    " run --scenario /dev/stdin --set client.retries=1 > .stdout 2> .stderr";
+  int raw = std::system(cmd.c_str());
+  ASSERT_TRUE(raw != -1 && WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 2);
+  const std::string err = read_all(dir.path() / ".stderr");
+  EXPECT_NE(err.find("/dev/stdin: incident.start_s"), std::string::npos) << err;
 }
 
 }  // namespace

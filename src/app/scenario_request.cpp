@@ -29,7 +29,8 @@ AssembledScenario assemble_scenario(const ScenarioRequest& r) {
   if (!r.preset.empty())
     s = preset_or_throw(r.preset).scenario;
   else if (!r.file.empty())
-    s = scenario_from_text(read_input_file(r.file, "--scenario"), r.file, &given);
+    s = scenario_from_text(r.file_text ? *r.file_text : read_input_file(r.file, "--scenario"),
+                           r.file, &given);
   else if (r.scenario)
     s = scenario_from_json(*r.scenario, Scenario{}, &given);
   else

@@ -21,8 +21,10 @@ struct KeySetting {
 // Where the scenario comes from. At most one of preset, file and scenario is
 // given (each front end refuses two in its own words); none: the fallback preset.
 struct ScenarioRequest {
-  std::string preset;                      // a preset name ("": none)
-  std::string file;                        // a scenario file, YAML or JSON (read here)
+  std::string preset;  // a preset name ("": none)
+  std::string file;    // a scenario file, YAML or JSON (read here)
+  // The file's text when the caller read it already (a pipe reads once): `file` names it.
+  std::optional<std::string> file_text;
   std::optional<nlohmann::json> scenario;  // a scenario object, as in a file
   std::vector<KeySetting> sets;            // applied in order, after the above
   std::string fallback = "order-status";

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "app/scenario_request.hpp"
+#include "formats/input_text.hpp"
 #include "logs/atomic_file.hpp"
 #include "model/graph.hpp"
 #include "model/keys.hpp"
@@ -228,6 +229,8 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
   app::ScenarioRequest request;
   request.preset = preset;
   request.file = file;
+  // Read once: file_error assembles it again, and a pipe has no second reading.
+  if (!file.empty()) request.file_text = read_input_file(file, "--scenario");
   request.fallback = fallback;
   for (const std::string& kv : sets) request.sets.push_back({kv, std::nullopt});
   app::AssembledScenario assembled;

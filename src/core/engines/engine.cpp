@@ -1,6 +1,7 @@
 #include "engines/engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -133,9 +134,10 @@ void validate_session_texts(const Scenario& s, const RunLimits& limits) {
   // A ladder, sweep or tipping point validates the same texts for each of
   // its runs, and the initial queue is expanded to be checked (up to 100,000
   // items): texts that passed last on this thread are not checked again.
-  thread_local std::string passed;
-  std::string texts = s.api.timeline + '\n' + s.items.ping_rates_per_h + '\n' +
-                      s.items.ping_day_factors + '\n' + s.items.initial_queue;
+  // Kept apart, not joined: a text may hold any separator.
+  thread_local std::array<std::string, 4> passed;
+  std::array<std::string, 4> texts{s.api.timeline, s.items.ping_rates_per_h,
+                                   s.items.ping_day_factors, s.items.initial_queue};
   if (texts == passed) return;
   Scenario session_texts;
   session_texts.engine = Engine::sessions;
