@@ -1,8 +1,11 @@
 // The HTML view of an incident analysis: one file that opens from disk. The
 // tables and findings are written here; the charts are drawn by the bundled
 // chart code from the report's JSON, embedded in the page.
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "analysis/summary.hpp"
 #include "formats/analyze_report.hpp"
@@ -16,28 +19,23 @@ using namespace incident;
 
 namespace {
 
-std::string escape(const std::string& s) {
+// `s` with each character that `swap` names written as its text.
+std::string substituted(const std::string& s,
+                        std::initializer_list<std::pair<char, const char*>> swap) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
+    auto hit = std::find_if(swap.begin(), swap.end(), [c](const auto& p) { return p.first == c; });
+    if (hit == swap.end())
+      out += c;
+    else
+      out += hit->second;
   }
   return out;
+}
+
+std::string escape(const std::string& s) {
+  return substituted(s, {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}});
 }
 
 // JSON inside <script>: "</script" would end the element and "<!--" with
@@ -45,24 +43,8 @@ std::string escape(const std::string& s) {
 // element no longer ends at its "</script>". No "<" at all rules out both;
 // these characters only occur inside JSON strings, so \uXXXX is the same value.
 std::string script_json(const nlohmann::json& j) {
-  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "\\u003c";
-        break;
-      case '>':
-        out += "\\u003e";
-        break;
-      case '&':
-        out += "\\u0026";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return substituted(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                     {{'<', "\\u003c"}, {'>', "\\u003e"}, {'&', "\\u0026"}});
 }
 
 // Script text inside <script>: "</script" would end the element.

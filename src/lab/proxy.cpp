@@ -14,6 +14,7 @@
 
 #include "model/keys.hpp"
 #include "systems/common.hpp"
+#include "systems/fix_text.hpp"
 #include "systems/import.hpp"
 
 namespace retrystorm::lab {
@@ -59,16 +60,6 @@ std::string nginx_config(const configs::LabProxyConfig& settings, const std::str
          settings.text + "\n}\n";
 }
 
-// The proxy's own logs say its port was taken (bind: EADDRINUSE).
-bool port_taken(const std::string& dir, const std::string& system) {
-  for (const std::string& log : {dir + "/" + system + ".stderr", dir + "/error.log"}) {
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.find("Address already in use") != std::string::npos) return true;
-  }
-  return false;
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -79,11 +70,9 @@ std::string proxy_logs(const std::string& dir, const std::string& system) {
   return read_text(dir + "/" + system + ".stderr") + "\n" + read_text(dir + "/error.log");
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
+// The proxy's own logs say its port was taken (bind: EADDRINUSE).
+bool port_taken(const std::string& dir, const std::string& system) {
+  return proxy_logs(dir, system).find("Address already in use") != std::string::npos;
 }
 
 // A line's words without a comment and without nginx's ; { }: what the
@@ -136,7 +125,7 @@ std::string proxy_refusal(const std::string& system, const std::string& log,
                           const std::string& generated, const std::string& config_file,
                           const std::string& user_text) {
   std::string first;
-  for (const std::string& line : lines_of(log))
+  for (const std::string& line : configs::fix_text::lines_of(log))
     if (refusal_line(system, line)) {
       first = line;
       break;
@@ -148,7 +137,7 @@ std::string proxy_refusal(const std::string& system, const std::string& log,
                          : "--config " + config_file;
   std::string message = system + " refused " + from + ": " + first;
   std::optional<size_t> n = line_named(first);
-  std::vector<std::string> made = lines_of(generated);
+  std::vector<std::string> made = configs::fix_text::lines_of(generated);
   if (!n || *n == 0 || *n > made.size()) return message;
   std::string text = made[*n - 1];
   text.erase(0, text.find_first_not_of(' '));
@@ -157,7 +146,7 @@ std::string proxy_refusal(const std::string& system, const std::string& log,
   // the user's line is the one with the same words, when only one has them.
   std::vector<std::string> words = words_of(text);
   std::vector<size_t> same;
-  std::vector<std::string> users = lines_of(user_text);
+  std::vector<std::string> users = configs::fix_text::lines_of(user_text);
   for (size_t i = 0; i < users.size() && !config_file.empty() && !words.empty(); ++i)
     if (words_of(users[i]) == words) same.push_back(i + 1);
   if (same.size() == 1)
