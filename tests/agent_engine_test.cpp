@@ -277,6 +277,57 @@ TEST(AgentLog, EveryHostLogsEachAttemptOfItsRequestOnce) {
   }
 }
 
+// A hedging layer's attempts have a row each, and one (as the graph
+// engine's): a hedge answered 503 (its "failed" row) while the next waited
+// its backoff was written again as "in_flight" at the end (50 of 525
+// attempts twice); of the hedges still out at the end, only the latest had
+// its row. Each outer attempt makes one inner call, whose first attempt has
+// one row: those count the outer attempts sent. Inner rows repeat
+// (request, attempt) by design, one inner call per hedge, so only the
+// hedging layer's are checked for repeats.
+TEST(AgentLog, AHedgingLayersAttemptsHaveOneRowEach) {
+  auto hedged = [](const std::string& failure) {
+    Scenario s = scenario_from_text(
+        "engine: agent\nhorizon_s: 10\nstep_s: 0.1\ndemand: {rate_per_s: 50}\n"
+        "server: {capacity_per_s: 1000, slots: 10}\n"
+        "client: {layers: 2, hedging: 'envoy,retry', stack_retries: '3,0', "
+        "layer_timeouts_s: '0.2,1', backoff: {base_s: 0.5, jitter: none}}\n"
+        "incident: {start_s: 9, duration_s: 1, capacity_factor: 0" +
+            failure + "}\n",
+        "hedged.yaml");
+    validate(s);
+    return s;
+  };
+  // 503s at once: the next hedge waits its backoff at the end; no answer at
+  // all: two hedges of a request are still out at the end.
+  for (const char* failure : {", failure: '503'", ""}) {
+    SCOPED_TRACE(*failure ? "503" : "no answer");
+    Rows log;
+    run_agent(hedged(failure), {&log, nullptr});
+    std::set<std::pair<uint64_t, int>> seen;
+    size_t outer = 0, inner_calls = 0, still_out = 0;
+    for (const AttemptRow& row : log.rows) {
+      const std::string outcome = request_log::outcome_name(row.outcome);
+      if (outcome == "budget_denied") continue;  // an attempt not sent
+      if (row.layer == 2) {
+        inner_calls += row.attempt == 1;
+        continue;
+      }
+      outer += 1;
+      still_out += outcome == "in_flight";
+      EXPECT_TRUE(seen.insert({row.request_id, row.attempt}).second)
+          << "request " << row.request_id << " attempt " << row.attempt << " " << outcome;
+    }
+    // With 503s every hedge is answered at once: none is out at the end.
+    if (*failure)
+      EXPECT_EQ(still_out, 0u);
+    else
+      EXPECT_GT(still_out, 0u);
+    EXPECT_GT(inner_calls, 500u);  // hedges were sent
+    EXPECT_EQ(outer, inner_calls);
+  }
+}
+
 TEST(AgentQueue, CodelKeepsTheWaitShortUnderOverload) {
   Scenario s = testing::open_queue(150, 100, 200, 1000);
   validate(s);

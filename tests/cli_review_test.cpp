@@ -79,6 +79,35 @@ TEST(CliReview, AWellFormedTextKeyOfAnotherEngineIsStillOnlyIgnored) {
   EXPECT_NE(o.err.find("client.retry_on: ignored"), std::string::npos) << o.err;
 }
 
+// risk runs the agent engine whatever engine the scenario names: its keys
+// are warned of as that engine reads them. demand.process and
+// server.service were "ignored ... here engine is fluid", and then used; a
+// key of the session model is still named, and `run` warns as it did.
+TEST(CliReview, RiskWarnsOfKeysAsTheAgentEngineReadsThem) {
+  TempDir dir("risk_warnings");
+  const std::vector<std::string> sets = {"--set", "demand.process=poisson", "--set",
+                                         "server.service=exponential"};
+  std::vector<std::string> risk = {"risk", "--preset",  "brief-outage", "--runs",
+                                   "4",    "--horizon", "600"};
+  risk.insert(risk.end(), sets.begin(), sets.end());
+  Outcome o = run_cli(dir.path(), risk);
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err.find("ignored"), std::string::npos) << o.err;
+  risk.insert(risk.end(), {"--set", "api.timeline=0d01:00 dead, 0d02:00 healthy"});
+  o = run_cli(dir.path(), risk);
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("api.timeline: ignored"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("here engine is agent"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("demand.process"), std::string::npos) << o.err;
+  std::vector<std::string> run = {"run", "--preset", "brief-outage", "--format", "json"};
+  run.insert(run.end(), sets.begin(), sets.end());
+  o = run_cli(dir.path(), run);
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("demand.process: ignored: it applies when engine is agent"),
+            std::string::npos)
+      << o.err;
+}
+
 // The scenario `run --format json` reports with an ignored text key runs with
 // the engine that reads it.
 TEST(CliReview, TheReportedScenarioRunsWithTheEngineThatReadsTheKey) {

@@ -74,6 +74,17 @@ TEST(CostCalibration, AnAgentRunStuckInItsBacklog) {
   expect_calibrated("partial-brownout, agent", engine_run_cost(s).seconds, measured);
 }
 
+// A stack of retrying layers: an outer retry starts a new inner ladder while
+// the one it gave up on goes on, so the layers' ladders multiply. Priced as
+// one ladder after another, four layers were estimated at 50 attempts a
+// request and took 100 times that (six layers: 100 s and 5 GB, let through).
+TEST(CostCalibration, AnAgentRunOfFourLayers) {
+  Scenario s = testing::preset("primary-failover",
+                               {{"engine", "agent"}, {"client.layers", "4"}, {"horizon_s", "60"}});
+  double measured = least_cpu_s([&] { run_engine(s); });
+  expect_calibrated("primary-failover, agent, 4 layers", engine_run_cost(s).seconds, measured);
+}
+
 TEST(CostCalibration, FluidRuns) {
   for (const char* name : {"primary-failover", "order-status", "two-layer-stack"}) {
     Scenario s = testing::preset(name);

@@ -1277,3 +1277,171 @@ TEST(GraphReview, AnAnswerLateForACallerAboveIsNoSuccess) {
 
 }  // namespace
 }  // namespace retrystorm
+
+namespace retrystorm {
+namespace {
+
+// A parallel service whose calls propagate the deadline makes them all, in
+// either order: a required call answered 503 at once ended the visit, and the
+// propagating calls listed after it were not made (p -> b: 1,500 calls with
+// a listed first, 2,000 with b first).
+TEST(GraphReview, AFanOutThatPropagatesTheDeadlineMakesEveryCallInEitherOrder) {
+  auto fan_out = [](bool a_first) {
+    const std::string a = "  - {from: p, to: a, propagate_deadline: true}\n";
+    const std::string b = "  - {from: p, to: b, propagate_deadline: true}\n";
+    return read(
+        "engine: agent\nhorizon_s: 20\nstep_s: 0.1\ndemand: {rate_per_s: 100}\n"
+        "client: {retries: 0, timeout_s: 1}\n"
+        "services:\n  p: {pattern: parallel}\n  a: {capacity_per_s: 1000, slots: 10}\n"
+        "  b: {capacity_per_s: 1000, slots: 10}\n"
+        "calls:\n  - {from: user, to: p}\n" +
+        (a_first ? a + b : b + a) +
+        "incident: {service: a, start_s: 5, duration_s: 5, capacity_factor: 0, failure: '503'}\n");
+  };
+  std::vector<double> to_b;
+  for (bool a_first : {true, false}) {
+    SCOPED_TRACE(a_first ? "a listed first" : "b listed first");
+    const Scenario s = fan_out(a_first);
+    const RunResult r = run_engine(s);
+    ASSERT_GT(r.failed, 0);  // the 503s reach the users
+    for (size_t e = 1; e < s.graph.calls.size(); ++e) {
+      EXPECT_EQ(sum(r.graph.edges[e].calls), r.user_requests) << "p -> " << s.graph.calls[e].to;
+      if (s.graph.calls[e].to == "b") to_b.push_back(sum(r.graph.edges[e].calls));
+    }
+  }
+  ASSERT_EQ(to_b.size(), 2u);
+  EXPECT_EQ(to_b[0], to_b[1]);
+}
+
+// A hedging call's attempts have a row each, and one: a hedge answered 503
+// (its "failed" row) while the next waited its backoff was written again as
+// "in_flight" at the end (50 of 525 attempts twice); of the hedges still out
+// at the end, only the latest had its row.
+TEST(GraphReview, AHedgingCallsAttemptsHaveOneRowEach) {
+  auto hedged = [](const std::string& failure) {
+    return read(
+        "engine: agent\nhorizon_s: 10\nstep_s: 0.1\ndemand: {rate_per_s: 50}\n"
+        "client: {backoff: {base_s: 0.5, jitter: none}}\n"
+        "services:\n  gw: {}\n  db: {capacity_per_s: 1000, slots: 10}\n"
+        "calls:\n  - {from: user, to: gw, hedging: envoy, retries: 3, timeout_s: 0.2}\n"
+        "  - {from: gw, to: db, retries: 0, timeout_s: 1}\n"
+        "incident: {service: db, start_s: 9, duration_s: 1, capacity_factor: 0" +
+        failure + "}\n");
+  };
+  // 503s at once: the next hedge waits its backoff at the end; no answer at
+  // all: two hedges of a request are still out at the end.
+  for (const char* failure : {", failure: '503'", ""}) {
+    SCOPED_TRACE(*failure ? "503" : "no answer");
+    RowLog log;
+    const RunResult r = run_agent(hedged(failure), {&log, nullptr});
+    std::set<std::pair<uint64_t, int>> seen;
+    double rows = 0;
+    for (const AttemptRow& row : log.rows) {
+      if (row.call != 0) continue;  // the entry call: one per request
+      rows += 1;
+      EXPECT_TRUE(seen.insert({row.request_id, row.attempt}).second)
+          << "request " << row.request_id << " attempt " << row.attempt << " "
+          << request_log::outcome_name(row.outcome);
+    }
+    const EdgeSeries& entry = r.graph.edges[0];
+    EXPECT_GT(sum(entry.retries), 5);
+    EXPECT_EQ(rows, sum(entry.calls) + sum(entry.retries));
+  }
+}
+
+// The load chart and the decision trace of a graph show the incident
+// service's own arrivals: shared-database's db gets two calls per user
+// request (400/s before the incident), and they showed the users' 200/s.
+// The verdict's model bound says the worst case per user request there, 14
+// as the per-service table and lint say (it said 7, per call the db receives).
+TEST(GraphReview, TheChartTraceAndBoundOfAGraphAreTheIncidentServices) {
+  const Scenario s = preset_or_throw("shared-database").scenario;
+  const RunReport r = make_report(s, {.advice = false, .tipping = false, .trace = true});
+  const size_t at = static_cast<size_t>(service_index(s.graph, "db"));
+  const ServiceSeries& db = r.run.graph.services[at];
+  const Series& x = r.run.series;
+  ASSERT_EQ(charted_service(r.run), &db);
+  // Before the incident (10 s to 30 s) the db receives twice the users' requests.
+  double users = 0, arrivals = 0;
+  for (size_t i = 100; i < 300; ++i) {
+    users += x.first_attempts[i];
+    arrivals += db.first_attempts[i] + db.retries[i];
+  }
+  EXPECT_GT(arrivals, 1.9 * users);
+  ASSERT_EQ(r.trace.size(), db.first_attempts.size());
+  for (size_t i : {size_t{150}, size_t{400}, size_t{800}}) {
+    std::string sent = "; sent " + format_amount(db.first_attempts[i]) + " new";
+    if (db.retries[i] > 0) sent += " + " + format_amount(db.retries[i]) + " retries";
+    EXPECT_NE(r.trace[i].text.find(sent + ";"), std::string::npos)
+        << "step " << i << ": " << r.trace[i].text;
+  }
+  // The chart's scale is the db's arrivals per second at their peak, as the
+  // chart sums them (72 columns of steps).
+  const size_t n = x.size(), width = 72;
+  double top = 0;
+  for (size_t c = 0; c < width; ++c) {
+    size_t from = n * c / width, to = std::max(from + 1, n * (c + 1) / width);
+    double load = 0, capacity = 0, goodput = 0;
+    for (size_t i = from; i < to; ++i) {
+      load += db.first_attempts[i] + db.retries[i];
+      capacity += x.capacity[i];
+      goodput += x.goodput[i];
+    }
+    double per_s = 1.0 / (static_cast<double>(to - from) * s.step_s);
+    top = std::max({top, load * per_s, capacity * per_s, goodput * per_s});
+  }
+  const std::string chart = terminal_chart(r.run);
+  EXPECT_EQ(chart.substr(0, chart.find(" |")), format_amount(top) + "/s") << chart;
+  // The bound: 14 attempts per user request at the db, 7 per call it receives.
+  EXPECT_EQ(worst_case_attempts(s)[at], 14);
+  EXPECT_EQ(r.metrics.bound.max_amplification, 7);
+  const std::string& detail = r.verdict.detail;
+  EXPECT_NE(detail.find("with every response late, each user request can cost up to 14 "
+                        "attempts at db, so the load there can reach 417.9% of its capacity;"),
+            std::string::npos)
+      << detail;
+  EXPECT_EQ(detail.find("up to 7 attempts"), std::string::npos) << detail;
+  // One dependency's sentence is as it was.
+  const Scenario stack = preset_or_throw("two-layer-stack").scenario;
+  const RunReport one = make_report(stack, {.advice = false, .tipping = false, .trace = false});
+  EXPECT_NE(one.verdict.detail.find("each request can cost up to " +
+                                    text::trimmed_text(one.metrics.bound.max_amplification, 2) +
+                                    " attempts, so demand can reach "),
+            std::string::npos)
+      << one.verdict.detail;
+}
+
+// A graph's own keys leave its preset too, named as --set names them: with
+// no retries below the entry, three-tier-chain's first line still told of
+// attempts multiplying to 27 at the database, above "Recovered".
+TEST(GraphReview, AGraphsOwnKeysLeaveThePresetsDescription) {
+  using Keys = std::vector<std::pair<std::string, KeyValue>>;
+  auto with = [](const Keys& keys) {
+    Scenario s = preset_or_throw("three-tier-chain").scenario;
+    for (const auto& [path, value] : keys) set_key(s, path, value);
+    validate(s);
+    return s;
+  };
+  auto left = [&](const Keys& keys) {
+    const Scenario s = with(keys);
+    return left_preset_by(s, preset_behind(s, presets()));
+  };
+  const Keys no_retries = {
+      {"calls[1].retries", 0.0}, {"calls[2].retries", 0.0}, {"calls[3].retries", 0.0}};
+  EXPECT_EQ(left(no_retries), "calls[1].retries = 0, calls[2].retries = 0, calls[3].retries = 0");
+  EXPECT_EQ(
+      left({{"services.db.queue_limit", 200.0}, {"services.api.pattern", std::string("parallel")}}),
+      "services.api.pattern = parallel, services.db.queue_limit = 200");
+  EXPECT_EQ(left({{"calls[3].propagate_deadline", true}, {"calls[2].count", 2.0}}),
+            "calls[2].count = 2, calls[3].propagate_deadline = true");
+  EXPECT_EQ(left({{"calls[1].retries", 2.0}}), "") << "the value it inherits: no change";
+  EXPECT_EQ(left({{"client.retries", 0.0}}), "client.retries = 0");
+  const std::string text =
+      run_text(make_report(with(no_retries), {.advice = false, .tipping = false, .trace = false}));
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "three-tier-chain: the preset with calls[1].retries = 0, calls[2].retries = 0, "
+            "calls[3].retries = 0 (its own description no longer applies)");
+}
+
+}  // namespace
+}  // namespace retrystorm

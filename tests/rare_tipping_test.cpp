@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <span>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "analysis/cost.hpp"
@@ -231,6 +234,31 @@ TEST(RareTipping, AChanceIsAMeanWaitWithoutMemory) {
   EXPECT_EQ(none.low_s, 60);
 }
 
+// A chance of 1 within the horizon has no mean without memory (it would be
+// 0 s): a clamp at 1 - 1e-12 made one up, horizon / 27.6 ("mean time to tip
+// 11 s (0 s to 11 s)" at 5 min, where the runs timed 4.2 s). Certain within
+// the horizon, it is certain within an hour and a day.
+TEST(RareTipping, AChanceOfOneGivesNoMean) {
+  const WaitingTime every = waiting_time_from_chance(1, 1, 1, 300);
+  EXPECT_TRUE(every.certain);
+  EXPECT_FALSE(every.mean_s);
+  EXPECT_FALSE(every.high_s);
+  EXPECT_EQ(every.low_s, 0);
+  for (double t : {60.0, 3600.0, 86400.0}) {
+    const Share within = every.within(t);
+    EXPECT_EQ(within.p, 1) << t;
+    EXPECT_EQ(within.low, 1) << t;
+    EXPECT_EQ(within.high, 1) << t;
+  }
+  // Below 1 the mean is there; an interval reaching 1 bounds it by nothing above 0.
+  const WaitingTime most = waiting_time_from_chance(0.9, 0.8, 1, 300);
+  EXPECT_FALSE(most.certain);
+  ASSERT_TRUE(most.mean_s && most.high_s);
+  EXPECT_NEAR(*most.mean_s, 300 / std::log(10.0), 1e-9);
+  EXPECT_NEAR(*most.high_s, 300 / std::log(5.0), 1e-9);
+  EXPECT_EQ(most.low_s, 0);
+}
+
 // risk runs side by side only as many replications as fit in one request's
 // memory, whatever --threads asks: the price is of one run (eight threads of
 // a 0.4 GB run peaked at 3.1 GB, past the 1 GiB limit, without --allow-large).
@@ -342,6 +370,72 @@ TEST(RareTipping, TheCommandLinePrintsItBesideTheRuns) {
       dir.path(), {"risk", "--scenario", example, "--splitting", "--vary", "client.retries=0,1"});
   EXPECT_EQ(map.status, 2);
   EXPECT_NE(map.err.find("not a map"), std::string::npos) << map.err;
+}
+
+// At twice the load every walk tips within 5 min: splitting's chance is 1,
+// which gives no mean (it printed "mean time to tip 11 s (0 s to 11 s)",
+// made up from a clamp, beside the runs' 4.2 s); the chances within an hour
+// and a day stay 100%.
+TEST(RareTipping, EveryWalkTippingGivesNoMeanTimeToTip) {
+  testing::TempDir dir("risk_certain");
+  const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  const testing::Outcome o =
+      testing::run_cli(dir.path(), {"risk", "--scenario", example, "--loads", "2", "--runs", "20",
+                                    "--horizon", "300", "--no-exact", "--splitting",
+                                    "--split-effort", "10", "--split-runs", "4"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("by splitting: tips within 5 min: 100% (100% to 100%); mean time to tip "
+                       "none (a chance of 1 within 5 min gives no mean; the plain runs above "
+                       "time it)\n    tips within 1 h: 100%; within 1 day: 100%\n"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(o.out.find("mean time to tip 11 s"), std::string::npos) << o.out;
+  const nlohmann::json json = nlohmann::json::parse(
+      testing::run_cli(dir.path(),
+                       {"risk", "--scenario", example, "--loads", "2", "--runs", "20", "--horizon",
+                        "300", "--no-exact", "--splitting", "--split-effort", "10", "--split-runs",
+                        "4", "--format", "json"})
+          .out);
+  const nlohmann::json& tip = json["levels"][0]["splitting"]["time_to_tip"];
+  EXPECT_TRUE(tip["mean_s"].is_null()) << tip;
+  EXPECT_EQ(tip["within_hour"]["p"], 1) << tip;
+}
+
+// `run --walk` replays one run: where the scenario's runs are not 1 the
+// printed replay sets runs=1 (it was refused, exit 2, "--walk: one run").
+TEST(RareTipping, ThePrintedReplayRunsWhereTheScenarioHasManyRuns) {
+  testing::TempDir dir("risk_replay_runs");
+  const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  const std::filesystem::path many = dir.path() / "many.yaml";
+  testing::write_file(many, "runs: 4\n" + testing::read_all(example));
+  const testing::Outcome o =
+      testing::run_cli(dir.path(), {"risk", "--scenario", many.string(), "--loads", "0.6", "--runs",
+                                    "5", "--horizon", "300", "--no-exact", "--splitting",
+                                    "--split-effort", "40", "--split-runs", "3"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const std::string lead = "replay a walk that tipped: ";
+  const size_t at = o.out.find(lead);
+  ASSERT_NE(at, std::string::npos) << o.out;
+  const std::string line = o.out.substr(at + lead.size(), o.out.find('\n', at) - at - lead.size());
+  EXPECT_EQ(line.rfind("--set engine=agent --set runs=1 --set incident.duration_s=0 ", 0), 0u)
+      << line;
+  std::vector<std::string> args = {"run", "--scenario", many.string()};
+  std::istringstream words(line);
+  for (std::string word; words >> word;) args.push_back(word);
+  args.insert(args.end(), {"--format", "json"});
+  const testing::Outcome replay = testing::run_cli(dir.path(), args);
+  ASSERT_EQ(replay.status, 0) << replay.err;
+  const auto backlog = nlohmann::json::parse(replay.out)["series"]["backlog"];
+  EXPECT_GT(*std::max_element(backlog.begin(), backlog.end()), 30) << line;
+  // Where the scenario's runs are 1 the line is as it was.
+  const testing::Outcome one =
+      testing::run_cli(dir.path(), {"risk", "--scenario", example, "--loads", "0.6", "--runs", "5",
+                                    "--horizon", "300", "--no-exact", "--splitting",
+                                    "--split-effort", "40", "--split-runs", "3"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_NE(one.out.find(lead + "--set engine=agent --set incident.duration_s=0 "),
+            std::string::npos)
+      << one.out;
 }
 
 }  // namespace

@@ -290,5 +290,57 @@ TEST(RiskReport, SplittingWithoutAWalkAtTheRuleGivesNoInterval) {
             std::string::npos);
 }
 
+// Splitting that saw every walk tip has a chance of 1, which gives no mean
+// (a clamp made one up, horizon / 27.6): the text says none and why, the
+// JSON has null, and the chances within an hour and a day are 100%, not the
+// 0% of a missing mean.
+TEST(RiskReport, SplittingThatAlwaysTipsHasNoMeanTimeToTip) {
+  RiskOptions o;
+  o.split_runs = 2;
+  const StuckRule rule = stuck_rule(small_server({}));
+  const std::vector<double> all(9, 1.0);
+  const std::vector<SplitEvidence> every = {{1, all, 360, {}}, {1, all, 360, {}}};
+  RiskLevel level;
+  level.rare = rare_tip_of(every, rule, o, 120);
+  ASSERT_EQ(level.rare->p, 1);
+  const RiskResult r = report_of({level});
+  const std::string text = risk_text(r);
+  EXPECT_NE(text.find("by splitting: tips within 2 min: 100% (100% to 100%); mean time to tip none "
+                      "(a chance of 1 within 2 min gives no mean; the plain runs above time it)\n"
+                      "    tips within 1 h: 100%; within 1 day: 100%\n"),
+            std::string::npos)
+      << text;
+  const nlohmann::json tip = risk_json(r)["levels"][0]["splitting"]["time_to_tip"];
+  EXPECT_TRUE(tip["mean_s"].is_null()) << tip;
+  EXPECT_TRUE(tip["high_s"].is_null()) << tip;
+  EXPECT_EQ(tip["within_day"]["p"], 1) << tip;
+}
+
+// `run --walk` replays one run: the printed replay sets runs=1 where the
+// scenario's runs are not 1 (it was refused, exit 2), and is the line it was
+// where they are.
+TEST(RiskReport, TheWalksReplaySetsOneRunWhereTheScenarioHasMore) {
+  RiskLevel level;
+  level.demand_per_s = 8;
+  level.rare = RareTip{};
+  level.rare->tipped_path = {{0, 7}, {12, 9}};
+  RiskResult r = report_of({level});
+  r.scenario_runs = 5;
+  const std::string tail =
+      " --set incident.duration_s=0 --set demand.rate_per_s=8 --set horizon_s=120 --walk "
+      "0:7,12:9\n";
+  EXPECT_NE(risk_text(r).find("replay a walk that tipped: --set engine=agent --set runs=1" + tail),
+            std::string::npos)
+      << risk_text(r);
+  r.scenario_runs = 1;
+  EXPECT_NE(risk_text(r).find("replay a walk that tipped: --set engine=agent" + tail),
+            std::string::npos)
+      << risk_text(r);
+  // The result keeps the scenario's own runs; the scenario it ran has 1.
+  const RiskResult many = assess_risk(small_server({{"runs", "5"}}), testing::quick_risk({0.5}, 2));
+  EXPECT_EQ(many.scenario_runs, 5);
+  EXPECT_EQ(many.scenario.runs, 1);
+}
+
 }  // namespace
 }  // namespace retrystorm

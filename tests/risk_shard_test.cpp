@@ -5,6 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "app/commands.hpp"
 #include "cli_run.hpp"
 #include "formats/risk_report.hpp"
 #include "model/keys.hpp"
@@ -52,6 +58,81 @@ TEST(RiskShard, TheRangesCoverEveryRunOnce) {
   }
   EXPECT_EQ(next, 100u);
   EXPECT_EQ(risk_shard_range(2, 5, 2).count, 0u);  // more shards than runs: some empty
+}
+
+// examples/random-tipping.yaml, with some keys set as --set sets them.
+Scenario random_tipping(const std::map<std::string, std::string>& sets) {
+  const std::string path = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  Scenario s = scenario_from_text(testing::read_all(path), path);
+  for (const auto& [key, value] : sets) set_key_text(s, key, value);
+  validate(s);
+  return s;
+}
+
+// What a check refuses with no CPU to spend: the work it priced, in words.
+std::string priced(const std::function<void(const app::CostBudget&)>& check) {
+  app::CostBudget none;
+  none.limits.max_seconds = 0;
+  try {
+    check(none);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+// A shard is priced for its own work: its runs and its share of the
+// splitting replicas, as gather_risk cuts them (split_range), and no exact
+// chain, which merge solves. Shard 1 of 8 was priced for all 8 replicas
+// (28,801 runs, about 252 s: refused) where it runs one (3,601, about 31 s),
+// and a shard of 7 loads for chains of about 63 s it never solves.
+TEST(RiskShard, AShardIsPricedForItsOwnShareOfTheWork) {
+  RiskRequest split{random_tipping({}), {}, std::nullopt};
+  split.options.runs = 8;
+  split.options.exact = false;
+  split.options.splitting = true;
+  split.options.split_effort = 400;
+  split.options.split_runs = 8;
+  EXPECT_NE(priced([&](const auto& b) {
+              app::check_risk_shard(split, 0, 1, b);
+            }).find(" make 3601 runs of "),
+            std::string::npos);
+  EXPECT_NO_THROW(app::check_risk_shard(split, 0, 1, app::CostBudget{}));
+  EXPECT_NE(priced([&](const auto& b) {
+              app::check_risk_shard(split, 8, b);
+            }).find(" make 28808 runs of "),
+            std::string::npos)
+      << "the whole request: 8 runs and 8 replicas of 3,600 walks";
+  EXPECT_THROW(app::check_risk_shard(split, 8, app::CostBudget{}), InputError);
+  // 3 shards of 9 runs, 4 replicas: 1, 1 and 2, as the shards run them.
+  split.options.runs = 9;
+  split.options.split_runs = 4;
+  for (const auto& [first, count, replicas] :
+       {std::tuple{0, 3, 1}, std::tuple{3, 3, 1}, std::tuple{6, 3, 2}}) {
+    ASSERT_EQ(split_range(first, count, 9, 4).second, replicas);
+    EXPECT_NE(priced([&](const auto& b) {
+                app::check_risk_shard(split, first, count, b);
+              }).find(" make " + std::to_string(3 + replicas * 3600) + " runs of "),
+              std::string::npos)
+        << first;
+  }
+  // Seven loads with exact chains: the shard prices its 7 runs alone; merge
+  // and the whole request price the chains.
+  RiskRequest chains{
+      random_tipping({{"server.queue_limit", "40"}, {"client.timeout_s", "2"}}), {}, std::nullopt};
+  chains.options.loads = {0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1};
+  chains.options.runs = 2;
+  chains.options.horizon_s = 60;
+  const std::string shard = priced([&](const auto& b) { app::check_risk_shard(chains, 0, 1, b); });
+  EXPECT_NE(shard.find(" make 7 runs of "), std::string::npos) << shard;
+  EXPECT_EQ(shard.find("exact chains"), std::string::npos) << shard;
+  EXPECT_NO_THROW(app::check_risk_shard(chains, 0, 1, app::CostBudget{}));
+  EXPECT_NE(priced([&](const auto& b) {
+              app::check_risk_shard(chains, 2, b);
+            }).find("and exact chains of about"),
+            std::string::npos);
+  EXPECT_NE(priced([&](const auto& b) { app::check_risk_merge(chains, b); }).find("exact chains"),
+            std::string::npos);
 }
 
 TEST(RiskShard, EvidenceFromAFileIsChecked) {

@@ -104,6 +104,30 @@ TEST(Risk, TheWindowMovesWithTheSteps) {
   EXPECT_FALSE(read_passage(long_run, stuck_rule(wide)).enter_s);  // ms, not minutes
 }
 
+// The window is counted in double and cut to the run: a timeout of 3e9
+// steps passed an int and judged goodput over one step ("over the last
+// 0.001 s"). The cut changes no verdict: a window as long as the run sums
+// every step so far, as any longer one does.
+TEST(Risk, AWindowLongerThanTheRunIsTheRun) {
+  Scenario s;
+  s.horizon_s = 10, s.step_s = 0.001;
+  s.client.timeout_s = 3e6, s.server.capacity_per_s = 1e-6;
+  const StuckRule rule = stuck_rule(s);
+  EXPECT_EQ(rule.window_steps, 10000);
+  EXPECT_NE(describe(rule, s).find("served in time over the last 10 s;"), std::string::npos)
+      << describe(rule, s);
+  s.client.timeout_s = 3, s.server.capacity_per_s = 10;
+  EXPECT_EQ(stuck_rule(s).window_steps, 3000) << "a timeout within the run, as before";
+  const RunResult run = synthetic({0, 40, 40, 5, 40, 40, 40, 5}, {1, 1, 0.5, 1, 0.2, 0.1, 0, 1});
+  StuckRule whole{.backlog_above = 30, .goodput_below = 0.9, .window_steps = 8};
+  StuckRule longer = whole;
+  longer.window_steps = 1000;
+  const Passage a = read_passage(run, whole), b = read_passage(run, longer);
+  ASSERT_TRUE(a.enter_s && b.enter_s);
+  EXPECT_EQ(*a.enter_s, *b.enter_s);
+  EXPECT_EQ(a.left_after_enter_s, b.left_after_enter_s);
+}
+
 TEST(Risk, WilsonIntervals) {
   // Wilson's 95% interval: 0 of 10 is 0 to 27.75%; 5 of 10 is 23.66 to 76.34%.
   Share none = share_of(0, 10), half = share_of(5, 10);
@@ -111,6 +135,19 @@ TEST(Risk, WilsonIntervals) {
   EXPECT_EQ(none.low, 0);
   EXPECT_NEAR(half.low, 0.23659, 1e-5);
   EXPECT_NEAR(half.high, 0.76341, 1e-5);
+}
+
+// None of n (or all of them) puts Wilson's interval at 0 (or 1) exactly: the
+// formula's rounding left "0 of 100 (3.5e-18 to 3.7%)", and 10 of 10 ended
+// just below 1.
+TEST(Risk, WilsonIntervalsEndAtZeroAndOneExactly) {
+  for (int n : {3, 6, 10, 100}) {
+    EXPECT_EQ(share_of(0, n).low, 0.0) << n;
+    EXPECT_EQ(share_of(n, n).high, 1.0) << n;
+    EXPECT_GT(share_of(0, n).high, 0.0) << n;
+    EXPECT_LT(share_of(n, n).low, 1.0) << n;
+  }
+  EXPECT_NEAR(share_of(0, 100).high, 0.0369935, 1e-6);
 }
 
 TEST(Risk, ExponentialMeanIntervals) {

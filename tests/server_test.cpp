@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "formats/scenario_io.hpp"
 #include "free_port.hpp"
 #include "model/keys.hpp"
+#include "server/routes.hpp"
 #include "systems/export.hpp"
 
 namespace retrystorm {
@@ -46,27 +48,31 @@ bool answers(int port) {
   return r && r->status == 200;
 }
 
-// The server, started once for the whole program with the default limits
-// (1 MB bodies, 200,000 steps a run, 10,000 runs a sweep). serve() blocks
-// until the process ends, so its thread is detached.
-int server_port() {
-  static const int port = [] {
-    static const ServerLimits limits;
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      int port = free_port();
-      if (port == 0) continue;
-      auto stopped = std::make_shared<std::atomic<bool>>(false);
-      std::thread([port, stopped] {
-        serve(kHost, port, limits);
-        *stopped = true;  // could not bind (someone took the port): try another
-      }).detach();
-      for (int i = 0; i < 250 && !*stopped; ++i) {
-        if (answers(port)) return port;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+// A server of its own with `limits` (which must outlive the program's
+// tests: serve() does not return, so its thread is detached); 0 when none
+// answered.
+int own_server(const ServerLimits& limits) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const int port = free_port();
+    if (port == 0) continue;
+    auto stopped = std::make_shared<std::atomic<bool>>(false);
+    std::thread([port, stopped, &limits] {
+      serve(kHost, port, limits);
+      *stopped = true;  // could not bind: try another port
+    }).detach();
+    for (int i = 0; i < 250 && !*stopped; ++i) {
+      if (answers(port)) return port;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    return 0;
-  }();
+  }
+  return 0;
+}
+
+// The server, started once for the whole program with the default limits
+// (1 MB bodies, 200,000 steps a run, 10,000 runs a sweep).
+int server_port() {
+  static const ServerLimits limits;
+  static const int port = own_server(limits);
   return port;
 }
 
@@ -384,12 +390,13 @@ TEST_F(Server, ExportOfAGraphTakesTheCall) {
                "call: 9 is not a call of the scenario; choose 0 to 3");
   expect_error(
       post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", 100000000000000LL}}),
-      400, "call: 100000000000000 is not a call");
+      400, "call: 100000000000000 is not a call of the scenario; choose 0 to 3");
+  // Beyond a long long: the same message with the range (it had none).
   expect_error(post("/api/export/envoy",
                     json{{"preset", "three-tier-chain"}, {"call", 18446744073709551615ULL}}),
-               400, "call: 18446744073709551615 is not a call");
+               400, "call: 18446744073709551615 is not a call of the scenario; choose 0 to 3");
   expect_error(post("/api/export/envoy", json{{"preset", "three-tier-chain"}, {"call", "1"}}), 400,
-               "call: must be the index of a call (an integer), got \"1\"");
+               "call: must be the index of a call (an integer), got \"1\"; choose 0 to 3");
   expect_error(post("/api/export/envoy", json{{"preset", "primary-failover"}, {"call", 0}}), 400,
                "it has no services and calls");
 }
@@ -1030,6 +1037,183 @@ TEST(ReplicationCache, RunsTheReplicationsTheCallerHasLastAndOnlyIfStillMissing)
   ASSERT_EQ(got.size(), 4u);
   EXPECT_EQ(got[0].band, marked.band) << "replication 0 came from the cache";
   for (size_t i = 1; i < 4; ++i) EXPECT_EQ(got[i].band, whole[i].band) << i;
+}
+
+// ------------------------------------------- answers that say the range
+
+// Finding: a call beyond a long long was refused without the range that -1
+// and 9 got. Every refusal of "call" now names the calls there are.
+TEST(HandleApi, EveryRefusedCallGivesTheRange) {
+  const std::string chain = R"({"preset": "three-tier-chain", "call": )";
+  for (const char* call :
+       {"-1", "4", "9", "9223372036854775807", "9223372036854775808", "18446744073709551615",
+        "-9223372036854775808", "1.5", "\"1\"", "null", "[0]"}) {
+    ApiAnswer a = handle_api("/api/export/envoy", chain + call + "}");
+    EXPECT_EQ(a.status, 400) << call;
+    const std::string error = a.body.value("error", "");
+    EXPECT_NE(error.find("choose 0 to 3"), std::string::npos) << call << " -> " << error;
+  }
+  // Beyond a long long the value is quoted as given, not wrapped to -1.
+  ApiAnswer huge = handle_api("/api/export/envoy", chain + "18446744073709551615}");
+  EXPECT_EQ(huge.body.value("error", ""),
+            "call: 18446744073709551615 is not a call of the scenario; choose 0 to 3");
+  // A scenario without a graph has no calls: every value says so.
+  for (const char* call : {"0", "18446744073709551615", "\"0\""}) {
+    ApiAnswer a =
+        handle_api("/api/export/envoy",
+                   std::string(R"({"preset": "primary-failover", "call": )") + call + "}");
+    EXPECT_EQ(a.status, 400) << call;
+    EXPECT_NE(a.body.value("error", "").find("it has no services and calls"), std::string::npos)
+        << call << " -> " << a.body.dump();
+  }
+  // Each call in range still exports.
+  for (int call = 0; call <= 3; ++call)
+    EXPECT_EQ(handle_api("/api/export/envoy", chain + std::to_string(call) + "}").status, 200)
+        << call;
+}
+
+// Finding: "done": 1.5 was said to range to 1000000, while 100 was said to
+// range to runs. Whatever is wrong with done, the message gives the
+// scenario's runs as its upper end.
+TEST(HandleApi, MonteCarloDoneIsCheckedAgainstTheScenariosRuns) {
+  for (const char* done : {"1.5", "-1", "9", "100", "1000001", "1e300", "\"2\"", "null", "true"}) {
+    ApiAnswer a =
+        handle_api("/api/montecarlo",
+                   std::string(R"({"set": {"engine": "agent", "runs": 8}, "done": )") + done + "}");
+    EXPECT_EQ(a.status, 400) << done;
+    const std::string error = a.body.value("error", "");
+    EXPECT_NE(error.find("body.done: "), std::string::npos) << done << " -> " << error;
+    EXPECT_NE(error.find("must be a whole number, 0 to runs (8)"), std::string::npos)
+        << done << " -> " << error;
+  }
+  ApiAnswer a =
+      handle_api("/api/montecarlo", R"({"set": {"engine": "agent", "runs": 8}, "done": 1.5})");
+  EXPECT_EQ(a.body.value("error", ""), "body.done: 1.5 must be a whole number, 0 to runs (8)");
+}
+
+// ------------------------------------------------------------ Retry-After
+
+// The body of a run the request deadline stops: far more work than 0.5 s.
+constexpr const char* kRunPastTheDeadline =
+    R"({"preset": "primary-failover", "set": {"engine": "agent", "horizon_s": 600,
+        "demand.rate_per_s": 500, "runs": 50}})";
+
+// Finding: every 503 of a route said Retry-After, the run deadline's too,
+// though the same request stops at the same deadline again. Only an answer
+// worth repeating asks for the repeat.
+TEST(HandleApi, OnlyAnswersWorthRepeatingSayRetryAfter) {
+  ServerLimits deadline;
+  deadline.run_deadline_s = 0.5;
+  http::RoutedAnswer stopped = http::answer_call("/api/run", kRunPastTheDeadline, deadline);
+  EXPECT_EQ(stopped.answer.status, 503) << stopped.answer.body.dump();
+  EXPECT_NE(stopped.answer.body.dump().find("stopped after 0.5 s"), std::string::npos);
+  EXPECT_EQ(stopped.retry_after_s, 0) << "the same run meets the same deadline";
+  // A client that has gone reads nothing, a Retry-After least of all.
+  ServerLimits gone;
+  gone.run_deadline_s = 0;
+  gone.cancelled = [] { return true; };
+  http::RoutedAnswer dropped = http::answer_call("/api/run", kRunPastTheDeadline, gone);
+  EXPECT_EQ(dropped.answer.status, 503) << dropped.answer.body.dump();
+  EXPECT_EQ(dropped.retry_after_s, 0);
+  // Nor a refusal, nor an answer.
+  EXPECT_EQ(http::answer_call("/api/run", "{bad", {}).retry_after_s, 0);
+  EXPECT_EQ(http::answer_call("/api/presets", "", {}).retry_after_s, 0);
+  // handle_api answers as before.
+  EXPECT_EQ(handle_api("/api/run", kRunPastTheDeadline, deadline).status, 503);
+}
+
+// One POST's answer as far as Retry-After goes.
+struct Seen503 {
+  int status = 0;
+  bool busy = false;
+  bool has_retry_after = false;
+  std::string retry_after, error;
+};
+
+Seen503 post_for_retry(int port, const std::string& path, const std::string& body) {
+  httplib::Client c(kHost, port);
+  c.set_connection_timeout(2);
+  c.set_read_timeout(30);
+  Seen503 seen;
+  auto r = c.Post(path.c_str(), body, "application/json");
+  if (!r) return seen;
+  seen.status = r->status;
+  seen.has_retry_after = r->has_header("Retry-After");
+  seen.retry_after = r->get_header_value("Retry-After");
+  json j = json::parse(r->body, nullptr, false);
+  if (j.is_object()) {
+    seen.busy = j.value("busy", false);
+    seen.error = j.value("error", "");
+  }
+  return seen;
+}
+
+// Over HTTP, with one work slot held by runs the deadline stops while quick
+// requests ask for it: the busy 503 says Retry-After: 2 (the slot comes
+// free), the deadline's 503 says none (the run would stop again).
+TEST(ServerRetryAfter, BusyHasItTheRunDeadlineHasNot) {
+  static const ServerLimits limits = [] {
+    ServerLimits l;
+    l.max_work = 1;
+    l.work_wait_s = 0.1;
+    l.run_deadline_s = 0.5;
+    return l;
+  }();
+  const int port = own_server(limits);
+  ASSERT_NE(port, 0) << "the server did not start";
+  std::atomic<bool> stop{false};
+  std::vector<Seen503> held;  // the holder's answers, read after it is joined
+  std::thread holder([&] {
+    while (!stop) held.push_back(post_for_retry(port, "/api/run", kRunPastTheDeadline));
+  });
+  Seen503 busy;
+  const auto started = std::chrono::steady_clock::now();
+  while (!busy.busy && std::chrono::steady_clock::now() - started < std::chrono::seconds(20)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    busy = post_for_retry(port, "/api/run",
+                          R"({"preset": "order-status", "trace": false, "advice": false})");
+  }
+  stop = true;
+  holder.join();
+  ASSERT_TRUE(busy.busy) << "no quick request found the slot taken in 20 s";
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_EQ(busy.retry_after, "2");
+  int deadlines = 0;
+  for (const Seen503& s : held) {
+    EXPECT_EQ(s.status, 503) << s.error;
+    // A holder that found the slot taken by a quick request was busy itself.
+    EXPECT_EQ(s.has_retry_after, s.busy) << s.error;
+    deadlines += s.error.find("stopped after 0.5 s") != std::string::npos;
+  }
+  EXPECT_GT(deadlines, 0) << "no run met the deadline";
+}
+
+// ----------------------------------------------------------------- the docs
+
+// Finding: the docs' table of expensive requests left out montecarlo, risk
+// and step-down. It names exactly the routes that hold a work slot.
+TEST(ServerDocs, TheExpensiveRequestsAreTheRoutesThatHoldAWorkSlot) {
+  std::ifstream in(std::string(RETRYSTORM_SOURCE_DIR) + "/docs/http-api.md");
+  ASSERT_TRUE(in) << "docs/http-api.md";
+  std::string line, row;
+  while (std::getline(in, line))
+    if (line.rfind("| expensive requests at once (", 0) == 0) row = line;
+  ASSERT_FALSE(row.empty()) << "no row of expensive requests";
+  // The names in backquotes up to "not", each "/api/NAME" or "NAME".
+  std::string listed = row.substr(0, row.find("; not "));
+  std::set<std::string> documented;
+  size_t open = listed.find('`');
+  while (open != std::string::npos) {
+    const size_t close = listed.find('`', open + 1);
+    if (close == std::string::npos) break;
+    const std::string name = listed.substr(open + 1, close - open - 1);
+    documented.insert(name.rfind("/api/", 0) == 0 ? name : "/api/" + name);
+    open = listed.find('`', close + 1);
+  }
+  std::set<std::string> expensive;
+  for (const http::Route& r : http::routes())
+    if (r.expensive) expensive.insert(r.path);
+  EXPECT_EQ(documented, expensive);
 }
 
 // The banner's address opens in a browser: an IPv6 literal in brackets.

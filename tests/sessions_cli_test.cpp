@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "server/server.hpp"
@@ -145,6 +146,46 @@ TEST_F(SessionsCli, ATinyRoundBudgetIsPricedNotRun) {
           "--set sessions.round_max_s=1e-300 --set api.success_min_s=0 --set api.success_max_s=0");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("sessions.round_min_s"), std::string::npos) << r.err;
+}
+
+// A focus window opening before the first tick is refused before the run,
+// with the key, its value and the rule (it read "session time asleep 22.7 h"
+// for 1.7 h).
+TEST_F(SessionsCli, AFocusWindowOpeningBeforeTheStartIsRefused) {
+  const Result r =
+      cli("run --preset scheduler-recovery-burst --set 'api.timeline=0 dead' "
+          "--set sessions.focus_from_s=172800 --out x.json");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.err.find("sessions.focus_from_s: 172800 must be at or after sessions.start_s "
+                       "(252900)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.json"));
+}
+
+// docs/log-formats.md names the code that writes each log (it named
+// src/formats/session_report.cpp, which writes neither sessions.csv nor
+// events.jsonl): every `src/....cpp` (`Name`) it gives defines Name there.
+TEST(SessionsDocs, LogFormatsNamesTheCodeThatWritesEachLog) {
+  const fs::path root = RETRYSTORM_SOURCE_DIR;
+  const std::string page = slurp(root / "docs" / "log-formats.md");
+  const std::regex named("`(src/[^`]+\\.cpp)` \\(`(\\w+)`\\)");
+  int checked = 0;
+  for (std::sregex_iterator it(page.begin(), page.end(), named), end; it != end; ++it) {
+    const std::string file = (*it)[1], name = (*it)[2];
+    const std::string code = slurp(root / file);
+    ASSERT_FALSE(code.empty()) << file << " is named for " << name << " and is not there";
+    const bool defined = code.find(" " + name + "(") != std::string::npos ||
+                         code.find(name + "::" + name + "(") != std::string::npos;
+    EXPECT_TRUE(defined) << file << " does not define " << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 2);  // sessions.csv and events.jsonl
+  for (const char* log : {"`sessions.csv` | the session model (`engine: sessions`): "
+                          "`src/logs/session_logs.cpp` (`sessions_csv`)",
+                          "`events.jsonl` | the session model: `src/logs/session_logs.cpp` "
+                          "(`EventsJsonl`)"})
+    EXPECT_NE(page.find(log), std::string::npos) << log;
 }
 
 TEST_F(SessionsCli, MonteCarloGivesIntervalsAndABand) {

@@ -130,7 +130,28 @@ double exact_chain_seconds(const Scenario& one, const RiskOptions& options) {
   return seconds;
 }
 
-Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
+// Splitting's walks at every load for `replicas` of its independent runs,
+// at most: each stage's walks, each a run of the horizon.
+double split_walks(const RiskOptions& options, int replicas) {
+  if (!options.splitting) return 0;
+  RiskOptions share = options;
+  share.split_runs = replicas;
+  return split_engine_runs(share) * double(options.loads.size());
+}
+
+// What runs where is priced: the whole request runs every splitting replica
+// and solves the exact chains; a shard runs its share of the replicas and
+// no chain (merge solves them, check_risk_merge).
+struct RiskWork {
+  int split_replicas = 0;
+  bool chains = true;
+};
+
+RiskWork whole_request(const RiskOptions& options) {
+  return {options.split_runs, true};
+}
+
+Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps, const RiskWork& work) {
   const Scenario one = risk_scenario(s, options);
   const bool pushed = scripted_push(one);
   double loudest = 1;
@@ -141,10 +162,9 @@ Cost risk_cost(const Scenario& s, const RiskOptions& options, double maps) {
   const double runs = risk_runs(s, options) * double(options.loads.size()) * (pushed ? 2 : 1);
   cost.seconds *= runs;
   cost.seconds *= maps;
-  const double exact_s = maps == 1 ? exact_chain_seconds(one, options) : 0;
+  const double exact_s = maps == 1 && work.chains ? exact_chain_seconds(one, options) : 0;
   cost.seconds += exact_s;
-  // Splitting: at most its walks per load, each a run of the horizon.
-  const double walks = options.splitting ? split_engine_runs(options) * options.loads.size() : 0;
+  const double walks = split_walks(options, work.split_replicas);
   cost.seconds += walks * engine_run_cost(priced).seconds;
   cost.size = number_text(runs * maps + walks) + " runs of " + cost.size;
   if (exact_s > 0)
@@ -165,7 +185,8 @@ Cost risk_map_cost(const Scenario& s, const SweepAxis& knob, RiskOptions options
   for (double value : values) {
     Scenario cell = s;
     set_key(cell, knob.path, KeyValue{value});
-    const Cost cost = risk_cost(cell, options, 1);  // throws what the cell's runs would
+    // Throws what the cell's runs would.
+    const Cost cost = risk_cost(cell, options, 1, whole_request(options));
     if (cost.seconds > dearest.seconds) dearest = cost, dearest_value = value;
     total += cost;
   }
@@ -180,16 +201,31 @@ Cost risk_map_cost(const Scenario& s, const SweepAxis& knob, RiskOptions options
 }  // namespace
 
 RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget) {
-  check(risk_cost(s, options, 1), budget, "risk");
+  check(risk_cost(s, options, 1, whole_request(options)), budget, "risk");
   if (budget.cancelled) options.cancelled = budget.cancelled;
   return assess_risk(s, options);
+}
+
+void check_risk_shard(const RiskRequest& r, size_t first, size_t count, const CostBudget& budget) {
+  RiskOptions o = r.options;
+  o.runs = static_cast<int>(std::max<size_t>(count, 1));
+  if (r.knob) {  // a map has no splitting and no chains
+    check(risk_map_cost(r.scenario, *r.knob, o), budget, "risk");
+    return;
+  }
+  // The replicas gather_risk runs for this range, from the request's runs.
+  const auto total = static_cast<size_t>(risk_runs(r.scenario, r.options));
+  const int replicas =
+      r.options.splitting ? split_range(first, count, total, r.options.split_runs).second : 0;
+  check(risk_cost(r.scenario, o, 1, {replicas, false}), budget, "risk");
 }
 
 void check_risk_shard(const RiskRequest& r, size_t count, const CostBudget& budget) {
   RiskOptions o = r.options;
   o.runs = static_cast<int>(std::max<size_t>(count, 1));
-  check(r.knob ? risk_map_cost(r.scenario, *r.knob, o) : risk_cost(r.scenario, o, 1), budget,
-        "risk");
+  check(r.knob ? risk_map_cost(r.scenario, *r.knob, o)
+               : risk_cost(r.scenario, o, 1, whole_request(o)),
+        budget, "risk");
 }
 
 void check_risk_merge(const RiskRequest& r, const CostBudget& budget) {

@@ -79,8 +79,15 @@ TippingResult tipping(const Scenario& s, double grid_s, const CostBudget& budget
 // How likely and how long (docs/risk.md): the agent engine's replications
 // at each load, the exact chain beside them.
 RiskResult risk(const Scenario& s, RiskOptions options, const CostBudget& budget);
-// One shard's replications of a risk request priced: `count` runs per load
-// (and knob value), before any of them starts.
+// One shard's replications [first, first + count) of a risk request priced,
+// before any of them starts: `count` runs per load (and knob value) and the
+// shard's share of the splitting replicas (split_range, as gather_risk runs
+// them); no exact chain, which merge solves (check_risk_merge).
+void check_risk_shard(const RiskRequest& r, size_t first, size_t count, const CostBudget& budget);
+// `count` runs per load (and knob value), every splitting replica and the
+// exact chains: with count all of its runs, the whole request, priced before
+// any task where the parts run elsewhere and are combined here
+// (rs.distributed.risk).
 void check_risk_shard(const RiskRequest& r, size_t count, const CostBudget& budget);
 // What merging a risk's shards costs: its exact chains, priced.
 void check_risk_merge(const RiskRequest& r, const CostBudget& budget);

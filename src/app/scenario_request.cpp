@@ -37,7 +37,9 @@ AssembledScenario assemble_scenario(const ScenarioRequest& r) {
     s = preset_or_throw(r.fallback).scenario;
   for (const KeySetting& k : r.sets) given.push_back(apply(s, k));
   validate(s, r.limits);
-  return {s, ignored_keys(s, given)};
+  Scenario judged = s;
+  if (r.warn_for_engine) judged.engine = *r.warn_for_engine;
+  return {s, ignored_keys(judged, given)};
 }
 
 }  // namespace retrystorm::app

@@ -29,6 +29,10 @@ struct ScenarioRequest {
   std::vector<KeySetting> sets;            // applied in order, after the above
   std::string fallback = "order-status";
   RunLimits limits;  // what validation allows
+  // The engine whose reading of the keys the warnings judge, where the
+  // command runs another than the scenario names (risk runs the agent
+  // engine); none: the scenario's own.
+  std::optional<Engine> warn_for_engine;
 };
 
 struct AssembledScenario {

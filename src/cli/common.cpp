@@ -223,7 +223,8 @@ std::string file_error(const app::ScenarioRequest& request, const std::string& w
 }  // namespace
 
 Scenario build_scenario(const std::string& preset, const std::string& file,
-                        const std::vector<std::string>& sets, const std::string& fallback) {
+                        const std::vector<std::string>& sets, const std::string& fallback,
+                        std::optional<Engine> runs_as) {
   if (!preset.empty() && !file.empty())
     throw InputError("--preset and --scenario: give one of them, not both");
   app::ScenarioRequest request;
@@ -232,6 +233,7 @@ Scenario build_scenario(const std::string& preset, const std::string& file,
   // Read once: file_error assembles it again, and a pipe has no second reading.
   if (!file.empty()) request.file_text = read_input_file(file, "--scenario");
   request.fallback = fallback;
+  request.warn_for_engine = runs_as;
   for (const std::string& kv : sets) request.sets.push_back({kv, std::nullopt});
   app::AssembledScenario assembled;
   try {

@@ -41,9 +41,11 @@ CLI::Validator not_empty(const std::string& what);
 
 // The scenario of --preset or --scenario (default: the `fallback` preset),
 // then every --set PATH=VALUE, validated; warnings on standard error for the
-// keys its engine ignores. Throws InputError.
+// keys its engine ignores (`runs_as`, when given: the engine the command
+// runs instead of the scenario's). Throws InputError.
 Scenario build_scenario(const std::string& preset, const std::string& file,
-                        const std::vector<std::string>& sets, const std::string& fallback);
+                        const std::vector<std::string>& sets, const std::string& fallback,
+                        std::optional<Engine> runs_as = std::nullopt);
 
 // --preset, --scenario, --set and --allow-large of the commands that run
 // scenarios (run, ladder, tipping, sweep).
@@ -56,8 +58,11 @@ struct ScenarioOptions {
   void add_to(CLI::App& cmd);
   // Only --preset, --scenario and --set (commands with their own limits).
   void add_source_to(CLI::App& cmd);
-  // The scenario to run: preset or file (default: order-status), then --set.
-  Scenario build() const { return build_scenario(preset, file, sets, "order-status"); }
+  // The scenario to run: preset or file (default: order-status), then --set;
+  // `runs_as` as build_scenario's.
+  Scenario build(std::optional<Engine> runs_as = std::nullopt) const {
+    return build_scenario(preset, file, sets, "order-status", runs_as);
+  }
   // The cost limits: the server's, or the larger ones of --allow-large.
   app::CostBudget budget() const;
 };

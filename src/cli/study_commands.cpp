@@ -99,7 +99,7 @@ int risk_shard(const RiskCommand& c, const Scenario& s, const RiskOptions& o) {
   if (!c.vary.empty()) r.knob = parse_axis(c.vary);
   const ShardRange range =
       risk_shard_range(shard.index, shard.of, static_cast<size_t>(risk_runs(s, o)));
-  app::check_risk_shard(r, range.count, c.scenario.budget());
+  app::check_risk_shard(r, range.first, range.count, c.scenario.budget());
   const auto cells = gather_risk_cells(r, range.first, range.count);
   emit(risk_shard_text(r, range, cells, c.format), c.out);
   return 0;
@@ -120,7 +120,8 @@ std::vector<double> risk_loads(const std::vector<std::string>& lists) {
 }
 
 int risk(const RiskCommand& c) {
-  Scenario s = c.scenario.build();
+  // Its keys warned of as the agent engine reads them: risk runs no other.
+  Scenario s = c.scenario.build(Engine::agent);
   apply_seed(s, c.seed, c.seed_opt);
   RiskOptions o;
   o.loads = risk_loads(c.loads);

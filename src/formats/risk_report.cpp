@@ -43,13 +43,22 @@ std::string mean_text(const WaitingTime& w) {
                      rough_duration(*w.high_s));
 }
 
+// Splitting's mean time to tip. A chance of 1 gives none (the formula
+// would say 0 s): the walks say only that it tips within the horizon; the
+// plain runs above time how soon.
+std::string rare_mean_text(const WaitingTime& w, double horizon_s) {
+  if (!w.certain) return mean_text(w);
+  return "none (a chance of 1 within " + rough_duration(horizon_s) +
+         " gives no mean; the plain runs above time it)";
+}
+
 void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
   std::string levels;
   for (int64_t level : t.levels) levels += (levels.empty() ? "" : ", ") + std::to_string(level);
   if (t.reached) {
     out << "  by splitting: tips within " << rough_duration(r.scenario.horizon_s) << ": "
         << chance_text(t.p) << " (" << chance_text(t.low) << " to " << chance_text(t.high)
-        << "); mean time to tip " << mean_text(t.enter) << "\n"
+        << "); mean time to tip " << rare_mean_text(t.enter, r.scenario.horizon_s) << "\n"
         << "    tips within 1 h: " << chance_text(t.enter.within(kHour).p)
         << "; within 1 day: " << chance_text(t.enter.within(kDay).p) << "\n";
   } else {
@@ -72,6 +81,11 @@ void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
       << text::grouped_text(double(t.engine_runs)) << " runs of the engine in all\n";
 }
 
+// --walk replays one run: runs 1, where the scenario's runs are not (the
+// replay was refused), and the line as it was where they are.
+std::string one_run_set(const RiskResult& r) {
+  return r.scenario_runs != 1 ? " --set runs=1" : "";
+}
 // The keys that replay one quiet run: without the scripted incident, or
 // with the incidents at random as they were.
 std::string quiet_sets(const Scenario& s) {
@@ -108,7 +122,7 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
   if (l.rare) {
     rare_text(out, r, *l.rare);
     if (!l.rare->tipped_path.empty())
-      out << "    replay a walk that tipped: --set engine=agent" << quiet_sets(s)
+      out << "    replay a walk that tipped: --set engine=agent" << one_run_set(r) << quiet_sets(s)
           << " --set demand.rate_per_s=" << number_text(l.demand_per_s)
           << " --set horizon_s=" << number_text(s.horizon_s) << " --walk "
           << walk_text(l.rare->tipped_path) << replay_format(s) << "\n";

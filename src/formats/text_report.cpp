@@ -38,11 +38,20 @@ std::string csv_number(double v) {
   return text::general_text(v, 17);
 }
 
+// The attempts that reached the charted service in step i: what the clients
+// sent, or a graph's incident service's own arrivals, its first attempts and
+// retries (a user request may reach it by several paths: shared-database's
+// db gets two calls for each, which the top-level series count once).
+double load_at(const RunResult& run, const ServiceSeries* hit, size_t i) {
+  return hit ? hit->first_attempts[i] + hit->retries[i] : attempts_sent(run.series, i);
+}
+
 }  // namespace
 
 std::string terminal_chart(const RunResult& run, int width, int height) {
   const Scenario& s = run.scenario;
   const Series& x = run.series;
+  const ServiceSeries* hit = charted_service(run);
   size_t n = x.size();
   if (n == 0) return "";
   width = std::max(1, std::min<int>(width, static_cast<int>(n)));
@@ -51,7 +60,7 @@ std::string terminal_chart(const RunResult& run, int width, int height) {
   for (int c = 0; c < width; ++c) {
     size_t from = n * c / width, to = std::max(from + 1, n * (c + 1) / width);
     for (size_t i = from; i < to; ++i) {
-      load[c] += attempts_sent(x, i);
+      load[c] += load_at(run, hit, i);
       capacity[c] += x.capacity[i];
       goodput[c] += x.goodput[i];
       incident[c] = incident[c] || s.in_incident(static_cast<int>(i));

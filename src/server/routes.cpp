@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -113,20 +112,34 @@ std::vector<SweepAxis> axes_of(const json& body) {
   return axes;
 }
 
+// The calls "call" may name in `s`, in words: every refusal of a call says them,
+// whatever was wrong with the value given.
+std::string call_range(const Scenario& s) {
+  const size_t n = s.graph.calls.size();
+  return n == 0 ? "it has no services and calls" : "choose 0 to " + std::to_string(n - 1);
+}
+
+// The index a body's "call" gives, checked here against `s`'s calls, so that
+// every value out of range (negative, past the last call, beyond a long long,
+// where it would wrap) gets the one message with the range.
+long long call_index(const Scenario& s, const json& call) {
+  if (!call.is_number_integer())
+    throw InputError("call: must be the index of a call (an integer), got " +
+                     clip(call.dump(), 40) + "; " + call_range(s));
+  const uint64_t n = s.graph.calls.size();
+  const bool in_range = call.is_number_unsigned()
+                            ? call.get<uint64_t>() < n
+                            : call.get<int64_t>() >= 0 && uint64_t(call.get<int64_t>()) < n;
+  if (!in_range)
+    throw InputError("call: " + call.dump() + " is not a call of the scenario; " + call_range(s));
+  return call.get<long long>();
+}
+
 // POST /api/export/{system}: body as /api/run, and for a graph "call" (the index of the
 // call whose policy to write, as export --call). Envoy keeps the field "yaml".
 json export_json(const std::string& system, const json& body, const ServerLimits& limits) {
   Scenario s = scenario_of(body, {"call"}, limits);
-  if (body.contains("call")) {
-    const json& call = body["call"];
-    if (!call.is_number_integer())
-      throw InputError("call: must be the index of a call (an integer), got " + call.dump());
-    // Beyond a long long it would wrap (and be quoted as -1).
-    if (call.is_number_unsigned() &&
-        call.get<uint64_t>() > uint64_t(std::numeric_limits<long long>::max()))
-      throw InputError("call: " + call.dump() + " is not a call of the scenario");
-    s = call_scenario(s, call.get<long long>(), "call");
-  }
+  if (body.contains("call")) s = call_scenario(s, call_index(s, body["call"]), "call");
   configs::ExportResult r = configs::export_config(s, system);
   json out = app::export_json(r);
   if (r.system == configs::System::envoy) out["yaml"] = r.text;
@@ -340,13 +353,25 @@ double number_field(const json& body, const char* name, double fallback) {
   return body[name].get<double>();
 }
 
-// A whole-number field of a request body within [low, high], or `fallback`.
-int whole_field(const json& body, const char* name, int fallback, int low, int high) {
-  const double v = number_field(body, name, fallback);
+// A whole-number field of a request body within [low, high], or `fallback`
+// when absent. `high_text` says the upper end in words ("runs (8)") when it
+// comes from the scenario: one message, with the real range, for every value
+// refused (not a number, a fraction, out of range).
+int whole_in(const json& body, const char* name, int fallback, int low, int high,
+             const std::string& high_text) {
+  if (!body.contains(name)) return fallback;
+  const json& given = body[name];
+  const double v = given.is_number() ? given.get<double>() : std::nan("");
   if (!(v >= low && v <= high && v == std::floor(v)))
     throw InputError(fmt::format("body.{}: {} must be a whole number, {} to {}", name,
-                                 number_text(v), low, high));
+                                 given.is_number() ? number_text(v) : clip(given.dump(), 40), low,
+                                 high_text));
   return static_cast<int>(v);
+}
+
+// A whole-number field of a request body within fixed [low, high], or `fallback`.
+int whole_field(const json& body, const char* name, int fallback, int low, int high) {
+  return whole_in(body, name, fallback, low, high, std::to_string(high));
 }
 
 // POST /api/montecarlo (docs/http-api.md): the next batch of an agent Monte
@@ -382,7 +407,9 @@ json at_lower_priority(const std::function<json()>& work) {
 // the batch's runs give way to it (and to other users' requests).
 json montecarlo_route(const std::string&, const json& body, const ServerLimits& limits) {
   Scenario s = scenario_of(body, {"done"}, limits);
-  const int done = whole_field(body, "done", 0, 0, 1000000);
+  // Replications of this scenario the caller has: its runs bound them, not a
+  // fixed number, and the message says so.
+  const int done = whole_in(body, "done", 0, 0, s.runs, fmt::format("runs ({})", s.runs));
   return at_lower_priority([&] {
     return app::montecarlo_batch_json(app::montecarlo_batch(
         s, done, limits.max_agent_runs, replication_cache(), budget_of(limits)));
@@ -511,9 +538,8 @@ const Route* route_of(const std::string& path) {
   return it == by_path.end() ? nullptr : it->second;
 }
 
-}  // namespace http
-
-ApiAnswer handle_api(const std::string& path, const std::string& body, const ServerLimits& limits) {
+RoutedAnswer answer_call(const std::string& path, const std::string& body,
+                         const ServerLimits& limits) {
   // The run deadline joins the request's own check, and every engine polls it
   // inside its runs (parallel/cancel.hpp): no run, even one a bug keeps
   // going, holds a work slot past it.
@@ -530,30 +556,42 @@ ApiAnswer handle_api(const std::string& path, const std::string& body, const Ser
   }
   CancelScope scope(l.cancelled);
   try {
-    const http::Route* route = http::route_of(path);
+    const Route* route = route_of(path);
     if (!route) throw InputError("no such path: " + path.substr(0, 200));
     json parsed = json::object();
-    if (route->method == http::Method::post) {
+    if (route->method == Method::post) {
       // Nesting, duplicate keys and size bounded (formats/input_text.hpp).
       parsed = parse_json_text(body.empty() ? "{}" : body, "body");
     }
-    return {200, route->handle(path, parsed, l)};
+    return {ApiAnswer{200, route->handle(path, parsed, l)}};
   } catch (const Cancelled& e) {
+    // Neither is worth repeating: the same run meets the same deadline, and
+    // a client that has gone reads nothing. So no Retry-After.
     if (*overran)
-      return {503,
-              {{"error", "run: stopped after " + to_string(KeyValue{limits.run_deadline_s}) +
-                             " s, the server's limit for one request (serve --run-deadline); "
-                             "make it smaller, or run it with the command line"}}};
-    return {503, {{"error", e.what()}}};  // nobody reads it: the client has gone
+      return {
+          ApiAnswer{503,
+                    {{"error", "run: stopped after " + to_string(KeyValue{limits.run_deadline_s}) +
+                                   " s, the server's limit for one request (serve --run-deadline); "
+                                   "make it smaller, or run it with the command line"}}}};
+    return {ApiAnswer{503, {{"error", e.what()}}}};  // nobody reads it: the client has gone
   } catch (const InputError& e) {
     // Clipped: a message quotes the bad value, and a megabyte of key name
     // came back as a megabyte of error.
-    return {400, {{"error", clip(e.what(), kMaxErrorChars)}}};
+    return {ApiAnswer{400, {{"error", clip(e.what(), kMaxErrorChars)}}}};
   } catch (const json::exception& e) {
-    return {400, {{"error", clip(std::string("body: ") + e.what(), kMaxErrorChars)}}};
+    return {ApiAnswer{400, {{"error", clip(std::string("body: ") + e.what(), kMaxErrorChars)}}}};
   } catch (const std::bad_alloc&) {
-    return {503, {{"error", "out of memory for this request; make it smaller or retry later"}}};
+    // Memory comes free as other requests end: the same request may pass later.
+    return {ApiAnswer{
+                503, {{"error", "out of memory for this request; make it smaller or retry later"}}},
+            kOutOfMemoryRetryAfterS};
   }
+}
+
+}  // namespace http
+
+ApiAnswer handle_api(const std::string& path, const std::string& body, const ServerLimits& limits) {
+  return http::answer_call(path, body, limits).answer;
 }
 
 }  // namespace retrystorm

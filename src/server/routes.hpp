@@ -27,4 +27,19 @@ const std::vector<Route>& routes();
 // The route of exactly `path`, or null.
 const Route* route_of(const std::string& path);
 
+// Seconds a client is told to wait (Retry-After) before sending again a
+// request that ran out of memory: memory comes free as other requests end.
+inline constexpr int kOutOfMemoryRetryAfterS = 5;
+
+// handle_api's answer, and whether the same request is worth sending again.
+// retry_after_s > 0 only when it failed for want of what comes free (memory);
+// 0 when it would fail the same way again (a run over the deadline, a client
+// that has gone, every 4xx), so that no Retry-After invites the repeat.
+struct RoutedAnswer {
+  ApiAnswer answer;
+  int retry_after_s = 0;
+};
+RoutedAnswer answer_call(const std::string& path, const std::string& body,
+                         const ServerLimits& limits);
+
 }  // namespace retrystorm::http

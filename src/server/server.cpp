@@ -73,9 +73,11 @@ void answer_api(const std::string& path, const std::string& body, const ServerLi
       if (n > 0) b.release(n);
     }
   } release{budget, held};
-  ApiAnswer a = handle_api(path, body, l);
-  if (a.status == 503) res.set_header("Retry-After", "5");
-  send_json(res, a.status, a.body);
+  // Retry-After only where the same request may pass later: a 503 for a run
+  // over the deadline (or a client gone) would fail again the same way.
+  http::RoutedAnswer a = http::answer_call(path, body, l);
+  if (a.retry_after_s > 0) res.set_header("Retry-After", std::to_string(a.retry_after_s));
+  send_json(res, a.answer.status, a.answer.body);
   http::t_trim_after = held > 0;
 }
 
@@ -134,7 +136,7 @@ void set_error_handlers(httplib::Server& server, const ServerLimits& limits) {
         try {
           std::rethrow_exception(ep);
         } catch (const std::bad_alloc&) {
-          res.set_header("Retry-After", "5");
+          res.set_header("Retry-After", std::to_string(http::kOutOfMemoryRetryAfterS));
           return send_json(res, 503, {{"error", "out of memory for this request"}});
         } catch (const std::exception& e) {
           std::cerr << "retrystorm: internal error on " << quoted(req.path) << ": "

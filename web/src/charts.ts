@@ -6,7 +6,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { moments, placeLabel, type Box } from './events';
 import { fmtAmp, fmtNum, fmtTime } from './format';
-import { goodputBandLabel, nearestIndex, type LoadData } from './series';
+import { goodputBandLabel, loadLabels, nearestIndex, type LoadData } from './series';
 import type { RunResult } from './types';
 
 /** A label drawn on a chart (CSS pixels inside the chart's canvas), for the tests. */
@@ -294,6 +294,8 @@ export class Charts {
 
   private loadOpts(): uPlot.Options {
     const d = () => this.ctx.data;
+    // A graph's load line is its incident service's arrivals: the legend names it.
+    const labels = loadLabels({ service: this.ctx.data?.service ?? null });
     const axisColor = css('--fg-muted');
     const grid = css('--grid');
     const axis = (label: string): uPlot.Axis => ({ stroke: axisColor, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, label, labelSize: 18 });
@@ -306,9 +308,9 @@ export class Charts {
       axes: [axis('seconds'), { ...axis('per second'), size: AXIS_L }, { side: 1, size: AXIS_R, label: ' ', labelSize: 18, values: () => [], grid: { show: false }, ticks: { show: false } }],
       series: [
         { label: 't', value: (_u, v) => (v === null ? '–' : `${fmtNum(v, 2)} s`) },
-        { label: 'First attempts', stroke: css('--c-first'), fill: css('--c-first-fill'), width: 1, value: (_u, v) => fmtVal(v) },
+        { label: labels.first, stroke: css('--c-first'), fill: css('--c-first-fill'), width: 1, value: (_u, v) => fmtVal(v) },
         {
-          label: 'Retries',
+          label: labels.retries,
           stroke: css('--c-retry'),
           width: 1,
           value: (_u, _v, _s, i) => (i === null || i === undefined || !d() ? '–' : fmtVal(d()!.retries[i])),
@@ -409,7 +411,8 @@ export class Charts {
     const band = this.ctx.data.goodputBand;
     const pins = this.ctx.pins.map((p) => p.name).join('|');
     // Not the band's run count: a Monte Carlo arriving batch by batch redraws in place.
-    const key = `${band ? 'band' : 'none'}|${pins}`;
+    // Nor the service the load line is of (a graph's): its legend names it.
+    const key = `${band ? 'band' : 'none'}|${pins}|${this.ctx.data.service ?? ''}`;
     const backlogKey = `${this.ctx.data.pooled ? 'pooled' : ''}|${pins}`;
     if (key !== this.key) {
       this.load?.destroy();

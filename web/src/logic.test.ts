@@ -3,9 +3,9 @@ import { legendStops, recoveryColor, STUCK_COLOR } from './colorscale';
 import { niceStep, parseControl, stepValue } from './controls';
 import { debounce } from './debounce';
 import { axisFromRange, defaultAxis, gridOf } from './phaseaxes';
-import { addArrays, goodputBand, goodputBandLabel, loadData, nearestIndex, perSecond } from './series';
+import { addArrays, goodputBand, goodputBandLabel, loadData, loadLabels, nearestIndex, perSecond } from './series';
 import { traceAll, traceCurrent, traceDrawable, traceNext, traceSeek, traceStart } from './trace';
-import type { Metrics, RunResult, Scenario, SchemaKey, SweepRow } from './types';
+import type { GraphServiceResult, Metrics, RunResult, Scenario, SchemaKey, SweepRow } from './types';
 
 describe('per-second conversion', () => {
   it('divides per-step amounts by the step', () => {
@@ -39,6 +39,34 @@ describe('per-second conversion', () => {
     // A graph: its users' demand (the top-level server is no service of it).
     const graph = loadData({ ...r, scenario: { ...r.scenario, services: {}, calls: [] } as unknown as Scenario, metrics: { bound: { max_amplification: 6, load: 0.5 } } as Metrics });
     expect(graph.bound).toEqual([3600, 3600]);
+  });
+
+  it("draws a graph's load line from its incident service's own arrivals", () => {
+    const service = (name: string, first: number[], retries: number[]) =>
+      ({ name, serves: true, totals: {}, series: { first_attempts: first, retries } }) as unknown as GraphServiceResult;
+    const r = {
+      scenario: { step_s: 0.5, demand: { rate_per_s: 600 }, server: { capacity_per_s: 1000 }, client: { timeout_s: 1 }, services: {}, calls: [] } as unknown as Scenario,
+      metrics: { bound: { max_amplification: 3 } } as Metrics,
+      // The users' requests at the entry: the db gets two calls for each.
+      series: { t_s: [0, 0.5], first_attempts: [300, 300], retries: [0, 0] },
+      graph: { services: [service('gw', [300, 300], [0, 0]), service('db', [600, 600], [0, 150])], edges: [], incident_service: 'db' },
+    } as RunResult;
+    const d = loadData(r);
+    expect(d.service).toBe('db');
+    expect(d.first).toEqual([1200, 1200]);
+    expect(d.retries).toEqual([0, 300]);
+    expect(d.stackTop).toEqual([1200, 1500]);
+    expect(loadLabels(d)).toEqual({ first: 'First attempts at db', retries: 'Retries at db' });
+    // No service named (or none of that name): the top-level series, as a single service's.
+    for (const g of [{ ...r.graph!, incident_service: null }, { ...r.graph!, incident_service: 'cache' }]) {
+      const top = loadData({ ...r, graph: g });
+      expect(top.service).toBeNull();
+      expect(top.first).toEqual([600, 600]);
+    }
+    const single = loadData({ ...r, graph: undefined });
+    expect(single.first).toEqual([600, 600]);
+    expect(single.retries).toEqual([0, 0]);
+    expect(loadLabels(single)).toEqual({ first: 'First attempts', retries: 'Retries' });
   });
 
   it('converts the Monte Carlo goodput band to per-second rates like goodput', () => {

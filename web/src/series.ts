@@ -31,6 +31,8 @@ export interface LoadData {
   /** Attempts waiting at their client for a connection (a level, like the backlog); null when none ever waits. */
   pooled: number[] | null;
   goodputBand: GoodputBand | null; // agent runs > 1: 95% interval of the mean goodput
+  /** Whose arrivals `first` and `retries` are: a graph's incident service, or null (the top-level series). */
+  service: string | null;
 }
 
 /** The Monte Carlo band of goodput, per second like `LoadData.goodput` (null: no value for that step). */
@@ -73,12 +75,31 @@ export function goodputBand(r: RunResult): GoodputBand | null {
   return { runs: mc.runs, low, high };
 }
 
+/**
+ * The arrivals the load line draws. A graph's top-level first attempts are its users'
+ * requests at the entry; its chart is of the incident service (its capacity, backlog),
+ * so the line is that service's own arrivals, as the text report's chart draws them.
+ */
+export function chartedArrivals(r: RunResult): { service: string | null; first?: number[]; retries?: number[] } {
+  const name = r.graph?.incident_service;
+  const hit = name ? r.graph!.services.find((v) => v.name === name) : undefined;
+  if (!hit) return { service: null, first: r.series.first_attempts, retries: r.series.retries };
+  return { service: hit.name, first: hit.series.first_attempts, retries: hit.series.retries };
+}
+
+/** The load line's legend labels: a graph's name the service whose arrivals they are. */
+export function loadLabels(d: Pick<LoadData, 'service'>): { first: string; retries: string } {
+  const at = d.service ? ` at ${d.service}` : '';
+  return { first: `First attempts${at}`, retries: `Retries${at}` };
+}
+
 export function loadData(r: RunResult): LoadData {
   const s = r.series;
   const step = r.scenario.step_s || 1;
   const n = s.t_s.length;
-  const first = perSecond(s.first_attempts, step, n);
-  const retries = perSecond(s.retries, step, n);
+  const arrivals = chartedArrivals(r);
+  const first = perSecond(arrivals.first, step, n);
+  const retries = perSecond(arrivals.retries, step, n);
   // Attempts per second when every attempt is late: the bound's load, as the server gave it.
   const boundLevel = r.metrics.bound.max_amplification * boundDemand(r.metrics, r.scenario);
   const cap = perSecond(s.capacity, step, n);
@@ -96,6 +117,7 @@ export function loadData(r: RunResult): LoadData {
     failed: perSecond(s.failed, step, n),
     pooled: s.pooled?.some((v) => v > 0) ? s.pooled.slice() : null,
     goodputBand: goodputBand(r),
+    service: arrivals.service,
   };
 }
 

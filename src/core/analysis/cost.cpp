@@ -83,20 +83,29 @@ Cost fluid_cost(const Scenario& s) {
   return c;
 }
 
-// Attempts one request can make inside the horizon: each takes at least a
-// timeout (or nothing, when a queue limit rejects it) plus its backoff.
+// Attempts one call of a layer can make inside the horizon: its attempts go
+// one after another, each taking at least `fail_s` plus its backoff.
+double ladder_attempts(const Scenario& s, int retries, double fail_s) {
+  double sent = 0;
+  for (int a = 1; a <= retries; ++a) {
+    sent += fail_s + backoff_delay(s.client.backoff, a).low_s;
+    if (sent >= s.horizon_s) return a;
+  }
+  return retries + 1;
+}
+
+// Attempts one request can make at the dependency inside the horizon. Each
+// attempt takes at least the shortest timeout (or nothing, when a queue
+// limit rejects it) plus its backoff. With layers the ladders run at once,
+// not one after another: an outer retry starts a new inner ladder while the
+// one it gave up on goes on (docs/agent-engine.md), so each layer's ladder
+// multiplies the attempts below it.
 double agent_attempts(const Scenario& s) {
-  int attempts = s.attempts();
   std::vector<double> timeouts = layer_timeouts(s);
   double fail_s =
       s.server.queue_limit > 0 ? 0 : *std::min_element(timeouts.begin(), timeouts.end());
-  bool one_layer = timeouts.size() == 1;
-  double sent = 0;
-  for (int a = 1; a < attempts; ++a) {
-    // With layers, inner ladders restart: the shortest backoff bounds each gap.
-    sent += fail_s + backoff_delay(s.client.backoff, one_layer ? a : 1).low_s;
-    if (sent >= s.horizon_s) return a;
-  }
+  double attempts = 1;
+  for (int retries : s.layer_retries()) attempts *= ladder_attempts(s, retries, fail_s);
   return attempts;
 }
 

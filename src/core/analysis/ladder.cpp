@@ -6,6 +6,7 @@
 #include "analysis/graph_report.hpp"
 #include "analysis/metrics.hpp"
 #include "engines/engine.hpp"
+#include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "text/number.hpp"
 #include "text/printable.hpp"
@@ -88,7 +89,76 @@ namespace {
 
 using KeyTexts = std::vector<std::pair<std::string, std::string>>;  // path, value as printed
 
-// The keys `s` sets otherwise than `preset`, in the key table's order.
+// The keys of one service or call that `now` sets otherwise than `was`: each
+// key either of them sets, valued as it runs (a key set to the value it
+// inherits is no change), named `prefix` + key as --set names it
+// ("calls[1].retries").
+void settings_left(const KeySettings& now, const Scenario& now_runs, const KeySettings& was,
+                   const Scenario& was_runs, const std::string& prefix, KeyTexts& out) {
+  std::vector<std::string> paths;
+  for (const KeySettings* settings : {&now, &was})
+    for (const auto& [path, value] : *settings)
+      if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  for (const std::string& path : paths) {
+    const KeySpec& k = key_or_throw(path);
+    std::string value = to_string(k.get(now_runs));
+    if (value != to_string(k.get(was_runs)))
+      out.emplace_back(prefix + path.substr(path.find('.') + 1), printable(value));
+  }
+}
+
+// Where a graph's shape differs (its services by name, its calls by who
+// calls whom), the shape is said whole: the keys of one hop then compare
+// only between the hops both have.
+std::string services_text(const Graph& g) {
+  std::string out;
+  for (const GraphService& service : g.services) out += (out.empty() ? "" : ", ") + service.name;
+  return out;
+}
+std::string calls_text(const Graph& g) {
+  std::string out;
+  for (const GraphCall& call : g.calls)
+    out += (out.empty() ? "" : ", ") + call.from + " -> " + call.to;
+  return out;
+}
+
+// A graph's own keys `s` sets otherwise than `preset`: a service's and a
+// call's settings and fields (scenario_keys() has none of them; changed by
+// --set 'calls[1].retries=0', they left the preset's description standing).
+void graph_keys_left(const Scenario& s, const Scenario& preset, KeyTexts& out) {
+  const Graph &g = s.graph, &p = preset.graph;
+  if (services_text(g) != services_text(p))
+    out.emplace_back("services", printable(clip(services_text(g))));
+  if (calls_text(g) != calls_text(p)) out.emplace_back("calls", printable(clip(calls_text(g))));
+  for (const GraphService& service : g.services) {
+    const int at = service_index(p, service.name);
+    if (at < 0) continue;
+    const GraphService& was = p.services[static_cast<size_t>(at)];
+    const std::string prefix = "services." + printable(service.name) + ".";
+    if (service.pattern != was.pattern)
+      out.emplace_back(prefix + "pattern", kCallPatternNames[static_cast<int>(service.pattern)]);
+    // Valued in copies of the scenario: only where either sets keys.
+    if (!service.server.empty() || !was.server.empty())
+      settings_left(service.server, service_scenario(s, service), was.server,
+                    service_scenario(preset, was), prefix, out);
+  }
+  for (size_t i = 0; i < g.calls.size() && i < p.calls.size(); ++i) {
+    const GraphCall &call = g.calls[i], &was = p.calls[i];
+    if (call.from != was.from || call.to != was.to) continue;
+    const std::string prefix = "calls[" + std::to_string(i) + "].";
+    if (call.count != was.count) out.emplace_back(prefix + "count", std::to_string(call.count));
+    if (call.optional != was.optional)
+      out.emplace_back(prefix + "optional", to_string(KeyValue{call.optional}));
+    if (call.propagate_deadline != was.propagate_deadline)
+      out.emplace_back(prefix + "propagate_deadline", to_string(KeyValue{call.propagate_deadline}));
+    if (!call.client.empty() || !was.client.empty())
+      settings_left(call.client, edge_scenario(s, call), was.client, edge_scenario(preset, was),
+                    prefix, out);
+  }
+}
+
+// The keys `s` sets otherwise than `preset`: the key table's, in its order,
+// then a graph's, service by service and call by call.
 KeyTexts keys_left(const Scenario& s, const Scenario& preset) {
   KeyTexts out;
   for (const KeySpec& k : scenario_keys()) {
@@ -96,6 +166,7 @@ KeyTexts keys_left(const Scenario& s, const Scenario& preset) {
     std::string now = to_string(k.get(s));
     if (now != to_string(k.get(preset))) out.emplace_back(k.path, printable(now));
   }
+  graph_keys_left(s, preset, out);
   return out;
 }
 

@@ -79,6 +79,9 @@ RareTip tip_of(const std::vector<SplitEvidence>& replicas, std::vector<int64_t> 
     tip.engine_runs += r.walks;
     if (tip.tipped_path.empty()) tip.tipped_path = r.tipped_path;
   }
+  // Replicas that all agree (every product 1, say) give an interval of no
+  // width, left so: it is Student's interval over their spread, which is
+  // none, and the effort and runs printed beside it say how little that is.
   const markov::RareEstimate e = markov::combine_replicas(products, factors);
   tip.p = e.p, tip.low = e.low, tip.high = e.high;
   tip.factors = e.factors;
@@ -116,14 +119,17 @@ markov::SplitPlan split_plan(const Scenario& quiet, size_t levels, bool judged,
 }
 
 WaitingTime waiting_time_from_chance(double p, double low, double high, double horizon_s) {
-  // The mean of a memoryless wait with P(within horizon) = q.
-  auto mean_for = [&](double q) { return horizon_s / -std::log1p(-std::min(q, 1 - 1e-12)); };
+  // The mean of a memoryless wait with P(within horizon) = q, for q below 1.
+  // At 1 the formula says 0 s, and a clamp below 1 made a mean up from the
+  // clamp (horizon / 27.6 from 1 - 1e-12): a chance of 1 has no mean.
+  auto mean_for = [&](double q) { return horizon_s / -std::log1p(-q); };
   WaitingTime w;
-  if (p > 0) w.mean_s = mean_for(p);
-  // A chance of 1 within the horizon bounds the mean by nothing above 0 (the
-  // clamp in mean_for would make up a bound from 1e-12).
+  if (p > 0 && p < 1) w.mean_s = mean_for(p);
+  // A chance of 1 within the horizon bounds the mean by nothing above 0.
   w.low_s = high >= 1 ? 0 : high > 0 ? mean_for(high) : horizon_s;
-  if (low > 0) w.high_s = mean_for(low);
+  if (low > 0 && low < 1) w.high_s = mean_for(low);
+  // Every walk tipped: no mean, only that it tips within the horizon.
+  w.certain = p >= 1;
   return w;
 }
 

@@ -6,6 +6,7 @@
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "analysis/cost.hpp"
 #include "engines/engine.hpp"
@@ -27,12 +28,27 @@ double stuck_timeout_s(const Scenario& s) {
   return layers.empty() ? s.client.timeout_s : layers.back();
 }
 
+namespace {
+
+// The goodput window, one timeout in steps, counted in double and cut to
+// the run's length before it is a whole number: a timeout of 3e9 steps
+// passed an int and judged over one step. A window as long as the run sums
+// every step so far, as a longer one would, so the cut changes no verdict.
+int goodput_window_steps(double timeout_s, const Scenario& s) {
+  const double run_steps = std::round(s.horizon_s / s.step_s);
+  const double steps = std::min(
+      {timeout_s / s.step_s, run_steps, static_cast<double>(std::numeric_limits<int>::max())});
+  return std::max(1, static_cast<int>(std::round(steps)));
+}
+
+}  // namespace
+
 StuckRule stuck_rule(const Scenario& s) {
   StuckRule r;
   r.timeout_s = stuck_timeout_s(s);
   r.backlog_above = r.timeout_s * s.server.capacity_per_s;
   r.goodput_below = s.recovery.goodput_fraction;
-  r.window_steps = std::max(1, static_cast<int>(std::lround(r.timeout_s / s.step_s)));
+  r.window_steps = goodput_window_steps(r.timeout_s, s);
   return r;
 }
 
@@ -148,8 +164,10 @@ Share WaitingTime::within(double t_s) const {
   Share s;
   auto chance = [t_s](double mean) { return 1 - std::exp(-t_s / mean); };
   s.k = events;
-  s.p = mean_s ? chance(*mean_s) : 0.0;
-  s.low = high_s ? chance(*high_s) : 0.0;
+  // Certain within the horizon is certain within any time without memory
+  // (and within any longer time with it): not the 0 of no mean.
+  s.p = certain ? 1.0 : mean_s ? chance(*mean_s) : 0.0;
+  s.low = high_s ? chance(*high_s) : certain ? 1.0 : 0.0;
   s.high = low_s > 0 ? chance(low_s) : 1.0;
   return s;
 }
@@ -462,6 +480,7 @@ RiskResult summarize_risk(const Scenario& base, const RiskOptions& o,
   out.scenario = risk_scenario(base, o);
   out.rule = stuck_rule(out.scenario);
   out.runs = risk_runs(base, o);
+  out.scenario_runs = base.runs;
   const Scenario& s = out.scenario;
   if (evidence.size() != o.loads.size())
     throw InputError(

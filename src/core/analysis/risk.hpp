@@ -27,7 +27,7 @@ namespace retrystorm {
 struct StuckRule {
   double backlog_above = 0;  // attempts queued at the end of a step
   double goodput_below = 0;  // share of new requests served in time
-  int window_steps = 1;      // goodput is judged over this many steps
+  int window_steps = 1;      // goodput is judged over this many steps (at most the run's)
   double timeout_s = 0;      // the timeout the rule counts in
 };
 StuckRule stuck_rule(const Scenario& s);
@@ -65,12 +65,16 @@ struct WaitingTime {
   std::optional<double> mean_s;
   double low_s = 0;
   std::optional<double> high_s;  // none: not bounded above
+  // It happened within the horizon every time (a chance of 1): no mean to
+  // give, and without memory a chance of 1 within any time.
+  bool certain = false;
   // P(it happens within t) = 1 - exp(-t / mean), with the interval's ends.
   Share within(double t_s) const;
 };
 WaitingTime waiting_time(int events, double exposure_s);
 // The same from the chance of it happening within horizon_s (and that
-// chance's 95% interval), assuming no memory: mean = horizon / -ln(1 - p).
+// chance's 95% interval), assuming no memory: mean = horizon / -ln(1 - p);
+// a chance of 1 gives no mean (certain).
 WaitingTime waiting_time_from_chance(double p, double low, double high, double horizon_s);
 
 // Tipping by chance, estimated by multilevel splitting on the agent engine
@@ -123,6 +127,9 @@ struct RiskResult {
   Scenario scenario;  // as run: agent engine, the horizon
   StuckRule rule;
   int runs = 0;
+  // The scenario's own runs key (scenario has 1): a replay of one walk
+  // (run --walk) needs runs 1 set where it is not.
+  int scenario_runs = 1;
   std::vector<RiskLevel> levels;
 };
 

@@ -6,6 +6,7 @@
 
 #include "engines/sessions/clock.hpp"
 #include "engines/sessions/session_engine.hpp"
+#include "engines/sessions/timeline.hpp"
 #include "model/keys.hpp"
 #include "text/number.hpp"
 
@@ -23,6 +24,49 @@ LadderCheck check_ladder(const Scenario& s) {
   c.deadline_aware = s.sessions.deadline_aware;
   c.exceeds = c.longer && !c.deadline_aware;
   return c;
+}
+
+namespace {
+
+// The quickest the engine draws a value in U(low, high): at its middle in
+// deterministic mode (Draws::uniform), else at low.
+double quickest_s(const Scenario& s, double low, double high) {
+  return s.sessions.deterministic ? (low + high) / 2 : low;
+}
+
+// The quickest error answer the timeline gives: a 429 while the API is dead
+// or rate limited, a 401 while it refuses credentials; 0 when it gives none.
+// Only an error walks the ladder on (a success resets it), so each attempt
+// of a ladder walked to its end takes at least this long; a 401 takes
+// minutes.
+double quickest_error_answer_s(const Scenario& s) {
+  double quickest = INFINITY;
+  const sessions::ApiTimeline timeline(s.api.timeline);  // named: phases() refers into it
+  for (const sessions::ApiPhase& p : timeline.phases()) {
+    if (p.state == sessions::ApiState::auth_fail)
+      quickest = std::min(quickest, quickest_s(s, s.api.auth_min_s, s.api.auth_max_s));
+    else if (p.state == sessions::ApiState::dead ||
+             (p.state == sessions::ApiState::rate_limited && p.p > 0))
+      quickest = std::min(quickest, quickest_s(s, s.api.error_min_s, s.api.error_max_s));
+  }
+  return std::isfinite(quickest) ? quickest : 0;
+}
+
+}  // namespace
+
+int retries_that_fit(const Scenario& s) {
+  const LadderCheck ladder = check_ladder(s);
+  if (ladder.deadline_s <= 0) return static_cast<int>(ladder.ladder_s.size());
+  const double answer = quickest_error_answer_s(s);
+  // The deadline counts from the launch: the boot, then the first call.
+  double elapsed = quickest_s(s, s.sessions.boot_min_s, s.sessions.boot_max_s) + answer;
+  int fits = 0;
+  for (double sleep : ladder.ladder_s) {
+    elapsed += sleep + answer;  // the retry's sleep, then its call answered
+    if (elapsed > ladder.deadline_s) break;
+    ++fits;
+  }
+  return fits;
 }
 
 namespace {
@@ -59,9 +103,10 @@ int anchors_done(const sessions::SessionRun& x) {
 }
 
 // Session time asleep in the window, in hours: what the slots paid for the
-// ladder.
+// ladder. Over the time the average was taken over (the window within the
+// simulated run), not the window's length.
 double hours_asleep(const SessionMetrics& m) {
-  return m.mean_asleep * (m.to_s - m.from_s) / text::kHour;
+  return m.mean_asleep * m.span_s / text::kHour;
 }
 
 std::string hours_text(double h) {
@@ -127,50 +172,72 @@ std::string anchor_first_effect(const sessions::SessionRun& before, const Sessio
          anchor_fate(cut) + " -> " + anchor_fate(same) + ".";
 }
 
-// The first steps of the ladder whose sum ends before the deadline.
-int retries_that_fit(const LadderCheck& ladder) {
-  int fits = 0;
-  for (double sum = 0; fits < static_cast<int>(ladder.ladder_s.size()); ++fits) {
-    sum += ladder.ladder_s[static_cast<size_t>(fits)];
-    if (sum > ladder.deadline_s) break;
+// A change tried on the same seed helps when it fails no larger share of
+// the sessions and gets no fewer items done; one that does either is shown
+// with its numbers, not offered.
+bool helps(const SessionMetrics& before, const SessionMetrics& after) {
+  return failed_share(after) <= failed_share(before) && after.items_done >= before.items_done;
+}
+
+// What a change that does not help did, in words.
+std::string what_got_worse(const SessionMetrics& before, const SessionMetrics& after) {
+  const bool more_failed = failed_share(after) > failed_share(before);
+  const bool fewer_done = after.items_done < before.items_done;
+  if (more_failed && fewer_done) return "more of the sessions fail and fewer items get done";
+  return more_failed ? "more of the sessions fail" : "fewer items get done";
+}
+
+// Keeping the retries that fit the deadline: offered when it helps on the
+// same seed, else said not to help, with the same numbers and no change to
+// try.
+void conclude_ladder_that_fits(Advice& a, const SessionMetrics& before,
+                               const SessionMetrics& after) {
+  if (helps(before, after)) {
+    a.title =
+        "Keep the retries that fit the deadline: with this ladder, deadline-aware backoff "
+        "fails a session on its first error";
+    return;
   }
-  return fits;
+  a.title = "Keeping the retries that fit the deadline does not help in this run";
+  a.why += " This change does not help in this run: " + what_got_worse(before, after) + ".";
+  a.change.clear();
 }
 
 // With fix one on and a ladder longer than the deadline, every session fails
 // on its first error: the retries that would have got items done are gone.
-// Offers the ladder that fits, with its numbers and the fix's own.
+// Tries the ladder that fits, and offers it when it helps, with its numbers
+// and the fix's own.
 void advise_ladder_that_fits(std::vector<Advice>& out, const sessions::SessionRun& run,
                              const SessionMetrics& m, const LadderCheck& ladder) {
-  int fits = retries_that_fit(ladder);
+  int fits = retries_that_fit(run.scenario);
   int fast = m.outcomes.at("failed_fast");
   if (!ladder.longer || !ladder.deadline_aware || fast == 0 || fits == 0) return;
   Tried sleeping = run_with(run, "sessions.deadline_aware", false);
   Advice a;
-  a.title =
-      "Keep the retries that fit the deadline: with this ladder, deadline-aware backoff "
-      "fails a session on its first error";
   a.why = "Failed fast: " + sessions_text(fast) +
           " in the window. The trade-off on the same seed, without the rule: session time "
           "asleep " +
           hours_text(hours_asleep(sleeping.metrics)) + " -> " + hours_text(hours_asleep(m)) +
           " with it, items done " + std::to_string(sleeping.metrics.items_done) + " -> " +
           std::to_string(m.items_done) + ". A ladder of " + std::to_string(fits) +
-          " steps ends before the deadline, so a session retries while time remains.";
-  try_change(a, run, m, "client.retries", static_cast<double>(fits));
+          " steps (client.retries = " + std::to_string(fits) +
+          ") ends before the deadline, counting the boot and each call's quickest error answer, "
+          "so a session retries while time remains.";
+  Tried kept = try_change(a, run, m, "client.retries", static_cast<double>(fits));
+  conclude_ladder_that_fits(a, m, kept.metrics);
   out.push_back(a);
 }
 
 // Fix one's cost in numbers: slot time asleep against items done, for the
 // fix and for the variant that keeps the retries that fit the deadline.
 std::string deadline_aware_cost(const sessions::SessionRun& run, const SessionMetrics& before,
-                                const SessionMetrics& aware, const LadderCheck& ladder) {
+                                const SessionMetrics& aware) {
   std::string out = " The trade-off: session time asleep " + hours_text(hours_asleep(before)) +
                     " -> " + hours_text(hours_asleep(aware)) + ", items done " +
                     std::to_string(before.items_done) + " -> " + std::to_string(aware.items_done);
   if (aware.items_done >= before.items_done) return out + ".";
   out += ": failing fast on the first error also drops the retries that got items done.";
-  int fits = retries_that_fit(ladder);
+  int fits = retries_that_fit(run.scenario);
   if (fits == 0) return out;
   Tried kept = run_with(run, "client.retries", static_cast<double>(fits));
   return out + " Keeping the " + std::to_string(fits) +
@@ -260,8 +327,8 @@ SessionVerdict session_verdict(const sessions::SessionRun& run, const SessionMet
                      plural(m.launched, "session", "sessions") + " completed";
   if (m.launched == 0) return {"no session launched", "No session was launched in the window."};
   double failed = static_cast<double>(m.failed) / m.launched;
-  // Sessions still in flight at the window's end did not finish either: a
-  // stuck one asleep in its ladder is not a healthy one.
+  // Sessions still in flight at the run's end (launched in the window) did
+  // not finish either: a stuck one asleep in its ladder is not a healthy one.
   double unfinished = static_cast<double>(m.launched - m.completed) / m.launched;
   bool errors = m.errors_429 + m.errors_401 > 0;
   bool error_driven = m.failed > 0 && 2 * error_failures(run, m) >= m.failed;
@@ -287,8 +354,8 @@ SessionVerdict session_verdict(const sessions::SessionRun& run, const SessionMet
     return {"sessions failed without error answers",
             "Sessions failed without errors from the dependency: " + done + "."};
   if (unfinished >= 0.5)
-    return {"most sessions had not finished when the window ended",
-            "Most sessions had not finished when the window ended: " + done + ", " +
+    return {"most sessions had not finished when the run ended",
+            "Most sessions had not finished when the run ended: " + done + ", " +
                 std::to_string(m.in_flight) + " still in flight."};
   return {"healthy",
           "Healthy: " + done + ", " + format_amount(m.mean_in_flight) + " in flight on average."};
@@ -312,7 +379,7 @@ std::vector<Advice> advise_sessions(const sessions::SessionRun& run, const Sessi
                                 "deadline; none did in this run, the next outage will.";
     a.why += " Failing fast frees the slot at once.";
     Tried aware = try_change(a, run, m, "sessions.deadline_aware", true);
-    a.why += deadline_aware_cost(run, m, aware.metrics, ladder);
+    a.why += deadline_aware_cost(run, m, aware.metrics);
     out.push_back(a);
   }
   int anchor_cut = count(run, m, [](const auto& r) {

@@ -37,4 +37,10 @@ struct LadderCheck {
 };
 LadderCheck check_ladder(const Scenario& s);
 
+// The first steps of the ladder (at their middles) that end before the
+// deadline, counting the boot and every call answered at its quickest error
+// answer (a 401 takes minutes): the retries a session whose calls keep
+// failing really makes. Every step with no deadline.
+int retries_that_fit(const Scenario& s);
+
 }  // namespace retrystorm

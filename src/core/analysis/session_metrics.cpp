@@ -63,6 +63,59 @@ int lines_429(const SessionRow& r) {
   return r.n_429 + (r.terminal_error == 429 ? 1 : 0);
 }
 
+// The part of [t, t + width) inside [lo, hi). A bucket wholly inside counts
+// its whole width, so that a window on the buckets' grid sums what it did
+// before (no rounding of t + width - t).
+double overlap_s(double t, double width, double lo, double hi) {
+  if (t >= lo && t + width <= hi) return width;
+  return std::max(0.0, std::min(t + width, hi) - std::max(t, lo));
+}
+
+// Time averages of sessions working, blocked and asleep over the window,
+// weighted by each bucket's overlap with the window within the simulated
+// run: the grid starts at sessions.start_s, not on a multiple of step_s, and
+// its last bucket may run past the horizon, so a bucket that starts in the
+// window is not all in it. The engine's occupancy of a bucket is the time
+// spent in the state inside it over the whole bucket_s
+// (SessionBuckets::occupy), and no time is spent past the horizon: value x
+// bucket_s is the state's time in the bucket's simulated part, and the
+// window's share of it is taken pro rata (exact for a bucket wholly inside).
+void add_window_averages(SessionMetrics& m, const SessionRun& run, std::pair<double, double> w) {
+  const auto& b = run.series;
+  const double run_from = run.scenario.sessions.start_s, run_to = run.scenario.horizon_s;
+  const double from = std::max(w.first, run_from), to = std::min(w.second, run_to);
+  for (size_t i = 0; i < b.size(); ++i) {
+    const double simulated = overlap_s(b.t_s[i], b.bucket_s, run_from, run_to);
+    const double inside = overlap_s(b.t_s[i], b.bucket_s, from, to);
+    if (inside <= 0 || simulated <= 0) continue;
+    const double weight = b.bucket_s * (inside / simulated);
+    m.mean_working += b.occupancy[0][i] * weight;
+    m.mean_blocked += b.occupancy[1][i] * weight;
+    m.mean_asleep += b.occupancy[2][i] * weight;
+    m.span_s += inside;
+  }
+  if (m.span_s > 0) {
+    m.mean_working /= m.span_s;
+    m.mean_blocked /= m.span_s;
+    m.mean_asleep /= m.span_s;
+  }
+  m.mean_in_flight = m.mean_working + m.mean_blocked + m.mean_asleep;
+  m.asleep_share = m.mean_in_flight > 0 ? m.mean_asleep / m.mean_in_flight : 0;
+}
+
+// Counts and peaks of the buckets that start in the window.
+void add_window_counts(SessionMetrics& m, const SessionRun& run, std::pair<double, double> w) {
+  const auto& b = run.series;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (!inside(b.t_s[i], w)) continue;
+    m.peak_in_flight = std::max(m.peak_in_flight, static_cast<int>(b.peak_in_flight[i]));
+    m.errors_429 += static_cast<int>(b.errors_429[i]);
+    m.errors_401 += static_cast<int>(b.errors_401[i]);
+    m.items_arrived += static_cast<int>(b.arrivals[i]);
+    m.items_done += static_cast<int>(b.items_done[i]);
+  }
+}
+
 }  // namespace
 
 SessionMetrics session_metrics(const SessionRun& run) {
@@ -101,28 +154,9 @@ SessionMetrics session_metrics(const SessionRun& run) {
   m.pinned_share = m.failed ? static_cast<double>(pinned) / m.failed : 0;
   m.lines_429_per_session = m.launched ? static_cast<double>(lines) / m.launched : 0;
 
-  const auto& b = run.series;
-  double span = 0;
+  add_window_averages(m, run, w);
+  add_window_counts(m, run, w);
   std::vector<double> hour_launches, hour_429;
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (!inside(b.t_s[i], w)) continue;
-    span += b.bucket_s;
-    m.mean_working += b.occupancy[0][i] * b.bucket_s;
-    m.mean_blocked += b.occupancy[1][i] * b.bucket_s;
-    m.mean_asleep += b.occupancy[2][i] * b.bucket_s;
-    m.peak_in_flight = std::max(m.peak_in_flight, static_cast<int>(b.peak_in_flight[i]));
-    m.errors_429 += static_cast<int>(b.errors_429[i]);
-    m.errors_401 += static_cast<int>(b.errors_401[i]);
-    m.items_arrived += static_cast<int>(b.arrivals[i]);
-    m.items_done += static_cast<int>(b.items_done[i]);
-  }
-  if (span > 0) {
-    m.mean_working /= span;
-    m.mean_blocked /= span;
-    m.mean_asleep /= span;
-  }
-  m.mean_in_flight = m.mean_working + m.mean_blocked + m.mean_asleep;
-  m.asleep_share = m.mean_in_flight > 0 ? m.mean_asleep / m.mean_in_flight : 0;
   for (const SessionHourRow& h : session_hours(run)) {
     if (!inside(h.t_s, w)) continue;
     hour_launches.push_back(h.launches);
@@ -130,7 +164,8 @@ SessionMetrics session_metrics(const SessionRun& run) {
   }
   m.launches_429_correlation = pearson(hour_launches, hour_429);
   m.little_l = m.mean_in_flight;
-  m.little_lambda_w = span > 0 ? duration_sum / span : 0;  // (launches / span) x mean duration
+  // (launches / span) x mean duration
+  m.little_lambda_w = m.span_s > 0 ? duration_sum / m.span_s : 0;
   return m;
 }
 

@@ -31,6 +31,9 @@ struct SessionMetrics {
   int errors_401 = 0;
   double lines_429_per_session = 0;  // 429 log lines (answers + repeated last line) / launched
   double mean_in_flight = 0;         // time average over the window
+  // The time the averages cover: the window within the simulated run
+  // (sessions.start_s to horizon_s), in seconds.
+  double span_s = 0;
   double mean_working = 0, mean_blocked = 0, mean_asleep = 0;
   double asleep_share = 0;  // asleep / in flight, time averages; 0 when idle
   int peak_in_flight = 0;

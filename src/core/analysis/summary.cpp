@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string_view>
 
 #include "analysis/cost.hpp"
@@ -15,6 +16,7 @@
 #include "parallel/thread_pool.hpp"
 #include "policies/client_guards.hpp"
 #include "text/number.hpp"
+#include "text/printable.hpp"
 
 namespace retrystorm {
 
@@ -73,7 +75,32 @@ std::string unrecovered_detail(const RunResult& run, const Metrics& m) {
          "gone. ";
 }
 
+// The worst case the model bound stands on, and the demand it can make. A
+// graph's bound.max_amplification is per call reaching the incident service
+// (the worst case there over the calls a request makes to it when nothing
+// fails, docs/graph.md): a user request can cost that many times more, as
+// the per-service table's worst case says (shared-database's db: 7 per call,
+// 14 per user request).
+std::string worst_cost_text(const RunResult& run, const Metrics& m) {
+  const std::string demand = format_percent(m.bound.max_amplification * m.bound.load);
+  const Scenario& s = run.scenario;
+  const int hit = s.graph.empty() ? -1 : incident_service(s);
+  if (hit < 0)
+    return "each request can cost up to " + text::trimmed_text(m.bound.max_amplification, 2) +
+           " attempts, so demand can reach " + demand + " of capacity";
+  const auto at = static_cast<size_t>(hit);
+  const std::string name = printable(s.graph.services[at].name);
+  return "each user request can cost up to " + text::trimmed_text(worst_case_attempts(s)[at], 2) +
+         " attempts at " + name + ", so the load there can reach " + demand + " of its capacity";
+}
+
 }  // namespace
+
+const ServiceSeries* charted_service(const RunResult& run) {
+  if (run.graph.empty()) return nullptr;
+  const int hit = incident_service(run.scenario);
+  return hit < 0 ? nullptr : &run.graph.services[static_cast<size_t>(hit)];
+}
 
 Verdict verdict(const RunResult& run, const Metrics& m) {
   const Scenario& s = run.scenario;
@@ -116,11 +143,8 @@ Verdict verdict(const RunResult& run, const Metrics& m) {
     v.headline = "Not recovered by " + format_seconds(s.horizon_s) + ": the incident ended at " +
                  format_seconds(s.incident_end_s());
   }
-  std::string bound = "Model bound: with every response late, each request can cost up to " +
-                      text::trimmed_text(m.bound.max_amplification, 2) +
-                      " attempts, so demand can reach " +
-                      format_percent(m.bound.max_amplification * m.bound.load) +
-                      " of capacity; the backlog is sure to drain on its own only below " +
+  std::string bound = "Model bound: with every response late, " + worst_cost_text(run, m) +
+                      "; the backlog is sure to drain on its own only below " +
                       format_percent(m.bound.safe_load_below) +
                       " load, and this scenario runs at " + format_percent(m.bound.load) + ".";
   if (!rec) {
@@ -162,6 +186,14 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
   // A graph's series are its incident service's: read that server and the client calling it.
   const Scenario s = run.scenario.graph.empty() ? run.scenario : dependency_view(run.scenario);
   const Series& x = run.series;
+  // What the service received: for a graph, the incident service's own
+  // arrivals (a user request may reach it by several paths; the top-level
+  // series count it once).
+  const ServiceSeries* hit = charted_service(run);
+  const std::span<const double> first = hit ? std::span<const double>(hit->first_attempts)
+                                            : std::span<const double>(x.first_attempts);
+  const std::span<const double> retries =
+      hit ? std::span<const double>(hit->retries) : std::span<const double>(x.retries);
   std::string timeout = format_seconds(s.client.timeout_s);
   std::vector<TraceEntry> out;
   out.reserve(x.size());
@@ -173,8 +205,8 @@ std::vector<TraceEntry> decision_trace(const RunResult& run) {
     };
     add({"capacity ", format_amount(x.capacity[i])});
     if (s.in_incident(static_cast<int>(i))) t += " (incident)";
-    add({"; sent ", format_amount(x.first_attempts[i]), " new"});
-    if (x.retries[i] > 0) add({" + ", format_amount(x.retries[i]), " retries"});
+    add({"; sent ", format_amount(first[i]), " new"});
+    if (retries[i] > 0) add({" + ", format_amount(retries[i]), " retries"});
     if (x.budget_denied[i] > 0)
       add({"; budget denied ", format_amount(x.budget_denied[i]), " retries (those users fail)"});
     if (x.rejected[i] > 0) add({"; queue full, rejected ", format_amount(x.rejected[i])});

@@ -39,6 +39,12 @@ struct TraceEntry {
 // was retried, denied, rejected or shed, and why.
 std::vector<TraceEntry> decision_trace(const RunResult& run);
 
+// The service whose arrivals the load chart and the decision trace show: a
+// graph's incident service (docs/graph.md), whose own first attempts and
+// retries may be several per user request; null without a graph (the
+// top-level series, which count each user request once).
+const ServiceSeries* charted_service(const RunResult& run);
+
 struct Advice {
   std::string title;
   std::string why;

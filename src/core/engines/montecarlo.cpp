@@ -139,8 +139,10 @@ Share share_of(int k, int n) {
   const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
   const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / (1 + z * z / n);
   s.p = p;
-  s.low = std::max(0.0, centre - half);
-  s.high = std::min(1.0, centre + half);
+  // None of n (or all of them) puts that end at 0 (or 1) exactly: the
+  // formula reaches it only up to rounding (3.5e-18 for 0 of 100).
+  s.low = k == 0 ? 0.0 : std::max(0.0, centre - half);
+  s.high = k == n ? 1.0 : std::min(1.0, centre + half);
   return s;
 }
 

@@ -894,7 +894,8 @@ void add_session_fix_keys(std::vector<KeySpec>& keys) {
       [](S & s) -> auto& { return s.sessions.start_s; });
   g.number(
       "sessions.focus_from_s", 0, kWeek, "s", "Focus from",
-      "sessions: start of the window the headline figures cover (0 and 0: the whole run)",
+      "sessions: start of the window the headline figures cover, at or after sessions.start_s "
+      "(0 and 0: the whole run)",
       [](S & s) -> auto& { return s.sessions.focus_from_s; });
   g.number(
       "sessions.focus_to_s", 0, kWeek, "s", "Focus to", "sessions: end of that window",

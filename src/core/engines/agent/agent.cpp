@@ -1217,12 +1217,37 @@ class AgentEngine {
       bool waited = awaits(calls_[job.caller], job.caller_gen);
       log_job(job_id, kNaN, waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout);
     });
+    const std::vector<HedgeOut> hedges = hedges_still_out();
+    size_t next_hedge = 0;
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
       const Call& call = calls_[call_id];
-      if (call.state == kWaiting && call.layer < layers() - 1)
-        log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::in_flight,
-            call.layer + 1);
+      if (call.state != kWaiting || call.layer >= layers() - 1) continue;
+      // A hedging call waits with its latest hedge failed (its row written)
+      // while the next waits its backoff: its rows are its hedges still out.
+      if (hedged(call.layer)) {
+        each_hedge_of(call_id, hedges, next_hedge, [&](const HedgeOut& h) {
+          log(call.request, h.attempt, h.sent_s, kNaN, AttemptOutcome::in_flight, call.layer + 1);
+        });
+        continue;
+      }
+      log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::in_flight, call.layer + 1);
     }
+  }
+
+  // The attempts of hedging calls above the innermost layer still out at the
+  // end, by call and attempt (as the graph engine's): each is a call below
+  // that its caller still awaits, made when the caller sent that attempt.
+  std::vector<HedgeOut> hedges_still_out() const {
+    std::vector<HedgeOut> out;
+    for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
+      const Call& below = calls_[call_id];
+      if (below.state == kCallFree || below.parent == kNone) continue;
+      const Call& caller = calls_[below.parent];
+      if (!hedged(caller.layer) || !awaits(caller, below.parent_gen)) continue;
+      out.push_back({below.parent, attempt_of(caller, below.parent_gen), below.made_s});
+    }
+    sort_hedges(out);
+    return out;
   }
 
   void log(uint32_t request, int attempt, double sent, double done, AttemptOutcome outcome,

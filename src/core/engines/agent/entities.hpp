@@ -142,6 +142,31 @@ void set_beside(std::vector<T>& table, uint32_t id, const T& value) {
   table[id] = value;
 }
 
+// An attempt of a hedging call still out at a run's end, for its in_flight
+// row in the request log: the stacked and graph engines write one for each
+// hedge their call still awaits, and none for a hedge whose failed row is
+// written (docs/agent-engine.md, docs/graph.md).
+struct HedgeOut {
+  uint32_t call;
+  int attempt;
+  double sent_s;
+};
+
+// By call, then attempt: the order of the rows.
+inline void sort_hedges(std::vector<HedgeOut>& hedges) {
+  std::sort(hedges.begin(), hedges.end(), [](const HedgeOut& a, const HedgeOut& b) {
+    return a.call != b.call ? a.call < b.call : a.attempt < b.attempt;
+  });
+}
+
+// `row(hedge)` for each hedge of call `call_id` in `hedges` (sorted), with
+// `next` walking the list as the calls are visited in index order.
+template <typename Row>
+void each_hedge_of(uint32_t call_id, const std::vector<HedgeOut>& hedges, size_t& next, Row row) {
+  for (; next < hedges.size() && hedges[next].call <= call_id; ++next)
+    if (hedges[next].call == call_id) row(hedges[next]);
+}
+
 inline void free_job(Pool<Job>& jobs, uint32_t job_id) {
   free_entity(jobs, job_id, kJobFree);
 }

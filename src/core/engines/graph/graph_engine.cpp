@@ -1018,8 +1018,11 @@ class GraphEngine {
     // All at once, whatever happens to the first: a required call that fails
     // at once (a full queue, an immediate 503) ends the visit, and the others
     // go on for nobody; stopping there made the answer depend on the order
-    // the calls are listed in.
-    const CallOrigin origin = origin_of(visit_id);
+    // the calls are listed in. For the same reason a propagated deadline is
+    // asked once, before the first call: when someone waits for the visit as
+    // its fan-out begins, every call goes out, though a sibling that fails at
+    // once ends the visit.
+    const CallOrigin origin = origin_of(visit_id, visit_wanted(visit_id, v.gen));
     for (size_t i = 0; i < node.calls.size(); ++i) make_call(origin, i);
   }
 
@@ -1029,11 +1032,14 @@ class GraphEngine {
     uint32_t visit, gen, request;
     uint16_t service;
     bool first;
+    // A parallel fan-out: whether anyone waited for the visit when its calls
+    // went out (a sequence asks at each call instead).
+    bool wanted;
     double start_s;
   };
-  CallOrigin origin_of(uint32_t visit_id) const {
+  CallOrigin origin_of(uint32_t visit_id, bool wanted = true) const {
     const Visit& v = visits_[visit_id];
-    return {visit_id, v.gen, v.request, v.service, v.first, calls_[v.caller].start_s};
+    return {visit_id, v.gen, v.request, v.service, v.first, wanted, calls_[v.caller].start_s};
   }
 
   void make_call(uint32_t visit_id, size_t slot) { make_call(origin_of(visit_id), slot); }
@@ -1050,14 +1056,17 @@ class GraphEngine {
   }
   void make_call_now(const CallOrigin& o, size_t slot) {
     const bool current = visit_current(o.visit, o.gen);
+    const bool parallel = nodes_[o.service].pattern == CallPattern::parallel;
     // A sequence's next call follows a live visit only; a parallel visit's
     // calls all go out, also after the visit ended.
-    if (!current && nodes_[o.service].pattern == CallPattern::sequence) return;
+    if (!current && !parallel) return;
     uint16_t edge = nodes_[o.service].calls[slot];
     // A propagated deadline that has passed: the call is not made (gRPC
     // fails it with DEADLINE_EXCEEDED before any attempt), and the visit
-    // goes on without it, to an end nobody waits for.
-    if (edges_[edge].propagates && !visit_wanted(o.visit, o.gen)) {
+    // goes on without it, to an end nobody waits for. A fan-out's calls
+    // all heard the same deadline: asked again here, a sibling's failure at
+    // once (which ends the visit) left the calls listed after it unmade.
+    if (edges_[edge].propagates && !(parallel ? o.wanted : visit_wanted(o.visit, o.gen))) {
       if (current) child_failed(o.visit, edges_[edge].optional, FailureClass::timeout);
       return;
     }
@@ -1229,12 +1238,38 @@ class GraphEngine {
         log_job(server, job_id, kNaN, waited ? AttemptOutcome::in_flight : AttemptOutcome::timeout);
       });
     }
+    const std::vector<HedgeOut> hedges = hedges_still_out();
+    size_t next_hedge = 0;
     for (uint32_t call_id = 0; call_id < calls_.slots(); ++call_id) {
       const GCall& call = calls_[call_id];
+      if (call.state != kWaiting || server_rows(edges_[call.edge].to)) continue;
+      if (edges_[call.edge].hedging != Hedging::none) {
+        each_hedge_of(call_id, hedges, next_hedge, [&](const HedgeOut& h) {
+          log(call.request, h.attempt, h.sent_s, kNaN, AttemptOutcome::in_flight, call.edge);
+        });
+        continue;
+      }
       // An attempt the fault still holds has no row, whatever its callee (docs/graph.md).
-      if (call.state == kWaiting && !call.in_transit && !server_rows(edges_[call.edge].to))
+      if (!call.in_transit)
         log(call.request, call.attempt, call.sent_s, kNaN, AttemptOutcome::in_flight, call.edge);
     }
+  }
+
+  // The attempts of hedging calls (to a service whose rows are its callers')
+  // still out at the end, by call and attempt: a waiting call's latest hedge
+  // may have failed (its row written) while the next waits its backoff, and
+  // earlier hedges may still be out. Each has a visit its call still awaits.
+  std::vector<HedgeOut> hedges_still_out() const {
+    std::vector<HedgeOut> out;
+    for (uint32_t visit_id = 0; visit_id < visits_.slots(); ++visit_id) {
+      const Visit& v = visits_[visit_id];
+      if (v.state == kVisitFree || edges_[v.edge].hedging == Hedging::none ||
+          server_rows(v.service) || !awaits(calls_[v.caller], v.caller_gen))
+        continue;
+      out.push_back({v.caller, v.attempt, v.sent_s});
+    }
+    sort_hedges(out);
+    return out;
   }
 
   const Scenario& s_;

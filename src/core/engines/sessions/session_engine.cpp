@@ -876,8 +876,14 @@ void validate_sessions(const Scenario& s, const RunLimits&) {
     throw InputError("sessions.focus_to_s: " + number_text(x.focus_to_s) +
                      " must not be before sessions.focus_from_s (" + number_text(x.focus_from_s) +
                      ")");
-  // The headline's figures are rates over the window: one past the run
-  // would spread what was simulated over time that was not.
+  // The headline's figures are rates over the window: one that opens before
+  // the first tick or ends past the run would spread what was simulated over
+  // time that was not (0 and 0 is the whole run).
+  const bool focus_set = x.focus_from_s != 0 || x.focus_to_s != 0;
+  if (focus_set && x.focus_from_s < x.start_s)
+    throw InputError("sessions.focus_from_s: " + number_text(x.focus_from_s) +
+                     " must be at or after sessions.start_s (" + number_text(x.start_s) +
+                     "), where the run starts; nothing before it is simulated");
   if (x.focus_to_s > s.horizon_s)
     throw InputError("sessions.focus_to_s: " + number_text(x.focus_to_s) +
                      " must not be past the end of the run (horizon_s " + number_text(s.horizon_s) +
