@@ -336,6 +336,21 @@ TEST(RiskReport, TheWalksReplaySetsOneRunWhereTheScenarioHasMore) {
   EXPECT_NE(risk_text(r).find("replay a walk that tipped: --set engine=agent" + tail),
             std::string::npos)
       << risk_text(r);
+  // The first run that tipped, by its seed: one run, not a Monte Carlo from it.
+  RiskLevel seeded;
+  seeded.demand_per_s = 8;
+  seeded.tipped_seed = 42;
+  RiskResult by_seed = report_of({seeded});
+  by_seed.scenario_runs = 5;
+  EXPECT_NE(risk_text(by_seed).find(
+                "replay the first run that tipped: --set engine=agent --set runs=1 --set seed=42 "),
+            std::string::npos)
+      << risk_text(by_seed);
+  by_seed.scenario_runs = 1;
+  EXPECT_NE(risk_text(by_seed).find(
+                "replay the first run that tipped: --set engine=agent --set seed=42 "),
+            std::string::npos)
+      << risk_text(by_seed);
   // The result keeps the scenario's own runs; the scenario it ran has 1.
   const RiskResult many = assess_risk(small_server({{"runs", "5"}}), testing::quick_risk({0.5}, 2));
   EXPECT_EQ(many.scenario_runs, 5);

@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "cli_run.hpp"
 #include "formats/scenario_io.hpp"
@@ -111,6 +115,72 @@ TEST(StepDown, RefusesWhatItCannotStep) {
   EXPECT_THROW(step_down_scenario(testing::preset("three-tier-chain"), {}), InputError);
 }
 
+// Closed-loop clients never read the demand.rate_per_s the staircase
+// scales: the loads reported were loads nobody sent (risk refuses them too).
+TEST(StepDown, RefusesClosedLoopClients) {
+  const Scenario closed = testing::preset("closed-loop-clients");
+  ASSERT_GT(closed.demand.clients, 0);
+  try {
+    step_down_scenario(closed, {});
+    ADD_FAILURE() << "closed-loop clients were stepped";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "step-down: demand.clients: open-loop arrivals only (demand.clients 0)"),
+              std::string::npos)
+        << e.what();
+  }
+  testing::TempDir dir("step_down_closed");
+  const testing::Outcome o =
+      testing::run_cli(dir.path(), {"step-down", "--preset", "closed-loop-clients", "--runs", "1"});
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_NE(o.err.find("demand.clients"), std::string::npos) << o.err;
+}
+
+// The message of a refused step, or "" when the staircase is built.
+std::string step_refusal(double from, double to, double step) {
+  StepDownOptions o;
+  o.from = from, o.to = to, o.step = step;
+  try {
+    step_down_scenario(random_server(), o);
+    return "";
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+// A step that is not finite made NaN loads, refused as a demand.profile
+// nobody wrote; one wider than the span held `from` alone and said it never
+// tipped, even there. Both are refused, naming --step.
+TEST(StepDown, TheStepIsFiniteAndAtMostTheSpan) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_NE(step_refusal(0.5, 1.5, inf).find("--step inf must be above 0 and finite"),
+            std::string::npos);
+  EXPECT_NE(step_refusal(0.5, 1.5, std::nan("")).find("--step nan must be above 0"),
+            std::string::npos);
+  EXPECT_EQ(step_refusal(0.5, 1.5, inf).find("demand.profile"), std::string::npos);
+  const std::string wide = step_refusal(0.5, 1.5, 5);
+  EXPECT_NE(wide.find("--step 5 is wider than the span from 0.5 to 1.5"), std::string::npos)
+      << wide;
+  EXPECT_NE(wide.find("a step of at most 1"), std::string::npos) << wide;
+  EXPECT_NE(step_refusal(0.1, 1.2, 1.2).find("at most 1.1"), std::string::npos);
+  // A step of the whole span climbs once, 0.1 + 1.1 included (1.2 - 0.1 is
+  // 1.0999999999999999 in binary).
+  EXPECT_EQ(step_refusal(0.5, 1.5, 1), "");
+  EXPECT_EQ(step_refusal(0.1, 1.2, 1.1), "");
+  EXPECT_NE(step_refusal(0.5, 1, 0.001).find("--step 0.001 gives 501 loads"), std::string::npos);
+}
+
+// A step that does not divide the span stops at the last load at or below
+// `to` (docs/cli.md): from 0.5 by 0.3, 1.4 is the top.
+TEST(StepDown, AStepThatDoesNotDivideTheSpanStopsBelowTo) {
+  StepDownOptions o;
+  o.step = 0.3;
+  const StepDown d = run_step_down(testing::preset("order-status"), o);
+  EXPECT_EQ(d.loads, (std::vector<double>{0.5, 0.8, 1.1, 1.4, 1.1, 0.8, 0.5}));
+  EXPECT_NE(step_down_text(d).find("climbs from 0.5x to 1.4x"), std::string::npos)
+      << step_down_text(d);
+}
+
 TEST(StepDown, TheCommandLineAnswersInTextAndJson) {
   testing::TempDir dir("step_down");
   const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
@@ -128,6 +198,13 @@ TEST(StepDown, TheCommandLineAnswersInTextAndJson) {
       testing::run_cli(dir.path(), {"step-down", "--scenario", example, "--step", "-1"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("step -1 must be above 0"), std::string::npos) << bad.err;
+  for (const char* step : {"inf", "5"}) {
+    const testing::Outcome refused = testing::run_cli(
+        dir.path(), {"step-down", "--scenario", example, "--step", step, "--runs", "1"});
+    EXPECT_EQ(refused.status, 2) << step << ": " << refused.out;
+    EXPECT_NE(refused.err.find(std::string("--step ") + step), std::string::npos) << refused.err;
+    EXPECT_EQ(refused.err.find("demand.profile"), std::string::npos) << refused.err;
+  }
 }
 
 }  // namespace

@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/sweep.hpp"
@@ -106,6 +111,135 @@ TEST(SweepRange, BadReplicationsAndSeedsFailBeforeWork) {
   EXPECT_THROW(run_sweep(s, kAxes, options), InputError);
   options.seed = 1;
   EXPECT_THROW(run_sweep(s, {{"seed", 1, 3, 1}}, options), InputError);
+}
+
+// The grid's last seed, S + points x runs - 1, is checked before any work:
+// a seed too large for the grid was refused only by the point that reached
+// past kMaxSeed (shard 2/2 of this grid failed, shard 1/2 wrote its file).
+TEST(SweepRange, ASeedTooLargeForTheGridIsRefusedBeforeAnyWork) {
+  Scenario s = testing::preset("order-status", {{"engine", "agent"}, {"horizon_s", "100"}});
+  const std::vector<SweepAxis> two = {parse_axis("client.retries=0,1")};
+  SweepOptions options;
+  options.runs = 2;
+  options.seed = kMaxSeed - 2;  // 4 seeds from here: the last is 2^53
+  options.first = 0;
+  options.count = 1;  // the first point alone would fit
+  try {
+    run_sweep(s, two, options);
+    ADD_FAILURE() << "a base seed past what the grid allows ran";
+  } catch (const InputError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("--seed: 9007199254740989 with 2 points x 2 runs"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("at most 9007199254740988"), std::string::npos) << text;
+  }
+  options.seed = kMaxSeed - 3;  // the last seed is kMaxSeed itself
+  EXPECT_EQ(sweep_grid(s, two, options).points, 2u);
+  options.runs = 1;
+  options.seed = kMaxSeed - 1;
+  EXPECT_EQ(sweep_grid(s, two, options).points, 2u);
+  options.seed = kMaxSeed;
+  EXPECT_THROW(sweep_grid(s, two, options), InputError);
+}
+
+// Every point runs the sweep's replications: an axis of runs was accepted
+// and its rows all ran --runs (1), whatever their label said.
+TEST(SweepAxes, RunsAreNotAnAxis) {
+  Scenario s = testing::preset("order-status");
+  try {
+    run_sweep(s, {parse_axis("runs=1,5")});
+    ADD_FAILURE() << "--vary runs ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("vary runs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--runs N"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run_sweep(s, {{"runs", 1, 3, 1}}), InputError);
+}
+
+// cost_balanced_ranges as it was when shards were first cut (the shard
+// files written since depend on these cuts): every range's end listed.
+std::vector<std::pair<size_t, size_t>> listed_ranges(const std::vector<double>& costs,
+                                                     size_t parts) {
+  parts = std::max<size_t>(parts, 1);
+  size_t n = costs.size();
+  double total = 0;
+  for (double c : costs) total += c;
+  std::vector<size_t> ends(parts);
+  if (!(total > 0) || !std::isfinite(total)) {
+    for (size_t k = 0; k < parts; ++k) ends[k] = (k + 1) * n / parts;
+  } else {
+    double sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < parts; ++i) {
+      double middle = sum + costs[i] / 2;
+      while (k < parts - 1 && middle >= total * static_cast<double>(k + 1) / parts) ends[k++] = i;
+      sum += costs[i];
+    }
+    for (; k < parts; ++k) ends[k] = n;
+  }
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t k = 0, first = 0; k < parts; first = ends[k++])
+    out.emplace_back(first, ends[k] - first);
+  return out;
+}
+
+// Costs of many shapes: equal, climbing, random, with zeros, one that
+// dwarfs the rest, none (equal counts), and ones that are no estimate.
+std::vector<std::vector<double>> cost_shapes() {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> draw(0, 1);
+  std::vector<std::vector<double>> shapes = {{},
+                                             {1},
+                                             {0, 0, 0},
+                                             {1, 1},
+                                             {5, 0, 0, 5},
+                                             {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+                                             {1e-9, 1, 1e9, 1},
+                                             {1, std::numeric_limits<double>::infinity(), 1},
+                                             {1, std::nan(""), 1}};
+  for (size_t n : {3u, 10u, 37u, 200u}) {
+    std::vector<double> random_costs(n), with_zeros(n), climbing(n);
+    for (size_t i = 0; i < n; ++i) {
+      random_costs[i] = draw(random);
+      with_zeros[i] = i % 3 ? 0 : draw(random) * 100;
+      climbing[i] = 0.1 * static_cast<double>(i % 5 + 1);
+    }
+    shapes.insert(shapes.end(), {random_costs, with_zeros, climbing});
+  }
+  return shapes;
+}
+
+// One range computed alone is the range of the whole cut, for every shard
+// of every count: shard K of N no longer lists N ranges to read one.
+TEST(SweepShards, OneRangeIsThatRangeOfTheWholeCut) {
+  for (const std::vector<double>& costs : cost_shapes())
+    for (size_t parts : {1u, 2u, 3u, 4u, 7u, 10u, 13u, 64u, 250u, 1000u}) {
+      const auto all = listed_ranges(costs, parts);
+      ASSERT_EQ(cost_balanced_ranges(costs, parts), all);
+      for (size_t k = 0; k < parts; ++k)
+        ASSERT_EQ(cost_balanced_range(costs, parts, k), all[k])
+            << costs.size() << " points, range " << k << " of " << parts;
+    }
+}
+
+// Known cuts of two equal points into a hundred million shards: a point
+// goes to the range its first half falls in, and the rest are empty.
+TEST(SweepShards, AHundredMillionShardsCutTwoPoints) {
+  const std::vector<double> two = {1, 1};
+  const size_t parts = 100'000'000;
+  using Range = std::pair<size_t, size_t>;
+  EXPECT_EQ(cost_balanced_range(two, parts, 0), Range(0, 0));
+  EXPECT_EQ(cost_balanced_range(two, parts, 24'999'999), Range(0, 0));
+  EXPECT_EQ(cost_balanced_range(two, parts, 25'000'000), Range(0, 1));
+  EXPECT_EQ(cost_balanced_range(two, parts, 25'000'001), Range(1, 0));
+  EXPECT_EQ(cost_balanced_range(two, parts, 74'999'999), Range(1, 0));
+  EXPECT_EQ(cost_balanced_range(two, parts, 75'000'000), Range(1, 1));
+  EXPECT_EQ(cost_balanced_range(two, parts, 75'000'001), Range(2, 0));
+  EXPECT_EQ(cost_balanced_range(two, parts, parts - 1), Range(2, 0));
+  // The same cut at a hundred shards, listed whole.
+  const auto hundred = listed_ranges(two, 100);
+  EXPECT_EQ(hundred[25], Range(0, 1));
+  EXPECT_EQ(hundred[75], Range(1, 1));
 }
 
 // The command line: `sweep --shard K/N` files merged in any order.
@@ -238,6 +372,62 @@ TEST(SweepShards, BadShardSpecsAreRefused) {
     EXPECT_EQ(o.status, 2) << spec;
     EXPECT_NE(o.err.find("--shard"), std::string::npos) << o.err;
   }
+}
+
+// The seed check through the command line: every shard refuses, the first
+// as well as the one holding the last point, and writes nothing.
+TEST(SweepShards, EveryShardRefusesASeedTooLargeForTheGrid) {
+  TempDir dir("sweep_shards_seed");
+  for (const char* k : {"1/2", "2/2"}) {
+    testing::Outcome o =
+        run_cli(dir.path(), {"sweep", "--preset", "order-status", "--set", "horizon_s=100", "--set",
+                             "engine=agent", "--vary", "client.retries=0,1", "--runs", "2",
+                             "--seed", "9007199254740989", "--shard", k, "--out", "shard.json"});
+    EXPECT_EQ(o.status, 2) << k << ": " << o.err;
+    EXPECT_NE(o.err.find("--seed: 9007199254740989"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("at most 9007199254740988"), std::string::npos) << o.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "shard.json")) << k;
+  }
+}
+
+// A shard of a hundred million of a two-point grid is cut alone: listing
+// every range took 2.9 GB and 25 s.
+TEST(SweepShards, AShardOfAHundredMillionIsCutAlone) {
+  TempDir dir("sweep_shards_many");
+  for (const char* k : {"1/100000000", "100000000/100000000"}) {
+    testing::Outcome o =
+        run_cli(dir.path(), {"sweep", "--preset", "order-status", "--set", "horizon_s=200",
+                             "--vary", "client.retries=0,1", "--shard", k});
+    ASSERT_EQ(o.status, 0) << k << ": " << o.err;
+    nlohmann::json j = nlohmann::json::parse(o.out);
+    EXPECT_EQ(j["shard"]["of"], 100000000);
+    EXPECT_EQ(j["shard"]["count"], 0) << k;  // both points fall in ranges between
+    EXPECT_EQ(j["grid"]["points"], 2);
+  }
+}
+
+// Without --runs a sweep takes the scenario's runs where `run` does (the
+// agent engine): `--set runs=2` was ignored and every row was one run.
+TEST(SweepShards, TheScenariosRunsAreTheSweepsWithoutRuns) {
+  TempDir dir("sweep_runs_key");
+  auto sweep = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"sweep",  "--vary", "client.retries=0,1", "--format", "json",
+                                     "--seed", "3"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    testing::Outcome o = run_cli(dir.path(), args);
+    EXPECT_EQ(o.status, 0) << o.err;
+    return o.out;
+  };
+  const std::string key = sweep({"--set", "engine=agent", "--set", "runs=2"});
+  EXPECT_EQ(key, sweep({"--set", "engine=agent", "--runs", "2"}));
+  EXPECT_EQ(nlohmann::json::parse(key)["rows"][0]["montecarlo"]["recovered"]["n"], 2);
+  // --runs still decides when given; the fluid engine ignores the key, as `run` does.
+  EXPECT_EQ(sweep({"--set", "engine=agent", "--set", "runs=2", "--runs", "1"}),
+            sweep({"--set", "engine=agent"}));
+  EXPECT_EQ(sweep({"--set", "runs=2"}), sweep({}));
+  testing::Outcome o = run_cli(dir.path(), {"sweep", "--vary", "runs=1,5"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--runs N"), std::string::npos) << o.err;
 }
 
 // An axis may list its values (`--vary PATH=V1,V2,...`): the grid takes them

@@ -33,6 +33,7 @@ struct SweepCommand : StudyCommand {
   std::vector<std::string> vary;
   unsigned threads = 0;
   int runs = 1;
+  CLI::Option* runs_opt = nullptr;
   double seed = 0;
   CLI::Option* seed_opt = nullptr;
   std::string shard;  // "K/N": write shard K of N (docs/distributed.md)
@@ -164,7 +165,9 @@ int sweep(const SweepCommand& c) {
   SweepOptions options;
   options.threads = c.threads;
   options.progress = sweep_progress();
-  options.runs = c.runs;
+  // Without --runs, the scenario's runs (`--set runs=5`) wherever `run` reads
+  // them too (the fluid engine warns them ignored).
+  options.runs = c.runs_opt->count() ? c.runs : app::montecarlo_wanted(s) ? s.runs : 1;
   if (c.seed_opt->count()) options.seed = c.seed;
   if (!c.shard.empty()) {
     ShardSpec shard = parse_shard(c.shard);
@@ -271,8 +274,9 @@ void add_sweep_command(CLI::App& app, CommandTable& table) {
       ->default_str("csv")
       ->check(one_of({"csv", "json"}));
   cmd->add_option("--threads", c->threads, "worker threads (default: every core)");
-  cmd->add_option("--runs", c->runs,
-                  "Monte Carlo replications per point; above 1 a row holds their means");
+  c->runs_opt = cmd->add_option("--runs", c->runs,
+                                "Monte Carlo replications per point (default: the scenario's "
+                                "runs); above 1 a row holds their means");
   c->seed_opt = cmd->add_option("--seed", c->seed,
                                 "base seed: point i, replication r runs at seed + i * runs + r");
   cmd->add_option("--shard", c->shard, "K/N: write shard K (from 1) of N for `merge`");

@@ -81,8 +81,9 @@ void rare_text(std::ostringstream& out, const RiskResult& r, const RareTip& t) {
       << text::grouped_text(double(t.engine_runs)) << " runs of the engine in all\n";
 }
 
-// --walk replays one run: runs 1, where the scenario's runs are not (the
-// replay was refused), and the line as it was where they are.
+// A replay is one run: runs 1, where the scenario's runs are not (--walk
+// was refused, a seed ran a Monte Carlo from it), and the line as it was
+// where they are.
 std::string one_run_set(const RiskResult& r) {
   return r.scenario_runs != 1 ? " --set runs=1" : "";
 }
@@ -135,8 +136,8 @@ void level_text(std::ostringstream& out, const RiskResult& r, const RiskLevel& l
         << mean_text(l.leave) << "\n";
   }
   if (l.tipped_seed)
-    out << "  replay the first run that tipped: --set engine=agent --set seed="
-        << number_text(*l.tipped_seed) << quiet_sets(s)
+    out << "  replay the first run that tipped: --set engine=agent" << one_run_set(r)
+        << " --set seed=" << number_text(*l.tipped_seed) << quiet_sets(s)
         << " --set demand.rate_per_s=" << number_text(l.demand_per_s)
         << " --set horizon_s=" << number_text(s.horizon_s) << replay_format(s) << "\n";
   if (!l.exact) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   attemptsPerRequest, boundSentence, criterionOf, layerRetries, fmtAmp, fmtNum, fmtPct, fmtTime, plural, ladderCells, recoveryOf, recoverySentence, shortVerdict, tippingDetail, tippingText,
 } from './format';
-import type { LadderRow, Metrics, Scenario } from './types';
+import type { GraphResult, LadderRow, Metrics, Scenario } from './types';
 
 const sc = (criterion: 'goodput' | 'failures', horizon = 120) => ({
   horizon_s: horizon, step_s: 0.05,
@@ -94,5 +94,28 @@ describe('verdicts', () => {
     expect(b).toContain('33.3%');
     expect(b).toContain('60%');
     expect(boundSentence(m({ bound: { max_amplification: 3, safe_load_below: 1 / 3, load: 0.2 } }), sc('failures'))).toContain('always safe');
+  });
+
+  it("words a graph's bound per user request at its incident service", () => {
+    // shared-database: 200 users/s, two calls per request reach db (670/s), 7 attempts per call.
+    const g = {
+      ...sc('failures'),
+      demand: { rate_per_s: 200 },
+      incident: { start_s: 30, duration_s: 20, capacity_factor: 0.5, demand_factor: 1, service: 'db' },
+      services: { gateway: {}, orders: { capacity_per_s: 1000 }, db: { capacity_per_s: 670 } },
+      calls: [{ from: 'user', to: 'gateway' }, { from: 'gateway', to: 'orders' }, { from: 'orders', to: 'db', count: 2 }],
+    } as unknown as Scenario;
+    const gm = m({ peak_amplification: 3, bound: { max_amplification: 7, safe_load_below: 1 / 7, load: 400 / 670 } });
+    // The run names the service (graph.incident_service); its worst case per user request
+    // is the run's own, else worked out from the bound.
+    const named = { services: [], edges: [], incident_service: 'db' } as unknown as GraphResult;
+    const b = boundSentence(gm, g, named);
+    expect(b).toContain('each user request can cost up to 14 attempts at db');
+    expect(b).toContain('418% of its capacity');
+    expect(b).not.toContain('turn into 7 attempts');
+    const graph = { services: [{ name: 'db', serves: true, totals: { worst_case_per_request: 14 }, series: {} }], edges: [], incident_service: 'db' } as unknown as GraphResult;
+    expect(boundSentence(gm, g, graph)).toContain('up to 14 attempts at db');
+    // A single service: unchanged.
+    expect(boundSentence(m(), sc('failures'))).toContain('each request can turn into 3 attempts, so demand at the server can climb to 3× normal: 180% of capacity.');
   });
 });

@@ -1,6 +1,6 @@
 // Turning numbers from the run result into the words and figures on the page.
 
-import type { LadderRow, Metrics, Scenario, Tipping } from './types';
+import type { GraphResult, LadderRow, Metrics, Scenario, Tipping } from './types';
 
 // One formatter per digit count: toLocaleString with options builds a new one
 // on every call, which costs tens of milliseconds over a table.
@@ -127,14 +127,53 @@ export function boundDemand(m: Metrics, sc: Scenario): number {
 /** A scenario with services and calls (docs/graph.md). */
 export const isGraph = (s: Scenario) => s.services !== undefined || s.calls !== undefined;
 
-export function boundSentence(m: Metrics, sc: Scenario): string {
+/**
+ * A graph's incident service, as the run names it (`graph.incident_service`:
+ * the server's rule, not a copy of it here), and its capacity; null when the
+ * result names none or the service has no capacity of its own.
+ */
+export function graphIncident(sc: Scenario, named?: string | null): { name: string; capacity: number } | null {
+  if (!isGraph(sc) || !named) return null;
+  const services = (sc.services ?? {}) as Record<string, { capacity_per_s?: number } | undefined>;
+  const capacity = services[named]?.capacity_per_s;
+  return typeof capacity === 'number' && capacity > 0 ? { name: named, capacity } : null;
+}
+
+/**
+ * A graph's model bound at its incident service, or null (not a graph, or no
+ * load or service to read). `bound.max_amplification` is attempts per call the
+ * service receives and `bound.load` the users' demand times the calls per user
+ * request reaching it, over its capacity (docs/graph.md, "bound"), so:
+ * - level: attempts per second the service can get when every attempt is late,
+ *   max_amplification × load × its capacity (= users × calls per request × max_amplification);
+ * - perRequest: the worst case per user request at the service, the run's
+ *   `graph.services[].totals.worst_case_per_request` when given, else
+ *   max_amplification × load × capacity / users' demand (14 at db on shared-database).
+ */
+export function graphBound(m: Metrics, sc: Scenario, graph?: GraphResult | null): { service: string; level: number; perRequest: number } | null {
+  const load = m.bound.load;
+  if (load == null) return null;
+  const hit = graphIncident(sc, graph?.incident_service);
+  if (!hit) return null;
+  const level = m.bound.max_amplification * load * hit.capacity;
+  const given = graph?.services.find((v) => v.name === hit.name)?.totals.worst_case_per_request;
+  const users = sc.demand.rate_per_s;
+  const perRequest = typeof given === 'number' && Number.isFinite(given) ? given : users > 0 ? level / users : NaN;
+  return { service: hit.name, level, perRequest };
+}
+
+export function boundSentence(m: Metrics, sc: Scenario, graph?: GraphResult | null): string {
   const amp = m.bound.max_amplification;
   const load = boundLoad(m, sc);
   const peakLoad = amp * load;
   const safe = m.bound.safe_load_below;
-  const head =
-    `When every response comes back late, each request can turn into ${fmtNum(amp)} attempts, ` +
-    `so demand at the server can climb to ${fmtAmp(amp)} normal: ${fmtPct(peakLoad, 0)} of capacity. `;
+  const g = graphBound(m, sc, graph);
+  // A graph's worst case is per user request at its incident service, as the server's verdict words it.
+  const head = g
+    ? `When every response comes back late, each user request can cost up to ${fmtNum(g.perRequest)} attempts at ${g.service}, ` +
+      `so the load there can climb to ${fmtPct(peakLoad, 0)} of its capacity. `
+    : `When every response comes back late, each request can turn into ${fmtNum(amp)} attempts, ` +
+      `so demand at the server can climb to ${fmtAmp(amp)} normal: ${fmtPct(peakLoad, 0)} of capacity. `;
   const tail =
     load < safe
       ? `You run at ${fmtPct(load, 0)} load, under the ${fmtPct(safe)} that is always safe with this policy, so any backlog drains.`

@@ -36,9 +36,24 @@ describe('per-second conversion', () => {
     // Closed-loop clients: the server's load, not demand.rate_per_s, which they do not read.
     const closed = loadData({ ...r, metrics: { bound: { max_amplification: 4, load: 0.5 } } as Metrics });
     expect(closed.bound).toEqual([2000, 2000]);
-    // A graph: its users' demand (the top-level server is no service of it).
-    const graph = loadData({ ...r, scenario: { ...r.scenario, services: {}, calls: [] } as unknown as Scenario, metrics: { bound: { max_amplification: 6, load: 0.5 } } as Metrics });
-    expect(graph.bound).toEqual([3600, 3600]);
+    // A graph: the level the load at its incident service can reach, bound.load × max_amplification
+    // × that service's capacity (shared-database: 200 users/s, two calls each reach db at 670/s,
+    // 7 attempts per call: 2800/s, 14 per user request, not 7 × 200).
+    const sd = {
+      ...r.scenario,
+      demand: { rate_per_s: 200 },
+      incident: { service: 'db' },
+      services: { gw: {}, orders: { capacity_per_s: 1000 }, db: { capacity_per_s: 670 } },
+      calls: [{ from: 'user', to: 'gw' }, { from: 'gw', to: 'orders' }, { from: 'orders', to: 'db', count: 2 }],
+    } as unknown as Scenario;
+    // The service is the one the run names (graph.incident_service): the server's pick.
+    const named = { services: [], edges: [], incident_service: 'db' } as unknown as RunResult['graph'];
+    const graph = loadData({ ...r, scenario: sd, graph: named, metrics: { bound: { max_amplification: 7, load: 400 / 670 } } as Metrics });
+    expect(graph.bound[0]).toBeCloseTo(2800, 6);
+    expect(graph.bound[1]).toBeCloseTo(2800, 6);
+    // No service with a capacity to read: its users' demand, as before.
+    const bare = loadData({ ...r, scenario: { ...r.scenario, services: {}, calls: [] } as unknown as Scenario, metrics: { bound: { max_amplification: 6, load: 0.5 } } as Metrics });
+    expect(bare.bound).toEqual([3600, 3600]);
   });
 
   it("draws a graph's load line from its incident service's own arrivals", () => {

@@ -2,7 +2,7 @@
 // (the Monte Carlo goodput band too).
 
 import { timeoutWork } from './events';
-import { boundDemand } from './format';
+import { boundDemand, graphBound } from './format';
 import type { RunResult } from './types';
 
 export function perSecond(arr: number[] | undefined, step: number, n: number): number[] {
@@ -101,7 +101,9 @@ export function loadData(r: RunResult): LoadData {
   const first = perSecond(arrivals.first, step, n);
   const retries = perSecond(arrivals.retries, step, n);
   // Attempts per second when every attempt is late: the bound's load, as the server gave it.
-  const boundLevel = r.metrics.bound.max_amplification * boundDemand(r.metrics, r.scenario);
+  // A graph's is at its incident service, whose arrivals the line draws: bound.load
+  // (users × calls per request reaching it, over its capacity) × max_amplification × its capacity.
+  const boundLevel = graphBound(r.metrics, r.scenario, r.graph)?.level ?? r.metrics.bound.max_amplification * boundDemand(r.metrics, r.scenario);
   const cap = perSecond(s.capacity, step, n);
   return {
     t: s.t_s,

@@ -75,7 +75,7 @@ export function renderStack(sc: Scenario, r: RunResult | null) {
       ? `(${plural(retries[0], 'retry', undefined, 'retries')} + 1)^${layers} layers = ${attempts} per user request at the dependency.`
       : `${plural(retries[0], 'retry', undefined, 'retries')} + 1 = ${attempts} per user request at most.`;
   $('stack').replaceChildren(row, h('p', { class: 'formula', 'data-testid': 'stack-formula' }, formula));
-  $('bound').textContent = r ? boundSentence(r.metrics, sc) : '';
+  $('bound').textContent = r ? boundSentence(r.metrics, sc, r.graph) : '';
 }
 
 /**

@@ -46,6 +46,31 @@ std::string profile_text(const std::vector<double>& loads, double hold_s) {
   return text;
 }
 
+// The load's step: finite and above 0 (an infinite one made a staircase of
+// NaN loads, refused as a demand.profile nobody wrote), at most the span
+// from `from` to `to` (a wider one held `from` alone and said it never
+// tipped, even at `from`), and few enough loads.
+void check_step(const StepDownOptions& o) {
+  if (!(o.step > 0 && std::isfinite(o.step)))
+    throw InputError(fmt::format(
+        "step-down: --step {} must be above 0 and finite (a multiple of demand.rate_per_s)",
+        number_text(o.step)));
+  // The staircase's loads up: the floor of the span over the step, plus one.
+  const double up = std::floor((o.to - o.from) / o.step + 1e-9) + 1;
+  if (up < 2)
+    throw InputError(fmt::format(
+        "step-down: --step {} is wider than the span from {} to {}: the staircase would hold {}x "
+        "alone and never climb; give a step of at most {}",
+        number_text(o.step), number_text(o.from), number_text(o.to), number_text(o.from),
+        number_text(std::round((o.to - o.from) * 1e9) / 1e9)));  // 9 decimals, as the loads
+  // At most half the holds: up and back down is then fewer than kStepDownHolds.
+  if (up > kStepDownHolds / 2)
+    throw InputError(
+        fmt::format("step-down: --step {} gives {} loads from {} to {}; at most {} (a larger step)",
+                    number_text(o.step), number_text(up), number_text(o.from), number_text(o.to),
+                    kStepDownHolds / 2));
+}
+
 void check(const StepDownOptions& o) {
   // Loads are rounded to 9 decimals (staircase): one below 1e-6 would come
   // out as 0, or a few digits.
@@ -61,13 +86,7 @@ void check(const StepDownOptions& o) {
   if (!(o.to > o.from))
     throw InputError("step-down: to " + number_text(o.to) + " must be above from " +
                      number_text(o.from));
-  // The staircase's loads up (floor of the span over the step, plus one), at
-  // most half the holds: up and back down is then fewer than kStepDownHolds.
-  if (!(o.step > 0 && std::floor((o.to - o.from) / o.step + 1e-9) + 1 <= kStepDownHolds / 2))
-    throw InputError(
-        fmt::format("step-down: step {} must be above 0 and give at most {} loads "
-                    "between from and to",
-                    number_text(o.step), kStepDownHolds / 2));
+  check_step(o);
   if (!(o.hold_s >= 0 && o.hold_s <= 1e6))
     throw InputError("step-down: hold " + number_text(o.hold_s) + " must be 0 to 1000000 s");
   if (o.runs < 0 || o.runs > 10000)
@@ -125,6 +144,12 @@ Scenario step_down_scenario(const Scenario& s, const StepDownOptions& o) {
     throw InputError("step-down: one population of clients before one server (no services)");
   if (!s.demand.profile.empty())
     throw InputError("step-down: demand.profile is the staircase itself; leave it empty");
+  // The staircase scales demand.rate_per_s, which closed-loop clients never
+  // read: the loads reported would be loads nobody sent (risk refuses them too).
+  if (s.demand.clients > 0)
+    throw InputError(
+        "step-down: demand.clients: open-loop arrivals only (demand.clients 0); the staircase "
+        "scales demand.rate_per_s, which closed-loop clients do not send");
   if (s.engine == Engine::sessions)
     throw InputError("step-down: engine fluid or agent (the session model has no load to step)");
   Scenario r = s;

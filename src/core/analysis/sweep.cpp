@@ -1,5 +1,7 @@
 #include "analysis/sweep.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -105,6 +107,13 @@ namespace {
 
 // Checks one axis before its values are listed.
 void check_axis(const SweepAxis& a) {
+  // Every point runs the sweep's replications (run_point reads options.runs,
+  // not the point's key): an axis of runs would label rows with counts that
+  // never ran.
+  if (a.path == "runs")
+    throw InputError(
+        "vary runs: every point runs the sweep's own replications; give them with --runs N "
+        "(one sweep per count to compare counts)");
   KeyType type = is_graph_path(a.path) ? graph_key_type(a.path) : key_or_throw(a.path).type;
   if (type != KeyType::number && type != KeyType::integer)
     throw InputError("vary " + a.path + ": only numeric keys can be varied");
@@ -129,9 +138,22 @@ std::string axis_text(const SweepAxis& a) {
          to_string(KeyValue{a.to});
 }
 
+// The grid's last seed, S + points x runs - 1 (point i's replication r runs
+// at S + i x runs + r), at most kMaxSeed: past it seeds round and two runs
+// would share one. Checked for the whole grid, so that every shard and task
+// refuses before any work, not only the one that holds the last points.
+void check_grid_seeds(double seed, size_t points, int runs) {
+  const double seeds = static_cast<double>(points) * std::max(runs, 1);
+  if (seed + (seeds - 1) <= kMaxSeed) return;
+  throw InputError(fmt::format(
+      "--seed: {:.0f} with {} points x {} runs would reach seed {:.0f}, past {:.0f}, where seeds "
+      "round and two runs would share one; this grid allows a base seed of at most {:.0f}",
+      seed, points, std::max(runs, 1), seed + (seeds - 1), kMaxSeed, kMaxSeed - (seeds - 1)));
+}
+
 // Replications and the base seed, checked with the keys' own ranges.
 void check_replications(const Scenario& base, const std::vector<SweepAxis>& axes,
-                        const SweepOptions& options) {
+                        const SweepOptions& options, size_t points) {
   Scenario probe = base;
   set_key(probe, "runs", KeyValue{static_cast<double>(options.runs)});
   if (!options.seed) return;
@@ -142,6 +164,7 @@ void check_replications(const Scenario& base, const std::vector<SweepAxis>& axes
   for (const SweepAxis& a : axes)
     if (a.path == "seed")
       throw InputError("vary seed: a sweep with a base seed derives each point's seed itself");
+  check_grid_seeds(*options.seed, points, options.runs);
 }
 
 // One point's row: a run, or run_montecarlo's replications (one thread: the
@@ -160,7 +183,8 @@ void run_point(const Scenario& s, int runs, SweepRow& row) {
     std::vector<double> values;
     for (const Metrics& m : mc.replications)
       if (std::optional<double> v = field.get(m)) values.push_back(*v);
-    row.montecarlo.emplace_back(std::string(field.name), summarize(values, floor_of(values)));
+    row.montecarlo.emplace_back(std::string(field.name),
+                                summarize(values, floor_of(values), ceiling_of(field.name)));
   }
   row.metrics = std::move(mc.replications.front());
 }
@@ -208,7 +232,7 @@ SweepGrid sweep_grid(const Scenario& base, const std::vector<SweepAxis>& axes,
     grid.values.push_back(a.values());
     grid.points *= grid.values.back().size();
   }
-  check_replications(base, axes, options);
+  check_replications(base, axes, options, grid.points);
   // Every grid point is built and validated first, so bad input fails before work.
   if (options.validate_grid) {
     Scenario point;
@@ -273,6 +297,67 @@ std::vector<std::pair<size_t, size_t>> cost_balanced_ranges(const std::vector<do
   for (size_t k = 0, first = 0; k < parts; first = ends[k++])
     out.emplace_back(first, ends[k] - first);
   return out;
+}
+
+namespace {
+
+// Range `part`'s ends as cost_balanced_ranges cuts them, kept as the walk
+// over the points ends each range, without a list of every range's end.
+struct RangeEnds {
+  size_t part;
+  size_t first = 0, end = 0;
+  // Ranges [from, to) end at point `at` (the next range starts there).
+  void mark(size_t from, size_t to, size_t at) {
+    if (from <= part && part < to) end = at;
+    if (part > 0 && from <= part - 1 && part - 1 < to) first = at;
+  }
+};
+
+// Where range k's share of the total ends, computed as cost_balanced_ranges
+// does: the same rounding gives the same cuts.
+double share_end(double total, size_t parts, size_t k) {
+  return total * static_cast<double>(k + 1) / parts;
+}
+
+// The first range from k on that does not end at a point whose cost's middle
+// is `middle` (the last range ends at the grid's end). The share ends climb
+// with k, so a bisection finds it: cost_balanced_ranges steps through them
+// one by one, a billion steps for --shard 1/1000000000.
+size_t first_open_range(double total, size_t parts, size_t k, double middle) {
+  size_t high = parts - 1;
+  while (k < high) {
+    const size_t mid = k + (high - k) / 2;
+    if (middle >= share_end(total, parts, mid))
+      k = mid + 1;
+    else
+      high = mid;
+  }
+  return k;
+}
+
+}  // namespace
+
+std::pair<size_t, size_t> cost_balanced_range(const std::vector<double>& costs, size_t parts,
+                                              size_t part) {
+  parts = std::max<size_t>(parts, 1);
+  const size_t n = costs.size();
+  double total = 0;
+  for (double c : costs) total += c;
+  if (!(total > 0) || !std::isfinite(total)) {  // no estimate: equal counts
+    const size_t first = part * n / parts;
+    return {first, (part + 1) * n / parts - first};
+  }
+  RangeEnds ends{part};
+  double sum = 0;
+  size_t k = 0;  // the first range not yet ended
+  for (size_t i = 0; i < n; ++i) {
+    const size_t next = first_open_range(total, parts, k, sum + costs[i] / 2);
+    ends.mark(k, next, i);
+    k = next;
+    sum += costs[i];
+  }
+  ends.mark(k, parts, n);
+  return {ends.first, ends.end - ends.first};
 }
 
 size_t sweep_range_end(size_t points, const SweepOptions& options) {

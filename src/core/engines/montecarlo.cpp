@@ -39,14 +39,22 @@ double floor_of(const std::vector<double>& values) {
   return negative ? -std::numeric_limits<double>::infinity() : 0;
 }
 
-MetricSummary summarize(const std::vector<double>& values, double floor) {
+double ceiling_of(std::string_view name) {
+  const bool flag = name == "recovered" || name == "backlog_growing";
+  const bool share = name.ends_with("_fraction") || name.ends_with("_share");
+  return flag || share ? 1 : std::numeric_limits<double>::infinity();
+}
+
+MetricSummary summarize(const std::vector<double>& values, double floor, double ceiling) {
   MetricSummary out;
   out.n = values.size();
   if (values.empty()) return out;
   spread(out, values);
   double sum = 0;
   for (double v : values) sum += v;
-  out.mean = sum / static_cast<double>(out.n);
+  // The rounded sum of n equal values over n can miss them by an ulp (three
+  // of ...966 gave ...964, with an interval that was not of zero width).
+  out.mean = std::clamp(sum / static_cast<double>(out.n), out.min, out.max);
   out.low = out.high = out.mean;
   if (out.n < 2) return out;
   double ss = 0;
@@ -54,7 +62,7 @@ MetricSummary summarize(const std::vector<double>& values, double floor) {
   double half = t95(out.n - 1) * std::sqrt(ss / static_cast<double>(out.n - 1)) /
                 std::sqrt(static_cast<double>(out.n));
   out.low = std::max(out.mean - half, floor);
-  out.high = out.mean + half;
+  out.high = std::min(out.mean + half, ceiling);
   return out;
 }
 
@@ -75,7 +83,7 @@ Summaries summarize_figures(const std::vector<Replication>& all) {
     const Figure& first = all[0].figures[k];
     double floor =
         first.can_be_negative ? -std::numeric_limits<double>::infinity() : floor_of(values);
-    out.emplace_back(first.name, summarize(values, floor));
+    out.emplace_back(first.name, summarize(values, floor, ceiling_of(first.name)));
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,10 +19,10 @@
 namespace retrystorm {
 
 struct MetricSummary {
-  double mean = 0;
-  double low = 0;  // 95% interval of the mean (Student t), never below the floor
-  double high = 0;
-  size_t n = 0;  // replications with a value (recovery times can be null)
+  double mean = 0;  // within [min, max], whatever the rounding of the sum
+  double low = 0;   // 95% interval of the mean (Student t), never below the floor
+  double high = 0;  // ... nor above the ceiling
+  size_t n = 0;     // replications with a value (recovery times can be null)
   // Per seed: the spread the interval of the mean hides.
   double min = 0, median = 0, max = 0;
 };
@@ -80,9 +81,14 @@ Replicated summarize_replications(const std::vector<Replication>& all);
 // Mean and 95% interval of values (Student t with n - 1 degrees of freedom),
 // and their min, median and max. A quantity that cannot be negative (a
 // count, a duration, a share) passes floor 0: the interval's low end is
-// clamped there, as no seed can go below it.
+// clamped there, as no seed can go below it. One that cannot exceed 1 (a
+// flag counted as 1 or 0, a share of a whole) passes ceiling 1: the high end
+// is clamped there (3 runs of which one recovered read 0.33, up to 1.77).
+// The mean is kept within [min, max]: n equal values have that value as
+// their mean and an interval of zero width, not a sum's rounding.
 MetricSummary summarize(const std::vector<double>& values,
-                        double floor = -std::numeric_limits<double>::infinity());
+                        double floor = -std::numeric_limits<double>::infinity(),
+                        double ceiling = std::numeric_limits<double>::infinity());
 
 // A probability from k of n, with Wilson's 95% interval.
 struct Share {
@@ -94,5 +100,12 @@ Share share_of(int k, int n);
 // 0 when no value is negative (a count, a duration, a share: the interval
 // of the mean stops at 0), else no floor.
 double floor_of(const std::vector<double>& values);
+
+// 1 for a figure that cannot exceed it, by the name Monte Carlo gives it (a
+// Figure carries no bound of its own): the flags of Metrics counted as 1 or
+// 0 (recovered, backlog_growing) and the shares of a whole (a name ending in
+// _fraction or _share: failed_fraction, wasted_fraction, pinned_share,
+// asleep_share); else no ceiling.
+double ceiling_of(std::string_view name);
 
 }  // namespace retrystorm
