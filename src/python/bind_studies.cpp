@@ -207,7 +207,8 @@ py::object risk_of_parts(const Scenario& s, std::vector<double> loads, int runs,
   std::vector<std::vector<RiskEvidence>> cells;
   for (const py::handle part : parts)
     append_risk_cells(cells, python_to_json(part), "rs.distributed.risk");
-  return json_to_python(risk_answer_json(r, cells));
+  // The exact chains take seconds: without the GIL, and Ctrl-C stops them.
+  return json_to_python(interruptible([&] { return risk_answer_json(r, cells); }));
 }
 
 // `retrystorm step-down`: the hysteresis loop as one staircase of loads.
