@@ -271,58 +271,17 @@ void sweep_point_into(Scenario& out, const Scenario& base, const std::vector<Swe
   set_point_keys(out, axes, grid, i, options);
 }
 
-std::vector<std::pair<size_t, size_t>> cost_balanced_ranges(const std::vector<double>& costs,
-                                                            size_t parts) {
-  parts = std::max<size_t>(parts, 1);
-  size_t n = costs.size();
-  double total = 0;
-  for (double c : costs) total += c;
-  std::vector<size_t> ends(parts);
-  if (!(total > 0) || !std::isfinite(total)) {  // no estimate: equal counts
-    for (size_t k = 0; k < parts; ++k) ends[k] = (k + 1) * n / parts;
-  } else {
-    // Range k ends at the first point whose cost, summed from the start,
-    // reaches (k + 1) / parts of the total: a point belongs to the range
-    // its first half falls in.
-    double sum = 0;
-    size_t k = 0;
-    for (size_t i = 0; i < n && k < parts; ++i) {
-      double middle = sum + costs[i] / 2;
-      while (k < parts - 1 && middle >= total * static_cast<double>(k + 1) / parts) ends[k++] = i;
-      sum += costs[i];
-    }
-    for (; k < parts; ++k) ends[k] = n;
-  }
-  std::vector<std::pair<size_t, size_t>> out;
-  for (size_t k = 0, first = 0; k < parts; first = ends[k++])
-    out.emplace_back(first, ends[k] - first);
-  return out;
-}
-
 namespace {
 
-// Range `part`'s ends as cost_balanced_ranges cuts them, kept as the walk
-// over the points ends each range, without a list of every range's end.
-struct RangeEnds {
-  size_t part;
-  size_t first = 0, end = 0;
-  // Ranges [from, to) end at point `at` (the next range starts there).
-  void mark(size_t from, size_t to, size_t at) {
-    if (from <= part && part < to) end = at;
-    if (part > 0 && from <= part - 1 && part - 1 < to) first = at;
-  }
-};
-
-// Where range k's share of the total ends, computed as cost_balanced_ranges
-// does: the same rounding gives the same cuts.
+// Where range k's share of the total cost ends.
 double share_end(double total, size_t parts, size_t k) {
   return total * static_cast<double>(k + 1) / parts;
 }
 
 // The first range from k on that does not end at a point whose cost's middle
 // is `middle` (the last range ends at the grid's end). The share ends climb
-// with k, so a bisection finds it: cost_balanced_ranges steps through them
-// one by one, a billion steps for --shard 1/1000000000.
+// with k, so a bisection finds it: stepping through them one by one took a
+// billion steps for --shard 1/1000000000.
 size_t first_open_range(double total, size_t parts, size_t k, double middle) {
   size_t high = parts - 1;
   while (k < high) {
@@ -335,29 +294,55 @@ size_t first_open_range(double total, size_t parts, size_t k, double middle) {
   return k;
 }
 
-}  // namespace
-
-std::pair<size_t, size_t> cost_balanced_range(const std::vector<double>& costs, size_t parts,
-                                              size_t part) {
-  parts = std::max<size_t>(parts, 1);
+// The cut of the points into `parts` ranges of about equal cost, as
+// `mark(from, to, at)`: ranges [from, to) end at point `at` (the next range
+// starts there). Range k ends at the first point whose cost, summed from the
+// start, reaches (k + 1) / parts of the total: a point belongs to the range
+// its first half falls in. Without an estimate, equal counts.
+template <typename Mark>
+void walk_cuts(const std::vector<double>& costs, size_t parts, Mark mark) {
   const size_t n = costs.size();
   double total = 0;
   for (double c : costs) total += c;
-  if (!(total > 0) || !std::isfinite(total)) {  // no estimate: equal counts
-    const size_t first = part * n / parts;
-    return {first, (part + 1) * n / parts - first};
+  if (!(total > 0) || !std::isfinite(total)) {
+    for (size_t k = 0; k < parts; ++k) mark(k, k + 1, (k + 1) * n / parts);
+    return;
   }
-  RangeEnds ends{part};
   double sum = 0;
   size_t k = 0;  // the first range not yet ended
   for (size_t i = 0; i < n; ++i) {
     const size_t next = first_open_range(total, parts, k, sum + costs[i] / 2);
-    ends.mark(k, next, i);
+    if (next > k) mark(k, next, i);
     k = next;
     sum += costs[i];
   }
-  ends.mark(k, parts, n);
-  return {ends.first, ends.end - ends.first};
+  mark(k, parts, n);
+}
+
+}  // namespace
+
+std::vector<std::pair<size_t, size_t>> cost_balanced_ranges(const std::vector<double>& costs,
+                                                            size_t parts) {
+  parts = std::max<size_t>(parts, 1);
+  std::vector<size_t> ends(parts);
+  walk_cuts(costs, parts, [&](size_t from, size_t to, size_t at) {
+    for (size_t k = from; k < to; ++k) ends[k] = at;
+  });
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t k = 0, first = 0; k < parts; first = ends[k++])
+    out.emplace_back(first, ends[k] - first);
+  return out;
+}
+
+std::pair<size_t, size_t> cost_balanced_range(const std::vector<double>& costs, size_t parts,
+                                              size_t part) {
+  parts = std::max<size_t>(parts, 1);
+  size_t first = 0, end = 0;  // range `part`'s, kept as the walk ends each range
+  walk_cuts(costs, parts, [&](size_t from, size_t to, size_t at) {
+    if (from <= part && part < to) end = at;
+    if (part > 0 && from <= part - 1 && part - 1 < to) first = at;
+  });
+  return {first, end - first};
 }
 
 size_t sweep_range_end(size_t points, const SweepOptions& options) {
