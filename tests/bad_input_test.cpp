@@ -195,6 +195,15 @@ std::vector<BadCase> bad_cases() {
        {"sweep", "--vary", "client.timeout_s=1:10000:1", "--vary", "client.retries=0:100:1"},
        {"client.timeout_s step 1 from 1 to 10000 x client.retries", "1000000"}});
   c.push_back({"MergeADirectory", {}, {"merge", "."}, {"merge: .: a directory"}});
+  // Checked before the shards are read: the absent file is not what is named.
+  c.push_back({"FormatNotAllowedForMerge",
+               {},
+               {"merge", "absent.json", "--format", "xml"},
+               {"--format: 'xml' is not allowed here; choose one of csv, json, text"}});
+  c.push_back({"EmptyFormatForMerge",
+               {},
+               {"merge", "absent.json", "--format", ""},
+               {"--format: '' is not allowed here; choose one of csv, json, text"}});
   c.push_back({"StepDownRunOverTheStepLimit",
                {},
                {"step-down", "--hold", "47000", "--from", "0.1", "--to", "2.1"},
@@ -203,6 +212,12 @@ std::vector<BadCase> bad_cases() {
                {{"e.yaml", "retry_policy:\n  retry_on: 5xx\n  num_retries: 3\n  num_retries: 7\n"}},
                {"import", "e.yaml"},
                {"e.yaml:4", "'num_retries' appears twice"}});
+  c.push_back({"ImportAMergeKeyGivenTwice",
+               {{"m.yaml",
+                 "kind: VirtualService\nx: [&A {attempts: 2}, &B {perTryTimeout: 1s}]\n"
+                 "spec:\n  http:\n  - retries:\n      <<: *A\n      <<: *B\n"}},
+               {"import", "m.yaml"},
+               {"m.yaml:7", "key '<<' appears twice", "`<<: [*A, *B]`"}});
   c.push_back({"TimeoutBelowOneStep",
                {},
                {"run", "--set", "client.timeout_s=1e-10"},

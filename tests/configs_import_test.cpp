@@ -424,6 +424,31 @@ TEST(ConfigsKubernetes, MergeKeysAreExpandedAsKubectlDoes) {
   EXPECT_EQ(d.instances->count, 6);
 }
 
+// Two `<<` in one mapping are a duplicate key (YAML 1.2; kubectl refuses
+// it): refused as any key given twice, with the one-key form to write
+// instead, which merges both (the earlier map wins).
+TEST(ConfigsKubernetes, TwoMergeKeysInAMapAreRefusedAndAListOfAliasesMerges) {
+  auto vs = [](const std::string& merges) {
+    return "kind: VirtualService\nspec:\n  http:\n"
+           "  - match: [{sourceLabels: {app: a}}]\n    retries: &A {attempts: 4}\n"
+           "  - match: [{sourceLabels: {app: b}}]\n"
+           "    retries: &B {attempts: 9, perTryTimeout: 2s}\n"
+           "  - route: [{destination: {host: a}}]\n    retries:\n" +
+           merges;
+  };
+  std::string e = error_of({{"two.yaml", vs("      <<: *A\n      <<: *B\n")}});
+  EXPECT_NE(e.find("two.yaml:11: key '<<' appears twice in the same mapping"), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("`<<: [*A, *B]`"), std::string::npos) << e;
+  auto r = import_configs({{"list.yaml", vs("      <<: [*A, *B]\n")}});
+  EXPECT_EQ(num(r, "client.retries"), 4);
+  EXPECT_DOUBLE_EQ(num(r, "client.timeout_s"), 2);
+  // A quoted "<<" is an ordinary key: no hint about merging.
+  std::string quoted = error_of({{"q.yaml", vs("      \"<<\": 1\n      \"<<\": 2\n")}});
+  EXPECT_NE(quoted.find("q.yaml:11: key '<<' appears twice"), std::string::npos) << quoted;
+  EXPECT_EQ(quoted.find("[*A, *B]"), std::string::npos) << quoted;
+}
+
 // Envoy's loader does not expand merge keys: MessageUtil::loadFromYaml
 // (source/common/protobuf/yaml_utility.cc, parseYamlNode) turns each yaml-cpp
 // map entry into a field by its key, and yaml-cpp has no merge keys, so `<<`

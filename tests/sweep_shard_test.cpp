@@ -365,6 +365,18 @@ TEST(SweepShards, MergeRefusesMissingDuplicateOverlappingAndMismatchedShards) {
   expect_refused(dir, {"absent.json"}, "absent.json");
 }
 
+// text is risk's format, not a sweep's: refused once the shards say they are a sweep's.
+TEST(SweepShards, MergeRefusesAFormatThatIsNotASweeps) {
+  TempDir dir("sweep_shards_format");
+  testing::Outcome o =
+      run_cli(dir.path(), merge_args(write_shards(dir, 2, {}), {"--format", "text"}));
+  EXPECT_EQ(o.status, 2) << o.out;
+  EXPECT_NE(o.err.find("--format: 'text' is not allowed here; choose one of csv, json"),
+            std::string::npos)
+      << o.err;
+  EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
 TEST(SweepShards, BadShardSpecsAreRefused) {
   TempDir dir("sweep_shards_spec");
   for (const char* spec : {"0/3", "4/3", "a/3", "3", "1/0", "1.5/3"}) {

@@ -201,8 +201,10 @@ void add_merge_command(CLI::App& app, CommandTable& table) {
       "merge",
       "join the shards of `sweep --shard K/N` or `risk --shard K/N` into the unsharded output");
   cmd->add_option("files", c->files, "shard files, any order")->required();
+  // Refused before any shard is read; which ones fit is checked once the shards say what they are.
   cmd->add_option("--format", c->format,
-                  "csv | json for a sweep, text | json for risk (default: the shards' --format)");
+                  "csv | json for a sweep, text | json for risk (default: the shards' --format)")
+      ->check(one_of({"csv", "json", "text"}));
   cmd->add_option("--out", c->out, "write to FILE (atomically)");
   cmd->add_flag("--allow-large", c->allow_large,
                 "merge shards that need more than 1 GiB of memory (about 12 times their size), "

@@ -173,9 +173,12 @@ struct Expansion {
   }
 };
 
+// A second `<<` is the usual way to try merging two maps; say the legal one.
 [[noreturn]] void key_twice(const std::string& source, const YAML::Node& key) {
-  fail_at(source, key.Mark().line + 1,
-          "key '" + clip(key.Scalar()) + "' appears twice in the same mapping");
+  std::string what = "key '" + clip(key.Scalar()) + "' appears twice in the same mapping";
+  if (is_merge_key(key))
+    what += "; a mapping takes one merge key: merge several maps with `<<: [*A, *B]`";
+  fail_at(source, key.Mark().line + 1, what);
 }
 
 // One walk of a YAML tree for both of its uses: kBuild makes the JSON value
@@ -312,6 +315,12 @@ json parse_json_text(const std::string& text, const std::string& source, size_t 
   } catch (const json::exception& e) {  // e.g. 1e400: "number overflow"
     throw InputError(source + ": not valid JSON: " + json_reason(e.what()));
   }
+}
+
+// yaml-cpp tags a plain scalar "?" and a quoted one "!".
+bool is_merge_key(const YAML::Node& key) {
+  return key.IsScalar() && key.Scalar() == "<<" &&
+         (key.Tag() == "?" || key.Tag() == "tag:yaml.org,2002:merge");
 }
 
 void check_yaml_document(const YAML::Node& document, const std::string& source) {

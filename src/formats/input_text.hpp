@@ -47,4 +47,8 @@ nlohmann::json parse_yaml_text(const std::string& text, const std::string& sourc
 // expansion. InputError naming `source` and the line.
 void check_yaml_document(const YAML::Node& document, const std::string& source);
 
+// A YAML merge key as go-yaml's isMerge reads one: a plain `<<` or one tagged
+// !!merge (a quoted "<<" is an ordinary key).
+bool is_merge_key(const YAML::Node& key);
+
 }  // namespace retrystorm

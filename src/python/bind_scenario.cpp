@@ -75,12 +75,14 @@ Scenario named(const std::string& name, bool is_file) {
 }
 
 // A str is read as --set reads its text ("true", "3", "full"); anything else
-// as the JSON value it converts to.
+// as the JSON value it converts to. Both go through the converter, whose
+// errors name the key.
 py::object set_value(py::object self, const std::string& key, py::handle value) {
+  nlohmann::json given = python_to_json(value, key);
   if (py::isinstance<py::str>(value))
-    set_key_text(self.cast<Scenario&>(), key, value.cast<std::string>());
+    set_key_text(self.cast<Scenario&>(), key, given.get<std::string>());
   else
-    set_key_json(self.cast<Scenario&>(), key, python_to_json(value));
+    set_key_json(self.cast<Scenario&>(), key, given);
   return self;
 }
 

@@ -206,7 +206,7 @@ py::object risk_of_parts(const Scenario& s, std::vector<double> loads, int runs,
   const RiskRequest r = risk_request(s, std::move(loads), runs, horizon_s, exact, vary, split);
   std::vector<std::vector<RiskEvidence>> cells;
   for (const py::handle part : parts)
-    append_risk_cells(cells, python_to_json(part), "rs.distributed.risk");
+    append_risk_cells(cells, python_to_json(part, "parts"), "rs.distributed.risk");
   // The exact chains take seconds: without the GIL, and Ctrl-C stops them.
   return json_to_python(interruptible([&] { return risk_answer_json(r, cells); }));
 }

@@ -47,8 +47,10 @@ namespace retrystorm::python {
 // strings that are not UTF-8 are decoded with replacement characters, as the
 // command line's JSON writes them (src/python/module.cpp).
 pybind11::object json_to_python(const nlohmann::json& j);
-// A Python value (bool, int, float, str, dict, list, None) as JSON; TypeError otherwise.
-nlohmann::json python_to_json(pybind11::handle value);
+// A Python value (bool, int, float, str, dict, list, None) as JSON; TypeError
+// otherwise. Every error names `name`, the key the value sets, or an item in
+// it (client.retries, calls[0]); empty: the value is the whole scenario.
+nlohmann::json python_to_json(pybind11::handle value, const std::string& name = "");
 // What one call may cost: the command line's limits, or with allow_large
 // those of --allow-large (analysis/cost.hpp).
 app::CostBudget python_budget(bool allow_large);

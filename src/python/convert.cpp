@@ -49,10 +49,57 @@ py::object json_to_python(const nlohmann::json& j) {
 
 namespace {
 
+// What a message calls the value: its key, or the whole scenario.
+std::string label(const std::string& name) {
+  return name.empty() ? "scenario" : name;
+}
+
+// Text for a message; a lone surrogate, which has no UTF-8, as \ud800.
+std::string escaped(py::handle text) {
+  PyObject* bytes = PyUnicode_AsEncodedString(text.ptr(), "utf-8", "backslashreplace");
+  if (!bytes) throw py::error_already_set();
+  return py::reinterpret_steal<py::bytes>(bytes);
+}
+
+// A value for a message as retrystorm/_args.py shows it: its repr,
+// shortened past 40 characters (10**400 would fill the screen; past
+// Python's 4300 digits an int has no repr at all).
+std::string shown(py::handle v) {
+  PyObject* repr = PyObject_Repr(v.ptr());
+  if (!repr) {
+    PyErr_Clear();
+    if (PyLong_Check(v.ptr()))
+      return "an integer of " + std::to_string(_PyLong_NumBits(v.ptr())) + " bits";
+    return "a " + std::string(py::str(v.get_type().attr("__name__")));
+  }
+  py::str text = py::reinterpret_steal<py::str>(repr);
+  size_t length = py::len(text);
+  if (length <= 40) return escaped(text);
+  py::object head = text[py::slice(0, 28, 1)];
+  return escaped(head) + "... (" + std::to_string(length) + " characters)";
+}
+
+py::value_error outside_numbers(py::handle v, const std::string& name) {
+  return py::value_error(label(name) + ": " + shown(v) + " is outside the range of numbers");
+}
+
+// A str as UTF-8: a lone surrogate ("\ud800") has none, and pybind11's
+// cast would say only "Unable to cast" (a RuntimeError).
+std::string utf8(py::handle text, const std::string& name) {
+  Py_ssize_t size = 0;
+  if (const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size))
+    return std::string(data, static_cast<size_t>(size));
+  if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) throw py::error_already_set();
+  PyErr_Clear();
+  throw py::value_error(label(name) + ": " + shown(text) +
+                        " holds a lone surrogate, which UTF-8 cannot encode; give text of "
+                        "whole Unicode characters");
+}
+
 // A Python int as JSON: a whole number when it fits, else the nearest
 // float, whose range the key then checks (2**63 is a number, not an error
 // of the binding).
-nlohmann::json int_to_json(py::handle v) {
+nlohmann::json int_to_json(py::handle v, const std::string& name) {
   long long whole = PyLong_AsLongLong(v.ptr());
   if (!(whole == -1 && PyErr_Occurred())) return whole;
   PyErr_Clear();
@@ -63,18 +110,33 @@ nlohmann::json int_to_json(py::handle v) {
   double d = PyLong_AsDouble(v.ptr());
   if (d == -1.0 && PyErr_Occurred()) {
     PyErr_Clear();
-    throw py::value_error("an integer of " + std::to_string(_PyLong_NumBits(v.ptr())) +
-                          " bits is outside the range of numbers");
+    throw outside_numbers(v, name);
   }
   return d;
 }
 
+// Another number (Fraction, Decimal) as its float; one past a double
+// (Fraction(10**400)) is out of range, not an OverflowError.
+double float_of(py::handle v, const std::string& name) {
+  PyObject* f = PyNumber_Float(v.ptr());
+  if (f) return py::reinterpret_steal<py::float_>(f).cast<double>();
+  if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw py::error_already_set();
+  PyErr_Clear();
+  throw outside_numbers(v, name);
+}
+
+// The key of a dict's item: "client" and "retries" make "client.retries".
+std::string joined(const std::string& name, const std::string& key) {
+  return name.empty() ? key : name + "." + key;
+}
+
 // The dicts and lists being converted, outermost first: a value that
 // contains itself, or nests past the files' limit, is a ValueError, not a
-// stack overflow.
-nlohmann::json to_json(py::handle v, std::vector<PyObject*>& path);
+// stack overflow. `name` is the key being converted, for every error.
+nlohmann::json to_json(py::handle v, const std::string& name, std::vector<PyObject*>& path);
 
-nlohmann::json container_to_json(py::handle v, std::vector<PyObject*>& path) {
+nlohmann::json container_to_json(py::handle v, const std::string& name,
+                                 std::vector<PyObject*>& path) {
   if (std::find(path.begin(), path.end(), v.ptr()) != path.end())
     throw py::value_error("the scenario contains itself (a dict or list inside its own value)");
   if (path.size() >= static_cast<size_t>(kMaxNesting))
@@ -84,30 +146,35 @@ nlohmann::json container_to_json(py::handle v, std::vector<PyObject*>& path) {
   nlohmann::json out;
   if (py::isinstance<py::dict>(v)) {
     out = nlohmann::json::object();
-    for (auto [key, item] : v.cast<py::dict>()) out[py::str(key)] = to_json(item, path);
+    for (auto [key, item] : v.cast<py::dict>()) {
+      std::string text = utf8(py::str(key), label(name) + " key");
+      out[text] = to_json(item, joined(name, text), path);
+    }
   } else {
     out = nlohmann::json::array();
-    for (auto item : v) out.push_back(to_json(item, path));
+    size_t i = 0;
+    for (auto item : v)
+      out.push_back(to_json(item, label(name) + "[" + std::to_string(i++) + "]", path));
   }
   path.pop_back();
   return out;
 }
 
-nlohmann::json to_json(py::handle v, std::vector<PyObject*>& path) {
+nlohmann::json to_json(py::handle v, const std::string& name, std::vector<PyObject*>& path) {
   if (v.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
   // numpy.bool_ has __index__ too: it is a bool, not the number 1.
   if (py::hasattr(v, "dtype") && py::hasattr(v.attr("dtype"), "kind") &&
       py::str(v.attr("dtype").attr("kind")).cast<std::string>() == "b")
     return py::bool_(py::reinterpret_borrow<py::object>(v)).cast<bool>();
-  if (py::isinstance<py::int_>(v)) return int_to_json(v);
+  if (py::isinstance<py::int_>(v)) return int_to_json(v, name);
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::str>(v)) return utf8(v, name);
   if (py::isinstance<py::dict>(v) || py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v))
-    return container_to_json(v, path);
+    return container_to_json(v, name, path);
   // An array of one or more dimensions is many values, even of size one.
   if (py::hasattr(v, "ndim") && py::int_(v.attr("ndim")).cast<long>() > 0)
-    throw py::type_error("cannot use an array (ndim " +
+    throw py::type_error(label(name) + ": cannot use an array (ndim " +
                          py::str(v.attr("ndim")).cast<std::string>() +
                          ") as a scenario value; give one number (bool, int, float or str)");
   // numpy scalars and other numbers: a whole number when it is one
@@ -115,20 +182,20 @@ nlohmann::json to_json(py::handle v, std::vector<PyObject*>& path) {
   // would cut its fraction), else a float.
   if (py::hasattr(v, "__index__")) {
     if (PyObject* whole = PyNumber_Index(v.ptr()))
-      return int_to_json(py::reinterpret_steal<py::int_>(whole));
+      return int_to_json(py::reinterpret_steal<py::int_>(whole), name);
     PyErr_Clear();
   }
-  if (py::hasattr(v, "__float__"))
-    return py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>();
-  throw py::type_error("cannot use a " + std::string(py::str(v.get_type().attr("__name__"))) +
-                       " as a scenario value (bool, int, float or str)");
+  if (py::hasattr(v, "__float__")) return float_of(v, name);
+  throw py::type_error(label(name) + ": " + shown(v) + " is a " +
+                       std::string(py::str(v.get_type().attr("__name__"))) +
+                       "; a scenario value is a bool, int, float or str");
 }
 
 }  // namespace
 
-nlohmann::json python_to_json(py::handle v) {
+nlohmann::json python_to_json(py::handle v, const std::string& name) {
   std::vector<PyObject*> path;
-  return to_json(v, path);
+  return to_json(v, name, path);
 }
 
 }  // namespace retrystorm::python

@@ -83,12 +83,6 @@ std::vector<std::string> document_texts(const std::string& text) {
 
 namespace {
 
-// go-yaml's isMerge: a plain `<<` (yaml-cpp's tag "?") or one tagged !!merge.
-bool is_merge_key(const YAML::Node& key) {
-  return key.IsScalar() && key.Scalar() == "<<" &&
-         (key.Tag() == "?" || key.Tag() == "tag:yaml.org,2002:merge");
-}
-
 std::string child_key(const std::string& path, const YAML::Node& key) {
   std::string k = key.IsScalar() ? key.Scalar() : "?";
   return path.empty() ? k : path + "." + k;

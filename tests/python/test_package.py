@@ -324,6 +324,34 @@ def test_an_integer_beyond_64_bits_is_checked_by_the_key():
         s.set("client.retries", 10**400)
 
 
+# What the converter refuses names the key, given to set or inside from_dict's
+# dicts and lists (src/python/convert.cpp): a huge int, bytes, a lone surrogate.
+@pytest.mark.parametrize(
+    "value,error,words",
+    [
+        (10**400, ValueError, r"1000.*\(401 characters\) is outside the range of numbers$"),
+        (b"3", TypeError, r"b'3' is a bytes; a scenario value is a bool, int, float or str$"),
+        ("\ud800", ValueError, r"'\\ud800' holds a lone surrogate, which UTF-8 cannot encode"),
+    ],
+    ids=["huge-int", "bytes", "lone-surrogate"],
+)
+def test_a_value_the_converter_refuses_names_its_key(value, error, words):
+    s = rs.Scenario.preset("order-status")
+    with pytest.raises(error, match=rf"^client\.retries: {words}"):
+        s.set("client.retries", value)
+    with pytest.raises(error, match=rf"^client\.backoff\.jitter: {words}"):
+        rs.Scenario.from_dict({"client": {"backoff": {"jitter": value}}})
+    with pytest.raises(error, match=rf"^calls\[0\]\.to: {words}"):
+        rs.Scenario.from_dict({"calls": [{"to": value}]})
+
+
+def test_an_int_with_no_repr_and_a_surrogate_in_a_dict_key_are_named():
+    with pytest.raises(ValueError, match="^seed: an integer of 16610 bits is outside the range"):
+        rs.Scenario.preset("order-status").set("seed", 10**5000)
+    with pytest.raises(ValueError, match=r"^client key: '\\ud800' holds a lone surrogate"):
+        rs.Scenario.from_dict({"client": {"\ud800": 1}})
+
+
 def test_tipping_refuses_a_grid_that_is_not_a_number():
     s = rs.Scenario.preset("primary-failover")
     for grid in (float("nan"), float("inf"), -1.0):
