@@ -58,6 +58,12 @@ bool any_contains(const std::vector<std::string>& list, const std::string& part)
   return false;
 }
 
+bool has_rule(const LintReport& r, const std::string& rule, const std::string& severity) {
+  for (const auto& f : r.findings)
+    if (f.rule == rule && severity_name(f.severity) == severity) return true;
+  return false;
+}
+
 // ---------------------------------------------------------------- HAProxy
 
 TEST(ConfigsHaproxy, BackendWithL7Retries) {
@@ -174,8 +180,6 @@ TEST(ConfigsHaproxy, ErrorsNameTheFileAndLine) {
   EXPECT_NE(error_of("r.cfg", "backend a\n retry-on 503 sometimes\n")
                 .find("r.cfg:2: retry-on: unknown keyword 'sometimes'"),
             std::string::npos);
-  EXPECT_NE(error_of("n.cfg", "backend a\n retries -1\n").find("n.cfg:2: retries"),
-            std::string::npos);
   EXPECT_NE(error_of("f.cfg", "backend a from nowhere\n").find("no defaults section"),
             std::string::npos);
   EXPECT_NE(error_of("fe.cfg", "frontend a\n bind :80\n").find("no backend, listen or defaults"),
@@ -183,9 +187,78 @@ TEST(ConfigsHaproxy, ErrorsNameTheFileAndLine) {
   std::string many = "backend a\n option";
   for (int i = 0; i < 70; ++i) many += " x";
   EXPECT_NE(error_of("w.cfg", many + "\n").find("w.cfg:2: more than 64 words"), std::string::npos);
-  // Over the key range: import refuses, naming the key and where it came from.
-  EXPECT_NE(error_of("big.cfg", "backend a\n retries 1000000\n").find("client.retries"),
+}
+
+// `retries` as HAProxy 2.6 reads it: curproxy->conn_retries = atol(args[1])
+// in cfg_parse_listen (src/cfgparse-listen.c), an int with no range check;
+// only an empty value ("expects an integer argument") and a second one
+// (alertif_too_many_args) are refused. A count at or below 0 never retries:
+// back_handle_st_cer (src/backend.c) and do_l7_retry (src/http_ana.c) stop
+// once s->conn_retries >= be->conn_retries. Checked with haproxy 2.6.12's
+// %rc: "3x" 3, "abc" 0, "-1" 0, "1e3" 1, 4294967298 2.
+TEST(ConfigsHaproxy, RetriesReadAsAtolReadsThem) {
+  auto read = [](const std::string& value, std::vector<std::string>* w = nullptr) {
+    return layer_of("r.cfg", "backend a\n retries " + value + "\n", w).retries;
+  };
+  EXPECT_EQ(read("3x"), 3);
+  EXPECT_EQ(read("abc"), 0);
+  EXPECT_EQ(read("1e3"), 1);
+  std::vector<std::string> wrapped;
+  EXPECT_EQ(read("4294967298", &wrapped), 2);
+  EXPECT_TRUE(any_contains(wrapped,
+                           "'4294967298' does not fit HAProxy's int: atol into an int "
+                           "keeps 2: read as 2 retries"));  // the int keeps the low 32 bits
+  EXPECT_EQ(read("99999999999999999999999"), 0);            // atol stops at LONG_MAX: -1 as an int
+  EXPECT_EQ(read("\" 2\""), 2);                             // atol skips blanks
+  std::vector<std::string> w;
+  EXPECT_EQ(read("007", &w), 7);
+  EXPECT_TRUE(w.empty()) << w.front();
+  std::vector<std::string> neg;
+  LayerPolicy l = layer_of("n.cfg", "backend a\n retries -1\n", &neg);
+  EXPECT_EQ(l.retries, 0);
+  ASSERT_EQ(neg.size(), 1u);
+  EXPECT_NE(neg[0].find("n.cfg:2: retries: '-1' is not a whole number: HAProxy reads it with "
+                        "atol, unchecked, as -1, and a negative count never retries"),
+            std::string::npos)
+      << neg[0];
+  // HAProxy 3.1+ copies it into the stream's unsigned short max_retries
+  // (stream_new, process_switching_rules in src/stream.c): -1 is 65535 there.
+  EXPECT_TRUE(any_contains(l.notes, "so there it is 65535 retries; the import follows 2.6 (0)"));
+  // Refused as HAProxy refuses them.
+  EXPECT_NE(error_of("m.cfg", "backend a\n retries\n")
+                .find("m.cfg:2: retries: a value is missing: HAProxy refuses the file"),
             std::string::npos);
+  EXPECT_NE(error_of("e.cfg", "backend a\n retries \"\"\n").find("e.cfg:2: retries: a value is"),
+            std::string::npos);
+  EXPECT_NE(error_of("t.cfg", "backend a\n retries 3 4\n")
+                .find("t.cfg:2: retries: '3 4': one value is allowed"),
+            std::string::npos);
+}
+
+// Above the model's cap (client.retries at most 100): read at the cap with a
+// warning naming the line, the value and the cap; lint says so too.
+TEST(ConfigsHaproxy, RetriesAboveTheModelReadAtItsCap) {
+  std::vector<std::string> w;
+  LayerPolicy l = layer_of("big.cfg", "backend a\n retries 100000\n", &w);
+  EXPECT_EQ(l.retries, 100);
+  EXPECT_EQ(l.uncapped_retries, 100000);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("big.cfg:2: retries: 100000 retries (100001 attempts per request) is more "
+                      "than the model runs: at most 100 retries per layer, so this layer is "
+                      "imported with 100"),
+            std::string::npos)
+      << w[0];
+  EXPECT_TRUE(any_contains(l.notes, "there it is 34464 retries"));          // 100000 mod 65536
+  ImportResult r = import_text("big.cfg", "backend a\n retries 100000\n");  // runnable
+  EXPECT_EQ(num(r, "client.retries"), 100);
+  LintReport lr = lint_configs({{"big.cfg", "backend a\n retries 100000\n"}});
+  EXPECT_TRUE(has_rule(lr, "retries-above-model-cap", "warning"));
+  // retry-on none: never retries, nothing capped (mode http: no warning about tcp mode).
+  std::vector<std::string> quiet;
+  LayerPolicy none =
+      layer_of("x.cfg", "backend a\n mode http\n retries 100000\n retry-on none\n", &quiet);
+  EXPECT_EQ(none.retries, 0);
+  EXPECT_TRUE(quiet.empty()) << quiet.front();
 }
 
 // ---------------------------------------------------------------- nginx
@@ -279,6 +352,48 @@ TEST(ConfigsNginx, TriesBoundedByServers) {
                            "proxy_next_upstream_timeout 250ms;\n");
   EXPECT_EQ(*t.per_try_timeout_s, 90);
   EXPECT_EQ(*t.deadline_s, 0.25);
+}
+
+// proxy_next_upstream_tries as nginx reads it: ngx_conf_set_num_slot with
+// ngx_atoi (src/core/ngx_conf_file.c, src/core/ngx_string.c): digits only,
+// up to NGX_MAX_INT_T_VALUE, else "invalid number" (nginx -t 1.22.1 agrees).
+// 0 sets no limit: ngx_http_upstream_init_request caps peer.tries only when
+// next_upstream_tries is set.
+TEST(ConfigsNginx, TriesReadAsNgxAtoiReadsThem) {
+  auto with = [](const std::string& tries) {
+    return "location / { proxy_pass http://app;\nproxy_next_upstream_tries " + tries + "; }\n";
+  };
+  for (std::string bad : {"+5", "-1", "1e3", "2.0", " 2", "9223372036854775808"})
+    EXPECT_NE(error_of("b.conf", with("\"" + bad + "\""))
+                  .find("b.conf:2: proxy_next_upstream_tries: '" + bad +
+                        "': nginx refuses it (invalid number)"),
+              std::string::npos)
+        << bad;
+  // Accepted by nginx, beyond the model: at the cap, with a warning.
+  std::vector<std::string> w;
+  LayerPolicy big = layer_of("big.conf", with("9223372036854775807"), &w);
+  EXPECT_EQ(big.retries, 100);
+  EXPECT_EQ(big.uncapped_retries, 9223372036854775806LL);
+  EXPECT_TRUE(any_contains(w,
+                           "big.conf:2: proxy_next_upstream_tries: 9223372036854775806 "
+                           "retries (9223372036854775807 attempts per request) is more than "
+                           "the model runs: at most 100"));
+  // Tries 0 toward an upstream of 150 servers: 149 retries, read as 100.
+  std::string up = "upstream app {";
+  for (int i = 0; i < 150; ++i) up += " server 10.0.0." + std::to_string(i) + ":80;";
+  std::vector<std::string> wide;
+  LayerPolicy many = layer_of("up.conf", up + " }\n" + with("0"), &wide);
+  EXPECT_EQ(many.retries, 100);
+  EXPECT_TRUE(any_contains(wide, "up.conf:1: upstream app: 149 retries"));
+  LintReport lr = lint_configs({{"up.conf", up + " }\n" + with("0")}});
+  EXPECT_TRUE(has_rule(lr, "retries-above-model-cap", "warning"));
+  // Tries 0 toward servers not in the file: every one is tried, how many is
+  // unknown; read as 1 try, said plainly.
+  std::vector<std::string> unknown;
+  EXPECT_EQ(layer_of("u.conf", with("0"), &unknown).retries, 0);
+  EXPECT_TRUE(any_contains(unknown,
+                           "proxy_next_upstream_tries 0 sets no limit, so every one is "
+                           "tried once, and how many there are is not known here"));
 }
 
 TEST(ConfigsNginx, GrammarQuotesCommentsAndErrors) {
@@ -528,12 +643,6 @@ TEST(ConfigsProxyExport, NotesSayWhatCannotBeExpressed) {
 
 // ---------------------------------------------------------------- lint
 
-bool has_rule(const LintReport& r, const std::string& rule, const std::string& severity) {
-  for (const auto& f : r.findings)
-    if (f.rule == rule && severity_name(f.severity) == severity) return true;
-  return false;
-}
-
 TEST(ConfigsProxyLint, ProxyFindings) {
   // HAProxy replays every method on an L7 retry (do_l7_retry checks none).
   LintReport h = lint_configs({fixture("haproxy/backend.cfg")});
@@ -589,6 +698,18 @@ TEST(ConfigsProxyCli, ImportExportLint) {
   BinRun li = run_bin("lint " + fixture_path("haproxy/backend.cfg"));
   EXPECT_EQ(li.status, 1);
   EXPECT_NE(li.out.find("retries-non-idempotent"), std::string::npos) << li.out;
+  // Above the model's cap: imported at the cap (exit 0), the warning on
+  // standard error; a value HAProxy refuses: exit 2.
+  write_file(tmp.path() / "big.cfg", "backend a\n  retries 100000\n");
+  BinRun big = run_bin("import " + (tmp.path() / "big.cfg").string());
+  EXPECT_EQ(big.status, 0) << big.err;
+  EXPECT_NE(big.out.find("client.retries = 100"), std::string::npos) << big.out;
+  EXPECT_NE(big.err.find("big.cfg:2: retries: 100000 retries"), std::string::npos) << big.err;
+  write_file(tmp.path() / "two.cfg", "backend a\n  retries 3 4\n");
+  BinRun two = run_bin("import " + (tmp.path() / "two.cfg").string());
+  EXPECT_EQ(two.status, 2);
+  EXPECT_NE(two.err.find("two.cfg:2: retries: '3 4': one value is allowed"), std::string::npos)
+      << two.err;
   BinRun bad = run_bin("import " + fixture_path("nginx/location.conf") + " " +
                        (tmp.path() / "missing.conf").string());
   EXPECT_EQ(bad.status, 2);

@@ -109,6 +109,10 @@ TEST(Graph, ATwoServiceChainIsTheStackedEngineByteForByte) {
        "server: {queue_limit: 50, reject_status: '429', "
        "retry_after_s: 0.3}\n",
        ", pushback: exact", ", pushback: exact"},
+      // Envoy's rate-limited retry leaves the ladder where it was; gRPC's starts it again.
+      {"queue limit, 429 with Envoy's pushback",
+       "server: {queue_limit: 50, reject_status: '429', retry_after_s: 0.3}\n", ", pushback: envoy",
+       ", pushback: envoy"},
       {"shed abandoned", "server: {shed_abandoned: true}\n", "", ""},
       // The delays between caller and server (docs/agent-engine.md): the server sheds
       // late, and an answer reaches its caller a little later (or after it gave up).

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <span>
 #include <sstream>
 #include <string>
@@ -399,6 +400,100 @@ TEST(RareTipping, EveryWalkTippingGivesNoMeanTimeToTip) {
   const nlohmann::json& tip = json["levels"][0]["splitting"]["time_to_tip"];
   EXPECT_TRUE(tip["mean_s"].is_null()) << tip;
   EXPECT_EQ(tip["within_hour"]["p"], 1) << tip;
+}
+
+// Every probability of a splitting result is a chance, low <= p <= high:
+// the chance and its interval, each stage's mean factor and the chances
+// within an hour and a day (not the levels, walks or times). Nine replicas
+// that all passed a stage summed as ninths gave a factor of
+// 1.0000000000000002 (`risk --loads 2 --split-runs 9`, JSON `factors`).
+void expect_chance(double low, double p, double high, const std::string& what) {
+  EXPECT_GE(low, 0) << what;
+  EXPECT_LE(low, p) << what;
+  EXPECT_LE(p, high) << what;
+  EXPECT_LE(high, 1) << what;
+}
+
+void expect_chances(const RareTip& t, const std::string& what) {
+  expect_chance(t.low, t.p, t.high, what + " p");
+  for (size_t k = 0; k < t.factors.size(); ++k)
+    expect_chance(t.factors[k], t.factors[k], t.factors[k], what + " factor " + std::to_string(k));
+  for (double within : {3600.0, 86400.0}) {
+    const Share s = t.enter.within(within);
+    expect_chance(s.low, s.p, s.high, what + " within " + std::to_string(within));
+  }
+}
+
+// One replica as split_replicas makes it: stage factors of k / effort,
+// most walks passing, until a stage none passed.
+markov::RareEstimate generated_estimate(std::mt19937_64& gen) {
+  const int replicas = std::uniform_int_distribution<int>(2, 40)(gen);
+  const int effort = std::uniform_int_distribution<int>(2, 60)(gen);
+  const size_t stages = std::uniform_int_distribution<size_t>(1, 9)(gen);
+  std::binomial_distribution<int> passed(effort, std::uniform_real_distribution<>(0.5, 1)(gen));
+  std::vector<double> products;
+  std::vector<std::vector<double>> factors(static_cast<size_t>(replicas));
+  for (auto& f : factors) {
+    double p = 1;
+    for (size_t k = 0; k < stages && p > 0; ++k) {
+      f.push_back(static_cast<double>(passed(gen)) / effort);
+      p *= f.back();
+    }
+    products.push_back(p);
+  }
+  return markov::combine_replicas(products, factors);
+}
+
+TEST(RareTipping, CombinedReplicasGiveChancesWithinOne) {
+  std::mt19937_64 gen(20240611);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const markov::RareEstimate e = generated_estimate(gen);
+    const std::string what = "trial " + std::to_string(trial);
+    expect_chance(e.low, e.p, e.high, what);
+    for (double f : e.factors) expect_chance(f, f, f, what + " factor");
+  }
+  // Every walk of 9, 11 or 18 replicas passing: each factor is 1 exactly.
+  for (size_t n : {9u, 11u, 18u}) {
+    const markov::RareEstimate all = markov::combine_replicas(
+        std::vector<double>(n, 1.0), std::vector(n, std::vector{1.0, 1.0}));
+    EXPECT_EQ(all.factors, (std::vector{1.0, 1.0})) << n;
+    EXPECT_EQ(all.p, 1);
+    EXPECT_EQ(all.high, 1);
+  }
+}
+
+TEST(RareTipping, EveryProbabilityOfASplittingResultIsAChance) {
+  std::mt19937_64 gen(7);
+  const std::vector<double> loads = {0.6, 0.9, 1.2, 2, 3};
+  for (int trial = 0; trial < 24; ++trial) {
+    const double load = loads[gen() % loads.size()];
+    const std::string seed = std::to_string(1 + gen() % 1000);
+    RiskOptions o = splitting_only(load, 2 + static_cast<int>(gen() % 9), 2 + int(gen() % 19));
+    o.split_levels = 1 + static_cast<int>(gen() % 4);
+    const RiskResult r = assess_risk(random_server({{"horizon_s", "120"}, {"seed", seed}}), o);
+    ASSERT_TRUE(r.levels[0].rare);
+    expect_chances(*r.levels[0].rare, "load " + std::to_string(load) + " seed " + seed + " runs " +
+                                          std::to_string(o.split_runs));
+  }
+}
+
+// The JSON the reproduction read: at twice the load with 9 splitting runs
+// every walk tips, and every chance written is at most 1.
+TEST(RareTipping, TheJsonsChancesStayWithinOneWhenEveryWalkTips) {
+  testing::TempDir dir("risk_split_ceiling");
+  const std::string example = std::string(RETRYSTORM_SOURCE_DIR) + "/examples/random-tipping.yaml";
+  const testing::Outcome o = testing::run_cli(
+      dir.path(), {"risk", "--scenario", example, "--loads", "2", "--runs", "4", "--horizon", "300",
+                   "--no-exact", "--splitting", "--split-effort", "4", "--split-runs", "9",
+                   "--split-levels", "2", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  const nlohmann::json split = nlohmann::json::parse(o.out)["levels"][0]["splitting"];
+  EXPECT_EQ(split["p"], 1.0) << split;
+  for (const char* key : {"low", "high"}) EXPECT_LE(split[key].get<double>(), 1.0) << key;
+  for (const auto& f : split["factors"]) EXPECT_LE(f.get<double>(), 1.0) << split["factors"];
+  for (const char* within : {"within_hour", "within_day"})
+    for (const char* key : {"p", "low", "high"})
+      EXPECT_LE(split["time_to_tip"][within][key].get<double>(), 1.0) << within << key;
 }
 
 // `run --walk` replays one run: where the scenario's runs are not 1 the

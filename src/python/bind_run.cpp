@@ -40,9 +40,8 @@ app::RunAnswer run_scenario(const Scenario& scenario, std::optional<int> runs,
   app::RunOptions o;
   o.report.trace = trace;
   o.montecarlo = app::montecarlo_wanted(s);
-  app::CostBudget budget = python_budget(allow_large);
   // Other Python threads run meanwhile; Ctrl-C stops it.
-  return interruptible([&] { return app::run(s, o, budget); });
+  return interruptible([&] { return app::run(s, o, python_budget(allow_large)); });
 }
 
 std::string answer_json(const app::RunAnswer& a) {
@@ -289,8 +288,7 @@ app::RunAnswer run_of_parts(const Scenario& scenario, int runs, std::optional<do
   app::RunOptions o;
   o.report.trace = trace;
   o.montecarlo = app::montecarlo_wanted(s);  // rs.run's rule: a fluid run is one run
-  app::CostBudget budget = python_budget(allow_large);
-  return interruptible([&] { return app::run_of_parts(s, o, budget, all); });
+  return interruptible([&] { return app::run_of_parts(s, o, python_budget(allow_large), all); });
 }
 
 }  // namespace

@@ -15,8 +15,13 @@ namespace py = pybind11;
 namespace retrystorm::python {
 
 app::CostBudget python_budget(bool allow_large) {
-  if (allow_large) return {large_cost_limits(), "", {}};
-  return {CostLimits{}, "; allow_large=True allows more", {}};
+  // Inside interruptible(), Ctrl-C's check, so that the checks between runs
+  // (risk, splitting, ladders, sweeps of short runs) see it too. A copy, not
+  // the scope's own: a pool's thread installs the budget's check as its scope.
+  CancelCheck interrupt;
+  if (const CancelCheck* current = CancelScope::current()) interrupt = *current;
+  if (allow_large) return {large_cost_limits(), "", std::move(interrupt)};
+  return {CostLimits{}, "; allow_large=True allows more", std::move(interrupt)};
 }
 
 namespace {

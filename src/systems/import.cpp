@@ -133,6 +133,20 @@ void Reader::unknown_field(const std::string& key, const std::string& k, const Y
        "unknown field, ignored (known here: " + list + ")");
 }
 
+int model_retries(long long retries, const Where& w, const Reader& r) {
+  const auto cap = static_cast<long long>(key_or_throw("client.retries").max);
+  if (retries <= cap) return static_cast<int>(retries);
+  r.layer.uncapped_retries = retries;
+  r.warn(w, std::to_string(retries) + " retries (" + std::to_string(retries + 1) +
+                " attempts per request) is more than the model runs: at most " +
+                std::to_string(cap) + " retries per layer, so this layer is imported with " +
+                std::to_string(cap) + ". A request that keeps failing makes " +
+                std::to_string(cap + 1) + " attempts in the simulation, not " +
+                std::to_string(retries + 1) +
+                ": the retry load an incident shows is a floor of the real one");
+  return static_cast<int>(cap);
+}
+
 void LayerPolicy::set_budget(const std::string& name, double value) {
   Scenario s;
   s.client.budget = budget;

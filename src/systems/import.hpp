@@ -64,6 +64,9 @@ struct LayerPolicy {
   long long as_written = 0;   // the number as the file writes it
   std::string count_field;    // "retry_policy.num_retries"
   long long capped_from = 0;  // gRPC maxAttempts above 5, as written
+  // Retries the system makes where more than the model runs (client.retries's
+  // maximum): the layer is read at that cap; 0 = not capped.
+  long long uncapped_retries = 0;
 
   std::optional<double> per_try_timeout_s;  // per attempt
   std::optional<double> deadline_s;         // whole request; 0 = none

@@ -28,6 +28,11 @@ struct Reader {
                      std::initializer_list<const char*> known) const;
 };
 
+// The layer's retries as the model runs them: at most client.retries's
+// maximum. Above it, the cap, with a warning at `w` saying what the
+// simulation then misses and r.layer.uncapped_retries set.
+int model_retries(long long retries, const Where& w, const Reader& r);
+
 std::string key_of(const YAML::Node& k);
 // The field `snake` of a protobuf-JSON map, spelled snake_case or camelCase
 // (proto3 JSON reads either); a missing node when absent or not a map.

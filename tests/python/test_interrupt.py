@@ -1,5 +1,5 @@
 """Ctrl-C stops long work within about 100 ms: run, ladder, tipping, a
-sweep and lint's simulation each raise KeyboardInterrupt soon after SIGINT, though the C++ core
+sweep, lint's simulation, risk and its splitting each raise KeyboardInterrupt soon after SIGINT, though the C++ core
 runs with the GIL released (src/python/module.cpp, InterruptScope). Each
 runs in a child process that is killed if it outlives the test's bound.
 "short runs" are thousands of calls of a few milliseconds: a Ctrl-C that
@@ -19,6 +19,14 @@ import retrystorm as rs
 s = rs.Scenario.preset("partial-brownout").set("engine", "agent")
 fluid = rs.Scenario.preset("partial-brownout").set("engine", "fluid")
 chain = rs.Scenario.preset("three-tier-chain")  # lint --simulate: about 2 s a call
+# risk's runs are short (a few thousand events each, below an engine's own
+# poll): only the check between runs can see Ctrl-C.
+random = rs.Scenario.preset("order-status")
+for key, value in {"engine": "agent", "demand.rate_per_s": 9.5, "demand.process": "poisson",
+                   "server.capacity_per_s": 10, "server.service": "exponential",
+                   "server.queue_limit": 30, "client.timeout_s": 3, "client.retries": 4,
+                   "incident.duration_s": 0, "horizon_s": 120}.items():
+    random = random.set(key, value)
 work = {
     "run": lambda: rs.run(s, runs=300, trace=False, allow_large=True),
     "ladder": lambda: [rs.ladder(s, allow_large=True) for _ in range(100)],
@@ -27,6 +35,9 @@ work = {
     "sweep": lambda: rs.sweep(s, {"client.retries": (0, 3, 1), "seed": (1, 60, 1)},
                               allow_large=True, progress=False),
     "lint": lambda: [rs.lint(chain, simulate=True) for _ in range(20)],
+    "risk": lambda: rs.risk(random, loads=[0.5], runs=100000, exact=False, allow_large=True),
+    "splitting": lambda: rs.risk(random, loads=[0.5], runs=2, exact=False, splitting=True,
+                                 split_effort=4000, split_runs=200, allow_large=True),
 }[sys.argv[1]]
 print("ready", flush=True)
 try:
@@ -40,7 +51,9 @@ except KeyboardInterrupt:
 BOUND_S = 1.0
 
 
-@pytest.mark.parametrize("work", ["run", "ladder", "tipping", "short runs", "sweep", "lint"])
+@pytest.mark.parametrize(
+    "work", ["run", "ladder", "tipping", "short runs", "sweep", "lint", "risk", "splitting"]
+)
 def test_ctrl_c_stops_the_work_soon(work):
     env = dict(os.environ)
     child = subprocess.Popen(

@@ -230,8 +230,13 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
   }
   d.verdict = RetryVerdict::retry;
   d.retry = f.attempt;
+  d.delay = delay(ladder_step(f));
+  d.ladder_offset = f.ladder_offset;
   // Most failures carry no pushback: their range is the backoff's, without a call.
-  d.delay = f.pushback_s > 0 ? pushback_delay(f, delay(f.attempt)) : delay(f.attempt);
+  if (f.pushback_s > 0) {
+    d.delay = pushback_delay(f, d.delay);
+    d.ladder_offset = ladder_offset_after(f);
+  }
   return d;
 }
 
@@ -240,17 +245,32 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
 // Envoy's rate_limited_retry_back_off draws in [p, 1.5 p) and keeps its
 // backoff for a pushback above max_interval (RetryStateImpl::parseResetInterval).
 DelayRange ClientPolicy::pushback_delay(const Failure& f, DelayRange backoff) const {
-  if (!(f.pushback_s > 0) || f.timed_out) return backoff;
+  if (!waits_pushback(f)) return backoff;
+  if (settings_.pushback == Pushback::exact) return {f.pushback_s, f.pushback_s};
+  return {f.pushback_s, 1.5 * f.pushback_s};
+}
+
+bool ClientPolicy::waits_pushback(const Failure& f) const {
+  if (!(f.pushback_s > 0) || f.timed_out) return false;  // no answer, no header
   switch (settings_.pushback) {
     case Pushback::ignore:
-      return backoff;
+      return false;
     case Pushback::exact:
-      return {f.pushback_s, f.pushback_s};
+      return true;
     case Pushback::envoy:
-      if (f.pushback_s > settings_.pushback_max_s) return backoff;
-      return {f.pushback_s, 1.5 * f.pushback_s};
+      return f.pushback_s <= settings_.pushback_max_s;
   }
-  return backoff;
+  return false;
+}
+
+// A waited pushback replaces the backoff's draw. Envoy's exponential ladder
+// does not step on (RetryStateImpl::enableBackoffTimer calls the rate-limited
+// strategy's nextBackOffMs, not backoff_strategy_'s); gRPC's starts again
+// (C-core RetryFilter::LegacyCallData::StartRetryTimer: retry_backoff_.Reset();
+// grpc-go numRetriesSincePushback = 0; grpc-js, grpc-java alike).
+int ClientPolicy::ladder_offset_after(const Failure& f) const {
+  if (!waits_pushback(f)) return f.ladder_offset;
+  return settings_.pushback == Pushback::exact ? f.attempt : f.ladder_offset + 1;
 }
 
 double ClientPolicy::deadline_left_s(int attempt) const {

@@ -90,6 +90,10 @@ struct Failure {
   double start_s = 0;      // when the user request started (the deadline counts from it)
   FailureClass answer = FailureClass::http_503;  // the error answer, when not timed out
   double pushback_s = 0;  // the answer's pushback (Retry-After), seconds; 0 = none
+  // How far waited pushbacks set the call's backoff ladder back: the retry
+  // draws step attempt - ladder_offset (ClientPolicy::ladder_step). The
+  // engine passes back the call's last RetryDecision::ladder_offset, 0 at first.
+  int ladder_offset = 0;
   // A hedging layer's timeout passed: it hedges whatever it retries
   // (client.retry_on_timeout, retry_on), so the decision does not ask.
   bool hedge_due = false;
@@ -102,6 +106,7 @@ struct RetryDecision {
   int retry = 0;           // the retry number (1 sends attempt 2) when retrying
   DelayRange delay{0, 0};  // where the backoff is drawn from
   double delay_s = 0;      // the drawn delay (decide with a uniform source)
+  int ladder_offset = 0;   // for the call's next failure (Failure::ladder_offset)
   bool retries() const { return verdict == RetryVerdict::retry; }
 };
 
@@ -223,6 +228,13 @@ class ClientPolicy {
   // The wait before the retry of `f`: its pushback where the client waits
   // one (client.pushback), else `backoff`.
   DelayRange pushback_delay(const Failure& f, DelayRange backoff) const;
+  // Whether the retry of `f` waits its pushback instead of the backoff.
+  bool waits_pushback(const Failure& f) const;
+  // The ladder step the backoff of f's retry is drawn from: its retry
+  // number less the retries that did not step the ladder on.
+  static int ladder_step(const Failure& f) { return f.attempt - f.ladder_offset; }
+  // Failure::ladder_offset after the retry of `f` (docs/policies.md, "Pushback").
+  int ladder_offset_after(const Failure& f) const;
   // The same as decide(f), drawing the delay with `uniform(low, high)` (called
   // only when the range has a width, so a fixed ladder consumes no random numbers).
   template <typename Uniform>

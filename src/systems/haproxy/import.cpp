@@ -3,7 +3,9 @@
 // - `retries N` (default 3, CONN_RETRIES) counts retries after the first
 //   attempt: a connection failure is retried while s->conn_retries <
 //   be->conn_retries (back_handle_st_cer, src/backend.c), so is an L7 retry
-//   (do_l7_retry, src/http_ana.c).
+//   (do_l7_retry, src/http_ana.c). The value is read with atol into an int,
+//   unchecked (cfg_parse_listen, src/cfgparse-listen.c): only a missing or a
+//   second value is refused.
 // - `retry-on` (default conn-failure, proxy_parse_retry_on in src/proxy.c):
 //   anything but conn-failure turns on L7 retries (TX_L7_RETRY, process_stream
 //   in src/stream.c), in HTTP mode only; `none` never retries.
@@ -17,6 +19,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -32,7 +36,6 @@ constexpr size_t kMaxLine = 64 * 1024;
 constexpr size_t kMaxWords = 64;  // HAProxy's MAX_LINE_ARGS
 // HAProxy refuses timers above this ("timer overflow", parse_time_err).
 constexpr double kMaxTimerMs = 2147483647.0;
-constexpr long long kMaxRetriesRead = 10000;  // more are refused by the key range
 
 struct CfgLine {
   int line = 0;
@@ -393,26 +396,96 @@ void warn_unmodelled(const Settings& s, LayerPolicy& l, const std::set<std::stri
              "retries every request");
 }
 
+// `retries` as HAProxy stores it: atol into an int, unchecked (cfg_parse_listen,
+// src/cfgparse-listen.c). atol (glibc's strtol) skips blanks, takes a sign and
+// the leading digits, ignores the rest and stops at LONG_MAX / LONG_MIN; the
+// int keeps the low 32 bits.
+int haproxy_atol_int(const std::string& v) {
+  size_t i = 0;
+  while (i < v.size() && std::isspace(static_cast<unsigned char>(v[i]))) ++i;
+  const bool minus = i < v.size() && v[i] == '-';
+  if (i < v.size() && (v[i] == '-' || v[i] == '+')) ++i;
+  constexpr long long kMax = std::numeric_limits<long long>::max();  // LONG_MAX on LP64
+  long long n = 0;
+  for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])); ++i) {
+    const int d = v[i] - '0';
+    if (n > (kMax - d) / 10) {
+      n = minus ? std::numeric_limits<long long>::min() : kMax;
+      return static_cast<int32_t>(static_cast<uint32_t>(n));
+    }
+    n = n * 10 + d;
+  }
+  return static_cast<int32_t>(static_cast<uint32_t>(minus ? -n : n));
+}
+
+// Whether `v` is the decimal text of `n` (leading zeros aside): HAProxy then
+// runs what the file says.
+bool reads_as_written(const std::string& v, int n) {
+  size_t z = v.find_first_not_of('0');
+  std::string digits = z == std::string::npos ? "0" : v.substr(z);
+  return n >= 0 && digits == std::to_string(n);
+}
+
+// What HAProxy made of a `retries` value that is not a plain count.
+std::string atol_warning(const std::string& v, int n) {
+  const bool digits = std::all_of(
+      v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return "'" + v + "' " +
+         (digits ? "does not fit HAProxy's int: atol into an int keeps "
+                 : "is not a whole number: HAProxy reads it with atol, unchecked, as ") +
+         std::to_string(n) +
+         (n < 0 ? ", and a negative count never retries (back_handle_st_cer and do_l7_retry "
+                  "find it reached at once): read as 0 retries"
+                : ": read as " + std::to_string(n) + " retries");
+}
+
+// The retries HAProxy 2.6 runs for `retries V`: only a missing value or a
+// second one is refused; anything else is what atol made of it.
+int haproxy_retries(const CfgLine& c, const Settings& s, LayerPolicy& l) {
+  const Where w = s.where(c, "retries");
+  if (c.words.size() < 2 || c.words[1].empty())
+    fail(w, "a value is missing: HAProxy refuses the file ('retries' expects an integer argument)");
+  if (c.words.size() > 2)
+    fail(w, "'" + joined(c.words, 1) +
+                "': one value is allowed, a whole number of retries; HAProxy refuses the file "
+                "(cannot handle unexpected argument)");
+  const std::string& v = c.words[1];
+  const int n = haproxy_atol_int(v);
+  if (!reads_as_written(v, n)) s.r.warn(w, atol_warning(v, n));
+  // HAProxy 3.1 copies it into each stream's unsigned short max_retries
+  // (stream_new, process_switching_rules in src/stream.c).
+  if (n < 0 || n > 0xFFFF)
+    l.notes.push_back("retries " + v +
+                      ": HAProxy 3.1 and later keep each stream's count in 16 "
+                      "bits (unsigned short max_retries), so there it is " +
+                      std::to_string(static_cast<uint16_t>(n)) +
+                      " retries; the import follows 2.6 (" + std::to_string(std::max(n, 0)) + ")");
+  return std::max(n, 0);
+}
+
 void read_retries(const Settings& s, LayerPolicy& l, const std::set<std::string>& on) {
   l.counting = "retries";
   l.count_field = "retries";
   long long n = 3;
-  if (const CfgLine* c = s.get("retries")) {
-    Where w = s.where(*c, "retries");
-    n = whole(YAML::Node(s.arg(*c, 1, "retries")), w, 0, 1LL << 31);
-    l.from["client.retries"] =
-        w.text() + ": " + std::to_string(n) + " (retries; " + std::to_string(n + 1) + " attempts)";
+  const CfgLine* c = s.get("retries");
+  if (c) {
+    n = haproxy_retries(*c, s, l);
+    l.from["client.retries"] = s.where(*c, "retries").text() + ": " + std::to_string(n) +
+                               " (retries; " + std::to_string(n + 1) + " attempts)";
   } else {
     l.from["client.retries"] = s.r.file + ": retries left out (HAProxy's default 3; 4 attempts)";
   }
   l.as_written = n;
   l.settings["retries"] = std::to_string(n);
-  l.retries = static_cast<int>(std::min(n, kMaxRetriesRead));
   if (on.count("none") && n > 0) {
     l.retries = 0;
     l.from["client.retries"] =
         l.from["retry-on"] + ": never retries (retries " + std::to_string(n) + " has no effect)";
+    return;
   }
+  l.retries = model_retries(n, c ? s.where(*c, "retries") : Where{s.r.file, "retries", 0}, s.r);
+  if (l.retries < n)
+    l.from["client.retries"] += ", read as the model's most: " + std::to_string(l.retries);
 }
 
 void read_timeouts(const Settings& s, LayerPolicy& l, const std::set<std::string>& on) {

@@ -283,4 +283,21 @@ void rule_nginx(const Context& c, size_t index) {
   }
 }
 
+// More retries than the model runs: every number lint gives for this layer
+// (and --simulate) is for the cap, below what the system does.
+void rule_model_cap(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  if (l.uncapped_retries <= l.retries) return;
+  Finding f = finding(Severity::warning, "retries-above-model-cap", l.file);
+  f.message = "up to " + std::to_string(l.uncapped_retries + 1) +
+              " attempts per request at this layer (" + std::to_string(l.uncapped_retries) +
+              " retries), more than the model runs: it was read as " + std::to_string(l.retries) +
+              " retries, so the findings here and --simulate count " +
+              std::to_string(l.retries + 1) +
+              " attempts and the retry load of an incident is higher than they show";
+  f.fix = count_text(l, 1) + " (one retry), or the few retries you mean";
+  f.numbers = {{"retries", l.uncapped_retries}, {"model_retries", l.retries}};
+  c.out.push_back(f);
+}
+
 }  // namespace retrystorm::configs::lint

@@ -16,6 +16,7 @@
 #include "model/graph.hpp"
 #include "model/keys.hpp"
 #include "systems/common.hpp"
+#include "systems/mesh/destination_rules.hpp"
 #include "systems/mesh/observed.hpp"
 #include "systems/room.hpp"
 #include "systems/traces/call_graph.hpp"
@@ -54,6 +55,7 @@ struct MeshFile {
   LayerPolicy layer;
   bool pinned = false;  // named by a call's `configs`: used only there
   bool used = false;
+  std::string not_given{};  // why Istio gives this DestinationRule to a caller of its host
 };
 
 // The client instances of each workload, by service name.
@@ -362,13 +364,43 @@ struct Hop {
   json graph;  // from, to, count, optional, propagate_deadline
 };
 
+// Of a call's files, those its caller's sidecar applies: of the Istio
+// DestinationRules, the one Istio gives a sidecar of the caller's namespace
+// (destination_rules.hpp); a rule merged into it counts as used.
+std::vector<MeshFile*> given_to_caller(const std::vector<MeshFile*>& group, const json& call,
+                                       const MeshNamespaces& namespaces, const std::string& where,
+                                       std::vector<std::string>& warnings) {
+  std::vector<const ConfigFile*> rules;
+  std::vector<size_t> at;  // in `group`
+  for (size_t i = 0; i < group.size(); ++i)
+    if (group[i]->layer.system == System::istio && !group[i]->layer.has_retry_policy) {
+      rules.push_back(&group[i]->file);
+      at.push_back(i);
+    }
+  if (rules.empty()) return group;
+  std::vector<RuleFate> fates = istio_destination_rules(rules, namespaces, call.value("from", ""),
+                                                        call.value("to", ""), where, warnings);
+  std::vector<bool> keep(group.size(), true);
+  for (size_t r = 0; r < rules.size(); ++r) {
+    MeshFile& f = *group[at[r]];
+    keep[at[r]] = fates[r].kind == RuleFate::kept;
+    if (fates[r].kind == RuleFate::merged) f.used = true;
+    if (fates[r].kind == RuleFate::not_given && f.not_given.empty()) f.not_given = fates[r].why;
+  }
+  std::vector<MeshFile*> out;
+  for (size_t i = 0; i < group.size(); ++i)
+    if (keep[i]) out.push_back(group[i]);
+  return out;
+}
+
 // Call `index` of the calls file as hops: one per retrying layer, joined by
 // proxies (a stack on one call multiplies as stacked layers do).
 std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>& files,
-                           const Workloads& workloads, json& services, MeshImport& out,
-                           const std::string& source) {
+                           const Workloads& workloads, const MeshNamespaces& namespaces,
+                           json& services, MeshImport& out, const std::string& source) {
   std::string where = "calls[" + std::to_string(index) + "]";
-  std::vector<MeshFile*> group = call_files(files, call, where, out.warnings);
+  std::vector<MeshFile*> named = call_files(files, call, where, out.warnings);
+  std::vector<MeshFile*> group = given_to_caller(named, call, namespaces, where, out.warnings);
   json graph = json::object();
   for (const auto& [key, value] : call.items())
     if (kCallFields.count(key) && key != "configs") graph[key] = value;
@@ -379,7 +411,8 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                to,
                {},
                {},
-               "no configuration file names " + to +
+               (named.empty() ? "no configuration file names " + to
+                              : "Istio gives " + from + " none of the files that name " + to) +
                    ": the calls file's keys and the scenario's client block",
                {}};
     c.keys = hop_keys({}, from, workloads, own, out.warnings);
@@ -483,6 +516,11 @@ void declare_services(json& doc, const std::string& source, std::vector<std::str
 void warn_unused(const std::vector<MeshFile>& files, std::vector<std::string>& warnings) {
   for (const MeshFile& f : files) {
     if (f.used) continue;
+    if (!f.not_given.empty()) {
+      warnings.push_back(f.file.name + ": Istio gives it to no caller here: " + f.not_given +
+                         "; not used");
+      continue;
+    }
     warnings.push_back(
         f.file.name +
         (f.layer.host.empty()
@@ -668,6 +706,7 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
                         MeshImport out) {
   Workloads workloads;
   std::vector<MeshFile> read = read_mesh_files(files, workloads, out);
+  const MeshNamespaces namespaces = read_namespaces(files);
   for (size_t i = 0; i < doc["calls"].size(); ++i)
     if (doc["calls"][i].contains("configs"))
       for (MeshFile* f :
@@ -678,7 +717,7 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
   HopNumbers numbers;
   for (size_t i = 0; i < doc["calls"].size(); ++i) {
     std::vector<Hop> hops =
-        call_hops(doc["calls"][i], i, read, workloads, doc["services"], out, source);
+        call_hops(doc["calls"][i], i, read, workloads, namespaces, doc["services"], out, source);
     numbers.first_hop.push_back(graph_calls.size());
     for (Hop& h : hops) {
       json c = h.graph;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -28,8 +29,7 @@ namespace retrystorm::configs {
 
 namespace {
 
-constexpr int kMaxDepth = 64;                 // blocks inside blocks
-constexpr long long kMaxRetriesRead = 10000;  // more are refused by the key range
+constexpr int kMaxDepth = 64;  // blocks inside blocks
 
 struct Directive {
   std::string name;
@@ -369,19 +369,57 @@ std::set<std::string> read_conditions(const Scope& s, LayerPolicy& l) {
   return on;
 }
 
+// A number as nginx reads it (ngx_conf_set_num_slot with ngx_atoi,
+// src/core/ngx_string.c): digits only, no sign or blank, at most
+// NGX_MAX_INT_T_VALUE; anything else is "invalid number".
+long long nginx_number(const std::string& v, const Where& w) {
+  constexpr long long kMax = std::numeric_limits<long long>::max();  // 64-bit ngx_int_t
+  long long n = v.empty() ? -1 : 0;
+  for (size_t i = 0; i < v.size() && n >= 0; ++i) {
+    const int d = v[i] - '0';
+    n = d < 0 || d > 9 || n > (kMax - d) / 10 ? -1 : n * 10 + d;
+  }
+  if (n < 0)
+    fail(w, "'" + v + "': nginx refuses it (invalid number); write digits only, 0 to " +
+                std::to_string(kMax) + " (0: no limit)");
+  return n;
+}
+
+// Tries toward an upstream not in the file (or a host name): the tries as
+// written, a warning that the servers are unknown. 0 sets no limit
+// (ngx_http_upstream_init_request caps peer.tries only when it is set), so
+// every server is tried: read as 1 try, the warning says so.
+long long unknown_upstream_tries(const Scope& s, const Upstream& u, long long tries) {
+  const long long n = tries == 0 ? 1 : tries;
+  const Directive* pass = s.get("proxy_pass");
+  const std::string read =
+      tries == 0 ? "proxy_next_upstream_tries 0 sets no limit, so every one is tried once, and "
+                   "how many there are is not known here: read as 1 try, no retries, which "
+                   "undercounts when there are several"
+                 : "each server or address is tried at most once, read as " + std::to_string(n) +
+                       (n == 1 ? " try" : " tries");
+  s.r.warn({s.r.file, "proxy_pass", pass ? pass->line : 0},
+           "'" + u.name +
+               "' is an upstream not in this file or a host name (nginx then tries each "
+               "address the name resolves to, which cannot be known offline): " +
+               read + " (give the upstream block, or addresses, to count them)");
+  return n;
+}
+
 void read_tries(const Scope& s, LayerPolicy& l, const Upstream& u, bool off) {
   l.counting = "attempts";
   l.count_field = "proxy_next_upstream_tries";
   long long tries = 0;
   std::string from = s.r.file + ": proxy_next_upstream_tries left out (0: no limit)";
-  if (const Directive* d = s.get("proxy_next_upstream_tries")) {
-    tries = whole(YAML::Node(s.arg(*d)), s.where(*d), 0, 1LL << 31);
+  const Directive* d = s.get("proxy_next_upstream_tries");
+  if (d) {
+    tries = nginx_number(s.arg(*d), s.where(*d));
     from = s.where(*d).text() + ": " + std::to_string(tries) +
            (tries == 0 ? " (no limit)" : " (attempts, the first included)");
   }
   l.settings["proxy_next_upstream_tries"] = std::to_string(tries);
   // Lint's file edits: the directive to change, or the proxy_pass to add it after.
-  if (const Directive* d = s.get("proxy_next_upstream_tries")) l.spots["tries"] = {d->line - 1, 0};
+  if (d) l.spots["tries"] = {d->line - 1, 0};
   if (const Directive* pass = s.get("proxy_pass")) l.spots["proxy_pass"] = {pass->line - 1, 0};
   l.settings["servers"] = std::to_string(u.servers);
   long long n = tries;
@@ -396,23 +434,21 @@ void read_tries(const Scope& s, LayerPolicy& l, const Upstream& u, bool off) {
             (u.servers == 1 ? " server, tried once (nginx never retries a single server)"
                             : " servers, each tried at most once");
   } else {
-    if (n == 0) n = 1;
-    const Directive* pass = s.get("proxy_pass");
-    s.r.warn({s.r.file, "proxy_pass", pass ? pass->line : 0},
-             "'" + u.name +
-                 "' is an upstream not in this file or a host name (nginx then tries each "
-                 "address the name resolves to, which cannot be known offline): each server "
-                 "or address is tried at most once, read as " +
-                 std::to_string(n) + (n == 1 ? " try" : " tries") +
-                 " (give the upstream block, or addresses, to count them)");
+    n = unknown_upstream_tries(s, u, tries);
+    if (tries == 0) from += "; the servers of " + u.name + " are not in this file: read as 1 try";
   }
   if (off) {
     n = 1;
     from = l.from["proxy_next_upstream"] + ": never passed to another server";
   }
   l.as_written = tries == 0 ? n : tries;
-  l.retries = static_cast<int>(std::min(n - 1, kMaxRetriesRead));
+  const Where w = d && tries > 0
+                      ? s.where(*d)
+                      : Where{s.r.file, "upstream " + u.name, u.block ? u.block->line : 0};
+  l.retries = model_retries(n - 1, w, s.r);
   l.from["client.retries"] = from + " -> " + std::to_string(n - 1) + " retries";
+  if (l.retries < n - 1)
+    l.from["client.retries"] += ", read as the model's most: " + std::to_string(l.retries);
 }
 
 void read_timeouts(const Scope& s, LayerPolicy& l, const std::set<std::string>& on) {

@@ -28,6 +28,22 @@ std::optional<Entry> climb(const Walker& walker, Entry from, const std::vector<i
   return at;
 }
 
+// Monte Carlo's rule for a share of a whole (engines/montecarlo.hpp): the
+// mean within the values, the interval within [0, 1]. Products and factors
+// are chances, and Student's interval over spread-out replicas (or nine
+// means of 1 summed as ninths, 1.0000000000000002) would pass 1.
+MetricSummary chance_summary(const std::vector<double>& values) {
+  return summarize(values, 0, 1);
+}
+
+// Stage k's factor in each replica; 0 where a replica stopped before it.
+std::vector<double> stage_factors(const std::vector<std::vector<double>>& factors, size_t k) {
+  std::vector<double> out;
+  out.reserve(factors.size());
+  for (const auto& f : factors) out.push_back(k < f.size() ? f[k] : 0.0);
+  return out;
+}
+
 }  // namespace
 
 uint64_t walk_seed(uint64_t seed, uint64_t replica, uint64_t stage, uint64_t walk) {
@@ -42,15 +58,12 @@ uint64_t walk_seed(uint64_t seed, uint64_t replica, uint64_t stage, uint64_t wal
 RareEstimate combine_replicas(const std::vector<double>& products,
                               const std::vector<std::vector<double>>& factors) {
   RareEstimate e;
-  for (const auto& f : factors) {
-    if (e.factors.size() < f.size()) e.factors.resize(f.size(), 0.0);
-    for (size_t k = 0; k < f.size(); ++k)
-      e.factors[k] += f[k] / static_cast<double>(factors.size());
-  }
-  // A chance: the mean's interval is cut to [0, 1] (a few spread-out
-  // replicas make Student's interval wider than that).
-  const MetricSummary m = summarize(products, 0);
-  e.p = m.mean, e.low = std::min(m.low, 1.0), e.high = std::min(m.high, 1.0);
+  size_t stages = 0;
+  for (const auto& f : factors) stages = std::max(stages, f.size());
+  for (size_t k = 0; k < stages; ++k)
+    e.factors.push_back(chance_summary(stage_factors(factors, k)).mean);
+  const MetricSummary m = chance_summary(products);
+  e.p = m.mean, e.low = m.low, e.high = m.high;
   return e;
 }
 

@@ -42,7 +42,8 @@ struct SplitPlan {
 
 // The mean and interval of the replicas' products (each one unbiased; the
 // stages of one replica share their walks' entries, so the interval comes
-// from the replicas, not from the factors).
+// from the replicas, not from the factors), and each stage's mean factor:
+// chances all, within [0, 1] with low <= p <= high.
 RareEstimate combine_replicas(const std::vector<double>& products,
                               const std::vector<std::vector<double>>& factors);
 

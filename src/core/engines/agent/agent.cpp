@@ -175,6 +175,7 @@ class AgentEngine {
     envoy_budget_ = policy_.budget().kind == BudgetKind::envoy_concurrency;
     deadlines_on_ = policy_.deadline_rule() == DeadlineRule::fires;
     late_shed_ = s.server.shed_abandoned && s.server.shed_lag_s > 0;
+    moves_ladder_ = policy_.pushback() != Pushback::ignore && s.server.retry_after_s > 0;
     for (int layer = 0; layer < layers(); ++layer)
       hedged_.push_back(static_cast<uint8_t>(policy_.hedging(layer)));
     if (policy_.rate_limiter() == RateLimiter::aws_adaptive)  // one per client instance
@@ -615,7 +616,15 @@ class AgentEngine {
     call.host = 0;
     call.holds_slot = false;
     call.ticket = 0;
+    if (moves_ladder_) set_beside(ladder_offsets_, call_id, uint16_t{0});
     return call_id;
+  }
+
+  // The call's Failure::ladder_offset, kept beside the pool (a call fills
+  // its cache line) and only in runs whose answers carry a waited pushback.
+  int ladder_offset(uint32_t call_id) const { return moves_ladder_ ? ladder_offsets_[call_id] : 0; }
+  void keep_ladder_offset(uint32_t call_id, const RetryDecision& d) {
+    if (moves_ladder_) ladder_offsets_[call_id] = static_cast<uint16_t>(d.ladder_offset);
   }
 
   // A call freed while its attempt still held a max_requests slot (its
@@ -814,7 +823,8 @@ class AgentEngine {
                 .attempt = call.attempt,
                 .timed_out = true,
                 .now_s = now_,
-                .start_s = call.start_s};
+                .start_s = call.start_s,
+                .ladder_offset = ladder_offset(call_id)};
     release_hedge_slot(calls_[call_id]);
     RetryOutcome outcome = retry_of(call).on_hedge_due(due, in_flight(call.layer), draw());
     if (outcome.retries()) take_hedge_slot(calls_[call_id]);
@@ -836,12 +846,14 @@ class AgentEngine {
                     .now_s = now_,
                     .start_s = call.start_s,
                     .answer = answer,
-                    .pushback_s = pushback_s};
+                    .pushback_s = pushback_s,
+                    .ladder_offset = ladder_offset(call_id)};
     const bool latest = gen == call.gen && !call.hedge_due;
     if (latest) release_hedge_slot(call);  // Envoy decides on the latest: the slot goes back first
     auto h = retry_of(call).on_hedge_failed(failure, latest, in_flight(layer), draw());
     if (h.outcome.retries()) {
       take_hedge_slot(call);
+      keep_ladder_offset(call_id, h.outcome.decision);
       return next_hedge(call_id, h.outcome.decision.delay_s);
     }
     if (h.outcome.action == RetryAction::denied) count_denied(call);
@@ -918,12 +930,14 @@ class AgentEngine {
                     .now_s = now_,
                     .start_s = call.start_s,
                     .answer = answer,
-                    .pushback_s = pushback_s};
+                    .pushback_s = pushback_s,
+                    .ladder_offset = ladder_offset(call_id)};
     RetryOutcome outcome = retry_of(call).on_failure(failure, budget_in_flight(layer), draw());
     // The layer above hears the last answer; a timeout below as a gateway's 503.
     const LastHeard heard = LastHeard::of(timed_out, answer);
     if (outcome.action == RetryAction::denied) return budget_denied(call_id, heard);
     if (!outcome.retries()) return call_fails(call_id, heard.passed_up());
+    keep_ladder_offset(call_id, outcome.decision);
     ++call.gen;
     call.state = kBackoff;
     call.heard = heard;
@@ -1300,7 +1314,10 @@ class AgentEngine {
   std::optional<ServerLimiter> concurrency_;   // server.adaptive_concurrency
   std::vector<uint32_t> limiter_tickets_;      // by job: what the limiter handed it
   std::vector<uint8_t> job_hosts_;             // by job, with several hosts: the one serving it
-  std::vector<uint8_t> hedged_;                // per layer: its Hedging, 0 = none (client.hedging)
+  // A waited pushback can move a call's backoff ladder (ladder_offset).
+  bool moves_ladder_ = false;
+  std::vector<uint16_t> ladder_offsets_;  // by call, when moves_ladder_: Failure::ladder_offset
+  std::vector<uint8_t> hedged_;           // per layer: its Hedging, 0 = none (client.hedging)
 
   int step_ = 0;
   double now_ = 0;

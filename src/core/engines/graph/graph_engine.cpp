@@ -76,6 +76,7 @@ struct GCall {
   uint32_t request;
   uint32_t visit;  // the current attempt's visit
   uint16_t attempt;
+  uint16_t ladder_offset;  // Failure::ladder_offset (a waited pushback moves it)
   uint16_t edge;
   uint16_t hedges_out;  // hedging: its attempts in flight
   uint8_t state;
@@ -480,6 +481,7 @@ class GraphEngine {
     call.request = request;
     call.visit = kNone;
     call.attempt = 0;
+    call.ladder_offset = 0;
     call.edge = edge;
     call.gen0 = call.gen;
     call.hedges_out = 0;
@@ -744,11 +746,13 @@ class GraphEngine {
                     .now_s = now_,
                     .start_s = deadline_start(call),
                     .answer = answer,
-                    .pushback_s = pushback_s};
+                    .pushback_s = pushback_s,
+                    .ladder_offset = call.ladder_offset};
     RetryOutcome outcome = edge.retry->on_failure(failure, in_flight(edge), draw());
     const LastHeard heard = LastHeard::of(timed_out, answer);
     if (outcome.action == RetryAction::denied) return budget_denied(call_id, heard);
     if (!outcome.retries()) return call_fails(call_id, heard.passed_up());
+    call.ladder_offset = static_cast<uint16_t>(outcome.decision.ladder_offset);
     ++call.gen;
     call.state = kBackoff;
     call.heard = heard;
@@ -820,7 +824,8 @@ class GraphEngine {
                 .attempt = call.attempt,
                 .timed_out = true,
                 .now_s = now_,
-                .start_s = deadline_start(call)};
+                .start_s = deadline_start(call),
+                .ladder_offset = call.ladder_offset};
     RetryOutcome outcome = edge.retry->on_hedge_due(due, in_flight(edge), draw());
     if (outcome.retries() && outcome.decision.delay_s <= 0) {
       // From the timer lane, at once: as a hedge after its backoff
@@ -844,10 +849,14 @@ class GraphEngine {
                     .now_s = now_,
                     .start_s = deadline_start(call),
                     .answer = answer,
-                    .pushback_s = pushback_s};
+                    .pushback_s = pushback_s,
+                    .ladder_offset = call.ladder_offset};
     auto h = edge.retry->on_hedge_failed(failure, gen == call.gen && !call.hedge_due,
                                          in_flight(edge), draw());
-    if (h.outcome.retries()) return next_hedge(call_id, h.outcome.decision.delay_s);
+    if (h.outcome.retries()) {
+      call.ladder_offset = static_cast<uint16_t>(h.outcome.decision.ladder_offset);
+      return next_hedge(call_id, h.outcome.decision.delay_s);
+    }
     if (h.outcome.action == RetryAction::denied) count_denied(call);
     if (!h.fatal && (call.hedges_out > 0 || call.hedge_due)) return;  // another may answer
     cancel_hedges(call_id);

@@ -1,0 +1,399 @@
+#include "systems/mesh/destination_rules.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "systems/common.hpp"
+#include "systems/kubernetes/workloads.hpp"
+#include "systems/mesh/mesh.hpp"
+#include "text/ascii.hpp"
+
+namespace retrystorm::configs {
+
+namespace {
+
+// meshConfig.rootNamespace's default (pkg/config/mesh/mesh.go).
+const std::string kRoot = "istio-system";
+// A caller's namespace that holds no rule: what any other namespace gets.
+const std::string kElsewhere = "\x01";
+
+std::string scalar_at(const YAML::Node& map, const char* key) {
+  return map && map.IsMap() && map[key] && map[key].IsScalar() ? map[key].Scalar() : "";
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& last = " and ") {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? last : ", ") + items[i];
+  return out;
+}
+
+// One DestinationRule, as the lookup needs it.
+struct Rule {
+  size_t index = 0;  // in the call's files
+  std::string file, ns, name, created, host, host_ns;
+  int line = 0;  // of metadata.namespace, else of kind
+  std::vector<std::string> export_to;
+  bool selector = false, policy = false;
+  std::set<std::string> subsets;
+  std::vector<std::string> own_budget_subsets;  // a retryBudget or maxRetries of their own
+
+  std::string where() const { return file + ":" + std::to_string(line); }
+  std::string ns_text() const {
+    return ns.empty() ? std::string("no namespace") : "namespace " + ns;
+  }
+  bool exports(const std::string& n) const {
+    return std::find(export_to.begin(), export_to.end(), n) != export_to.end();
+  }
+};
+
+using Tier = std::vector<const Rule*>;
+
+// The namespace a rule's host names: a short host is a service of the rule's
+// own namespace (ResolveShortnameToFQDN, pilot/pkg/model/config.go).
+std::string host_namespace(const std::string& host, const std::string& ns) {
+  const std::string h = text::lower_ascii(host);
+  if (h.find('.') == std::string::npos) return ns;
+  std::vector<std::string> labels;
+  for (size_t at = 0; at <= h.size();) {
+    const size_t dot = std::min(h.find('.', at), h.size());
+    labels.push_back(h.substr(at, dot - at));
+    at = dot + 1;
+  }
+  return labels.size() == 2 || labels[2] == "svc" ? labels[1] : "";
+}
+
+void read_subsets(const YAML::Node& subsets, Rule& r) {
+  if (!subsets || !subsets.IsSequence()) return;
+  for (const YAML::Node& s : subsets) {
+    const std::string name = scalar_at(s, "name");
+    if (name.empty()) continue;
+    r.subsets.insert(name);
+    const YAML::Node tp = s["trafficPolicy"];
+    const YAML::Node pool = tp && tp.IsMap() ? tp["connectionPool"] : missing();
+    const YAML::Node http = pool && pool.IsMap() ? pool["http"] : missing();
+    if ((tp && tp.IsMap() && tp["retryBudget"]) || (http && http.IsMap() && http["maxRetries"]))
+      r.own_budget_subsets.push_back(name);
+  }
+}
+
+// The DestinationRule a call's file is (one resource, no VirtualService).
+std::optional<Rule> rule_of(const ConfigFile& f, size_t index) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = parse_documents(f.text, f.name);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::optional<YAML::Node> dr;
+  for (const YAML::Node& d : docs) {
+    const std::string kind = scalar_at(d, "kind");
+    if (kind == "VirtualService" || (kind == "DestinationRule" && dr)) return std::nullopt;
+    if (kind == "DestinationRule") dr = d;
+  }
+  if (!dr) return std::nullopt;
+  const YAML::Node meta = (*dr)["metadata"], spec = (*dr)["spec"];
+  Rule r;
+  r.index = index;
+  r.file = f.name;
+  r.ns = scalar_at(meta, "namespace");
+  r.name = scalar_at(meta, "name");
+  r.created = scalar_at(meta, "creationTimestamp");
+  r.host = scalar_at(spec, "host");
+  r.host_ns = host_namespace(r.host, r.ns);
+  const YAML::Node ns_node = meta && meta.IsMap() ? meta["namespace"] : missing();
+  r.line = line_of(ns_node ? ns_node : (*dr)["kind"]);  // where its namespace is said
+  if (!spec || !spec.IsMap()) return r;
+  r.selector = static_cast<bool>(spec["workloadSelector"]);
+  r.policy = spec["trafficPolicy"] && spec["trafficPolicy"].IsMap();
+  if (const YAML::Node e = spec["exportTo"]; e && e.IsSequence())
+    for (const YAML::Node& n : e)
+      if (n.IsScalar()) r.export_to.push_back(n.Scalar());
+  read_subsets(spec["subsets"], r);
+  return r;
+}
+
+// exportTo of the rule's own namespace only: not in the exported index
+// (setDestinationRules, isPrivateOnly; the mesh's default exportTo is "*").
+bool private_only(const Rule& r) {
+  return r.export_to.size() == 1 && (r.export_to[0] == "." || r.export_to[0] == r.ns);
+}
+
+// In namespace `ns`'s own index (setDestinationRules, namespaceLocal).
+bool local_to(const Rule& r, const std::string& ns) {
+  return r.ns == ns && (r.export_to.empty() || r.exports(".") || r.exports("*") || r.exports(r.ns));
+}
+
+// Exported from `owner` to a caller in `ns` (getExportedDestinationRuleFromNamespace).
+bool exported(const Rule& r, const std::string& owner, const std::string& ns) {
+  return r.ns == owner && !private_only(r) &&
+         (r.export_to.empty() || r.exports("*") || r.exports(ns));
+}
+
+Tier pick(const std::vector<Rule>& rules, const std::function<bool(const Rule&)>& keep) {
+  Tier out;
+  for (const Rule& r : rules)
+    if (keep(r)) out.push_back(&r);
+  return out;
+}
+
+// PushContext.destinationRule for a sidecar in `ns`: its own namespace's
+// rules, else the service namespace's exported ones, else the root's.
+Tier lookup(const std::vector<Rule>& rules, const std::string& ns,
+            const std::optional<std::string>& service_ns) {
+  Tier t = pick(rules, [&](const Rule& r) {
+    return ns != kRoot ? local_to(r, ns) : r.ns == kRoot && private_only(r);
+  });
+  if (t.empty() && service_ns)
+    t = pick(rules, [&](const Rule& r) { return exported(r, *service_ns, ns); });
+  if (t.empty()) t = pick(rules, [&](const Rule& r) { return exported(r, kRoot, ns); });
+  return t;
+}
+
+// Whether a caller of any namespace (those the rules name, and any other)
+// gets the same rules: then the caller's namespace does not matter.
+bool same_for_every_caller(const std::vector<Rule>& rules,
+                           const std::optional<std::string>& service_ns) {
+  std::set<std::string> callers = {kElsewhere, kRoot};
+  for (const Rule& r : rules) {
+    callers.insert(r.ns);
+    for (const std::string& e : r.export_to)
+      if (e != "." && e != "*") callers.insert(e);
+  }
+  const Tier elsewhere = lookup(rules, kElsewhere, service_ns);
+  return std::all_of(callers.begin(), callers.end(), [&](const std::string& ns) {
+    return lookup(rules, ns, service_ns) == elsewhere;
+  });
+}
+
+// The callee's namespace: its Service's or workload's, else the one its
+// rules' hosts all name.
+std::optional<std::string> service_namespace(const std::vector<Rule>& rules,
+                                             const MeshNamespaces& namespaces,
+                                             const std::string& to) {
+  if (std::optional<std::string> ns = namespaces.one(to)) return ns;
+  std::set<std::string> named;
+  for (const Rule& r : rules) named.insert(r.host_ns);
+  if (named.size() == 1 && !named.begin()->empty()) return *named.begin();
+  return std::nullopt;
+}
+
+// The rules Istio would not give any sidecar for this call: a workload
+// selector's (some pods only; a call has one policy for all its caller's
+// pods), and a rule whose host is the service of another namespace.
+std::vector<Rule> for_the_callee(std::vector<Rule> rules, const std::optional<std::string>& svc,
+                                 const std::string& to, std::vector<RuleFate>& fates) {
+  std::vector<Rule> out;
+  for (Rule& r : rules) {
+    if (r.selector)
+      fates[r.index] = {RuleFate::not_given,
+                        "its workloadSelector gives it to some pods of " + r.ns_text() +
+                            " only, and a call has one policy for all of its caller's pods"};
+    else if (svc && !r.host_ns.empty() && r.host_ns != *svc)
+      fates[r.index] = {RuleFate::not_given, "its host " + r.host + " is a service of namespace " +
+                                                 r.host_ns + ", and " + to + " is in " + *svc};
+    else
+      out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The rules not in `tier` are not given to this caller.
+void give_only(const std::vector<Rule>& rules, const Tier& tier, const std::string& why,
+               std::vector<RuleFate>& fates) {
+  for (const Rule& r : rules)
+    if (std::find(tier.begin(), tier.end(), &r) == tier.end())
+      fates[r.index] = {RuleFate::not_given, why};
+}
+
+std::string files_of(const Tier& tier) {
+  std::vector<std::string> names;
+  for (const Rule* r : tier) names.push_back(r->where());
+  return names.empty() ? std::string("none") : joined(names);
+}
+
+// What the lookup's order is, for messages.
+std::string the_order(const std::optional<std::string>& service_ns) {
+  return "a sidecar takes its own namespace's DestinationRule, else the service's namespace's" +
+         (service_ns ? " (" + *service_ns + ")" : std::string()) +
+         ", else istio-system's, as far as exportTo lets it";
+}
+
+struct Call {
+  const MeshNamespaces& namespaces;
+  std::string from, to, where;
+  std::optional<std::string> service_ns;
+};
+
+// Why the manifests cannot tell which rule the caller gets.
+std::string unknown_text(const Call& c, const std::optional<std::string>& caller,
+                         const std::vector<Rule>& rules) {
+  if (caller) {
+    std::vector<std::string> unnamed;
+    for (const Rule& r : rules)
+      if (r.ns.empty()) unnamed.push_back(r.where());
+    return joined(unnamed) + " give no metadata.namespace (kubectl puts them where it is told)";
+  }
+  if (c.from == "user") return "the entry's requests come from outside the mesh";
+  auto it = c.namespaces.of.find(service_of_host(c.from));
+  if (it == c.namespaces.of.end())
+    return c.from + "'s namespace is unknown (no Deployment or Service here gives one)";
+  std::vector<std::string> seen;
+  for (const auto& [ns, where] : it->second) seen.push_back(ns + " (" + where + ")");
+  return c.from + " is in several namespaces: " + joined(seen);
+}
+
+// The manifests cannot tell: the rules a caller of another namespace gets
+// (of the caller's own, when known), else the first file's namespace's; said.
+Tier deterministic_tier(const std::vector<Rule>& rules, const Call& c,
+                        const std::optional<std::string>& caller, std::vector<RuleFate>& fates,
+                        std::vector<std::string>& warnings) {
+  Tier t = lookup(rules, caller.value_or(kElsewhere), c.service_ns);
+  const bool fallback = t.empty();
+  if (fallback) t = pick(rules, [&](const Rule& r) { return r.ns == rules.front().ns; });
+  std::vector<std::string> named;
+  for (const Rule& r : rules) named.push_back(r.ns_text() + " (" + r.where() + ")");
+  warnings.push_back(c.where + " (" + c.from + " -> " + c.to + "): DestinationRules for " + c.to +
+                     " in " + joined(named) + "; " + the_order(c.service_ns) + ", and " +
+                     unknown_text(c, caller, rules) + ": " + files_of(t) + " read" +
+                     (fallback ? " (the first file's namespace)"
+                      : caller ? std::string()
+                               : " (what a caller of another namespace gets)") +
+                     "; give the namespaces, or pin the rule with the call's `configs`");
+  give_only(rules, t, "the manifests cannot tell whether " + c.from + " gets it (see the warning)",
+            fates);
+  return t;
+}
+
+// The rules of one namespace the caller gets (several, to be merged).
+Tier chosen_tier(const std::vector<Rule>& rules, const Call& c, std::vector<RuleFate>& fates,
+                 std::vector<std::string>& warnings) {
+  const auto unnamed = [](const Rule& r) { return r.ns.empty(); };
+  if (std::all_of(rules.begin(), rules.end(), unnamed))
+    return pick(rules, [](const Rule&) { return true; });  // one namespace, which is not said
+  const bool all_named = std::none_of(rules.begin(), rules.end(), unnamed);
+  const std::optional<std::string> caller =
+      c.from == "user" ? std::nullopt : c.namespaces.one(c.from);
+  if (all_named && (caller || same_for_every_caller(rules, c.service_ns))) {
+    Tier t = lookup(rules, caller.value_or(kElsewhere), c.service_ns);
+    std::string who = caller ? c.from + " (namespace " + *caller + ", " +
+                                   c.namespaces.of.at(service_of_host(c.from)).at(*caller) + ")"
+                             : c.from;
+    give_only(rules, t,
+              who + " takes " + (t.empty() ? "no DestinationRule" : files_of(t)) + ": " +
+                  the_order(c.service_ns),
+              fates);
+    return t;
+  }
+  return deterministic_tier(rules, c, caller, fates, warnings);
+}
+
+void warn_once(std::vector<std::string>& warnings, const std::string& text) {
+  if (std::find(warnings.begin(), warnings.end(), text) == warnings.end()) warnings.push_back(text);
+}
+
+// What the merge of one namespace's rules for one host loses, said once.
+void warn_merge(const Tier& tier, const Rule& base, bool stamped,
+                std::vector<std::string>& warnings) {
+  const std::string head =
+      files_of(tier) + ": DestinationRules for " + base.host + " in " + base.ns_text();
+  const auto with_policy =
+      std::count_if(tier.begin(), tier.end(), [](auto* r) { return r->policy; });
+  if (with_policy > 1)
+    warn_once(warnings, head +
+                            " each set a trafficPolicy; Istio merges them into one, with the "
+                            "oldest rule's trafficPolicy (" +
+                            (stamped ? std::string("by metadata.creationTimestamp")
+                                     : "no creationTimestamp here, so by name, as Istio orders "
+                                       "rules created in the same second") +
+                            "): " + base.where() + "'s is read, the others' is not");
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  for (const Rule* r : tier)
+    if (sorted(r->export_to) != sorted(base.export_to))
+      warn_once(warnings, head +
+                              " have different exportTo: Istio keeps them apart and a sidecar "
+                              "takes one by their order, which is not modelled; read merged");
+  bool before = true;
+  for (const Rule* r : tier) {
+    if (r == &base) before = false;
+    std::vector<std::string> lost;
+    for (const std::string& s : r->own_budget_subsets)
+      if (r != &base && (before || !base.subsets.count(s))) lost.push_back(s);
+    if (!lost.empty())
+      warn_once(warnings, r->where() + (lost.size() > 1 ? ": subsets " : ": subset ") +
+                              joined(lost) + (lost.size() > 1 ? " have" : " has") +
+                              " a trafficPolicy of its own, which Istio merges over " +
+                              base.where() +
+                              "'s; not read (give the subsets in one DestinationRule)");
+  }
+}
+
+// Several rules for one host in one namespace are one (mergeDestinationRule):
+// ordered by creation time, then name (sortConfigBySelectorAndCreationTime),
+// the first with a trafficPolicy keeps it whole; the others add subsets.
+void merge_tier(Tier tier, std::vector<RuleFate>& fates, std::vector<std::string>& warnings) {
+  if (tier.size() < 2) return;
+  const bool stamped =
+      std::all_of(tier.begin(), tier.end(), [](auto* r) { return !r->created.empty(); });
+  std::stable_sort(tier.begin(), tier.end(), [&](const Rule* a, const Rule* b) {
+    if (stamped && a->created != b->created) return a->created < b->created;
+    return a->name < b->name;
+  });
+  auto base = std::find_if(tier.begin(), tier.end(), [](auto* r) { return r->policy; });
+  const Rule& kept = base == tier.end() ? *tier.front() : **base;
+  for (const Rule* r : tier)
+    if (r != &kept) fates[r->index] = {RuleFate::merged, "merged into " + kept.where()};
+  warn_merge(tier, kept, stamped, warnings);
+}
+
+}  // namespace
+
+std::optional<std::string> MeshNamespaces::one(const std::string& service) const {
+  auto it = of.find(service_of_host(service));
+  if (it == of.end() || it->second.size() != 1) return std::nullopt;
+  return it->second.begin()->first;
+}
+
+MeshNamespaces read_namespaces(const std::vector<ConfigFile>& files) {
+  MeshNamespaces out;
+  for (const ConfigFile& f : files) {
+    if (f.text.find("kind") == std::string::npos) continue;  // no Kubernetes resource
+    std::vector<YAML::Node> docs;
+    try {
+      docs = parse_documents(f.text, f.name);
+    } catch (const std::exception&) {
+      continue;  // the readers say what is wrong with it
+    }
+    for (const YAML::Node& d : docs) {
+      if (!d.IsMap() || (!is_workload(d) && scalar_at(d, "kind") != "Service")) continue;
+      const YAML::Node meta = d["metadata"];
+      const std::string name = scalar_at(meta, "name"), ns = scalar_at(meta, "namespace");
+      if (!name.empty() && !ns.empty())
+        out.of[service_of_host(name)].emplace(ns, f.name + ":" + std::to_string(line_of(meta)));
+    }
+  }
+  return out;
+}
+
+std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile*>& files,
+                                              const MeshNamespaces& namespaces,
+                                              const std::string& from, const std::string& to,
+                                              const std::string& where,
+                                              std::vector<std::string>& warnings) {
+  std::vector<RuleFate> fates(files.size());
+  std::vector<Rule> rules;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (std::optional<Rule> r = rule_of(*files[i], i)) rules.push_back(std::move(*r));
+  if (rules.empty()) return fates;
+  Call c{namespaces, from, to, where, service_namespace(rules, namespaces, to)};
+  rules = for_the_callee(std::move(rules), c.service_ns, to, fates);
+  if (rules.empty()) return fates;
+  merge_tier(chosen_tier(rules, c, fates, warnings), fates, warnings);
+  return fates;
+}
+
+}  // namespace retrystorm::configs

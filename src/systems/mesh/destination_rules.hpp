@@ -1,0 +1,48 @@
+// Which Istio DestinationRule a caller's sidecar applies to a call of the mesh
+// (docs/graph.md, "From the mesh's configuration"), as istiod picks it
+// (pilot/pkg/model/push_context.go, PushContext.destinationRule): the rule of
+// the caller's own namespace, else the service's namespace's, else the root
+// namespace's (istio-system), each as far as its exportTo lets it; several
+// rules for one host in one namespace are merged (mergeDestinationRule,
+// pilot/pkg/model/destination_rule.go), the oldest's trafficPolicy kept.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "systems/import.hpp"
+
+namespace retrystorm::configs {
+
+// The namespaces the folder's Kubernetes manifests put each service in: a
+// workload's or a Service's metadata.namespace, by service name, with the
+// file:line of each.
+struct MeshNamespaces {
+  std::map<std::string, std::map<std::string, std::string>> of;
+  // The service's namespace when the manifests give it exactly one.
+  std::optional<std::string> one(const std::string& service) const;
+};
+
+MeshNamespaces read_namespaces(const std::vector<ConfigFile>& files);
+
+// What becomes of one file of a call: kept, merged into the DestinationRule
+// read (as Istio merges it), or not given to this caller (`why` says why).
+struct RuleFate {
+  enum Kind { kept, merged, not_given } kind = kept;
+  std::string why;
+};
+
+// The fate of each of `files`, a call's files (from -> to) that are Istio
+// DestinationRules (a file that is not one is kept). Where the manifests
+// cannot tell (the caller's or a rule's namespace not given), the rule a
+// caller of another namespace would get is read, else the first file's
+// namespace's, with a warning naming the files and their namespaces.
+std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile*>& files,
+                                              const MeshNamespaces& namespaces,
+                                              const std::string& from, const std::string& to,
+                                              const std::string& where,
+                                              std::vector<std::string>& warnings);
+
+}  // namespace retrystorm::configs

@@ -1,0 +1,180 @@
+// import --mesh with several Istio DestinationRules for one host (docs/graph.md,
+// "From the mesh's configuration"): each call gets the rule Istio gives a
+// sidecar of the caller's namespace, one namespace's rules are merged as
+// istiod merges them, and what the manifests cannot tell is said. The last
+// rule read won, with no warning.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "systems/mesh/mesh.hpp"
+
+namespace retrystorm::configs {
+namespace {
+
+const std::string kCalls =
+    "demand: {rate_per_s: 10}\nservices:\n  frontend: {capacity_per_s: 1000}\n"
+    "  gateway: {capacity_per_s: 1000}\n  orders: {capacity_per_s: 1000}\ncalls:\n"
+    "  - {from: user, to: frontend, retries: 0, timeout_s: 10}\n"
+    "  - {from: frontend, to: gateway}\n"
+    "  - {from: frontend, to: orders}\n"  // calls[2]
+    "  - {from: gateway, to: orders}\n";  // calls[3]
+
+// frontend in `frontend_ns` ("" gives it none), gateway and orders in shop.
+ConfigFile deployments(const std::string& frontend_ns) {
+  std::string text;
+  const std::vector<std::pair<std::string, std::string>> workloads = {
+      {"frontend", frontend_ns}, {"gateway", "shop"}, {"orders", "shop"}};
+  for (const auto& [name, ns] : workloads)
+    text += "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name +
+            (ns.empty() ? std::string() : ", namespace: " + ns) + "}\nspec: {replicas: 2}\n";
+  return {"k8s/deployments.yaml", text};
+}
+
+ConfigFile virtual_service() {
+  return {"istio/orders-vs.yaml",
+          "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders, "
+          "namespace: shop}\nspec:\n  hosts: [orders.shop.svc.cluster.local]\n  http:\n"
+          "  - route: [{destination: {host: orders.shop.svc.cluster.local}}]\n"
+          "    retries: {attempts: 2, perTryTimeout: 1s}\n"};
+}
+
+// A DestinationRule (its namespace on line 5) with a retry budget of `percent`;
+// `meta` and `spec` add lines to its metadata and spec.
+ConfigFile rule(const std::string& file, const std::string& ns, const std::string& name,
+                int percent, const std::string& spec = "", const std::string& meta = "") {
+  return {file,
+          "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: " + name +
+              "\n  namespace: " + ns + "\n" + meta +
+              "spec:\n  host: orders.shop.svc.cluster.local\n" + spec +
+              "  trafficPolicy:\n    retryBudget: {percent: " + std::to_string(percent) + "}\n"};
+}
+
+double ratio(const MeshImport& m, size_t call) {
+  for (const ImportedKey& k : m.calls[call].keys)
+    if (k.path == "client.budget.ratio") return std::get<double>(k.value);
+  return -1;  // no budget ratio
+}
+
+std::string said(const MeshImport& m, const std::string& needle) {
+  for (const std::string& w : m.warnings)
+    if (w.find(needle) != std::string::npos) return w;
+  return "";
+}
+
+// pilot/pkg/model/push_context.go, PushContext.destinationRule: a sidecar takes
+// the rule of its own namespace first, then the service's namespace's, then
+// the root namespace's (istio-system).
+TEST(MeshDestinationRule, EachCallerGetsTheRuleOfItsOwnNamespace) {
+  MeshImport m = import_mesh(
+      {deployments("web"), virtual_service(), rule("istio/dr-shop.yaml", "shop", "orders", 20),
+       rule("istio/dr-web.yaml", "web", "orders", 50)},
+      {"calls.yaml", kCalls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(ratio(m, 2), 0.5);  // frontend, in web: web's own rule
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"istio/orders-vs.yaml, istio/dr-web.yaml"});
+  EXPECT_EQ(ratio(m, 3), 0.2);  // gateway, in shop
+  EXPECT_EQ(m.calls[3].files, std::vector<std::string>{"istio/orders-vs.yaml, istio/dr-shop.yaml"});
+  EXPECT_EQ(said(m, "DestinationRule"), "");  // the manifests tell: nothing to say
+}
+
+// Where the caller's namespace is not given, the rule a caller of another
+// namespace gets (the service's namespace's) is read, and both are named.
+TEST(MeshDestinationRule, AnUnknownCallerNamespaceIsSaidNamingBothRules) {
+  MeshImport m = import_mesh(
+      {deployments(""), virtual_service(), rule("istio/dr-shop.yaml", "shop", "orders", 20),
+       rule("istio/dr-web.yaml", "web", "orders", 50)},
+      {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(m, 2), 0.2);
+  EXPECT_EQ(ratio(m, 3), 0.2);
+  const std::string w = said(m, "calls[2] (frontend -> orders): DestinationRules");
+  EXPECT_NE(w.find("namespace shop (istio/dr-shop.yaml:5)"), std::string::npos) << w;
+  EXPECT_NE(w.find("namespace web (istio/dr-web.yaml:5)"), std::string::npos) << w;
+  EXPECT_NE(w.find("frontend's namespace is unknown"), std::string::npos) << w;
+  EXPECT_EQ(said(m, "calls[3] (gateway"), "");  // gateway's is known
+}
+
+// pilot/pkg/model/destination_rule.go, mergeDestinationRule: one namespace's
+// rules for one host are one, ordered by creation time then name
+// (sortConfigBySelectorAndCreationTime); the first trafficPolicy is kept
+// whole, the others only add subsets.
+TEST(MeshDestinationRule, OneNamespacesRulesMergeAndTheOldestPolicyWins) {
+  const ConfigFile b = rule("istio/b.yaml", "shop", "orders-b", 50);
+  MeshImport by_name = import_mesh(
+      {deployments("web"), virtual_service(), rule("istio/a.yaml", "shop", "orders-a", 20), b},
+      {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(by_name, 2), 0.2);
+  EXPECT_EQ(ratio(by_name, 3), 0.2);
+  const std::string w = said(by_name, "each set a trafficPolicy");
+  EXPECT_NE(w.find("istio/a.yaml:5 and istio/b.yaml:5"), std::string::npos) << w;
+  EXPECT_NE(w.find("by name"), std::string::npos) << w;
+
+  // The older by creationTimestamp wins, whatever the names.
+  const std::string stamp = "  creationTimestamp: \"2024-0";
+  MeshImport by_age =
+      import_mesh({deployments("web"), virtual_service(),
+                   rule("istio/a.yaml", "shop", "orders-a", 20, "", stamp + "2-01T00:00:00Z\"\n"),
+                   rule("istio/b.yaml", "shop", "orders-b", 50, "", stamp + "1-01T00:00:00Z\"\n")},
+                  {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(by_age, 3), 0.5);
+
+  // A rule of subsets only merges in quietly: used, not read twice.
+  const ConfigFile subsets{"istio/subsets.yaml",
+                           "apiVersion: networking.istio.io/v1\nkind: DestinationRule\n"
+                           "metadata: {name: orders-v, namespace: shop}\nspec:\n"
+                           "  host: orders.shop.svc.cluster.local\n"
+                           "  subsets: [{name: v1, labels: {version: v1}}]\n"};
+  MeshImport quiet =
+      import_mesh({deployments("shop"), virtual_service(), subsets, b}, {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(quiet, 3), 0.5);
+  EXPECT_EQ(said(quiet, "subsets.yaml"), "");
+}
+
+// exportTo: "." keeps a rule to its own namespace (setDestinationRules,
+// isPrivateOnly), so web's sidecar takes istio-system's; a rule of another
+// namespace only is given to no caller here, and said.
+TEST(MeshDestinationRule, ExportToAndTheRootNamespace) {
+  MeshImport m =
+      import_mesh({deployments("web"), virtual_service(),
+                   rule("istio/dr-shop.yaml", "shop", "orders", 20, "  exportTo: [\".\"]\n"),
+                   rule("istio/dr-root.yaml", "istio-system", "orders", 30)},
+                  {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(m, 2), 0.3);  // frontend, in web
+  EXPECT_EQ(ratio(m, 3), 0.2);  // gateway, in shop
+
+  const std::string calls = kCalls.substr(0, kCalls.find("  - {from: frontend, to: orders}"));
+  MeshImport none = import_mesh(
+      {deployments("web"), virtual_service(), rule("istio/dr-web.yaml", "web", "orders", 50)},
+      {"calls.yaml", calls + "  - {from: gateway, to: orders}\n"});
+  ASSERT_EQ(none.calls.size(), 3u);
+  EXPECT_EQ(ratio(none, 2), -1);
+  const std::string w = said(none, "istio/dr-web.yaml: Istio gives it to no caller here");
+  EXPECT_NE(w.find("gateway (namespace shop, k8s/deployments.yaml:"), std::string::npos) << w;
+}
+
+// A short host is a service of the rule's own namespace
+// (ResolveShortnameToFQDN, pilot/pkg/model/config.go): web's "orders" is not
+// shop's; a workloadSelector's rule is for some pods only, and not read.
+TEST(MeshDestinationRule, AShortHostAndAWorkloadSelector) {
+  ConfigFile short_host = rule("istio/dr-web.yaml", "web", "orders", 50);
+  short_host.text.replace(short_host.text.find("orders.shop.svc.cluster.local"),
+                          std::string("orders.shop.svc.cluster.local").size(), "orders");
+  ConfigFile selected = rule("istio/dr-canary.yaml", "shop", "orders-canary", 70,
+                             "  workloadSelector: {matchLabels: {app: gateway}}\n");
+  MeshImport m = import_mesh({deployments("web"), virtual_service(), short_host, selected,
+                              rule("istio/dr-shop.yaml", "shop", "orders", 20)},
+                             {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(m, 2), 0.2);  // web's rule is for orders.web
+  EXPECT_EQ(ratio(m, 3), 0.2);
+  EXPECT_NE(said(m,
+                 "istio/dr-web.yaml: Istio gives it to no caller here: its host orders is a "
+                 "service of namespace web"),
+            "");
+  EXPECT_NE(said(m, "istio/dr-canary.yaml: Istio gives it to no caller here: its workloadSelector"),
+            "");
+}
+
+}  // namespace
+}  // namespace retrystorm::configs
