@@ -706,6 +706,100 @@ TEST(ConfigsStack, ImportsOutsideAKeysRangeAreRefused) {
   EXPECT_NO_THROW(import_configs(eight, false));
 }
 
+// Every importer caps a count above the model's 100 retries per layer
+// through model_retries: read as 100, one warning naming the file's line,
+// the count in the file's own terms and the cap, and lint's
+// retries-above-model-cap. The systems run such counts: Envoy's num_retries
+// is a UInt32Value, Istio's attempts an int32, Linkerd's limit a u16, AWS
+// max_attempts unbounded.
+struct CappedCase {
+  ConfigFile file;
+  long long uncapped;   // retries the system makes
+  std::string warning;  // file:line: key: the count as the file counts it
+};
+
+void expect_capped(const CappedCase& c) {
+  ImportResult r = import_configs({c.file});  // runnable: 101 attempts
+  EXPECT_EQ(num(r, "client.retries"), 100) << c.file.name;
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_EQ(r.layers[0].retries, 100);
+  EXPECT_EQ(r.layers[0].uncapped_retries, c.uncapped);
+  EXPECT_NE(r.layers[0].from.at("client.retries").find(", read as the model's most: 100 retries"),
+            std::string::npos)
+      << r.layers[0].from.at("client.retries");
+  int said_cap = 0;
+  for (const auto& w : r.warnings)
+    said_cap += w.find("more than the model runs") != std::string::npos;
+  EXPECT_EQ(said_cap, 1) << said(r);
+  EXPECT_TRUE(warned(r, c.warning)) << said(r);
+  EXPECT_TRUE(warned(r, "A request that keeps failing makes 101 attempts in the simulation, not " +
+                            std::to_string(c.uncapped + 1)))
+      << said(r);
+  LintReport lr = lint_configs({c.file});
+  int fired = 0;
+  for (const auto& f : lr.findings)
+    if (f.rule == "retries-above-model-cap") {
+      ++fired;
+      EXPECT_EQ(f.severity, Severity::warning);
+      EXPECT_EQ(f.numbers["retries"], c.uncapped);
+      EXPECT_EQ(f.numbers["model_retries"], 100);
+    }
+  EXPECT_EQ(fired, 1) << c.file.name;
+}
+
+TEST(ConfigsModelCap, EnvoyNumRetriesAboveTheCap) {
+  expect_capped({{"e.yaml", "retry_policy:\n  retry_on: 5xx\n  num_retries: 1000\n"},
+                 1000,
+                 "e.yaml:3: retry_policy.num_retries: 1000 retries (1001 attempts per request) "
+                 "is more than the model runs: at most 100 retries per layer, so this layer is "
+                 "imported with 100."});
+  // 100 is the model's own: no warning, no finding.
+  ImportResult at =
+      import_configs({{"h.yaml", "retry_policy:\n  retry_on: 5xx\n  num_retries: 100\n"}});
+  EXPECT_EQ(at.layers.at(0).uncapped_retries, 0);
+  EXPECT_FALSE(warned(at, "more than the model runs")) << said(at);
+}
+
+// max_attempts counts attempts, the first included: 1000 is 999 retries,
+// and the warning says attempts first, as the file does.
+TEST(ConfigsModelCap, AwsMaxAttemptsAboveTheCap) {
+  expect_capped({{"a.ini", "[default]\nretry_mode = standard\nmax_attempts = 1000\n"},
+                 999,
+                 "a.ini:3: [default] max_attempts: 1000 attempts per request (999 retries) is "
+                 "more than the model runs: at most 101 attempts (100 retries) per layer, so "
+                 "this layer is imported with 101 attempts."});
+  // 101 attempts are 100 retries: the model's own.
+  ImportResult at =
+      import_configs({{"b.ini", "[default]\nretry_mode = standard\nmax_attempts = 101\n"}});
+  EXPECT_EQ(num(at, "client.retries"), 100);
+  EXPECT_EQ(at.layers.at(0).uncapped_retries, 0);
+  EXPECT_FALSE(warned(at, "more than the model runs")) << said(at);
+}
+
+TEST(ConfigsModelCap, IstioAndLinkerdCountsAboveTheCap) {
+  expect_capped({{"vs.yaml",
+                  "apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec:\n  http:\n"
+                  "  - route:\n    - destination: {host: a}\n    retries:\n      attempts: 1000\n"},
+                 1000,
+                 "vs.yaml:8: spec.http[0].retries.attempts: 1000 retries (1001 attempts per "
+                 "request) is more than the model runs"});
+  expect_capped({{"l.yaml",
+                  "kind: Service\nmetadata:\n  annotations:\n    retry.linkerd.io/http: 5xx\n"
+                  "    retry.linkerd.io/limit: \"65535\"\n"},
+                 65535,
+                 "l.yaml:5: metadata.annotations.retry.linkerd.io/limit: 65535 retries (65536 "
+                 "attempts per request) is more than the model runs"});
+  // Istio's attempts is an int32: one more does not fit Istio's API, refused.
+  std::string e = error_of({{"big.yaml",
+                             "apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec:\n"
+                             "  http:\n  - route:\n    - destination: {host: a}\n    retries:\n"
+                             "      attempts: 2147483648\n"}});
+  EXPECT_NE(e.find("big.yaml:8: spec.http[0].retries.attempts: '2147483648' is out of range; "
+                   "allowed 0 to 2147483647"),
+            std::string::npos)
+      << e;
+}
+
 TEST(ConfigsFuzzFindings, InputsThatHungYamlCppLoadAll) {
   // yaml-cpp 0.7's LoadAll never returns on these (found by fuzz/); we split
   // documents ourselves.

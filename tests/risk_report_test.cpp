@@ -61,6 +61,75 @@ RiskResult report_of(std::vector<RiskLevel> levels) {
   return r;
 }
 
+// A 10 s spike to four times the demand before `queue` places: at half load
+// every run is stuck after it; none is back within 15 min before 100
+// places, some are before 50 (tests/risk_test.cpp, "ASpike...").
+std::map<std::string, std::string> spike(const std::string& queue) {
+  return {{"server.queue_limit", queue},
+          {"client.backoff.base_s", "0"},
+          {"incident.start_s", "60"},
+          {"incident.duration_s", "10"},
+          {"incident.capacity_factor", "1"},
+          {"incident.demand_factor", "4"},
+          {"horizon_s", "900"}};
+}
+
+// metafor's server (tests/random_server.hpp) at half load, 20 runs: its
+// level as risk_json writes it, with risk_text's report as "text".
+nlohmann::json half_load_level(const std::map<std::string, std::string>& sets = {}) {
+  auto keys = testing::random_server_keys();
+  keys["demand.rate_per_s"] = "5";
+  for (const auto& [k, v] : sets) keys[k] = v;
+  const RiskResult r =
+      assess_risk(testing::preset("order-status", keys), testing::quick_risk({1.0}, 20));
+  nlohmann::json level = risk_json(r)["levels"][0];
+  level["text"] = risk_text(r);
+  return level;
+}
+
+// A null time to leave was both "no run was stuck" (no storm) and "none of
+// those stuck left by the horizon" (a storm that does not end): "leave"
+// tells them apart, and the text says them differently.
+TEST(RiskReport, NoStormAndAStormThatDoesNotEndAreToldApart) {
+  const nlohmann::json calm = half_load_level(), stuck = half_load_level(spike("100")),
+                       back = half_load_level(spike("50"));
+  EXPECT_EQ(calm["stuck_to_leave"]["k"], 0);
+  EXPECT_TRUE(calm["time_to_leave"]["mean_s"].is_null());
+  EXPECT_EQ(calm["leave"], "none");
+  EXPECT_EQ(calm["text"].get<std::string>().find("time to leave"), std::string::npos);
+  EXPECT_EQ(stuck["stuck_to_leave"]["k"], 20);
+  EXPECT_EQ(stuck["left_within_horizon"]["k"], 0);
+  EXPECT_TRUE(stuck["time_to_leave"]["mean_s"].is_null());
+  EXPECT_EQ(stuck["leave"], "never");
+  const std::string never = stuck["text"];
+  EXPECT_NE(never.find("of those, healthy again by the end: 0 of 20"), std::string::npos) << never;
+  EXPECT_NE(never.find("mean time to leave after the incident: more than"), std::string::npos)
+      << never;
+  EXPECT_GT(back["left_within_horizon"]["k"], 0);
+  EXPECT_TRUE(back["time_to_leave"]["mean_s"].is_number());
+  EXPECT_EQ(back["leave"], "measured");
+}
+
+// The chain's own: its time to leave is null when it is never stuck and
+// when it never empties (AChainNeverStuck..., AStuckChainThatNeverEmpties...).
+TEST(RiskReport, TheChainsTimeToLeaveSaysItsCase) {
+  auto chain = [](double stuck_share, double leave_s) {
+    RiskLevel level;
+    level.exact = markov::RetryChainFigures{};
+    level.exact->bad_share = stuck_share;
+    level.exact->leave_bad_s = leave_s;
+    return level;
+  };
+  const double inf = std::numeric_limits<double>::infinity(),
+               nan = std::numeric_limits<double>::quiet_NaN();
+  const nlohmann::json levels = risk_json(
+      report_of({chain(0, nan), chain(0.2, inf), chain(0.2, 600), chain(0.2, nan)}))["levels"];
+  const char* cases[] = {"none", "never", "measured", "unknown"};
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(levels[i]["exact"]["leave"], cases[i]) << i;
+  EXPECT_TRUE(levels[1]["exact"]["leave_s"].is_null());
+  EXPECT_EQ(levels[2]["exact"]["leave_s"], 600);
+}
+
 TEST(RiskReport, TheChainsMixingIsWrittenAsMetaforCountsIt) {
   RiskOptions o = testing::quick_risk({0.8}, 4);
   o.exact = true;
@@ -111,6 +180,7 @@ TEST(RiskReport, AChainNeverStuckHasNoTimeToLeave) {
   ASSERT_TRUE(r.levels[0].exact);
   ASSERT_EQ(r.levels[0].exact->bad_share, 0);
   EXPECT_TRUE(risk_json(r)["levels"][0]["exact"]["leave_s"].is_null());
+  EXPECT_EQ(risk_json(r)["levels"][0]["exact"]["leave"], "none");
   EXPECT_NE(risk_text(r).find("from stuck to empty none (never stuck)"), std::string::npos);
 }
 
@@ -184,6 +254,7 @@ TEST(RiskReport, AStuckChainThatNeverEmptiesLeavesNever) {
   const std::string text = risk_text(r);
   EXPECT_EQ(text.find("none (never stuck)"), std::string::npos) << text;
   EXPECT_NE(text.find("from stuck to empty never"), std::string::npos) << text;
+  EXPECT_EQ(risk_json(r)["levels"][0]["exact"]["leave"], "never");
   // The orbit's cap is where this chain spends its time: the line says so.
   EXPECT_GT(x.orbit_full_share, 0.5);
   EXPECT_NE(text.find("orbit full " + format_percent(x.orbit_full_share) + " of the time"),

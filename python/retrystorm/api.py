@@ -278,6 +278,7 @@ def with_risk_table(answer, vary):
                 "leave_low_s": level["time_to_leave"]["low_s"],
                 "stuck_runs": level["stuck_to_leave"]["k"],
                 "operating": row["value"] == answer["operating_value"] and level["load"] == 1,
+                "leave": level["leave"],
             }
             for row in answer["rows"]
             for level in row["levels"]

@@ -215,6 +215,23 @@ nlohmann::json rare_json(const RareTip& t) {
           {"stages_passed", t.stages_passed}};
 }
 
+// Which case a time to leave is, beside its figure: null alone cannot tell
+// "nothing to leave" (no storm) from "never left" (the worst storm).
+// Estimated: none when no run was stuck, never when none of those stuck was
+// healthy again by the horizon, measured when some were.
+const char* leave_case(const RiskLevel& l) {
+  if (l.pushed.k == 0) return "none";
+  return l.leave.events > 0 ? "measured" : "never";
+}
+
+// The chain's: none when it is never stuck, never beyond what it resolves,
+// unknown when the solver gave no figure (the text's words).
+const char* leave_case(const markov::RetryChainFigures& x) {
+  if (!(x.bad_share > 0)) return "none";
+  if (std::isinf(x.leave_bad_s)) return "never";
+  return std::isnan(x.leave_bad_s) ? "unknown" : "measured";
+}
+
 nlohmann::json exact_json(const markov::RetryChainFigures& x) {
   return {{"states", x.states},
           {"stuck_from", x.bad_from},
@@ -224,6 +241,7 @@ nlohmann::json exact_json(const markov::RetryChainFigures& x) {
           {"orbit_full_share", x.orbit_full_share},
           {"enter_s", optional_json(x.enter_bad_s)},
           {"leave_s", optional_json(x.leave_bad_s)},
+          {"leave", leave_case(x)},
           {"relaxation_s", optional_json(x.relaxation_s)},
           {"mixing_metafor_s", optional_json(x.mixing_metafor_s)}};
 }
@@ -372,6 +390,7 @@ nlohmann::json risk_json(const RiskResult& r) {
                         {"stuck_to_leave", share_json(l.pushed)},
                         {"left_within_horizon", share_json(l.leave_within_horizon)},
                         {"time_to_leave", waiting_json(l.leave)},
+                        {"leave", leave_case(l)},
                         {"replay_seed", optional_json(l.tipped_seed)},
                         {"exact", l.exact ? exact_json(*l.exact) : nlohmann::json(nullptr)},
                         {"exact_note", l.exact_note}};

@@ -133,17 +133,38 @@ void Reader::unknown_field(const std::string& key, const std::string& k, const Y
        "unknown field, ignored (known here: " + list + ")");
 }
 
-int model_retries(long long retries, const Where& w, const Reader& r) {
-  const auto cap = static_cast<long long>(key_or_throw("client.retries").max);
+namespace {
+
+// "999 retries (1000 attempts per request)", or as a file that counts
+// attempts says it: "1000 attempts per request (999 retries)".
+std::string retries_text(long long retries, Counted counted) {
+  const std::string n = std::to_string(retries) + " retries";
+  const std::string a = std::to_string(retries + 1) + " attempts per request";
+  return counted == Counted::attempts ? a + " (" + n + ")" : n + " (" + a + ")";
+}
+
+}  // namespace
+
+int model_retry_cap() {
+  return static_cast<int>(key_or_throw("client.retries").max);
+}
+
+int model_retries(long long retries, const Where& w, const Reader& r, Counted counted) {
+  const long long cap = model_retry_cap();
   if (retries <= cap) return static_cast<int>(retries);
   r.layer.uncapped_retries = retries;
-  r.warn(w, std::to_string(retries) + " retries (" + std::to_string(retries + 1) +
-                " attempts per request) is more than the model runs: at most " +
-                std::to_string(cap) + " retries per layer, so this layer is imported with " +
-                std::to_string(cap) + ". A request that keeps failing makes " +
-                std::to_string(cap + 1) + " attempts in the simulation, not " +
-                std::to_string(retries + 1) +
+  const bool attempts = counted == Counted::attempts;
+  const std::string most =
+      attempts ? std::to_string(cap + 1) + " attempts (" + std::to_string(cap) + " retries)"
+               : std::to_string(cap) + " retries";
+  r.warn(w, retries_text(retries, counted) + " is more than the model runs: at most " + most +
+                " per layer, so this layer is imported with " +
+                (attempts ? std::to_string(cap + 1) + " attempts" : std::to_string(cap)) +
+                ". A request that keeps failing makes " + std::to_string(cap + 1) +
+                " attempts in the simulation, not " + std::to_string(retries + 1) +
                 ": the retry load an incident shows is a floor of the real one");
+  r.layer.from["client.retries"] +=
+      ", read as the model's most: " + std::to_string(cap) + " retries";
   return static_cast<int>(cap);
 }
 

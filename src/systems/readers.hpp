@@ -28,10 +28,20 @@ struct Reader {
                      std::initializer_list<const char*> known) const;
 };
 
-// The layer's retries as the model runs them: at most client.retries's
-// maximum. Above it, the cap, with a warning at `w` saying what the
-// simulation then misses and r.layer.uncapped_retries set.
-int model_retries(long long retries, const Where& w, const Reader& r);
+// How a file's count field counts: retries after the first attempt
+// (Envoy's num_retries) or attempts, the first included (AWS max_attempts).
+enum class Counted { retries, attempts };
+
+// The most retries per layer the model runs: client.retries's maximum.
+int model_retry_cap();
+
+// The layer's retries as the model runs them: every importer's one cap.
+// Above model_retry_cap(), the cap, with a warning at `w` worded as the file
+// counts, saying what the simulation then misses; r.layer.uncapped_retries
+// set (lint's retries-above-model-cap) and the cap added to
+// r.layer.from["client.retries"], so set that first.
+int model_retries(long long retries, const Where& w, const Reader& r,
+                  Counted counted = Counted::retries);
 
 std::string key_of(const YAML::Node& k);
 // The field `snake` of a protobuf-JSON map, spelled snake_case or camelCase

@@ -435,10 +435,26 @@ def test_risk_map_is_a_table_with_the_operating_point(random_server):
     r = rs.risk(random_server(), loads=[0.5, 1.0], runs=2, vary="client.retries=0,4")
     table = r["table"]
     assert list(table.columns) == ["value", "load", "tip_within_day", "leave_mean_s", "leave_low_s",
-                                   "stuck_runs", "operating"]
+                                   "stuck_runs", "operating", "leave"]
     assert len(table) == 4
+    assert set(table.leave) <= {"none", "never", "measured"}
+    assert (table.leave == "none").equals(table.stuck_runs == 0)
     assert table.operating.sum() == 1
     assert table[table.operating].iloc[0].value == 4
+
+
+def test_risk_tells_no_storm_from_a_storm_that_does_not_end(random_server):
+    """The mean time to leave is None both when no run was stuck and when
+    none of those stuck left by the horizon: "leave" says which."""
+    calm = rs.risk(random_server(demand__rate_per_s=5), runs=8, exact=False)["levels"][0]
+    spike = random_server(demand__rate_per_s=5, server__queue_limit=100,
+                          client__backoff__base_s=0, incident__start_s=60,
+                          incident__duration_s=10, incident__capacity_factor=1,
+                          incident__demand_factor=4, horizon_s=900)
+    stuck = rs.risk(spike, runs=8, exact=False)["levels"][0]
+    assert calm["time_to_leave"]["mean_s"] is None and calm["leave"] == "none"
+    assert stuck["stuck_to_leave"]["k"] == 8
+    assert stuck["time_to_leave"]["mean_s"] is None and stuck["leave"] == "never"
 
 
 def test_risk_refuses_a_scenario_without_randomness():

@@ -13,11 +13,15 @@ describe('risk view', () => {
     expect(roughTime(3 * 86400)).toBe('3 days');
   });
   it('a cell says the day chance and the way back, or a lower bound', () => {
-    const level: RiskLevel = { load: 1, demand_per_s: 9.5, tipped_within_horizon: share(3, 20, 0.15), time_to_tip: wait(600, 300), stuck_to_leave: share(20, 20, 1), left_within_horizon: share(0, 20, 0), time_to_leave: wait(null, 9000) };
+    const level: RiskLevel = { load: 1, demand_per_s: 9.5, tipped_within_horizon: share(3, 20, 0.15), time_to_tip: wait(600, 300), stuck_to_leave: share(20, 20, 1), left_within_horizon: share(0, 20, 0), time_to_leave: wait(null, 9000), leave: 'never' };
     const c = riskCell(level, true);
     expect(c.text).toBe('75% · > 2.5 h');
     expect(c.here).toBe(true);
     expect(c.title).toContain('3 of 20 runs tipped');
+    expect(c.title).toContain('none came back within the run (> 2.5 h)');
+    const calm = riskCell({ ...level, stuck_to_leave: share(0, 20, 0), leave: 'none' }, false);
+    expect(calm.text).toBe('75% · –');
+    expect(calm.title).toContain('Mean time back after being stuck: none stuck.');
   });
   it('timeouts are halves and doubles of the own, in whole steps', () => {
     expect(timeoutValues(3, 1)).toEqual([1, 2, 3, 6, 12]);
@@ -35,7 +39,7 @@ describe('risk view', () => {
     expect(riskVary(RISK_KNOBS[1], sc)).toBe('client.timeout_s=1,2,3,6,12');
   });
   it('the time back shades from a minute to a day; a bound of an hour or more is the darkest', () => {
-    const level = (k: number, mean: number | null, low: number): RiskLevel => ({ load: 1, demand_per_s: 1, tipped_within_horizon: share(0, 20, 0), time_to_tip: wait(null, 100), stuck_to_leave: share(k, 20, k / 20), left_within_horizon: share(0, 20, 0), time_to_leave: wait(mean, low) });
+    const level = (k: number, mean: number | null, low: number): RiskLevel => ({ load: 1, demand_per_s: 1, tipped_within_horizon: share(0, 20, 0), time_to_tip: wait(null, 100), stuck_to_leave: share(k, 20, k / 20), left_within_horizon: share(0, 20, 0), time_to_leave: wait(mean, low), leave: k === 0 ? 'none' : mean === null ? 'never' : 'measured' });
     expect(leaveTone(level(0, null, 0))).toBe(0);
     expect(leaveTone(level(5, 60, 30))).toBe(0);
     expect(leaveTone(level(5, 86400, 30))).toBe(1);

@@ -99,12 +99,18 @@ export function leaveTone(l: RiskLevel): number {
   return l.time_to_leave.low_s >= 3600 ? 1 : shade(l.time_to_leave.low_s);
 }
 
+/** The time back in words for the tooltip: no storm and one that did not end are told apart. */
+function leaveWords(l: RiskLevel, leave: string): string {
+  if (l.leave === 'none') return 'none stuck';
+  return l.leave === 'never' ? `none came back within the run (${leave})` : leave;
+}
+
 export function riskCell(l: RiskLevel, here: boolean, colour: RiskColour = 'tip'): RiskCell {
   const day = l.time_to_tip.within_day;
   const leave = l.stuck_to_leave.k === 0 ? '–' : l.time_to_leave.mean_s !== null ? roughTime(l.time_to_leave.mean_s) : `> ${roughTime(l.time_to_leave.low_s)}`;
   return {
     text: `${fmtPct(day.p, 0)} · ${leave}`,
-    title: `Tips within a day by chance: ${fmtPct(day.p, 1)} (95%: ${fmtPct(day.low, 1)} to ${fmtPct(day.high, 1)}); ${l.tipped_within_horizon.k} of ${l.tipped_within_horizon.n} runs tipped. Mean time back after being stuck: ${leave}.`,
+    title: `Tips within a day by chance: ${fmtPct(day.p, 1)} (95%: ${fmtPct(day.low, 1)} to ${fmtPct(day.high, 1)}); ${l.tipped_within_horizon.k} of ${l.tipped_within_horizon.n} runs tipped. Mean time back after being stuck: ${leaveWords(l, leave)}.`,
     here,
     tone: colour === 'tip' ? day.p : leaveTone(l),
   };

@@ -138,6 +138,8 @@ export interface RiskLevel {
   stuck_to_leave: RiskShare;
   left_within_horizon: RiskShare;
   time_to_leave: RiskWait;
+  /** Which case time_to_leave is (its mean_s is null in the first two): no run stuck, none back by the horizon, or a mean. */
+  leave: 'none' | 'never' | 'measured';
 }
 /** One run of the step-down experiment (POST /api/step-down). */
 export interface StepDownRun {

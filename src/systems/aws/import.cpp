@@ -261,9 +261,9 @@ void read_max_attempts(const Entry* attempts, const std::string& m, const std::s
                        Reader& r) {
   LayerPolicy& l = r.layer;
   long long n = m == "legacy" ? 5 : 3;
+  const Where w{r.file, section + " max_attempts", attempts ? attempts->line : 0};
   if (attempts) {
     YAML::Node v(attempts->value);
-    Where w{r.file, section + " max_attempts", attempts->line};
     one_line(*attempts, w);
     n = whole(v, w, 1, 1LL << 31);
     l.from["client.retries"] = w.text() + ": " + std::to_string(n) +
@@ -275,8 +275,7 @@ void read_max_attempts(const Entry* attempts, const std::string& m, const std::s
                                std::to_string(n) + " attempts)";
   }
   l.as_written = n;
-  long long retries = std::min<long long>(n - 1, 100);
-  l.retries = static_cast<int>(retries);
+  l.retries = model_retries(n - 1, w, r, Counted::attempts);
 }
 
 // The retry quota of standard and adaptive mode; legacy mode has none.

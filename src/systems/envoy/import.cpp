@@ -440,12 +440,8 @@ std::string read_retries(const RetryPolicyAt& p, Reader& r) {
     n = 0;
     l.from["client.retries"] = at(r.file, rp_key, rp).text() + ": no retry_on, so no retries";
   }
-  if (n > 100) {
-    r.warn(at(r.file, join(rp_key, "num_retries"), nr),
-           std::to_string(n) + " retries: the model takes at most 100");
-    n = 100;
-  }
-  l.retries = static_cast<int>(n);
+  // Envoy runs any UInt32Value count (RetryStateImpl's retries_remaining_).
+  l.retries = model_retries(n, at(r.file, join(rp_key, "num_retries"), nr), r);
 
   return retry_on;
 }

@@ -484,8 +484,6 @@ void read_retries(const Settings& s, LayerPolicy& l, const std::set<std::string>
     return;
   }
   l.retries = model_retries(n, c ? s.where(*c, "retries") : Where{s.r.file, "retries", 0}, s.r);
-  if (l.retries < n)
-    l.from["client.retries"] += ", read as the model's most: " + std::to_string(l.retries);
 }
 
 void read_timeouts(const Settings& s, LayerPolicy& l, const std::set<std::string>& on) {

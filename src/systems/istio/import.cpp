@@ -165,6 +165,7 @@ std::string read_retries(const RetriesAt& where, Reader& r) {
   YAML::Node route = where.route, re = where.re;
   const std::string &hk = where.hk, &rk = where.rk;
   long long attempts = 2;
+  Where count_at = at(r.file, hk, route);
   std::string retry_on =
       "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
   if (re) {
@@ -178,9 +179,9 @@ std::string read_retries(const RetriesAt& where, Reader& r) {
     // explicitly disabling the retry policy").
     if (re["attempts"]) {
       r.layer.spots["attempts"] = {re["attempts"].Mark().line, re["attempts"].Mark().column};
-      Where w = at(r.file, rk + ".attempts", re["attempts"]);
-      attempts = whole(re["attempts"], w, 0, 1LL << 31);
-      l.from["client.retries"] = w.text() + ": " + std::to_string(attempts) +
+      count_at = at(r.file, rk + ".attempts", re["attempts"]);
+      attempts = whole(re["attempts"], count_at, 0, 2147483647);  // HTTPRetry.attempts: int32
+      l.from["client.retries"] = count_at.text() + ": " + std::to_string(attempts) +
                                  (attempts == 0 ? " (Istio turns retries off)"
                                                 : " (Istio counts retries; " +
                                                       std::to_string(attempts + 1) + " attempts)");
@@ -202,12 +203,7 @@ std::string read_retries(const RetriesAt& where, Reader& r) {
         "retried, a 503, a 429 or a timed-out attempt is not");
   }
   l.as_written = attempts;
-  if (attempts > 100) {
-    r.warn(at(r.file, rk + ".attempts", re["attempts"]),
-           std::to_string(attempts) + " retries: the model takes at most 100");
-    attempts = 100;
-  }
-  l.retries = static_cast<int>(attempts);
+  l.retries = model_retries(attempts, count_at, r);  // attempts counts retries
 
   return retry_on;
 }

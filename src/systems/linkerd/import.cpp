@@ -412,8 +412,8 @@ void read_retry_annotations(const YAML::Node& http, const YAML::Node& grpc, cons
   auto key = [&](const std::string& name) { return ak + "." + name; };
   long long n = 0;
   std::string limit_from;
+  const Where w = at(r.file, key("retry.linkerd.io/limit"), limit);
   if (limit) {
-    Where w = at(r.file, key("retry.linkerd.io/limit"), limit);
     n = whole(limit, w, 0, 65535);  // parsed as a u16 (parse_http_retry)
     limit_from = w.text() + ": " + std::to_string(n) +
                  (n == 0 ? " counts as left out (Linkerd default 1)"
@@ -436,9 +436,9 @@ void read_retry_annotations(const YAML::Node& http, const YAML::Node& grpc, cons
   } else {
     if (n == 0) n = 1;
     l.as_written = n;
-    l.retries = static_cast<int>(std::min<long long>(n, 100));
     l.from["client.retries"] =
         limit ? limit_from : r.file + ": retry.linkerd.io/limit left out (Linkerd default 1)";
+    l.retries = model_retries(n, w, r);
     annotation_backoff(l);
     read_annotation_answers(http, grpc, key, r);
     if (!http && !grpc)

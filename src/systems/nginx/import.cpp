@@ -445,10 +445,8 @@ void read_tries(const Scope& s, LayerPolicy& l, const Upstream& u, bool off) {
   const Where w = d && tries > 0
                       ? s.where(*d)
                       : Where{s.r.file, "upstream " + u.name, u.block ? u.block->line : 0};
-  l.retries = model_retries(n - 1, w, s.r);
   l.from["client.retries"] = from + " -> " + std::to_string(n - 1) + " retries";
-  if (l.retries < n - 1)
-    l.from["client.retries"] += ", read as the model's most: " + std::to_string(l.retries);
+  l.retries = model_retries(n - 1, w, s.r);
 }
 
 void read_timeouts(const Scope& s, LayerPolicy& l, const std::set<std::string>& on) {

@@ -42,7 +42,10 @@ void read_ladder(const YAML::Node& d, Reader& r) {
     l.ladder_s.push_back(duration(ls[i], wi, kAny));
   }
   if (l.ladder_s.empty()) fail(where(r, "ladder_s", ls), "an empty ladder: write retries: 0");
-  if (l.ladder_s.size() > 100) fail(where(r, "ladder_s", ls), "more than 100 retries");
+  // The model's own format: a ladder the model cannot run is refused, not cut.
+  const int most = model_retry_cap();
+  if (l.ladder_s.size() > static_cast<size_t>(most))
+    fail(where(r, "ladder_s", ls), "more than " + std::to_string(most) + " retries");
   l.retries = static_cast<int>(l.ladder_s.size());
   l.backoff.base_s = l.ladder_s[0];
   l.backoff.multiplier =
@@ -80,7 +83,8 @@ void read_ladder(const YAML::Node& d, Reader& r) {
 void read_retries_and_backoff(const YAML::Node& d, Reader& r) {
   LayerPolicy& l = r.layer;
   if (d["retries"]) {
-    l.retries = static_cast<int>(whole(d["retries"], where(r, "retries", d["retries"]), 0, 100));
+    l.retries = static_cast<int>(
+        whole(d["retries"], where(r, "retries", d["retries"]), 0, model_retry_cap()));
     l.from["client.retries"] = where(r, "retries", d["retries"]).text();
   } else {
     l.retries = 3;
