@@ -218,6 +218,17 @@ std::vector<BadCase> bad_cases() {
                  "spec:\n  http:\n  - retries:\n      <<: *A\n      <<: *B\n"}},
                {"import", "m.yaml"},
                {"m.yaml:7", "key '<<' appears twice", "`<<: [*A, *B]`"}});
+  // Only Kubernetes resources get their merge keys expanded: elsewhere the
+  // message says so instead of pointing to a form that file does not read.
+  c.push_back({"ScenarioWithTwoMergeKeys",
+               {{"s.yaml", "x: &A {retries: 2}\nclient:\n  <<: *A\n  <<: *A\n"}},
+               {"run", "--scenario", "s.yaml"},
+               {"s.yaml:4", "key '<<' appears twice",
+                "this kind of file does not read YAML merge keys (only Kubernetes resources do)"}});
+  c.push_back({"ImportEnvoyWithTwoMergeKeys",
+               {{"e.yaml", "retry_policy:\n  retry_on: 5xx\n  <<: {a: 1}\n  <<: {b: 2}\n"}},
+               {"import", "e.yaml"},
+               {"e.yaml:4", "key '<<' appears twice", "does not read YAML merge keys"}});
   c.push_back({"TimeoutBelowOneStep",
                {},
                {"run", "--set", "client.timeout_s=1e-10"},

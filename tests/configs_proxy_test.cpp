@@ -217,10 +217,32 @@ TEST(ConfigsHaproxy, RetriesReadAsAtolReadsThem) {
   LayerPolicy l = layer_of("n.cfg", "backend a\n retries -1\n", &neg);
   EXPECT_EQ(l.retries, 0);
   ASSERT_EQ(neg.size(), 1u);
-  EXPECT_NE(neg[0].find("n.cfg:2: retries: '-1' is not a whole number: HAProxy reads it with "
-                        "atol, unchecked, as -1, and a negative count never retries"),
+  // Both readings, as the import cannot know the version (see
+  // RetriesOutside16BitsDependOnTheVersion).
+  EXPECT_NE(neg[0].find("n.cfg:2: retries: '-1' is a negative count: HAProxy reads it with "
+                        "atol, unchecked, as -1: HAProxy up to 3.0 never retries"),
             std::string::npos)
       << neg[0];
+  EXPECT_NE(neg[0].find("3.1 and later retry 65535 times (unsigned short max_retries); read as 0 "
+                        "retries, as up to 3.0"),
+            std::string::npos)
+      << neg[0];
+  // A sign on a count is what it is, and one retry is singular.
+  std::vector<std::string> plus;
+  EXPECT_EQ(read("+1", &plus), 1);
+  EXPECT_TRUE(any_contains(plus,
+                           "'+1' is a count with a sign: HAProxy reads it with atol, "
+                           "unchecked, as 1: read as 1 retry"))
+      << plus.front();
+  std::vector<std::string> zero;
+  EXPECT_EQ(read("-0", &zero), 0);
+  EXPECT_TRUE(any_contains(zero,
+                           "'-0' is a count with a sign: HAProxy reads it with atol, "
+                           "unchecked, as 0: read as 0 retries"))
+      << zero.front();
+  std::vector<std::string> junk;
+  EXPECT_EQ(read("-1x", &junk), 0);
+  EXPECT_TRUE(any_contains(junk, "'-1x' is not a whole number"));
   // HAProxy 3.1+ copies it into the stream's unsigned short max_retries
   // (stream_new, process_switching_rules in src/stream.c): -1 is 65535 there.
   EXPECT_TRUE(any_contains(l.notes, "so there it is 65535 retries; the import follows 2.6 (0)"));
@@ -259,6 +281,54 @@ TEST(ConfigsHaproxy, RetriesAboveTheModelReadAtItsCap) {
       layer_of("x.cfg", "backend a\n mode http\n retries 100000\n retry-on none\n", &quiet);
   EXPECT_EQ(none.retries, 0);
   EXPECT_TRUE(quiet.empty()) << quiet.front();
+}
+
+// HAProxy up to 3.0 compares the stream's int count with the backend's int
+// (back_handle_st_cer, src/backend.c: s->conn_retries >= s->be->conn_retries);
+// from 3.1 stream_new and process_switching_rules (src/stream.c) copy it into
+// the stream's unsigned short max_retries (include/haproxy/stream-t.h), and
+// back_handle_st_cer compares s->conn_retries >= s->max_retries. Outside
+// 0..65535 the versions differ; the import follows 2.6 (the conformance
+// tests' HAProxy), lint says what 3.1 and later do.
+TEST(ConfigsHaproxy, RetriesOutside16BitsDependOnTheVersion) {
+  auto wrap = [](const std::string& value) -> std::optional<Finding> {
+    LintReport lr = lint_configs({{"w.cfg", "backend a\n mode http\n retries " + value + "\n"}});
+    for (const auto& f : lr.findings)
+      if (f.rule == "retries-wrap-16-bit") return f;
+    return std::nullopt;
+  };
+  auto neg = wrap("-1");
+  ASSERT_TRUE(neg);
+  EXPECT_EQ(neg->severity, Severity::warning);
+  EXPECT_NE(neg->message.find("retries -1: HAProxy up to 3.0 never retries (a negative count); "
+                              "3.1 and later keep the count in 16 bits (unsigned short "
+                              "max_retries) and retry 65535 times: a retry storm there"),
+            std::string::npos)
+      << neg->message;
+  EXPECT_EQ(neg->numbers.at("retries_haproxy_3_1"), 65535);
+  auto big = wrap("100000");  // 100000 mod 65536
+  ASSERT_TRUE(big);
+  EXPECT_NE(big->message.find("up to 3.0 retries 100000 times; 3.1 and later keep the count in 16 "
+                              "bits (unsigned short max_retries) and retry 34464 times"),
+            std::string::npos)
+      << big->message;
+  EXPECT_EQ(big->message.find("storm"), std::string::npos) << big->message;
+  auto whole = wrap("65536");
+  ASSERT_TRUE(whole);
+  EXPECT_NE(whole->message.find("and never retry"), std::string::npos) << whole->message;
+  auto once = wrap("-65535");
+  ASSERT_TRUE(once);
+  EXPECT_NE(once->message.find("and retry 1 time: more retries than the import"), std::string::npos)
+      << once->message;
+  // Read the same by every version.
+  EXPECT_FALSE(wrap("3"));
+  EXPECT_FALSE(wrap("0"));
+  EXPECT_FALSE(wrap("65535"));
+  EXPECT_FALSE(wrap("abc"));  // atol: 0
+  // retry-on none never retries, whatever the count.
+  LintReport none =
+      lint_configs({{"n.cfg", "backend a\n mode http\n retries -1\n retry-on none\n"}});
+  EXPECT_FALSE(has_rule(none, "retries-wrap-16-bit", "warning"));
 }
 
 // ---------------------------------------------------------------- nginx

@@ -176,5 +176,123 @@ TEST(MeshDestinationRule, AShortHostAndAWorkloadSelector) {
             "");
 }
 
+// A rule of host `host` in namespace `ns` ("" for none) with `body` as its
+// spec's other lines.
+ConfigFile host_rule(const std::string& file, const std::string& ns, const std::string& name,
+                     const std::string& host, const std::string& body) {
+  return {file, "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: " +
+                    name + "\n" + (ns.empty() ? std::string() : "  namespace: " + ns + "\n") +
+                    "spec:\n  host: " + host + "\n" + body};
+}
+
+std::string budget(int percent) {
+  return "  trafficPolicy:\n    retryBudget: {percent: " + std::to_string(percent) + "}\n";
+}
+
+// pilot/pkg/model/push_context.go, PushContext.destinationRule, and
+// config.go, MostSpecificHostMatch: each namespace's index is searched for the
+// callee's own host, else the longest wildcard matching it, and the first
+// namespace with a match ends the lookup.
+TEST(MeshDestinationRule, AWildcardRuleOfTheCallersNamespaceEndsTheLookup) {
+  const ConfigFile wild =
+      host_rule("istio/web-wild.yaml", "web", "web-wild", "\"*.svc.cluster.local\"",
+                "  exportTo: [\".\"]\n  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}\n");
+  MeshImport m = import_mesh({deployments("web"), virtual_service(),
+                              rule("istio/dr-shop.yaml", "shop", "orders", 20), wild},
+                             {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(m, 2), -1);  // frontend, in web: web's wildcard, no budget
+  EXPECT_EQ(m.calls[2].files,
+            std::vector<std::string>{"istio/orders-vs.yaml, istio/web-wild.yaml"});
+  EXPECT_EQ(ratio(m, 3), 0.2);              // gateway, in shop: exportTo "." keeps web's to web
+  EXPECT_EQ(said(m, "web-wild.yaml"), "");  // used: not "the callee of no call"
+
+  // In one namespace the callee's own host beats a wildcard, and the longer
+  // wildcard the shorter.
+  MeshImport specific = import_mesh({deployments("web"), virtual_service(), wild,
+                                     host_rule("istio/web-shop.yaml", "web", "shop-wild",
+                                               "\"*.shop.svc.cluster.local\"", budget(40))},
+                                    {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(specific, 2), 0.4);
+  MeshImport exact = import_mesh(
+      {deployments("web"), virtual_service(), wild, rule("istio/dr-web.yaml", "web", "orders", 50)},
+      {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(exact, 2), 0.5);
+}
+
+// push_context.go, setDestinationRules, indexes a rule by its namespace; one
+// without metadata.namespace is where kubectl applies it: `default`, or the
+// one namespace all of the folder's resources give.
+TEST(MeshDestinationRule, ARuleWithoutANamespaceIsWhereKubectlAppliesIt) {
+  const std::string fqdn = "orders.shop.svc.cluster.local";
+  MeshImport one = import_mesh({deployments("shop"), virtual_service(),
+                                host_rule("istio/dr.yaml", "", "orders", fqdn, budget(50))},
+                               {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(one, 2), 0.5);  // the folder is shop's: read as shop's
+  // Said: in another namespace frontend would not take it.
+  EXPECT_NE(said(one, "read as in namespace shop (the one namespace the folder's resources give)"),
+            "");
+
+  // web and shop: read as in `default`, where frontend (web) does not look.
+  MeshImport two = import_mesh(
+      {deployments("web"), virtual_service(), rule("istio/dr-shop.yaml", "shop", "orders", 20),
+       host_rule("istio/dr.yaml", "", "orders", fqdn, budget(50))},
+      {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(two, 2), 0.2);
+  const std::string w = said(two, "calls[2] (frontend -> orders): istio/dr.yaml:2 gives no");
+  EXPECT_NE(w.find("read as in namespace default"), std::string::npos) << w;
+  EXPECT_NE(w.find("in namespace web, frontend would take istio/dr.yaml"), std::string::npos) << w;
+}
+
+// Kubernetes keeps one object per kind, namespace and name: the later apply
+// replaces the earlier, so istiod (setDestinationRules) never sees both.
+TEST(MeshDestinationRule, TheSameNameTwiceIsOneRuleTheLaterRead) {
+  MeshImport m = import_mesh(
+      {deployments("shop"), virtual_service(), rule("istio/a.yaml", "shop", "orders", 20),
+       rule("istio/b.yaml", "shop", "orders", 50)},
+      {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(m, 3), 0.5);
+  const std::string w = said(m, "istio/a.yaml:5 and istio/b.yaml:5: both are DestinationRule");
+  EXPECT_NE(w.find("istio/b.yaml (later in the folder's file order) is read"), std::string::npos)
+      << w;
+  EXPECT_EQ(said(m, "each set a trafficPolicy"), "");  // not merged
+}
+
+// config.go, ResolveShortnameToFQDN expands only a host without dots, and
+// MostSpecificHostMatch wants the service's full name: "orders.shop" and
+// "orders.shop.svc" name no service.
+TEST(MeshDestinationRule, AHostWithDotsThatIsNoFullNameAppliesToNothing) {
+  for (const std::string host : {"orders.shop", "orders.shop.svc"}) {
+    MeshImport m = import_mesh({deployments("shop"), virtual_service(),
+                                host_rule("istio/dr.yaml", "shop", "orders", host, budget(50))},
+                               {"calls.yaml", kCalls});
+    EXPECT_EQ(ratio(m, 3), -1) << host;
+    EXPECT_NE(said(m, "istio/dr.yaml: Istio gives it to no caller here: its host " + host +
+                          " has dots but is no full name"),
+              "")
+        << host;
+  }
+}
+
+// PushContext.destinationRule looks up the service's own hostname: with the
+// callee's namespace unknown, web's "orders" (orders.web) and shop's
+// orders.shop.svc.cluster.local cannot both be its; a VirtualService tells.
+TEST(MeshDestinationRule, AnUnknownCalleeNamespaceIsSaidUnlessTheRouteTellsIt) {
+  const ConfigFile no_orders{
+      "k8s/deployments.yaml",
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: frontend, namespace: web}\n---\n"
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: gateway, namespace: shop}\n"};
+  const ConfigFile web = host_rule("istio/dr-web.yaml", "web", "orders", "orders", budget(50));
+  const ConfigFile shop = rule("istio/dr-shop.yaml", "shop", "orders", 20);
+  MeshImport unknown = import_mesh({no_orders, web, shop}, {"calls.yaml", kCalls});
+  const std::string w = said(unknown, "calls[2] (frontend -> orders): the DestinationRules' hosts");
+  EXPECT_NE(w.find("orders in web (istio/dr-web.yaml:5)"), std::string::npos) << w;
+  EXPECT_NE(w.find("istio/dr-shop.yaml:5"), std::string::npos) << w;
+
+  MeshImport routed =
+      import_mesh({no_orders, virtual_service(), web, shop}, {"calls.yaml", kCalls});
+  EXPECT_EQ(ratio(routed, 2), 0.2);  // orders is shop's: web's rule is orders.web's
+  EXPECT_EQ(said(routed, "the DestinationRules' hosts"), "");
+}
+
 }  // namespace
 }  // namespace retrystorm::configs

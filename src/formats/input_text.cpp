@@ -173,11 +173,14 @@ struct Expansion {
   }
 };
 
-// A second `<<` is the usual way to try merging two maps; say the legal one.
-[[noreturn]] void key_twice(const std::string& source, const YAML::Node& key) {
+// A second `<<` is the usual way to try merging two maps: say the legal one
+// where merge keys are read (`merges`), else that this file does not read them.
+[[noreturn]] void key_twice(const std::string& source, const YAML::Node& key, bool merges) {
   std::string what = "key '" + clip(key.Scalar()) + "' appears twice in the same mapping";
   if (is_merge_key(key))
-    what += "; a mapping takes one merge key: merge several maps with `<<: [*A, *B]`";
+    what += merges ? "; a mapping takes one merge key: merge several maps with `<<: [*A, *B]`"
+                   : "; this kind of file does not read YAML merge keys (only Kubernetes "
+                     "resources do), so `<<` is an ordinary key here";
   fail_at(source, key.Mark().line + 1, what);
 }
 
@@ -186,7 +189,8 @@ struct Expansion {
 // for the configuration importers, which read the tree as YAML). Both refuse the
 // same depth, expansion and duplicate keys.
 template <bool kBuild>
-json yaml_walk(const YAML::Node& node, const std::string& source, int depth, Expansion& budget) {
+json yaml_walk(const YAML::Node& node, const std::string& source, int depth, Expansion& budget,
+               bool merges) {
   if (depth > kMaxNesting) too_deep(source, node.Mark().line + 1);
   budget.add(node, source);
   switch (node.Type()) {
@@ -196,8 +200,8 @@ json yaml_walk(const YAML::Node& node, const std::string& source, int depth, Exp
       for (const auto& kv : node) {
         budget.add(kv.first, source);
         const std::string& key = kv.first.Scalar();
-        if (!seen.insert(key).second) key_twice(source, kv.first);
-        json value = yaml_walk<kBuild>(kv.second, source, depth + 1, budget);
+        if (!seen.insert(key).second) key_twice(source, kv.first, merges);
+        json value = yaml_walk<kBuild>(kv.second, source, depth + 1, budget, merges);
         if constexpr (kBuild) out[key] = std::move(value);
       }
       return out;
@@ -205,7 +209,7 @@ json yaml_walk(const YAML::Node& node, const std::string& source, int depth, Exp
     case YAML::NodeType::Sequence: {
       json out = kBuild ? json::array() : json();
       for (const auto& item : node) {
-        json value = yaml_walk<kBuild>(item, source, depth + 1, budget);
+        json value = yaml_walk<kBuild>(item, source, depth + 1, budget, merges);
         if constexpr (kBuild) out.push_back(std::move(value));
       }
       return out;
@@ -323,9 +327,9 @@ bool is_merge_key(const YAML::Node& key) {
          (key.Tag() == "?" || key.Tag() == "tag:yaml.org,2002:merge");
 }
 
-void check_yaml_document(const YAML::Node& document, const std::string& source) {
+void check_yaml_document(const YAML::Node& document, const std::string& source, bool merges) {
   Expansion budget;
-  yaml_walk<false>(document, source, 0, budget);
+  yaml_walk<false>(document, source, 0, budget, merges);
 }
 
 json parse_yaml_text(const std::string& text, const std::string& source) {
@@ -335,7 +339,7 @@ json parse_yaml_text(const std::string& text, const std::string& source) {
   check_one_document(text, source);
   Expansion budget;
   try {
-    return yaml_walk<true>(YAML::Load(text), source, 0, budget);
+    return yaml_walk<true>(YAML::Load(text), source, 0, budget, false);
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) fail_at(source, 0, "not valid YAML: " + e.msg);
     fail_at(source, e.mark.line + 1,

@@ -44,8 +44,10 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
 nlohmann::json parse_yaml_text(const std::string& text, const std::string& source);
 // The same checks on a YAML document its reader walks as YAML: duplicate
 // keys (the first one won silently; kubectl refuses them), nesting and alias
-// expansion. InputError naming `source` and the line.
-void check_yaml_document(const YAML::Node& document, const std::string& source);
+// expansion. InputError naming `source` and the line. `merges`: the reader
+// expands YAML merge keys (Kubernetes resources), for the message on two `<<`.
+void check_yaml_document(const YAML::Node& document, const std::string& source,
+                         bool merges = false);
 
 // A YAML merge key as go-yaml's isMerge reads one: a plain `<<` or one tagged
 // !!merge (a quoted "<<" is an ordinary key).

@@ -54,6 +54,13 @@ std::string label(const std::string& name) {
   return name.empty() ? "scenario" : name;
 }
 
+// "a bytes", "an int": the type's name with its article.
+std::string type_name(py::handle v) {
+  std::string t = py::str(v.get_type().attr("__name__"));
+  return (!t.empty() && std::string("aeiouAEIOU").find(t[0]) != std::string::npos ? "an " : "a ") +
+         t;
+}
+
 // Text for a message; a lone surrogate, which has no UTF-8, as \ud800.
 std::string escaped(py::handle text) {
   PyObject* bytes = PyUnicode_AsEncodedString(text.ptr(), "utf-8", "backslashreplace");
@@ -70,7 +77,7 @@ std::string shown(py::handle v) {
     PyErr_Clear();
     if (PyLong_Check(v.ptr()))
       return "an integer of " + std::to_string(_PyLong_NumBits(v.ptr())) + " bits";
-    return "a " + std::string(py::str(v.get_type().attr("__name__")));
+    return type_name(v);
   }
   py::str text = py::reinterpret_steal<py::str>(repr);
   size_t length = py::len(text);
@@ -125,6 +132,12 @@ double float_of(py::handle v, const std::string& name) {
   throw outside_numbers(v, name);
 }
 
+// A value (or dict key) of a type the scenario has no use for; `allowed`
+// says what it takes.
+py::type_error wrong_type(py::handle v, const std::string& name, const std::string& allowed) {
+  return py::type_error(label(name) + ": " + shown(v) + " is " + type_name(v) + "; " + allowed);
+}
+
 // The key of a dict's item: "client" and "retries" make "client.retries".
 std::string joined(const std::string& name, const std::string& key) {
   return name.empty() ? key : name + "." + key;
@@ -138,16 +151,20 @@ nlohmann::json to_json(py::handle v, const std::string& name, std::vector<PyObje
 nlohmann::json container_to_json(py::handle v, const std::string& name,
                                  std::vector<PyObject*>& path) {
   if (std::find(path.begin(), path.end(), v.ptr()) != path.end())
-    throw py::value_error("the scenario contains itself (a dict or list inside its own value)");
+    throw py::value_error(label(name) +
+                          ": the scenario contains itself (a dict or list inside its own value)");
   if (path.size() >= static_cast<size_t>(kMaxNesting))
-    throw py::value_error("the scenario is nested more than " + std::to_string(kMaxNesting) +
-                          " levels deep");
+    throw py::value_error(label(name) + ": the scenario is nested more than " +
+                          std::to_string(kMaxNesting) + " levels deep");
   path.push_back(v.ptr());
   nlohmann::json out;
   if (py::isinstance<py::dict>(v)) {
     out = nlohmann::json::object();
     for (auto [key, item] : v.cast<py::dict>()) {
-      std::string text = utf8(py::str(key), label(name) + " key");
+      // str() of another key would make a key of its repr ("b'retries'").
+      if (!py::isinstance<py::str>(key))
+        throw wrong_type(key, label(name) + " key", "a scenario key is a str");
+      std::string text = utf8(key, label(name) + " key");
       out[text] = to_json(item, joined(name, text), path);
     }
   } else {
@@ -186,9 +203,7 @@ nlohmann::json to_json(py::handle v, const std::string& name, std::vector<PyObje
     PyErr_Clear();
   }
   if (py::hasattr(v, "__float__")) return float_of(v, name);
-  throw py::type_error(label(name) + ": " + shown(v) + " is a " +
-                       std::string(py::str(v.get_type().attr("__name__"))) +
-                       "; a scenario value is a bool, int, float or str");
+  throw wrong_type(v, name, "a scenario value is a bool, int, float or str");
 }
 
 }  // namespace

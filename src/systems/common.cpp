@@ -234,9 +234,11 @@ std::vector<YAML::Node> parse_documents(const std::string& text, const std::stri
     try {
       YAML::Node d = YAML::Load(chunk);
       if (!d.IsDefined() || d.IsNull()) continue;
-      check_yaml_document(d, file);  // duplicate keys, aliases (formats/input_text.hpp)
+      const bool kubernetes = kubernetes_resource(d);  // reads the top map alone
+      // Duplicate keys, aliases (formats/input_text.hpp).
+      check_yaml_document(d, file, kubernetes);
       // Bounded by the check above: a merge's entries were counted under its `<<`.
-      if (kubernetes_resource(d)) expand_merge_keys(d, file, warnings);
+      if (kubernetes) expand_merge_keys(d, file, warnings);
       docs.push_back(d);
     } catch (const YAML::Exception& e) {
       fail({file, "", e.mark.is_null() ? 0 : e.mark.line + 1}, "not valid YAML: " + e.msg);

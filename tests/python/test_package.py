@@ -345,6 +345,34 @@ def test_a_value_the_converter_refuses_names_its_key(value, error, words):
         rs.Scenario.from_dict({"calls": [{"to": value}]})
 
 
+def test_a_dict_key_that_is_not_a_str_is_a_type_error_naming_where():
+    # str() of it would make the key "client.b'retries'" (an unknown key).
+    bytes_key = r"^client key: b'retries' is a bytes; a scenario key is a str$"
+    with pytest.raises(TypeError, match=bytes_key):
+        rs.Scenario.from_dict({"client": {b"retries": 2}})
+    with pytest.raises(TypeError, match=r"^scenario key: 3 is an int; a scenario key is a str$"):
+        rs.Scenario.from_dict({3: 1})
+    with pytest.raises(TypeError, match=r"^calls\[0\] key: \(1, 2\) is a tuple"):
+        rs.Scenario.from_dict({"calls": [{(1, 2): "a"}]})
+
+
+def test_a_type_is_named_with_its_article():
+    with pytest.raises(TypeError, match=r"^client\.retries: <object object at .*> is an object;"):
+        rs.Scenario.preset("order-status").set("client.retries", object())
+
+
+def test_a_loop_and_deep_nesting_name_the_key():
+    loop = {"retries": 1}
+    loop["backoff"] = loop
+    with pytest.raises(ValueError, match=r"^client\.backoff: the scenario contains itself"):
+        rs.Scenario.from_dict({"client": loop})
+    deep = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    with pytest.raises(ValueError, match=r"^client(\.a)+: the scenario is nested more than 200"):
+        rs.Scenario.from_dict({"client": deep})
+
+
 def test_an_int_with_no_repr_and_a_surrogate_in_a_dict_key_are_named():
     with pytest.raises(ValueError, match="^seed: an integer of 16610 bits is outside the range"):
         rs.Scenario.preset("order-status").set("seed", 10**5000)

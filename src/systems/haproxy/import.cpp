@@ -426,21 +426,42 @@ bool reads_as_written(const std::string& v, int n) {
   return n >= 0 && digits == std::to_string(n);
 }
 
-// What HAProxy made of a `retries` value that is not a plain count.
-std::string atol_warning(const std::string& v, int n) {
-  const bool digits = std::all_of(
-      v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  return "'" + v + "' " +
-         (digits ? "does not fit HAProxy's int: atol into an int keeps "
-                 : "is not a whole number: HAProxy reads it with atol, unchecked, as ") +
-         std::to_string(n) +
-         (n < 0 ? ", and a negative count never retries (back_handle_st_cer and do_l7_retry "
-                  "find it reached at once): read as 0 retries"
-                : ": read as " + std::to_string(n) + " retries");
+// "1 retry", "2 retries".
+std::string plural(long long n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-// The retries HAProxy 2.6 runs for `retries V`: only a missing value or a
-// second one is refused; anything else is what atol made of it.
+// What a `retries` value that is not a plain count is: too large, signed
+// (-1, +5, -0) or not a number.
+std::string written_as(const std::string& v) {
+  auto digits = [](const std::string& t) {
+    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+  };
+  if (digits(v)) return "does not fit HAProxy's int: atol into an int keeps ";
+  const std::string atol = ": HAProxy reads it with atol, unchecked, as ";
+  if ((v[0] != '-' && v[0] != '+') || !digits(v.substr(1))) return "is not a whole number" + atol;
+  const bool negative = v[0] == '-' && v.find_first_not_of('0', 1) != std::string::npos;
+  return (negative ? "is a negative count" : "is a count with a sign") + atol;
+}
+
+// What HAProxy made of a `retries` value that is not a plain count. A
+// negative one depends on the version: up to 3.0 back_handle_st_cer
+// (src/backend.c) compares the int counts, so it never retries; from 3.1
+// stream_new (src/stream.c) copies it into the unsigned short max_retries.
+std::string atol_warning(const std::string& v, int n) {
+  std::string head = "'" + v + "' " + written_as(v) + std::to_string(n);
+  if (n >= 0) return head + ": read as " + plural(n, "retry", "retries");
+  return head + ": HAProxy up to 3.0 never retries (back_handle_st_cer and do_l7_retry find " +
+         "the count reached at once); 3.1 and later retry " +
+         plural(static_cast<uint16_t>(n), "time", "times") +
+         " (unsigned short max_retries); read as 0 retries, as up to 3.0";
+}
+
+// The count HAProxy 2.6 holds for `retries V` (an int, maybe negative): only
+// a missing value or a second one is refused; anything else is what atol made
+// of it.
 int haproxy_retries(const CfgLine& c, const Settings& s, LayerPolicy& l) {
   const Where w = s.where(c, "retries");
   if (c.words.size() < 2 || c.words[1].empty())
@@ -453,14 +474,15 @@ int haproxy_retries(const CfgLine& c, const Settings& s, LayerPolicy& l) {
   const int n = haproxy_atol_int(v);
   if (!reads_as_written(v, n)) s.r.warn(w, atol_warning(v, n));
   // HAProxy 3.1 copies it into each stream's unsigned short max_retries
-  // (stream_new, process_switching_rules in src/stream.c).
+  // (stream_new, process_switching_rules in src/stream.c); lint's
+  // retries-wrap-16-bit says so.
   if (n < 0 || n > 0xFFFF)
     l.notes.push_back("retries " + v +
                       ": HAProxy 3.1 and later keep each stream's count in 16 "
                       "bits (unsigned short max_retries), so there it is " +
-                      std::to_string(static_cast<uint16_t>(n)) +
-                      " retries; the import follows 2.6 (" + std::to_string(std::max(n, 0)) + ")");
-  return std::max(n, 0);
+                      plural(static_cast<uint16_t>(n), "retry", "retries") +
+                      "; the import follows 2.6 (" + std::to_string(std::max(n, 0)) + ")");
+  return n;
 }
 
 void read_retries(const Settings& s, LayerPolicy& l, const std::set<std::string>& on) {
@@ -469,7 +491,9 @@ void read_retries(const Settings& s, LayerPolicy& l, const std::set<std::string>
   long long n = 3;
   const CfgLine* c = s.get("retries");
   if (c) {
-    n = haproxy_retries(*c, s, l);
+    const int held = haproxy_retries(*c, s, l);
+    l.settings["retries held"] = std::to_string(held);  // lint's retries-wrap-16-bit
+    n = std::max(held, 0);
     l.from["client.retries"] = s.where(*c, "retries").text() + ": " + std::to_string(n) +
                                " (retries; " + std::to_string(n + 1) + " attempts)";
   } else {

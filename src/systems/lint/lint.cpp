@@ -90,6 +90,7 @@ LintReport lint_imported(ImportResult imported, const LintOptions& o,
     rule_haproxy(c, i);
     rule_nginx(c, i);
     rule_model_cap(c, i);
+    rule_haproxy_16_bit(c, i);
     rule_adaptive_limiter(c, i);
     rule_pool_wait_unbounded(c, i);
     rule_outlier_never_ejects(c, i);

@@ -174,6 +174,7 @@ void rule_aws_cap_after_jitter(const Context& c, size_t index);
 void rule_haproxy(const Context& c, size_t index);
 void rule_nginx(const Context& c, size_t index);
 void rule_model_cap(const Context& c, size_t index);
+void rule_haproxy_16_bit(const Context& c, size_t index);
 
 // The rules that need a graph of services (graph_rules.cpp), about the
 // scenario `source` names.

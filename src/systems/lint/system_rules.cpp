@@ -1,7 +1,10 @@
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "systems/lint/rules.hpp"
+#include "systems/readers.hpp"
 
 namespace retrystorm::configs::lint {
 
@@ -297,6 +300,35 @@ void rule_model_cap(const Context& c, size_t index) {
               " attempts and the retry load of an incident is higher than they show";
   f.fix = count_text(l, 1) + " (one retry), or the few retries you mean";
   f.numbers = {{"retries", l.uncapped_retries}, {"model_retries", l.retries}};
+  c.out.push_back(f);
+}
+
+// HAProxy 3.1 and later copy `retries` into each stream's unsigned short
+// max_retries (stream_new, process_switching_rules in src/stream.c;
+// back_handle_st_cer in src/backend.c compares against it); up to 3.0 the
+// int itself. Outside 0..65535 the versions differ: -1 never retries up to
+// 3.0 and retries 65535 times from 3.1. The import follows 2.6.
+void rule_haproxy_16_bit(const Context& c, size_t index) {
+  const LayerPolicy& l = *c.retrying[index];
+  const std::string held = setting(l, "retries held");
+  if (l.system != System::haproxy || held.empty() || has_word(setting(l, "retry-on"), "none"))
+    return;
+  const long long n = std::atoll(held.c_str());
+  if (n >= 0 && n <= 0xFFFF) return;
+  const long long wrapped = static_cast<uint16_t>(n);
+  Finding f = finding(Severity::warning, "retries-wrap-16-bit", l.file);
+  f.message =
+      "retries " + held + ": HAProxy up to 3.0 " +
+      (n < 0 ? std::string("never retries (a negative count)")
+             : "retries " + plural(n, "time", "times")) +
+      "; 3.1 and later keep the count in 16 bits (unsigned short max_retries) and " +
+      (wrapped == 0 ? std::string("never retry") : "retry " + plural(wrapped, "time", "times"));
+  if (wrapped > std::max(n, 0LL))
+    f.message += std::string(wrapped > model_retry_cap() ? ": a retry storm there, " : ": ") +
+                 "more retries than the import (read as up to 3.0) and --simulate show";
+  f.fix = count_text(l, 1) +
+          " (one retry), or a count from 0 to 65535, which every HAProxy reads the same";
+  f.numbers = {{"retries", n}, {"retries_haproxy_3_1", wrapped}};
   c.out.push_back(f);
 }
 

@@ -17,6 +17,8 @@ namespace {
 const std::string kRoot = "istio-system";
 // A caller's namespace that holds no rule: what any other namespace gets.
 const std::string kElsewhere = "\x01";
+// A service's full name is <name>.<namespace> then this.
+const std::string kDomain = ".svc.cluster.local";
 
 std::string scalar_at(const YAML::Node& map, const char* key) {
   return map && map.IsMap() && map[key] && map[key].IsScalar() ? map[key].Scalar() : "";
@@ -32,8 +34,11 @@ std::string joined(const std::vector<std::string>& items, const std::string& las
 // One DestinationRule, as the lookup needs it.
 struct Rule {
   size_t index = 0;  // in the call's files
-  std::string file, ns, name, created, host, host_ns;
-  int line = 0;  // of metadata.namespace, else of kind
+  std::string file, ns, name, created, host;
+  std::string fqdn;                        // the host as istiod indexes it
+  std::string host_ns;                     // the namespace the host names, "" for none or any
+  bool wildcard = false, assumed = false;  // assumed: no metadata.namespace
+  int line = 0;                            // of metadata.namespace, else of kind
   std::vector<std::string> export_to;
   bool selector = false, policy = false;
   std::set<std::string> subsets;
@@ -41,7 +46,7 @@ struct Rule {
 
   std::string where() const { return file + ":" + std::to_string(line); }
   std::string ns_text() const {
-    return ns.empty() ? std::string("no namespace") : "namespace " + ns;
+    return "namespace " + ns + (assumed ? " (assumed: no metadata.namespace)" : "");
   }
   bool exports(const std::string& n) const {
     return std::find(export_to.begin(), export_to.end(), n) != export_to.end();
@@ -50,18 +55,33 @@ struct Rule {
 
 using Tier = std::vector<const Rule*>;
 
-// The namespace a rule's host names: a short host is a service of the rule's
-// own namespace (ResolveShortnameToFQDN, pilot/pkg/model/config.go).
-std::string host_namespace(const std::string& host, const std::string& ns) {
-  const std::string h = text::lower_ascii(host);
-  if (h.find('.') == std::string::npos) return ns;
+std::vector<std::string> labels_of(const std::string& h) {
   std::vector<std::string> labels;
   for (size_t at = 0; at <= h.size();) {
     const size_t dot = std::min(h.find('.', at), h.size());
     labels.push_back(h.substr(at, dot - at));
     at = dot + 1;
   }
-  return labels.size() == 2 || labels[2] == "svc" ? labels[1] : "";
+  return labels;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The host as istiod indexes it (ResolveShortnameToFQDN, config.go): only a
+// name without dots is expanded, into the rule's namespace; "orders.shop"
+// stays as it is, and no service's full name is that.
+std::string resolved(const std::string& host, const std::string& ns) {
+  const std::string h = text::lower_ascii(host);
+  return h == "*" || h.find('.') != std::string::npos ? h : h + "." + ns + kDomain;
+}
+
+// The namespace a resolved host names: name.ns.svc.<domain>, or a wildcard
+// *.ns.svc.<domain>; "" for a host of no namespace or of any.
+std::string host_namespace(const std::string& fqdn) {
+  const std::vector<std::string> l = labels_of(fqdn);
+  return l.size() >= 4 && l[2] == "svc" ? l[1] : "";
 }
 
 void read_subsets(const YAML::Node& subsets, Rule& r) {
@@ -79,7 +99,8 @@ void read_subsets(const YAML::Node& subsets, Rule& r) {
 }
 
 // The DestinationRule a call's file is (one resource, no VirtualService).
-std::optional<Rule> rule_of(const ConfigFile& f, size_t index) {
+// A rule without metadata.namespace is in `unnamed`, where kubectl applies it.
+std::optional<Rule> rule_of(const ConfigFile& f, size_t index, const std::string& unnamed) {
   std::vector<YAML::Node> docs;
   try {
     docs = parse_documents(f.text, f.name);
@@ -98,10 +119,14 @@ std::optional<Rule> rule_of(const ConfigFile& f, size_t index) {
   r.index = index;
   r.file = f.name;
   r.ns = scalar_at(meta, "namespace");
+  r.assumed = r.ns.empty();
+  if (r.assumed) r.ns = unnamed;
   r.name = scalar_at(meta, "name");
   r.created = scalar_at(meta, "creationTimestamp");
   r.host = scalar_at(spec, "host");
-  r.host_ns = host_namespace(r.host, r.ns);
+  r.fqdn = resolved(r.host, r.ns);
+  r.wildcard = !r.fqdn.empty() && r.fqdn[0] == '*';
+  r.host_ns = host_namespace(r.fqdn);
   const YAML::Node ns_node = meta && meta.IsMap() ? meta["namespace"] : missing();
   r.line = line_of(ns_node ? ns_node : (*dr)["kind"]);  // where its namespace is said
   if (!spec || !spec.IsMap()) return r;
@@ -131,10 +156,19 @@ bool exported(const Rule& r, const std::string& owner, const std::string& ns) {
          (r.export_to.empty() || r.exports("*") || r.exports(ns));
 }
 
+// Of one index's rules for the callee, istiod takes the most specific host
+// (MostSpecificHostMatch): the callee's own name, else the longest wildcard.
 Tier pick(const std::vector<Rule>& rules, const std::function<bool(const Rule&)>& keep) {
   Tier out;
   for (const Rule& r : rules)
     if (keep(r)) out.push_back(&r);
+  const bool exact = std::any_of(out.begin(), out.end(), [](auto* r) { return !r->wildcard; });
+  size_t longest = 0;
+  for (const Rule* r : out) longest = std::max(longest, r->fqdn.size());
+  out.erase(
+      std::remove_if(out.begin(), out.end(),
+                     [&](auto* r) { return exact ? r->wildcard : r->fqdn.size() != longest; }),
+      out.end());
   return out;
 }
 
@@ -167,21 +201,75 @@ bool same_for_every_caller(const std::vector<Rule>& rules,
   });
 }
 
-// The callee's namespace: its Service's or workload's, else the one its
-// rules' hosts all name.
+// The namespace a VirtualService of the call puts service `svc` in: its full
+// name's, or a short name's (the VirtualService's own namespace).
+std::optional<std::string> route_namespace(const std::vector<const ConfigFile*>& routes,
+                                           const std::string& svc, const std::string& unnamed) {
+  for (const ConfigFile* f : routes) {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = parse_documents(f->text, f->name);
+    } catch (const std::exception&) {
+      continue;
+    }
+    for (const YAML::Node& d : docs) {
+      if (scalar_at(d, "kind") != "VirtualService") continue;
+      std::string ns = scalar_at(d["metadata"], "namespace");
+      const YAML::Node spec = d["spec"];
+      const YAML::Node hosts = spec && spec.IsMap() ? spec["hosts"] : missing();
+      if (!hosts || !hosts.IsSequence()) continue;
+      for (const YAML::Node& h : hosts)
+        if (h.IsScalar() && service_of_host(h.Scalar()) == svc)
+          if (std::string n = host_namespace(resolved(h.Scalar(), ns.empty() ? unnamed : ns));
+              !n.empty())
+            return n;
+    }
+  }
+  return std::nullopt;
+}
+
+// The callee's namespace: its Service's or workload's, the calls file's name
+// for it (orders.shop), its VirtualService's, else the one its rules' hosts
+// all name.
 std::optional<std::string> service_namespace(const std::vector<Rule>& rules,
                                              const MeshNamespaces& namespaces,
-                                             const std::string& to) {
+                                             const std::string& to,
+                                             const std::vector<const ConfigFile*>& routes) {
   if (std::optional<std::string> ns = namespaces.one(to)) return ns;
+  const std::vector<std::string> l = labels_of(text::lower_ascii(to));
+  if (l.size() == 2 || (l.size() > 2 && l[2] == "svc")) return l[1];
+  if (auto ns = route_namespace(routes, service_of_host(to), namespaces.unnamed)) return ns;
   std::set<std::string> named;
-  for (const Rule& r : rules) named.insert(r.host_ns);
-  if (named.size() == 1 && !named.begin()->empty()) return *named.begin();
+  for (const Rule& r : rules)
+    if (!r.host_ns.empty()) named.insert(r.host_ns);
+  if (named.size() == 1) return *named.begin();
   return std::nullopt;
+}
+
+// Why a rule's host cannot be the callee's ("": it is, or may be): istiod
+// matches the resolved host exactly, a wildcard by suffix.
+std::string mismatch(const Rule& r, const std::string& to, const std::optional<std::string>& ns) {
+  const std::string svc = service_of_host(to);
+  if (r.wildcard) {
+    const std::string tail = r.fqdn.substr(1);
+    const bool may = ns ? ends_with(svc + "." + *ns + kDomain, tail)
+                        : ends_with(kDomain, tail) || !r.host_ns.empty();
+    return may ? ""
+               : "its host " + r.host + " does not match " + svc + "." + ns.value_or("") + kDomain;
+  }
+  if (r.host_ns.empty() || labels_of(r.fqdn)[0] != svc)
+    return "its host " + r.host + " has dots but is no full name (" + svc +
+           ".<namespace>.svc.cluster.local), so istiod does not expand it "
+           "(ResolveShortnameToFQDN) and it names no service";
+  if (ns && r.host_ns != *ns)
+    return "its host " + r.host + " is a service of namespace " + r.host_ns + ", and " + to +
+           " is in " + *ns;
+  return "";
 }
 
 // The rules Istio would not give any sidecar for this call: a workload
 // selector's (some pods only; a call has one policy for all its caller's
-// pods), and a rule whose host is the service of another namespace.
+// pods), and a rule whose host is not the callee.
 std::vector<Rule> for_the_callee(std::vector<Rule> rules, const std::optional<std::string>& svc,
                                  const std::string& to, std::vector<RuleFate>& fates) {
   std::vector<Rule> out;
@@ -190,9 +278,8 @@ std::vector<Rule> for_the_callee(std::vector<Rule> rules, const std::optional<st
       fates[r.index] = {RuleFate::not_given,
                         "its workloadSelector gives it to some pods of " + r.ns_text() +
                             " only, and a call has one policy for all of its caller's pods"};
-    else if (svc && !r.host_ns.empty() && r.host_ns != *svc)
-      fates[r.index] = {RuleFate::not_given, "its host " + r.host + " is a service of namespace " +
-                                                 r.host_ns + ", and " + to + " is in " + *svc};
+    else if (std::string why = mismatch(r, to, svc); !why.empty())
+      fates[r.index] = {RuleFate::not_given, why};
     else
       out.push_back(std::move(r));
   }
@@ -227,14 +314,7 @@ struct Call {
 };
 
 // Why the manifests cannot tell which rule the caller gets.
-std::string unknown_text(const Call& c, const std::optional<std::string>& caller,
-                         const std::vector<Rule>& rules) {
-  if (caller) {
-    std::vector<std::string> unnamed;
-    for (const Rule& r : rules)
-      if (r.ns.empty()) unnamed.push_back(r.where());
-    return joined(unnamed) + " give no metadata.namespace (kubectl puts them where it is told)";
-  }
+std::string unknown_text(const Call& c) {
   if (c.from == "user") return "the entry's requests come from outside the mesh";
   auto it = c.namespaces.of.find(service_of_host(c.from));
   if (it == c.namespaces.of.end())
@@ -244,23 +324,29 @@ std::string unknown_text(const Call& c, const std::optional<std::string>& caller
   return c.from + " is in several namespaces: " + joined(seen);
 }
 
-// The manifests cannot tell: the rules a caller of another namespace gets
-// (of the caller's own, when known), else the first file's namespace's; said.
-Tier deterministic_tier(const std::vector<Rule>& rules, const Call& c,
-                        const std::optional<std::string>& caller, std::vector<RuleFate>& fates,
+// The manifests cannot tell: the rules a caller of another namespace gets,
+// else the first file's namespace's; said.
+Tier deterministic_tier(const std::vector<Rule>& rules, const Call& c, std::vector<RuleFate>& fates,
                         std::vector<std::string>& warnings) {
-  Tier t = lookup(rules, caller.value_or(kElsewhere), c.service_ns);
+  Tier t = lookup(rules, kElsewhere, c.service_ns);
   const bool fallback = t.empty();
-  if (fallback) t = pick(rules, [&](const Rule& r) { return r.ns == rules.front().ns; });
+  // A wildcard rule is a namespace's setting for every service: not read for
+  // a caller of no known namespace unless exported to any (e.g. the entry's).
+  auto named_host = std::find_if(rules.begin(), rules.end(), [](auto& r) { return !r.wildcard; });
+  if (fallback && named_host == rules.end()) {
+    give_only(rules, t,
+              c.from + "'s namespace is unknown: a wildcard rule is read where it is known", fates);
+    return t;
+  }
+  if (fallback) t = pick(rules, [&](const Rule& r) { return r.ns == named_host->ns; });
   std::vector<std::string> named;
   for (const Rule& r : rules) named.push_back(r.ns_text() + " (" + r.where() + ")");
-  warnings.push_back(c.where + " (" + c.from + " -> " + c.to + "): DestinationRules for " + c.to +
-                     " in " + joined(named) + "; " + the_order(c.service_ns) + ", and " +
-                     unknown_text(c, caller, rules) + ": " + files_of(t) + " read" +
-                     (fallback ? " (the first file's namespace)"
-                      : caller ? std::string()
-                               : " (what a caller of another namespace gets)") +
-                     "; give the namespaces, or pin the rule with the call's `configs`");
+  warnings.push_back(
+      c.where + " (" + c.from + " -> " + c.to + "): DestinationRules for " + c.to + " in " +
+      joined(named) + "; " + the_order(c.service_ns) + ", and " + unknown_text(c) + ": " +
+      files_of(t) + " read" +
+      (fallback ? " (the first file's namespace)" : " (what a caller of another namespace gets)") +
+      "; give the namespaces, or pin the rule with the call's `configs`");
   give_only(rules, t, "the manifests cannot tell whether " + c.from + " gets it (see the warning)",
             fates);
   return t;
@@ -269,13 +355,9 @@ Tier deterministic_tier(const std::vector<Rule>& rules, const Call& c,
 // The rules of one namespace the caller gets (several, to be merged).
 Tier chosen_tier(const std::vector<Rule>& rules, const Call& c, std::vector<RuleFate>& fates,
                  std::vector<std::string>& warnings) {
-  const auto unnamed = [](const Rule& r) { return r.ns.empty(); };
-  if (std::all_of(rules.begin(), rules.end(), unnamed))
-    return pick(rules, [](const Rule&) { return true; });  // one namespace, which is not said
-  const bool all_named = std::none_of(rules.begin(), rules.end(), unnamed);
   const std::optional<std::string> caller =
       c.from == "user" ? std::nullopt : c.namespaces.one(c.from);
-  if (all_named && (caller || same_for_every_caller(rules, c.service_ns))) {
+  if (caller || same_for_every_caller(rules, c.service_ns)) {
     Tier t = lookup(rules, caller.value_or(kElsewhere), c.service_ns);
     std::string who = caller ? c.from + " (namespace " + *caller + ", " +
                                    c.namespaces.of.at(service_of_host(c.from)).at(*caller) + ")"
@@ -286,7 +368,7 @@ Tier chosen_tier(const std::vector<Rule>& rules, const Call& c, std::vector<Rule
               fates);
     return t;
   }
-  return deterministic_tier(rules, c, caller, fates, warnings);
+  return deterministic_tier(rules, c, fates, warnings);
 }
 
 void warn_once(std::vector<std::string>& warnings, const std::string& text) {
@@ -350,6 +432,83 @@ void merge_tier(Tier tier, std::vector<RuleFate>& fates, std::vector<std::string
   warn_merge(tier, kept, stamped, warnings);
 }
 
+std::vector<Rule> rules_of(const std::vector<const ConfigFile*>& files,
+                           const std::string& unnamed) {
+  std::vector<Rule> rules;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (std::optional<Rule> r = rule_of(*files[i], i, unnamed)) rules.push_back(std::move(*r));
+  return rules;
+}
+
+// The callee's namespace is unknown and the rules' hosts name several: which
+// rule is the callee's depends on it, so said.
+void warn_unknown_callee(const std::vector<Rule>& rules, const Call& c, const Tier& read,
+                         std::vector<std::string>& warnings) {
+  std::set<std::string> named;
+  std::vector<std::string> seen;
+  for (const Rule& r : rules)
+    if (!r.host_ns.empty() && named.insert(r.host_ns).second)
+      seen.push_back(r.host + " in " + r.host_ns + " (" + r.where() + ")");
+  if (named.size() < 2) return;
+  const std::string svc = service_of_host(c.to);
+  warnings.push_back(c.where + " (" + c.from + " -> " + c.to +
+                     "): the DestinationRules' hosts put " + svc +
+                     " in different namespaces: " + joined(seen) +
+                     "; istiod applies a rule only to the service its host names, and no "
+                     "Deployment, Service or VirtualService here gives " +
+                     svc + "'s namespace, so which applies cannot be told: " + files_of(read) +
+                     " read; give " + svc + "'s namespace");
+}
+
+// One call's fates with rules read as `rules` (an unnamed rule in some namespace).
+std::vector<RuleFate> decide(std::vector<Rule> rules, Call c, size_t files,
+                             const std::vector<const ConfigFile*>& routes,
+                             std::vector<std::string>& warnings) {
+  std::vector<RuleFate> fates(files);
+  if (rules.empty()) return fates;
+  c.service_ns = service_namespace(rules, c.namespaces, c.to, routes);
+  rules = for_the_callee(std::move(rules), c.service_ns, c.to, fates);
+  if (rules.empty()) return fates;
+  const Tier t = chosen_tier(rules, c, fates, warnings);
+  if (!c.service_ns) warn_unknown_callee(rules, c, t, warnings);
+  merge_tier(t, fates, warnings);
+  return fates;
+}
+
+std::string taken(const std::vector<const ConfigFile*>& files, const std::vector<RuleFate>& fates) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (fates[i].kind != RuleFate::not_given) names.push_back(files[i]->name);
+  return names.empty() ? std::string("none of them") : joined(names);
+}
+
+// An unnamed rule is read in `c.namespaces.unnamed`; when, in the caller's
+// namespace (or another), the caller would take other rules, that is said.
+void warn_assumed(const std::vector<const ConfigFile*>& files, const std::vector<Rule>& rules,
+                  const Call& c, const std::vector<RuleFate>& fates,
+                  const std::vector<const ConfigFile*>& routes,
+                  std::vector<std::string>& warnings) {
+  std::vector<std::string> unnamed;
+  for (const Rule& r : rules)
+    if (r.assumed) unnamed.push_back(r.where());
+  if (unnamed.empty()) return;
+  const std::string& as = c.namespaces.unnamed;
+  const std::optional<std::string> caller =
+      c.from == "user" ? std::nullopt : c.namespaces.one(c.from);
+  const std::string other = caller && *caller != as ? *caller : kElsewhere;
+  std::vector<std::string> scratch;
+  const std::vector<RuleFate> alt =
+      decide(rules_of(files, other), c, files.size(), routes, scratch);
+  if (taken(files, alt) == taken(files, fates)) return;
+  warnings.push_back(
+      c.where + " (" + c.from + " -> " + c.to + "): " + joined(unnamed) +
+      (unnamed.size() > 1 ? " give" : " gives") + " no metadata.namespace: read as in namespace " +
+      as + " (" + c.namespaces.unnamed_why + "), where " + c.from + " takes " +
+      taken(files, fates) + "; applied in " +
+      (other == kElsewhere ? std::string("another namespace") : "namespace " + other) + ", " +
+      c.from + " would take " + taken(files, alt) + "; give metadata.namespace");
+}
+
 }  // namespace
 
 std::optional<std::string> MeshNamespaces::one(const std::string& service) const {
@@ -360,6 +519,7 @@ std::optional<std::string> MeshNamespaces::one(const std::string& service) const
 
 MeshNamespaces read_namespaces(const std::vector<ConfigFile>& files) {
   MeshNamespaces out;
+  std::set<std::string> given;  // by any resource
   for (const ConfigFile& f : files) {
     if (f.text.find("kind") == std::string::npos) continue;  // no Kubernetes resource
     std::vector<YAML::Node> docs;
@@ -369,12 +529,18 @@ MeshNamespaces read_namespaces(const std::vector<ConfigFile>& files) {
       continue;  // the readers say what is wrong with it
     }
     for (const YAML::Node& d : docs) {
+      if (d.IsMap() && !scalar_at(d["metadata"], "namespace").empty())
+        given.insert(scalar_at(d["metadata"], "namespace"));
       if (!d.IsMap() || (!is_workload(d) && scalar_at(d, "kind") != "Service")) continue;
       const YAML::Node meta = d["metadata"];
       const std::string name = scalar_at(meta, "name"), ns = scalar_at(meta, "namespace");
       if (!name.empty() && !ns.empty())
         out.of[service_of_host(name)].emplace(ns, f.name + ":" + std::to_string(line_of(meta)));
     }
+  }
+  if (given.size() == 1) {  // the folder is one namespace's: applied there
+    out.unnamed = *given.begin();
+    out.unnamed_why = "the one namespace the folder's resources give";
   }
   return out;
 }
@@ -383,17 +549,39 @@ std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile
                                               const MeshNamespaces& namespaces,
                                               const std::string& from, const std::string& to,
                                               const std::string& where,
-                                              std::vector<std::string>& warnings) {
-  std::vector<RuleFate> fates(files.size());
-  std::vector<Rule> rules;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (std::optional<Rule> r = rule_of(*files[i], i)) rules.push_back(std::move(*r));
-  if (rules.empty()) return fates;
-  Call c{namespaces, from, to, where, service_namespace(rules, namespaces, to)};
-  rules = for_the_callee(std::move(rules), c.service_ns, to, fates);
-  if (rules.empty()) return fates;
-  merge_tier(chosen_tier(rules, c, fates, warnings), fates, warnings);
+                                              std::vector<std::string>& warnings,
+                                              const std::vector<const ConfigFile*>& routes) {
+  const std::vector<Rule> rules = rules_of(files, namespaces.unnamed);
+  const Call c{namespaces, from, to, where, std::nullopt};
+  std::vector<RuleFate> fates = decide(rules, c, files.size(), routes, warnings);
+  warn_assumed(files, rules, c, fates, routes, warnings);
   return fates;
+}
+
+bool is_wildcard_destination_rule(const ConfigFile& f) {
+  const std::optional<Rule> r = rule_of(f, 0, "");
+  return r && r->wildcard;
+}
+
+std::vector<bool> replaced_destination_rules(const std::vector<const ConfigFile*>& files,
+                                             const MeshNamespaces& namespaces,
+                                             std::vector<std::string>& warnings) {
+  std::vector<bool> out(files.size());
+  std::map<std::pair<std::string, std::string>, Rule> last;  // by namespace and name
+  for (Rule& r : rules_of(files, namespaces.unnamed)) {
+    if (r.name.empty()) continue;
+    auto [it, fresh] = last.try_emplace({r.ns, r.name}, r);
+    if (fresh) continue;
+    out[it->second.index] = true;
+    warnings.push_back(it->second.where() + " and " + r.where() + ": both are DestinationRule " +
+                       r.name + " of " + r.ns_text() +
+                       "; Kubernetes keeps one object per kind, namespace and name, and the one "
+                       "applied later replaces the other: " +
+                       r.file + " (later in the folder's file order) is read, " + it->second.file +
+                       " is not used");
+    it->second = std::move(r);
+  }
+  return out;
 }
 
 }  // namespace retrystorm::configs

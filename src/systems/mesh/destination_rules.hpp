@@ -4,7 +4,9 @@
 // the caller's own namespace, else the service's namespace's, else the root
 // namespace's (istio-system), each as far as its exportTo lets it; several
 // rules for one host in one namespace are merged (mergeDestinationRule,
-// pilot/pkg/model/destination_rule.go), the oldest's trafficPolicy kept.
+// pilot/pkg/model/destination_rule.go), the oldest's trafficPolicy kept. In
+// each namespace the most specific host wins (MostSpecificHostMatch,
+// pilot/pkg/model/config.go): the callee's own, else the longest wildcard.
 #pragma once
 
 #include <map>
@@ -21,6 +23,10 @@ namespace retrystorm::configs {
 // file:line of each.
 struct MeshNamespaces {
   std::map<std::string, std::map<std::string, std::string>> of;
+  // Where a resource without metadata.namespace is applied: the one
+  // namespace every resource that names one names, else kubectl's `default`.
+  std::string unnamed = "default";
+  std::string unnamed_why = "kubectl's default namespace";
   // The service's namespace when the manifests give it exactly one.
   std::optional<std::string> one(const std::string& service) const;
 };
@@ -35,14 +41,27 @@ struct RuleFate {
 };
 
 // The fate of each of `files`, a call's files (from -> to) that are Istio
-// DestinationRules (a file that is not one is kept). Where the manifests
-// cannot tell (the caller's or a rule's namespace not given), the rule a
-// caller of another namespace would get is read, else the first file's
-// namespace's, with a warning naming the files and their namespaces.
+// DestinationRules (a file that is not one is kept), wildcard hosts among
+// them. `routes` (the call's VirtualServices) may tell the callee's
+// namespace. Where the manifests cannot tell (the caller's namespace not
+// given), the rule a caller of another namespace would get is read, else the
+// first file's namespace's, with a warning naming the files and namespaces.
 std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile*>& files,
                                               const MeshNamespaces& namespaces,
                                               const std::string& from, const std::string& to,
                                               const std::string& where,
-                                              std::vector<std::string>& warnings);
+                                              std::vector<std::string>& warnings,
+                                              const std::vector<const ConfigFile*>& routes = {});
+
+// Whether `f` is one DestinationRule whose host is a wildcard ("*.local"):
+// it may apply to any callee, so every call weighs it.
+bool is_wildcard_destination_rule(const ConfigFile& f);
+
+// Of `files`, the DestinationRules another of the same namespace and name,
+// read later in the folder's file order, replaces (Kubernetes keeps one
+// object per kind, namespace and name: the later apply wins); each said.
+std::vector<bool> replaced_destination_rules(const std::vector<const ConfigFile*>& files,
+                                             const MeshNamespaces& namespaces,
+                                             std::vector<std::string>& warnings);
 
 }  // namespace retrystorm::configs

@@ -55,6 +55,7 @@ struct MeshFile {
   LayerPolicy layer;
   bool pinned = false;  // named by a call's `configs`: used only there
   bool used = false;
+  bool replaced = false;    // a DestinationRule another of its name replaces (said)
   std::string not_given{};  // why Istio gives this DestinationRule to a caller of its host
 };
 
@@ -340,9 +341,14 @@ std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call
   // A gateway's rules (an Istio VirtualService without "mesh") are only the
   // entry's, whose requests come in through it, and come first there.
   const bool entry = call.value("from", "") == "user";
+  // A wildcard DestinationRule ("*.svc.cluster.local") may be any callee's:
+  // given_to_caller weighs it against the callee's own.
   for (MeshFile& f : files)
-    if (!f.pinned && !f.layer.host.empty() && in_cluster_host(f.layer.host) &&
-        service_of_host(f.layer.host) == to && (entry || !f.layer.gateway_only))
+    if (!f.pinned && !f.replaced && !f.layer.host.empty() &&
+        ((in_cluster_host(f.layer.host) && service_of_host(f.layer.host) == to &&
+          (entry || !f.layer.gateway_only)) ||
+         (f.layer.system == System::istio && f.layer.host[0] == '*' &&
+          is_wildcard_destination_rule(f.file))))
       group.push_back(&f);
   std::stable_sort(group.begin(), group.end(), [](const MeshFile* a, const MeshFile* b) {
     const int ra = layer_rank(a->layer.system), rb = layer_rank(b->layer.system);
@@ -370,16 +376,18 @@ struct Hop {
 std::vector<MeshFile*> given_to_caller(const std::vector<MeshFile*>& group, const json& call,
                                        const MeshNamespaces& namespaces, const std::string& where,
                                        std::vector<std::string>& warnings) {
-  std::vector<const ConfigFile*> rules;
+  std::vector<const ConfigFile*> rules, routes;
   std::vector<size_t> at;  // in `group`
   for (size_t i = 0; i < group.size(); ++i)
     if (group[i]->layer.system == System::istio && !group[i]->layer.has_retry_policy) {
       rules.push_back(&group[i]->file);
       at.push_back(i);
+    } else if (group[i]->layer.system == System::istio) {
+      routes.push_back(&group[i]->file);
     }
   if (rules.empty()) return group;
-  std::vector<RuleFate> fates = istio_destination_rules(rules, namespaces, call.value("from", ""),
-                                                        call.value("to", ""), where, warnings);
+  std::vector<RuleFate> fates = istio_destination_rules(
+      rules, namespaces, call.value("from", ""), call.value("to", ""), where, warnings, routes);
   std::vector<bool> keep(group.size(), true);
   for (size_t r = 0; r < rules.size(); ++r) {
     MeshFile& f = *group[at[r]];
@@ -411,8 +419,10 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                to,
                {},
                {},
-               (named.empty() ? "no configuration file names " + to
-                              : "Istio gives " + from + " none of the files that name " + to) +
+               (std::all_of(named.begin(), named.end(),
+                            [](const MeshFile* f) { return f->layer.host.rfind('*', 0) == 0; })
+                    ? "no configuration file names " + to
+                    : "Istio gives " + from + " none of the files that name " + to) +
                    ": the calls file's keys and the scenario's client block",
                {}};
     c.keys = hop_keys({}, from, workloads, own, out.warnings);
@@ -700,6 +710,22 @@ std::string service_of_host(const std::string& host) {
 
 namespace {
 
+// Two Istio DestinationRules of one namespace and name are one object: the
+// one read later in the folder's file order replaces the other (said).
+void replace_same_named(std::vector<MeshFile>& read, const MeshNamespaces& namespaces,
+                        std::vector<std::string>& warnings) {
+  std::vector<const ConfigFile*> istio;
+  std::vector<MeshFile*> at;
+  for (MeshFile& f : read)
+    if (f.layer.system == System::istio) {
+      istio.push_back(&f.file);
+      at.push_back(&f);
+    }
+  const std::vector<bool> replaced = replaced_destination_rules(istio, namespaces, warnings);
+  for (size_t i = 0; i < at.size(); ++i)
+    if (replaced[i]) at[i]->replaced = at[i]->used = true;  // said once, here
+}
+
 // The graph of a calls document (`source` names it in messages) with each
 // call's policy from the files.
 MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const std::string& source,
@@ -707,6 +733,7 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
   Workloads workloads;
   std::vector<MeshFile> read = read_mesh_files(files, workloads, out);
   const MeshNamespaces namespaces = read_namespaces(files);
+  replace_same_named(read, namespaces, out.warnings);
   for (size_t i = 0; i < doc["calls"].size(); ++i)
     if (doc["calls"][i].contains("configs"))
       for (MeshFile* f :
