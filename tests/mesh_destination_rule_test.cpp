@@ -1,8 +1,9 @@
-// import --mesh with several Istio DestinationRules for one host (docs/graph.md,
-// "From the mesh's configuration"): each call gets the rule Istio gives a
-// sidecar of the caller's namespace, one namespace's rules are merged as
-// istiod merges them, and what the manifests cannot tell is said. The last
-// rule read won, with no warning.
+// import --mesh with several Istio DestinationRules or VirtualServices for one
+// host (docs/graph.md, "From the mesh's configuration"): each call gets the
+// rule and the route Istio gives a sidecar of the caller's namespace, one
+// namespace's rules are merged as istiod merges them, and what the manifests
+// cannot tell is said. The last rule read won, with no warning, and the first
+// route read.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -292,6 +293,129 @@ TEST(MeshDestinationRule, AnUnknownCalleeNamespaceIsSaidUnlessTheRouteTellsIt) {
       import_mesh({no_orders, virtual_service(), web, shop}, {"calls.yaml", kCalls});
   EXPECT_EQ(ratio(routed, 2), 0.2);  // orders is shop's: web's rule is orders.web's
   EXPECT_EQ(said(routed, "the DestinationRules' hosts"), "");
+}
+
+// A VirtualService for orders in `ns` retrying `attempts` times; `meta` and
+// `spec` add lines to its metadata and spec.
+ConfigFile route(const std::string& file, const std::string& ns, const std::string& name,
+                 int attempts, const std::string& spec = "", const std::string& meta = "") {
+  return {file, "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: " +
+                    name + "\n  namespace: " + ns + "\n" + meta +
+                    "spec:\n  hosts: [orders.shop.svc.cluster.local]\n" + spec +
+                    "  http:\n  - route: [{destination: {host: orders.shop.svc.cluster.local}}]\n"
+                    "    retries: {attempts: " +
+                    std::to_string(attempts) + ", perTryTimeout: 1s}\n"};
+}
+
+std::string stamp(const std::string& at) {
+  return "  creationTimestamp: \"" + at + "\"\n";
+}
+
+const std::string kOlder = "2024-01-01T00:00:00Z", kNewer = "2024-06-01T00:00:00Z";
+
+// pilot/pkg/model/virtualservice.go, SelectVirtualServices: a sidecar reads
+// the VirtualServices private to its namespace, then those exported to it,
+// then the public ones; pilot/pkg/networking/core/httproute.go drops a later
+// one's virtual host for the same domain ("duplicate domain"): the first wins.
+TEST(MeshVirtualService, APrivateRouteOfTheCallersNamespaceComesFirst) {
+  MeshImport m = import_mesh(
+      {deployments("web"), route("istio/vs-shop.yaml", "shop", "orders", 2, "", stamp(kOlder)),
+       route("istio/vs-web.yaml", "web", "orders", 5, "  exportTo: [\".\"]\n", stamp(kNewer))},
+      {"calls.yaml", kCalls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"istio/vs-web.yaml"});   // frontend, web
+  EXPECT_EQ(m.calls[3].files, std::vector<std::string>{"istio/vs-shop.yaml"});  // gateway, shop
+  EXPECT_EQ(said(m, "both give this call's policy"), "");  // no longer "the first read"
+  EXPECT_EQ(said(m, "VirtualServices for"), "");           // the manifests tell
+  // web's private route alone: gateway, in shop, takes no route.
+  MeshImport alone = import_mesh(
+      {deployments("web"), route("istio/vs-web.yaml", "web", "orders", 5, "  exportTo: [\".\"]\n")},
+      {"calls.yaml", kCalls});
+  ASSERT_EQ(alone.calls.size(), 4u);
+  EXPECT_EQ(alone.calls[2].files, std::vector<std::string>{"istio/vs-web.yaml"});
+  EXPECT_TRUE(alone.calls[3].files.empty());
+  EXPECT_NE(alone.calls[3].note.find("Istio gives gateway none of the files"), std::string::npos)
+      << alone.calls[3].note;
+}
+
+// push_context.go, initVirtualServices: a VirtualService without exportTo is
+// public (the mesh's default "*"), and public ones are ordered by creation
+// time alone (configCompareByCreationTime, pilot/pkg/model/config.go): unlike
+// DestinationRules, a public one of the caller's own namespace has no
+// precedence.
+TEST(MeshVirtualService, PublicRoutesTheOldestForEveryCaller) {
+  MeshImport m = import_mesh(
+      {deployments("web"), route("istio/vs-web.yaml", "web", "orders", 5, "", stamp(kNewer)),
+       route("istio/vs-shop.yaml", "shop", "orders", 2, "", stamp(kOlder))},
+      {"calls.yaml", kCalls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"istio/vs-shop.yaml"});
+  EXPECT_EQ(m.calls[3].files, std::vector<std::string>{"istio/vs-shop.yaml"});
+  EXPECT_NE(said(m, "istio/vs-web.yaml: Istio gives it to no caller here"), "");
+  EXPECT_EQ(said(m, "VirtualServices for"), "");
+}
+
+// initVirtualServices files exportTo [web] of another namespace as exported
+// to web, read before the public ones; "~" is seen by no one.
+TEST(MeshVirtualService, ExportedBeforePublicAndTildeNowhere) {
+  MeshImport m = import_mesh(
+      {deployments("web"), route("istio/vs-shop.yaml", "shop", "orders", 2, "", stamp(kOlder)),
+       route("istio/vs-ops.yaml", "ops", "orders", 5, "  exportTo: [web]\n", stamp(kNewer)),
+       route("istio/vs-off.yaml", "web", "orders", 7, "  exportTo: [\"~\"]\n", stamp(kOlder))},
+      {"calls.yaml", kCalls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"istio/vs-ops.yaml"});
+  EXPECT_EQ(m.calls[3].files, std::vector<std::string>{"istio/vs-shop.yaml"});
+  EXPECT_NE(said(m, "istio/vs-off.yaml: Istio gives it to no caller here"), "");
+}
+
+// configCompareByCreationTime orders those created in the same second by
+// name; with no creationTimestamp the manifests cannot give the apply order,
+// so the choice by name is said.
+TEST(MeshVirtualService, NoCreationTimeIsByNameAndSaid) {
+  MeshImport m = import_mesh({deployments("web"), route("istio/vs-b.yaml", "shop", "orders-b", 5),
+                              route("istio/vs-a.yaml", "web", "orders-a", 2)},
+                             {"calls.yaml", kCalls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"istio/vs-a.yaml"});
+  const std::string w = said(m, "calls[2] (frontend -> orders): VirtualServices for orders");
+  EXPECT_NE(w.find("by name"), std::string::npos) << w;
+  EXPECT_NE(w.find("istio/vs-a.yaml:5 read"), std::string::npos) << w;
+}
+
+// Where the caller's namespace is unknown and decides, the first file is read
+// as before, and the files and their namespaces are named.
+TEST(MeshVirtualService, AnUnknownCallerNamespaceIsSaidNamingBoth) {
+  MeshImport m = import_mesh(
+      {deployments(""), route("istio/vs-shop.yaml", "shop", "orders", 2, "", stamp(kNewer)),
+       route("istio/vs-web.yaml", "web", "orders", 5, "  exportTo: [\".\"]\n", stamp(kOlder))},
+      {"calls.yaml", kCalls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"istio/vs-shop.yaml"});
+  const std::string w = said(m, "calls[2] (frontend -> orders): VirtualServices for orders");
+  EXPECT_NE(w.find("istio/vs-shop.yaml:5"), std::string::npos) << w;
+  EXPECT_NE(w.find("namespace web (istio/vs-web.yaml:5)"), std::string::npos) << w;
+  EXPECT_NE(w.find("frontend's namespace is unknown"), std::string::npos) << w;
+  EXPECT_EQ(m.calls[3].files, std::vector<std::string>{"istio/vs-shop.yaml"});  // shop: tells
+}
+
+// ResolveVirtualServiceShortnames (pilot/pkg/model/virtualservice.go): a
+// short host is the service of the VirtualService's own namespace, so web's
+// route for `orders` is web's orders, not shop's, and no caller of shop's
+// orders takes it, however old.
+TEST(MeshVirtualService, ARouteForAnotherNamespacesServiceIsNotTheCallees) {
+  ConfigFile web = route("istio/vs-web.yaml", "web", "orders", 5, "", stamp(kOlder));
+  web.text.replace(web.text.find("hosts: [orders.shop.svc.cluster.local]"), 38, "hosts: [orders]");
+  MeshImport m = import_mesh({deployments("web"), web,
+                              route("istio/vs-shop.yaml", "shop", "orders", 2, "", stamp(kNewer))},
+                             {"calls.yaml", kCalls});
+  ASSERT_EQ(m.calls.size(), 4u);
+  EXPECT_EQ(m.calls[2].files, std::vector<std::string>{"istio/vs-shop.yaml"});
+  EXPECT_EQ(m.calls[3].files, std::vector<std::string>{"istio/vs-shop.yaml"});
+  EXPECT_NE(said(m,
+                 "istio/vs-web.yaml: Istio gives it to no caller here: its host orders is a "
+                 "service of namespace web"),
+            "");
 }
 
 }  // namespace

@@ -98,6 +98,33 @@ void read_subsets(const YAML::Node& subsets, Rule& r) {
   }
 }
 
+// What a DestinationRule and a VirtualService both say (metadata, exportTo)
+// as a Rule for `host`, its short name resolved in the resource's namespace
+// (ResolveShortnameToFQDN). Without metadata.namespace it is in `unnamed`,
+// where kubectl applies it.
+Rule resource_of(const ConfigFile& f, size_t index, const YAML::Node& doc, const std::string& host,
+                 const std::string& unnamed) {
+  const YAML::Node meta = doc["metadata"], spec = doc["spec"];
+  Rule r;
+  r.index = index;
+  r.file = f.name;
+  r.ns = scalar_at(meta, "namespace");
+  r.assumed = r.ns.empty();
+  if (r.assumed) r.ns = unnamed;
+  r.name = scalar_at(meta, "name");
+  r.created = scalar_at(meta, "creationTimestamp");
+  r.host = host;
+  r.fqdn = resolved(r.host, r.ns);
+  r.wildcard = !r.fqdn.empty() && r.fqdn[0] == '*';
+  r.host_ns = host_namespace(r.fqdn);
+  const YAML::Node ns_node = meta && meta.IsMap() ? meta["namespace"] : missing();
+  r.line = line_of(ns_node ? ns_node : doc["kind"]);  // where its namespace is said
+  if (const YAML::Node e = spec && spec.IsMap() ? spec["exportTo"] : missing(); e && e.IsSequence())
+    for (const YAML::Node& n : e)
+      if (n.IsScalar()) r.export_to.push_back(n.Scalar());
+  return r;
+}
+
 // The DestinationRule a call's file is (one resource, no VirtualService).
 // A rule without metadata.namespace is in `unnamed`, where kubectl applies it.
 std::optional<Rule> rule_of(const ConfigFile& f, size_t index, const std::string& unnamed) {
@@ -114,27 +141,11 @@ std::optional<Rule> rule_of(const ConfigFile& f, size_t index, const std::string
     if (kind == "DestinationRule") dr = d;
   }
   if (!dr) return std::nullopt;
-  const YAML::Node meta = (*dr)["metadata"], spec = (*dr)["spec"];
-  Rule r;
-  r.index = index;
-  r.file = f.name;
-  r.ns = scalar_at(meta, "namespace");
-  r.assumed = r.ns.empty();
-  if (r.assumed) r.ns = unnamed;
-  r.name = scalar_at(meta, "name");
-  r.created = scalar_at(meta, "creationTimestamp");
-  r.host = scalar_at(spec, "host");
-  r.fqdn = resolved(r.host, r.ns);
-  r.wildcard = !r.fqdn.empty() && r.fqdn[0] == '*';
-  r.host_ns = host_namespace(r.fqdn);
-  const YAML::Node ns_node = meta && meta.IsMap() ? meta["namespace"] : missing();
-  r.line = line_of(ns_node ? ns_node : (*dr)["kind"]);  // where its namespace is said
+  const YAML::Node spec = (*dr)["spec"];
+  Rule r = resource_of(f, index, *dr, scalar_at(spec, "host"), unnamed);
   if (!spec || !spec.IsMap()) return r;
   r.selector = static_cast<bool>(spec["workloadSelector"]);
   r.policy = spec["trafficPolicy"] && spec["trafficPolicy"].IsMap();
-  if (const YAML::Node e = spec["exportTo"]; e && e.IsSequence())
-    for (const YAML::Node& n : e)
-      if (n.IsScalar()) r.export_to.push_back(n.Scalar());
   read_subsets(spec["subsets"], r);
   return r;
 }
@@ -509,6 +520,144 @@ void warn_assumed(const std::vector<const ConfigFile*>& files, const std::vector
       c.from + " would take " + taken(files, alt) + "; give metadata.namespace");
 }
 
+// The VirtualService a call's file is (one resource), as a Rule: its host the
+// first of spec.hosts, its namespace where kubectl applies it.
+std::optional<Rule> route_of(const ConfigFile& f, size_t index, const std::string& unnamed) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = parse_documents(f.text, f.name);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (docs.size() != 1 || scalar_at(docs[0], "kind") != "VirtualService") return std::nullopt;
+  const YAML::Node& d = docs[0];
+  const YAML::Node spec = d["spec"];
+  const YAML::Node hosts = spec && spec.IsMap() ? spec["hosts"] : missing();
+  std::string host;
+  if (hosts && hosts.IsSequence() && hosts.size() > 0 && hosts[0].IsScalar())
+    host = hosts[0].Scalar();
+  return resource_of(f, index, d, host, unnamed);  // ResolveVirtualServiceShortnames, as for rules
+}
+
+// initVirtualServices (push_context.go) files a VirtualService as public
+// ("*", or no exportTo: the mesh's default), private to its namespace ("." or
+// its own name), exported to the others named, or nowhere ("~"). 0: private
+// to `ns`, 1: exported to it, 2: public, 3: not seen from `ns`.
+int route_tier(const Rule& r, const std::string& ns) {
+  if (r.export_to.empty() || r.exports("*")) return 2;
+  if (r.exports("~")) return 3;
+  if (r.ns == ns && (r.exports(".") || r.exports(ns))) return 0;
+  return r.ns != ns && r.exports(ns) ? 1 : 3;
+}
+
+// The VirtualServices a sidecar in `ns` sees, in the order it reads them
+// (SelectVirtualServices, virtualservice.go: private, exported, public; each
+// by creation time, then name and namespace, configCompareByCreationTime).
+// The first wins the host: the route builder drops a later virtual host of
+// the same domain (httproute.go, "duplicate domain"); none are merged.
+Tier visible_routes(const std::vector<Rule>& routes, const std::string& ns, bool stamped) {
+  Tier out;
+  for (const Rule& r : routes)
+    if (route_tier(r, ns) < 3) out.push_back(&r);
+  std::stable_sort(out.begin(), out.end(), [&](const Rule* a, const Rule* b) {
+    if (route_tier(*a, ns) != route_tier(*b, ns)) return route_tier(*a, ns) < route_tier(*b, ns);
+    if (stamped && a->created != b->created) return a->created < b->created;
+    return a->name != b->name ? a->name < b->name : a->ns < b->ns;
+  });
+  return out;
+}
+
+const Rule* route_for(const std::vector<Rule>& routes, const std::string& ns, bool stamped) {
+  const Tier t = visible_routes(routes, ns, stamped);
+  return t.empty() ? nullptr : t.front();
+}
+
+// Whether a sidecar of any namespace takes the same VirtualService.
+bool same_route_for_every_caller(const std::vector<Rule>& routes, bool stamped) {
+  std::set<std::string> callers = {kElsewhere};
+  for (const Rule& r : routes) {
+    callers.insert(r.ns);
+    for (const std::string& e : r.export_to)
+      if (e != "." && e != "*" && e != "~") callers.insert(e);
+  }
+  const Rule* elsewhere = route_for(routes, kElsewhere, stamped);
+  return std::all_of(callers.begin(), callers.end(), [&](const std::string& ns) {
+    return route_for(routes, ns, stamped) == elsewhere;
+  });
+}
+
+std::string routes_text(const std::vector<Rule>& routes) {
+  std::vector<std::string> named;
+  for (const Rule& r : routes) named.push_back(r.ns_text() + " (" + r.where() + ")");
+  return joined(named);
+}
+
+const char* kRouteOrder =
+    "a sidecar takes the first VirtualService for a host of those private to its namespace, "
+    "then those exported to it, then the public ones, each oldest first, and merges none";
+
+// The caller's namespace is known (or does not matter): its sidecar's choice.
+// When creation order decides and no creationTimestamp gives it, that is said.
+void known_route(const std::vector<Rule>& routes, const std::string& ns, const std::string& who,
+                 const Call& c, bool stamped, std::vector<RuleFate>& fates,
+                 std::vector<std::string>& warnings) {
+  const Tier seen = visible_routes(routes, ns, stamped);
+  const Rule* won = seen.empty() ? nullptr : seen.front();
+  for (const Rule& r : routes)
+    if (&r != won)
+      fates[r.index] = {RuleFate::not_given,
+                        who + " takes " + (won ? won->where() : std::string("none of them")) +
+                            ": " + kRouteOrder};
+  if (stamped || seen.size() < 2 || route_tier(*seen[0], ns) != route_tier(*seen[1], ns)) return;
+  warnings.push_back(c.where + " (" + c.from + " -> " + c.to + "): VirtualServices for " + c.to +
+                     " in " + routes_text(routes) + "; " + kRouteOrder +
+                     "; with no metadata.creationTimestamp, by name, as Istio orders those "
+                     "created in the same second: " +
+                     won->where() + " read; in a cluster the one applied first wins");
+}
+
+// The VirtualServices of one call a caller's sidecar does not take.
+std::vector<RuleFate> decide_routes(const std::vector<Rule>& all, const Call& c, size_t files,
+                                    std::vector<std::string>& warnings) {
+  std::vector<RuleFate> fates(files);
+  // A route's host is one service's: a route for another namespace's orders
+  // is not the callee's. Hosts of several namespaces and no namespace for the
+  // callee: the first file read, as the caller says (one_policy_per_rank).
+  const std::optional<std::string> callee = service_namespace(all, c.namespaces, c.to, {});
+  std::set<std::string> named;
+  for (const Rule& r : all)
+    if (!r.host_ns.empty()) named.insert(r.host_ns);
+  if (!callee && named.size() > 1) return fates;
+  std::vector<Rule> routes;
+  for (const Rule& r : all)
+    if (std::string why = mismatch(r, c.to, callee); !why.empty())
+      fates[r.index] = {RuleFate::not_given, why};
+    else
+      routes.push_back(r);
+  if (routes.empty()) return fates;
+  const bool stamped =
+      std::all_of(routes.begin(), routes.end(), [](const Rule& r) { return !r.created.empty(); });
+  const std::optional<std::string> caller = c.namespaces.one(c.from);
+  if (caller) {
+    const std::string who = c.from + " (namespace " + *caller + ", " +
+                            c.namespaces.of.at(service_of_host(c.from)).at(*caller) + ")";
+    known_route(routes, *caller, who, c, stamped, fates, warnings);
+  } else if (same_route_for_every_caller(routes, stamped)) {
+    known_route(routes, kElsewhere, c.from, c, stamped, fates, warnings);
+  } else {  // the first file read, as before namespaces were weighed
+    for (const Rule& r : routes)
+      if (&r != &routes.front())
+        fates[r.index] = {RuleFate::not_given, "the manifests cannot tell whether " + c.from +
+                                                   " takes it (see the warning)"};
+    warnings.push_back(c.where + " (" + c.from + " -> " + c.to + "): VirtualServices for " + c.to +
+                       " in " + routes_text(routes) + "; " + kRouteOrder + ", and " +
+                       unknown_text(c) + ": " + routes.front().where() +
+                       " read (the first file); give the namespaces, or pin the VirtualService "
+                       "with the call's `configs`");
+  }
+  return fates;
+}
+
 }  // namespace
 
 std::optional<std::string> MeshNamespaces::one(const std::string& service) const {
@@ -582,6 +731,20 @@ std::vector<bool> replaced_destination_rules(const std::vector<const ConfigFile*
     it->second = std::move(r);
   }
   return out;
+}
+
+std::vector<RuleFate> istio_virtual_services(const std::vector<const ConfigFile*>& files,
+                                             const MeshNamespaces& namespaces,
+                                             const std::string& from, const std::string& to,
+                                             const std::string& where,
+                                             std::vector<std::string>& warnings) {
+  std::vector<Rule> routes;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (std::optional<Rule> r = route_of(*files[i], i, namespaces.unnamed))
+      routes.push_back(std::move(*r));
+  if (from == "user") return std::vector<RuleFate>(files.size());  // through a gateway
+  return decide_routes(routes, Call{namespaces, from, to, where, std::nullopt}, files.size(),
+                       warnings);
 }
 
 }  // namespace retrystorm::configs

@@ -53,6 +53,21 @@ std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile
                                               std::vector<std::string>& warnings,
                                               const std::vector<const ConfigFile*>& routes = {});
 
+// The fate of each of `files`, a call's (from -> to) Istio VirtualServices
+// that reach sidecars (a file that is not one VirtualService is kept): the
+// one the caller's sidecar takes is kept, the others are not given. istiod
+// does not merge VirtualServices for one host; a sidecar takes the first of
+// those private to its namespace, then exported to it, then public, each
+// oldest first (SelectVirtualServices, pilot/pkg/model/virtualservice.go).
+// Where the caller's namespace is unknown and matters, the first file is
+// kept, with a warning naming the files and namespaces. The entry's (from
+// `user`) come through a gateway: all kept.
+std::vector<RuleFate> istio_virtual_services(const std::vector<const ConfigFile*>& files,
+                                             const MeshNamespaces& namespaces,
+                                             const std::string& from, const std::string& to,
+                                             const std::string& where,
+                                             std::vector<std::string>& warnings);
+
 // Whether `f` is one DestinationRule whose host is a wildcard ("*.local"):
 // it may apply to any callee, so every call weighs it.
 bool is_wildcard_destination_rule(const ConfigFile& f);

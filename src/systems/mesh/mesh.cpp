@@ -321,9 +321,39 @@ void unbounded_attempts(const LayerPolicy& l, std::vector<ImportedKey>& keys) {
                       number_text(longest) + " s)"});
 }
 
-// The files that give call `index`'s policy, outermost first.
+// Of a call's Istio VirtualServices that reach sidecars, the one its
+// caller's sidecar takes (istio_virtual_services); the others are dropped.
+std::vector<MeshFile*> route_given_to_caller(const std::vector<MeshFile*>& group, const json& call,
+                                             const MeshNamespaces& namespaces,
+                                             const std::string& where,
+                                             std::vector<std::string>& warnings) {
+  std::vector<const ConfigFile*> routes;
+  std::vector<size_t> at;  // in `group`
+  for (size_t i = 0; i < group.size(); ++i)
+    if (group[i]->layer.system == System::istio && group[i]->layer.has_retry_policy &&
+        !group[i]->layer.gateway_only) {
+      routes.push_back(&group[i]->file);
+      at.push_back(i);
+    }
+  if (routes.empty()) return group;
+  const std::vector<RuleFate> fates = istio_virtual_services(
+      routes, namespaces, call.value("from", ""), call.value("to", ""), where, warnings);
+  std::vector<bool> keep(group.size(), true);
+  for (size_t r = 0; r < routes.size(); ++r)
+    if (fates[r].kind == RuleFate::not_given) {
+      keep[at[r]] = false;
+      if (group[at[r]]->not_given.empty()) group[at[r]]->not_given = fates[r].why;
+    }
+  std::vector<MeshFile*> out;
+  for (size_t i = 0; i < group.size(); ++i)
+    if (keep[i]) out.push_back(group[i]);
+  return out;
+}
+
+// The files that give call `index`'s policy, outermost first: those it pins,
+// else those that name its callee (call_hops keeps those its sidecar takes).
 std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call,
-                                  const std::string& where, std::vector<std::string>& warnings) {
+                                  const std::string& where) {
   std::vector<MeshFile*> group;
   if (call.contains("configs")) {
     const json& names = call["configs"];
@@ -354,7 +384,7 @@ std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call
     const int ra = layer_rank(a->layer.system), rb = layer_rank(b->layer.system);
     return ra != rb ? ra < rb : a->layer.gateway_only && !b->layer.gateway_only;
   });
-  return one_policy_per_rank(group, where, warnings);
+  return group;
 }
 
 // A name for the proxy between two layers of one call, not yet taken.
@@ -407,8 +437,11 @@ std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>
                            const Workloads& workloads, const MeshNamespaces& namespaces,
                            json& services, MeshImport& out, const std::string& source) {
   std::string where = "calls[" + std::to_string(index) + "]";
-  std::vector<MeshFile*> named = call_files(files, call, where, out.warnings);
-  std::vector<MeshFile*> group = given_to_caller(named, call, namespaces, where, out.warnings);
+  std::vector<MeshFile*> named = call_files(files, call, where), group = named;
+  if (!call.contains("configs"))  // pinned files are read as named
+    group = one_policy_per_rank(route_given_to_caller(named, call, namespaces, where, out.warnings),
+                                where, out.warnings);
+  group = given_to_caller(group, call, namespaces, where, out.warnings);
   json graph = json::object();
   for (const auto& [key, value] : call.items())
     if (kCallFields.count(key) && key != "configs") graph[key] = value;
@@ -736,8 +769,7 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
   replace_same_named(read, namespaces, out.warnings);
   for (size_t i = 0; i < doc["calls"].size(); ++i)
     if (doc["calls"][i].contains("configs"))
-      for (MeshFile* f :
-           call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]", out.warnings))
+      for (MeshFile* f : call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]"))
         f->pinned = true;
   declare_services(doc, source, out.warnings);
   json graph_calls = json::array();
