@@ -230,13 +230,18 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
   }
   d.verdict = RetryVerdict::retry;
   d.retry = f.attempt;
-  d.delay = delay(ladder_step(f));
   d.ladder_offset = f.ladder_offset;
-  // Most failures carry no pushback: their range is the backoff's, without a call.
-  if (f.pushback_s > 0) {
-    d.delay = pushback_delay(f, d.delay);
-    d.ladder_offset = ladder_offset_after(f);
+  if (!waits_pushback(f)) {  // most failures: no pushback, the ladder's step
+    d.delay = delay(ladder_step(f));
+    return d;
   }
+  // A waited pushback replaces the backoff's draw. Envoy's exponential ladder
+  // does not step on (RetryStateImpl::enableBackoffTimer calls the rate-limited
+  // strategy's nextBackOffMs, not backoff_strategy_'s); gRPC's starts again
+  // (C-core RetryFilter::LegacyCallData::StartRetryTimer: retry_backoff_.Reset();
+  // grpc-go numRetriesSincePushback = 0; grpc-js, grpc-java alike).
+  d.delay = pushback_range(f);
+  d.ladder_offset = settings_.pushback == Pushback::exact ? f.attempt : f.ladder_offset + 1;
   return d;
 }
 
@@ -245,7 +250,10 @@ RetryDecision ClientPolicy::decide(const Failure& f) const {
 // Envoy's rate_limited_retry_back_off draws in [p, 1.5 p) and keeps its
 // backoff for a pushback above max_interval (RetryStateImpl::parseResetInterval).
 DelayRange ClientPolicy::pushback_delay(const Failure& f, DelayRange backoff) const {
-  if (!waits_pushback(f)) return backoff;
+  return waits_pushback(f) ? pushback_range(f) : backoff;
+}
+
+DelayRange ClientPolicy::pushback_range(const Failure& f) const {
   if (settings_.pushback == Pushback::exact) return {f.pushback_s, f.pushback_s};
   return {f.pushback_s, 1.5 * f.pushback_s};
 }
@@ -261,16 +269,6 @@ bool ClientPolicy::waits_pushback(const Failure& f) const {
       return f.pushback_s <= settings_.pushback_max_s;
   }
   return false;
-}
-
-// A waited pushback replaces the backoff's draw. Envoy's exponential ladder
-// does not step on (RetryStateImpl::enableBackoffTimer calls the rate-limited
-// strategy's nextBackOffMs, not backoff_strategy_'s); gRPC's starts again
-// (C-core RetryFilter::LegacyCallData::StartRetryTimer: retry_backoff_.Reset();
-// grpc-go numRetriesSincePushback = 0; grpc-js, grpc-java alike).
-int ClientPolicy::ladder_offset_after(const Failure& f) const {
-  if (!waits_pushback(f)) return f.ladder_offset;
-  return settings_.pushback == Pushback::exact ? f.attempt : f.ladder_offset + 1;
 }
 
 double ClientPolicy::deadline_left_s(int attempt) const {

@@ -233,8 +233,9 @@ class ClientPolicy {
   // The ladder step the backoff of f's retry is drawn from: its retry
   // number less the retries that did not step the ladder on.
   static int ladder_step(const Failure& f) { return f.attempt - f.ladder_offset; }
-  // Failure::ladder_offset after the retry of `f` (docs/policies.md, "Pushback").
-  int ladder_offset_after(const Failure& f) const;
+  // The range of a waited pushback (waits_pushback(f)): gRPC's exact wait,
+  // Envoy's [p, 1.5 p).
+  DelayRange pushback_range(const Failure& f) const;
   // The same as decide(f), drawing the delay with `uniform(low, high)` (called
   // only when the range has a width, so a fixed ladder consumes no random numbers).
   template <typename Uniform>

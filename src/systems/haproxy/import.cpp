@@ -20,13 +20,14 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <limits>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
 #include "formats/input_text.hpp"
 #include "systems/readers.hpp"
 #include "text/clock.hpp"
+#include "text/plural.hpp"
 
 namespace retrystorm::configs {
 
@@ -401,21 +402,7 @@ void warn_unmodelled(const Settings& s, LayerPolicy& l, const std::set<std::stri
 // the leading digits, ignores the rest and stops at LONG_MAX / LONG_MIN; the
 // int keeps the low 32 bits.
 int haproxy_atol_int(const std::string& v) {
-  size_t i = 0;
-  while (i < v.size() && std::isspace(static_cast<unsigned char>(v[i]))) ++i;
-  const bool minus = i < v.size() && v[i] == '-';
-  if (i < v.size() && (v[i] == '-' || v[i] == '+')) ++i;
-  constexpr long long kMax = std::numeric_limits<long long>::max();  // LONG_MAX on LP64
-  long long n = 0;
-  for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])); ++i) {
-    const int d = v[i] - '0';
-    if (n > (kMax - d) / 10) {
-      n = minus ? std::numeric_limits<long long>::min() : kMax;
-      return static_cast<int32_t>(static_cast<uint32_t>(n));
-    }
-    n = n * 10 + d;
-  }
-  return static_cast<int32_t>(static_cast<uint32_t>(minus ? -n : n));
+  return static_cast<int32_t>(static_cast<uint32_t>(std::strtol(v.c_str(), nullptr, 10)));
 }
 
 // Whether `v` is the decimal text of `n` (leading zeros aside): HAProxy then
@@ -424,11 +411,6 @@ bool reads_as_written(const std::string& v, int n) {
   size_t z = v.find_first_not_of('0');
   std::string digits = z == std::string::npos ? "0" : v.substr(z);
   return n >= 0 && digits == std::to_string(n);
-}
-
-// "1 retry", "2 retries".
-std::string plural(long long n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 // What a `retries` value that is not a plain count is: too large, signed
@@ -452,10 +434,10 @@ std::string written_as(const std::string& v) {
 // stream_new (src/stream.c) copies it into the unsigned short max_retries.
 std::string atol_warning(const std::string& v, int n) {
   std::string head = "'" + v + "' " + written_as(v) + std::to_string(n);
-  if (n >= 0) return head + ": read as " + plural(n, "retry", "retries");
+  if (n >= 0) return head + ": read as " + text::plural(n, "retry", "retries");
   return head + ": HAProxy up to 3.0 never retries (back_handle_st_cer and do_l7_retry find " +
          "the count reached at once); 3.1 and later retry " +
-         plural(static_cast<uint16_t>(n), "time", "times") +
+         text::plural(static_cast<uint16_t>(n), "time", "times") +
          " (unsigned short max_retries); read as 0 retries, as up to 3.0";
 }
 
@@ -480,7 +462,7 @@ int haproxy_retries(const CfgLine& c, const Settings& s, LayerPolicy& l) {
     l.notes.push_back("retries " + v +
                       ": HAProxy 3.1 and later keep each stream's count in 16 "
                       "bits (unsigned short max_retries), so there it is " +
-                      plural(static_cast<uint16_t>(n), "retry", "retries") +
+                      text::plural(static_cast<uint16_t>(n), "retry", "retries") +
                       "; the import follows 2.6 (" + std::to_string(std::max(n, 0)) + ")");
   return n;
 }

@@ -12,10 +12,6 @@ std::string count_text(const LayerPolicy& l, int retries) {
          t.end;
 }
 
-std::string plural(long long n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 std::string percent_text(double p) {
   double v = p * 100;
   if (!(v > 0)) return "0%";

@@ -16,6 +16,7 @@
 #include "systems/common.hpp"
 #include "systems/lint.hpp"
 #include "systems/room.hpp"
+#include "text/plural.hpp"
 
 namespace retrystorm::configs::lint {
 
@@ -23,7 +24,7 @@ using nlohmann::json;
 
 // "retry_policy.num_retries = 3" (or the attempts, where the system counts them).
 std::string count_text(const LayerPolicy& l, int retries);
-std::string plural(long long n, const std::string& one, const std::string& many);
+using text::plural;  // "1 retry", "2 retries"
 // A finding of `rule` about `file`; the rule adds its message, fix and numbers.
 Finding finding(Severity severity, std::string rule, std::string file);
 

@@ -24,6 +24,15 @@ std::string scalar_at(const YAML::Node& map, const char* key) {
   return map && map.IsMap() && map[key] && map[key].IsScalar() ? map[key].Scalar() : "";
 }
 
+// A file's YAML documents; none when it does not parse (its reader says why).
+std::vector<YAML::Node> documents_or_none(const ConfigFile& f) {
+  try {
+    return parse_documents(f.text, f.name);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 std::string joined(const std::vector<std::string>& items, const std::string& last = " and ") {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i)
@@ -55,6 +64,18 @@ struct Rule {
 
 using Tier = std::vector<const Rule*>;
 
+}  // namespace
+
+// What the lookups read of one Istio file, parsed once.
+struct IstioFiles::Parsed {
+  std::optional<Rule> rule;   // the one DestinationRule the file is
+  std::optional<Rule> route;  // the one VirtualService the file is
+  // Each VirtualService's metadata.namespace ("" for none) and spec.hosts.
+  std::vector<std::pair<std::string, std::vector<std::string>>> route_hosts;
+};
+
+namespace {
+
 std::vector<std::string> labels_of(const std::string& h) {
   std::vector<std::string> labels;
   for (size_t at = 0; at <= h.size();) {
@@ -63,10 +84,6 @@ std::vector<std::string> labels_of(const std::string& h) {
     at = dot + 1;
   }
   return labels;
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 // The host as istiod indexes it (ResolveShortnameToFQDN, config.go): only a
@@ -125,15 +142,10 @@ Rule resource_of(const ConfigFile& f, size_t index, const YAML::Node& doc, const
   return r;
 }
 
-// The DestinationRule a call's file is (one resource, no VirtualService).
+// The DestinationRule a file is (one resource, no VirtualService).
 // A rule without metadata.namespace is in `unnamed`, where kubectl applies it.
-std::optional<Rule> rule_of(const ConfigFile& f, size_t index, const std::string& unnamed) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = parse_documents(f.text, f.name);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+std::optional<Rule> rule_of(const ConfigFile& f, const std::vector<YAML::Node>& docs,
+                            const std::string& unnamed) {
   std::optional<YAML::Node> dr;
   for (const YAML::Node& d : docs) {
     const std::string kind = scalar_at(d, "kind");
@@ -142,7 +154,7 @@ std::optional<Rule> rule_of(const ConfigFile& f, size_t index, const std::string
   }
   if (!dr) return std::nullopt;
   const YAML::Node spec = (*dr)["spec"];
-  Rule r = resource_of(f, index, *dr, scalar_at(spec, "host"), unnamed);
+  Rule r = resource_of(f, 0, *dr, scalar_at(spec, "host"), unnamed);
   if (!spec || !spec.IsMap()) return r;
   r.selector = static_cast<bool>(spec["workloadSelector"]);
   r.policy = spec["trafficPolicy"] && spec["trafficPolicy"].IsMap();
@@ -215,27 +227,14 @@ bool same_for_every_caller(const std::vector<Rule>& rules,
 // The namespace a VirtualService of the call puts service `svc` in: its full
 // name's, or a short name's (the VirtualService's own namespace).
 std::optional<std::string> route_namespace(const std::vector<const ConfigFile*>& routes,
-                                           const std::string& svc, const std::string& unnamed) {
-  for (const ConfigFile* f : routes) {
-    std::vector<YAML::Node> docs;
-    try {
-      docs = parse_documents(f->text, f->name);
-    } catch (const std::exception&) {
-      continue;
-    }
-    for (const YAML::Node& d : docs) {
-      if (scalar_at(d, "kind") != "VirtualService") continue;
-      std::string ns = scalar_at(d["metadata"], "namespace");
-      const YAML::Node spec = d["spec"];
-      const YAML::Node hosts = spec && spec.IsMap() ? spec["hosts"] : missing();
-      if (!hosts || !hosts.IsSequence()) continue;
-      for (const YAML::Node& h : hosts)
-        if (h.IsScalar() && service_of_host(h.Scalar()) == svc)
-          if (std::string n = host_namespace(resolved(h.Scalar(), ns.empty() ? unnamed : ns));
-              !n.empty())
+                                           const IstioFiles& parsed, const std::string& svc,
+                                           const std::string& unnamed) {
+  for (const ConfigFile* f : routes)
+    for (const auto& [ns, hosts] : parsed.of(*f)->route_hosts)
+      for (const std::string& h : hosts)
+        if (service_of_host(h) == svc)
+          if (std::string n = host_namespace(resolved(h, ns.empty() ? unnamed : ns)); !n.empty())
             return n;
-    }
-  }
   return std::nullopt;
 }
 
@@ -245,11 +244,12 @@ std::optional<std::string> route_namespace(const std::vector<const ConfigFile*>&
 std::optional<std::string> service_namespace(const std::vector<Rule>& rules,
                                              const MeshNamespaces& namespaces,
                                              const std::string& to,
-                                             const std::vector<const ConfigFile*>& routes) {
+                                             const std::vector<const ConfigFile*>& routes,
+                                             const IstioFiles& parsed) {
   if (std::optional<std::string> ns = namespaces.one(to)) return ns;
   const std::vector<std::string> l = labels_of(text::lower_ascii(to));
   if (l.size() == 2 || (l.size() > 2 && l[2] == "svc")) return l[1];
-  if (auto ns = route_namespace(routes, service_of_host(to), namespaces.unnamed)) return ns;
+  if (auto ns = route_namespace(routes, parsed, service_of_host(to), namespaces.unnamed)) return ns;
   std::set<std::string> named;
   for (const Rule& r : rules)
     if (!r.host_ns.empty()) named.insert(r.host_ns);
@@ -263,8 +263,8 @@ std::string mismatch(const Rule& r, const std::string& to, const std::optional<s
   const std::string svc = service_of_host(to);
   if (r.wildcard) {
     const std::string tail = r.fqdn.substr(1);
-    const bool may = ns ? ends_with(svc + "." + *ns + kDomain, tail)
-                        : ends_with(kDomain, tail) || !r.host_ns.empty();
+    const bool may = ns ? (svc + "." + *ns + kDomain).ends_with(tail)
+                        : kDomain.ends_with(tail) || !r.host_ns.empty();
     return may ? ""
                : "its host " + r.host + " does not match " + svc + "." + ns.value_or("") + kDomain;
   }
@@ -320,6 +320,7 @@ std::string the_order(const std::optional<std::string>& service_ns) {
 
 struct Call {
   const MeshNamespaces& namespaces;
+  const IstioFiles& parsed;
   std::string from, to, where;
   std::optional<std::string> service_ns;
 };
@@ -443,11 +444,34 @@ void merge_tier(Tier tier, std::vector<RuleFate>& fates, std::vector<std::string
   warn_merge(tier, kept, stamped, warnings);
 }
 
-std::vector<Rule> rules_of(const std::vector<const ConfigFile*>& files,
-                           const std::string& unnamed) {
+// A resource without metadata.namespace as applied in `ns` instead: its
+// short host resolves there (resource_of).
+Rule applied_in(Rule r, const std::string& ns) {
+  if (!r.assumed || r.ns == ns) return r;
+  r.ns = ns;
+  r.fqdn = resolved(r.host, r.ns);
+  r.wildcard = !r.fqdn.empty() && r.fqdn[0] == '*';
+  r.host_ns = host_namespace(r.fqdn);
+  return r;
+}
+
+std::vector<Rule> rehomed(std::vector<Rule> rules, const std::string& ns) {
+  for (Rule& r : rules) r = applied_in(std::move(r), ns);
+  return rules;
+}
+
+// The call's files' DestinationRules (`routes`: VirtualServices), indexed by
+// their place in `files`, the unnamed ones in `unnamed`.
+std::vector<Rule> rules_of(const std::vector<const ConfigFile*>& files, const IstioFiles& parsed,
+                           const std::string& unnamed, bool routes = false) {
   std::vector<Rule> rules;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (std::optional<Rule> r = rule_of(*files[i], i, unnamed)) rules.push_back(std::move(*r));
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::shared_ptr<const IstioFiles::Parsed> p = parsed.of(*files[i]);
+    if (const std::optional<Rule>& r = routes ? p->route : p->rule) {
+      rules.push_back(applied_in(*r, unnamed));
+      rules.back().index = i;
+    }
+  }
   return rules;
 }
 
@@ -477,7 +501,7 @@ std::vector<RuleFate> decide(std::vector<Rule> rules, Call c, size_t files,
                              std::vector<std::string>& warnings) {
   std::vector<RuleFate> fates(files);
   if (rules.empty()) return fates;
-  c.service_ns = service_namespace(rules, c.namespaces, c.to, routes);
+  c.service_ns = service_namespace(rules, c.namespaces, c.to, routes, c.parsed);
   rules = for_the_callee(std::move(rules), c.service_ns, c.to, fates);
   if (rules.empty()) return fates;
   const Tier t = chosen_tier(rules, c, fates, warnings);
@@ -508,8 +532,7 @@ void warn_assumed(const std::vector<const ConfigFile*>& files, const std::vector
       c.from == "user" ? std::nullopt : c.namespaces.one(c.from);
   const std::string other = caller && *caller != as ? *caller : kElsewhere;
   std::vector<std::string> scratch;
-  const std::vector<RuleFate> alt =
-      decide(rules_of(files, other), c, files.size(), routes, scratch);
+  const std::vector<RuleFate> alt = decide(rehomed(rules, other), c, files.size(), routes, scratch);
   if (taken(files, alt) == taken(files, fates)) return;
   warnings.push_back(
       c.where + " (" + c.from + " -> " + c.to + "): " + joined(unnamed) +
@@ -520,15 +543,10 @@ void warn_assumed(const std::vector<const ConfigFile*>& files, const std::vector
       c.from + " would take " + taken(files, alt) + "; give metadata.namespace");
 }
 
-// The VirtualService a call's file is (one resource), as a Rule: its host the
+// The VirtualService a file is (one resource), as a Rule: its host the
 // first of spec.hosts, its namespace where kubectl applies it.
-std::optional<Rule> route_of(const ConfigFile& f, size_t index, const std::string& unnamed) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = parse_documents(f.text, f.name);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+std::optional<Rule> route_of(const ConfigFile& f, const std::vector<YAML::Node>& docs,
+                             const std::string& unnamed) {
   if (docs.size() != 1 || scalar_at(docs[0], "kind") != "VirtualService") return std::nullopt;
   const YAML::Node& d = docs[0];
   const YAML::Node spec = d["spec"];
@@ -536,7 +554,29 @@ std::optional<Rule> route_of(const ConfigFile& f, size_t index, const std::strin
   std::string host;
   if (hosts && hosts.IsSequence() && hosts.size() > 0 && hosts[0].IsScalar())
     host = hosts[0].Scalar();
-  return resource_of(f, index, d, host, unnamed);  // ResolveVirtualServiceShortnames, as for rules
+  return resource_of(f, 0, d, host, unnamed);  // ResolveVirtualServiceShortnames, as for rules
+}
+
+// Each VirtualService's namespace and hosts, for route_namespace.
+std::vector<std::pair<std::string, std::vector<std::string>>> route_hosts(
+    const std::vector<YAML::Node>& docs) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const YAML::Node& d : docs) {
+    if (scalar_at(d, "kind") != "VirtualService") continue;
+    const YAML::Node spec = d["spec"];
+    const YAML::Node hosts = spec && spec.IsMap() ? spec["hosts"] : missing();
+    if (!hosts || !hosts.IsSequence()) continue;
+    auto& [ns, names] =
+        out.emplace_back(scalar_at(d["metadata"], "namespace"), std::vector<std::string>{});
+    for (const YAML::Node& h : hosts)
+      if (h.IsScalar()) names.push_back(h.Scalar());
+  }
+  return out;
+}
+
+IstioFiles::Parsed parse_istio(const ConfigFile& f, const std::string& unnamed) {
+  const std::vector<YAML::Node> docs = documents_or_none(f);
+  return {rule_of(f, docs, unnamed), route_of(f, docs, unnamed), route_hosts(docs)};
 }
 
 // initVirtualServices (push_context.go) files a VirtualService as public
@@ -623,7 +663,8 @@ std::vector<RuleFate> decide_routes(const std::vector<Rule>& all, const Call& c,
   // A route's host is one service's: a route for another namespace's orders
   // is not the callee's. Hosts of several namespaces and no namespace for the
   // callee: the first file read, as the caller says (one_policy_per_rank).
-  const std::optional<std::string> callee = service_namespace(all, c.namespaces, c.to, {});
+  const std::optional<std::string> callee =
+      service_namespace(all, c.namespaces, c.to, {}, c.parsed);
   std::set<std::string> named;
   for (const Rule& r : all)
     if (!r.host_ns.empty()) named.insert(r.host_ns);
@@ -671,13 +712,7 @@ MeshNamespaces read_namespaces(const std::vector<ConfigFile>& files) {
   std::set<std::string> given;  // by any resource
   for (const ConfigFile& f : files) {
     if (f.text.find("kind") == std::string::npos) continue;  // no Kubernetes resource
-    std::vector<YAML::Node> docs;
-    try {
-      docs = parse_documents(f.text, f.name);
-    } catch (const std::exception&) {
-      continue;  // the readers say what is wrong with it
-    }
-    for (const YAML::Node& d : docs) {
+    for (const YAML::Node& d : documents_or_none(f)) {
       if (d.IsMap() && !scalar_at(d["metadata"], "namespace").empty())
         given.insert(scalar_at(d["metadata"], "namespace"));
       if (!d.IsMap() || (!is_workload(d) && scalar_at(d, "kind") != "Service")) continue;
@@ -696,28 +731,41 @@ MeshNamespaces read_namespaces(const std::vector<ConfigFile>& files) {
 
 std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile*>& files,
                                               const MeshNamespaces& namespaces,
-                                              const std::string& from, const std::string& to,
-                                              const std::string& where,
+                                              const IstioFiles& parsed, const std::string& from,
+                                              const std::string& to, const std::string& where,
                                               std::vector<std::string>& warnings,
                                               const std::vector<const ConfigFile*>& routes) {
-  const std::vector<Rule> rules = rules_of(files, namespaces.unnamed);
-  const Call c{namespaces, from, to, where, std::nullopt};
+  const std::vector<Rule> rules = rules_of(files, parsed, namespaces.unnamed);
+  const Call c{namespaces, parsed, from, to, where, std::nullopt};
   std::vector<RuleFate> fates = decide(rules, c, files.size(), routes, warnings);
   warn_assumed(files, rules, c, fates, routes, warnings);
   return fates;
 }
 
-bool is_wildcard_destination_rule(const ConfigFile& f) {
-  const std::optional<Rule> r = rule_of(f, 0, "");
+IstioFiles::IstioFiles(const std::vector<const ConfigFile*>& files, const std::string& unnamed)
+    : unnamed_(unnamed) {
+  for (const ConfigFile* f : files)
+    parsed_.emplace(f, std::make_shared<const Parsed>(parse_istio(*f, unnamed)));
+}
+
+std::shared_ptr<const IstioFiles::Parsed> IstioFiles::of(const ConfigFile& f) const {
+  auto it = parsed_.find(&f);
+  return it != parsed_.end() ? it->second
+                             : std::make_shared<const Parsed>(parse_istio(f, unnamed_));
+}
+
+bool is_wildcard_destination_rule(const ConfigFile& f, const IstioFiles& parsed) {
+  const std::optional<Rule>& r = parsed.of(f)->rule;
   return r && r->wildcard;
 }
 
 std::vector<bool> replaced_destination_rules(const std::vector<const ConfigFile*>& files,
                                              const MeshNamespaces& namespaces,
+                                             const IstioFiles& parsed,
                                              std::vector<std::string>& warnings) {
   std::vector<bool> out(files.size());
   std::map<std::pair<std::string, std::string>, Rule> last;  // by namespace and name
-  for (Rule& r : rules_of(files, namespaces.unnamed)) {
+  for (Rule& r : rules_of(files, parsed, namespaces.unnamed)) {
     if (r.name.empty()) continue;
     auto [it, fresh] = last.try_emplace({r.ns, r.name}, r);
     if (fresh) continue;
@@ -735,16 +783,13 @@ std::vector<bool> replaced_destination_rules(const std::vector<const ConfigFile*
 
 std::vector<RuleFate> istio_virtual_services(const std::vector<const ConfigFile*>& files,
                                              const MeshNamespaces& namespaces,
-                                             const std::string& from, const std::string& to,
-                                             const std::string& where,
+                                             const IstioFiles& parsed, const std::string& from,
+                                             const std::string& to, const std::string& where,
                                              std::vector<std::string>& warnings) {
-  std::vector<Rule> routes;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (std::optional<Rule> r = route_of(*files[i], i, namespaces.unnamed))
-      routes.push_back(std::move(*r));
   if (from == "user") return std::vector<RuleFate>(files.size());  // through a gateway
-  return decide_routes(routes, Call{namespaces, from, to, where, std::nullopt}, files.size(),
-                       warnings);
+  const std::vector<Rule> routes = rules_of(files, parsed, namespaces.unnamed, true);
+  return decide_routes(routes, Call{namespaces, parsed, from, to, where, std::nullopt},
+                       files.size(), warnings);
 }
 
 }  // namespace retrystorm::configs

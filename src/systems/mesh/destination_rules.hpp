@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,20 @@ struct MeshNamespaces {
 
 MeshNamespaces read_namespaces(const std::vector<ConfigFile>& files);
 
+// The mesh's Istio files, each parsed once as the DestinationRule or
+// VirtualService it is (unnamed ones in `unnamed`): every call weighs them.
+// Keyed by the files' addresses; a file not given is parsed when asked for.
+class IstioFiles {
+ public:
+  struct Parsed;
+  IstioFiles(const std::vector<const ConfigFile*>& files, const std::string& unnamed);
+  std::shared_ptr<const Parsed> of(const ConfigFile& f) const;
+
+ private:
+  std::string unnamed_;
+  std::map<const ConfigFile*, std::shared_ptr<const Parsed>> parsed_;
+};
+
 // What becomes of one file of a call: kept, merged into the DestinationRule
 // read (as Istio merges it), or not given to this caller (`why` says why).
 struct RuleFate {
@@ -48,8 +63,8 @@ struct RuleFate {
 // first file's namespace's, with a warning naming the files and namespaces.
 std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile*>& files,
                                               const MeshNamespaces& namespaces,
-                                              const std::string& from, const std::string& to,
-                                              const std::string& where,
+                                              const IstioFiles& parsed, const std::string& from,
+                                              const std::string& to, const std::string& where,
                                               std::vector<std::string>& warnings,
                                               const std::vector<const ConfigFile*>& routes = {});
 
@@ -64,19 +79,20 @@ std::vector<RuleFate> istio_destination_rules(const std::vector<const ConfigFile
 // `user`) come through a gateway: all kept.
 std::vector<RuleFate> istio_virtual_services(const std::vector<const ConfigFile*>& files,
                                              const MeshNamespaces& namespaces,
-                                             const std::string& from, const std::string& to,
-                                             const std::string& where,
+                                             const IstioFiles& parsed, const std::string& from,
+                                             const std::string& to, const std::string& where,
                                              std::vector<std::string>& warnings);
 
 // Whether `f` is one DestinationRule whose host is a wildcard ("*.local"):
 // it may apply to any callee, so every call weighs it.
-bool is_wildcard_destination_rule(const ConfigFile& f);
+bool is_wildcard_destination_rule(const ConfigFile& f, const IstioFiles& parsed);
 
 // Of `files`, the DestinationRules another of the same namespace and name,
 // read later in the folder's file order, replaces (Kubernetes keeps one
 // object per kind, namespace and name: the later apply wins); each said.
 std::vector<bool> replaced_destination_rules(const std::vector<const ConfigFile*>& files,
                                              const MeshNamespaces& namespaces,
+                                             const IstioFiles& parsed,
                                              std::vector<std::string>& warnings);
 
 }  // namespace retrystorm::configs

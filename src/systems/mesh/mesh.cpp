@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -321,39 +322,61 @@ void unbounded_attempts(const LayerPolicy& l, std::vector<ImportedKey>& keys) {
                       number_text(longest) + " s)"});
 }
 
-// Of a call's Istio VirtualServices that reach sidecars, the one its
-// caller's sidecar takes (istio_virtual_services); the others are dropped.
-std::vector<MeshFile*> route_given_to_caller(const std::vector<MeshFile*>& group, const json& call,
-                                             const MeshNamespaces& namespaces,
-                                             const std::string& where,
-                                             std::vector<std::string>& warnings) {
-  std::vector<const ConfigFile*> routes;
+// Of `group`, the files `weighed` picks, with the fates `fates_of` gives
+// them: those merged into another count as used, those not given are dropped
+// (why, for warn_unused), and the others stay.
+std::vector<MeshFile*> given_of(
+    const std::vector<MeshFile*>& group, const std::function<bool(const MeshFile&)>& weighed,
+    const std::function<std::vector<RuleFate>(const std::vector<const ConfigFile*>&)>& fates_of) {
+  std::vector<const ConfigFile*> weigh;
   std::vector<size_t> at;  // in `group`
   for (size_t i = 0; i < group.size(); ++i)
-    if (group[i]->layer.system == System::istio && group[i]->layer.has_retry_policy &&
-        !group[i]->layer.gateway_only) {
-      routes.push_back(&group[i]->file);
+    if (weighed(*group[i])) {
+      weigh.push_back(&group[i]->file);
       at.push_back(i);
     }
-  if (routes.empty()) return group;
-  const std::vector<RuleFate> fates = istio_virtual_services(
-      routes, namespaces, call.value("from", ""), call.value("to", ""), where, warnings);
+  if (weigh.empty()) return group;
+  const std::vector<RuleFate> fates = fates_of(weigh);
   std::vector<bool> keep(group.size(), true);
-  for (size_t r = 0; r < routes.size(); ++r)
-    if (fates[r].kind == RuleFate::not_given) {
-      keep[at[r]] = false;
-      if (group[at[r]]->not_given.empty()) group[at[r]]->not_given = fates[r].why;
-    }
+  for (size_t r = 0; r < weigh.size(); ++r) {
+    MeshFile& f = *group[at[r]];
+    keep[at[r]] = fates[r].kind == RuleFate::kept;
+    if (fates[r].kind == RuleFate::merged) f.used = true;
+    if (fates[r].kind == RuleFate::not_given && f.not_given.empty()) f.not_given = fates[r].why;
+  }
   std::vector<MeshFile*> out;
   for (size_t i = 0; i < group.size(); ++i)
     if (keep[i]) out.push_back(group[i]);
   return out;
 }
 
+// What the Istio lookups read of the folder.
+struct IstioView {
+  const MeshNamespaces& namespaces;
+  const IstioFiles& parsed;
+};
+
+// Of a call's Istio VirtualServices that reach sidecars, the one its
+// caller's sidecar takes (istio_virtual_services); the others are dropped.
+std::vector<MeshFile*> route_given_to_caller(const std::vector<MeshFile*>& group, const json& call,
+                                             const IstioView& istio, const std::string& where,
+                                             std::vector<std::string>& warnings) {
+  return given_of(
+      group,
+      [](const MeshFile& f) {
+        return f.layer.system == System::istio && f.layer.has_retry_policy && !f.layer.gateway_only;
+      },
+      [&](const std::vector<const ConfigFile*>& routes) {
+        return istio_virtual_services(routes, istio.namespaces, istio.parsed,
+                                      call.value("from", ""), call.value("to", ""), where,
+                                      warnings);
+      });
+}
+
 // The files that give call `index`'s policy, outermost first: those it pins,
 // else those that name its callee (call_hops keeps those its sidecar takes).
 std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call,
-                                  const std::string& where) {
+                                  const std::string& where, const IstioFiles& parsed) {
   std::vector<MeshFile*> group;
   if (call.contains("configs")) {
     const json& names = call["configs"];
@@ -378,7 +401,7 @@ std::vector<MeshFile*> call_files(std::vector<MeshFile>& files, const json& call
         ((in_cluster_host(f.layer.host) && service_of_host(f.layer.host) == to &&
           (entry || !f.layer.gateway_only)) ||
          (f.layer.system == System::istio && f.layer.host[0] == '*' &&
-          is_wildcard_destination_rule(f.file))))
+          is_wildcard_destination_rule(f.file, parsed))))
       group.push_back(&f);
   std::stable_sort(group.begin(), group.end(), [](const MeshFile* a, const MeshFile* b) {
     const int ra = layer_rank(a->layer.system), rb = layer_rank(b->layer.system);
@@ -404,44 +427,34 @@ struct Hop {
 // DestinationRules, the one Istio gives a sidecar of the caller's namespace
 // (destination_rules.hpp); a rule merged into it counts as used.
 std::vector<MeshFile*> given_to_caller(const std::vector<MeshFile*>& group, const json& call,
-                                       const MeshNamespaces& namespaces, const std::string& where,
+                                       const IstioView& istio, const std::string& where,
                                        std::vector<std::string>& warnings) {
-  std::vector<const ConfigFile*> rules, routes;
-  std::vector<size_t> at;  // in `group`
-  for (size_t i = 0; i < group.size(); ++i)
-    if (group[i]->layer.system == System::istio && !group[i]->layer.has_retry_policy) {
-      rules.push_back(&group[i]->file);
-      at.push_back(i);
-    } else if (group[i]->layer.system == System::istio) {
-      routes.push_back(&group[i]->file);
-    }
-  if (rules.empty()) return group;
-  std::vector<RuleFate> fates = istio_destination_rules(
-      rules, namespaces, call.value("from", ""), call.value("to", ""), where, warnings, routes);
-  std::vector<bool> keep(group.size(), true);
-  for (size_t r = 0; r < rules.size(); ++r) {
-    MeshFile& f = *group[at[r]];
-    keep[at[r]] = fates[r].kind == RuleFate::kept;
-    if (fates[r].kind == RuleFate::merged) f.used = true;
-    if (fates[r].kind == RuleFate::not_given && f.not_given.empty()) f.not_given = fates[r].why;
-  }
-  std::vector<MeshFile*> out;
-  for (size_t i = 0; i < group.size(); ++i)
-    if (keep[i]) out.push_back(group[i]);
-  return out;
+  std::vector<const ConfigFile*> routes;  // may tell the callee's namespace
+  for (const MeshFile* f : group)
+    if (f->layer.system == System::istio && f->layer.has_retry_policy) routes.push_back(&f->file);
+  return given_of(
+      group,
+      [](const MeshFile& f) {
+        return f.layer.system == System::istio && !f.layer.has_retry_policy;
+      },
+      [&](const std::vector<const ConfigFile*>& rules) {
+        return istio_destination_rules(rules, istio.namespaces, istio.parsed,
+                                       call.value("from", ""), call.value("to", ""), where,
+                                       warnings, routes);
+      });
 }
 
 // Call `index` of the calls file as hops: one per retrying layer, joined by
 // proxies (a stack on one call multiplies as stacked layers do).
 std::vector<Hop> call_hops(const json& call, size_t index, std::vector<MeshFile>& files,
-                           const Workloads& workloads, const MeshNamespaces& namespaces,
-                           json& services, MeshImport& out, const std::string& source) {
+                           const Workloads& workloads, const IstioView& istio, json& services,
+                           MeshImport& out, const std::string& source) {
   std::string where = "calls[" + std::to_string(index) + "]";
-  std::vector<MeshFile*> named = call_files(files, call, where), group = named;
+  std::vector<MeshFile*> named = call_files(files, call, where, istio.parsed), group = named;
   if (!call.contains("configs"))  // pinned files are read as named
-    group = one_policy_per_rank(route_given_to_caller(named, call, namespaces, where, out.warnings),
+    group = one_policy_per_rank(route_given_to_caller(named, call, istio, where, out.warnings),
                                 where, out.warnings);
-  group = given_to_caller(group, call, namespaces, where, out.warnings);
+  group = given_to_caller(group, call, istio, where, out.warnings);
   json graph = json::object();
   for (const auto& [key, value] : call.items())
     if (kCallFields.count(key) && key != "configs") graph[key] = value;
@@ -746,7 +759,7 @@ namespace {
 // Two Istio DestinationRules of one namespace and name are one object: the
 // one read later in the folder's file order replaces the other (said).
 void replace_same_named(std::vector<MeshFile>& read, const MeshNamespaces& namespaces,
-                        std::vector<std::string>& warnings) {
+                        const IstioFiles& parsed, std::vector<std::string>& warnings) {
   std::vector<const ConfigFile*> istio;
   std::vector<MeshFile*> at;
   for (MeshFile& f : read)
@@ -754,7 +767,8 @@ void replace_same_named(std::vector<MeshFile>& read, const MeshNamespaces& names
       istio.push_back(&f.file);
       at.push_back(&f);
     }
-  const std::vector<bool> replaced = replaced_destination_rules(istio, namespaces, warnings);
+  const std::vector<bool> replaced =
+      replaced_destination_rules(istio, namespaces, parsed, warnings);
   for (size_t i = 0; i < at.size(); ++i)
     if (replaced[i]) at[i]->replaced = at[i]->used = true;  // said once, here
 }
@@ -766,17 +780,23 @@ MeshImport import_graph(const std::vector<ConfigFile>& files, json doc, const st
   Workloads workloads;
   std::vector<MeshFile> read = read_mesh_files(files, workloads, out);
   const MeshNamespaces namespaces = read_namespaces(files);
-  replace_same_named(read, namespaces, out.warnings);
+  std::vector<const ConfigFile*> istio_files;  // parsed once: every call weighs them
+  for (const MeshFile& f : read)
+    if (f.layer.system == System::istio) istio_files.push_back(&f.file);
+  const IstioFiles parsed(istio_files, namespaces.unnamed);
+  const IstioView istio{namespaces, parsed};
+  replace_same_named(read, namespaces, parsed, out.warnings);
   for (size_t i = 0; i < doc["calls"].size(); ++i)
     if (doc["calls"][i].contains("configs"))
-      for (MeshFile* f : call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]"))
+      for (MeshFile* f :
+           call_files(read, doc["calls"][i], "calls[" + std::to_string(i) + "]", parsed))
         f->pinned = true;
   declare_services(doc, source, out.warnings);
   json graph_calls = json::array();
   HopNumbers numbers;
   for (size_t i = 0; i < doc["calls"].size(); ++i) {
     std::vector<Hop> hops =
-        call_hops(doc["calls"][i], i, read, workloads, namespaces, doc["services"], out, source);
+        call_hops(doc["calls"][i], i, read, workloads, istio, doc["services"], out, source);
     numbers.first_hop.push_back(graph_calls.size());
     for (Hop& h : hops) {
       json c = h.graph;
